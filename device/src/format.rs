@@ -1,0 +1,199 @@
+//! Format v1 structures and constants shared by the encoder, the host decoders and the kernels.
+//!
+//! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
+//! [`bytemuck::Pod`], little-endian on disk, and has a compile-time size check, so the bytes in
+//! an archive, the host structs and the kernel parameters are one definition.
+
+use bytemuck::{Pod, Zeroable};
+
+/// File magic, FORMAT.md §2 ("ACPX").
+pub const MAGIC: [u8; 4] = *b"ACPX";
+/// Format version written by this crate, FORMAT.md §2.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// Index of the literal stream in per-stream arrays (FORMAT.md §3).
+pub const STREAM_LITERALS: usize = 0;
+/// Index of the length stream (varints) in per-stream arrays.
+pub const STREAM_LENGTHS: usize = 1;
+/// Index of the offset stream (varints) in per-stream arrays.
+pub const STREAM_OFFSETS: usize = 2;
+/// Index of the command stream in per-stream arrays.
+pub const STREAM_COMMANDS: usize = 3;
+/// Number of streams per block.
+pub const STREAM_COUNT: usize = 4;
+
+/// Smallest allowed block size in bytes (FORMAT.md §2).
+pub const MIN_BLOCK_SIZE: u32 = 4 << 10;
+/// Largest allowed block size in bytes (FORMAT.md §2).
+pub const MAX_BLOCK_SIZE: u32 = 4 << 20;
+/// Default block size in bytes.
+pub const DEFAULT_BLOCK_SIZE: u32 = 16 << 10;
+
+/// Every match is at least this long; length codes are relative to it (FORMAT.md §4).
+pub const MATCH_BASE: u32 = 6;
+/// Most bytes a LEB128 varint of the length or offset stream may take (FORMAT.md §4).
+pub const VARINT_MAX_BYTES: usize = 5;
+/// Repeat-distance history after a reset command (FORMAT.md §4).
+pub const HISTORY_RESET: [u32; 4] = [1, 2, 4, 8];
+
+/// Command byte of a history reset (FORMAT.md §4).
+pub const CMD_RESET: u8 = 0xFF;
+/// Command byte of a new match whose length is a varint of the length stream.
+pub const CMD_MATCH_LONG: u8 = 0xFE;
+/// First command byte of a new match with the length in the command (0xC0..=0xFD).
+pub const CMD_MATCH_SHORT: u8 = 0xC0;
+/// First command byte of a repeat match (0x80..=0xBF).
+pub const CMD_REPEAT: u8 = 0x80;
+/// Longest literal run one command carries.
+pub const MAX_LITERAL_RUN: usize = 128;
+/// Longest length a short new-match command carries (0xFD).
+pub const MAX_SHORT_MATCH: u32 = MATCH_BASE + 61;
+/// Repeat length nibble that means "add a varint from the length stream".
+pub const REPEAT_LEN_ESCAPE: u32 = 15;
+
+/// rANS probability resolution: frequencies sum to `1 << PROB_BITS` (FORMAT.md §5).
+pub const PROB_BITS: u32 = 12;
+/// Sum of a frequency table.
+pub const PROB_SCALE: u32 = 1 << PROB_BITS;
+/// Lower bound of a normalised rANS state; states live in `[RANS_L, 2^32)` (FORMAT.md §5).
+pub const RANS_L: u32 = 1 << 16;
+/// Most interleaved lanes a slice may use (one warp).
+pub const MAX_LANES: u8 = 32;
+/// Lane count that marks a slice stored raw.
+pub const LANES_RAW: u8 = 0;
+
+/// Header flag: the encoder used repeat codes (informational).
+pub const FLAG_REPEAT_CODES: u16 = 1 << 0;
+/// Header flag: match sources may lie in earlier blocks (window larger than a block).
+pub const FLAG_CROSS_BLOCK: u16 = 1 << 1;
+/// Flags this version knows; a reader rejects any other bit.
+pub const KNOWN_FLAGS: u16 = FLAG_REPEAT_CODES | FLAG_CROSS_BLOCK;
+
+/// Fixed-size file header at offset 0 (FORMAT.md §2). 96 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct FileHeader {
+    /// [`MAGIC`].
+    pub magic: [u8; 4],
+    /// [`FORMAT_VERSION`].
+    pub version: u16,
+    /// `FLAG_*` bits.
+    pub flags: u16,
+    /// Size of the original data in bytes.
+    pub original_size: u64,
+    /// Block size in bytes, a power of two in `[MIN_BLOCK_SIZE, MAX_BLOCK_SIZE]`.
+    pub block_size: u32,
+    /// `ceil(original_size / block_size)`.
+    pub block_count: u32,
+    /// Blocks per entropy-table group (the last group may hold fewer).
+    pub group_blocks: u32,
+    /// `ceil(block_count / group_blocks)`.
+    pub group_count: u32,
+    /// Encoder parameter: shortest match it emitted (informational, >= 6).
+    pub min_match: u32,
+    /// Largest match distance in bytes.
+    pub window: u32,
+    /// Encoder parameter: dependency depth cap, 0 = none (informational).
+    pub depth_cap: u32,
+    /// Encoder parameter: level (informational).
+    pub level: u32,
+    /// Bytes of the entropy-table section.
+    pub table_bytes: u64,
+    /// Bytes of the data section.
+    pub data_bytes: u64,
+    /// XXH3-64 (seed 0) of the whole original data.
+    pub content_checksum: u64,
+    /// Must be zero.
+    pub reserved: [u64; 2],
+    /// XXH3-64 of header bytes `0..88`, the block table and the table section.
+    pub meta_checksum: u64,
+}
+
+/// One entry of the fixed-size block table (FORMAT.md §3). 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct BlockEntry {
+    /// XXH3-64 (seed 0) of the block's original bytes.
+    pub checksum: u64,
+    /// Stored bytes of each stream's slice in the data section, in `STREAM_*` order.
+    pub stored_len: [u32; STREAM_COUNT],
+    /// Bytes of each stream once entropy-decoded.
+    pub decoded_len: [u32; STREAM_COUNT],
+    /// Largest dependency level of any match in the block (0 = no match reads a match).
+    pub max_depth: u32,
+    /// Lowest block index any match of this block reads from (== own index when independent).
+    pub lowest_source_block: u32,
+    /// Per stream: [`LANES_RAW`] or the rANS lane count `1..=MAX_LANES`.
+    pub lanes: [u8; STREAM_COUNT],
+    /// Must be zero.
+    pub reserved: u32,
+}
+
+/// Expanded rANS decode table of one stream of one group: 4096 packed slots.
+///
+/// Slot `s` (the low [`PROB_BITS`] of a state) packs `symbol | (freq - 1) << 8 | (s - cum) << 20`,
+/// so one load gives the symbol, its frequency and the state's bias. Built and validated on
+/// the host from the compact table of FORMAT.md §5.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+pub struct DecodeTable {
+    /// Packed slots, indexed by `state & (PROB_SCALE - 1)`.
+    pub slots: [u32; PROB_SCALE as usize],
+}
+
+/// A (destination, source, length) copy token: the resolved form of one match, in absolute
+/// output positions. Used by the match-copy kernel and the dense pipe. 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct CopyToken {
+    /// Absolute output position of the first byte written.
+    pub dst: u64,
+    /// Backward distance in bytes: the source is `dst - dist`, always `>= 1`.
+    pub dist: u32,
+    /// Bytes copied, `>= 1`.
+    pub len: u32,
+}
+
+/// A run of literals to place: `len` bytes from the literal buffer at `src` to output `dst`.
+/// Used by the literal-scatter kernel. 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct LiteralRun {
+    /// Absolute output position of the first byte written.
+    pub dst: u64,
+    /// Index of the first byte in the literal buffer.
+    pub src: u32,
+    /// Bytes placed.
+    pub len: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<LiteralRun>() == 16);
+const _: () = assert!(core::mem::size_of::<FileHeader>() == 96);
+const _: () = assert!(core::mem::size_of::<BlockEntry>() == 56);
+const _: () = assert!(core::mem::size_of::<DecodeTable>() == 16384);
+const _: () = assert!(core::mem::size_of::<CopyToken>() == 16);
+
+/// Byte offset of `meta_checksum` in the header: the checksum covers the bytes before it.
+pub const META_CHECKSUM_OFFSET: usize = 88;
+const _: () = assert!(core::mem::offset_of!(FileHeader, meta_checksum) == META_CHECKSUM_OFFSET);
+
+impl DecodeTable {
+    /// Unpacks slot `slot`: `(symbol, freq, bias)`.
+    #[inline(always)]
+    pub fn entry(&self, slot: u32) -> (u8, u32, u32) {
+        let e = self.slots[(slot & (PROB_SCALE - 1)) as usize];
+        unpack_slot(e)
+    }
+}
+
+/// Unpacks a [`DecodeTable`] slot into `(symbol, freq, bias)`.
+#[inline(always)]
+pub fn unpack_slot(e: u32) -> (u8, u32, u32) {
+    ((e & 0xFF) as u8, ((e >> 8) & 0xFFF) + 1, e >> 20)
+}
+
+/// Packs `(symbol, freq, bias)` into a [`DecodeTable`] slot.
+#[inline(always)]
+pub const fn pack_slot(symbol: u8, freq: u32, bias: u32) -> u32 {
+    symbol as u32 | ((freq - 1) << 8) | (bias << 20)
+}

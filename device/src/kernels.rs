@@ -1,0 +1,189 @@
+//! GPU kernels (nvptx64 only). The host names them in `host/gpu/kernels.rs`; every launch
+//! goes through `host/gpu/launch.rs`.
+//!
+//! Conventions: each kernel bounds-checks what it reads and writes against lengths it is
+//! given, and reports a broken rule by raising a status word (never by reading or writing out
+//! of bounds, never by looping on untrusted counts).
+
+use crate::format::{CopyToken, LiteralRun};
+use crate::status::Status;
+use core::arch::nvptx::*;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+extern "C" {
+    #[link_name = "llvm.nvvm.bar.warp.sync"]
+    fn bar_warp_sync(mask: u32);
+}
+
+const WARP: u32 = 32;
+const FULL_MASK: u32 = 0xFFFF_FFFF;
+
+#[inline(always)]
+fn tid() -> u32 {
+    // SAFETY: reading special registers has no preconditions.
+    unsafe { _thread_idx_x() as u32 }
+}
+
+#[inline(always)]
+fn global_thread() -> (u64, u64) {
+    // SAFETY: reading special registers has no preconditions.
+    unsafe {
+        let bd = _block_dim_x() as u64;
+        (_block_idx_x() as u64 * bd + _thread_idx_x() as u64, _grid_dim_x() as u64 * bd)
+    }
+}
+
+#[inline(always)]
+fn syncwarp() {
+    // SAFETY: every lane of the warp reaches this call in the kernels below (uniform control flow).
+    unsafe { bar_warp_sync(FULL_MASK) }
+}
+
+/// Raises `status[0]` to at least `s` (the host reads the largest code seen).
+#[inline(always)]
+unsafe fn report(status: *mut u32, s: Status) {
+    // SAFETY: the host passes a valid, 4-byte aligned status word.
+    unsafe { AtomicU32::from_ptr(status).fetch_max(s as u32, Ordering::Relaxed) };
+}
+
+/// Checks a copy token against the output bounds: `1 <= dist <= dst`, `dst + len <= out_len`.
+#[inline(always)]
+fn token_ok(t: &CopyToken, out_len: u64) -> bool {
+    t.dist >= 1 && t.dist as u64 <= t.dst && t.dst <= out_len && t.len as u64 <= out_len - t.dst
+}
+
+/// Smoke test of the toolchain: adds one to each of `n` words.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn smoke_add_one(p: *mut u32, n: u32) {
+    let (i, _) = global_thread();
+    if i < n as u64 {
+        // SAFETY: i < n and the host passes a buffer of n words.
+        unsafe { *p.add(i as usize) += 1 };
+    }
+}
+
+/// Match copy, one warp per match, period-aware fill.
+///
+/// `tokens[0..n]` must be independent (no token reads bytes another token of this launch
+/// writes): one dependency level. Lane `l` writes bytes `l, l+32, ...` of the match with
+/// `out[dst + k] = out[src + k % dist]`, which reads only the first period, so
+/// self-overlapping matches need no ordering between lanes.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn match_copy_warp(out: *mut u8, out_len: u64, tokens: *const CopyToken, n: u32, status: *mut u32) {
+    let (gt, stride) = global_thread();
+    let lane = (tid() % WARP) as u64;
+    let mut w = gt / WARP as u64;
+    let warps = stride / WARP as u64;
+    while w < n as u64 {
+        // SAFETY: w < n, the host passes n tokens.
+        let t = unsafe { *tokens.add(w as usize) };
+        if token_ok(&t, out_len) {
+            let src = t.dst - t.dist as u64;
+            let dist = t.dist as u64;
+            let mut k = lane;
+            if dist >= t.len as u64 {
+                while k < t.len as u64 {
+                    // SAFETY: token_ok: src + k < dst + len <= out_len.
+                    unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k) as usize) };
+                    k += WARP as u64;
+                }
+            } else {
+                while k < t.len as u64 {
+                    // SAFETY: src + k % dist < dst <= out_len, dst + k < out_len.
+                    unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k % dist) as usize) };
+                    k += WARP as u64;
+                }
+            }
+        } else if lane == 0 {
+            // SAFETY: status is the host's status word.
+            unsafe { report(status, Status::BadDistance) };
+        }
+        w += warps;
+    }
+}
+
+/// Match copy, one warp per match, without the period-aware fill: the warp copies in rounds
+/// of `min(dist, 32)` bytes with a warp barrier after each, the byte-by-byte semantics of a
+/// forward copy. The baseline the period-aware fill is measured against.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn match_copy_warp_rounds(out: *mut u8, out_len: u64, tokens: *const CopyToken, n: u32, status: *mut u32) {
+    let (gt, stride) = global_thread();
+    let lane = (tid() % WARP) as u64;
+    let mut w = gt / WARP as u64;
+    let warps = stride / WARP as u64;
+    while w < n as u64 {
+        // SAFETY: w < n, the host passes n tokens.
+        let t = unsafe { *tokens.add(w as usize) };
+        if token_ok(&t, out_len) {
+            let src = t.dst - t.dist as u64;
+            let round = core::cmp::min(t.dist as u64, WARP as u64);
+            let mut base = 0u64;
+            while base < t.len as u64 {
+                let k = base + lane;
+                if lane < round && k < t.len as u64 {
+                    // SAFETY: token_ok bounds; k < len.
+                    unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k) as usize) };
+                }
+                syncwarp();
+                base += round;
+            }
+        } else if lane == 0 {
+            // SAFETY: status is the host's status word.
+            unsafe { report(status, Status::BadDistance) };
+        }
+        w += warps;
+    }
+}
+
+/// Match copy, one thread per match, forward byte copy (byte-by-byte semantics).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn match_copy_thread(out: *mut u8, out_len: u64, tokens: *const CopyToken, n: u32, status: *mut u32) {
+    let (mut i, stride) = global_thread();
+    while i < n as u64 {
+        // SAFETY: i < n.
+        let t = unsafe { *tokens.add(i as usize) };
+        if token_ok(&t, out_len) {
+            let src = t.dst - t.dist as u64;
+            for k in 0..t.len as u64 {
+                // SAFETY: token_ok bounds.
+                unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k) as usize) };
+            }
+        } else {
+            // SAFETY: status is the host's status word.
+            unsafe { report(status, Status::BadDistance) };
+        }
+        i += stride;
+    }
+}
+
+/// Literal scatter, one warp per run: `out[dst..dst+len] = lits[src..src+len]`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn literal_scatter(out: *mut u8, out_len: u64, lits: *const u8, lits_len: u64, runs: *const LiteralRun, n: u32, status: *mut u32) {
+    let (gt, stride) = global_thread();
+    let lane = (tid() % WARP) as u64;
+    let mut w = gt / WARP as u64;
+    let warps = stride / WARP as u64;
+    while w < n as u64 {
+        // SAFETY: w < n.
+        let r = unsafe { *runs.add(w as usize) };
+        let ok = r.dst <= out_len && r.len as u64 <= out_len - r.dst && (r.src as u64 + r.len as u64) <= lits_len;
+        if ok {
+            let mut k = lane;
+            while k < r.len as u64 {
+                // SAFETY: ok bounds both buffers.
+                unsafe { *out.add((r.dst + k) as usize) = *lits.add((r.src as u64 + k) as usize) };
+                k += WARP as u64;
+            }
+        } else if lane == 0 {
+            // SAFETY: status is the host's status word.
+            unsafe { report(status, Status::OutputOverrun) };
+        }
+        w += warps;
+    }
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: trap aborts the kernel; the host sees a launch error, never wrong output.
+    unsafe { trap() }
+}

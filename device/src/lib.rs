@@ -1,0 +1,16 @@
+//! `aceapex-device`: the one definition of the aceapex format structs, the decode cores that
+//! the CPU decoder and the kernels share, and (on `nvptx64`) the kernels themselves.
+//!
+//! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
+//! status), [`rans`] (interleaved rANS decode), [`lz`] (match layer), `kernels` (nvptx only).
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, link_llvm_intrinsics))]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+pub mod format;
+pub mod lz;
+pub mod rans;
+pub mod status;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod kernels;

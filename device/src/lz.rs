@@ -1,0 +1,260 @@
+//! The match layer (FORMAT.md §4): command grammar, varints, repeat history, and a sequential
+//! reference decoder of one block shared by the CPU decoder and the lane-per-block kernels.
+
+use crate::format::*;
+use crate::status::Status;
+
+/// Streams of one block after entropy decoding.
+#[derive(Clone, Copy)]
+pub struct BlockStreams<'a> {
+    /// Literal bytes, consumed in order by literal runs.
+    pub literals: &'a [u8],
+    /// LEB128 varints: match lengths minus 6 (0xFE) or minus 21 (escaped repeats).
+    pub lengths: &'a [u8],
+    /// LEB128 varints: distances of new matches.
+    pub offsets: &'a [u8],
+    /// Command bytes.
+    pub commands: &'a [u8],
+}
+
+/// Where a block's bytes go and what its matches may read.
+///
+/// Positions are indices into the output slice given to [`decode_block`]; `dst_start` is where
+/// the block's first byte goes, `dst_end` one past its last, and `src_floor` the lowest index a
+/// match source may reach (the start of the block's lowest source block).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockFrame {
+    /// Output index of the block's first byte.
+    pub dst_start: usize,
+    /// Output index one past the block's last byte.
+    pub dst_end: usize,
+    /// Lowest output index a match may read.
+    pub src_floor: usize,
+    /// Largest distance allowed (header `window`).
+    pub window: u32,
+}
+
+/// Reads one LEB128 varint of at most 5 bytes that fits a `u32` (FORMAT.md §4.2).
+#[inline(always)]
+pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<u32, Status> {
+    let mut v: u32 = 0;
+    let mut shift = 0u32;
+    loop {
+        let Some(&b) = buf.get(*pos) else {
+            return Err(Status::BadVarint);
+        };
+        *pos += 1;
+        if shift == 28 && b > 0x0F {
+            // the fifth byte may only carry the top 4 bits and no continuation
+            return Err(Status::BadVarint);
+        }
+        v |= ((b & 0x7F) as u32) << shift;
+        if b & 0x80 == 0 {
+            return Ok(v);
+        }
+        shift += 7;
+    }
+}
+
+/// Appends `v` as a LEB128 varint (encoder side).
+#[inline]
+pub fn write_varint(v: u32, out: &mut impl Extend<u8>) {
+    let mut v = v;
+    let mut bytes = [0u8; VARINT_MAX_BYTES];
+    let mut n = 0;
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            bytes[n] = b;
+            n += 1;
+            break;
+        }
+        bytes[n] = b | 0x80;
+        n += 1;
+    }
+    out.extend(bytes[..n].iter().copied());
+}
+
+/// The 4-entry repeat-distance history (FORMAT.md §4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct History(pub [u32; 4]);
+
+impl History {
+    /// The state after a reset command.
+    pub const RESET: History = History(HISTORY_RESET);
+
+    /// A new match with distance `d`: shift and put `d` in front.
+    #[inline(always)]
+    pub fn push(&mut self, d: u32) {
+        self.0 = [d, self.0[0], self.0[1], self.0[2]];
+    }
+
+    /// A repeat of slot `i`: returns the distance and moves it to the front.
+    #[inline(always)]
+    pub fn take(&mut self, i: usize) -> u32 {
+        let h = self.0;
+        let d = h[i & 3];
+        self.0 = match i & 3 {
+            0 => h,
+            1 => [h[1], h[0], h[2], h[3]],
+            2 => [h[2], h[0], h[1], h[3]],
+            _ => [h[3], h[0], h[1], h[2]],
+        };
+        d
+    }
+}
+
+/// A decoded command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `n` literals (1..=128).
+    Literals(u32),
+    /// A match of `len` bytes at distance `dist`.
+    Match {
+        /// Backward distance in bytes.
+        dist: u32,
+        /// Length in bytes (>= 6).
+        len: u32,
+    },
+    /// History reset.
+    Reset,
+}
+
+/// Sequential command cursor over one block's streams: yields resolved commands.
+pub struct Parser<'a> {
+    s: BlockStreams<'a>,
+    /// Next command byte.
+    pub cmd_pos: usize,
+    /// Next length-stream byte.
+    pub len_pos: usize,
+    /// Next offset-stream byte.
+    pub off_pos: usize,
+    /// Repeat history.
+    pub history: History,
+}
+
+impl<'a> Parser<'a> {
+    /// A parser at the start of a block.
+    pub fn new(s: BlockStreams<'a>) -> Self {
+        Parser { s, cmd_pos: 0, len_pos: 0, off_pos: 0, history: History::RESET }
+    }
+
+    /// Next command, `Ok(None)` at the end of the command stream.
+    #[inline(always)]
+    pub fn next_command(&mut self) -> Result<Option<Command>, Status> {
+        let Some(&c) = self.s.commands.get(self.cmd_pos) else {
+            return Ok(None);
+        };
+        self.cmd_pos += 1;
+        Ok(Some(match c {
+            0x00..=0x7F => Command::Literals(c as u32 + 1),
+            0x80..=0xBF => {
+                let slot = ((c >> 4) & 3) as usize;
+                let nib = (c & 0x0F) as u32;
+                let mut len = MATCH_BASE + nib;
+                if nib == REPEAT_LEN_ESCAPE {
+                    let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
+                    len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
+                }
+                Command::Match { dist: self.history.take(slot), len }
+            }
+            0xC0..=0xFD => {
+                let len = (c & 0x3F) as u32 + MATCH_BASE;
+                let dist = read_varint(self.s.offsets, &mut self.off_pos)?;
+                self.history.push(dist);
+                Command::Match { dist, len }
+            }
+            CMD_MATCH_LONG => {
+                let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
+                let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
+                let dist = read_varint(self.s.offsets, &mut self.off_pos)?;
+                self.history.push(dist);
+                Command::Match { dist, len }
+            }
+            _ => {
+                self.history = History::RESET;
+                Command::Reset
+            }
+        }))
+    }
+
+    /// True when the length and offset streams were consumed exactly.
+    pub fn streams_consumed(&self) -> bool {
+        self.len_pos == self.s.lengths.len() && self.off_pos == self.s.offsets.len()
+    }
+}
+
+/// Checks a match against the frame (FORMAT.md §4.4) and returns its source index.
+#[inline(always)]
+pub fn check_match(frame: &BlockFrame, cursor: usize, dist: u32, len: u32) -> Result<usize, Status> {
+    if dist == 0 || dist > frame.window || (dist as usize) > cursor - frame.src_floor {
+        return Err(Status::BadDistance);
+    }
+    if len as usize > frame.dst_end - cursor {
+        return Err(Status::OutputOverrun);
+    }
+    Ok(cursor - dist as usize)
+}
+
+/// Copies a match forward byte by byte semantics: with `dist < len` the first `dist` bytes
+/// repeat as a period (`out[dst + k] = out[src + k % dist]`).
+#[inline(always)]
+pub fn copy_match(out: &mut [u8], src: usize, dst: usize, len: usize) {
+    let dist = dst - src;
+    if dist >= len {
+        out.copy_within(src..src + len, dst);
+    } else if dist == 1 {
+        let b = out[src];
+        out[dst..dst + len].fill(b);
+    } else {
+        // period fill by doubling: each copy_within is non-overlapping
+        let mut done = 0;
+        let mut chunk = dist;
+        while done < len {
+            let n = chunk.min(len - done);
+            out.copy_within(src..src + n, dst + done);
+            done += n;
+            chunk = dist * ((dst + done - src) / dist);
+        }
+    }
+}
+
+/// Decodes one block's match layer into `out[frame.dst_start..frame.dst_end]`.
+///
+/// Bytes below `dst_start` down to `src_floor` must already hold decoded output. Fails
+/// closed on every rule of FORMAT.md §4; on error the block's bytes are unspecified.
+pub fn decode_block(s: BlockStreams<'_>, out: &mut [u8], frame: &BlockFrame) -> Result<(), Status> {
+    if s.commands.first() != Some(&CMD_RESET) {
+        return Err(Status::NoLeadingReset);
+    }
+    let mut p = Parser::new(s);
+    let mut cursor = frame.dst_start;
+    let mut lit_pos = 0usize;
+    while let Some(cmd) = p.next_command()? {
+        match cmd {
+            Command::Literals(n) => {
+                let n = n as usize;
+                if n > s.literals.len() - lit_pos {
+                    return Err(Status::LiteralsExhausted);
+                }
+                if n > frame.dst_end - cursor {
+                    return Err(Status::OutputOverrun);
+                }
+                out[cursor..cursor + n].copy_from_slice(&s.literals[lit_pos..lit_pos + n]);
+                lit_pos += n;
+                cursor += n;
+            }
+            Command::Match { dist, len } => {
+                let src = check_match(frame, cursor, dist, len)?;
+                copy_match(out, src, cursor, len as usize);
+                cursor += len as usize;
+            }
+            Command::Reset => {}
+        }
+    }
+    if cursor != frame.dst_end || lit_pos != s.literals.len() || !p.streams_consumed() {
+        return Err(Status::Trailing);
+    }
+    Ok(())
+}

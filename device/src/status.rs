@@ -1,0 +1,75 @@
+//! Decode status codes shared by the CPU decoder and the kernels (FORMAT.md §7).
+//!
+//! Kernels cannot return errors, so every decoder reports one `u32` per block; `OK` is 0 and
+//! every other value names the first rule the block broke.
+
+/// A block's decode status; the discriminants are what kernels write per block.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The block decoded and every rule held.
+    Ok = 0,
+    /// A rANS slice is shorter than its lane states, has an odd word area, or a state is below `RANS_L`.
+    RansHeader = 1,
+    /// A rANS slice ran out of renormalisation words.
+    RansUnderflow = 2,
+    /// A rANS slice left words unread or a lane did not end in its initial state.
+    RansTrailer = 3,
+    /// A raw slice's stored and decoded lengths differ, or a lane count is out of range.
+    SliceMode = 4,
+    /// The block's first command is not a reset (0xFF).
+    NoLeadingReset = 5,
+    /// A literal run reads past the end of the literal stream.
+    LiteralsExhausted = 6,
+    /// A varint is longer than 5 bytes, exceeds `u32`, or the length/offset stream ended inside one.
+    BadVarint = 7,
+    /// A match distance is 0, larger than the window, or reaches before the lowest source block.
+    BadDistance = 8,
+    /// A literal run or match writes past the block's end.
+    OutputOverrun = 9,
+    /// The commands ended before the block was full, or a stream has bytes left over.
+    Trailing = 10,
+    /// The block's XXH3-64 does not match the block table.
+    Checksum = 11,
+}
+
+impl Status {
+    /// Maps a kernel status word back to a [`Status`]; unknown values map to `None`.
+    pub fn from_u32(v: u32) -> Option<Status> {
+        use Status::*;
+        Some(match v {
+            0 => Ok,
+            1 => RansHeader,
+            2 => RansUnderflow,
+            3 => RansTrailer,
+            4 => SliceMode,
+            5 => NoLeadingReset,
+            6 => LiteralsExhausted,
+            7 => BadVarint,
+            8 => BadDistance,
+            9 => OutputOverrun,
+            10 => Trailing,
+            11 => Checksum,
+            _ => return None,
+        })
+    }
+
+    /// One-line description for error messages.
+    pub fn describe(self) -> &'static str {
+        use Status::*;
+        match self {
+            Ok => "ok",
+            RansHeader => "rANS slice header is malformed (short slice, odd word area or state below the lower bound)",
+            RansUnderflow => "rANS slice ran out of renormalisation words",
+            RansTrailer => "rANS slice has unread words or a lane did not return to its initial state",
+            SliceMode => "slice mode is invalid (raw slice with stored != decoded length, or lane count out of range)",
+            NoLeadingReset => "block does not start with a history reset command",
+            LiteralsExhausted => "literal run reads past the end of the literal stream",
+            BadVarint => "length/offset varint is malformed or truncated",
+            BadDistance => "match distance is zero, beyond the window or before the lowest source block",
+            OutputOverrun => "command writes past the end of the block",
+            Trailing => "commands end before the block is full, or a stream has unread bytes",
+            Checksum => "block checksum mismatch",
+        }
+    }
+}
