@@ -187,3 +187,138 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: trap aborts the kernel; the host sees a launch error, never wrong output.
     unsafe { trap() }
 }
+
+/// Sentinel in the table index: the group has no table for that stream.
+pub const NO_TABLE: u32 = u32::MAX;
+
+/// Builds a slice from a device pointer after checking `off + len <= total`.
+#[inline(always)]
+unsafe fn checked_slice<'a>(base: *const u8, total: u64, off: u64, len: u64) -> Option<&'a [u8]> {
+    if off > total || len > total - off {
+        return None;
+    }
+    // SAFETY: [off, off+len) lies inside the buffer of `total` bytes at `base`.
+    Some(unsafe { core::slice::from_raw_parts(base.add(off as usize), len as usize) })
+}
+
+/// Lane-per-block decoder: the first lane of each warp decodes whole blocks with the shared
+/// sequential cores (`rans::decode_slice`, `lz::decode_block`), independent blocks only.
+///
+/// Inputs: the data section (`data`, `data_len`), `n_blocks` block entries and their slice
+/// offsets, `tables` (`DecodeTable`s) with `table_index[group * 4 + stream]` naming the table
+/// of each group's stream ([`NO_TABLE`] if none), per-warp scratch of `4 * (block_size + 1)`
+/// bytes, and the output of `out_len` bytes. Writes one status word per block.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
+    data: *const u8,
+    data_len: u64,
+    entries: *const crate::format::BlockEntry,
+    offsets: *const u64,
+    n_blocks: u32,
+    tables: *const crate::format::DecodeTable,
+    n_tables: u32,
+    table_index: *const u32,
+    group_blocks: u32,
+    block_size: u32,
+    window: u32,
+    scratch: *mut u8,
+    out: *mut u8,
+    out_len: u64,
+    status: *mut u32,
+) {
+    use crate::format::*;
+    let (gt, stride) = global_thread();
+    if gt % WARP as u64 != 0 {
+        return;
+    }
+    let warp = gt / WARP as u64;
+    let warps = stride / WARP as u64;
+    let stream_cap = block_size as usize + 1;
+    // SAFETY: the host allocates `warps * 4 * (block_size + 1)` scratch bytes.
+    let my_scratch = unsafe { scratch.add(warp as usize * STREAM_COUNT * stream_cap) };
+    let mut b = warp;
+    while b < n_blocks as u64 {
+        // SAFETY: b < n_blocks entries and offsets.
+        let e = unsafe { &*entries.add(b as usize) };
+        let off = unsafe { *offsets.add(b as usize) };
+        let st = decode_one_lane(data, data_len, e, off, b, tables, n_tables, table_index, group_blocks, block_size, window, my_scratch, out, out_len);
+        // SAFETY: one status word per block.
+        unsafe { *status.add(b as usize) = st as u32 };
+        b += warps;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn decode_one_lane(
+    data: *const u8,
+    data_len: u64,
+    e: &crate::format::BlockEntry,
+    off: u64,
+    b: u64,
+    tables: *const crate::format::DecodeTable,
+    n_tables: u32,
+    table_index: *const u32,
+    group_blocks: u32,
+    block_size: u32,
+    window: u32,
+    scratch: *mut u8,
+    out: *mut u8,
+    out_len: u64,
+) -> Status {
+    use crate::format::*;
+    let stream_cap = block_size as usize + 1;
+    let start = b * block_size as u64;
+    if start >= out_len || e.lowest_source_block as u64 != b {
+        return Status::BadDistance;
+    }
+    let end = core::cmp::min(start + block_size as u64, out_len);
+    let mut pos = off;
+    let mut bufs: [&[u8]; STREAM_COUNT] = [&[]; STREAM_COUNT];
+    for k in 0..STREAM_COUNT {
+        let stored = e.stored_len[k] as u64;
+        // SAFETY: checked_slice bounds the range by data_len.
+        let Some(src) = (unsafe { checked_slice(data, data_len, pos, stored) }) else {
+            return Status::SliceMode;
+        };
+        pos += stored;
+        let n = e.decoded_len[k] as usize;
+        if n > stream_cap {
+            return Status::SliceMode;
+        }
+        // SAFETY: scratch holds STREAM_COUNT areas of stream_cap bytes for this warp.
+        let dst = unsafe { core::slice::from_raw_parts_mut(scratch.add(k * stream_cap), n) };
+        if e.lanes[k] == LANES_RAW {
+            if src.len() != n {
+                return Status::SliceMode;
+            }
+            dst.copy_from_slice(src);
+        } else {
+            let g = (b / group_blocks as u64) * STREAM_COUNT as u64 + k as u64;
+            // SAFETY: the host passes group_count * 4 indices.
+            let ti = unsafe { *table_index.add(g as usize) };
+            if ti == NO_TABLE || ti >= n_tables {
+                return Status::SliceMode;
+            }
+            // SAFETY: ti < n_tables.
+            let t = unsafe { &*tables.add(ti as usize) };
+            if let Err(s) = crate::rans::decode_slice(src, e.lanes[k] as usize, t, dst) {
+                return s;
+            }
+        }
+        bufs[k] = dst;
+    }
+    let streams = crate::lz::BlockStreams {
+        literals: bufs[STREAM_LITERALS],
+        lengths: bufs[STREAM_LENGTHS],
+        offsets: bufs[STREAM_OFFSETS],
+        commands: bufs[STREAM_COMMANDS],
+    };
+    // SAFETY: [start, end) lies inside the output of out_len bytes; only this lane writes it.
+    let block_out = unsafe { core::slice::from_raw_parts_mut(out.add(start as usize), (end - start) as usize) };
+    let frame = crate::lz::BlockFrame { dst_start: 0, dst_end: (end - start) as usize, src_floor: 0, window };
+    match crate::lz::decode_block(streams, block_out, &frame) {
+        Ok(()) => Status::Ok,
+        Err(s) => s,
+    }
+}

@@ -1,1 +1,129 @@
 //! Encoder match layer: match finding and parsing into the four streams (FORMAT.md §4).
+//!
+//! [`parse_segment`] turns a range of the input into [`BlockParse`]s, one per block: the
+//! literal, length, offset and command streams that `aceapex_device::lz::decode_block`
+//! decodes, plus the block's dependency depth and lowest source position.
+//!
+//! The finder is a hash chain over the segment (ring-buffered to the window), with repeat
+//! distances tried first, lazy evaluation and a bit-cost model: a match is taken only when
+//! its estimated coded size is below that of the literals it replaces (literal costs come
+//! from the segment's order-0 statistics, so DNA and text get different thresholds).
+
+mod cost;
+mod parser;
+
+#[cfg(test)]
+mod tests;
+
+use aceapex_device::format::DEFAULT_BLOCK_SIZE;
+use aceapex_device::lz::BlockStreams;
+
+#[doc(hidden)]
+pub use cost::CostTuning;
+
+/// Default level.
+pub const DEFAULT_LEVEL: u32 = 5;
+/// Lowest level (fastest).
+pub const MIN_LEVEL: u32 = 1;
+/// Highest level (strongest).
+pub const MAX_LEVEL: u32 = 9;
+
+/// Parameters of the match parser.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseParams {
+    /// 1..=9, speed/ratio trade-off (clamped into that range); default [`DEFAULT_LEVEL`].
+    pub level: u32,
+    /// Shortest match ever emitted, >= 6 (smaller values are treated as 6).
+    pub min_match: u32,
+    /// Largest distance allowed.
+    pub window: u32,
+    /// `false` ("--no-rep"): repeat candidates are sent as explicit new matches.
+    pub repeat_codes: bool,
+    /// 0 = none; else every match's dependency level is `< depth_cap`.
+    pub depth_cap: u32,
+}
+
+impl Default for ParseParams {
+    fn default() -> Self {
+        ParseParams {
+            level: DEFAULT_LEVEL,
+            min_match: 6,
+            window: DEFAULT_BLOCK_SIZE,
+            repeat_codes: true,
+            depth_cap: 0,
+        }
+    }
+}
+
+impl ParseParams {
+    /// Default parameters at `level`.
+    pub fn with_level(level: u32) -> Self {
+        ParseParams { level, ..Default::default() }
+    }
+}
+
+/// The match layer of one block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockParse {
+    /// Literal bytes.
+    pub literals: Vec<u8>,
+    /// Length varints.
+    pub lengths: Vec<u8>,
+    /// Distance varints.
+    pub offsets: Vec<u8>,
+    /// Command bytes (starting with one reset).
+    pub commands: Vec<u8>,
+    /// Largest dependency level among the block's matches (0 if none).
+    pub max_depth: u32,
+    /// Lowest absolute position any match of the block reads (block start if no match).
+    pub lowest_source: usize,
+    /// Number of matches.
+    pub matches: u32,
+}
+
+impl BlockParse {
+    /// The streams in the decoder's form.
+    pub fn streams(&self) -> BlockStreams<'_> {
+        BlockStreams {
+            literals: &self.literals,
+            lengths: &self.lengths,
+            offsets: &self.offsets,
+            commands: &self.commands,
+        }
+    }
+
+    /// The streams in `STREAM_*` order.
+    pub fn stream_slices(&self) -> [&[u8]; 4] {
+        [&self.literals, &self.lengths, &self.offsets, &self.commands]
+    }
+}
+
+/// Parses `data[seg]` as consecutive blocks of `block_size` bytes (the last may be shorter),
+/// in order.
+///
+/// Match sources never lie before `seg.start` and never farther than `params.window`; if
+/// `params.window <= block_size`, sources never lie before the match's own block start
+/// (blocks then decode independently). Deterministic. An empty segment gives no block.
+///
+/// # Panics
+/// If `seg` is not inside `data`, `block_size == 0`, or the segment is 4 GiB or larger.
+pub fn parse_segment(
+    data: &[u8],
+    seg: std::ops::Range<usize>,
+    block_size: usize,
+    params: &ParseParams,
+) -> Vec<BlockParse> {
+    parser::parse(data, seg, block_size, params, &CostTuning::default())
+}
+
+/// [`parse_segment`] with explicit cost-model constants (for tuning experiments).
+#[doc(hidden)]
+pub fn parse_segment_tuned(
+    data: &[u8],
+    seg: std::ops::Range<usize>,
+    block_size: usize,
+    params: &ParseParams,
+    tuning: &CostTuning,
+) -> Vec<BlockParse> {
+    parser::parse(data, seg, block_size, params, tuning)
+}

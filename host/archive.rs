@@ -1,0 +1,402 @@
+//! The container (FORMAT.md §2-§3): writing an archive from parsed blocks, and reading one
+//! with every size, offset and table checked before any block is touched.
+
+use crate::device::format::*;
+use crate::entropy::{self, FreqTable, Histogram};
+use crate::error::FormatError;
+use crate::lz::{self, BlockParse, ParseParams};
+use rayon::prelude::*;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+/// Header size in bytes.
+pub const HEADER_SIZE: usize = std::mem::size_of::<FileHeader>();
+/// Block-table entry size in bytes.
+pub const ENTRY_SIZE: usize = std::mem::size_of::<BlockEntry>();
+/// Input bytes whose blocks share one set of frequency tables (FORMAT.md §5.1).
+pub const GROUP_BYTES: usize = 1 << 20;
+/// Input bytes parsed per batch: bounds the encoder's working memory beyond input and output.
+const BATCH_BYTES: usize = 64 << 20;
+
+/// Encoder options (CLI: `aceapex compress`).
+#[derive(Clone, Debug)]
+pub struct EncodeOptions {
+    /// 1 (fastest) to 9 (strongest); default 5.
+    pub level: u32,
+    /// Block size in bytes, a power of two from 4 KiB to 4 MiB; default 16 KiB.
+    pub block_size: u32,
+    /// Largest match distance; `None` = the block size (blocks decode independently).
+    pub window: Option<u32>,
+    /// Shortest match emitted, >= 6.
+    pub min_match: u32,
+    /// Use repeat-distance codes.
+    pub repeat_codes: bool,
+    /// Dependency depth cap (0 = none): every match's level is below it.
+    pub depth_cap: u32,
+}
+
+impl Default for EncodeOptions {
+    fn default() -> Self {
+        EncodeOptions { level: 5, block_size: DEFAULT_BLOCK_SIZE, window: None, min_match: 6, repeat_codes: true, depth_cap: 0 }
+    }
+}
+
+impl EncodeOptions {
+    /// Checks the options; the error names the option.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=9).contains(&self.level) {
+            return Err(format!("level {} is not in 1..=9", self.level));
+        }
+        if !self.block_size.is_power_of_two() || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&self.block_size) {
+            return Err(format!("block size {} is not a power of two from 4 KiB to 4 MiB", self.block_size));
+        }
+        if self.min_match < MATCH_BASE {
+            return Err(format!("minimum match {} is below {MATCH_BASE}", self.min_match));
+        }
+        if let Some(w) = self.window {
+            if w == 0 {
+                return Err("window must be at least 1 byte".into());
+            }
+        }
+        Ok(())
+    }
+
+    fn window(&self) -> u32 {
+        self.window.unwrap_or(self.block_size)
+    }
+
+    fn cross_block(&self) -> bool {
+        self.window() > self.block_size
+    }
+}
+
+/// Blocks per table group for a block size.
+pub fn group_blocks_for(block_size: u32) -> u32 {
+    (GROUP_BYTES as u32 / block_size).max(1)
+}
+
+/// Compresses `data` into a complete archive. `progress` is called with input bytes done.
+///
+/// Memory: the input, the archive, and about 3x `BATCH_BYTES` of parse buffers.
+/// Errors: invalid options (message names the option).
+pub fn compress(data: &[u8], opts: &EncodeOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<u8>, String> {
+    opts.validate()?;
+    let bs = opts.block_size as usize;
+    let block_count = data.len().div_ceil(bs);
+    if block_count > u32::MAX as usize {
+        return Err("input too large for this block size (more than 2^32 blocks)".into());
+    }
+    let group_blocks = group_blocks_for(opts.block_size) as usize;
+    let group_count = block_count.div_ceil(group_blocks);
+    let window = opts.window();
+    let params = ParseParams { level: opts.level, min_match: opts.min_match, window, repeat_codes: opts.repeat_codes, depth_cap: opts.depth_cap };
+    // A segment is parsed by one thread in order; sources never cross segment starts.
+    let seg_bytes = if opts.cross_block() { (BATCH_BYTES / 4).max(4 * window as usize).div_ceil(bs) * bs } else { bs };
+    let batch_bytes = BATCH_BYTES.max(seg_bytes).div_ceil(group_blocks * bs) * group_blocks * bs;
+
+    let mut entries: Vec<BlockEntry> = Vec::with_capacity(block_count);
+    let mut tables_out: Vec<u8> = Vec::new();
+    let mut data_out: Vec<u8> = Vec::new();
+    let mut batch_start = 0usize;
+    while batch_start < data.len() {
+        let batch_end = (batch_start + batch_bytes).min(data.len());
+        let segs: Vec<(usize, usize)> =
+            (batch_start..batch_end).step_by(seg_bytes).map(|s| (s, (s + seg_bytes).min(batch_end))).collect();
+        let parses: Vec<BlockParse> = segs
+            .par_iter()
+            .flat_map_iter(|&(s, e)| {
+                let v = lz::parse_segment(data, s..e, bs, &params);
+                progress((e - s) as u64 / 2);
+                v
+            })
+            .collect();
+        let first_block = batch_start / bs;
+        // per group: tables, then the slices of its blocks
+        let groups: Vec<(Vec<u8>, Vec<(BlockEntry, Vec<u8>)>)> = parses
+            .par_chunks(group_blocks)
+            .enumerate()
+            .map(|(gi, blocks)| encode_group(data, bs, first_block + gi * group_blocks, blocks))
+            .collect();
+        for (tables, blocks) in groups {
+            tables_out.extend_from_slice(&tables);
+            for (e, bytes) in blocks {
+                entries.push(e);
+                data_out.extend_from_slice(&bytes);
+            }
+        }
+        progress((batch_end - batch_start) as u64 - (batch_end - batch_start) as u64 / 2);
+        batch_start = batch_end;
+    }
+    debug_assert_eq!(entries.len(), block_count);
+
+    let mut flags = 0;
+    if opts.repeat_codes {
+        flags |= FLAG_REPEAT_CODES;
+    }
+    if opts.cross_block() {
+        flags |= FLAG_CROSS_BLOCK;
+    }
+    let mut h = FileHeader {
+        magic: MAGIC,
+        version: FORMAT_VERSION,
+        flags,
+        original_size: data.len() as u64,
+        block_size: opts.block_size,
+        block_count: block_count as u32,
+        group_blocks: group_blocks as u32,
+        group_count: group_count as u32,
+        min_match: opts.min_match,
+        window,
+        depth_cap: opts.depth_cap,
+        level: opts.level,
+        table_bytes: tables_out.len() as u64,
+        data_bytes: data_out.len() as u64,
+        content_checksum: xxh3_64(data),
+        reserved: [0; 2],
+        meta_checksum: 0,
+    };
+    let table_bytes: &[u8] = bytemuck::cast_slice(&entries);
+    h.meta_checksum = meta_checksum(&h, table_bytes, &tables_out);
+    let mut out = Vec::with_capacity(HEADER_SIZE + table_bytes.len() + tables_out.len() + data_out.len());
+    out.extend_from_slice(bytemuck::bytes_of(&h));
+    out.extend_from_slice(table_bytes);
+    out.extend_from_slice(&tables_out);
+    out.extend_from_slice(&data_out);
+    Ok(out)
+}
+
+/// Builds a group's tables from its blocks' streams and stores every slice.
+fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse]) -> (Vec<u8>, Vec<(BlockEntry, Vec<u8>)>) {
+    let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
+    for b in blocks {
+        for (h, s) in hists.iter_mut().zip(b.stream_slices()) {
+            entropy::count(h, s);
+        }
+    }
+    let tables: Vec<Option<(FreqTable, [u32; 256])>> = hists
+        .iter()
+        .map(|h| FreqTable::from_histogram(h).map(|t| {
+            let c = t.cumulative();
+            (t, c)
+        }))
+        .collect();
+    let mut table_bytes = Vec::new();
+    for t in &tables {
+        match t {
+            Some((t, _)) => t.serialize(&mut table_bytes),
+            None => table_bytes.push(0),
+        }
+    }
+    let out = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let index = first_block + i;
+            let start = index * bs;
+            let end = (start + bs).min(data.len());
+            let mut bytes = Vec::new();
+            let mut e = BlockEntry {
+                checksum: xxh3_64(&data[start..end]),
+                max_depth: b.max_depth,
+                lowest_source_block: (b.lowest_source / bs) as u32,
+                ..BlockEntry::zeroed()
+            };
+            for (k, s) in b.stream_slices().into_iter().enumerate() {
+                let before = bytes.len();
+                e.lanes[k] = entropy::store_slice(s, tables[k].as_ref().map(|(t, c)| (t, c)), &mut bytes);
+                e.stored_len[k] = (bytes.len() - before) as u32;
+                e.decoded_len[k] = s.len() as u32;
+            }
+            (e, bytes)
+        })
+        .collect();
+    (table_bytes, out)
+}
+
+use bytemuck::Zeroable;
+
+fn meta_checksum(h: &FileHeader, block_table: &[u8], tables: &[u8]) -> u64 {
+    let mut x = Xxh3::new();
+    x.update(&bytemuck::bytes_of(h)[..META_CHECKSUM_OFFSET]);
+    x.update(block_table);
+    x.update(tables);
+    x.digest()
+}
+
+/// A validated archive over borrowed bytes.
+///
+/// Construction checks every rule of FORMAT.md §2-§3 and §5.2 that can be checked without
+/// decoding: after [`Archive::parse`] every slice range lies inside the data section and every
+/// rANS slice has a table.
+pub struct Archive<'a> {
+    /// The header.
+    pub header: FileHeader,
+    /// The block table.
+    pub entries: Vec<BlockEntry>,
+    /// Per block: byte offset of its first slice inside the data section.
+    pub block_offsets: Vec<u64>,
+    /// Per group and stream: the decode table, if the group has one for that stream.
+    pub tables: Vec<[Option<Box<DecodeTable>>; STREAM_COUNT]>,
+    /// The data section.
+    pub data: &'a [u8],
+    /// The data section's offset in the archive.
+    pub data_offset: u64,
+}
+
+fn herr(field: &'static str, why: impl Into<String>) -> FormatError {
+    FormatError::Header { field, why: why.into() }
+}
+
+impl<'a> Archive<'a> {
+    /// Parses and validates an archive.
+    ///
+    /// Errors: [`FormatError`] naming the first rule broken.
+    pub fn parse(bytes: &'a [u8]) -> Result<Archive<'a>, FormatError> {
+        if bytes.len() < HEADER_SIZE {
+            return Err(FormatError::TooShort { got: bytes.len() as u64, need: HEADER_SIZE as u64 });
+        }
+        let h: FileHeader = bytemuck::pod_read_unaligned(&bytes[..HEADER_SIZE]);
+        if h.magic != MAGIC {
+            return Err(FormatError::BadMagic { got: h.magic });
+        }
+        if h.version != FORMAT_VERSION {
+            return Err(FormatError::Version { got: h.version, expected: FORMAT_VERSION });
+        }
+        if h.flags & !KNOWN_FLAGS != 0 {
+            return Err(herr("flags", format!("unknown bits {:#06x}", h.flags & !KNOWN_FLAGS)));
+        }
+        // FORMAT.md §2: block size is a power of two in [4 KiB, 4 MiB].
+        if !h.block_size.is_power_of_two() || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&h.block_size) {
+            return Err(herr("block_size", format!("{} is not a power of two in [4096, 4194304]", h.block_size)));
+        }
+        let bs = h.block_size as u64;
+        if h.original_size.div_ceil(bs) != h.block_count as u64 {
+            return Err(herr("block_count", format!("{} != ceil({} / {})", h.block_count, h.original_size, bs)));
+        }
+        if h.group_blocks == 0 {
+            return Err(herr("group_blocks", "must be at least 1"));
+        }
+        if (h.block_count as u64).div_ceil(h.group_blocks as u64) != h.group_count as u64 {
+            return Err(herr("group_count", format!("{} != ceil({} / {})", h.group_count, h.block_count, h.group_blocks)));
+        }
+        if h.window == 0 {
+            return Err(herr("window", "must be at least 1"));
+        }
+        let cross = h.flags & FLAG_CROSS_BLOCK != 0;
+        if !cross && h.window > h.block_size {
+            return Err(herr("window", "larger than a block without the cross-block flag"));
+        }
+        if h.min_match < MATCH_BASE {
+            return Err(herr("min_match", format!("{} < {MATCH_BASE}", h.min_match)));
+        }
+        if h.reserved != [0; 2] {
+            return Err(herr("reserved", "must be zero"));
+        }
+        let table_len = h.block_count as u64 * ENTRY_SIZE as u64;
+        let expected = (HEADER_SIZE as u64)
+            .checked_add(table_len)
+            .and_then(|v| v.checked_add(h.table_bytes))
+            .and_then(|v| v.checked_add(h.data_bytes))
+            .ok_or_else(|| herr("data_bytes", "section sizes overflow"))?;
+        if expected != bytes.len() as u64 {
+            return Err(FormatError::Size { expected, got: bytes.len() as u64 });
+        }
+        let bt_end = HEADER_SIZE + table_len as usize;
+        let tables_end = bt_end + h.table_bytes as usize;
+        let block_table = &bytes[HEADER_SIZE..bt_end];
+        let table_section = &bytes[bt_end..tables_end];
+        if meta_checksum(&h, block_table, table_section) != h.meta_checksum {
+            return Err(FormatError::MetaChecksum);
+        }
+        let entries: Vec<BlockEntry> = block_table.chunks_exact(ENTRY_SIZE).map(bytemuck::pod_read_unaligned).collect();
+
+        let mut tables = Vec::with_capacity(h.group_count as usize);
+        let mut pos = 0usize;
+        for _ in 0..h.group_count {
+            let mut g: [Option<Box<DecodeTable>>; STREAM_COUNT] = Default::default();
+            for t in g.iter_mut() {
+                *t = FreqTable::deserialize(table_section, &mut pos)?.map(|f| f.decode_table());
+            }
+            tables.push(g);
+        }
+        if pos != table_section.len() {
+            return Err(FormatError::Table { what: "bytes left after the last group's tables" });
+        }
+
+        let mut block_offsets = Vec::with_capacity(entries.len());
+        let mut off = 0u64;
+        for (i, e) in entries.iter().enumerate() {
+            let i32_ = i as u32;
+            let berr = |why: String| FormatError::BlockEntry { block: i32_, why };
+            let block_len = (h.original_size - i as u64 * bs).min(bs);
+            if e.reserved != 0 {
+                return Err(berr("reserved field is not zero".into()));
+            }
+            // FORMAT.md §3: a block reads only itself and earlier blocks, and earlier ones only
+            // with the cross-block flag.
+            if e.lowest_source_block > i32_ || (!cross && e.lowest_source_block != i32_) {
+                return Err(berr(format!("lowest source block {} is not allowed", e.lowest_source_block)));
+            }
+            let group = i / h.group_blocks as usize;
+            for k in 0..STREAM_COUNT {
+                // FORMAT.md §3: every decoded stream is at most block length + 1 bytes.
+                if e.decoded_len[k] as u64 > block_len + 1 {
+                    return Err(berr(format!("stream {k} decodes to {} bytes, more than the block allows", e.decoded_len[k])));
+                }
+                match e.lanes[k] {
+                    LANES_RAW => {
+                        if e.stored_len[k] != e.decoded_len[k] {
+                            return Err(berr(format!("raw stream {k} stores {} bytes but decodes to {}", e.stored_len[k], e.decoded_len[k])));
+                        }
+                    }
+                    l if l <= MAX_LANES => {
+                        if tables[group][k].is_none() {
+                            return Err(berr(format!("stream {k} is rANS-coded but group {group} has no table for it")));
+                        }
+                    }
+                    l => return Err(berr(format!("stream {k} has {l} lanes (at most {MAX_LANES})"))),
+                }
+            }
+            block_offsets.push(off);
+            off += e.stored_len.iter().map(|&l| l as u64).sum::<u64>();
+        }
+        if off != h.data_bytes {
+            return Err(herr("data_bytes", format!("{} but the block table's slices add up to {off}", h.data_bytes)));
+        }
+        Ok(Archive { header: h, entries, block_offsets, tables, data: &bytes[tables_end..], data_offset: tables_end as u64 })
+    }
+
+    /// Number of blocks.
+    pub fn block_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Original byte range of block `b`.
+    pub fn block_range(&self, b: usize) -> std::ops::Range<u64> {
+        let bs = self.header.block_size as u64;
+        let start = b as u64 * bs;
+        start..(start + bs).min(self.header.original_size)
+    }
+
+    /// The four stored slices of block `b`, in stream order.
+    pub fn slices(&self, b: usize) -> [&'a [u8]; STREAM_COUNT] {
+        let e = &self.entries[b];
+        let mut off = self.block_offsets[b] as usize;
+        let mut out: [&[u8]; STREAM_COUNT] = [&[]; STREAM_COUNT];
+        for k in 0..STREAM_COUNT {
+            let n = e.stored_len[k] as usize;
+            out[k] = &self.data[off..off + n];
+            off += n;
+        }
+        out
+    }
+
+    /// Decode table of stream `k` for block `b` (None if the group has none).
+    pub fn table(&self, b: usize, k: usize) -> Option<&DecodeTable> {
+        self.tables[b / self.header.group_blocks as usize][k].as_deref()
+    }
+
+    /// True when match sources may lie in earlier blocks.
+    pub fn cross_block(&self) -> bool {
+        self.header.flags & FLAG_CROSS_BLOCK != 0
+    }
+}

@@ -1,0 +1,183 @@
+//! The CPU decoder: whole archives (multi-threaded over blocks, in dependency order when a
+//! window crosses blocks) and byte regions (decoding only the blocks needed).
+//!
+//! Every block is entropy-decoded, match-decoded and checked against its XXH3-64 from the
+//! block table; a whole-file decode also checks the content checksum. Any broken rule is a
+//! [`DecodeError`] naming the block.
+
+use crate::archive::Archive;
+use crate::device::format::*;
+use crate::device::lz::{self, BlockFrame, BlockStreams};
+use crate::device::rans;
+use crate::device::status::Status;
+use crate::error::DecodeError;
+use rayon::prelude::*;
+use std::cell::RefCell;
+use xxhash_rust::xxh3::xxh3_64;
+
+thread_local! {
+    static SCRATCH: RefCell<[Vec<u8>; STREAM_COUNT]> = RefCell::new(Default::default());
+}
+
+/// Entropy-decodes the four streams of block `b` into `bufs`.
+pub fn decode_streams(a: &Archive<'_>, b: usize, bufs: &mut [Vec<u8>; STREAM_COUNT]) -> Result<(), Status> {
+    let e = &a.entries[b];
+    let slices = a.slices(b);
+    for k in 0..STREAM_COUNT {
+        let buf = &mut bufs[k];
+        buf.clear();
+        match e.lanes[k] {
+            LANES_RAW => buf.extend_from_slice(slices[k]),
+            lanes => {
+                buf.resize(e.decoded_len[k] as usize, 0);
+                // Archive::parse guarantees a table for every rANS slice
+                let t = a.table(b, k).ok_or(Status::SliceMode)?;
+                rans::decode_slice(slices[k], lanes as usize, t, buf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes block `b` into `out`, where `out[0]` is original byte `base`; `out` must cover
+/// the block and, below it, everything from its lowest source block on (already decoded).
+pub fn decode_block_at(a: &Archive<'_>, b: usize, out: &mut [u8], base: u64) -> Result<(), DecodeError> {
+    let r = a.block_range(b);
+    let berr = |status| DecodeError::Block { block: b as u32, start: r.start, end: r.end, status };
+    let lowest = a.entries[b].lowest_source_block as u64 * a.header.block_size as u64;
+    debug_assert!(base <= lowest && r.end - base <= out.len() as u64);
+    let frame = BlockFrame {
+        dst_start: (r.start - base) as usize,
+        dst_end: (r.end - base) as usize,
+        src_floor: (lowest - base) as usize,
+        window: a.header.window,
+    };
+    SCRATCH.with(|s| {
+        let mut bufs = s.borrow_mut();
+        decode_streams(a, b, &mut bufs).map_err(berr)?;
+        let streams = BlockStreams {
+            literals: &bufs[STREAM_LITERALS],
+            lengths: &bufs[STREAM_LENGTHS],
+            offsets: &bufs[STREAM_OFFSETS],
+            commands: &bufs[STREAM_COMMANDS],
+        };
+        lz::decode_block(streams, out, &frame).map_err(berr)
+    })?;
+    if xxh3_64(&out[frame.dst_start..frame.dst_end]) != a.entries[b].checksum {
+        return Err(berr(Status::Checksum));
+    }
+    Ok(())
+}
+
+/// Splits blocks into runs that decode independently: a run starts at every block whose
+/// lowest source block is itself, and a block's sources never reach before its run.
+fn independent_runs(a: &Archive<'_>) -> Result<Vec<std::ops::Range<usize>>, DecodeError> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for (i, e) in a.entries.iter().enumerate() {
+        let lowest = e.lowest_source_block as usize;
+        if lowest == i && i > start {
+            runs.push(start..i);
+            start = i;
+        } else if lowest < start {
+            // sources reach into the previous run: merge back to that run's start
+            while let Some(prev) = runs.last() {
+                if prev.start <= lowest {
+                    start = prev.start;
+                    runs.pop();
+                    break;
+                }
+                start = prev.start;
+                runs.pop();
+            }
+        }
+    }
+    if !a.entries.is_empty() {
+        runs.push(start..a.entries.len());
+    }
+    Ok(runs)
+}
+
+/// Decodes the whole archive into `out` (exactly `original_size` bytes), verifying every
+/// block checksum and the content checksum. Uses the current rayon pool.
+pub fn decompress_into(a: &Archive<'_>, out: &mut [u8], progress: &(dyn Fn(u64) + Sync)) -> Result<(), DecodeError> {
+    assert_eq!(out.len() as u64, a.header.original_size, "output buffer must hold the original size");
+    let bs = a.header.block_size as usize;
+    if !a.cross_block() {
+        out.par_chunks_mut(bs).enumerate().try_for_each(|(b, chunk)| {
+            let base = (b * bs) as u64;
+            decode_block_at(a, b, chunk, base)?;
+            progress(chunk.len() as u64);
+            Ok::<(), DecodeError>(())
+        })?;
+    } else {
+        let runs = independent_runs(a)?;
+        // carve `out` into the runs' disjoint byte ranges
+        let mut pieces = Vec::with_capacity(runs.len());
+        let mut rest = &mut *out;
+        let mut consumed = 0usize;
+        for r in &runs {
+            let end = (r.end * bs).min(a.header.original_size as usize);
+            let (piece, tail) = rest.split_at_mut(end - consumed);
+            pieces.push((r.clone(), piece, consumed as u64));
+            consumed = end;
+            rest = tail;
+        }
+        pieces.into_par_iter().try_for_each(|(r, piece, base)| {
+            for b in r {
+                decode_block_at(a, b, piece, base)?;
+                let range = a.block_range(b);
+                progress(range.end - range.start);
+            }
+            Ok::<(), DecodeError>(())
+        })?;
+    }
+    if xxh3_64(out) != a.header.content_checksum {
+        return Err(DecodeError::ContentChecksum);
+    }
+    Ok(())
+}
+
+/// Decodes the whole archive into a new vector. See [`decompress_into`].
+pub fn decompress(a: &Archive<'_>) -> Result<Vec<u8>, DecodeError> {
+    let mut out = vec![0u8; a.header.original_size as usize];
+    decompress_into(a, &mut out, &|_| {})?;
+    Ok(out)
+}
+
+/// Decodes original bytes `offset..offset+length`, decoding only the blocks needed (and,
+/// with a cross-block window, the blocks they read from). Every decoded block is verified.
+pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, DecodeError> {
+    let size = a.header.original_size;
+    let end = offset.checked_add(length).filter(|&e| e <= size).ok_or(DecodeError::Region { offset, length, size })?;
+    if length == 0 {
+        return Ok(Vec::new());
+    }
+    let bs = a.header.block_size as u64;
+    let first = (offset / bs) as usize;
+    let last = ((end - 1) / bs) as usize;
+    // the lowest block any needed block reads from, transitively
+    let mut lowest = first;
+    let mut b = last;
+    loop {
+        lowest = lowest.min(a.entries[b].lowest_source_block as usize);
+        if b == 0 || b <= lowest {
+            break;
+        }
+        b -= 1;
+    }
+    let base = lowest as u64 * bs;
+    let span_end = ((last as u64 + 1) * bs).min(size);
+    let mut buf = vec![0u8; (span_end - base) as usize];
+    if a.cross_block() {
+        for b in lowest..=last {
+            decode_block_at(a, b, &mut buf, base)?;
+        }
+    } else {
+        buf.par_chunks_mut(bs as usize).enumerate().try_for_each(|(i, chunk)| {
+            let b = lowest + i;
+            decode_block_at(a, b, chunk, b as u64 * bs)
+        })?;
+    }
+    Ok(buf[(offset - base) as usize..(end - base) as usize].to_vec())
+}

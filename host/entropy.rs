@@ -1,0 +1,319 @@
+//! Entropy layer, encoder side and table handling (FORMAT.md §5): frequency tables quantised
+//! to [`PROB_SCALE`], their compact serialisation, expansion to [`DecodeTable`], and the
+//! interleaved rANS slice encoder whose output `aceapex_device::rans::decode_slice` reads.
+
+use crate::device::format::{pack_slot, DecodeTable, LANES_RAW, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
+use crate::error::FormatError;
+
+/// Order-0 histogram of a byte stream.
+pub type Histogram = [u64; 256];
+
+/// Adds the bytes of `data` to `h`.
+pub fn count(h: &mut Histogram, data: &[u8]) {
+    // four partial histograms hide store-to-load dependencies on runs of one byte
+    let mut parts = [[0u32; 256]; 4];
+    let mut chunks = data.chunks_exact(4);
+    for c in &mut chunks {
+        parts[0][c[0] as usize] += 1;
+        parts[1][c[1] as usize] += 1;
+        parts[2][c[2] as usize] += 1;
+        parts[3][c[3] as usize] += 1;
+    }
+    for &b in chunks.remainder() {
+        parts[0][b as usize] += 1;
+    }
+    for s in 0..256 {
+        h[s] += parts.iter().map(|p| p[s] as u64).sum::<u64>();
+    }
+}
+
+/// Quantised frequencies: each present symbol gets `1..=PROB_SCALE`, the sum is `PROB_SCALE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FreqTable {
+    /// Frequency per symbol (0 = absent).
+    pub freq: [u32; 256],
+}
+
+impl FreqTable {
+    /// Quantises a histogram, minimising the coded size; `None` for an empty histogram.
+    pub fn from_histogram(h: &Histogram) -> Option<FreqTable> {
+        let total: u64 = h.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let mut freq = [0u32; 256];
+        let mut sum = 0i64;
+        for s in 0..256 {
+            if h[s] > 0 {
+                let f = ((h[s] as u128 * PROB_SCALE as u128 + total as u128 / 2) / total as u128) as u32;
+                freq[s] = f.max(1);
+                sum += freq[s] as i64;
+            }
+        }
+        // Move single units where they cost least (or gain most) until the sum is exact.
+        while sum != PROB_SCALE as i64 {
+            let mut best = usize::MAX;
+            let mut best_cost = f64::INFINITY;
+            for s in 0..256 {
+                if h[s] == 0 {
+                    continue;
+                }
+                let f = freq[s] as f64;
+                let cost = if sum > PROB_SCALE as i64 {
+                    if freq[s] <= 1 {
+                        continue;
+                    }
+                    h[s] as f64 * (f / (f - 1.0)).log2()
+                } else {
+                    -(h[s] as f64) * ((f + 1.0) / f).log2()
+                };
+                if cost < best_cost {
+                    best_cost = cost;
+                    best = s;
+                }
+            }
+            if sum > PROB_SCALE as i64 {
+                freq[best] -= 1;
+                sum -= 1;
+            } else {
+                freq[best] += 1;
+                sum += 1;
+            }
+        }
+        Some(FreqTable { freq })
+    }
+
+    /// Cumulative frequency of each symbol.
+    pub fn cumulative(&self) -> [u32; 256] {
+        let mut cum = [0u32; 256];
+        let mut c = 0;
+        for s in 0..256 {
+            cum[s] = c;
+            c += self.freq[s];
+        }
+        cum
+    }
+
+    /// Coded size in bits of data with histogram `h` under this table; `None` if a symbol
+    /// of `h` is absent from the table.
+    pub fn cost_bits(&self, h: &Histogram) -> Option<f64> {
+        let mut bits = 0.0;
+        for s in 0..256 {
+            if h[s] > 0 {
+                if self.freq[s] == 0 {
+                    return None;
+                }
+                bits += h[s] as f64 * (PROB_BITS as f64 - (self.freq[s] as f64).log2());
+            }
+        }
+        Some(bits)
+    }
+
+    /// Appends the compact form (FORMAT.md §5.2): a 32-byte presence bitmap, then for each
+    /// present symbol in increasing order the LEB128 varint of `freq - 1`.
+    pub fn serialize(&self, out: &mut Vec<u8>) {
+        let mut bitmap = [0u8; 32];
+        for s in 0..256 {
+            if self.freq[s] > 0 {
+                bitmap[s / 8] |= 1 << (s % 8);
+            }
+        }
+        out.push(1);
+        out.extend_from_slice(&bitmap);
+        for s in 0..256 {
+            if self.freq[s] > 0 {
+                crate::device::lz::write_varint(self.freq[s] - 1, out);
+            }
+        }
+    }
+
+    /// Reads one table record (FORMAT.md §5.2) at `*pos`; `Ok(None)` for an absent table.
+    ///
+    /// Errors name the rule broken: truncated record, unknown kind, frequency out of range,
+    /// sum not equal to [`PROB_SCALE`].
+    pub fn deserialize(buf: &[u8], pos: &mut usize) -> Result<Option<FreqTable>, FormatError> {
+        let bad = |what: &'static str| FormatError::Table { what };
+        let kind = *buf.get(*pos).ok_or(bad("truncated table section"))?;
+        *pos += 1;
+        match kind {
+            0 => return Ok(None),
+            1 => {}
+            _ => return Err(bad("unknown table kind (must be 0 or 1)")),
+        }
+        let bitmap = buf.get(*pos..*pos + 32).ok_or(bad("truncated symbol bitmap"))?;
+        let bitmap: [u8; 32] = bitmap.try_into().unwrap();
+        *pos += 32;
+        let mut freq = [0u32; 256];
+        let mut sum = 0u64;
+        for s in 0..256 {
+            if bitmap[s / 8] >> (s % 8) & 1 == 1 {
+                let v = crate::device::lz::read_varint(buf, pos).map_err(|_| bad("truncated or malformed frequency varint"))?;
+                if v >= PROB_SCALE {
+                    return Err(bad("frequency larger than 4096"));
+                }
+                freq[s] = v + 1;
+                sum += freq[s] as u64;
+            }
+        }
+        if sum != PROB_SCALE as u64 {
+            return Err(bad("frequencies do not sum to 4096"));
+        }
+        Ok(Some(FreqTable { freq }))
+    }
+
+    /// Expands the table into the slot form the decoders read.
+    pub fn decode_table(&self) -> Box<DecodeTable> {
+        let mut t: Box<DecodeTable> = bytemuck::zeroed_box();
+        let mut slot = 0usize;
+        for s in 0..256 {
+            let f = self.freq[s];
+            for bias in 0..f {
+                t.slots[slot] = pack_slot(s as u8, f, bias);
+                slot += 1;
+            }
+        }
+        debug_assert_eq!(slot, PROB_SCALE as usize);
+        t
+    }
+}
+
+/// Number of interleaved lanes the encoder uses for a slice of `n` symbols: about one lane per
+/// 512 symbols, a power of two from 1 to 32. Each lane costs about 2 bytes over the entropy.
+pub fn lanes_for(n: usize) -> usize {
+    let want = (n / 512).clamp(1, MAX_LANES as usize);
+    1 << (usize::BITS - 1 - want.leading_zeros())
+}
+
+/// Encodes `symbols` with `lanes` interleaved rANS lanes under `table` (every symbol of
+/// `symbols` must have a non-zero frequency). Output: the lane states, then the words.
+pub fn encode_slice(symbols: &[u8], lanes: usize, table: &FreqTable, cum: &[u32; 256], out: &mut Vec<u8>) {
+    assert!((1..=MAX_LANES as usize).contains(&lanes));
+    let mut states = [RANS_L; MAX_LANES as usize];
+    let mut words: Vec<u16> = Vec::with_capacity(symbols.len() / 4 + 8);
+    // x_max(f) = ((RANS_L >> PROB_BITS) << 16) * f: above it one 16-bit word must go out first.
+    const X_MAX_UNIT: u64 = ((RANS_L >> PROB_BITS) as u64) << 16;
+    for i in (0..symbols.len()).rev() {
+        let s = symbols[i] as usize;
+        let f = table.freq[s];
+        debug_assert!(f > 0, "symbol {s} absent from the table");
+        let x = &mut states[i % lanes];
+        if *x as u64 >= X_MAX_UNIT * f as u64 {
+            words.push(*x as u16);
+            *x >>= 16;
+        }
+        *x = ((*x / f) << PROB_BITS) + (*x % f) + cum[s];
+    }
+    for x in &states[..lanes] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.reserve(words.len() * 2);
+    for w in words.iter().rev() {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Chooses how to store one stream slice: rANS with the group's table when that is smaller,
+/// else raw. Returns the lane count written (`LANES_RAW` for raw).
+pub fn store_slice(symbols: &[u8], table: Option<(&FreqTable, &[u32; 256])>, out: &mut Vec<u8>) -> u8 {
+    if let Some((t, cum)) = table {
+        if !symbols.is_empty() {
+            let start = out.len();
+            let lanes = lanes_for(symbols.len());
+            encode_slice(symbols, lanes, t, cum, out);
+            if out.len() - start < symbols.len() {
+                return lanes as u8;
+            }
+            out.truncate(start);
+        }
+    }
+    out.extend_from_slice(symbols);
+    LANES_RAW
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::rans::decode_slice;
+
+    fn roundtrip(data: &[u8]) {
+        let mut h = [0u64; 256];
+        count(&mut h, data);
+        let t = FreqTable::from_histogram(&h).unwrap();
+        assert_eq!(t.freq.iter().sum::<u32>(), PROB_SCALE);
+        let cum = t.cumulative();
+        let dt = t.decode_table();
+        for lanes in [1, 2, 5, 16, 32] {
+            let mut enc = Vec::new();
+            encode_slice(data, lanes, &t, &cum, &mut enc);
+            let mut out = vec![0xAAu8; data.len()];
+            decode_slice(&enc, lanes, &dt, &mut out).unwrap();
+            assert_eq!(out, data, "lanes {lanes}");
+        }
+    }
+
+    #[test]
+    fn rans_roundtrips() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        roundtrip(b"a");
+        roundtrip(&[7u8; 1000]);
+        let skewed: Vec<u8> = (0..20000).map(|_| (rnd() % 100).min(rnd() % 7) as u8).collect();
+        roundtrip(&skewed);
+        let uniform: Vec<u8> = (0..5000).map(|_| rnd() as u8).collect();
+        roundtrip(&uniform);
+        let dna: Vec<u8> = (0..16384).map(|_| b"ACGT"[(rnd() % 4) as usize]).collect();
+        roundtrip(&dna);
+    }
+
+    #[test]
+    fn corrupt_slice_fails_closed() {
+        let data: Vec<u8> = (0..4000u32).map(|i| (i * 7 % 13) as u8).collect();
+        let mut h = [0u64; 256];
+        count(&mut h, &data);
+        let t = FreqTable::from_histogram(&h).unwrap();
+        let mut enc = Vec::new();
+        encode_slice(&data, 4, &t, &t.cumulative(), &mut enc);
+        let dt = t.decode_table();
+        let mut detected = 0;
+        for i in 0..enc.len() {
+            let mut bad = enc.clone();
+            bad[i] ^= 0x10;
+            let mut out = vec![0u8; data.len()];
+            if decode_slice(&bad, 4, &dt, &mut out).is_err() || out != data {
+                detected += 1;
+            }
+        }
+        // every flip changes the output or is rejected; rejection is what the trailer check buys
+        assert_eq!(detected, enc.len());
+    }
+
+    #[test]
+    fn table_serialization_roundtrips_and_rejects_bad_sums() {
+        let mut h = [0u64; 256];
+        count(&mut h, b"hello world, hello table");
+        let t = FreqTable::from_histogram(&h).unwrap();
+        let mut buf = Vec::new();
+        t.serialize(&mut buf);
+        let mut pos = 0;
+        assert_eq!(FreqTable::deserialize(&buf, &mut pos).unwrap(), Some(t));
+        assert_eq!(pos, buf.len());
+        let last = buf.len() - 1;
+        buf[last] ^= 1;
+        assert!(FreqTable::deserialize(&buf, &mut 0).is_err());
+        assert!(FreqTable::deserialize(&buf[..10], &mut 0).is_err());
+    }
+
+    #[test]
+    fn lanes_are_powers_of_two() {
+        assert_eq!(lanes_for(0), 1);
+        assert_eq!(lanes_for(1500), 2);
+        assert_eq!(lanes_for(16384), 32);
+        assert_eq!(lanes_for(1 << 30), 32);
+        assert_eq!(lanes_for(9000), 16);
+    }
+}

@@ -1,0 +1,96 @@
+//! Typed errors of the library layers. The CLI wraps them with `anyhow` context.
+
+use crate::device::status::Status;
+
+/// The archive's structure breaks a rule of FORMAT.md (found before any block is decoded).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FormatError {
+    /// Fewer bytes than the header.
+    #[error("archive truncated: {got} bytes, the header alone needs {need}")]
+    TooShort {
+        /// Bytes available.
+        got: u64,
+        /// Bytes needed.
+        need: u64,
+    },
+    /// Wrong magic number.
+    #[error("not an aceapex archive (magic {got:02x?}, expected \"ACPX\")")]
+    BadMagic {
+        /// The four bytes found.
+        got: [u8; 4],
+    },
+    /// A version this reader does not know.
+    #[error("unsupported format version {got} (this build reads version {expected})")]
+    Version {
+        /// Version found.
+        got: u16,
+        /// Version supported.
+        expected: u16,
+    },
+    /// A header field is out of range or inconsistent.
+    #[error("invalid header field `{field}`: {why}")]
+    Header {
+        /// Field name as in FORMAT.md §2.
+        field: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// A block-table entry is invalid.
+    #[error("invalid block table entry {block}: {why}")]
+    BlockEntry {
+        /// Block index.
+        block: u32,
+        /// What is wrong.
+        why: String,
+    },
+    /// The entropy-table section is malformed.
+    #[error("invalid entropy table: {what}")]
+    Table {
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// The file length does not match the sections the header declares.
+    #[error("archive size mismatch: header declares {expected} bytes, file has {got}")]
+    Size {
+        /// Declared size.
+        expected: u64,
+        /// Actual size.
+        got: u64,
+    },
+    /// The checksum over header, block table and tables does not match.
+    #[error("metadata checksum mismatch (header, block table or tables are corrupt)")]
+    MetaChecksum,
+}
+
+/// Decoding failed: the block where it happened and the rule broken.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DecodeError {
+    /// A block broke a rule of FORMAT.md §4-§5 or failed its checksum.
+    #[error("block {block} (bytes {start}..{end}): {}", status.describe())]
+    Block {
+        /// Block index.
+        block: u32,
+        /// First original byte of the block.
+        start: u64,
+        /// One past its last byte.
+        end: u64,
+        /// Rule broken.
+        status: Status,
+    },
+    /// The whole-content checksum does not match.
+    #[error("content checksum mismatch: decoded data does not match the original")]
+    ContentChecksum,
+    /// A region outside the original data was asked for.
+    #[error("region {offset}+{length} lies outside the original data of {size} bytes")]
+    Region {
+        /// Requested start.
+        offset: u64,
+        /// Requested length.
+        length: u64,
+        /// Original size.
+        size: u64,
+    },
+    /// The archive's structure is invalid.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+}

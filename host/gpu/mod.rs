@@ -1,0 +1,142 @@
+//! GPU runtime on `cudarc` with dynamic loading: one context, one stream, the embedded PTX
+//! module loaded once. With no driver, no device or a build without kernels, [`Gpu::open`]
+//! returns a [`GpuError`] and callers fall back to the CPU; nothing here panics.
+
+pub mod decoder;
+pub mod kernels;
+pub mod launch;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError};
+use std::sync::Arc;
+
+/// The PTX of the device crate, built by `build.rs` for sm_90 (empty with `ACEAPEX_SKIP_PTX`).
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/aceapex.ptx"));
+
+/// Why the GPU cannot be used, or what a GPU call hit.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// The CUDA driver library (libcuda.so) could not be loaded.
+    #[error("no GPU: the CUDA driver library (libcuda.so) was not found")]
+    NoDriver,
+    /// The driver loaded but reports no usable device.
+    #[error("no GPU: the CUDA driver reports no usable device ({0})")]
+    NoDevice(String),
+    /// This binary was built with `ACEAPEX_SKIP_PTX=1`.
+    #[error("no GPU kernels: this binary was built with ACEAPEX_SKIP_PTX=1")]
+    NoKernels,
+    /// A CUDA driver call failed.
+    #[error("CUDA error during {what}: {source}")]
+    Driver {
+        /// The operation that failed.
+        what: &'static str,
+        /// The driver's error.
+        source: DriverError,
+    },
+    /// A kernel reported malformed input through its status word.
+    #[error("GPU decode rejected the input: {0}")]
+    Status(String),
+}
+
+/// Adds the operation name to a driver error.
+pub(crate) trait Ctx<T> {
+    fn ctx(self, what: &'static str) -> Result<T, GpuError>;
+}
+impl<T> Ctx<T> for Result<T, DriverError> {
+    fn ctx(self, what: &'static str) -> Result<T, GpuError> {
+        self.map_err(|source| GpuError::Driver { what, source })
+    }
+}
+
+/// An open GPU: context, stream and loaded kernels.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    pub(crate) k: kernels::Kernels,
+    name: String,
+    sm_count: u32,
+}
+
+impl Gpu {
+    /// Opens device 0 and loads the embedded module.
+    ///
+    /// Errors: [`GpuError::NoDriver`], [`GpuError::NoDevice`], [`GpuError::NoKernels`], or a
+    /// driver error while loading the module.
+    pub fn open() -> Result<Gpu, GpuError> {
+        if PTX.is_empty() {
+            return Err(GpuError::NoKernels);
+        }
+        // SAFETY: is_culib_present only tries to dlopen the driver library; no CUDA call is made.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::NoDriver);
+        }
+        let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))?;
+        let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        let sm_count = ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .ctx("reading the multiprocessor count")? as u32;
+        let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(PTX)).ctx("loading the PTX module")?;
+        let k = kernels::Kernels::load(&module)?;
+        let stream = ctx.default_stream();
+        Ok(Gpu { ctx, stream, k, name, sm_count })
+    }
+
+    /// The device's name, e.g. "NVIDIA H200".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+
+    /// The stream all work is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Copies host bytes to a new device buffer.
+    pub fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>, GpuError> {
+        if bytes.is_empty() {
+            return self.stream.alloc_zeros::<u8>(1).ctx("allocating");
+        }
+        self.stream.clone_htod(bytes).ctx("uploading")
+    }
+
+    /// A device buffer of `n` bytes, every byte set to `poison` (so unwritten output shows).
+    pub fn alloc_filled(&self, n: usize, poison: u8) -> Result<CudaSlice<u8>, GpuError> {
+        let host = vec![poison; n.max(1)];
+        self.stream.clone_htod(&host).ctx("allocating a poisoned buffer")
+    }
+
+    /// Copies a device buffer back to the host.
+    pub fn download(&self, buf: &CudaSlice<u8>) -> Result<Vec<u8>, GpuError> {
+        self.stream.clone_dtoh(buf).ctx("downloading")
+    }
+
+    /// Waits for all queued work.
+    pub fn sync(&self) -> Result<(), GpuError> {
+        self.stream.synchronize().ctx("synchronizing")
+    }
+
+    /// Runs `f` `iters` times between two timing events and returns the seconds per run.
+    pub fn time<F>(&self, iters: u32, mut f: F) -> Result<f64, GpuError>
+    where
+        F: FnMut() -> Result<(), GpuError>,
+    {
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(flags).ctx("recording an event")?;
+        for _ in 0..iters {
+            f()?;
+        }
+        let end = self.stream.record_event(flags).ctx("recording an event")?;
+        end.synchronize().ctx("waiting for an event")?;
+        let ms = start.elapsed_ms(&end).ctx("reading event time")?;
+        Ok(ms as f64 / 1e3 / iters.max(1) as f64)
+    }
+}

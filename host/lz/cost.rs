@@ -1,0 +1,152 @@
+//! Bit-cost model of the match layer after static order-0 entropy coding.
+//!
+//! All costs are in 1/16 bit units so that everything stays integer (and deterministic).
+
+/// Fixed-point scale: costs are in units of `1 / SCALE` bits.
+pub const SCALE: i32 = 16;
+
+/// Tunable constants of the cost model (in 1/16 bits unless noted).
+///
+/// Exposed (hidden from docs) so that `examples/lz_estimate.rs` can explore them; the
+/// defaults are what [`super::parse_segment`] uses.
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CostTuning {
+    /// Command byte of a new match.
+    pub cmd_new: i32,
+    /// Command byte of a repeat match.
+    pub cmd_rep: i32,
+    /// Extra literal-run command caused by cutting a literal run in two.
+    pub split: i32,
+    /// Added to `bit_length(dist)` for the cost of a distance varint.
+    pub off_extra: i32,
+    /// Cost per byte of a length varint.
+    pub len_byte: i32,
+    /// Multiplier (percent) applied to the literal costs measured from the data.
+    pub lit_scale: i32,
+    /// Below this average literal cost (1/16 bits per byte) the data is treated as "DNA-like":
+    /// new (non-repeat) matches must reach `low_entropy_min_len`.
+    pub low_entropy_bits: i32,
+    /// Shortest new match in DNA-like data.
+    pub low_entropy_min_len: u32,
+    /// Use the fixed distance -> minimum length table (<128: 6, <16K: 8, <2M: 10, else 12).
+    pub dist_table: bool,
+}
+
+impl Default for CostTuning {
+    fn default() -> Self {
+        CostTuning {
+            cmd_new: 7 * SCALE,
+            cmd_rep: 5 * SCALE,
+            split: 3 * SCALE,
+            off_extra: SCALE,
+            len_byte: 6 * SCALE,
+            lit_scale: 100,
+            low_entropy_bits: 0,
+            low_entropy_min_len: 32,
+            dist_table: false,
+        }
+    }
+}
+
+/// Per-segment cost model: literal costs from the segment's order-0 statistics plus the
+/// tuning constants.
+pub struct CostModel {
+    /// Cost of each literal byte value.
+    pub lit: [u32; 256],
+    /// Average literal cost per byte of the segment (1/16 bits).
+    pub avg_lit: i32,
+    /// Shortest new match accepted regardless of distance.
+    pub new_min_len: u32,
+    /// Shortest repeat match accepted.
+    pub rep_min_len: u32,
+    t: CostTuning,
+}
+
+/// Number of significant bits of `v` (0 for 0).
+#[inline(always)]
+fn bit_len(v: u32) -> i32 {
+    (32 - v.leading_zeros()) as i32
+}
+
+/// Bytes of the LEB128 varint of `v`.
+#[inline(always)]
+pub fn varint_len(v: u32) -> i32 {
+    1 + (bit_len(v) - 1).max(0) / 7
+}
+
+impl CostModel {
+    /// Builds the model from a histogram of (a sample of) the segment.
+    pub fn new(hist: &[u64; 256], min_match: u32, t: &CostTuning) -> CostModel {
+        let total: u64 = hist.iter().sum();
+        let mut lit = [0u32; 256];
+        let mut acc: f64 = 0.0;
+        if total > 0 {
+            let tot = total as f64;
+            // an unseen byte is charged as if it had been seen half a time
+            let unseen = ((tot * 2.0).log2() * SCALE as f64).round() as u32;
+            for (i, &c) in hist.iter().enumerate() {
+                let bits = if c == 0 {
+                    unseen
+                } else {
+                    let b = (tot / c as f64).log2() * SCALE as f64;
+                    acc += b * c as f64;
+                    b.round() as u32
+                };
+                // never below 1/16 bit: a match must always pay for itself
+                lit[i] = ((bits as u64 * t.lit_scale as u64 / 100) as u32).max(1);
+            }
+        } else {
+            lit = [8 * SCALE as u32; 256];
+        }
+        let avg_lit = if total > 0 {
+            ((acc / total as f64) * t.lit_scale as f64 / 100.0).round() as i32
+        } else {
+            8 * SCALE
+        };
+        let mut new_min_len = min_match;
+        if avg_lit < t.low_entropy_bits {
+            new_min_len = new_min_len.max(t.low_entropy_min_len);
+        }
+        CostModel { lit, avg_lit, new_min_len, rep_min_len: min_match, t: t.clone() }
+    }
+
+    /// Estimated cost of a new match of `len` bytes at distance `dist`.
+    #[inline(always)]
+    pub fn new_match(&self, len: u32, dist: u32) -> i32 {
+        let mut c = self.t.cmd_new + self.t.split + (bit_len(dist) * SCALE) + self.t.off_extra;
+        if len - 6 > 61 {
+            c += varint_len(len - 6) * self.t.len_byte;
+        }
+        c
+    }
+
+    /// Estimated cost of a repeat match of `len` bytes.
+    #[inline(always)]
+    pub fn rep_match(&self, len: u32) -> i32 {
+        let mut c = self.t.cmd_rep + self.t.split;
+        if len >= 21 {
+            c += varint_len(len - 21) * self.t.len_byte;
+        }
+        c
+    }
+
+    /// Shortest acceptable new match at distance `dist`.
+    #[inline(always)]
+    pub fn min_len_at(&self, dist: u32) -> u32 {
+        if self.t.dist_table {
+            let m = if dist < 128 {
+                6
+            } else if dist < 16 << 10 {
+                8
+            } else if dist < 2 << 20 {
+                10
+            } else {
+                12
+            };
+            self.new_min_len.max(m)
+        } else {
+            self.new_min_len
+        }
+    }
+}
