@@ -48,8 +48,8 @@ fn main() {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| out_dir.clone());
     let ptx_target_dir = target_root.join("ptx");
-    let linked = ptx_target_dir.join("aceapex_device.ptx");
-    let _ = fs::remove_file(&linked);
+    // cargo uplifts the linked cdylib here, also when the nested build was already fresh
+    let linked = ptx_target_dir.join(TARGET).join("release").join("aceapex_device.ptx");
 
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let me = env::current_exe().expect("path of the build script");
@@ -82,8 +82,7 @@ fn main() {
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .env("CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS", "false")
         .env("CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS", "false")
-        .env("ACEAPEX_PTX_LINKER", "1")
-        .env("ACEAPEX_PTX_OUT", &linked);
+        .env("ACEAPEX_PTX_LINKER", "1");
     let status = cmd.status().unwrap_or_else(|e| fail(&format!("could not run cargo for the device crate: {e}")));
     if !status.success() {
         fail(&format!(
@@ -160,9 +159,6 @@ fn link_ptx() {
             .arg(&out),
         "llc",
     );
-    if let Some(copy) = env::var_os("ACEAPEX_PTX_OUT") {
-        fs::copy(&out, copy).unwrap_or_else(|e| fail(&format!("copy PTX: {e}")));
-    }
 }
 
 fn llvm_tools_dir() -> PathBuf {

@@ -1,1 +1,77 @@
-fn main() {}
+//! Whole-archive GPU decode (issue 4): device-resident (archive uploaded once, output left
+//! in device memory; GB/s = original bytes / time) and end to end (upload, decode, download).
+//!
+//! Archives: every `*.acx` in `ACEAPEX_BENCH_ARCHIVES` (the GPU bundle carries archives of
+//! the real corpora), else a generated DNA-like sample. Prints "no GPU: skipped" without a GPU.
+
+use aceapex::archive::Archive;
+use aceapex::gpu::decoder::{check_status, GpuArchive};
+use aceapex::gpu::Gpu;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::time::{Duration, Instant};
+
+fn archives() -> Vec<(String, Vec<u8>)> {
+    let mut v = Vec::new();
+    if let Ok(dir) = std::env::var("ACEAPEX_BENCH_ARCHIVES") {
+        let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for p in paths {
+            if p.extension().is_some_and(|e| e == "acx") {
+                v.push((p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    if v.is_empty() {
+        let mut r = aceapex::gpu::tokens::Rng::new(3);
+        let dna: Vec<u8> = (0..64 << 20).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+        v.push(("generated-dna".into(), aceapex::compress(&dna, &Default::default(), &|_| {}).unwrap()));
+    }
+    v
+}
+
+fn bench(c: &mut Criterion) {
+    let g = match Gpu::open() {
+        Ok(g) => g,
+        Err(e) => {
+            println!("no GPU: skipped gpu_decode ({e})");
+            return;
+        }
+    };
+    let mut grp = c.benchmark_group("gpu_decode");
+    grp.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    for (name, bytes) in archives() {
+        let a = Archive::parse(&bytes).unwrap();
+        let size = a.header.original_size;
+        let ga = GpuArchive::upload(&g, &a).unwrap();
+        let mut out = g.alloc_filled(size as usize, 0xA5).unwrap();
+        let mut status = g.stream().alloc_zeros::<u32>(a.block_count().max(1)).unwrap();
+        ga.decode_all(&g, &mut out, &mut status).unwrap();
+        check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
+        let back = g.download(&out).unwrap();
+        aceapex::gpu::decoder::verify(&a, &back[..size as usize]).unwrap();
+        let per = g.time(5, || ga.decode_all(&g, &mut out, &mut status)).unwrap();
+        let t = Instant::now();
+        let e2e_runs = 3;
+        for _ in 0..e2e_runs {
+            aceapex::gpu::decoder::decompress(&g, &a).unwrap();
+        }
+        let e2e = t.elapsed().as_secs_f64() / e2e_runs as f64;
+        println!(
+            "SUMMARY gpu_decode lane {name}: {} bytes, ratio {:.3}, device-resident {:.3} ms = {:.2} GB/s; end-to-end (upload+decode+download+host verify) {:.1} ms = {:.2} GB/s",
+            size,
+            size as f64 / bytes.len() as f64,
+            per * 1e3,
+            size as f64 / per / 1e9,
+            e2e * 1e3,
+            size as f64 / e2e / 1e9
+        );
+        grp.throughput(Throughput::Bytes(size));
+        grp.bench_function(format!("lane/{name}"), |b| {
+            b.iter_custom(|iters| Duration::from_secs_f64(g.time(iters as u32, || ga.decode_all(&g, &mut out, &mut status)).unwrap() * iters as f64))
+        });
+    }
+    grp.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

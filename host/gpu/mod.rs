@@ -5,6 +5,7 @@
 pub mod decoder;
 pub mod kernels;
 pub mod launch;
+pub mod tokens;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError};
 use std::sync::Arc;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds everything the H200 runs into ./gpu-bundle (git-ignored), for the device tool's carry:
+#   bin/aceapex            the release CLI
+#   bin/test-*             release test binaries (tests/gpu.rs and the others)
+#   bin/bench-*            criterion bench binaries
+#   data/*.acx             archives of real corpora (made here by the CPU encoder; the run
+#                          script restores the originals there with the CPU decoder)
+#   run.sh                 what to run on the device (scripts/gpu-run.sh)
+# Usage: scripts/gpu-bundle.sh [CORPUS_FILE ...]   (default: a DNA/FASTQ/text/protein set
+# from ./corpora, made by ../shared/corpora/fetch.sh corpora ...). Total stays under ~60 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=gpu-bundle
+rm -rf "$B"
+mkdir -p "$B/bin" "$B/data"
+cargo build --release --bin aceapex
+cp target/release/aceapex "$B/bin/aceapex"
+collect() { # cargo subcommand args...; copies executables named <prefix>-<target name>
+  local prefix=$1; shift
+  cargo "$@" --message-format=json 2>/dev/null | python3 -c '
+import json, sys, shutil
+prefix, dest = sys.argv[1], sys.argv[2]
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"].startswith("gpu"):
+        shutil.copy(m["executable"], f"{dest}/{prefix}-{m['"'"'target'"'"']['"'"'name'"'"']}")
+' "$prefix" "$B/bin"
+}
+collect test test --release --no-run
+collect bench bench --no-run
+strip "$B"/bin/*
+cp scripts/gpu-run.sh "$B/run.sh"
+cp ../shared/anchors/nvcomp_bench.py "$B/" 2>/dev/null || true
+CORPORA=${CORPORA:-corpora}
+if [ $# -eq 0 ]; then
+  set -- "$CORPORA/dna/hs37_chrX_first70Mb.fa" "$CORPORA/dna/E_coli_K12_MG1655_NC_000913.2.fa" \
+    "$CORPORA/dna/TAIR10_chr1.fna" "$CORPORA/fastq/mouse_RNAseq_top100k_1.fq" "$CORPORA/text/moby_dick.txt" \
+    "$CORPORA/text/gcide.txt" "$CORPORA/protein/swissprot201401_GO_BPO.fasta"
+fi
+budget=$(( ${BUNDLE_MIB:-60} * 1024 * 1024 ))
+used=$(du -sb "$B" | cut -f1)
+for f in "$@"; do
+  [ -f "$f" ] || { echo "skip $f (missing)"; continue; }
+  name=$(basename "$f")
+  "$B/bin/aceapex" compress "$f" -o "$B/data/$name.acx" -f
+  size=$(stat -c %s "$B/data/$name.acx")
+  if [ $((used + size)) -gt "$budget" ]; then
+    echo "skip $name (bundle budget)"; rm "$B/data/$name.acx"; continue
+  fi
+  used=$((used + size))
+done
+du -sh "$B" "$B"/bin "$B"/data

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs on the H200 (device tool) from the repo root: bash gpu-bundle/run.sh [tests|bench|all]
+# Writes logs to $OUT when set. See README "GPU tests and benchmarks".
+set -uo pipefail
+B=$(cd "$(dirname "$0")" && pwd)
+OUTD=${OUT:-/tmp/aceapex-out}
+mkdir -p "$OUTD" /tmp/corp
+what=${1:-all}
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+echo "== restoring corpora from the bundle's archives (CPU decoder, verified)"
+for a in "$B"/data/*.acx; do
+  n=$(basename "$a" .acx)
+  "$B/bin/aceapex" decompress "$a" -o "/tmp/corp/$n" --device cpu -f 2>&1 | tail -1
+done
+rc=0
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  echo "== GPU tests"
+  ACEAPEX_TEST_CORPORA=/tmp/corp "$B/bin/test-gpu" --test-threads=1 2>&1 | tee "$OUTD/test-gpu.log" || rc=1
+  echo "== CLI --device gpu on every corpus"
+  for f in /tmp/corp/*; do
+    "$B/bin/aceapex" decompress "$B/data/$(basename "$f").acx" -o /tmp/gpu.out --device gpu -f 2>&1 | tail -1
+    cmp -s "$f" /tmp/gpu.out && echo "  bit-exact: $(basename "$f")" || { echo "  MISMATCH: $(basename "$f")"; rc=1; }
+  done
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  echo "== benchmarks"
+  "$B/bin/bench-gpu_copy" --bench 2>&1 | tee "$OUTD/bench-gpu_copy.log" | grep -E "SUMMARY|token list|time:|thrpt:|skipped"
+  ACEAPEX_BENCH_ARCHIVES="$B/data" "$B/bin/bench-gpu_decode" --bench 2>&1 | tee "$OUTD/bench-gpu_decode.log" | grep -E "SUMMARY|skipped"
+fi
+exit $rc
