@@ -21,14 +21,33 @@ fn bench(c: &mut Criterion) {
             return;
         }
     };
-    let mib: usize = std::env::var("ACEAPEX_COPY_MIB").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
-    let ts = generate(0xC0FFEE, Shape::realistic(mib << 20));
+    let mib: usize = std::env::var("ACEAPEX_COPY_MIB")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256);
+    // real token lists when an archive is given (ACEAPEX_COPY_ARCHIVE=path.acx), else synthetic
+    let (source, ts) = match std::env::var("ACEAPEX_COPY_ARCHIVE") {
+        Ok(p) => {
+            let bytes = std::fs::read(&p).unwrap();
+            let a = aceapex::Archive::parse(&bytes).unwrap();
+            let original = aceapex::decompress(&a).unwrap();
+            (
+                p,
+                aceapex::gpu::tokens::from_archive(&a, &original).unwrap(),
+            )
+        }
+        Err(_) => (
+            "synthetic".to_string(),
+            generate(0xC0FFEE, Shape::realistic(mib << 20)),
+        ),
+    };
+    let mib = ts.expected.len() >> 20;
     let matches = ts.match_count();
     let level0 = ts.levels.first().map_or(0, Vec::len);
     let mut lens: Vec<u32> = ts.levels.iter().flatten().map(|t| t.len).collect();
     lens.sort_unstable();
     println!(
-        "token list: {} MiB output, {} matches, median length {}, {:.1} % at level 0, {} levels, {:.1} MB of match bytes",
+        "token list ({source}): {} MiB output, {} matches, median length {}, {:.1} % at level 0, {} levels, {:.1} MB of match bytes",
         mib,
         matches,
         lens[lens.len() / 2],
@@ -37,11 +56,17 @@ fn bench(c: &mut Criterion) {
         ts.match_bytes() as f64 / 1e6
     );
     let mut out = g.alloc_filled(ts.expected.len(), 0).unwrap();
-    let levels: Vec<_> = ts.levels.iter().map(|l| (g.upload(bytemuck::cast_slice(l)).unwrap(), l.len() as u32)).collect();
+    let levels: Vec<_> = ts
+        .levels
+        .iter()
+        .map(|l| (g.upload(bytemuck::cast_slice(l)).unwrap(), l.len() as u32))
+        .collect();
     let mut status = g.stream().alloc_zeros::<u32>(1).unwrap();
     let mut grp = c.benchmark_group("match_copy");
     grp.throughput(Throughput::Bytes(ts.match_bytes()));
-    grp.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    grp.sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
     for (name, v) in [
         ("thread_per_match", CopyVariant::ThreadPerMatch),
         ("warp_per_match_period_aware", CopyVariant::WarpPeriodAware),
@@ -54,9 +79,15 @@ fn bench(c: &mut Criterion) {
             Ok(())
         };
         let per = g.time(5, &mut run).unwrap();
-        println!("SUMMARY match_copy {name}: {:.2} ms per pass, {:.1} GB/s of match bytes", per * 1e3, ts.match_bytes() as f64 / per / 1e9);
+        println!(
+            "SUMMARY match_copy {name}: {:.2} ms per pass, {:.1} GB/s of match bytes",
+            per * 1e3,
+            ts.match_bytes() as f64 / per / 1e9
+        );
         grp.bench_function(name, |b| {
-            b.iter_custom(|iters| Duration::from_secs_f64(g.time(iters as u32, &mut run).unwrap() * iters as f64))
+            b.iter_custom(|iters| {
+                Duration::from_secs_f64(g.time(iters as u32, &mut run).unwrap() * iters as f64)
+            })
         });
     }
     grp.finish();

@@ -5,7 +5,7 @@
 //! the real corpora), else a generated DNA-like sample. Prints "no GPU: skipped" without a GPU.
 
 use aceapex::archive::Archive;
-use aceapex::gpu::decoder::{check_status, GpuArchive};
+use aceapex::gpu::decoder::{check_status, Decoder, GpuArchive};
 use aceapex::gpu::Gpu;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::{Duration, Instant};
@@ -13,18 +13,30 @@ use std::time::{Duration, Instant};
 fn archives() -> Vec<(String, Vec<u8>)> {
     let mut v = Vec::new();
     if let Ok(dir) = std::env::var("ACEAPEX_BENCH_ARCHIVES") {
-        let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         paths.sort();
         for p in paths {
             if p.extension().is_some_and(|e| e == "acx") {
-                v.push((p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+                v.push((
+                    p.file_stem().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                ));
             }
         }
     }
     if v.is_empty() {
         let mut r = aceapex::gpu::tokens::Rng::new(3);
-        let dna: Vec<u8> = (0..64 << 20).map(|_| b"ACGT"[r.below(4) as usize]).collect();
-        v.push(("generated-dna".into(), aceapex::compress(&dna, &Default::default(), &|_| {}).unwrap()));
+        let dna: Vec<u8> = (0..64 << 20)
+            .map(|_| b"ACGT"[r.below(4) as usize])
+            .collect();
+        v.push((
+            "generated-dna".into(),
+            aceapex::compress(&dna, &Default::default(), &|_| {}).unwrap(),
+        ));
     }
     v
 }
@@ -38,37 +50,70 @@ fn bench(c: &mut Criterion) {
         }
     };
     let mut grp = c.benchmark_group("gpu_decode");
-    grp.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    grp.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
     for (name, bytes) in archives() {
         let a = Archive::parse(&bytes).unwrap();
         let size = a.header.original_size;
         let ga = GpuArchive::upload(&g, &a).unwrap();
         let mut out = g.alloc_filled(size as usize, 0xA5).unwrap();
-        let mut status = g.stream().alloc_zeros::<u32>(a.block_count().max(1)).unwrap();
+        let mut status = g
+            .stream()
+            .alloc_zeros::<u32>(a.block_count().max(1))
+            .unwrap();
         ga.decode_all(&g, &mut out, &mut status).unwrap();
         check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
         let back = g.download(&out).unwrap();
         aceapex::gpu::decoder::verify(&a, &back[..size as usize]).unwrap();
-        let per = g.time(5, || ga.decode_all(&g, &mut out, &mut status)).unwrap();
+        let mut timed = |d: Decoder| {
+            g.time(5, || ga.decode_all_with(&g, d, &mut out, &mut status))
+                .unwrap()
+        };
+        let lane = timed(Decoder::Lane);
+        let rans = timed(Decoder::RansOnly);
+        let load = timed(Decoder::DenseStages(0));
+        let parse = timed(Decoder::DenseStages(1));
+        let dense = timed(Decoder::Dense);
+        // the timing variants left partial output: decode once more and verify
+        ga.decode_all(&g, &mut out, &mut status).unwrap();
+        check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
+        aceapex::gpu::decoder::verify(&a, &g.download(&out).unwrap()[..size as usize]).unwrap();
         let t = Instant::now();
         let e2e_runs = 3;
         for _ in 0..e2e_runs {
             aceapex::gpu::decoder::decompress(&g, &a).unwrap();
         }
         let e2e = t.elapsed().as_secs_f64() / e2e_runs as f64;
+        let gbs = |t: f64| size as f64 / t / 1e9;
         println!(
-            "SUMMARY gpu_decode lane {name}: {} bytes, ratio {:.3}, device-resident {:.3} ms = {:.2} GB/s; end-to-end (upload+decode+download+host verify) {:.1} ms = {:.2} GB/s",
-            size,
+            "SUMMARY gpu_decode {name}: {size} bytes, ratio {:.3}; device-resident dense {:.3} ms = {:.1} GB/s, lane {:.3} ms = {:.1} GB/s; stage split (dense): rANS {:.3} ms, +load/varints {:.3} ms, +parse/fill {:.3} ms, +resolve/write {:.3} ms; end-to-end dense (upload+decode+download+host verify) {:.1} ms = {:.2} GB/s",
             size as f64 / bytes.len() as f64,
-            per * 1e3,
-            size as f64 / per / 1e9,
+            dense * 1e3,
+            gbs(dense),
+            lane * 1e3,
+            gbs(lane),
+            rans * 1e3,
+            (load - rans) * 1e3,
+            (parse - load) * 1e3,
+            (dense - parse) * 1e3,
             e2e * 1e3,
-            size as f64 / e2e / 1e9
+            gbs(e2e)
         );
         grp.throughput(Throughput::Bytes(size));
-        grp.bench_function(format!("lane/{name}"), |b| {
-            b.iter_custom(|iters| Duration::from_secs_f64(g.time(iters as u32, || ga.decode_all(&g, &mut out, &mut status)).unwrap() * iters as f64))
-        });
+        for (label, d) in [("dense", Decoder::Dense), ("lane", Decoder::Lane)] {
+            grp.bench_function(format!("{label}/{name}"), |b| {
+                b.iter_custom(|iters| {
+                    Duration::from_secs_f64(
+                        g.time(iters as u32, || {
+                            ga.decode_all_with(&g, d, &mut out, &mut status)
+                        })
+                        .unwrap()
+                            * iters as f64,
+                    )
+                })
+            });
+        }
     }
     grp.finish();
 }

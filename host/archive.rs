@@ -14,6 +14,8 @@ pub const HEADER_SIZE: usize = std::mem::size_of::<FileHeader>();
 pub const ENTRY_SIZE: usize = std::mem::size_of::<BlockEntry>();
 /// Input bytes whose blocks share one set of frequency tables (FORMAT.md §5.1).
 pub const GROUP_BYTES: usize = 1 << 20;
+/// Largest segment one thread parses in order (sources never cross a segment start).
+const MAX_SEGMENT_BYTES: usize = 1 << 30;
 /// Input bytes parsed per batch: bounds the encoder's working memory beyond input and output.
 const BATCH_BYTES: usize = 64 << 20;
 
@@ -36,7 +38,14 @@ pub struct EncodeOptions {
 
 impl Default for EncodeOptions {
     fn default() -> Self {
-        EncodeOptions { level: 5, block_size: DEFAULT_BLOCK_SIZE, window: None, min_match: 6, repeat_codes: true, depth_cap: 0 }
+        EncodeOptions {
+            level: 5,
+            block_size: DEFAULT_BLOCK_SIZE,
+            window: None,
+            min_match: 6,
+            repeat_codes: true,
+            depth_cap: 0,
+        }
     }
 }
 
@@ -46,11 +55,19 @@ impl EncodeOptions {
         if !(1..=9).contains(&self.level) {
             return Err(format!("level {} is not in 1..=9", self.level));
         }
-        if !self.block_size.is_power_of_two() || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&self.block_size) {
-            return Err(format!("block size {} is not a power of two from 4 KiB to 4 MiB", self.block_size));
+        if !self.block_size.is_power_of_two()
+            || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&self.block_size)
+        {
+            return Err(format!(
+                "block size {} is not a power of two from 4 KiB to 4 MiB",
+                self.block_size
+            ));
         }
         if self.min_match < MATCH_BASE {
-            return Err(format!("minimum match {} is below {MATCH_BASE}", self.min_match));
+            return Err(format!(
+                "minimum match {} is below {MATCH_BASE}",
+                self.min_match
+            ));
         }
         if let Some(w) = self.window {
             if w == 0 {
@@ -78,7 +95,11 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
 ///
 /// Memory: the input, the archive, and about 3x `BATCH_BYTES` of parse buffers.
 /// Errors: invalid options (message names the option).
-pub fn compress(data: &[u8], opts: &EncodeOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<u8>, String> {
+pub fn compress(
+    data: &[u8],
+    opts: &EncodeOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<u8>, String> {
     opts.validate()?;
     let bs = opts.block_size as usize;
     let block_count = data.len().div_ceil(bs);
@@ -88,9 +109,20 @@ pub fn compress(data: &[u8], opts: &EncodeOptions, progress: &(dyn Fn(u64) + Syn
     let group_blocks = group_blocks_for(opts.block_size) as usize;
     let group_count = block_count.div_ceil(group_blocks);
     let window = opts.window();
-    let params = ParseParams { level: opts.level, min_match: opts.min_match, window, repeat_codes: opts.repeat_codes, depth_cap: opts.depth_cap };
+    let params = ParseParams {
+        level: opts.level,
+        min_match: opts.min_match,
+        window,
+        repeat_codes: opts.repeat_codes,
+        depth_cap: opts.depth_cap,
+    };
     // A segment is parsed by one thread in order; sources never cross segment starts.
-    let seg_bytes = if opts.cross_block() { (BATCH_BYTES / 4).max(4 * window as usize).div_ceil(bs) * bs } else { bs };
+    let seg_bytes = if opts.cross_block() {
+        // capped at 1 GiB: the parser indexes a segment with 32-bit positions
+        (BATCH_BYTES / 4).max(4 * window as usize).min(MAX_SEGMENT_BYTES).div_ceil(bs) * bs
+    } else {
+        bs
+    };
     let batch_bytes = BATCH_BYTES.max(seg_bytes).div_ceil(group_blocks * bs) * group_blocks * bs;
 
     let mut entries: Vec<BlockEntry> = Vec::with_capacity(block_count);
@@ -99,8 +131,10 @@ pub fn compress(data: &[u8], opts: &EncodeOptions, progress: &(dyn Fn(u64) + Syn
     let mut batch_start = 0usize;
     while batch_start < data.len() {
         let batch_end = (batch_start + batch_bytes).min(data.len());
-        let segs: Vec<(usize, usize)> =
-            (batch_start..batch_end).step_by(seg_bytes).map(|s| (s, (s + seg_bytes).min(batch_end))).collect();
+        let segs: Vec<(usize, usize)> = (batch_start..batch_end)
+            .step_by(seg_bytes)
+            .map(|s| (s, (s + seg_bytes).min(batch_end)))
+            .collect();
         let parses: Vec<BlockParse> = segs
             .par_iter()
             .flat_map_iter(|&(s, e)| {
@@ -111,7 +145,7 @@ pub fn compress(data: &[u8], opts: &EncodeOptions, progress: &(dyn Fn(u64) + Syn
             .collect();
         let first_block = batch_start / bs;
         // per group: tables, then the slices of its blocks
-        let groups: Vec<(Vec<u8>, Vec<(BlockEntry, Vec<u8>)>)> = parses
+        let groups: Vec<GroupOut> = parses
             .par_chunks(group_blocks)
             .enumerate()
             .map(|(gi, blocks)| encode_group(data, bs, first_block + gi * group_blocks, blocks))
@@ -156,7 +190,8 @@ pub fn compress(data: &[u8], opts: &EncodeOptions, progress: &(dyn Fn(u64) + Syn
     };
     let table_bytes: &[u8] = bytemuck::cast_slice(&entries);
     h.meta_checksum = meta_checksum(&h, table_bytes, &tables_out);
-    let mut out = Vec::with_capacity(HEADER_SIZE + table_bytes.len() + tables_out.len() + data_out.len());
+    let mut out =
+        Vec::with_capacity(HEADER_SIZE + table_bytes.len() + tables_out.len() + data_out.len());
     out.extend_from_slice(bytemuck::bytes_of(&h));
     out.extend_from_slice(table_bytes);
     out.extend_from_slice(&tables_out);
@@ -164,8 +199,11 @@ pub fn compress(data: &[u8], opts: &EncodeOptions, progress: &(dyn Fn(u64) + Syn
     Ok(out)
 }
 
+/// One encoded table group: its table records, then each block's entry and stored slices.
+type GroupOut = (Vec<u8>, Vec<(BlockEntry, Vec<u8>)>);
+
 /// Builds a group's tables from its blocks' streams and stores every slice.
-fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse]) -> (Vec<u8>, Vec<(BlockEntry, Vec<u8>)>) {
+fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse]) -> GroupOut {
     let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
     for b in blocks {
         for (h, s) in hists.iter_mut().zip(b.stream_slices()) {
@@ -174,10 +212,12 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
     }
     let tables: Vec<Option<(FreqTable, [u32; 256])>> = hists
         .iter()
-        .map(|h| FreqTable::from_histogram(h).map(|t| {
-            let c = t.cumulative();
-            (t, c)
-        }))
+        .map(|h| {
+            FreqTable::from_histogram(h).map(|t| {
+                let c = t.cumulative();
+                (t, c)
+            })
+        })
         .collect();
     let mut table_bytes = Vec::new();
     for t in &tables {
@@ -202,7 +242,8 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
             };
             for (k, s) in b.stream_slices().into_iter().enumerate() {
                 let before = bytes.len();
-                e.lanes[k] = entropy::store_slice(s, tables[k].as_ref().map(|(t, c)| (t, c)), &mut bytes);
+                e.lanes[k] =
+                    entropy::store_slice(s, tables[k].as_ref().map(|(t, c)| (t, c)), &mut bytes);
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }
@@ -243,7 +284,10 @@ pub struct Archive<'a> {
 }
 
 fn herr(field: &'static str, why: impl Into<String>) -> FormatError {
-    FormatError::Header { field, why: why.into() }
+    FormatError::Header {
+        field,
+        why: why.into(),
+    }
 }
 
 impl<'a> Archive<'a> {
@@ -252,38 +296,64 @@ impl<'a> Archive<'a> {
     /// Errors: [`FormatError`] naming the first rule broken.
     pub fn parse(bytes: &'a [u8]) -> Result<Archive<'a>, FormatError> {
         if bytes.len() < HEADER_SIZE {
-            return Err(FormatError::TooShort { got: bytes.len() as u64, need: HEADER_SIZE as u64 });
+            return Err(FormatError::TooShort {
+                got: bytes.len() as u64,
+                need: HEADER_SIZE as u64,
+            });
         }
         let h: FileHeader = bytemuck::pod_read_unaligned(&bytes[..HEADER_SIZE]);
         if h.magic != MAGIC {
             return Err(FormatError::BadMagic { got: h.magic });
         }
         if h.version != FORMAT_VERSION {
-            return Err(FormatError::Version { got: h.version, expected: FORMAT_VERSION });
+            return Err(FormatError::Version {
+                got: h.version,
+                expected: FORMAT_VERSION,
+            });
         }
         if h.flags & !KNOWN_FLAGS != 0 {
-            return Err(herr("flags", format!("unknown bits {:#06x}", h.flags & !KNOWN_FLAGS)));
+            return Err(herr(
+                "flags",
+                format!("unknown bits {:#06x}", h.flags & !KNOWN_FLAGS),
+            ));
         }
         // FORMAT.md §2: block size is a power of two in [4 KiB, 4 MiB].
-        if !h.block_size.is_power_of_two() || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&h.block_size) {
-            return Err(herr("block_size", format!("{} is not a power of two in [4096, 4194304]", h.block_size)));
+        if !h.block_size.is_power_of_two()
+            || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&h.block_size)
+        {
+            return Err(herr(
+                "block_size",
+                format!("{} is not a power of two in [4096, 4194304]", h.block_size),
+            ));
         }
         let bs = h.block_size as u64;
         if h.original_size.div_ceil(bs) != h.block_count as u64 {
-            return Err(herr("block_count", format!("{} != ceil({} / {})", h.block_count, h.original_size, bs)));
+            return Err(herr(
+                "block_count",
+                format!("{} != ceil({} / {})", h.block_count, h.original_size, bs),
+            ));
         }
         if h.group_blocks == 0 {
             return Err(herr("group_blocks", "must be at least 1"));
         }
         if (h.block_count as u64).div_ceil(h.group_blocks as u64) != h.group_count as u64 {
-            return Err(herr("group_count", format!("{} != ceil({} / {})", h.group_count, h.block_count, h.group_blocks)));
+            return Err(herr(
+                "group_count",
+                format!(
+                    "{} != ceil({} / {})",
+                    h.group_count, h.block_count, h.group_blocks
+                ),
+            ));
         }
         if h.window == 0 {
             return Err(herr("window", "must be at least 1"));
         }
         let cross = h.flags & FLAG_CROSS_BLOCK != 0;
         if !cross && h.window > h.block_size {
-            return Err(herr("window", "larger than a block without the cross-block flag"));
+            return Err(herr(
+                "window",
+                "larger than a block without the cross-block flag",
+            ));
         }
         if h.min_match < MATCH_BASE {
             return Err(herr("min_match", format!("{} < {MATCH_BASE}", h.min_match)));
@@ -298,7 +368,10 @@ impl<'a> Archive<'a> {
             .and_then(|v| v.checked_add(h.data_bytes))
             .ok_or_else(|| herr("data_bytes", "section sizes overflow"))?;
         if expected != bytes.len() as u64 {
-            return Err(FormatError::Size { expected, got: bytes.len() as u64 });
+            return Err(FormatError::Size {
+                expected,
+                got: bytes.len() as u64,
+            });
         }
         let bt_end = HEADER_SIZE + table_len as usize;
         let tables_end = bt_end + h.table_bytes as usize;
@@ -307,7 +380,12 @@ impl<'a> Archive<'a> {
         if meta_checksum(&h, block_table, table_section) != h.meta_checksum {
             return Err(FormatError::MetaChecksum);
         }
-        let entries: Vec<BlockEntry> = block_table.chunks_exact(ENTRY_SIZE).map(bytemuck::pod_read_unaligned).collect();
+        let entries: Vec<BlockEntry> = block_table
+            .as_chunks::<ENTRY_SIZE>()
+            .0
+            .iter()
+            .map(|c| bytemuck::pod_read_unaligned(c))
+            .collect();
 
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
@@ -319,7 +397,9 @@ impl<'a> Archive<'a> {
             tables.push(g);
         }
         if pos != table_section.len() {
-            return Err(FormatError::Table { what: "bytes left after the last group's tables" });
+            return Err(FormatError::Table {
+                what: "bytes left after the last group's tables",
+            });
         }
 
         let mut block_offsets = Vec::with_capacity(entries.len());
@@ -334,35 +414,63 @@ impl<'a> Archive<'a> {
             // FORMAT.md §3: a block reads only itself and earlier blocks, and earlier ones only
             // with the cross-block flag.
             if e.lowest_source_block > i32_ || (!cross && e.lowest_source_block != i32_) {
-                return Err(berr(format!("lowest source block {} is not allowed", e.lowest_source_block)));
+                return Err(berr(format!(
+                    "lowest source block {} is not allowed",
+                    e.lowest_source_block
+                )));
             }
             let group = i / h.group_blocks as usize;
             for k in 0..STREAM_COUNT {
                 // FORMAT.md §3: every decoded stream is at most block length + 1 bytes.
                 if e.decoded_len[k] as u64 > block_len + 1 {
-                    return Err(berr(format!("stream {k} decodes to {} bytes, more than the block allows", e.decoded_len[k])));
+                    return Err(berr(format!(
+                        "stream {k} decodes to {} bytes, more than the block allows",
+                        e.decoded_len[k]
+                    )));
                 }
                 match e.lanes[k] {
                     LANES_RAW => {
                         if e.stored_len[k] != e.decoded_len[k] {
-                            return Err(berr(format!("raw stream {k} stores {} bytes but decodes to {}", e.stored_len[k], e.decoded_len[k])));
+                            return Err(berr(format!(
+                                "raw stream {k} stores {} bytes but decodes to {}",
+                                e.stored_len[k], e.decoded_len[k]
+                            )));
                         }
                     }
                     l if l <= MAX_LANES => {
                         if tables[group][k].is_none() {
-                            return Err(berr(format!("stream {k} is rANS-coded but group {group} has no table for it")));
+                            return Err(berr(format!(
+                                "stream {k} is rANS-coded but group {group} has no table for it"
+                            )));
                         }
                     }
-                    l => return Err(berr(format!("stream {k} has {l} lanes (at most {MAX_LANES})"))),
+                    l => {
+                        return Err(berr(format!(
+                            "stream {k} has {l} lanes (at most {MAX_LANES})"
+                        )))
+                    }
                 }
             }
             block_offsets.push(off);
             off += e.stored_len.iter().map(|&l| l as u64).sum::<u64>();
         }
         if off != h.data_bytes {
-            return Err(herr("data_bytes", format!("{} but the block table's slices add up to {off}", h.data_bytes)));
+            return Err(herr(
+                "data_bytes",
+                format!(
+                    "{} but the block table's slices add up to {off}",
+                    h.data_bytes
+                ),
+            ));
         }
-        Ok(Archive { header: h, entries, block_offsets, tables, data: &bytes[tables_end..], data_offset: tables_end as u64 })
+        Ok(Archive {
+            header: h,
+            entries,
+            block_offsets,
+            tables,
+            data: &bytes[tables_end..],
+            data_offset: tables_end as u64,
+        })
     }
 
     /// Number of blocks.

@@ -6,6 +6,7 @@
 //! [`DecodeError`] naming the block.
 
 use crate::archive::Archive;
+use crate::cpu;
 use crate::device::format::*;
 use crate::device::lz::{self, BlockFrame, BlockStreams};
 use crate::device::rans;
@@ -17,10 +18,15 @@ use xxhash_rust::xxh3::xxh3_64;
 
 thread_local! {
     static SCRATCH: RefCell<[Vec<u8>; STREAM_COUNT]> = RefCell::new(Default::default());
+    static FAST_SCRATCH: RefCell<cpu::Scratch> = RefCell::new(cpu::Scratch::default());
 }
 
-/// Entropy-decodes the four streams of block `b` into `bufs`.
-pub fn decode_streams(a: &Archive<'_>, b: usize, bufs: &mut [Vec<u8>; STREAM_COUNT]) -> Result<(), Status> {
+/// Entropy-decodes the four streams of block `b` into `bufs` with the reference rANS decoder.
+pub fn decode_streams(
+    a: &Archive<'_>,
+    b: usize,
+    bufs: &mut [Vec<u8>; STREAM_COUNT],
+) -> Result<(), Status> {
     let e = &a.entries[b];
     let slices = a.slices(b);
     for k in 0..STREAM_COUNT {
@@ -39,34 +45,84 @@ pub fn decode_streams(a: &Archive<'_>, b: usize, bufs: &mut [Vec<u8>; STREAM_COU
     Ok(())
 }
 
-/// Decodes block `b` into `out`, where `out[0]` is original byte `base`; `out` must cover
-/// the block and, below it, everything from its lowest source block on (already decoded).
-pub fn decode_block_at(a: &Archive<'_>, b: usize, out: &mut [u8], base: u64) -> Result<(), DecodeError> {
+/// Where block `b` goes in an output buffer whose index 0 is original byte `base`.
+fn block_frame(a: &Archive<'_>, b: usize, out_len: usize, base: u64) -> BlockFrame {
     let r = a.block_range(b);
-    let berr = |status| DecodeError::Block { block: b as u32, start: r.start, end: r.end, status };
     let lowest = a.entries[b].lowest_source_block as u64 * a.header.block_size as u64;
-    debug_assert!(base <= lowest && r.end - base <= out.len() as u64);
-    let frame = BlockFrame {
+    debug_assert!(base <= lowest && r.end - base <= out_len as u64);
+    BlockFrame {
         dst_start: (r.start - base) as usize,
         dst_end: (r.end - base) as usize,
         src_floor: (lowest - base) as usize,
         window: a.header.window,
-    };
-    SCRATCH.with(|s| {
-        let mut bufs = s.borrow_mut();
-        decode_streams(a, b, &mut bufs).map_err(berr)?;
-        let streams = BlockStreams {
-            literals: &bufs[STREAM_LITERALS],
-            lengths: &bufs[STREAM_LENGTHS],
-            offsets: &bufs[STREAM_OFFSETS],
-            commands: &bufs[STREAM_COMMANDS],
-        };
-        lz::decode_block(streams, out, &frame).map_err(berr)
-    })?;
+    }
+}
+
+fn block_error(a: &Archive<'_>, b: usize, status: Status) -> DecodeError {
+    let r = a.block_range(b);
+    DecodeError::Block {
+        block: b as u32,
+        start: r.start,
+        end: r.end,
+        status,
+    }
+}
+
+/// Checks the decoded bytes of block `b` against the block table's XXH3-64.
+fn verify_block(
+    a: &Archive<'_>,
+    b: usize,
+    out: &[u8],
+    frame: &BlockFrame,
+) -> Result<(), DecodeError> {
     if xxh3_64(&out[frame.dst_start..frame.dst_end]) != a.entries[b].checksum {
-        return Err(berr(Status::Checksum));
+        return Err(block_error(a, b, Status::Checksum));
     }
     Ok(())
+}
+
+/// Decodes block `b` into `out`, where `out[0]` is original byte `base`; `out` must cover
+/// the block and, below it, everything from its lowest source block on (already decoded).
+///
+/// Uses the fast decoder of [`crate::cpu`]; [`decode_block_reference`] gives the same
+/// result and the same status with the device crate's reference decoders.
+pub fn decode_block_at(
+    a: &Archive<'_>,
+    b: usize,
+    out: &mut [u8],
+    base: u64,
+) -> Result<(), DecodeError> {
+    let frame = block_frame(a, b, out.len(), base);
+    FAST_SCRATCH
+        .with(|s| cpu::decode_block(a, b, out, &frame, &mut s.borrow_mut()))
+        .map_err(|st| block_error(a, b, st))?;
+    verify_block(a, b, out, &frame)
+}
+
+/// [`decode_block_at`] through the reference path: [`decode_streams`] with
+/// `aceapex_device::rans::decode_slice`, then `aceapex_device::lz::decode_block` (the code the
+/// GPU kernels share). Slower; kept for differential tests and as the definition of "correct".
+pub fn decode_block_reference(
+    a: &Archive<'_>,
+    b: usize,
+    out: &mut [u8],
+    base: u64,
+) -> Result<(), DecodeError> {
+    let frame = block_frame(a, b, out.len(), base);
+    SCRATCH
+        .with(|s| {
+            let mut bufs = s.borrow_mut();
+            decode_streams(a, b, &mut bufs)?;
+            let streams = BlockStreams {
+                literals: &bufs[STREAM_LITERALS],
+                lengths: &bufs[STREAM_LENGTHS],
+                offsets: &bufs[STREAM_OFFSETS],
+                commands: &bufs[STREAM_COMMANDS],
+            };
+            lz::decode_block(streams, out, &frame)
+        })
+        .map_err(|st| block_error(a, b, st))?;
+    verify_block(a, b, out, &frame)
 }
 
 /// Splits blocks into runs that decode independently: a run starts at every block whose
@@ -100,16 +156,26 @@ fn independent_runs(a: &Archive<'_>) -> Result<Vec<std::ops::Range<usize>>, Deco
 
 /// Decodes the whole archive into `out` (exactly `original_size` bytes), verifying every
 /// block checksum and the content checksum. Uses the current rayon pool.
-pub fn decompress_into(a: &Archive<'_>, out: &mut [u8], progress: &(dyn Fn(u64) + Sync)) -> Result<(), DecodeError> {
-    assert_eq!(out.len() as u64, a.header.original_size, "output buffer must hold the original size");
+pub fn decompress_into(
+    a: &Archive<'_>,
+    out: &mut [u8],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(), DecodeError> {
+    assert_eq!(
+        out.len() as u64,
+        a.header.original_size,
+        "output buffer must hold the original size"
+    );
     let bs = a.header.block_size as usize;
     if !a.cross_block() {
-        out.par_chunks_mut(bs).enumerate().try_for_each(|(b, chunk)| {
-            let base = (b * bs) as u64;
-            decode_block_at(a, b, chunk, base)?;
-            progress(chunk.len() as u64);
-            Ok::<(), DecodeError>(())
-        })?;
+        out.par_chunks_mut(bs)
+            .enumerate()
+            .try_for_each(|(b, chunk)| {
+                let base = (b * bs) as u64;
+                decode_block_at(a, b, chunk, base)?;
+                progress(chunk.len() as u64);
+                Ok::<(), DecodeError>(())
+            })?;
     } else {
         let runs = independent_runs(a)?;
         // carve `out` into the runs' disjoint byte ranges
@@ -149,7 +215,14 @@ pub fn decompress(a: &Archive<'_>) -> Result<Vec<u8>, DecodeError> {
 /// with a cross-block window, the blocks they read from). Every decoded block is verified.
 pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, DecodeError> {
     let size = a.header.original_size;
-    let end = offset.checked_add(length).filter(|&e| e <= size).ok_or(DecodeError::Region { offset, length, size })?;
+    let end = offset
+        .checked_add(length)
+        .filter(|&e| e <= size)
+        .ok_or(DecodeError::Region {
+            offset,
+            length,
+            size,
+        })?;
     if length == 0 {
         return Ok(Vec::new());
     }
@@ -174,10 +247,12 @@ pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, Dec
             decode_block_at(a, b, &mut buf, base)?;
         }
     } else {
-        buf.par_chunks_mut(bs as usize).enumerate().try_for_each(|(i, chunk)| {
-            let b = lowest + i;
-            decode_block_at(a, b, chunk, b as u64 * bs)
-        })?;
+        buf.par_chunks_mut(bs as usize)
+            .enumerate()
+            .try_for_each(|(i, chunk)| {
+                let b = lowest + i;
+                decode_block_at(a, b, chunk, b as u64 * bs)
+            })?;
     }
     Ok(buf[(offset - base) as usize..(end - base) as usize].to_vec())
 }

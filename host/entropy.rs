@@ -2,7 +2,9 @@
 //! to [`PROB_SCALE`], their compact serialisation, expansion to [`DecodeTable`], and the
 //! interleaved rANS slice encoder whose output `aceapex_device::rans::decode_slice` reads.
 
-use crate::device::format::{pack_slot, DecodeTable, LANES_RAW, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
+use crate::device::format::{
+    pack_slot, DecodeTable, LANES_RAW, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L,
+};
 use crate::error::FormatError;
 
 /// Order-0 histogram of a byte stream.
@@ -12,14 +14,14 @@ pub type Histogram = [u64; 256];
 pub fn count(h: &mut Histogram, data: &[u8]) {
     // four partial histograms hide store-to-load dependencies on runs of one byte
     let mut parts = [[0u32; 256]; 4];
-    let mut chunks = data.chunks_exact(4);
-    for c in &mut chunks {
+    let (quads, rest) = data.as_chunks::<4>();
+    for c in quads {
         parts[0][c[0] as usize] += 1;
         parts[1][c[1] as usize] += 1;
         parts[2][c[2] as usize] += 1;
         parts[3][c[3] as usize] += 1;
     }
-    for &b in chunks.remainder() {
+    for &b in rest {
         parts[0][b as usize] += 1;
     }
     for s in 0..256 {
@@ -45,7 +47,8 @@ impl FreqTable {
         let mut sum = 0i64;
         for s in 0..256 {
             if h[s] > 0 {
-                let f = ((h[s] as u128 * PROB_SCALE as u128 + total as u128 / 2) / total as u128) as u32;
+                let f = ((h[s] as u128 * PROB_SCALE as u128 + total as u128 / 2) / total as u128)
+                    as u32;
                 freq[s] = f.max(1);
                 sum += freq[s] as i64;
             }
@@ -120,10 +123,8 @@ impl FreqTable {
         }
         out.push(1);
         out.extend_from_slice(&bitmap);
-        for s in 0..256 {
-            if self.freq[s] > 0 {
-                crate::device::lz::write_varint(self.freq[s] - 1, out);
-            }
+        for &f in self.freq.iter().filter(|&&f| f > 0) {
+            crate::device::lz::write_varint(f - 1, out);
         }
     }
 
@@ -140,14 +141,17 @@ impl FreqTable {
             1 => {}
             _ => return Err(bad("unknown table kind (must be 0 or 1)")),
         }
-        let bitmap = buf.get(*pos..*pos + 32).ok_or(bad("truncated symbol bitmap"))?;
+        let bitmap = buf
+            .get(*pos..*pos + 32)
+            .ok_or(bad("truncated symbol bitmap"))?;
         let bitmap: [u8; 32] = bitmap.try_into().unwrap();
         *pos += 32;
         let mut freq = [0u32; 256];
         let mut sum = 0u64;
         for s in 0..256 {
             if bitmap[s / 8] >> (s % 8) & 1 == 1 {
-                let v = crate::device::lz::read_varint(buf, pos).map_err(|_| bad("truncated or malformed frequency varint"))?;
+                let v = crate::device::lz::read_varint(buf, pos)
+                    .map_err(|_| bad("truncated or malformed frequency varint"))?;
                 if v >= PROB_SCALE {
                     return Err(bad("frequency larger than 4096"));
                 }
@@ -165,8 +169,7 @@ impl FreqTable {
     pub fn decode_table(&self) -> Box<DecodeTable> {
         let mut t: Box<DecodeTable> = bytemuck::zeroed_box();
         let mut slot = 0usize;
-        for s in 0..256 {
-            let f = self.freq[s];
+        for (s, &f) in self.freq.iter().enumerate() {
             for bias in 0..f {
                 t.slots[slot] = pack_slot(s as u8, f, bias);
                 slot += 1;
@@ -186,7 +189,13 @@ pub fn lanes_for(n: usize) -> usize {
 
 /// Encodes `symbols` with `lanes` interleaved rANS lanes under `table` (every symbol of
 /// `symbols` must have a non-zero frequency). Output: the lane states, then the words.
-pub fn encode_slice(symbols: &[u8], lanes: usize, table: &FreqTable, cum: &[u32; 256], out: &mut Vec<u8>) {
+pub fn encode_slice(
+    symbols: &[u8],
+    lanes: usize,
+    table: &FreqTable,
+    cum: &[u32; 256],
+    out: &mut Vec<u8>,
+) {
     assert!((1..=MAX_LANES as usize).contains(&lanes));
     let mut states = [RANS_L; MAX_LANES as usize];
     let mut words: Vec<u16> = Vec::with_capacity(symbols.len() / 4 + 8);
@@ -214,7 +223,11 @@ pub fn encode_slice(symbols: &[u8], lanes: usize, table: &FreqTable, cum: &[u32;
 
 /// Chooses how to store one stream slice: rANS with the group's table when that is smaller,
 /// else raw. Returns the lane count written (`LANES_RAW` for raw).
-pub fn store_slice(symbols: &[u8], table: Option<(&FreqTable, &[u32; 256])>, out: &mut Vec<u8>) -> u8 {
+pub fn store_slice(
+    symbols: &[u8],
+    table: Option<(&FreqTable, &[u32; 256])>,
+    out: &mut Vec<u8>,
+) -> u8 {
     if let Some((t, cum)) = table {
         if !symbols.is_empty() {
             let start = out.len();
@@ -262,7 +275,9 @@ mod tests {
         };
         roundtrip(b"a");
         roundtrip(&[7u8; 1000]);
-        let skewed: Vec<u8> = (0..20000).map(|_| (rnd() % 100).min(rnd() % 7) as u8).collect();
+        let skewed: Vec<u8> = (0..20000)
+            .map(|_| (rnd() % 100).min(rnd() % 7) as u8)
+            .collect();
         roundtrip(&skewed);
         let uniform: Vec<u8> = (0..5000).map(|_| rnd() as u8).collect();
         roundtrip(&uniform);

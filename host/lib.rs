@@ -13,6 +13,7 @@
 pub use aceapex_device as device;
 
 pub mod archive;
+pub mod cpu;
 pub mod decode;
 pub mod entropy;
 pub mod error;

@@ -110,14 +110,17 @@ enum Device {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mul) = match s.chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
+    let t = s.trim();
+    // accept 16K, 16k, 16KB, 16KiB, 1M, 1MiB, 1G ...
+    let t = t.strip_suffix('B').unwrap_or(t);
+    let t = t.strip_suffix('i').unwrap_or(t);
+    let (num, mul) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
     };
-    let n: u64 = num.trim_end_matches(['i', 'B']).parse().map_err(|_| format!("'{s}' is not a size (e.g. 16K, 1M)"))?;
+    let n: u64 = num.trim().parse().map_err(|_| format!("'{s}' is not a size (e.g. 16K, 1M)"))?;
     n.checked_mul(mul).ok_or_else(|| format!("'{s}' is too large"))
 }
 
@@ -140,17 +143,23 @@ impl std::ops::Deref for Input {
 fn read_input(path: &Path) -> Result<Input> {
     if path.as_os_str() == "-" {
         let mut b = Vec::new();
-        std::io::stdin().read_to_end(&mut b).context("reading standard input")?;
+        std::io::stdin()
+            .read_to_end(&mut b)
+            .context("reading standard input")?;
         return Ok(Input::Buf(b));
     }
     let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let len = f.metadata().with_context(|| format!("reading {}", path.display()))?.len();
+    let len = f
+        .metadata()
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
     if len == 0 {
         return Ok(Input::Buf(Vec::new()));
     }
     // SAFETY: the map is read-only; a file changed underneath by another process can at worst
     // give wrong bytes, which the checksums then report (documented in README).
-    let m = unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", path.display()))?;
+    let m =
+        unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", path.display()))?;
     Ok(Input::Map(m))
 }
 
@@ -165,12 +174,20 @@ fn write_output(path: &Path, force: bool, bytes: &[u8]) -> Result<()> {
     if path.exists() && !force {
         bail!("{} already exists (use -f to overwrite)", path.display());
     }
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let name = path.file_name().context("output path has no file name")?;
-    let tmp = dir.join(format!(".{}.aceapex-tmp-{}", name.to_string_lossy(), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.aceapex-tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let res = (|| {
         let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(bytes).with_context(|| format!("writing {}", tmp.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("writing {}", tmp.display()))?;
         f.sync_all().ok();
         std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
     })();
@@ -186,9 +203,11 @@ fn progress_bar(total: u64, what: &str) -> ProgressBar {
     }
     let pb = ProgressBar::new(total);
     pb.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-            .unwrap()
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap()
+        .progress_chars("=> "),
     );
     pb.set_message(what.to_string());
     pb
@@ -199,7 +218,10 @@ fn set_threads(threads: Option<usize>) -> Result<()> {
         if t == 0 {
             bail!("--threads must be at least 1");
         }
-        rayon::ThreadPoolBuilder::new().num_threads(t).build_global().context("starting the thread pool")?;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()
+            .context("starting the thread pool")?;
     }
     Ok(())
 }
@@ -218,7 +240,18 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Compress { input, output, level, block_size, window, min_match, no_rep, depth_cap, threads, force } => {
+        Cmd::Compress {
+            input,
+            output,
+            level,
+            block_size,
+            window,
+            min_match,
+            no_rep,
+            depth_cap,
+            threads,
+            force,
+        } => {
             set_threads(threads)?;
             let out_path = match output {
                 Some(o) => o,
@@ -226,9 +259,14 @@ fn run(cli: Cli) -> Result<()> {
                 None => PathBuf::from(format!("{}.acx", input.display())),
             };
             if out_path.as_os_str() != "-" && out_path.exists() && !force {
-                bail!("{} already exists (use -f to overwrite)", out_path.display());
+                bail!(
+                    "{} already exists (use -f to overwrite)",
+                    out_path.display()
+                );
             }
-            let to_u32 = |v: u64, what: &str| u32::try_from(v).map_err(|_| anyhow::anyhow!("{what} {v} is too large"));
+            let to_u32 = |v: u64, what: &str| {
+                u32::try_from(v).map_err(|_| anyhow::anyhow!("{what} {v} is too large"))
+            };
             let opts = EncodeOptions {
                 level,
                 block_size: to_u32(block_size, "block size")?,
@@ -241,7 +279,8 @@ fn run(cli: Cli) -> Result<()> {
             let data = read_input(&input)?;
             let pb = progress_bar(data.len() as u64, "compress");
             let t = Instant::now();
-            let packed = archive::compress(&data, &opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
+            let packed =
+                archive::compress(&data, &opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
             pb.finish_and_clear();
             let secs = t.elapsed().as_secs_f64();
             write_output(&out_path, force, &packed)?;
@@ -258,21 +297,34 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Cmd::Decompress { input, output, device, threads, force } => {
+        Cmd::Decompress {
+            input,
+            output,
+            device,
+            threads,
+            force,
+        } => {
             set_threads(threads)?;
             let out_path = match output {
                 Some(o) => o,
                 None if input.as_os_str() == "-" => PathBuf::from("-"),
                 None => match input.to_str().and_then(|s| s.strip_suffix(".acx")) {
                     Some(stem) if !stem.is_empty() => PathBuf::from(stem),
-                    _ => bail!("{} does not end in .acx: name the output with -o", input.display()),
+                    _ => bail!(
+                        "{} does not end in .acx: name the output with -o",
+                        input.display()
+                    ),
                 },
             };
             if out_path.as_os_str() != "-" && out_path.exists() && !force {
-                bail!("{} already exists (use -f to overwrite)", out_path.display());
+                bail!(
+                    "{} already exists (use -f to overwrite)",
+                    out_path.display()
+                );
             }
             let bytes = read_input(&input)?;
-            let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+            let a =
+                Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             let t = Instant::now();
             let (data, used) = decode_with(&a, device)?;
             let secs = t.elapsed().as_secs_f64();
@@ -288,15 +340,27 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Cmd::Extract { input, offset, length, output, force } => {
+        Cmd::Extract {
+            input,
+            offset,
+            length,
+            output,
+            force,
+        } => {
             let bytes = read_input(&input)?;
-            let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+            let a =
+                Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             let region = decode::extract(&a, offset, length)?;
-            write_output(&output.unwrap_or_else(|| PathBuf::from("-")), force, &region)?;
+            write_output(
+                &output.unwrap_or_else(|| PathBuf::from("-")),
+                force,
+                &region,
+            )?;
         }
         Cmd::Info { input, json } => {
             let bytes = read_input(&input)?;
-            let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+            let a =
+                Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             print_info(&a, bytes.len() as u64, json);
         }
     }
@@ -305,7 +369,12 @@ fn run(cli: Cli) -> Result<()> {
 
 /// Decodes on the requested device; returns the data and the device's description.
 fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
-    if device != Device::Cpu {
+    if device != Device::Cpu && a.cross_block() {
+        if device == Device::Gpu {
+            bail!("--device gpu: this archive's window crosses blocks; the GPU decoders handle independent blocks only (decode with --device cpu)");
+        }
+        eprintln!("aceapex: the GPU decoders handle independent blocks only and this archive's window crosses blocks; decoding on the CPU");
+    } else if device != Device::Cpu {
         match gpu::Gpu::open() {
             Ok(g) => {
                 let data = gpu::decoder::decompress(&g, a).context("GPU decode")?;
@@ -319,7 +388,10 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
     let pb = progress_bar(out.len() as u64, "decompress");
     decode::decompress_into(a, &mut out, &|n| pb.inc(n))?;
     pb.finish_and_clear();
-    Ok((out, format!("CPU ({} threads)", rayon::current_num_threads())))
+    Ok((
+        out,
+        format!("CPU ({} threads)", rayon::current_num_threads()),
+    ))
 }
 
 fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
@@ -336,7 +408,11 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
         }
         depth_max = depth_max.max(e.max_depth);
         depth_sum += e.max_depth as u64;
-        let bucket = if e.max_depth == 0 { 0 } else { (32 - e.max_depth.leading_zeros()).min(7) as usize };
+        let bucket = if e.max_depth == 0 {
+            0
+        } else {
+            (32 - e.max_depth.leading_zeros()).min(7) as usize
+        };
         depth_hist[bucket] += 1;
     }
     let ratio = h.original_size as f64 / archive_len.max(1) as f64;
@@ -344,7 +420,12 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
     let names = ["literals", "lengths", "offsets", "commands"];
     if json {
         let streams: Vec<String> = (0..STREAM_COUNT)
-            .map(|k| format!("\"{}\":{{\"decoded\":{},\"stored\":{}}}", names[k], decoded[k], stored[k]))
+            .map(|k| {
+                format!(
+                    "\"{}\":{{\"decoded\":{},\"stored\":{}}}",
+                    names[k], decoded[k], stored[k]
+                )
+            })
             .collect();
         println!(
             "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
@@ -371,18 +452,50 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
     }
     println!("format version   {}", h.version);
     println!("original size    {} bytes", h.original_size);
-    println!("archive size     {} bytes (ratio {:.3})", archive_len, ratio);
-    println!("blocks           {} x {} bytes, tables shared by {} blocks", h.block_count, h.block_size, h.group_blocks);
-    println!("window           {} bytes ({})", h.window, if a.cross_block() { "crosses blocks" } else { "blocks independent" });
+    println!(
+        "archive size     {} bytes (ratio {:.3})",
+        archive_len, ratio
+    );
+    println!(
+        "blocks           {} x {} bytes, tables shared by {} blocks",
+        h.block_count, h.block_size, h.group_blocks
+    );
+    println!(
+        "window           {} bytes ({})",
+        h.window,
+        if a.cross_block() {
+            "crosses blocks"
+        } else {
+            "blocks independent"
+        }
+    );
     println!(
         "encoder          level {}, min match {}, repeat codes {}, depth cap {}",
         h.level,
         h.min_match,
-        if h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0 { "on" } else { "off" },
-        if h.depth_cap == 0 { "none".to_string() } else { h.depth_cap.to_string() }
+        if h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0 {
+            "on"
+        } else {
+            "off"
+        },
+        if h.depth_cap == 0 {
+            "none".to_string()
+        } else {
+            h.depth_cap.to_string()
+        }
     );
     println!("block depth      max {depth_max}, mean {mean_depth:.2}");
-    println!("  histogram      0:{} 1:{} 2-3:{} 4-7:{} 8-15:{} 16-31:{} 32-63:{} 64+:{}", depth_hist[0], depth_hist[1], depth_hist[2], depth_hist[3], depth_hist[4], depth_hist[5], depth_hist[6], depth_hist[7]);
+    println!(
+        "  histogram      0:{} 1:{} 2-3:{} 4-7:{} 8-15:{} 16-31:{} 32-63:{} 64+:{}",
+        depth_hist[0],
+        depth_hist[1],
+        depth_hist[2],
+        depth_hist[3],
+        depth_hist[4],
+        depth_hist[5],
+        depth_hist[6],
+        depth_hist[7]
+    );
     for k in 0..STREAM_COUNT {
         println!(
             "stream {:<9} {:>12} bytes decoded, {:>12} stored ({:.2} bits/byte)",

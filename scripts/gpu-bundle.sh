@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=gpu-bundle
-rm -rf "$B"
+if [ "${BUNDLE_KEEP_DATA:-0}" = 1 ]; then rm -rf "$B/bin"; else rm -rf "$B"; fi
 mkdir -p "$B/bin" "$B/data"
 cargo build --release --bin aceapex
 cp target/release/aceapex "$B/bin/aceapex"
@@ -33,6 +33,7 @@ strip "$B"/bin/*
 cp scripts/gpu-run.sh "$B/run.sh"
 cp ../shared/anchors/nvcomp_bench.py "$B/" 2>/dev/null || true
 CORPORA=${CORPORA:-corpora}
+if [ "${BUNDLE_KEEP_DATA:-0}" = 1 ]; then du -sh "$B"; exit 0; fi
 if [ $# -eq 0 ]; then
   set -- "$CORPORA/dna/hs37_chrX_first70Mb.fa" "$CORPORA/dna/E_coli_K12_MG1655_NC_000913.2.fa" \
     "$CORPORA/dna/TAIR10_chr1.fna" "$CORPORA/fastq/mouse_RNAseq_top100k_1.fq" "$CORPORA/text/moby_dick.txt" \

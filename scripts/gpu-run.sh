@@ -22,9 +22,16 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     cmp -s "$f" /tmp/gpu.out && echo "  bit-exact: $(basename "$f")" || { echo "  MISMATCH: $(basename "$f")"; rc=1; }
   done
 fi
+if [ "$what" = sanitizer ] || [ "$what" = all ]; then
+  echo "== compute-sanitizer memcheck (GPU tests without the large corpora)"
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$B/bin/test-gpu" --test-threads=1 smoke dense_kernel fails_closed rejects 2>&1 | tail -8 | tee "$OUTD/sanitizer.log" || rc=1
+fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   echo "== benchmarks"
-  "$B/bin/bench-gpu_copy" --bench 2>&1 | tee "$OUTD/bench-gpu_copy.log" | grep -E "SUMMARY|token list|time:|thrpt:|skipped"
+  "$B/bin/bench-gpu_copy" --bench 2>&1 | tee "$OUTD/bench-gpu_copy.log" | grep -E "SUMMARY|token list|skipped"
+  for n in hs37_chrX_first70Mb.fa mouse_RNAseq_top100k_1.fq; do
+    [ -f "$B/data/$n.acx" ] && ACEAPEX_COPY_ARCHIVE="$B/data/$n.acx" "$B/bin/bench-gpu_copy" --bench 2>&1 | tee -a "$OUTD/bench-gpu_copy.log" | grep -E "SUMMARY|token list|skipped"
+  done
   ACEAPEX_BENCH_ARCHIVES="$B/data" "$B/bin/bench-gpu_decode" --bench 2>&1 | tee "$OUTD/bench-gpu_decode.log" | grep -E "SUMMARY|skipped"
 fi
 exit $rc

@@ -7,23 +7,27 @@ use proptest::prelude::*;
 
 /// Inputs with plenty of repeats: random bytes from a small alphabet plus copied stretches.
 fn input() -> impl Strategy<Value = Vec<u8>> {
-    (prop::collection::vec((0u8..8, any::<u16>(), 0u16..300), 0..120), 1u8..=255).prop_map(|(ops, alpha)| {
-        let mut v: Vec<u8> = Vec::new();
-        for (kind, a, b) in ops {
-            if kind < 5 || v.is_empty() {
-                for k in 0..(b % 40 + 1) {
-                    v.push(((a as u32 + k as u32 * 7919) % alpha as u32) as u8);
-                }
-            } else {
-                let start = a as usize % v.len();
-                for k in 0..b as usize {
-                    let x = v[start + k % (v.len() - start)];
-                    v.push(x);
+    (
+        prop::collection::vec((0u8..8, any::<u16>(), 0u16..300), 0..120),
+        1u8..=255,
+    )
+        .prop_map(|(ops, alpha)| {
+            let mut v: Vec<u8> = Vec::new();
+            for (kind, a, b) in ops {
+                if kind < 5 || v.is_empty() {
+                    for k in 0..(b % 40 + 1) {
+                        v.push(((a as u32 + k as u32 * 7919) % alpha as u32) as u8);
+                    }
+                } else {
+                    let start = a as usize % v.len();
+                    for k in 0..b as usize {
+                        let x = v[start + k % (v.len() - start)];
+                        v.push(x);
+                    }
                 }
             }
-        }
-        v
-    })
+            v
+        })
 }
 
 proptest! {

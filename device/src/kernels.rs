@@ -29,7 +29,10 @@ fn global_thread() -> (u64, u64) {
     // SAFETY: reading special registers has no preconditions.
     unsafe {
         let bd = _block_dim_x() as u64;
-        (_block_idx_x() as u64 * bd + _thread_idx_x() as u64, _grid_dim_x() as u64 * bd)
+        (
+            _block_idx_x() as u64 * bd + _thread_idx_x() as u64,
+            _grid_dim_x() as u64 * bd,
+        )
     }
 }
 
@@ -69,7 +72,13 @@ pub unsafe extern "ptx-kernel" fn smoke_add_one(p: *mut u32, n: u32) {
 /// `out[dst + k] = out[src + k % dist]`, which reads only the first period, so
 /// self-overlapping matches need no ordering between lanes.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn match_copy_warp(out: *mut u8, out_len: u64, tokens: *const CopyToken, n: u32, status: *mut u32) {
+pub unsafe extern "ptx-kernel" fn match_copy_warp(
+    out: *mut u8,
+    out_len: u64,
+    tokens: *const CopyToken,
+    n: u32,
+    status: *mut u32,
+) {
     let (gt, stride) = global_thread();
     let lane = (tid() % WARP) as u64;
     let mut w = gt / WARP as u64;
@@ -106,7 +115,13 @@ pub unsafe extern "ptx-kernel" fn match_copy_warp(out: *mut u8, out_len: u64, to
 /// of `min(dist, 32)` bytes with a warp barrier after each, the byte-by-byte semantics of a
 /// forward copy. The baseline the period-aware fill is measured against.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn match_copy_warp_rounds(out: *mut u8, out_len: u64, tokens: *const CopyToken, n: u32, status: *mut u32) {
+pub unsafe extern "ptx-kernel" fn match_copy_warp_rounds(
+    out: *mut u8,
+    out_len: u64,
+    tokens: *const CopyToken,
+    n: u32,
+    status: *mut u32,
+) {
     let (gt, stride) = global_thread();
     let lane = (tid() % WARP) as u64;
     let mut w = gt / WARP as u64;
@@ -137,7 +152,13 @@ pub unsafe extern "ptx-kernel" fn match_copy_warp_rounds(out: *mut u8, out_len: 
 
 /// Match copy, one thread per match, forward byte copy (byte-by-byte semantics).
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn match_copy_thread(out: *mut u8, out_len: u64, tokens: *const CopyToken, n: u32, status: *mut u32) {
+pub unsafe extern "ptx-kernel" fn match_copy_thread(
+    out: *mut u8,
+    out_len: u64,
+    tokens: *const CopyToken,
+    n: u32,
+    status: *mut u32,
+) {
     let (mut i, stride) = global_thread();
     while i < n as u64 {
         // SAFETY: i < n.
@@ -158,7 +179,15 @@ pub unsafe extern "ptx-kernel" fn match_copy_thread(out: *mut u8, out_len: u64, 
 
 /// Literal scatter, one warp per run: `out[dst..dst+len] = lits[src..src+len]`.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn literal_scatter(out: *mut u8, out_len: u64, lits: *const u8, lits_len: u64, runs: *const LiteralRun, n: u32, status: *mut u32) {
+pub unsafe extern "ptx-kernel" fn literal_scatter(
+    out: *mut u8,
+    out_len: u64,
+    lits: *const u8,
+    lits_len: u64,
+    runs: *const LiteralRun,
+    n: u32,
+    status: *mut u32,
+) {
     let (gt, stride) = global_thread();
     let lane = (tid() % WARP) as u64;
     let mut w = gt / WARP as u64;
@@ -166,7 +195,9 @@ pub unsafe extern "ptx-kernel" fn literal_scatter(out: *mut u8, out_len: u64, li
     while w < n as u64 {
         // SAFETY: w < n.
         let r = unsafe { *runs.add(w as usize) };
-        let ok = r.dst <= out_len && r.len as u64 <= out_len - r.dst && (r.src as u64 + r.len as u64) <= lits_len;
+        let ok = r.dst <= out_len
+            && r.len as u64 <= out_len - r.dst
+            && (r.src as u64 + r.len as u64) <= lits_len;
         if ok {
             let mut k = lane;
             while k < r.len as u64 {
@@ -207,7 +238,9 @@ unsafe fn checked_slice<'a>(base: *const u8, total: u64, off: u64, len: u64) -> 
 /// Inputs: the data section (`data`, `data_len`), `n_blocks` block entries and their slice
 /// offsets, `tables` (`DecodeTable`s) with `table_index[group * 4 + stream]` naming the table
 /// of each group's stream ([`NO_TABLE`] if none), per-warp scratch of `4 * (block_size + 1)`
-/// bytes, and the output of `out_len` bytes. Writes one status word per block.
+/// bytes, and the output of `out_len` bytes. Writes one status word per block. With
+/// `only_fallback` set, decodes only blocks whose status word is `Status::Fallback` (left by
+/// the dense kernel).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     data: *const u8,
@@ -225,6 +258,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     out: *mut u8,
     out_len: u64,
     status: *mut u32,
+    only_fallback: u32,
 ) {
     use crate::format::*;
     let (gt, stride) = global_thread();
@@ -238,10 +272,30 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     let my_scratch = unsafe { scratch.add(warp as usize * STREAM_COUNT * stream_cap) };
     let mut b = warp;
     while b < n_blocks as u64 {
+        // SAFETY: one status word per block.
+        if only_fallback != 0 && unsafe { *status.add(b as usize) } != Status::Fallback as u32 {
+            b += warps;
+            continue;
+        }
         // SAFETY: b < n_blocks entries and offsets.
         let e = unsafe { &*entries.add(b as usize) };
         let off = unsafe { *offsets.add(b as usize) };
-        let st = decode_one_lane(data, data_len, e, off, b, tables, n_tables, table_index, group_blocks, block_size, window, my_scratch, out, out_len);
+        let st = decode_one_lane(
+            data,
+            data_len,
+            e,
+            off,
+            b,
+            tables,
+            n_tables,
+            table_index,
+            group_blocks,
+            block_size,
+            window,
+            my_scratch,
+            out,
+            out_len,
+        );
         // SAFETY: one status word per block.
         unsafe { *status.add(b as usize) = st as u32 };
         b += warps;
@@ -315,8 +369,14 @@ fn decode_one_lane(
         commands: bufs[STREAM_COMMANDS],
     };
     // SAFETY: [start, end) lies inside the output of out_len bytes; only this lane writes it.
-    let block_out = unsafe { core::slice::from_raw_parts_mut(out.add(start as usize), (end - start) as usize) };
-    let frame = crate::lz::BlockFrame { dst_start: 0, dst_end: (end - start) as usize, src_floor: 0, window };
+    let block_out =
+        unsafe { core::slice::from_raw_parts_mut(out.add(start as usize), (end - start) as usize) };
+    let frame = crate::lz::BlockFrame {
+        dst_start: 0,
+        dst_end: (end - start) as usize,
+        src_floor: 0,
+        window,
+    };
     match crate::lz::decode_block(streams, block_out, &frame) {
         Ok(()) => Status::Ok,
         Err(s) => s,

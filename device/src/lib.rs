@@ -4,7 +4,17 @@
 //! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
 //! status), [`rans`] (interleaved rANS decode), [`lz`] (match layer), `kernels` (nvptx only).
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, link_llvm_intrinsics))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        link_llvm_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        core_intrinsics
+    )
+)]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 pub mod format;
@@ -13,4 +23,8 @@ pub mod rans;
 pub mod status;
 
 #[cfg(target_arch = "nvptx64")]
+pub mod dense;
+#[cfg(target_arch = "nvptx64")]
 pub mod kernels;
+
+pub mod dense_layout;

@@ -137,7 +137,13 @@ pub struct Parser<'a> {
 impl<'a> Parser<'a> {
     /// A parser at the start of a block.
     pub fn new(s: BlockStreams<'a>) -> Self {
-        Parser { s, cmd_pos: 0, len_pos: 0, off_pos: 0, history: History::RESET }
+        Parser {
+            s,
+            cmd_pos: 0,
+            len_pos: 0,
+            off_pos: 0,
+            history: History::RESET,
+        }
     }
 
     /// Next command, `Ok(None)` at the end of the command stream.
@@ -157,7 +163,10 @@ impl<'a> Parser<'a> {
                     let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
                     len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
                 }
-                Command::Match { dist: self.history.take(slot), len }
+                Command::Match {
+                    dist: self.history.take(slot),
+                    len,
+                }
             }
             0xC0..=0xFD => {
                 let len = (c & 0x3F) as u32 + MATCH_BASE;
@@ -187,7 +196,12 @@ impl<'a> Parser<'a> {
 
 /// Checks a match against the frame (FORMAT.md §4.4) and returns its source index.
 #[inline(always)]
-pub fn check_match(frame: &BlockFrame, cursor: usize, dist: u32, len: u32) -> Result<usize, Status> {
+pub fn check_match(
+    frame: &BlockFrame,
+    cursor: usize,
+    dist: u32,
+    len: u32,
+) -> Result<usize, Status> {
     if dist == 0 || dist > frame.window || (dist as usize) > cursor - frame.src_floor {
         return Err(Status::BadDistance);
     }

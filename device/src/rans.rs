@@ -22,12 +22,15 @@ pub fn step(table: &DecodeTable, x: &mut u32) -> u8 {
 /// Errors: [`Status::RansHeader`] when the slice is too short, the word area has odd length,
 /// or a state is below [`RANS_L`]; [`Status::SliceMode`] when `lanes` is not `1..=MAX_LANES`.
 #[inline]
-pub fn read_states(slice: &[u8], lanes: usize) -> Result<([u32; MAX_LANES as usize], &[u8]), Status> {
+pub fn read_states(
+    slice: &[u8],
+    lanes: usize,
+) -> Result<([u32; MAX_LANES as usize], &[u8]), Status> {
     if lanes == 0 || lanes > MAX_LANES as usize {
         return Err(Status::SliceMode);
     }
     let head = lanes * 4;
-    if slice.len() < head || (slice.len() - head) % 2 != 0 {
+    if slice.len() < head || !(slice.len() - head).is_multiple_of(2) {
         return Err(Status::RansHeader);
     }
     let mut states = [0u32; MAX_LANES as usize];
@@ -45,7 +48,12 @@ pub fn read_states(slice: &[u8], lanes: usize) -> Result<([u32; MAX_LANES as usi
 ///
 /// Fails closed: every word must be consumed and every lane must end in state [`RANS_L`],
 /// which the encoder starts from, so most corruptions are caught even in a raw-looking stream.
-pub fn decode_slice(slice: &[u8], lanes: usize, table: &DecodeTable, out: &mut [u8]) -> Result<(), Status> {
+pub fn decode_slice(
+    slice: &[u8],
+    lanes: usize,
+    table: &DecodeTable,
+    out: &mut [u8],
+) -> Result<(), Status> {
     let (mut states, words) = read_states(slice, lanes)?;
     let nwords = words.len() / 2;
     let mut wp = 0usize;

@@ -31,6 +31,9 @@ pub enum Status {
     Trailing = 10,
     /// The block's XXH3-64 does not match the block table.
     Checksum = 11,
+    /// Not an error: the block does not fit the dense kernel's shared-memory budget and is
+    /// decoded by the lane-per-block kernel instead.
+    Fallback = 100,
 }
 
 impl Status {
@@ -50,6 +53,7 @@ impl Status {
             9 => OutputOverrun,
             10 => Trailing,
             11 => Checksum,
+            100 => Fallback,
             _ => return None,
         })
     }
@@ -70,6 +74,7 @@ impl Status {
             OutputOverrun => "command writes past the end of the block",
             Trailing => "commands end before the block is full, or a stream has unread bytes",
             Checksum => "block checksum mismatch",
+            Fallback => "block needs the lane-per-block decoder (internal, not an error)",
         }
     }
 }

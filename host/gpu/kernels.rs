@@ -18,4 +18,13 @@ macro_rules! kernels {
     };
 }
 
-kernels!(smoke_add_one, match_copy_warp, match_copy_warp_rounds, match_copy_thread, literal_scatter, decode_blocks_lane);
+kernels!(
+    smoke_add_one,
+    match_copy_warp,
+    match_copy_warp_rounds,
+    match_copy_thread,
+    literal_scatter,
+    decode_blocks_lane,
+    decode_blocks_dense,
+    rans_decode_slices
+);

@@ -35,7 +35,10 @@ pub fn match_copy(
     n: u32,
     status: &mut CudaSlice<u32>,
 ) -> Result<(), GpuError> {
-    assert!(tokens.len() >= n as usize * std::mem::size_of::<CopyToken>(), "token buffer too small");
+    assert!(
+        tokens.len() >= n as usize * std::mem::size_of::<CopyToken>(),
+        "token buffer too small"
+    );
     assert!(!status.is_empty());
     if n == 0 {
         return Ok(());
@@ -45,14 +48,20 @@ pub fn match_copy(
         CopyVariant::WarpPeriodAware => (&gpu.k.match_copy_warp, TOKEN_BLOCK as u64 / 32),
         CopyVariant::WarpRounds => (&gpu.k.match_copy_warp_rounds, TOKEN_BLOCK as u64 / 32),
     };
-    let cfg = LaunchConfig { grid_dim: (grid_for(gpu, n as u64, per_block), 1, 1), block_dim: (TOKEN_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (grid_for(gpu, n as u64, per_block), 1, 1),
+        block_dim: (TOKEN_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let out_len = out.len() as u64;
     let mut b = gpu.stream().launch_builder(f);
     b.arg(out).arg(&out_len).arg(tokens).arg(&n).arg(status);
     // SAFETY: argument order matches (out, out_len, tokens, n, status); `tokens` holds n tokens
     // (asserted), `out` holds out_len bytes and the kernel checks each token against it;
     // `status` holds at least one word.
-    unsafe { b.launch(cfg) }.ctx("launching match_copy").map(|_| ())
+    unsafe { b.launch(cfg) }
+        .ctx("launching match_copy")
+        .map(|_| ())
 }
 
 /// Places literal runs: `out[r.dst..][..r.len] = lits[r.src..][..r.len]` for each run.
@@ -64,19 +73,34 @@ pub fn literal_scatter(
     n: u32,
     status: &mut CudaSlice<u32>,
 ) -> Result<(), GpuError> {
-    assert!(runs.len() >= n as usize * std::mem::size_of::<LiteralRun>(), "run buffer too small");
+    assert!(
+        runs.len() >= n as usize * std::mem::size_of::<LiteralRun>(),
+        "run buffer too small"
+    );
     assert!(!status.is_empty());
     if n == 0 {
         return Ok(());
     }
-    let cfg = LaunchConfig { grid_dim: (grid_for(gpu, n as u64, TOKEN_BLOCK as u64 / 32), 1, 1), block_dim: (TOKEN_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (grid_for(gpu, n as u64, TOKEN_BLOCK as u64 / 32), 1, 1),
+        block_dim: (TOKEN_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let out_len = out.len() as u64;
     let lits_len = lits.len() as u64;
     let mut b = gpu.stream().launch_builder(&gpu.k.literal_scatter);
-    b.arg(out).arg(&out_len).arg(lits).arg(&lits_len).arg(runs).arg(&n).arg(status);
+    b.arg(out)
+        .arg(&out_len)
+        .arg(lits)
+        .arg(&lits_len)
+        .arg(runs)
+        .arg(&n)
+        .arg(status);
     // SAFETY: argument order matches the kernel; `runs` holds n runs (asserted); the kernel
     // checks each run against out_len and lits_len; `status` holds at least one word.
-    unsafe { b.launch(cfg) }.ctx("launching literal_scatter").map(|_| ())
+    unsafe { b.launch(cfg) }
+        .ctx("launching literal_scatter")
+        .map(|_| ())
 }
 
 /// Adds one to each word of `buf` (toolchain smoke test).
@@ -86,7 +110,9 @@ pub fn smoke_add_one(gpu: &Gpu, buf: &mut CudaSlice<u32>) -> Result<(), GpuError
     let mut b = gpu.stream().launch_builder(&gpu.k.smoke_add_one);
     b.arg(buf).arg(&n);
     // SAFETY: `buf` holds n words and the kernel touches indices < n only.
-    unsafe { b.launch(cfg) }.ctx("launching smoke_add_one").map(|_| ())
+    unsafe { b.launch(cfg) }
+        .ctx("launching smoke_add_one")
+        .map(|_| ())
 }
 
 /// Launches the lane-per-block decoder over every block of `ga` (independent blocks only).
@@ -95,9 +121,16 @@ pub fn decode_blocks_lane(
     ga: &super::decoder::GpuArchive,
     out: &mut CudaSlice<u8>,
     status: &mut CudaSlice<u32>,
+    only_fallback: bool,
 ) -> Result<(), GpuError> {
-    assert!(out.len() as u64 >= ga.original_size, "output smaller than the original size");
-    assert!(status.len() >= ga.n_blocks as usize, "one status word per block");
+    assert!(
+        out.len() as u64 >= ga.original_size,
+        "output smaller than the original size"
+    );
+    assert!(
+        status.len() >= ga.n_blocks as usize,
+        "one status word per block"
+    );
     if ga.n_blocks == 0 {
         return Ok(());
     }
@@ -106,13 +139,25 @@ pub fn decode_blocks_lane(
     let want_warps = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * 64);
     let grid = want_warps.div_ceil(warps_per_cta as u64) as u32;
     let total_warps = grid as usize * warps_per_cta as usize;
-    let scratch_len = total_warps * crate::device::format::STREAM_COUNT * (ga.block_size as usize + 1);
-    // SAFETY (alloc): the kernel writes scratch before reading it; no read of uninitialised
-    // bytes reaches the output, which the status words and checksums guard.
-    let mut scratch = unsafe { gpu.stream().alloc::<u8>(scratch_len) }.ctx("allocating decode scratch")?;
+    let scratch_len =
+        total_warps * crate::device::format::STREAM_COUNT * (ga.block_size as usize + 1);
+    let mut guard = ga.lane_scratch.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.as_ref().is_none_or(|s| s.len() < scratch_len) {
+        // SAFETY (alloc): the kernel writes scratch before reading it; no read of uninitialised
+        // bytes reaches the output, which the status words and checksums guard.
+        *guard = Some(
+            unsafe { gpu.stream().alloc::<u8>(scratch_len) }.ctx("allocating decode scratch")?,
+        );
+    }
+    let scratch = guard.as_mut().expect("allocated above");
     let data_len = ga.data.len() as u64;
     let out_len = ga.original_size;
-    let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    let only_fb = only_fallback as u32;
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let mut b = gpu.stream().launch_builder(&gpu.k.decode_blocks_lane);
     b.arg(&ga.data)
         .arg(&data_len)
@@ -125,13 +170,148 @@ pub fn decode_blocks_lane(
         .arg(&ga.group_blocks)
         .arg(&ga.block_size)
         .arg(&ga.window)
-        .arg(&mut scratch)
+        .arg(scratch)
         .arg(out)
         .arg(&out_len)
-        .arg(status);
+        .arg(status)
+        .arg(&only_fb);
     // SAFETY: argument order matches `decode_blocks_lane`; entries/offsets hold n_blocks
     // items, tables n_tables, table_index group_count*4 words (GpuArchive::upload builds them
     // from a validated Archive); scratch holds total_warps*4*(block_size+1) bytes as the kernel
     // assumes; out holds >= original_size bytes (asserted); status one word per block.
-    unsafe { b.launch(cfg) }.ctx("launching decode_blocks_lane").map(|_| ())
+    unsafe { b.launch(cfg) }
+        .ctx("launching decode_blocks_lane")
+        .map(|_| ())
+}
+
+/// Launches the dense full-pipe kernel over every block of `ga` (independent blocks only);
+/// `stages` selects the stages run (`dense_layout::STAGES_ALL` to decode; fewer for the
+/// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`.
+pub fn decode_blocks_dense(
+    gpu: &Gpu,
+    ga: &super::decoder::GpuArchive,
+    out: &mut CudaSlice<u8>,
+    status: &mut CudaSlice<u32>,
+    stages: u32,
+) -> Result<(), GpuError> {
+    use crate::device::dense_layout::{SMEM_BYTES, THREADS};
+    assert!(
+        out.len() as u64 >= ga.original_size,
+        "output smaller than the original size"
+    );
+    assert!(
+        status.len() >= ga.n_blocks as usize,
+        "one status word per block"
+    );
+    if ga.n_blocks == 0 {
+        return Ok(());
+    }
+    if !gpu
+        .dense_smem_ready
+        .swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        gpu.k
+            .decode_blocks_dense
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                SMEM_BYTES as i32,
+            )
+            .ctx("raising the dense kernel's shared-memory limit")?;
+    }
+    let grid = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * 3) as u32;
+    let out_len = ga.original_size;
+    let guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
+    let decoded = guard
+        .as_ref()
+        .expect("rans_decode_slices allocates the decoded scratch first");
+    let dec_len = ga.decoded_len;
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: SMEM_BYTES as u32,
+    };
+    let mut b = gpu.stream().launch_builder(&gpu.k.decode_blocks_dense);
+    b.arg(decoded)
+        .arg(&dec_len)
+        .arg(&ga.dec_offsets)
+        .arg(&ga.entries)
+        .arg(&ga.n_blocks)
+        .arg(&ga.block_size)
+        .arg(&ga.window)
+        .arg(out)
+        .arg(&out_len)
+        .arg(status)
+        .arg(&stages);
+    // SAFETY: argument order matches `decode_blocks_dense`; `decoded` holds dec_len bytes and
+    // dec_offsets 4 words per block (GpuArchive::upload, from a validated Archive); the kernel
+    // checks every stream range against dec_len; out holds >= original_size
+    // bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic shared memory is what
+    // the kernel's layout (dense_layout.rs, shared with the kernel) addresses, and the
+    // function's limit was raised to it above.
+    unsafe { b.launch(cfg) }
+        .ctx("launching decode_blocks_dense")
+        .map(|_| ())
+}
+
+/// Launches the rANS stage of the dense pipe: one warp per slice, every block's four streams
+/// decoded into the archive's `decoded` scratch. Zeroes `status` first; raises a block's
+/// status on a broken rule.
+pub fn rans_decode_slices(
+    gpu: &Gpu,
+    ga: &super::decoder::GpuArchive,
+    status: &mut CudaSlice<u32>,
+) -> Result<(), GpuError> {
+    assert!(
+        status.len() >= ga.n_blocks as usize,
+        "one status word per block"
+    );
+    gpu.stream()
+        .memset_zeros(status)
+        .ctx("zeroing status words")?;
+    if ga.n_blocks == 0 {
+        return Ok(());
+    }
+    let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.is_none() {
+        // SAFETY (alloc): every decoded byte the dense kernel reads was written by this
+        // kernel for a block whose status stayed zero; other blocks are not read.
+        *guard = Some(
+            unsafe { gpu.stream().alloc::<u8>(ga.decoded_len.max(1) as usize) }
+                .ctx("allocating decoded streams")?,
+        );
+    }
+    let decoded = guard.as_mut().expect("allocated above");
+    const THREADS: u32 = 256;
+    let slices = ga.n_blocks as u64 * crate::device::format::STREAM_COUNT as u64;
+    let grid = slices
+        .div_ceil((THREADS / 32) as u64)
+        .min(gpu.sm_count() as u64 * 16) as u32;
+    let data_len = ga.data.len() as u64;
+    let dec_len = ga.decoded_len;
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = gpu.stream().launch_builder(&gpu.k.rans_decode_slices);
+    b.arg(&ga.data)
+        .arg(&data_len)
+        .arg(&ga.entries)
+        .arg(&ga.offsets)
+        .arg(&ga.n_blocks)
+        .arg(&ga.tables)
+        .arg(&ga.n_tables)
+        .arg(&ga.table_index)
+        .arg(&ga.group_blocks)
+        .arg(decoded)
+        .arg(&dec_len)
+        .arg(&ga.dec_offsets)
+        .arg(status);
+    // SAFETY: argument order matches `rans_decode_slices`; entries/offsets hold n_blocks items,
+    // tables n_tables, table_index group_count*4 words, dec_offsets 4 words per block, and
+    // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
+    // every slice range against data_len and dec_len; status holds n_blocks words (asserted).
+    unsafe { b.launch(cfg) }
+        .ctx("launching rans_decode_slices")
+        .map(|_| ())
 }

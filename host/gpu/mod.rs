@@ -55,6 +55,8 @@ pub struct Gpu {
     pub(crate) k: kernels::Kernels,
     name: String,
     sm_count: u32,
+    /// Set once the dense kernel's dynamic shared-memory limit was raised.
+    pub(crate) dense_smem_ready: std::sync::atomic::AtomicBool,
 }
 
 impl Gpu {
@@ -73,12 +75,23 @@ impl Gpu {
         let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))?;
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let sm_count = ctx
-            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
             .ctx("reading the multiprocessor count")? as u32;
-        let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(PTX)).ctx("loading the PTX module")?;
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(PTX))
+            .ctx("loading the PTX module")?;
         let k = kernels::Kernels::load(&module)?;
         let stream = ctx.default_stream();
-        Ok(Gpu { ctx, stream, k, name, sm_count })
+        Ok(Gpu {
+            ctx,
+            stream,
+            k,
+            name,
+            sm_count,
+            dense_smem_ready: Default::default(),
+        })
     }
 
     /// The device's name, e.g. "NVIDIA H200".
@@ -112,7 +125,9 @@ impl Gpu {
     /// A device buffer of `n` bytes, every byte set to `poison` (so unwritten output shows).
     pub fn alloc_filled(&self, n: usize, poison: u8) -> Result<CudaSlice<u8>, GpuError> {
         let host = vec![poison; n.max(1)];
-        self.stream.clone_htod(&host).ctx("allocating a poisoned buffer")
+        self.stream
+            .clone_htod(&host)
+            .ctx("allocating a poisoned buffer")
     }
 
     /// Copies a device buffer back to the host.

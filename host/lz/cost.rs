@@ -24,11 +24,15 @@ pub struct CostTuning {
     pub len_byte: i32,
     /// Multiplier (percent) applied to the literal costs measured from the data.
     pub lit_scale: i32,
-    /// Below this average literal cost (1/16 bits per byte) the data is treated as "DNA-like":
-    /// new (non-repeat) matches must reach `low_entropy_min_len`.
+    /// Below this average literal cost (1/16 bits per byte, before scaling) the data is
+    /// treated as "DNA-like" and the `low_*` constants apply instead.
     pub low_entropy_bits: i32,
     /// Shortest new match in DNA-like data.
     pub low_entropy_min_len: u32,
+    /// `lit_scale` for DNA-like data.
+    pub low_lit_scale: i32,
+    /// `off_extra` for DNA-like data.
+    pub low_off_extra: i32,
     /// Use the fixed distance -> minimum length table (<128: 6, <16K: 8, <2M: 10, else 12).
     pub dist_table: bool,
 }
@@ -39,11 +43,13 @@ impl Default for CostTuning {
             cmd_new: 7 * SCALE,
             cmd_rep: 5 * SCALE,
             split: 3 * SCALE,
-            off_extra: SCALE,
+            off_extra: 0,
             len_byte: 6 * SCALE,
-            lit_scale: 100,
-            low_entropy_bits: 0,
-            low_entropy_min_len: 32,
+            lit_scale: 115,
+            low_entropy_bits: 3 * SCALE,
+            low_entropy_min_len: 0,
+            low_lit_scale: 95,
+            low_off_extra: 5 * SCALE,
             dist_table: false,
         }
     }
@@ -58,8 +64,9 @@ pub struct CostModel {
     pub avg_lit: i32,
     /// Shortest new match accepted regardless of distance.
     pub new_min_len: u32,
-    /// Shortest repeat match accepted.
-    pub rep_min_len: u32,
+    /// Shortest new match worth trying per `bit_length(dist)`: a bound from the match cost
+    /// and 1.5x the average literal cost (plus the optional fixed distance table).
+    min_by_bits: [u32; 33],
     t: CostTuning,
 }
 
@@ -79,6 +86,24 @@ impl CostModel {
     /// Builds the model from a histogram of (a sample of) the segment.
     pub fn new(hist: &[u64; 256], min_match: u32, t: &CostTuning) -> CostModel {
         let total: u64 = hist.iter().sum();
+        let raw_avg = if total > 0 {
+            let tot = total as f64;
+            hist.iter()
+                .filter(|&&c| c > 0)
+                .map(|&c| c as f64 * (tot / c as f64).log2())
+                .sum::<f64>()
+                / tot
+                * SCALE as f64
+        } else {
+            8.0 * SCALE as f64
+        };
+        let low = raw_avg < t.low_entropy_bits as f64;
+        let mut t = t.clone();
+        if low {
+            t.lit_scale = t.low_lit_scale;
+            t.off_extra = t.low_off_extra;
+        }
+        let t = &t;
         let mut lit = [0u32; 256];
         let mut acc: f64 = 0.0;
         if total > 0 {
@@ -105,10 +130,35 @@ impl CostModel {
             8 * SCALE
         };
         let mut new_min_len = min_match;
-        if avg_lit < t.low_entropy_bits {
+        if low {
             new_min_len = new_min_len.max(t.low_entropy_min_len);
         }
-        CostModel { lit, avg_lit, new_min_len, rep_min_len: min_match, t: t.clone() }
+        let mut cm = CostModel {
+            lit,
+            avg_lit,
+            new_min_len,
+            min_by_bits: [new_min_len; 33],
+            t: t.clone(),
+        };
+        let per_byte = (avg_lit.max(1) * 3 / 2).max(1);
+        for b in 0..33u32 {
+            let d = if b == 0 { 0 } else { 1u32 << (b - 1) };
+            let cost = cm.new_match(6, d.max(1));
+            let mut m = ((cost + per_byte - 1) / per_byte) as u32;
+            if t.dist_table {
+                m = m.max(if b <= 7 {
+                    6
+                } else if b <= 14 {
+                    8
+                } else if b <= 21 {
+                    10
+                } else {
+                    12
+                });
+            }
+            cm.min_by_bits[b as usize] = m.max(new_min_len);
+        }
+        cm
     }
 
     /// Estimated cost of a new match of `len` bytes at distance `dist`.
@@ -131,22 +181,15 @@ impl CostModel {
         c
     }
 
+    /// Cost of starting a literal run (the extra command a match cut causes).
+    #[inline(always)]
+    pub fn split(&self) -> i32 {
+        self.t.split
+    }
+
     /// Shortest acceptable new match at distance `dist`.
     #[inline(always)]
     pub fn min_len_at(&self, dist: u32) -> u32 {
-        if self.t.dist_table {
-            let m = if dist < 128 {
-                6
-            } else if dist < 16 << 10 {
-                8
-            } else if dist < 2 << 20 {
-                10
-            } else {
-                12
-            };
-            self.new_min_len.max(m)
-        } else {
-            self.new_min_len
-        }
+        self.min_by_bits[bit_len(dist) as usize]
     }
 }

@@ -58,7 +58,10 @@ impl Default for ParseParams {
 impl ParseParams {
     /// Default parameters at `level`.
     pub fn with_level(level: u32) -> Self {
-        ParseParams { level, ..Default::default() }
+        ParseParams {
+            level,
+            ..Default::default()
+        }
     }
 }
 

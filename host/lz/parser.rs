@@ -31,15 +31,22 @@ fn level_cfg(level: u32) -> Cfg {
     let (chain, lazy, hash_bits, insert_all, nice, accel) = match level.clamp(1, 9) {
         1 => (2, 0, 14, false, 24, 4),
         2 => (4, 0, 15, false, 32, 5),
-        3 => (6, 1, 16, true, 48, 0),
-        4 => (12, 1, 16, true, 64, 0),
-        5 => (24, 1, 17, true, 96, 0),
+        3 => (6, 1, 16, true, 48, 5),
+        4 => (12, 1, 16, true, 64, 6),
+        5 => (10, 1, 17, true, 64, 6),
         6 => (48, 1, 17, true, 160, 0),
         7 => (96, 2, 18, true, 256, 0),
         8 => (256, 2, 18, true, 512, 0),
         _ => (1024, 2, 18, true, 2048, 0),
     };
-    Cfg { chain, lazy, hash_bits, insert_all, nice, accel }
+    Cfg {
+        chain,
+        lazy,
+        hash_bits,
+        insert_all,
+        nice,
+        accel,
+    }
 }
 
 /// Buffers reused between calls on one thread.
@@ -54,6 +61,20 @@ struct Scratch {
     val: Vec<u32>,
     /// Prefix sums of literal costs over the current block.
     litsum: Vec<u32>,
+    /// Buffers of the optimal parser.
+    opt: OptBufs,
+}
+
+/// Per-position state of the optimal parser (levels >= OPT_LEVEL).
+#[derive(Default)]
+struct OptBufs {
+    price: Vec<i32>,
+    from: Vec<u32>,
+    len: Vec<u32>,
+    dist: Vec<u32>,
+    hist: Vec<History>,
+    cands: Vec<Cand>,
+    steps: Vec<(u32, u32, u32)>,
 }
 
 thread_local! {
@@ -66,11 +87,20 @@ struct Cand {
     len: u32,
     dist: u32,
     slot: u8,
-    /// Estimated saving versus coding the bytes as literals (1/16 bits).
+    /// Estimated saving versus coding the bytes as literals (1/16 bits); for the optimal
+    /// parser's candidates: the shortest usable length.
     gain: i32,
 }
 
-const NO_MATCH: Cand = Cand { len: 0, dist: 0, slot: 4, gain: 0 };
+const NO_MATCH: Cand = Cand {
+    len: 0,
+    dist: 0,
+    slot: 4,
+    gain: 0,
+};
+
+/// Levels from which (without a depth cap) blocks are parsed by the price-based optimal parser.
+const OPT_LEVEL: u32 = 7;
 
 const HASH_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 
@@ -147,6 +177,21 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// Branch-friendly pre-check that `data[a..a + k]` may equal `data[b..b + k]` (`a < b`,
+    /// `b + k <= data.len()`): compares the 8 bytes ending at `k` (masked when `k < 8`).
+    /// Exact for `k <= 8`; for longer `k` it checks only the last 8 bytes.
+    #[inline(always)]
+    fn prefix_eq(&self, a: usize, b: usize, k: usize) -> bool {
+        if k >= 8 {
+            read_u64(self.data, a + k - 8) == read_u64(self.data, b + k - 8)
+        } else if b + 8 <= self.data.len() {
+            let mask = (1u64 << (8 * k)) - 1;
+            (read_u64(self.data, a) ^ read_u64(self.data, b)) & mask == 0
+        } else {
+            self.data[a..a + k] == self.data[b..b + k]
+        }
+    }
+
     /// Marks the pending literal bytes below `p` as literal-written (value 0).
     #[inline(always)]
     fn zero_vals_upto(&mut self, p: usize) {
@@ -194,6 +239,13 @@ impl<'a> Finder<'a> {
         }
         let floor = if self.independent { bs } else { self.base };
         let lo = floor.max(p.saturating_sub(self.window));
+        // start the head load early: it is the likeliest cache miss
+        let chain_ok = p + 8 <= self.end;
+        let head = if chain_ok {
+            self.head[self.hash(p)] as usize
+        } else {
+            0
+        };
         let lbase = litsum[p - bs];
         let lits = |len: usize| (litsum[p - bs + len] - lbase) as i32;
         let mut best = NO_MATCH;
@@ -207,6 +259,9 @@ impl<'a> Finder<'a> {
                 continue;
             }
             let src = p - d;
+            if !self.prefix_eq(src, p, min_match) {
+                continue;
+            }
             let raw = match_len(self.data, src, p, maxlen);
             if raw < min_match {
                 continue;
@@ -226,30 +281,34 @@ impl<'a> Finder<'a> {
             };
             let g = lits(len) - cost;
             if g > best.gain {
-                best = Cand { len: len as u32, dist: d as u32, slot, gain: g };
+                best = Cand {
+                    len: len as u32,
+                    dist: d as u32,
+                    slot,
+                    gain: g,
+                };
             }
         }
-        if best_len >= self.cfg.nice || best_len == maxlen || p + 8 > self.end {
+        if best_len >= self.cfg.nice || best_len == maxlen || !chain_ok {
             return best;
         }
 
         // hash chain
-        let min_new = self.cm.new_min_len.max(self.min_match) as usize;
-        let h = self.hash(p);
-        let mut c = self.head[h] as usize;
+        let mut c = head;
         let mut steps = self.cfg.chain;
         while c != 0 {
             let cand = self.base + c - 1;
             if cand < lo {
                 break;
             }
-            // a useful candidate is longer than best_len and at least min_new
-            let q = best_len.max(min_new - 1);
-            if q >= maxlen {
+            // a useful candidate is longer than best_len and long enough to pay off
+            let d = p - cand;
+            let need = self.cm.min_len_at(d as u32) as usize;
+            let q = best_len.max(need - 1);
+            if best_len >= maxlen {
                 break;
             }
-            if self.data[cand + q] == self.data[p + q] {
-                let d = p - cand;
+            if q < maxlen && self.prefix_eq(cand, p, q + 1) {
                 let raw = match_len(self.data, cand, p, maxlen);
                 if raw > q {
                     let len = self.clamp_cap(cand, d, raw);
@@ -258,7 +317,12 @@ impl<'a> Finder<'a> {
                         if len as u32 >= self.cm.min_len_at(d as u32) {
                             let g = lits(len) - self.cm.new_match(len as u32, d as u32);
                             if g > best.gain {
-                                best = Cand { len: len as u32, dist: d as u32, slot: 4, gain: g };
+                                best = Cand {
+                                    len: len as u32,
+                                    dist: d as u32,
+                                    slot: 4,
+                                    gain: g,
+                                };
                             }
                         }
                         if len >= self.cfg.nice {
@@ -278,6 +342,101 @@ impl<'a> Finder<'a> {
             c = nc;
         }
         best
+    }
+}
+
+impl<'a> Finder<'a> {
+    /// All useful candidates at `p` for the optimal parser: repeat matches (slot < 4, or
+    /// slot 4 when sent as new matches) then chain matches of strictly increasing length.
+    /// `gain` holds the shortest length each candidate may be used at.
+    fn find_all(&mut self, p: usize, bs: usize, be: usize, hist: &History, cands: &mut Vec<Cand>) {
+        cands.clear();
+        let maxlen = be - p;
+        let min_match = self.min_match as usize;
+        if maxlen < min_match {
+            return;
+        }
+        let floor = if self.independent { bs } else { self.base };
+        let lo = floor.max(p.saturating_sub(self.window));
+        let mut best_len = 0usize;
+        for i in 0..4 {
+            let d = hist.0[i] as usize;
+            if d == 0 || d > p - lo || hist.0[..i].contains(&(d as u32)) {
+                continue;
+            }
+            let src = p - d;
+            if !self.prefix_eq(src, p, min_match) {
+                continue;
+            }
+            let len = match_len(self.data, src, p, maxlen);
+            if len < min_match {
+                continue;
+            }
+            if self.rep_codes {
+                best_len = best_len.max(len);
+                cands.push(Cand {
+                    len: len as u32,
+                    dist: d as u32,
+                    slot: i as u8,
+                    gain: min_match as i32,
+                });
+            } else {
+                let m = self.cm.min_len_at(d as u32).max(min_match as u32);
+                if len as u32 >= m {
+                    cands.push(Cand {
+                        len: len as u32,
+                        dist: d as u32,
+                        slot: 4,
+                        gain: m as i32,
+                    });
+                }
+            }
+        }
+        if best_len >= self.cfg.nice || best_len == maxlen || p + 8 > self.end {
+            return;
+        }
+        let h = self.hash(p);
+        let mut c = self.head[h] as usize;
+        let mut steps = self.cfg.chain;
+        while c != 0 {
+            let cand = self.base + c - 1;
+            if cand < lo {
+                break;
+            }
+            let d = p - cand;
+            let need = self.cm.min_len_at(d as u32) as usize;
+            let q = best_len.max(need - 1);
+            if best_len >= maxlen {
+                break;
+            }
+            if q < maxlen && self.prefix_eq(cand, p, q + 1) {
+                let len = match_len(self.data, cand, p, maxlen);
+                if len > q {
+                    let m = self.cm.min_len_at(d as u32).max((best_len + 1) as u32);
+                    best_len = len;
+                    if len as u32 >= m {
+                        cands.push(Cand {
+                            len: len as u32,
+                            dist: d as u32,
+                            slot: 4,
+                            gain: m as i32,
+                        });
+                    }
+                    if len >= self.cfg.nice {
+                        break;
+                    }
+                }
+            }
+            steps -= 1;
+            if steps == 0 {
+                break;
+            }
+            let nc = self.prev[(c - 1) & self.rmask] as usize;
+            if nc >= c {
+                break;
+            }
+            c = nc;
+        }
     }
 }
 
@@ -322,7 +481,10 @@ pub(super) fn parse(
     params: &ParseParams,
     tuning: &CostTuning,
 ) -> Vec<BlockParse> {
-    assert!(seg.start <= seg.end && seg.end <= data.len(), "segment outside the data");
+    assert!(
+        seg.start <= seg.end && seg.end <= data.len(),
+        "segment outside the data"
+    );
     assert!(block_size > 0, "block_size must be > 0");
     let n = seg.end - seg.start;
     assert!(n < u32::MAX as usize, "segment must be smaller than 4 GiB");
@@ -341,8 +503,17 @@ pub(super) fn parse(
 
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
-        let Scratch { head, prev, val, litsum } = &mut *s;
-        let ring = (window.saturating_add(64)).next_power_of_two().min(n.next_power_of_two()).max(64);
+        let Scratch {
+            head,
+            prev,
+            val,
+            litsum,
+            opt,
+        } = &mut *s;
+        let ring = (window.saturating_add(64))
+            .next_power_of_two()
+            .min(n.next_power_of_two())
+            .max(64);
         if prev.len() < ring {
             prev.resize(ring, 0);
         }
@@ -350,12 +521,22 @@ pub(super) fn parse(
             val.resize(ring, 0);
         }
         let seg_bits = usize::BITS - n.leading_zeros();
-        let hbits = cfg.hash_bits.min(seg_bits + 1).max(10);
+        // about one head per position keeps the table cache-resident on small segments
+        let hbits = cfg.hash_bits.min(seg_bits).max(10);
         let hsize = 1usize << hbits;
         head.clear();
         head.resize(hsize, 0);
-        let hash_len = min_match.max(cm.new_min_len).min(8);
-        let hmask = if hash_len >= 8 { u64::MAX } else { (1u64 << (8 * hash_len)) - 1 };
+        // low-entropy data (DNA): no match shorter than ~8 can pay off, so hash 8 bytes
+        let hash_len = if cm.avg_lit < 3 * SCALE {
+            8
+        } else {
+            min_match.max(cm.new_min_len).min(8)
+        };
+        let hmask = if hash_len >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * hash_len)) - 1
+        };
 
         let mut f = Finder {
             data,
@@ -383,15 +564,47 @@ pub(super) fn parse(
         for bi in 0..nblocks {
             let bs = seg.start + bi * block_size;
             let be = (bs + block_size).min(seg.end);
-            blocks.push(parse_block(&mut f, bs, be, litsum));
+            if params.level >= OPT_LEVEL && params.depth_cap == 0 {
+                blocks.push(parse_block_opt(&mut f, bs, be, opt));
+            } else {
+                blocks.push(parse_block(&mut f, bs, be, litsum));
+            }
         }
         blocks
     })
 }
 
-fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) -> BlockParse {
-    let blen = be - bs;
-    let mut out = BlockParse {
+/// Emits literals `[lit_start, mp)` and match `m` at `mp`: streams, history, dependency
+/// values and block statistics.
+fn commit(
+    f: &mut Finder<'_>,
+    out: &mut BlockParse,
+    lit_start: usize,
+    mp: usize,
+    m: &Cand,
+    hist: &mut History,
+) {
+    f.zero_vals_upto(mp);
+    if mp > lit_start {
+        emit_literals(out, &f.data[lit_start..mp]);
+    }
+    let len = m.len as usize;
+    let dist = m.dist as usize;
+    let src = mp - dist;
+    let lvl = f.level_of(src, dist, len);
+    debug_assert!(f.cap == 0 || lvl < f.cap);
+    for r in mp..mp + len {
+        f.val[(r - f.base) & f.rmask] = lvl + 1;
+    }
+    f.val_upto = mp + len;
+    out.max_depth = out.max_depth.max(lvl);
+    out.lowest_source = out.lowest_source.min(src);
+    out.matches += 1;
+    emit_match(out, m, hist);
+}
+
+fn new_block_parse(bs: usize, blen: usize) -> BlockParse {
+    BlockParse {
         literals: Vec::with_capacity(blen / 2 + 16),
         lengths: Vec::new(),
         offsets: Vec::with_capacity(blen / 32),
@@ -399,7 +612,144 @@ fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) 
         max_depth: 0,
         lowest_source: bs,
         matches: 0,
-    };
+    }
+}
+
+/// Price-based optimal parse of one block (no depth cap): a shortest path over positions
+/// where literals cost their order-0 price and matches their estimated coded size, with the
+/// repeat history carried along the best path to each position.
+fn parse_block_opt(f: &mut Finder<'_>, bs: usize, be: usize, o: &mut OptBufs) -> BlockParse {
+    const INF: i32 = i32::MAX / 2;
+    let blen = be - bs;
+    let mut out = new_block_parse(bs, blen);
+    o.price.clear();
+    o.price.resize(blen + 1, INF);
+    o.from.clear();
+    o.from.resize(blen + 1, 0);
+    o.len.clear();
+    o.len.resize(blen + 1, 0);
+    o.dist.clear();
+    o.dist.resize(blen + 1, 0);
+    o.hist.clear();
+    o.hist.resize(blen + 1, History::RESET);
+    o.price[0] = 0;
+    let min_match = f.min_match as usize;
+    let run_start = f.cm.split();
+    let nice = f.cfg.nice;
+    let mut cands = std::mem::take(&mut o.cands);
+    let mut skip_until = 0usize;
+    for i in 0..blen {
+        if i < skip_until {
+            continue;
+        }
+        let pi = o.price[i];
+        debug_assert!(pi < INF);
+        // history after the best arrival at i
+        let h = if i == 0 {
+            History::RESET
+        } else if o.len[i] == 0 {
+            o.hist[i - 1]
+        } else {
+            let mut h = o.hist[o.from[i] as usize];
+            let d = o.dist[i];
+            match h.0.iter().position(|&x| x == d) {
+                Some(s) if f.rep_codes => {
+                    h.take(s);
+                }
+                _ => h.push(d),
+            }
+            h
+        };
+        o.hist[i] = h;
+        // literal
+        let p = bs + i;
+        let lit_cost = f.cm.lit[f.data[p] as usize] as i32
+            + if i == 0 || o.len[i] != 0 {
+                run_start
+            } else {
+                0
+            };
+        if pi + lit_cost < o.price[i + 1] {
+            o.price[i + 1] = pi + lit_cost;
+            o.from[i + 1] = i as u32;
+            o.len[i + 1] = 0;
+        }
+        if i + min_match > blen {
+            continue;
+        }
+        f.insert_upto(p);
+        f.find_all(p, bs, be, &h, &mut cands);
+        let mut longest = 0usize;
+        for c in &cands {
+            let (lmin, lmax) = (c.gain as usize, c.len as usize);
+            longest = longest.max(lmax);
+            let rep_slot = if f.rep_codes {
+                h.0.iter().position(|&x| x == c.dist)
+            } else {
+                None
+            };
+            for l in lmin..=lmax {
+                let cost = match rep_slot {
+                    Some(_) => f.cm.rep_match(l as u32),
+                    None => f.cm.new_match(l as u32, c.dist),
+                } - run_start;
+                let t = i + l;
+                if pi + cost < o.price[t] {
+                    o.price[t] = pi + cost;
+                    o.from[t] = i as u32;
+                    o.len[t] = l as u32;
+                    o.dist[t] = c.dist;
+                }
+            }
+        }
+        if longest >= nice {
+            skip_until = i + longest;
+        }
+    }
+    o.cands = cands;
+
+    // backtrack
+    o.steps.clear();
+    let mut i = blen;
+    while i > 0 {
+        if o.len[i] == 0 {
+            i -= 1;
+        } else {
+            let j = o.from[i] as usize;
+            o.steps.push((j as u32, o.len[i], o.dist[i]));
+            i = j;
+        }
+    }
+    out.commands.push(CMD_RESET);
+    let mut hist = History::RESET;
+    let mut lit_start = bs;
+    for k in (0..o.steps.len()).rev() {
+        let (j, len, dist) = o.steps[k];
+        let mp = bs + j as usize;
+        let slot = match hist.0.iter().position(|&x| x == dist) {
+            Some(s) if f.rep_codes => s as u8,
+            _ => 4,
+        };
+        let m = Cand {
+            len,
+            dist,
+            slot,
+            gain: 0,
+        };
+        commit(f, &mut out, lit_start, mp, &m, &mut hist);
+        lit_start = mp + len as usize;
+    }
+    f.insert_upto(be.saturating_sub(min_match - 1).max(bs));
+    f.zero_vals_upto(be);
+    if be > lit_start {
+        emit_literals(&mut out, &f.data[lit_start..be]);
+    }
+    out
+}
+
+fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) -> BlockParse {
+    let blen = be - bs;
+    let mut out = new_block_parse(bs, blen);
     litsum.clear();
     litsum.reserve(blen + 1);
     let mut acc = 0u32;
@@ -461,24 +811,19 @@ fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) 
             }
         }
 
+        // extend backwards over pending literals (recovers starts skipped by acceleration)
+        if f.cap == 0 {
+            let floor = if f.independent { bs } else { f.base };
+            let lo = floor.max(mp.saturating_sub(f.window));
+            let d = m.dist as usize;
+            while mp > lit_start && mp - d > lo && f.data[mp - 1] == f.data[mp - 1 - d] {
+                mp -= 1;
+                m.len += 1;
+            }
+        }
         // commit literals [lit_start, mp) and the match at mp
-        f.zero_vals_upto(mp);
-        if mp > lit_start {
-            emit_literals(&mut out, &f.data[lit_start..mp]);
-        }
+        commit(f, &mut out, lit_start, mp, &m, &mut hist);
         let len = m.len as usize;
-        let dist = m.dist as usize;
-        let src = mp - dist;
-        let lvl = f.level_of(src, dist, len);
-        debug_assert!(f.cap == 0 || lvl < f.cap);
-        for r in mp..mp + len {
-            f.val[(r - f.base) & f.rmask] = lvl + 1;
-        }
-        f.val_upto = mp + len;
-        out.max_depth = out.max_depth.max(lvl);
-        out.lowest_source = out.lowest_source.min(src);
-        out.matches += 1;
-        emit_match(&mut out, &m, &mut hist);
         pos = mp + len;
         lit_start = pos;
         if f.cfg.insert_all {

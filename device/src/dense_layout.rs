@@ -1,0 +1,48 @@
+//! Shared-memory layout of the dense full-pipe kernel (`dense.rs`), shared with the host so
+//! the launch asks for exactly the bytes the kernel uses.
+//!
+//! One CTA decodes one block at a time. Regions (bytes):
+//! literals | commands | length values (u32) | offset values (u32) | byte pointers (u16)
+//! | control words. During the rANS stage the length and offset *bytes* live in the pointer
+//! region, which the parse overwrites only after they became values.
+
+/// Largest block the dense kernel decodes (pointers are 15-bit block positions).
+pub const DENSE_MAX_BLOCK: u32 = 16384;
+/// Literal bytes a block may have (a block of 16 KiB has at most 16 KiB of literals).
+pub const LIT_CAP: usize = DENSE_MAX_BLOCK as usize + 16;
+/// Command bytes a block may have in the dense kernel (else it falls back).
+pub const CMD_CAP: usize = 12288;
+/// Length-stream varints a block may have.
+pub const LENV_CAP: usize = 512;
+/// Offset-stream varints a block may have.
+pub const OFFV_CAP: usize = 2048;
+/// Length-stream bytes (kept in the pointer region during the rANS stage).
+pub const LENB_CAP: usize = 2048;
+/// Offset-stream bytes (kept in the pointer region during the rANS stage).
+pub const OFFB_CAP: usize = 8192;
+
+/// Offset of the literal region.
+pub const LIT_OFF: usize = 0;
+/// Offset of the command region.
+pub const CMD_OFF: usize = LIT_OFF + LIT_CAP;
+/// Offset of the length values (u32, 4-aligned).
+pub const LENV_OFF: usize = (CMD_OFF + CMD_CAP + 3) & !3;
+/// Offset of the offset values (u32).
+pub const OFFV_OFF: usize = LENV_OFF + LENV_CAP * 4;
+/// Offset of the byte-pointer region (u16 per output byte).
+pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 4;
+/// Offset of the control words (u32).
+pub const CTRL_OFF: usize = PTR_OFF + DENSE_MAX_BLOCK as usize * 2;
+/// Number of control words.
+pub const CTRL_WORDS: usize = 8;
+/// Dynamic shared memory per CTA.
+pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
+/// Threads per CTA.
+pub const THREADS: u32 = 128;
+
+const _: () = assert!(LENB_CAP + OFFB_CAP <= DENSE_MAX_BLOCK as usize * 2);
+const _: () = assert!(SMEM_BYTES * 3 <= 227 * 1024);
+
+/// Stage bits for the stage-split benchmark: bit 0 runs the parse and pointer fill, bit 1
+/// the resolve and output write. `STAGES_ALL` is the real decoder.
+pub const STAGES_ALL: u32 = 3;

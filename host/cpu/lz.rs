@@ -1,0 +1,308 @@
+//! Fast match-layer decoder of one block, output- and status-equivalent to
+//! [`aceapex_device::lz::decode_block`] (the reference; FORMAT.md §4).
+//!
+//! Same command loop and the same checks in the same order, so every malformed block fails
+//! with the reference's [`Status`]. What differs is how bytes move:
+//!
+//! - the decoded streams carry [`STREAM_PAD`] readable bytes after their end ([`Padded`]), so
+//!   literal runs copy in 16-byte chunks that may read past the run, and varints read a
+//!   fixed window (a varint running past the stream end is still [`Status::BadVarint`]);
+//! - when at least `len + WILD_COPY_MARGIN` bytes are left before the block's end, literal
+//!   runs and matches write whole 16-byte (or 8-byte) chunks that may spill up to 15 bytes past
+//!   `len` — bytes the following commands overwrite, and never past `frame.dst_end`, so
+//!   nothing outside the block is touched; closer to the end the exact copies of the reference
+//!   run instead (cold path);
+//! - matches: distance >= 16 copies 16-byte chunks (each chunk reads only bytes written
+//!   before it), 8..=15 copies 8-byte chunks, 1..=7 builds a 16-byte periodic pattern and
+//!   stores it every `16 - 16 % dist` bytes (the largest multiple of the period in 16).
+
+use crate::device::format::*;
+use crate::device::lz::{copy_match, BlockFrame, History};
+use crate::device::status::Status;
+
+/// Readable bytes every decoded stream buffer carries past its logical end.
+pub const STREAM_PAD: usize = 32;
+
+/// Bytes that must remain between the end of a copy and the block's end for the chunked
+/// (spilling) copies; the largest spill is 15 bytes.
+pub const WILD_COPY_MARGIN: usize = 16;
+
+const _: () = assert!(STREAM_PAD >= 16 && STREAM_PAD >= VARINT_MAX_BYTES);
+
+/// A decoded stream: `len` bytes of data followed by at least [`STREAM_PAD`] more readable
+/// bytes (their values do not matter).
+#[derive(Clone, Copy)]
+pub struct Padded<'a> {
+    bytes: &'a [u8],
+    len: usize,
+}
+
+impl<'a> Padded<'a> {
+    /// The first `len` bytes of `bytes` as a stream; `None` when `bytes` lacks the padding.
+    pub fn new(bytes: &'a [u8], len: usize) -> Option<Padded<'a>> {
+        (bytes.len() >= len.checked_add(STREAM_PAD)?).then_some(Padded { bytes, len })
+    }
+
+    /// The stream's bytes (without the padding).
+    pub fn data(&self) -> &'a [u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+/// A block's four decoded streams, padded.
+#[derive(Clone, Copy)]
+pub struct PaddedStreams<'a> {
+    /// Literal bytes.
+    pub literals: Padded<'a>,
+    /// Length varints.
+    pub lengths: Padded<'a>,
+    /// Offset varints.
+    pub offsets: Padded<'a>,
+    /// Command bytes.
+    pub commands: Padded<'a>,
+}
+
+/// Reads one varint at `*pos` with the rules of [`aceapex_device::lz::read_varint`].
+///
+/// The window of [`VARINT_MAX_BYTES`] bytes may reach into the padding; a varint that ends
+/// there (or starts at the end) ran past the stream and is [`Status::BadVarint`], as in the
+/// reference. `*pos` only advances on success, so it never exceeds `s.len`.
+#[inline(always)]
+fn read_varint(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
+    // *pos <= s.len, so the window is inside the padded buffer; `get` keeps this panic-free
+    let Some(win) = s.bytes.get(*pos..*pos + VARINT_MAX_BYTES) else {
+        return Err(Status::BadVarint);
+    };
+    let b0 = win[0];
+    let (v, used) = if b0 < 0x80 {
+        (b0 as u32, 1)
+    } else {
+        let mut v = (b0 & 0x7F) as u32;
+        let mut i = 1;
+        loop {
+            let b = win[i];
+            if i == 4 && b > 0x0F {
+                // the fifth byte may only carry the top 4 bits and no continuation
+                return Err(Status::BadVarint);
+            }
+            v |= ((b & 0x7F) as u32) << (7 * i);
+            i += 1;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        (v, i)
+    };
+    if *pos + used > s.len {
+        return Err(Status::BadVarint);
+    }
+    *pos += used;
+    Ok(v)
+}
+
+/// Copies 16 bytes.
+///
+/// # Safety
+/// `src` readable and `dst` writable for 16 bytes; the two ranges do not overlap.
+#[inline(always)]
+unsafe fn copy16(src: *const u8, dst: *mut u8) {
+    // SAFETY: caller's contract.
+    unsafe {
+        dst.cast::<[u8; 16]>()
+            .write_unaligned(src.cast::<[u8; 16]>().read_unaligned())
+    }
+}
+
+/// Copies 8 bytes.
+///
+/// # Safety
+/// `src` readable and `dst` writable for 8 bytes; the two ranges do not overlap.
+#[inline(always)]
+unsafe fn copy8(src: *const u8, dst: *mut u8) {
+    // SAFETY: caller's contract.
+    unsafe {
+        dst.cast::<u64>()
+            .write_unaligned(src.cast::<u64>().read_unaligned())
+    }
+}
+
+/// `REPLICATE[d]` repeats the low `d` bytes of a `u64` across all 8 bytes by multiplication.
+const REPLICATE: [u64; 8] = {
+    let mut t = [0u64; 8];
+    let mut d = 1;
+    while d < 8 {
+        let mut k = 0;
+        while k * d < 8 {
+            t[d] |= 1u64 << (8 * k * d);
+            k += 1;
+        }
+        d += 1;
+    }
+    t
+};
+
+/// Copies a match of `len` bytes at distance `dist` to `base + cur`, spilling up to 15 bytes.
+///
+/// # Safety
+/// `base` is valid for reads and writes of `cur + len + WILD_COPY_MARGIN` bytes,
+/// `1 <= dist <= cur` and `len >= 1`.
+#[inline(always)]
+unsafe fn copy_match_wild(base: *mut u8, cur: usize, dist: usize, len: usize) {
+    // SAFETY (whole body): every write lies in [cur, cur + len + 15) and every read in
+    // [cur - dist, cur + len + 15), inside the caller's range; each chunk reads only bytes
+    // before the chunk it writes (dist >= chunk size), so chunk copies never overlap.
+    unsafe {
+        let dst = base.add(cur);
+        let src = dst.sub(dist);
+        if dist >= 16 {
+            let mut k = 0;
+            loop {
+                copy16(src.add(k), dst.add(k));
+                k += 16;
+                if k >= len {
+                    break;
+                }
+            }
+        } else if dist >= 8 {
+            let mut k = 0;
+            loop {
+                copy8(src.add(k), dst.add(k));
+                k += 8;
+                if k >= len {
+                    break;
+                }
+            }
+        } else {
+            // the period: the low `dist` bytes of the 8 bytes at src (the rest may be stale)
+            let head =
+                u64::from_le(src.cast::<u64>().read_unaligned()) & ((1u64 << (8 * dist)) - 1);
+            let lo = head.wrapping_mul(REPLICATE[dist]);
+            // bytes 8..16 of the pattern start at phase 8 % dist
+            let r = 8 % dist;
+            let hi = (lo >> (8 * r)) | (lo << (8 * (dist - r)));
+            let mut pat = [0u8; 16];
+            pat[..8].copy_from_slice(&lo.to_le_bytes());
+            pat[8..].copy_from_slice(&hi.to_le_bytes());
+            let step = 16 - 16 % dist;
+            let mut k = 0;
+            loop {
+                dst.add(k).cast::<[u8; 16]>().write_unaligned(pat);
+                k += step;
+                if k >= len {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Decodes one block's match layer into `out[frame.dst_start..frame.dst_end]`, like
+/// [`aceapex_device::lz::decode_block`] (same output, same [`Status`] on every input).
+///
+/// Writes only inside `out[frame.dst_start..frame.dst_end]`; on error those bytes are
+/// unspecified. Panics if the frame does not lie inside `out` (a caller bug, not bad input).
+pub fn decode_block(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+) -> Result<(), Status> {
+    assert!(
+        frame.src_floor <= frame.dst_start
+            && frame.dst_start <= frame.dst_end
+            && frame.dst_end <= out.len(),
+        "block frame outside the output buffer"
+    );
+    let commands = s.commands.data();
+    if commands.first() != Some(&CMD_RESET) {
+        return Err(Status::NoLeadingReset);
+    }
+    let end = frame.dst_end;
+    let lit_len = s.literals.len;
+    let mut cur = frame.dst_start;
+    let mut lit_pos = 0usize;
+    let mut len_pos = 0usize;
+    let mut off_pos = 0usize;
+    let mut history = History::RESET;
+    for &c in commands {
+        if c < CMD_REPEAT {
+            let n = c as usize + 1;
+            if n > lit_len - lit_pos {
+                return Err(Status::LiteralsExhausted);
+            }
+            if n > end - cur {
+                return Err(Status::OutputOverrun);
+            }
+            if end - cur >= n + WILD_COPY_MARGIN {
+                let lits = s.literals.bytes.as_ptr();
+                let dst = out.as_mut_ptr();
+                // SAFETY: chunks read [lit_pos, lit_pos + n + 15) of the literal buffer, which
+                // holds lit_len + STREAM_PAD bytes with lit_pos + n <= lit_len; they write
+                // [cur, cur + n + 15) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
+                // The literal buffer and `out` are distinct allocations.
+                unsafe {
+                    let mut k = 0;
+                    loop {
+                        copy16(lits.add(lit_pos + k), dst.add(cur + k));
+                        k += 16;
+                        if k >= n {
+                            break;
+                        }
+                    }
+                }
+            } else {
+                out[cur..cur + n].copy_from_slice(&s.literals.bytes[lit_pos..lit_pos + n]);
+            }
+            lit_pos += n;
+            cur += n;
+            continue;
+        }
+        let (dist, len) = match c {
+            0x80..=0xBF => {
+                let nib = (c & 0x0F) as u32;
+                let mut len = MATCH_BASE + nib;
+                if nib == REPEAT_LEN_ESCAPE {
+                    let extra = read_varint(&s.lengths, &mut len_pos)?;
+                    len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
+                }
+                (history.take(((c >> 4) & 3) as usize), len)
+            }
+            0xC0..=0xFD => {
+                let len = (c & 0x3F) as u32 + MATCH_BASE;
+                let dist = read_varint(&s.offsets, &mut off_pos)?;
+                history.push(dist);
+                (dist, len)
+            }
+            CMD_MATCH_LONG => {
+                let extra = read_varint(&s.lengths, &mut len_pos)?;
+                let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
+                let dist = read_varint(&s.offsets, &mut off_pos)?;
+                history.push(dist);
+                (dist, len)
+            }
+            _ => {
+                history = History::RESET;
+                continue;
+            }
+        };
+        // the checks of aceapex_device::lz::check_match, in its order
+        if dist == 0 || dist > frame.window || dist as usize > cur - frame.src_floor {
+            return Err(Status::BadDistance);
+        }
+        let (dist, len) = (dist as usize, len as usize);
+        if len > end - cur {
+            return Err(Status::OutputOverrun);
+        }
+        if end - cur >= len + WILD_COPY_MARGIN {
+            // SAFETY: cur + len + WILD_COPY_MARGIN <= end <= out.len(), 1 <= dist <= cur
+            // (dist <= cur - src_floor), len >= MATCH_BASE >= 1.
+            unsafe { copy_match_wild(out.as_mut_ptr(), cur, dist, len) };
+        } else {
+            copy_match(out, cur - dist, cur, len);
+        }
+        cur += len;
+    }
+    if cur != end || lit_pos != lit_len || len_pos != s.lengths.len || off_pos != s.offsets.len {
+        return Err(Status::Trailing);
+    }
+    Ok(())
+}

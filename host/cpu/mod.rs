@@ -1,0 +1,328 @@
+//! The fast CPU block decoder used by [`crate::decode`] for every block.
+//!
+//! - [`rans`]: interleaved rANS slices with specialised, branchless loops (AVX2 for 16/24/32
+//!   lanes when the CPU has it, scalar loops per lane count otherwise);
+//! - [`lz`]: the match layer with chunked literal and match copies.
+//!
+//! Both give the same bytes and the same [`Status`] as the reference decoders of the device
+//! crate ([`aceapex_device::rans::decode_slice`], [`aceapex_device::lz::decode_block`]) on
+//! every input; `crate::decode::decode_block_reference` keeps the reference path reachable and
+//! the tests below compare the two on valid, random and corrupted archives.
+
+pub mod lz;
+pub mod rans;
+
+use crate::archive::Archive;
+use crate::device::format::*;
+use crate::device::lz::BlockFrame;
+use crate::device::status::Status;
+use lz::{Padded, PaddedStreams, STREAM_PAD};
+
+/// Per-thread buffers of the four decoded streams, each with [`STREAM_PAD`] bytes of slack.
+#[derive(Default)]
+pub struct Scratch {
+    bufs: [Vec<u8>; STREAM_COUNT],
+}
+
+/// Entropy-decodes the four streams of block `b` into `scratch`, in stream order and with the
+/// statuses of `crate::decode::decode_streams`.
+pub fn decode_streams<'s>(
+    a: &Archive<'_>,
+    b: usize,
+    scratch: &'s mut Scratch,
+) -> Result<PaddedStreams<'s>, Status> {
+    let e = &a.entries[b];
+    let slices = a.slices(b);
+    for (k, buf) in scratch.bufs.iter_mut().enumerate() {
+        let n = e.decoded_len[k] as usize;
+        // grow only: the decoder overwrites bytes 0..n, the rest is padding
+        if buf.len() < n + STREAM_PAD {
+            buf.resize(n + STREAM_PAD, 0);
+        }
+        let out = &mut buf[..n];
+        match e.lanes[k] {
+            LANES_RAW => {
+                // Archive::parse checked stored == decoded for raw slices
+                if slices[k].len() != n {
+                    return Err(Status::SliceMode);
+                }
+                out.copy_from_slice(slices[k]);
+            }
+            lanes => {
+                // Archive::parse guarantees a table for every rANS slice
+                let t = a.table(b, k).ok_or(Status::SliceMode)?;
+                rans::decode_slice(slices[k], lanes as usize, t, out)?;
+            }
+        }
+    }
+    let [l, ln, o, c] = &scratch.bufs;
+    let pad = |buf: &'s Vec<u8>, k: usize| {
+        Padded::new(buf, e.decoded_len[k] as usize).expect("buffer sized with padding above")
+    };
+    Ok(PaddedStreams {
+        literals: pad(l, STREAM_LITERALS),
+        lengths: pad(ln, STREAM_LENGTHS),
+        offsets: pad(o, STREAM_OFFSETS),
+        commands: pad(c, STREAM_COMMANDS),
+    })
+}
+
+/// Entropy- and match-decodes block `b` into `out` as placed by `frame` (no checksum check).
+pub fn decode_block(
+    a: &Archive<'_>,
+    b: usize,
+    out: &mut [u8],
+    frame: &BlockFrame,
+    scratch: &mut Scratch,
+) -> Result<(), Status> {
+    let streams = decode_streams(a, b, scratch)?;
+    lz::decode_block(&streams, out, frame)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::EncodeOptions;
+    use crate::decode::{decode_block_at, decode_block_reference};
+    use crate::device::lz::{self as ref_lz, BlockStreams};
+    use crate::error::DecodeError;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+    }
+
+    fn varint(v: u32, out: &mut Vec<u8>) {
+        ref_lz::write_varint(v, out);
+    }
+
+    /// Random command/length/offset streams biased towards valid blocks whose sources reach
+    /// at most `room` bytes before the block; returns them and the block length they intend.
+    fn random_streams(r: &mut Rng, room: usize) -> ([Vec<u8>; 4], usize) {
+        let mut lits = Vec::new();
+        let mut lens = Vec::new();
+        let mut offs = Vec::new();
+        let mut cmds = Vec::new();
+        let mut pos = 0usize;
+        let mut hist = ref_lz::History::RESET;
+        if r.below(20) != 0 {
+            cmds.push(CMD_RESET);
+        }
+        for _ in 0..r.below(80) {
+            let reach = (pos + room) as u64;
+            match r.below(10) {
+                0..=3 => {
+                    let n = r.below(128) as u8;
+                    cmds.push(n);
+                    for _ in 0..=n {
+                        lits.push(r.next() as u8);
+                    }
+                    pos += n as usize + 1;
+                }
+                4 | 5 => {
+                    let c = 0x80 | r.below(64) as u8;
+                    cmds.push(c);
+                    let mut len = MATCH_BASE + (c & 0x0F) as u32;
+                    if c & 0x0F == 0x0F {
+                        let extra = r.below(300) as u32;
+                        varint(extra, &mut lens);
+                        len += extra;
+                    }
+                    hist.take(((c >> 4) & 3) as usize);
+                    pos += len as usize;
+                }
+                6 | 7 if reach > 0 => {
+                    let c = 0xC0 + r.below(62) as u8;
+                    cmds.push(c);
+                    let d = [r.below(8) + 1, r.below(40) + 1, r.below(3000) + 1]
+                        [r.below(3) as usize]
+                        .min(reach) as u32;
+                    varint(d, &mut offs);
+                    hist.push(d);
+                    pos += (c & 0x3F) as usize + MATCH_BASE as usize;
+                }
+                8 if reach > 0 => {
+                    cmds.push(CMD_MATCH_LONG);
+                    let extra = r.below(500) as u32;
+                    varint(extra, &mut lens);
+                    let d = (r.below(64) + 1).min(reach) as u32;
+                    varint(d, &mut offs);
+                    hist.push(d);
+                    pos += (extra + MATCH_BASE) as usize;
+                }
+                9 => {
+                    cmds.push(CMD_RESET);
+                    hist = ref_lz::History::RESET;
+                }
+                _ => {}
+            }
+        }
+        let mut s = [lits, lens, offs, cmds];
+        // occasional damage: truncation, extra bytes, flipped bits, huge varints
+        for v in s.iter_mut() {
+            match r.below(40) {
+                0 if !v.is_empty() => {
+                    let n = r.below(v.len() as u64) as usize;
+                    v.truncate(n);
+                }
+                1 => v.push(r.next() as u8),
+                2 if !v.is_empty() => {
+                    let i = r.below(v.len() as u64) as usize;
+                    v[i] ^= 1 << r.below(8);
+                }
+                3 => v.extend_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF, 0x0F]),
+                _ => {}
+            }
+        }
+        (s, pos)
+    }
+
+    #[test]
+    fn fast_match_layer_matches_reference_on_random_blocks() {
+        let mut r = Rng(0x2545_F491_4F6C_DD1D);
+        let mut ok = 0;
+        for _ in 0..30_000 {
+            let total = 64 + r.below(12_000) as usize;
+            let dst_start = r.below(total as u64 / 2) as usize;
+            let src_floor = dst_start - r.below(dst_start as u64 + 1) as usize;
+            let (s, intended) = random_streams(&mut r, dst_start - src_floor);
+            let dst_end = if r.below(4) != 0 && dst_start + intended <= total {
+                dst_start + intended
+            } else {
+                dst_start + r.below((total - dst_start) as u64 + 1) as usize
+            };
+            let window = [1 + r.below(8) as u32, 4096, u32::MAX, u32::MAX][r.below(4) as usize];
+            let frame = BlockFrame {
+                dst_start,
+                dst_end,
+                src_floor,
+                window,
+            };
+            let init: Vec<u8> = (0..total).map(|_| r.next() as u8).collect();
+
+            let mut want = init.clone();
+            let rs = BlockStreams {
+                literals: &s[0],
+                lengths: &s[1],
+                offsets: &s[2],
+                commands: &s[3],
+            };
+            let r_ref = ref_lz::decode_block(rs, &mut want, &frame);
+
+            let padded: Vec<Vec<u8>> = s
+                .iter()
+                .map(|v| [v.as_slice(), &[0xA5; STREAM_PAD]].concat())
+                .collect();
+            let p = |k: usize| Padded::new(&padded[k], s[k].len()).unwrap();
+            let fs = PaddedStreams {
+                literals: p(0),
+                lengths: p(1),
+                offsets: p(2),
+                commands: p(3),
+            };
+            let mut got = init.clone();
+            let r_fast = lz::decode_block(&fs, &mut got, &frame);
+
+            assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
+            // never a byte outside the block
+            assert_eq!(got[..dst_start], init[..dst_start]);
+            assert_eq!(got[dst_end..], init[dst_end..]);
+            if r_ref.is_ok() {
+                assert_eq!(got, want);
+                ok += 1;
+            }
+        }
+        assert!(ok > 1000, "too few valid random blocks ({ok}) to mean much");
+    }
+
+    fn block_statuses(packed: &[u8], fast: bool) -> Vec<Result<Vec<u8>, DecodeError>> {
+        let a = Archive::parse(packed).expect("archive parses");
+        // decode in order into one buffer (cross-block sources need the earlier blocks); a
+        // failed block leaves its bytes as they are for the next one, on both paths alike
+        let mut out = vec![0u8; a.header.original_size as usize];
+        (0..a.block_count())
+            .map(|b| {
+                let r = if fast {
+                    decode_block_at(&a, b, &mut out, 0)
+                } else {
+                    decode_block_reference(&a, b, &mut out, 0)
+                };
+                let range = a.block_range(b);
+                r.map(|()| out[range.start as usize..range.end as usize].to_vec())
+            })
+            .collect()
+    }
+
+    fn same_outcome(packed: &[u8]) {
+        let fast = block_statuses(packed, true);
+        let reference = block_statuses(packed, false);
+        for (b, (f, r)) in fast.iter().zip(&reference).enumerate() {
+            match (f, r) {
+                (Ok(x), Ok(y)) => assert!(x == y, "block {b}: bytes differ"),
+                (
+                    Err(DecodeError::Block { status: sf, .. }),
+                    Err(DecodeError::Block { status: sr, .. }),
+                ) => {
+                    assert_eq!(sf, sr, "block {b}: status differs")
+                }
+                _ => panic!("block {b}: fast {f:?} vs reference {r:?}"),
+            }
+        }
+    }
+
+    fn sample_data(r: &mut Rng, n: usize) -> Vec<u8> {
+        let mut d = Vec::with_capacity(n);
+        while d.len() < n {
+            match r.below(4) {
+                0 => d.extend((0..r.below(200)).map(|_| b"ACGT"[r.below(4) as usize])),
+                1 if d.len() > 40 => {
+                    let dist = 1 + r.below(d.len().min(20_000) as u64) as usize;
+                    for _ in 0..6 + r.below(300) {
+                        d.push(d[d.len() - dist]);
+                    }
+                }
+                2 => d.extend(std::iter::repeat_n(b'N', r.below(100) as usize)),
+                _ => d.extend((0..r.below(50)).map(|_| r.next() as u8)),
+            }
+        }
+        d.truncate(n);
+        d
+    }
+
+    #[test]
+    fn fast_block_decoder_matches_reference_on_archives_and_corruptions() {
+        let mut r = Rng(0xD1B5_4A32_D192_ED03);
+        for round in 0..6 {
+            let n = 20_000 + r.below(60_000) as usize;
+            let data = sample_data(&mut r, n);
+            let opts = EncodeOptions {
+                block_size: [4096, 16384][round % 2],
+                window: [None, Some(40_000)][round / 2 % 2],
+                level: [1, 5, 9][round % 3],
+                ..Default::default()
+            };
+            let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+            let fast = block_statuses(&packed, true);
+            assert!(fast.iter().all(|b| b.is_ok()));
+            let joined: Vec<u8> = fast.into_iter().flat_map(|b| b.unwrap()).collect();
+            assert!(joined == data);
+            let data_start = Archive::parse(&packed).unwrap().data_offset as usize;
+            for _ in 0..40 {
+                let mut bad = packed.clone();
+                for _ in 0..1 + r.below(3) {
+                    let i = data_start + r.below((bad.len() - data_start) as u64) as usize;
+                    bad[i] ^= 1 << r.below(8);
+                }
+                same_outcome(&bad);
+            }
+        }
+    }
+}

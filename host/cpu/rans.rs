@@ -1,0 +1,444 @@
+//! Fast interleaved rANS slice decoder, bit-for-bit and status-for-status equivalent to
+//! [`aceapex_device::rans::decode_slice`] (the reference; FORMAT.md §5).
+//!
+//! # Why the fast loop cannot change the outcome
+//!
+//! One decode step maps a state `x` in `[RANS_L, 2^32)` to `x' = freq * (x >> 12) + bias`, with
+//! `1 <= x'` and `x' < 2^32`; a lane below `RANS_L` takes exactly one 16-bit word and is then
+//! back in `[RANS_L, 2^32)`. So a row of `lanes` symbols (one per lane) consumes at most
+//! `lanes` words. The fast loops only start a row when at least `lanes` words are left
+//! ([`rows_fit`]), so inside it the reference's underflow check can never fire and every word
+//! read is in bounds; the row is decoded with branchless renormalisation (read the next word
+//! unconditionally, keep it only for lanes below `RANS_L`, advance the word index by the
+//! number of lanes that took one). The remaining rows (near the end of the word area, or a
+//! final partial row) go through [`decode_tail`], a transcription of the reference loop that
+//! reports [`Status::RansUnderflow`] exactly where the reference does. The trailer check
+//! ([`Status::RansTrailer`]) and the header checks ([`rans::read_states`], shared with the
+//! reference) are the same code, so every status matches.
+//!
+//! Lane counts: 16, 24 and 32 use AVX2 (gathered table loads, a permutation that hands the
+//! next words to the lanes that renormalise) when the CPU has it; 1, 2, 4, 8, 16 and 32 have
+//! scalar loops specialised by a const generic (for 8 lanes the scalar loop measured faster
+//! than one AVX2 vector, whose single dependency chain is long); any other count uses the tail
+//! loop throughout. Renormalisation is a `select_unpredictable` (cmov): as a branch it
+//! mispredicts about every other symbol.
+
+use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
+use crate::device::rans;
+use crate::device::status::Status;
+
+/// Lane states of a slice, indexed by lane.
+type States = [u32; MAX_LANES as usize];
+
+/// Decodes a whole rANS slice into `out` (its length is the decoded length).
+///
+/// Same contract, same output and same [`Status`] on every input as
+/// [`aceapex_device::rans::decode_slice`]; on error `out` is unspecified.
+pub fn decode_slice(
+    slice: &[u8],
+    lanes: usize,
+    table: &DecodeTable,
+    out: &mut [u8],
+) -> Result<(), Status> {
+    let mut d = SliceDecoder::new(slice, lanes, table, out)?;
+    while d.fast_rows(usize::MAX) > 0 {}
+    d.finish()
+}
+
+/// One slice being decoded: header read, part of its rows decoded.
+///
+/// (Advancing the four slices of a block in turn, a few rows each, to overlap the long
+/// dependency chains of one- and two-lane slices measured slower than decoding them one
+/// after the other: the per-turn overhead outweighed the overlap.)
+pub struct SliceDecoder<'a> {
+    states: States,
+    lanes: usize,
+    words: &'a [u8],
+    wp: usize,
+    table: &'a DecodeTable,
+    out: &'a mut [u8],
+    done: usize,
+    kernel: Kernel,
+}
+
+/// The row loop a slice uses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    Scalar1,
+    Scalar2,
+    Scalar4,
+    Scalar8,
+    #[cfg(target_arch = "x86_64")]
+    Avx2x2,
+    #[cfg(target_arch = "x86_64")]
+    Avx2x3,
+    #[cfg(target_arch = "x86_64")]
+    Avx2x4,
+    Scalar16,
+    Scalar32,
+    /// No fast loop: everything goes through the tail loop.
+    Tail,
+}
+
+impl Kernel {
+    fn for_lanes(lanes: usize) -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if lanes >= 16 && lanes.is_multiple_of(8) && std::is_x86_feature_detected!("avx2") {
+            return match lanes {
+                16 => Kernel::Avx2x2,
+                24 => Kernel::Avx2x3,
+                _ => Kernel::Avx2x4,
+            };
+        }
+        match lanes {
+            1 => Kernel::Scalar1,
+            2 => Kernel::Scalar2,
+            4 => Kernel::Scalar4,
+            8 => Kernel::Scalar8,
+            16 => Kernel::Scalar16,
+            32 => Kernel::Scalar32,
+            _ => Kernel::Tail,
+        }
+    }
+}
+
+impl<'a> SliceDecoder<'a> {
+    /// Reads the slice header ([`rans::read_states`]: the reference's header checks).
+    pub fn new(
+        slice: &'a [u8],
+        lanes: usize,
+        table: &'a DecodeTable,
+        out: &'a mut [u8],
+    ) -> Result<SliceDecoder<'a>, Status> {
+        let (states, words) = rans::read_states(slice, lanes)?;
+        Ok(SliceDecoder {
+            states,
+            lanes,
+            words,
+            wp: 0,
+            table,
+            out,
+            done: 0,
+            kernel: Kernel::for_lanes(lanes),
+        })
+    }
+
+    /// Decodes up to `max_rows` whole rows that cannot run out of words; returns the rows
+    /// decoded (0 once the fast loop can go no further).
+    #[inline]
+    pub fn fast_rows(&mut self, max_rows: usize) -> usize {
+        let (st, w, wp, t) = (&mut self.states, self.words, &mut self.wp, self.table);
+        let out = &mut self.out[self.done..];
+        let n = match self.kernel {
+            Kernel::Scalar1 => scalar_rows::<1>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar2 => scalar_rows::<2>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar4 => scalar_rows::<4>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar8 => scalar_rows::<8>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar16 => scalar_rows::<16>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar32 => scalar_rows::<32>(st, w, wp, t, out, max_rows),
+            // SAFETY: these kernels are only chosen when the CPU has AVX2 (Kernel::for_lanes).
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2x2 => unsafe { avx2::rows::<2>(st, w, wp, t, out, max_rows) },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2x3 => unsafe { avx2::rows::<3>(st, w, wp, t, out, max_rows) },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2x4 => unsafe { avx2::rows::<4>(st, w, wp, t, out, max_rows) },
+            Kernel::Tail => 0,
+        };
+        self.done += n;
+        n / self.lanes
+    }
+
+    /// Decodes the remaining symbols with the reference loop and runs the trailer check.
+    pub fn finish(mut self) -> Result<(), Status> {
+        decode_tail(
+            &mut self.states,
+            self.lanes,
+            self.words,
+            &mut self.wp,
+            self.table,
+            &mut self.out[self.done..],
+        )?;
+        if self.wp != self.words.len() / 2 || self.states[..self.lanes].iter().any(|&x| x != RANS_L)
+        {
+            return Err(Status::RansTrailer);
+        }
+        Ok(())
+    }
+}
+
+/// True when a whole row of `lanes` symbols can be decoded without running out of words:
+/// each lane takes at most one word per row (module docs).
+#[inline(always)]
+fn rows_fit(nwords: usize, wp: usize, lanes: usize) -> bool {
+    nwords - wp >= lanes
+}
+
+/// One decode step of a state (before renormalisation): returns the symbol and the new state.
+#[inline(always)]
+fn step(slots: &[u32; PROB_SCALE as usize], x: u32) -> (u8, u32) {
+    // the index is masked to PROB_SCALE - 1, so the compiler drops the bounds check
+    let e = slots[(x & (PROB_SCALE - 1)) as usize];
+    let freq = ((e >> 8) & 0xFFF) + 1;
+    (e as u8, freq * (x >> PROB_BITS) + (e >> 20))
+}
+
+/// Whole rows with `N` lanes, scalar and branchless.
+#[inline(always)]
+fn scalar_rows<const N: usize>(
+    states: &mut States,
+    words: &[u8],
+    wp: &mut usize,
+    table: &DecodeTable,
+    out: &mut [u8],
+    max_rows: usize,
+) -> usize {
+    const { assert!(N.is_power_of_two() && N <= MAX_LANES as usize) };
+    // read_states guarantees an even word area
+    let (word_pairs, _) = words.as_chunks::<2>();
+    let mut x = [0u32; N];
+    x.copy_from_slice(&states[..N]);
+    let mut w = *wp;
+    let mut done = 0usize;
+    for row in out.as_chunks_mut::<N>().0.iter_mut().take(max_rows) {
+        if !rows_fit(word_pairs.len(), w, N) {
+            break;
+        }
+        // the N words from `w` on: the row takes at most N of them
+        let row_words: &[[u8; 2]; N] = word_pairs[w..w + N].try_into().expect("N words");
+        let mut k = 0usize;
+        for j in 0..N {
+            let (sym, v) = step(&table.slots, x[j]);
+            row[j] = sym;
+            let need = v < RANS_L;
+            // k <= j < N and N is a power of two, so the mask keeps k and drops the bounds check
+            let word = u16::from_le_bytes(row_words[k & (N - 1)]) as u32;
+            // a hint, not a branch: the renormalisation pattern is data-dependent noise
+            x[j] = std::hint::select_unpredictable(need, (v << 16) | word, v);
+            k += need as usize;
+        }
+        w += k;
+        done += N;
+    }
+    states[..N].copy_from_slice(&x);
+    *wp = w;
+    done
+}
+
+/// The reference loop, from a row boundary: decodes `out` (the rest of the slice) and fails
+/// with [`Status::RansUnderflow`] at the same symbol as the reference.
+fn decode_tail(
+    states: &mut States,
+    lanes: usize,
+    words: &[u8],
+    wp: &mut usize,
+    table: &DecodeTable,
+    out: &mut [u8],
+) -> Result<(), Status> {
+    let nwords = words.len() / 2;
+    for chunk in out.chunks_mut(lanes) {
+        for (x, o) in states.iter_mut().zip(chunk.iter_mut()) {
+            let (sym, v) = step(&table.slots, *x);
+            *o = sym;
+            *x = v;
+            if v < RANS_L {
+                if *wp >= nwords {
+                    return Err(Status::RansUnderflow);
+                }
+                let w = u16::from_le_bytes([words[2 * *wp], words[2 * *wp + 1]]) as u32;
+                *x = (v << 16) | w;
+                *wp += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{rows_fit, States};
+    use crate::device::format::{DecodeTable, PROB_SCALE, RANS_L};
+    use std::arch::x86_64::*;
+
+    /// `PERM[m][j]`: for renormalisation mask `m` of 8 lanes, the index among the next 8 words
+    /// of the word lane `j` takes (the number of set bits of `m` below bit `j`).
+    static PERM: [[u32; 8]; 256] = {
+        let mut t = [[0u32; 8]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let mut j = 0;
+            let mut k = 0u32;
+            while j < 8 {
+                t[m][j] = k;
+                if m >> j & 1 == 1 {
+                    k += 1;
+                }
+                j += 1;
+            }
+            m += 1;
+        }
+        t
+    };
+
+    /// Whole rows with `8 * V` lanes, eight lanes per AVX2 vector.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2,popcnt")]
+    #[inline]
+    pub unsafe fn rows<const V: usize>(
+        states: &mut States,
+        words: &[u8],
+        wp: &mut usize,
+        table: &DecodeTable,
+        out: &mut [u8],
+        max_rows: usize,
+    ) -> usize {
+        let n = 8 * V;
+        let nwords = words.len() / 2;
+        let mut x = [_mm256_setzero_si256(); V];
+        for (v, xv) in x.iter_mut().enumerate() {
+            // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state array (V <= 4).
+            *xv = unsafe { _mm256_loadu_si256(states.as_ptr().add(8 * v) as *const __m256i) };
+        }
+        let mask12 = _mm256_set1_epi32((PROB_SCALE - 1) as i32);
+        let one = _mm256_set1_epi32(1);
+        let zero = _mm256_setzero_si256();
+        // byte 0 of each 32-bit lane to the low 4 bytes of each 128-bit half
+        let pick = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+        let slots = table.slots.as_ptr() as *const i32;
+        let wbase = words.as_ptr();
+        let mut w = *wp;
+        let mut done = 0usize;
+        let limit = out.len().min(max_rows.saturating_mul(n));
+        while limit - done >= n && rows_fit(nwords, w, n) {
+            for xv in x.iter_mut() {
+                let xs = *xv;
+                // SAFETY: every index is masked to PROB_SCALE - 1 < slots.len().
+                let e = unsafe { _mm256_i32gather_epi32::<4>(slots, _mm256_and_si256(xs, mask12)) };
+                let freq = _mm256_add_epi32(
+                    _mm256_and_si256(_mm256_srli_epi32::<8>(e), _mm256_set1_epi32(0xFFF)),
+                    one,
+                );
+                let v = _mm256_add_epi32(
+                    _mm256_mullo_epi32(freq, _mm256_srli_epi32::<12>(xs)),
+                    _mm256_srli_epi32::<20>(e),
+                );
+                // lanes below RANS_L = 2^16 have a zero upper half
+                const _: () = assert!(RANS_L == 1 << 16);
+                let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(v), zero);
+                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
+                // SAFETY: the row started with at least n words left (rows_fit) and the
+                // vectors before this one took at most 8 each, so w + 8 <= nwords: the 16-byte
+                // load stays inside `words`.
+                let raw = unsafe { _mm_loadu_si128(wbase.add(2 * w) as *const __m128i) };
+                // SAFETY: m < 256 indexes PERM; the row is 32 bytes.
+                let perm = unsafe { _mm256_loadu_si256(PERM.as_ptr().add(m) as *const __m256i) };
+                let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
+                let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(v), wv);
+                *xv = _mm256_blendv_epi8(v, renorm, need);
+                w += m.count_ones() as usize;
+                let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
+                // SAFETY: done + n <= limit <= out.len() (loop condition): these 8 bytes are in `out`.
+                unsafe {
+                    _mm_storel_epi64(
+                        out.as_mut_ptr().add(done) as *mut __m128i,
+                        _mm256_castsi256_si128(syms),
+                    )
+                };
+                done += 8;
+            }
+        }
+        for (v, xv) in x.iter().enumerate() {
+            // SAFETY: as for the loads above.
+            unsafe { _mm256_storeu_si256(states.as_mut_ptr().add(8 * v) as *mut __m256i, *xv) };
+        }
+        *wp = w;
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entropy::{count, encode_slice, FreqTable};
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    fn both(
+        slice: &[u8],
+        lanes: usize,
+        t: &DecodeTable,
+        n: usize,
+    ) -> (Result<(), Status>, Vec<u8>) {
+        let mut want = vec![0u8; n];
+        let r_ref = rans::decode_slice(slice, lanes, t, &mut want);
+        let mut got = vec![0u8; n];
+        let r_fast = decode_slice(slice, lanes, t, &mut got);
+        assert_eq!(r_fast, r_ref, "status differs (lanes {lanes}, n {n})");
+        if r_ref.is_ok() {
+            assert_eq!(got, want, "bytes differ (lanes {lanes}, n {n})");
+        }
+        (r_ref, got)
+    }
+
+    #[test]
+    fn fast_slice_matches_reference_on_valid_and_corrupt_slices() {
+        let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..60 {
+            let n = (r.next() % 20000) as usize + 1;
+            let alpha = [2u64, 4, 20, 256][round % 4];
+            let data: Vec<u8> = (0..n)
+                .map(|_| (r.next() % alpha).min(r.next() % alpha) as u8)
+                .collect();
+            let mut h = [0u64; 256];
+            count(&mut h, &data);
+            let ft = FreqTable::from_histogram(&h).unwrap();
+            let t = ft.decode_table();
+            for lanes in [1usize, 2, 3, 4, 5, 8, 16, 24, 31, 32] {
+                let mut enc = Vec::new();
+                encode_slice(&data, lanes, &ft, &ft.cumulative(), &mut enc);
+                let (st, got) = both(&enc, lanes, &t, n);
+                assert_eq!(st, Ok(()));
+                assert_eq!(got, data);
+                // wrong lane counts and lengths, truncations, flips
+                let _ = both(&enc, lanes % 32 + 1, &t, n);
+                let _ = both(&enc, lanes, &t, n + 1 + (r.next() % 40) as usize);
+                let _ = both(
+                    &enc,
+                    lanes,
+                    &t,
+                    n.saturating_sub(1 + (r.next() % 40) as usize),
+                );
+                let cut = (r.next() as usize) % enc.len();
+                let _ = both(&enc[..cut], lanes, &t, n);
+                let _ = both(&enc[..enc.len() - 2], lanes, &t, n);
+                for _ in 0..4 {
+                    let mut bad = enc.clone();
+                    let i = (r.next() as usize) % bad.len();
+                    bad[i] ^= 1 << (r.next() % 8);
+                    let _ = both(&bad, lanes, &t, n);
+                }
+            }
+            // pure noise
+            let noise: Vec<u8> = (0..(r.next() % 3000) as usize)
+                .map(|_| r.next() as u8)
+                .collect();
+            for lanes in [0usize, 1, 8, 16, 32, 33] {
+                let _ = both(&noise, lanes, &t, (r.next() % 5000) as usize);
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Golden archives (tests/golden/README.md): committed archives decode to their committed
+//! originals, and re-compressing an original with the same settings reproduces its archive
+//! byte for byte. A failure here means the format or the encoder output changed; if that was
+//! intended, regenerate the archives as the README says.
+
+use aceapex::archive::Archive;
+use aceapex::{compress, decompress, extract, EncodeOptions};
+use std::path::PathBuf;
+
+const ORIGINALS: [&str; 3] = ["moby_dick_64k.txt", "dna.fa", "records.csv"];
+
+fn golden(name: &str) -> Vec<u8> {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "golden", name]
+        .iter()
+        .collect();
+    std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+}
+
+/// The CLI's defaults, spelled out (not `EncodeOptions::default()`, so a changed default
+/// also shows up here).
+fn default_settings() -> EncodeOptions {
+    EncodeOptions {
+        level: 5,
+        block_size: 16384,
+        window: None,
+        min_match: 6,
+        repeat_codes: true,
+        depth_cap: 0,
+    }
+}
+
+fn cross_settings() -> EncodeOptions {
+    EncodeOptions {
+        window: Some(65536),
+        block_size: 4096,
+        ..default_settings()
+    }
+}
+
+fn variants() -> Vec<(String, String, EncodeOptions)> {
+    let mut v = Vec::new();
+    for o in ORIGINALS {
+        v.push((o.to_string(), format!("{o}.acx"), default_settings()));
+        v.push((o.to_string(), format!("{o}.w64k-b4k.acx"), cross_settings()));
+    }
+    v
+}
+
+#[test]
+fn golden_originals_are_intact() {
+    // sizes as committed (a truncated or re-encoded original would make the rest meaningless)
+    assert_eq!(golden("moby_dick_64k.txt").len(), 65536);
+    assert_eq!(golden("dna.fa").len(), 60000);
+    assert_eq!(golden("records.csv").len(), 50000);
+    assert!(golden("moby_dick_64k.txt").starts_with(b"CONTENTS"));
+    assert!(golden("dna.fa").starts_with(b">golden_test_sequence"));
+    assert!(golden("records.csv").starts_with(b"id,city,temp_c,count,flag\n"));
+}
+
+#[test]
+fn golden_archives_decode_to_their_originals() {
+    for (orig, arc, opts) in variants() {
+        let original = golden(&orig);
+        let archive = golden(&arc);
+        let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
+        assert_eq!(a.header.original_size, original.len() as u64, "{arc}");
+        assert_eq!(a.header.block_size, opts.block_size, "{arc}");
+        assert_eq!(
+            a.header.window,
+            opts.window.unwrap_or(opts.block_size),
+            "{arc}"
+        );
+        assert_eq!(a.cross_block(), opts.window.is_some(), "{arc}");
+        let out = decompress(&a).unwrap_or_else(|e| panic!("{arc}: {e}"));
+        assert!(out == original, "{arc} does not decode to {orig}");
+        for (off, len) in [
+            (0u64, 1u64),
+            (4000, 9000),
+            (original.len() as u64 - 77, 77),
+            (20000, 16385),
+        ] {
+            let got =
+                extract(&a, off, len).unwrap_or_else(|e| panic!("{arc} extract {off}+{len}: {e}"));
+            assert!(
+                got == original[off as usize..(off + len) as usize],
+                "{arc} extract {off}+{len}"
+            );
+        }
+    }
+}
+
+#[test]
+fn golden_archives_are_reproduced_byte_for_byte() {
+    for (orig, arc, opts) in variants() {
+        let original = golden(&orig);
+        let archive = golden(&arc);
+        let again = compress(&original, &opts, &|_| {}).unwrap();
+        if again != archive {
+            let first = again
+                .iter()
+                .zip(&archive)
+                .position(|(a, b)| a != b)
+                .unwrap_or(again.len().min(archive.len()));
+            panic!(
+                "re-compressing {orig} no longer gives {arc} (sizes {} vs {} committed, first difference at byte {first}); \
+                 if the format or encoder change is intended, regenerate as tests/golden/README.md says",
+                again.len(),
+                archive.len()
+            );
+        }
+    }
+}

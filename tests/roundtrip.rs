@@ -1,0 +1,932 @@
+//! Round trips through `compress` -> `Archive::parse` -> `decompress` / `extract`, over data
+//! kinds, sizes around block boundaries, every level, block sizes, cross-block windows,
+//! repeat codes off, minimum match lengths and dependency depth caps; plus determinism of the
+//! archive bytes (repeated runs, rayon pools of 1 and 2 threads).
+//!
+//! Besides comparing decoded bytes with the input, every archive's blocks are re-decoded by a
+//! small reference walker written here (independent of `aceapex_device::lz`): it rebuilds each
+//! block from its entropy-decoded streams and checks the encoder's promises that the decoder
+//! does not enforce: every match is at least `min_match` long, every distance is within the
+//! requested window, and `BlockEntry::max_depth` equals the dependency level we compute
+//! (and is below `depth_cap` when one is set).
+
+use aceapex::archive::Archive;
+use aceapex::device::format::STREAM_COUNT;
+use aceapex::{compress, decompress, extract, EncodeOptions};
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------------------------------
+// deterministic data generators
+// ---------------------------------------------------------------------------------------
+
+/// SplitMix64: small, seedable, good enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn range(&mut self, lo: u64, hi_incl: u64) -> u64 {
+        lo + self.below(hi_incl - lo + 1)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Random,
+    Repetitive,
+    Dna,
+    Text,
+}
+
+const KINDS: [Kind; 4] = [Kind::Random, Kind::Repetitive, Kind::Dna, Kind::Text];
+
+fn gen_random(rng: &mut Rng, n: usize) -> Vec<u8> {
+    (0..n).map(|_| rng.next() as u8).collect()
+}
+
+/// Runs of short random patterns with periods 1..=160, with the occasional stray byte.
+fn gen_repetitive(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let period = rng.range(1, 160) as usize;
+        let pattern: Vec<u8> = (0..period).map(|_| rng.next() as u8).collect();
+        let run = rng.range(1, 3000) as usize;
+        for i in 0..run {
+            if out.len() == n {
+                break;
+            }
+            let mut b = pattern[i % period];
+            if rng.below(500) == 0 {
+                b = rng.next() as u8;
+            }
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// FASTA-like: header line, 60-column ACGT lines with N runs, lowercase (soft-masked)
+/// stretches and copied (mutated) repeats so that matches exist.
+fn gen_dna(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut seq: Vec<u8> = Vec::with_capacity(n);
+    let mut lower = false;
+    while seq.len() < n {
+        match rng.below(100) {
+            0 => {
+                let run = rng.range(1, 700) as usize;
+                seq.extend(std::iter::repeat_n(b'N', run));
+            }
+            1..=3 => lower = !lower,
+            4..=9 if seq.len() > 50 => {
+                // copy an earlier stretch with a few point mutations
+                let len = rng.range(10, 400) as usize;
+                let start = rng.below(seq.len() as u64) as usize;
+                let end = (start + len).min(seq.len());
+                for i in start..end {
+                    let mut b = seq[i];
+                    if rng.below(40) == 0 {
+                        b = b"ACGT"[rng.below(4) as usize];
+                    }
+                    seq.push(b);
+                }
+            }
+            _ => {
+                for _ in 0..rng.range(1, 200) {
+                    let b = b"ACGT"[rng.below(4) as usize];
+                    seq.push(if lower { b.to_ascii_lowercase() } else { b });
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(n + n / 60 + 32);
+    out.extend_from_slice(b">chrTest generated sequence\n");
+    for line in seq.chunks(60) {
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    out.truncate(n);
+    out
+}
+
+const WORDS: &[&str] = &[
+    "the", "whale", "sea", "ship", "and", "of", "a", "to", "in", "captain", "harpoon", "white",
+    "deck", "boat", "old", "man", "said", "was", "it", "that", "his", "he", "with", "upon", "all",
+    "for", "but", "this", "like", "sail", "wind", "water", "ocean", "crew", "mast", "line", "into",
+    "one", "now", "there", "cried", "long", "still", "over", "before", "against",
+];
+
+/// Words from a small vocabulary with punctuation, capitals and line breaks.
+fn gen_text(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n + 16);
+    let mut col = 0;
+    let mut cap = true;
+    while out.len() < n {
+        let w = WORDS[rng.below(WORDS.len() as u64) as usize].as_bytes();
+        for (i, &c) in w.iter().enumerate() {
+            out.push(if cap && i == 0 {
+                c.to_ascii_uppercase()
+            } else {
+                c
+            });
+        }
+        cap = false;
+        col += w.len();
+        match rng.below(20) {
+            0 => {
+                out.extend_from_slice(b". ");
+                cap = true;
+            }
+            1 => out.extend_from_slice(b", "),
+            2 => out.extend_from_slice(b"; "),
+            _ => out.push(b' '),
+        }
+        if col > 68 {
+            out.push(b'\n');
+            col = 0;
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+fn generate(kind: Kind, seed: u64, n: usize) -> Vec<u8> {
+    let mut rng = Rng(seed ^ 0xA5A5_5A5A_0F0F_F0F0);
+    let v = match kind {
+        Kind::Random => gen_random(&mut rng, n),
+        Kind::Repetitive => gen_repetitive(&mut rng, n),
+        Kind::Dna => gen_dna(&mut rng, n),
+        Kind::Text => gen_text(&mut rng, n),
+    };
+    assert_eq!(v.len(), n);
+    v
+}
+
+/// Size `sel` of the interesting sizes for block size `bs`.
+fn pick_size(sel: u8, bs: usize, seed: u64) -> usize {
+    match sel % 7 {
+        0 => 0,
+        1 => 1,
+        2 => bs - 1,
+        3 => bs,
+        4 => bs + 1,
+        5 => 3 * bs + 1234,
+        _ => (seed % (4 * bs as u64 + 1)) as usize,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// independent reference walker over a block's streams
+// ---------------------------------------------------------------------------------------
+
+fn read_leb(buf: &[u8], pos: &mut usize) -> u32 {
+    let mut v: u64 = 0;
+    let mut shift = 0;
+    loop {
+        let b = buf[*pos];
+        *pos += 1;
+        v |= ((b & 0x7F) as u64) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+        assert!(shift <= 28, "encoder wrote a varint longer than 5 bytes");
+    }
+    u32::try_from(v).expect("encoder wrote a varint beyond u32")
+}
+
+/// Per-byte dependency value over the whole original (0 = literal, else 1 + match level),
+/// and the expected facts of the blocks.
+struct Walker {
+    out: Vec<u8>,
+    val: Vec<u32>,
+}
+
+/// Re-decodes every block of `a` from its entropy-decoded streams with our own command
+/// interpreter and checks the encoder's promises. Returns nothing; panics on a violation.
+fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
+    let window = opts.window.unwrap_or(opts.block_size) as usize;
+    let bs = opts.block_size as usize;
+    let mut w = Walker {
+        out: vec![0u8; original.len()],
+        val: vec![0u32; original.len()],
+    };
+    let mut bufs: [Vec<u8>; STREAM_COUNT] = Default::default();
+    for b in 0..a.block_count() {
+        aceapex::decode::decode_streams(a, b, &mut bufs)
+            .expect("streams of a fresh archive decode");
+        let [lits, lens, offs, cmds] = &bufs;
+        let start = b * bs;
+        let end = (start + bs).min(original.len());
+        let mut cur = start;
+        let (mut lp, mut lenp, mut offp) = (0usize, 0usize, 0usize);
+        let mut hist = [1u32, 2, 4, 8];
+        let mut max_level = 0u32;
+        let mut lowest_src = start;
+        assert_eq!(
+            cmds.first(),
+            Some(&0xFF),
+            "block {b} must start with a reset"
+        );
+        for &c in cmds.iter() {
+            let (dist, len) = match c {
+                0x00..=0x7F => {
+                    let n = c as usize + 1;
+                    w.out[cur..cur + n].copy_from_slice(&lits[lp..lp + n]);
+                    w.val[cur..cur + n].fill(0);
+                    lp += n;
+                    cur += n;
+                    continue;
+                }
+                0xFF => {
+                    hist = [1, 2, 4, 8];
+                    continue;
+                }
+                0x80..=0xBF => {
+                    let slot = ((c >> 4) & 3) as usize;
+                    let nib = (c & 0xF) as u32;
+                    let len = if nib == 15 {
+                        21 + read_leb(lens, &mut lenp)
+                    } else {
+                        6 + nib
+                    };
+                    let d = hist[slot];
+                    // move to front
+                    for i in (1..=slot).rev() {
+                        hist[i] = hist[i - 1];
+                    }
+                    hist[0] = d;
+                    (d, len)
+                }
+                0xC0..=0xFD => {
+                    let len = 6 + (c - 0xC0) as u32;
+                    let d = read_leb(offs, &mut offp);
+                    hist = [d, hist[0], hist[1], hist[2]];
+                    (d, len)
+                }
+                0xFE => {
+                    let len = 6 + read_leb(lens, &mut lenp);
+                    let d = read_leb(offs, &mut offp);
+                    hist = [d, hist[0], hist[1], hist[2]];
+                    (d, len)
+                }
+            };
+            let (dist, len) = (dist as usize, len as usize);
+            assert!(
+                len >= opts.min_match as usize,
+                "block {b}: match of {len} bytes < min_match {}",
+                opts.min_match
+            );
+            assert!(
+                dist >= 1 && dist <= window,
+                "block {b}: distance {dist} outside 1..={window}"
+            );
+            assert!(
+                dist <= cur,
+                "block {b}: distance {dist} before the file start"
+            );
+            let src = cur - dist;
+            if window <= bs {
+                assert!(
+                    src >= start,
+                    "block {b}: match reaches before its block without a cross-block window"
+                );
+            }
+            lowest_src = lowest_src.min(src);
+            let level = (src..src + len.min(dist)).map(|i| w.val[i]).max().unwrap();
+            max_level = max_level.max(level);
+            for k in 0..len {
+                w.out[cur + k] = w.out[src + k];
+            }
+            w.val[cur..cur + len].fill(level + 1);
+            cur += len;
+        }
+        assert_eq!(cur, end, "block {b}: commands do not fill the block");
+        assert_eq!(lp, lits.len(), "block {b}: unused literals");
+        assert_eq!(lenp, lens.len(), "block {b}: unused length bytes");
+        assert_eq!(offp, offs.len(), "block {b}: unused offset bytes");
+        assert!(
+            w.out[start..end] == original[start..end],
+            "block {b}: reference walk differs from the original"
+        );
+        let e = &a.entries[b];
+        assert_eq!(
+            e.max_depth, max_level,
+            "block {b}: max_depth in the block table"
+        );
+        if opts.depth_cap > 0 {
+            assert!(
+                e.max_depth < opts.depth_cap,
+                "block {b}: depth {} not below cap {}",
+                e.max_depth,
+                opts.depth_cap
+            );
+        }
+        assert_eq!(
+            e.lowest_source_block as usize,
+            lowest_src / bs,
+            "block {b}: lowest_source_block {} but the lowest block a match reads is {}",
+            e.lowest_source_block,
+            lowest_src / bs
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// the round trip
+// ---------------------------------------------------------------------------------------
+
+/// Compresses, parses, checks the header against the options, decodes the whole archive and
+/// the given regions, and walks every block. Returns the archive.
+fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u8> {
+    let packed = compress(data, opts, &|_| {}).expect("valid options compress");
+    let a = Archive::parse(&packed).expect("a fresh archive parses");
+    let h = &a.header;
+    let bs = opts.block_size as u64;
+    assert_eq!(h.original_size, data.len() as u64);
+    assert_eq!(h.block_size, opts.block_size);
+    assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
+    assert_eq!(h.level, opts.level);
+    assert_eq!(h.min_match, opts.min_match);
+    assert_eq!(h.depth_cap, opts.depth_cap);
+    assert_eq!(h.window, opts.window.unwrap_or(opts.block_size));
+    assert_eq!(h.flags & 1 != 0, opts.repeat_codes, "repeat-codes flag");
+    assert_eq!(
+        h.flags & 2 != 0,
+        opts.window.is_some_and(|w| w > opts.block_size),
+        "cross-block flag"
+    );
+    assert_eq!(h.content_checksum, xxhash_rust::xxh3::xxh3_64(data));
+    assert_eq!(a.block_count(), h.block_count as usize);
+
+    let out = decompress(&a).expect("a fresh archive decodes");
+    assert!(
+        out == data,
+        "decompressed bytes differ from the input ({} bytes, {opts:?})",
+        data.len()
+    );
+
+    for &(off, len) in regions {
+        let got = extract(&a, off, len).expect("a region inside the data extracts");
+        assert!(
+            got == data[off as usize..(off + len) as usize],
+            "extract({off}, {len}) differs ({opts:?})"
+        );
+    }
+    // one past the end is a region error
+    let size = data.len() as u64;
+    assert_eq!(
+        extract(&a, size, 1),
+        Err(aceapex::DecodeError::Region {
+            offset: size,
+            length: 1,
+            size
+        })
+    );
+    walk_archive(&a, data, opts);
+    packed
+}
+
+/// Region list from random numbers: a few inside the data, plus the whole range and
+/// the block-crossing ones around the first block boundary.
+fn regions(n: usize, bs: usize, picks: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut v = Vec::new();
+    if n == 0 {
+        v.push((0, 0));
+        return v;
+    }
+    v.push((0, n as u64));
+    v.push(((n - 1) as u64, 1));
+    if n > bs + 10 {
+        v.push(((bs - 5) as u64, 10));
+        v.push((bs as u64, (n - bs) as u64));
+    }
+    for &(a, b) in picks {
+        let off = a % n as u64;
+        let len = b % (n as u64 - off + 1);
+        v.push((off, len));
+    }
+    v
+}
+
+fn opts(level: u32, block_size: u32) -> EncodeOptions {
+    EncodeOptions {
+        level,
+        block_size,
+        ..EncodeOptions::default()
+    }
+}
+
+const BLOCK_SIZES: [u32; 3] = [4 << 10, 16 << 10, 64 << 10];
+
+/// Every level, every kind, every interesting size at 4 KiB blocks (deterministic sweep).
+#[test]
+fn every_level_kind_and_boundary_size() {
+    let bs = 4096usize;
+    for level in 1..=9 {
+        for (ki, &kind) in KINDS.iter().enumerate() {
+            for sel in 0..6u8 {
+                let n = pick_size(sel, bs, 0);
+                let data = generate(kind, (level * 100 + ki as u32 * 10 + sel as u32) as u64, n);
+                roundtrip(
+                    &data,
+                    &opts(level, bs as u32),
+                    &regions(n, bs, &[(7, 100), (3000, 5000)]),
+                );
+            }
+        }
+    }
+}
+
+/// Sizes around the block boundary at every block size tested (level 5).
+#[test]
+fn boundary_sizes_at_each_block_size() {
+    for &bs in &BLOCK_SIZES {
+        for sel in 0..6u8 {
+            for &kind in &[Kind::Text, Kind::Repetitive] {
+                let n = pick_size(sel, bs as usize, 0);
+                let data = generate(kind, bs as u64 + sel as u64, n);
+                roundtrip(
+                    &data,
+                    &opts(5, bs),
+                    &regions(n, bs as usize, &[(bs as u64 / 2, bs as u64)]),
+                );
+            }
+        }
+    }
+}
+
+fn kind_strategy() -> impl Strategy<Value = Kind> {
+    prop::sample::select(KINDS.to_vec())
+}
+
+fn region_picks() -> impl Strategy<Value = Vec<(u64, u64)>> {
+    prop::collection::vec((any::<u64>(), any::<u64>()), 1..4)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Any kind, level, block size and size.
+    #[test]
+    fn prop_roundtrip_levels_and_block_sizes(
+        kind in kind_strategy(),
+        level in 1u32..=9,
+        bsi in 0usize..3,
+        sel in 0u8..7,
+        seed in any::<u64>(),
+        picks in region_picks(),
+    ) {
+        let bs = BLOCK_SIZES[bsi];
+        let n = pick_size(sel, bs as usize, seed);
+        let data = generate(kind, seed, n);
+        roundtrip(&data, &opts(level, bs), &regions(n, bs as usize, &picks));
+    }
+
+    /// Cross-block windows (2x..16x the block, or an odd size above it): matches reach
+    /// earlier blocks; whole-file decode and region extraction still round-trip.
+    #[test]
+    fn prop_roundtrip_cross_block_window(
+        kind in kind_strategy(),
+        level in 1u32..=9,
+        bsi in 0usize..2,
+        mult in 2u32..=16,
+        odd in any::<bool>(),
+        sel in 3u8..7,
+        seed in any::<u64>(),
+        picks in region_picks(),
+    ) {
+        let bs = BLOCK_SIZES[bsi];
+        let window = if odd { bs + 1 + (seed as u32 % (bs * 3)) } else { bs * mult };
+        let n = pick_size(sel, bs as usize, seed).max(5 * bs as usize + (seed % 999) as usize);
+        let data = generate(kind, seed, n);
+        let o = EncodeOptions { window: Some(window), ..opts(level, bs) };
+        roundtrip(&data, &o, &regions(n, bs as usize, &picks));
+    }
+
+    /// Repeat codes off, min_match 6/8/12/32, depth caps 0/1/2/8, windows at or above the
+    /// block: the reference walker checks every match length, distance and depth.
+    #[test]
+    fn prop_roundtrip_parser_options(
+        kind in kind_strategy(),
+        level in 1u32..=9,
+        bsi in 0usize..3,
+        repeat_codes in any::<bool>(),
+        min_match in prop::sample::select(vec![6u32, 8, 12, 32]),
+        depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
+        cross in any::<bool>(),
+        sel in 0u8..7,
+        seed in any::<u64>(),
+        picks in region_picks(),
+    ) {
+        let bs = BLOCK_SIZES[bsi];
+        let n = pick_size(sel, bs as usize, seed);
+        let data = generate(kind, seed, n);
+        let o = EncodeOptions {
+            level,
+            block_size: bs,
+            window: if cross { Some(bs * 4) } else { None },
+            min_match,
+            repeat_codes,
+            depth_cap,
+        };
+        roundtrip(&data, &o, &regions(n, bs as usize, &picks));
+    }
+}
+
+/// Each option on its own, on data where it matters (repetitive, several blocks), so a
+/// failure names the option.
+#[test]
+fn each_parser_option_alone() {
+    let bs = 16384u32;
+    for &kind in &KINDS {
+        let data = generate(kind, 77, 5 * bs as usize + 321);
+        let r = regions(data.len(), bs as usize, &[(12345, 40000)]);
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                repeat_codes: false,
+                ..opts(5, bs)
+            },
+            &r,
+        );
+        for mm in [6, 8, 12, 32] {
+            roundtrip(
+                &data,
+                &EncodeOptions {
+                    min_match: mm,
+                    ..opts(5, bs)
+                },
+                &r,
+            );
+        }
+        for cap in [1, 2, 8] {
+            roundtrip(
+                &data,
+                &EncodeOptions {
+                    depth_cap: cap,
+                    ..opts(5, bs)
+                },
+                &r,
+            );
+            roundtrip(
+                &data,
+                &EncodeOptions {
+                    depth_cap: cap,
+                    window: Some(4 * bs),
+                    ..opts(9, bs)
+                },
+                &r,
+            );
+        }
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                window: Some(bs + 1),
+                ..opts(5, bs)
+            },
+            &r,
+        );
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                window: Some(1 << 20),
+                ..opts(9, bs)
+            },
+            &r,
+        );
+        // a window smaller than the block
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                window: Some(100),
+                ..opts(5, bs)
+            },
+            &r,
+        );
+    }
+}
+
+/// depth_cap 1 means no match may read bytes written by a match: on highly repetitive data
+/// every block must report depth 0 (and the walker confirms it from the streams).
+#[test]
+fn depth_cap_one_means_no_chains() {
+    let data = generate(Kind::Repetitive, 5, 100_000);
+    let packed = roundtrip(
+        &data,
+        &EncodeOptions {
+            depth_cap: 1,
+            ..opts(7, 4096)
+        },
+        &[],
+    );
+    let a = Archive::parse(&packed).unwrap();
+    assert!(a.entries.iter().all(|e| e.max_depth == 0));
+    // without a cap the same data does chain matches (so the cap test above is not vacuous)
+    let packed = compress(&data, &opts(7, 4096), &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    assert!(
+        a.entries.iter().any(|e| e.max_depth > 0),
+        "uncapped repetitive data should chain matches"
+    );
+}
+
+/// Compressible data actually compresses (guards against a silent all-literal encoder).
+#[test]
+fn compressible_kinds_compress() {
+    for (kind, max_ratio) in [
+        (Kind::Repetitive, 0.2),
+        (Kind::Text, 0.5),
+        (Kind::Dna, 0.45),
+    ] {
+        let data = generate(kind, 1, 200_000);
+        let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let r = packed.len() as f64 / data.len() as f64;
+        assert!(
+            r < max_ratio,
+            "{kind:?}: archive/original = {r:.3}, expected below {max_ratio}"
+        );
+    }
+    // random data must not grow by more than the header, the block table and one group's
+    // tables (4 streams x (kind + 32-byte bitmap + 256 two-byte varints))
+    let data = generate(Kind::Random, 1, 200_000);
+    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let blocks = 200_000usize.div_ceil(16384);
+    let bound = data.len() + 96 + blocks * 56 + 4 * (1 + 32 + 512);
+    assert!(
+        packed.len() <= bound,
+        "random data grew to {} (bound {bound})",
+        packed.len()
+    );
+}
+
+/// Invalid options are refused with a message, never compressed.
+#[test]
+fn invalid_options_are_refused() {
+    let d = b"some data";
+    for o in [
+        EncodeOptions {
+            level: 0,
+            ..Default::default()
+        },
+        EncodeOptions {
+            level: 10,
+            ..Default::default()
+        },
+        EncodeOptions {
+            block_size: 4095,
+            ..Default::default()
+        },
+        EncodeOptions {
+            block_size: 2048,
+            ..Default::default()
+        },
+        EncodeOptions {
+            block_size: 8 << 20,
+            ..Default::default()
+        },
+        EncodeOptions {
+            block_size: 12288,
+            ..Default::default()
+        },
+        EncodeOptions {
+            min_match: 5,
+            ..Default::default()
+        },
+        EncodeOptions {
+            window: Some(0),
+            ..Default::default()
+        },
+    ] {
+        assert!(compress(d, &o, &|_| {}).is_err(), "{o:?} should be refused");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// determinism
+// ---------------------------------------------------------------------------------------
+
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+/// Same input and options give identical archive bytes: twice in a row, and in pools of 1
+/// and 2 threads, for independent and cross-block windows.
+#[test]
+fn archives_are_deterministic() {
+    let mut data = generate(Kind::Text, 11, 300_000);
+    data.extend(generate(Kind::Dna, 12, 300_000));
+    data.extend(generate(Kind::Repetitive, 13, 300_000));
+    for o in [
+        EncodeOptions::default(),
+        opts(1, 4096),
+        opts(9, 65536),
+        EncodeOptions {
+            window: Some(256 << 10),
+            ..opts(6, 16384)
+        },
+        EncodeOptions {
+            depth_cap: 2,
+            repeat_codes: false,
+            min_match: 8,
+            ..opts(4, 4096)
+        },
+    ] {
+        let a = compress(&data, &o, &|_| {}).unwrap();
+        let b = compress(&data, &o, &|_| {}).unwrap();
+        assert!(a == b, "two runs differ ({o:?})");
+        let one = in_pool(1, || compress(&data, &o, &|_| {}).unwrap());
+        let two = in_pool(2, || compress(&data, &o, &|_| {}).unwrap());
+        assert!(
+            one == a,
+            "1-thread pool differs from the default pool ({o:?})"
+        );
+        assert!(
+            two == a,
+            "2-thread pool differs from the default pool ({o:?})"
+        );
+        // and decoding in either pool gives the input
+        let pa = Archive::parse(&a).unwrap();
+        assert!(in_pool(1, || decompress(&pa).unwrap()) == data);
+        assert!(in_pool(2, || decompress(&pa).unwrap()) == data);
+    }
+}
+
+/// A cross-block input larger than one encoder segment (16 MiB), so segments are parsed in
+/// parallel: bytes must not depend on the thread count, and the segments' independent
+/// runs must decode (whole and by region).
+#[test]
+fn multi_segment_cross_block_is_deterministic() {
+    let mut data = Vec::with_capacity(18 << 20);
+    let mut seed = 100;
+    while data.len() < (17 << 20) + 12345 {
+        let kind = KINDS[1 + (seed as usize % 3)];
+        data.extend(generate(kind, seed, 1 << 20));
+        seed += 1;
+    }
+    data.truncate((17 << 20) + 12345);
+    let o = EncodeOptions {
+        window: Some(64 << 10),
+        ..opts(1, 16384)
+    };
+    let one = in_pool(1, || compress(&data, &o, &|_| {}).unwrap());
+    let two = in_pool(2, || compress(&data, &o, &|_| {}).unwrap());
+    assert!(one == two, "1- and 2-thread archives differ");
+    let a = Archive::parse(&one).unwrap();
+    assert!(decompress(&a).unwrap() == data);
+    // regions around the 16 MiB segment boundary
+    let seg = 16u64 << 20;
+    for (off, len) in [
+        (seg - 100, 200),
+        (seg - 70000, 140000),
+        (seg + 5, 1),
+        (data.len() as u64 - 3, 3),
+    ] {
+        assert!(extract(&a, off, len).unwrap() == data[off as usize..(off + len) as usize]);
+    }
+}
+
+/// Parameters at the edges of what `validate` accepts: tiny and odd windows, minimum matches
+/// longer than any block, huge depth caps, the largest block sizes (one block per table group).
+#[test]
+fn extreme_parameters() {
+    let data = generate(Kind::Repetitive, 21, 40_000);
+    let r = regions(data.len(), 4096, &[(1000, 9000)]);
+    for w in [1u32, 2, 3, 5, 7, 8, 64, 4095, 4097, 12345, u32::MAX] {
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                window: Some(w),
+                ..opts(5, 4096)
+            },
+            &r,
+        );
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                window: Some(w),
+                ..opts(9, 4096)
+            },
+            &r,
+        );
+    }
+    for mm in [7u32, 33, 200, 4096, 5000, u32::MAX] {
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                min_match: mm,
+                ..opts(5, 4096)
+            },
+            &r,
+        );
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                min_match: mm,
+                window: Some(1 << 16),
+                ..opts(9, 4096)
+            },
+            &r,
+        );
+    }
+    for cap in [3u32, 100, u32::MAX] {
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                depth_cap: cap,
+                ..opts(5, 4096)
+            },
+            &r,
+        );
+    }
+    let big = generate(Kind::Dna, 22, (5 << 20) + 99);
+    for bs in [2u32 << 20, 4 << 20] {
+        let r = regions(big.len(), bs as usize, &[(3 << 20, 3 << 20)]);
+        roundtrip(&big, &opts(1, bs), &r);
+        roundtrip(
+            &big,
+            &EncodeOptions {
+                window: Some(bs * 2),
+                ..opts(2, bs)
+            },
+            &r,
+        );
+    }
+}
+
+/// BUG: `archive::compress` panics (instead of compressing or returning `Err`) when a window
+/// of 1 GiB or more meets an input of 4 GiB or more: the encoder makes one parse segment of
+/// `max(16 MiB, 4 * window)` bytes, and `lz::parse_segment` asserts that a segment is smaller
+/// than 4 GiB ("segment must be smaller than 4 GiB"). `aceapex compress --window 1G` on a
+/// 4 GiB file hits it. The input here is a zeroed 4 GiB allocation (untouched pages cost no
+/// memory before the panic).
+#[test]
+#[ignore = "slow (compresses 4 GiB): run with --ignored; fixed by capping segments at 1 GiB (archive.rs MAX_SEGMENT_BYTES)"]
+fn huge_window_on_a_4gib_input_does_not_panic() {
+    let data = vec![0u8; 4 << 30];
+    let o = EncodeOptions {
+        window: Some(1 << 30),
+        ..opts(1, 4 << 20)
+    };
+    let r = std::panic::catch_unwind(|| compress(&data, &o, &|_| {}).map(|a| a.len()));
+    assert!(
+        r.is_ok(),
+        "compress panicked instead of compressing or returning Err"
+    );
+}
+
+/// The progress callbacks of `compress` and `decompress_into` add up to the input size
+/// (what a progress bar shows at the end), for independent and cross-block archives.
+#[test]
+fn progress_adds_up_to_the_size() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    for (n, o) in [
+        (0usize, opts(5, 4096)),
+        (1, opts(5, 4096)),
+        (100_001, opts(5, 4096)),
+        (
+            300_000,
+            EncodeOptions {
+                window: Some(1 << 16),
+                ..opts(3, 16384)
+            },
+        ),
+    ] {
+        let data = generate(Kind::Text, n as u64, n);
+        let done = AtomicU64::new(0);
+        let packed = compress(&data, &o, &|k| {
+            done.fetch_add(k, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(
+            done.load(Ordering::Relaxed),
+            n as u64,
+            "compress progress ({o:?})"
+        );
+        let a = Archive::parse(&packed).unwrap();
+        let done = AtomicU64::new(0);
+        let mut out = vec![0u8; n];
+        aceapex::decode::decompress_into(&a, &mut out, &|k| {
+            done.fetch_add(k, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(
+            done.load(Ordering::Relaxed),
+            n as u64,
+            "decompress progress ({o:?})"
+        );
+        assert!(out == data);
+    }
+}
