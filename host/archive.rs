@@ -119,7 +119,11 @@ pub fn compress(
     // A segment is parsed by one thread in order; sources never cross segment starts.
     let seg_bytes = if opts.cross_block() {
         // capped at 1 GiB: the parser indexes a segment with 32-bit positions
-        (BATCH_BYTES / 4).max(4 * window as usize).min(MAX_SEGMENT_BYTES).div_ceil(bs) * bs
+        (BATCH_BYTES / 4)
+            .max(4 * window as usize)
+            .min(MAX_SEGMENT_BYTES)
+            .div_ceil(bs)
+            * bs
     } else {
         bs
     };

@@ -120,8 +120,12 @@ fn parse_size(s: &str) -> Result<u64, String> {
         Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    let n: u64 = num.trim().parse().map_err(|_| format!("'{s}' is not a size (e.g. 16K, 1M)"))?;
-    n.checked_mul(mul).ok_or_else(|| format!("'{s}' is too large"))
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (e.g. 16K, 1M)"))?;
+    n.checked_mul(mul)
+        .ok_or_else(|| format!("'{s}' is too large"))
 }
 
 /// Input bytes: a memory map for files, a buffer for stdin.

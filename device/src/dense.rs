@@ -319,8 +319,16 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     let mut slice = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
     let n_slices = n_blocks as u64 * STREAM_COUNT as u64;
     while slice < n_slices {
-        let b = (slice / STREAM_COUNT as u64) as u32;
-        let k = (slice % STREAM_COUNT as u64) as usize;
+        // Work order: every block's literal slice first (the long ones), then commands,
+        // offsets, lengths, so warps that finish early pick up short slices at the tail.
+        let b = (slice % n_blocks as u64) as u32;
+        let k = match slice / n_blocks as u64 {
+            0 => STREAM_LITERALS,
+            1 => STREAM_COMMANDS,
+            2 => STREAM_OFFSETS,
+            _ => STREAM_LENGTHS,
+        };
+        let slice_index = b as u64 * STREAM_COUNT as u64 + k as u64;
         // SAFETY: b < n_blocks; the host passes n_blocks entries and offsets and 4 decoded
         // offsets per block.
         let e = unsafe { *entries.add(b as usize) };
@@ -328,7 +336,7 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         for j in 0..k {
             off += e.stored_len[j] as u64;
         }
-        let doff = unsafe { *dec_offsets.add(slice as usize) };
+        let doff = unsafe { *dec_offsets.add(slice_index as usize) };
         let n = e.decoded_len[k] as u64;
         let st = if doff > dec_len || n > dec_len - doff {
             Status::SliceMode
