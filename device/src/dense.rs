@@ -21,7 +21,6 @@
 
 use crate::dense_layout::*;
 use crate::format::*;
-use crate::kernels::NO_TABLE;
 use crate::status::Status;
 use core::arch::nvptx::*;
 
@@ -413,14 +412,12 @@ fn decode_stream_warp(
     if stored < head || (stored - head) % 2 != 0 {
         return Status::RansHeader;
     }
-    let g = (b / group_blocks) as usize * STREAM_COUNT + k;
-    // SAFETY: the host passes group_count * 4 indices.
-    let ti = unsafe { *table_index.add(g) };
-    if ti == NO_TABLE || ti >= n_tables {
+    // SAFETY: the host passes group_count * 4 indices and n_tables tables.
+    let Some(table) = (unsafe {
+        crate::kernels::stream_table(tables, n_tables, table_index, group_blocks, b as u64, k)
+    }) else {
         return Status::SliceMode;
-    }
-    // SAFETY: ti < n_tables.
-    let table = unsafe { &*tables.add(ti as usize) };
+    };
     let active_lane = lane < lanes;
     let mut x: u32 = RANS_L;
     if active_lane {

@@ -222,6 +222,32 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// Sentinel in the table index: the group has no table for that stream.
 pub const NO_TABLE: u32 = u32::MAX;
 
+/// The decode table of stream `k` of block `b`: `table_index[(b / group_blocks) * 4 + k]`,
+/// or `None` when the group has no table for the stream ([`NO_TABLE`]) or the index is out of
+/// range (FORMAT.md §5.1).
+///
+/// # Safety
+/// `table_index` holds an entry for `b`'s group (group_count * 4 words) and `tables` holds
+/// `n_tables` tables.
+#[inline(always)]
+pub(crate) unsafe fn stream_table<'a>(
+    tables: *const crate::format::DecodeTable,
+    n_tables: u32,
+    table_index: *const u32,
+    group_blocks: u32,
+    b: u64,
+    k: usize,
+) -> Option<&'a crate::format::DecodeTable> {
+    let g = (b / group_blocks as u64) as usize * crate::format::STREAM_COUNT + k;
+    // SAFETY: the caller passes group_count * 4 indices and b's group is below group_count.
+    let ti = unsafe { *table_index.add(g) };
+    if ti == NO_TABLE || ti >= n_tables {
+        return None;
+    }
+    // SAFETY: ti < n_tables.
+    Some(unsafe { &*tables.add(ti as usize) })
+}
+
 /// Builds a slice from a device pointer after checking `off + len <= total`.
 #[inline(always)]
 unsafe fn checked_slice<'a>(base: *const u8, total: u64, off: u64, len: u64) -> Option<&'a [u8]> {
@@ -348,14 +374,12 @@ fn decode_one_lane(
             }
             dst.copy_from_slice(src);
         } else {
-            let g = (b / group_blocks as u64) * STREAM_COUNT as u64 + k as u64;
-            // SAFETY: the host passes group_count * 4 indices.
-            let ti = unsafe { *table_index.add(g as usize) };
-            if ti == NO_TABLE || ti >= n_tables {
+            // SAFETY: the host passes group_count * 4 indices and n_tables tables.
+            let Some(t) =
+                (unsafe { stream_table(tables, n_tables, table_index, group_blocks, b, k) })
+            else {
                 return Status::SliceMode;
-            }
-            // SAFETY: ti < n_tables.
-            let t = unsafe { &*tables.add(ti as usize) };
+            };
             if let Err(s) = crate::rans::decode_slice(src, e.lanes[k] as usize, t, dst) {
                 return s;
             }
