@@ -279,12 +279,43 @@ pub struct Archive<'a> {
     pub entries: Vec<BlockEntry>,
     /// Per block: byte offset of its first slice inside the data section.
     pub block_offsets: Vec<u64>,
-    /// Per group and stream: the decode table, if the group has one for that stream.
-    pub tables: Vec<[Option<Box<DecodeTable>>; STREAM_COUNT]>,
+    /// Per group and stream: the table, if the group has one for that stream.
+    pub tables: Vec<[Option<StreamTable>; STREAM_COUNT]>,
     /// The data section.
     pub data: &'a [u8],
     /// The data section's offset in the archive.
     pub data_offset: u64,
+}
+
+/// One group's frequency table for one stream, kept compact (512 bytes) and expanded to the
+/// 16 KiB slot form on first use: a hostile archive of many tiny groups then costs memory in
+/// proportion to its size at parse time, and expansion only for groups actually decoded.
+pub struct StreamTable {
+    freq: [u16; 256],
+    expanded: std::sync::OnceLock<Box<DecodeTable>>,
+}
+
+impl StreamTable {
+    fn new(t: FreqTable) -> StreamTable {
+        // frequencies are at most PROB_SCALE = 4096 (FreqTable::deserialize checks)
+        StreamTable {
+            freq: t.freq.map(|f| f as u16),
+            expanded: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The frequencies as read from the archive.
+    pub fn freq_table(&self) -> FreqTable {
+        FreqTable {
+            freq: self.freq.map(u32::from),
+        }
+    }
+
+    /// The expanded decode table (built once).
+    pub fn decode_table(&self) -> &DecodeTable {
+        self.expanded
+            .get_or_init(|| self.freq_table().decode_table())
+    }
 }
 
 fn herr(field: &'static str, why: impl Into<String>) -> FormatError {
@@ -394,9 +425,9 @@ impl<'a> Archive<'a> {
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
         for _ in 0..h.group_count {
-            let mut g: [Option<Box<DecodeTable>>; STREAM_COUNT] = Default::default();
+            let mut g: [Option<StreamTable>; STREAM_COUNT] = Default::default();
             for t in g.iter_mut() {
-                *t = FreqTable::deserialize(table_section, &mut pos)?.map(|f| f.decode_table());
+                *t = FreqTable::deserialize(table_section, &mut pos)?.map(StreamTable::new);
             }
             tables.push(g);
         }
@@ -504,7 +535,9 @@ impl<'a> Archive<'a> {
 
     /// Decode table of stream `k` for block `b` (None if the group has none).
     pub fn table(&self, b: usize, k: usize) -> Option<&DecodeTable> {
-        self.tables[b / self.header.group_blocks as usize][k].as_deref()
+        self.tables[b / self.header.group_blocks as usize][k]
+            .as_ref()
+            .map(StreamTable::decode_table)
     }
 
     /// True when match sources may lie in earlier blocks.

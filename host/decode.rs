@@ -204,9 +204,21 @@ pub fn decompress_into(
     Ok(())
 }
 
+/// A zeroed output buffer of `bytes`, or [`DecodeError::Alloc`] when it cannot be had (an
+/// archive may legitimately declare far more output than its own size: fail with an error,
+/// never abort the process).
+pub fn zeroed_output(bytes: u64) -> Result<Vec<u8>, DecodeError> {
+    let n = usize::try_from(bytes).map_err(|_| DecodeError::Alloc { bytes })?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| DecodeError::Alloc { bytes })?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
 /// Decodes the whole archive into a new vector. See [`decompress_into`].
 pub fn decompress(a: &Archive<'_>) -> Result<Vec<u8>, DecodeError> {
-    let mut out = vec![0u8; a.header.original_size as usize];
+    let mut out = zeroed_output(a.header.original_size)?;
     decompress_into(a, &mut out, &|_| {})?;
     Ok(out)
 }
@@ -241,7 +253,7 @@ pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, Dec
     }
     let base = lowest as u64 * bs;
     let span_end = ((last as u64 + 1) * bs).min(size);
-    let mut buf = vec![0u8; (span_end - base) as usize];
+    let mut buf = zeroed_output(span_end - base)?;
     if a.cross_block() {
         for b in lowest..=last {
             decode_block_at(a, b, &mut buf, base)?;

@@ -90,6 +90,12 @@ pub enum DecodeError {
         /// Original size.
         size: u64,
     },
+    /// The output buffer could not be allocated.
+    #[error("cannot allocate {bytes} bytes for the decoded output")]
+    Alloc {
+        /// Bytes requested.
+        bytes: u64,
+    },
     /// The archive's structure is invalid.
     #[error(transparent)]
     Format(#[from] FormatError),

@@ -167,6 +167,19 @@ fn read_input(path: &Path) -> Result<Input> {
     Ok(Input::Map(m))
 }
 
+/// Refuses an output that is the input file itself (the rename would destroy the input).
+fn check_not_same(input: &Path, output: &Path) -> Result<()> {
+    if input.as_os_str() == "-" || output.as_os_str() == "-" {
+        return Ok(());
+    }
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
+        if a == b {
+            bail!("input and output are the same file: {}", a.display());
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` ('-' = stdout) through a temporary file renamed into place, so a
 /// failed run never leaves a partial output under the final name.
 fn write_output(path: &Path, force: bool, bytes: &[u8]) -> Result<()> {
@@ -177,6 +190,19 @@ fn write_output(path: &Path, force: bool, bytes: &[u8]) -> Result<()> {
     }
     if path.exists() && !force {
         bail!("{} already exists (use -f to overwrite)", path.display());
+    }
+    // A device, FIFO or other non-regular file (e.g. /dev/null) is written in place, never
+    // replaced by a rename.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("opening {}", path.display()))?;
+            return f
+                .write_all(bytes)
+                .with_context(|| format!("writing {}", path.display()));
+        }
     }
     let dir = path
         .parent()
@@ -262,6 +288,7 @@ fn run(cli: Cli) -> Result<()> {
                 None if input.as_os_str() == "-" => PathBuf::from("-"),
                 None => PathBuf::from(format!("{}.acx", input.display())),
             };
+            check_not_same(&input, &out_path)?;
             if out_path.as_os_str() != "-" && out_path.exists() && !force {
                 bail!(
                     "{} already exists (use -f to overwrite)",
@@ -320,6 +347,7 @@ fn run(cli: Cli) -> Result<()> {
                     ),
                 },
             };
+            check_not_same(&input, &out_path)?;
             if out_path.as_os_str() != "-" && out_path.exists() && !force {
                 bail!(
                     "{} already exists (use -f to overwrite)",
@@ -351,6 +379,9 @@ fn run(cli: Cli) -> Result<()> {
             output,
             force,
         } => {
+            if let Some(o) = &output {
+                check_not_same(&input, o)?;
+            }
             let bytes = read_input(&input)?;
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
@@ -388,7 +419,7 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
             Err(e) => eprintln!("aceapex: {e}; decoding on the CPU"),
         }
     }
-    let mut out = vec![0u8; a.header.original_size as usize];
+    let mut out = decode::zeroed_output(a.header.original_size)?;
     let pb = progress_bar(out.len() as u64, "decompress");
     decode::decompress_into(a, &mut out, &|n| pb.inc(n))?;
     pb.finish_and_clear();

@@ -459,3 +459,36 @@ fn help_and_version_succeed() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("compress"));
     ok(&run(t.path(), &["--version"]));
 }
+
+/// An output that is the input itself is refused (the rename would replace the input), and
+/// the input is left as it was.
+#[test]
+fn refuses_output_equal_to_input() {
+    let d = tmp();
+    let data = sample(50_000);
+    std::fs::write(d.path().join("same.txt"), &data).unwrap();
+    let msg = fails(&run(
+        d.path(),
+        &["compress", "same.txt", "-o", "same.txt", "-f"],
+    ));
+    assert!(msg.contains("same file"), "{msg}");
+    assert_eq!(std::fs::read(d.path().join("same.txt")).unwrap(), data);
+}
+
+/// A non-regular output such as /dev/null is written in place, never replaced by a regular
+/// file (the tool runs as root in CI, where a rename over /dev/null would succeed).
+#[test]
+fn device_output_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tmp();
+    std::fs::write(d.path().join("x.txt"), sample(20_000)).unwrap();
+    ok(&run(
+        d.path(),
+        &["compress", "x.txt", "-o", "/dev/null", "-f"],
+    ));
+    let t = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(
+        t.is_char_device(),
+        "/dev/null is no longer a character device"
+    );
+}

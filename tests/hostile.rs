@@ -291,7 +291,8 @@ fn outcome(b: &[u8]) -> Option<(u32, Status)> {
         if f.is_ok() {
             let rg = a.block_range(blk);
             assert!(
-                fast[rg.start as usize..rg.end as usize] == refr[rg.start as usize..rg.end as usize]
+                fast[rg.start as usize..rg.end as usize]
+                    == refr[rg.start as usize..rg.end as usize]
             );
         }
         if first.is_none() {
@@ -340,7 +341,10 @@ fn max_block_count_with_consistent_original_size_is_rejected_before_allocating()
     let b = assemble(&h, &[], &[], &[]);
     let (r, peak) = peak_alloc(|| Archive::parse(&b).map(|_| ()));
     assert!(matches!(r, Err(FormatError::Size { .. })), "{r:?}");
-    assert!(peak < 1 << 20, "parse allocated {peak} bytes for a 96-byte file");
+    assert!(
+        peak < 1 << 20,
+        "parse allocated {peak} bytes for a 96-byte file"
+    );
 }
 
 #[test]
@@ -348,7 +352,12 @@ fn group_blocks_u32_max_is_one_group() {
     let mut h = Hdr::new(0, 4096);
     h.group_blocks = u32::MAX;
     let orig = b"abcabcabcabcabcabcXY";
-    let b = build(h, orig, &[raw(b"abcXY", &[], &[3], &[0xFF, 0x02, 0xC9, 0x01])], None);
+    let b = build(
+        h,
+        orig,
+        &[raw(b"abcXY", &[], &[3], &[0xFF, 0x02, 0xC9, 0x01])],
+        None,
+    );
     assert_eq!(outcome(&b), None);
 }
 
@@ -526,7 +535,15 @@ fn random_rans_slices_fast_equals_reference_for_all_lane_counts() {
         ft.serialize(&mut tbl);
         let mut enc = Vec::new();
         encode_slice(&orig, lanes, &ft, &ft.cumulative(), &mut enc);
-        assert_eq!(outcome(&rans_lit_archive(&orig, enc.clone(), lanes as u8, tbl.clone())), None);
+        assert_eq!(
+            outcome(&rans_lit_archive(
+                &orig,
+                enc.clone(),
+                lanes as u8,
+                tbl.clone()
+            )),
+            None
+        );
         for _ in 0..30 {
             let mut bad = enc.clone();
             let i = (rnd() as usize) % bad.len();
@@ -556,7 +573,12 @@ fn max_decoded_len_single_symbol_streams_are_bounded_and_rejected() {
         lanes: [1, 1, 1, 1],
         lowest: None,
     };
-    let b = build(Hdr::new(0, bs), &orig, &[blk.clone()], Some(tables.clone()));
+    let b = build(
+        Hdr::new(0, bs),
+        &orig,
+        std::slice::from_ref(&blk),
+        Some(tables.clone()),
+    );
     assert_eq!(status_of(&b), Status::Trailing);
     // block + 2 is refused by the reader
     let mut big = blk;
@@ -573,28 +595,62 @@ fn max_decoded_len_single_symbol_streams_are_bounded_and_rejected() {
 fn five_byte_varints() {
     let orig = vec![b'z'; 30];
     // u32::MAX as a distance: BadDistance
-    let b = one_block(&orig, raw(b"z", &[], &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F], &[0xFF, 0x00, 0xC0]));
+    let b = one_block(
+        &orig,
+        raw(
+            b"z",
+            &[],
+            &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
+            &[0xFF, 0x00, 0xC0],
+        ),
+    );
     assert_eq!(status_of(&b), Status::BadDistance);
     // fifth byte 0x10 / 0x8F / 0xFF: BadVarint
     for fifth in [0x10u8, 0x8F, 0xFF, 0x80] {
-        let b = one_block(&orig, raw(b"z", &[], &[0xFF, 0xFF, 0xFF, 0xFF, fifth], &[0xFF, 0x00, 0xC0]));
+        let b = one_block(
+            &orig,
+            raw(
+                b"z",
+                &[],
+                &[0xFF, 0xFF, 0xFF, 0xFF, fifth],
+                &[0xFF, 0x00, 0xC0],
+            ),
+        );
         assert_eq!(status_of(&b), Status::BadVarint, "fifth {fifth:#x}");
     }
     // overlong 5-byte encoding of 1: valid
     let b = one_block(
         &orig,
-        raw(b"z", &[0x80, 0x80, 0x80, 0x80, 0x00], &[0x81, 0x80, 0x80, 0x80, 0x00], &[0xFF, 0x00, 0xFE, 0xC0 + 17]),
+        raw(
+            b"z",
+            &[0x80, 0x80, 0x80, 0x80, 0x00],
+            &[0x81, 0x80, 0x80, 0x80, 0x00],
+            &[0xFF, 0x00, 0xFE, 0xC0 + 17],
+        ),
     );
     // 0xFE len 6 + 0 = 6 dist 1, then short match 0xC0+17 = 23 with dist: offsets stream
     // holds only one varint -> BadVarint
     assert_eq!(status_of(&b), Status::BadVarint);
     let b = one_block(
         &orig,
-        raw(b"z", &[0x80, 0x80, 0x80, 0x80, 0x00], &[0x81, 0x80, 0x80, 0x80, 0x00, 1], &[0xFF, 0x00, 0xFE, 0xC0 + 17]),
+        raw(
+            b"z",
+            &[0x80, 0x80, 0x80, 0x80, 0x00],
+            &[0x81, 0x80, 0x80, 0x80, 0x00, 1],
+            &[0xFF, 0x00, 0xFE, 0xC0 + 17],
+        ),
     );
     assert_eq!(outcome(&b), None);
     // long match with v = u32::MAX (6 + v overflows): OutputOverrun
-    let b = one_block(&orig, raw(b"z", &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F], &[1], &[0xFF, 0x00, 0xFE]));
+    let b = one_block(
+        &orig,
+        raw(
+            b"z",
+            &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
+            &[1],
+            &[0xFF, 0x00, 0xFE],
+        ),
+    );
     assert_eq!(status_of(&b), Status::OutputOverrun);
     // escaped repeat with v = u32::MAX - 21 (len = u32::MAX, no overflow) and u32::MAX - 20
     for v in [u32::MAX - 21, u32::MAX - 20, u32::MAX] {
@@ -612,7 +668,12 @@ fn distance_window_plus_one_and_window_exactly() {
     for (window, want) in [(16, None), (15, Some(Status::BadDistance))] {
         let mut h = Hdr::new(0, 4096);
         h.window = window;
-        let b = build(h, &orig, &[raw(b"0123456789abcdef", &[], &[16], &[0xFF, 0x0F, 0xC4])], None);
+        let b = build(
+            h,
+            &orig,
+            &[raw(b"0123456789abcdef", &[], &[16], &[0xFF, 0x0F, 0xC4])],
+            None,
+        );
         assert_eq!(outcome(&b).map(|x| x.1), want, "window {window}");
     }
 }
@@ -649,7 +710,10 @@ fn repeat_commands_at_block_start_use_the_reset_history() {
     }
     // a reset in the middle restores [1,2,4,8]
     let orig = b"abcdefghabcdefgh".to_vec();
-    let b = one_block(&orig, raw(b"abcdefgh", &[], &[3], &[0xFF, 0x07, 0xFF, 0xB2]));
+    let b = one_block(
+        &orig,
+        raw(b"abcdefgh", &[], &[3], &[0xFF, 0x07, 0xFF, 0xB2]),
+    );
     // 0xB2: slot 3 (dist 8), len 8; offsets stream has an unread byte -> Trailing
     assert_eq!(status_of(&b), Status::Trailing);
     let b = one_block(&orig, raw(b"abcdefgh", &[], &[], &[0xFF, 0x07, 0xFF, 0xB2]));
@@ -704,14 +768,23 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
             varint(dist as u32, &mut offs);
             let blk0 = raw(&prefix, &lens, &offs, &cmds);
             let orig = [block0.clone(), second.clone()].concat();
-            let b = build(Hdr::new(0, bs as u32), &orig, &[blk0.clone(), blk1.clone()], None);
+            let b = build(
+                Hdr::new(0, bs as u32),
+                &orig,
+                &[blk0.clone(), blk1.clone()],
+                None,
+            );
             assert_eq!(outcome(&b), None, "dist {dist} len {len}");
             // one byte longer: OutputOverrun
             let mut lens2 = Vec::new();
             varint((len - 5) as u32, &mut lens2);
             let blk0b = raw(&prefix, &lens2, &offs, &cmds);
             let b = build(Hdr::new(0, bs as u32), &orig, &[blk0b, blk1.clone()], None);
-            assert_eq!(outcome(&b), Some((0, Status::OutputOverrun)), "dist {dist} len {len}");
+            assert_eq!(
+                outcome(&b),
+                Some((0, Status::OutputOverrun)),
+                "dist {dist} len {len}"
+            );
         }
     }
     // literal runs of every length ending exactly at the block end, and one past
@@ -726,8 +799,12 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
             n -= k;
         }
         cmds.push(run as u8 - 1);
-        let b = build(Hdr::new(0, bs as u32), &[lits.clone(), second.clone()].concat(),
-            &[raw(&lits, &[], &[], &cmds), blk1.clone()], None);
+        let b = build(
+            Hdr::new(0, bs as u32),
+            &[lits.clone(), second.clone()].concat(),
+            &[raw(&lits, &[], &[], &cmds), blk1.clone()],
+            None,
+        );
         assert_eq!(outcome(&b), None, "run {run}");
         if run < 128 {
             // one more literal than the block holds
@@ -735,8 +812,12 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
             lits2.push(0);
             let mut c2 = cmds.clone();
             *c2.last_mut().unwrap() += 1;
-            let b = build(Hdr::new(0, bs as u32), &[lits.clone(), second.clone()].concat(),
-                &[raw(&lits2, &[], &[], &c2), blk1.clone()], None);
+            let b = build(
+                Hdr::new(0, bs as u32),
+                &[lits.clone(), second.clone()].concat(),
+                &[raw(&lits2, &[], &[], &c2), blk1.clone()],
+                None,
+            );
             assert_eq!(outcome(&b), Some((0, Status::OutputOverrun)), "run {run}");
         }
     }
@@ -745,7 +826,10 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
 #[test]
 fn literal_runs_that_exactly_exhaust_the_literals() {
     let orig = b"0123456789".to_vec();
-    assert_eq!(outcome(&one_block(&orig, raw(&orig, &[], &[], &[0xFF, 0x04, 0x04]))), None);
+    assert_eq!(
+        outcome(&one_block(&orig, raw(&orig, &[], &[], &[0xFF, 0x04, 0x04]))),
+        None
+    );
     assert_eq!(
         status_of(&one_block(&orig, raw(&orig, &[], &[], &[0xFF, 0x04, 0x05]))),
         Status::LiteralsExhausted
@@ -753,7 +837,10 @@ fn literal_runs_that_exactly_exhaust_the_literals() {
     // 128-literal run with 127 literals in a large block (fast path reads padding)
     let orig: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
     assert_eq!(
-        status_of(&one_block(&orig, raw(&orig[..127], &[], &[], &[0xFF, 0x7F]))),
+        status_of(&one_block(
+            &orig,
+            raw(&orig[..127], &[], &[], &[0xFF, 0x7F])
+        )),
         Status::LiteralsExhausted
     );
 }
@@ -797,19 +884,42 @@ fn cross_block_lowest_source_self_but_distance_into_previous_block() {
     let b0: Vec<u8> = (0..bs).map(|i| (i * 5) as u8).collect();
     let orig = [b0.clone(), b0.clone()].concat();
     // lowest = 1 (itself) with dist = bs: must be BadDistance even though window allows it
-    let b = build(cross_hdr(bs as u32, 1 << 20), &orig, &[lit_block(&b0), copy_block(bs, bs as u32, 1)], None);
+    let b = build(
+        cross_hdr(bs as u32, 1 << 20),
+        &orig,
+        &[lit_block(&b0), copy_block(bs, bs as u32, 1)],
+        None,
+    );
     assert_eq!(outcome(&b), Some((1, Status::BadDistance)));
     // lowest = 0: valid
-    let b = build(cross_hdr(bs as u32, 1 << 20), &orig, &[lit_block(&b0), copy_block(bs, bs as u32, 0)], None);
+    let b = build(
+        cross_hdr(bs as u32, 1 << 20),
+        &orig,
+        &[lit_block(&b0), copy_block(bs, bs as u32, 0)],
+        None,
+    );
     assert_eq!(outcome(&b), None);
     // lowest = 0 but window = bs - 1: BadDistance
-    let b = build(cross_hdr(bs as u32, bs as u32 - 1), &orig, &[lit_block(&b0), copy_block(bs, bs as u32, 0)], None);
+    let b = build(
+        cross_hdr(bs as u32, bs as u32 - 1),
+        &orig,
+        &[lit_block(&b0), copy_block(bs, bs as u32, 0)],
+        None,
+    );
     assert_eq!(outcome(&b), Some((1, Status::BadDistance)));
     // same without the cross-block flag (lowest = 0 refused by the reader)
     let mut h = Hdr::new(0, bs as u32);
     h.window = bs as u32;
-    let b = build(h, &orig, &[lit_block(&b0), copy_block(bs, bs as u32, 0)], None);
-    assert!(matches!(parse_err(&b), FormatError::BlockEntry { block: 1, .. }));
+    let b = build(
+        h,
+        &orig,
+        &[lit_block(&b0), copy_block(bs, bs as u32, 0)],
+        None,
+    );
+    assert!(matches!(
+        parse_err(&b),
+        FormatError::BlockEntry { block: 1, .. }
+    ));
 }
 
 #[test]
@@ -838,7 +948,10 @@ fn cross_block_chains_and_extract_of_every_region() {
     for off in (0..orig.len()).step_by(1000) {
         for len in [1usize, 100, 4096, 9000] {
             if off + len <= orig.len() {
-                assert_eq!(extract(&a, off as u64, len as u64).unwrap(), &orig[off..off + len]);
+                assert_eq!(
+                    extract(&a, off as u64, len as u64).unwrap(),
+                    &orig[off..off + len]
+                );
             }
         }
     }
@@ -848,12 +961,25 @@ fn cross_block_chains_and_extract_of_every_region() {
     bad[1] = copy_block(bs, bs as u32 - 1, 0);
     let b = build(cross_hdr(bs as u32, 1 << 20), &orig, &bad, None);
     let a = Archive::parse(&b).unwrap();
-    assert!(matches!(decompress(&a), Err(DecodeError::Block { block: 1, status: Status::Checksum, .. })));
+    assert!(matches!(
+        decompress(&a),
+        Err(DecodeError::Block {
+            block: 1,
+            status: Status::Checksum,
+            ..
+        })
+    ));
     assert_eq!(extract(&a, 0, bs as u64).unwrap(), &orig[..bs]);
-    assert_eq!(extract(&a, 3 * bs as u64, bs as u64).unwrap(), &orig[3 * bs..4 * bs]);
+    assert_eq!(
+        extract(&a, 3 * bs as u64, bs as u64).unwrap(),
+        &orig[3 * bs..4 * bs]
+    );
     for blk in [1usize, 2, 4] {
         let r = extract(&a, (blk * bs + 5) as u64, 10);
-        assert!(matches!(r, Err(DecodeError::Block { block: 1, .. })), "block {blk}: {r:?}");
+        assert!(
+            matches!(r, Err(DecodeError::Block { block: 1, .. })),
+            "block {blk}: {r:?}"
+        );
     }
     let r = extract(&a, 0, orig.len() as u64);
     assert!(matches!(r, Err(DecodeError::Block { block: 1, .. })));
@@ -873,22 +999,52 @@ fn extract_spanning_many_blocks_of_a_corrupt_independent_archive() {
     blocks[29] = copy_block(bs, 1, 29);
     let b = build(Hdr::new(0, bs as u32), &orig, &blocks, None);
     let a = Archive::parse(&b).unwrap();
-    for (off, len) in [(0usize, 17 * bs), (18 * bs, 11 * bs), (30 * bs, 10 * bs), (5, 17 * bs - 5)] {
-        assert_eq!(extract(&a, off as u64, len as u64).unwrap(), &orig[off..off + len]);
+    for (off, len) in [
+        (0usize, 17 * bs),
+        (18 * bs, 11 * bs),
+        (30 * bs, 10 * bs),
+        (5, 17 * bs - 5),
+    ] {
+        assert_eq!(
+            extract(&a, off as u64, len as u64).unwrap(),
+            &orig[off..off + len]
+        );
     }
-    for (off, len) in [(0usize, nb * bs), (17 * bs - 1, 2), (20 * bs, 10 * bs), (29 * bs + 4095, 1)] {
+    for (off, len) in [
+        (0usize, nb * bs),
+        (17 * bs - 1, 2),
+        (20 * bs, 10 * bs),
+        (29 * bs + 4095, 1),
+    ] {
         let r = extract(&a, off as u64, len as u64);
         match r {
-            Err(DecodeError::Block { block: 17, status: Status::Checksum, .. })
-            | Err(DecodeError::Block { block: 29, status: Status::BadDistance, .. }) => {}
+            Err(DecodeError::Block {
+                block: 17,
+                status: Status::Checksum,
+                ..
+            })
+            | Err(DecodeError::Block {
+                block: 29,
+                status: Status::BadDistance,
+                ..
+            }) => {}
             other => panic!("{off} {len}: {other:?}"),
         }
     }
     assert!(decompress(&a).is_err());
     // regions overflowing u64 or the size
-    assert!(matches!(extract(&a, u64::MAX, 2), Err(DecodeError::Region { .. })));
-    assert!(matches!(extract(&a, 1, u64::MAX), Err(DecodeError::Region { .. })));
-    assert!(matches!(extract(&a, orig.len() as u64, 1), Err(DecodeError::Region { .. })));
+    assert!(matches!(
+        extract(&a, u64::MAX, 2),
+        Err(DecodeError::Region { .. })
+    ));
+    assert!(matches!(
+        extract(&a, 1, u64::MAX),
+        Err(DecodeError::Region { .. })
+    ));
+    assert!(matches!(
+        extract(&a, orig.len() as u64, 1),
+        Err(DecodeError::Region { .. })
+    ));
     assert_eq!(extract(&a, orig.len() as u64, 0).unwrap(), Vec::<u8>::new());
 }
 
@@ -905,11 +1061,15 @@ fn many_tables_archive(target: usize) -> Vec<u8> {
     let nb = target / per_group;
     let mut h = Hdr::new(nb as u64 * bs as u64, bs);
     h.group_blocks = 1;
-    let e = Ent {
-        decoded: [0, 0, 0, 0],
-        ..Default::default()
-    };
-    let bt: Vec<u8> = (0..nb).flat_map(|_| e.bytes()).collect();
+    let bt: Vec<u8> = (0..nb)
+        .flat_map(|i| {
+            Ent {
+                lowest: i as u32,
+                ..Default::default()
+            }
+            .bytes()
+        })
+        .collect();
     let rec = table_record(&[(0, 4096)]);
     assert_eq!(rec.len(), 35);
     let tables: Vec<u8> = (0..4 * nb).flat_map(|_| rec.clone()).collect();
@@ -917,16 +1077,17 @@ fn many_tables_archive(target: usize) -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "BUG: Archive::parse expands every kind-1 table record (35 bytes of file) into a boxed \
-            16 KiB DecodeTable up front (host/archive.rs, FreqTable::decode_table per record), and \
-            group_blocks = 1 is legal, so a 1 MB archive makes the reader (even `aceapex info`) \
-            allocate ~330 MB: ~334x memory amplification before any block is touched"]
 fn parse_memory_is_proportionate_to_the_file() {
     let b = many_tables_archive(1 << 20);
     let t = Instant::now();
     let (r, peak) = peak_alloc(|| Archive::parse(&b).map(|a| a.block_count()));
     let dt = t.elapsed();
-    eprintln!("parse of {} bytes: {:?}, peak {} MB", b.len(), dt, peak >> 20);
+    eprintln!(
+        "parse of {} bytes: {:?}, peak {} MB",
+        b.len(),
+        dt,
+        peak >> 20
+    );
     r.expect("parses");
     assert!(dt < Duration::from_secs(1), "parse took {dt:?}");
     assert!(
@@ -944,11 +1105,20 @@ fn parse_time_of_a_1mb_table_heavy_archive() {
     let t = Instant::now();
     let a = Archive::parse(&b).unwrap();
     let dt = t.elapsed();
-    eprintln!("parse 1 MB table-heavy archive: {dt:?}, {} blocks", a.block_count());
+    eprintln!(
+        "parse 1 MB table-heavy archive: {dt:?}, {} blocks",
+        a.block_count()
+    );
     assert!(dt < Duration::from_secs(2), "parse took {dt:?}");
     // and rejecting it (every block empty: NoLeadingReset) is quick
     let t = Instant::now();
-    assert!(matches!(decompress(&a), Err(DecodeError::Block { status: Status::NoLeadingReset, .. })));
+    assert!(matches!(
+        decompress(&a),
+        Err(DecodeError::Block {
+            status: Status::NoLeadingReset,
+            ..
+        })
+    ));
     assert!(t.elapsed() < Duration::from_secs(2));
 }
 
@@ -990,8 +1160,20 @@ fn worst_case_rejection_time() {
         let t = Instant::now();
         let r = decompress(&a);
         let dt = t.elapsed();
-        eprintln!("max-work archive ({} bytes, 64 x 4 MiB, cross {cross}): rejected in {dt:?}", b.len());
-        assert!(matches!(r, Err(DecodeError::Block { status: Status::Trailing, .. })), "{r:?}");
+        eprintln!(
+            "max-work archive ({} bytes, 64 x 4 MiB, cross {cross}): rejected in {dt:?}",
+            b.len()
+        );
+        assert!(
+            matches!(
+                r,
+                Err(DecodeError::Block {
+                    status: Status::Trailing,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
         assert!(dt < Duration::from_secs(2), "took {dt:?}");
         let t = Instant::now();
         let r = extract(&a, 63 * MAX_BS as u64, 1);
@@ -1035,7 +1217,12 @@ fn cli(args: &[&str]) -> std::process::Output {
 fn assert_clean_failure(o: &std::process::Output, what: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{what}: succeeded");
-    assert_eq!(o.status.code(), Some(1), "{what}: status {:?}, stderr {err}", o.status);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{what}: status {:?}, stderr {err}",
+        o.status
+    );
     assert!(!err.contains("panicked"), "{what}: {err}");
     assert!(!err.trim().is_empty(), "{what}: no message");
 }
@@ -1052,7 +1239,10 @@ fn cli_on_empty_and_zero_files() {
         assert_clean_failure(&o, name);
         assert!(!out.exists());
         assert_clean_failure(&cli(&["info", p]), name);
-        assert_clean_failure(&cli(&["extract", p, "--offset", "0", "--length", "1"]), name);
+        assert_clean_failure(
+            &cli(&["extract", p, "--offset", "0", "--length", "1"]),
+            name,
+        );
     }
 }
 
@@ -1060,17 +1250,20 @@ fn cli_on_empty_and_zero_files() {
 fn huge_original_archive() -> Vec<u8> {
     let nb = 18_000usize;
     let h = Hdr::new(nb as u64 * MAX_BS as u64, MAX_BS);
-    let bt: Vec<u8> = (0..nb).flat_map(|_| Ent::default().bytes()).collect();
+    let bt: Vec<u8> = (0..nb)
+        .flat_map(|i| {
+            Ent {
+                lowest: i as u32,
+                ..Default::default()
+            }
+            .bytes()
+        })
+        .collect();
     let gc = nb.div_ceil(h.group_blocks as usize);
     assemble(&h, &bt, &vec![0u8; 4 * gc], &[])
 }
 
 #[test]
-#[ignore = "BUG: `aceapex decompress` (host/main.rs decode_with: vec![0u8; original_size]) and \
-            aceapex::decompress (host/decode.rs) allocate original_size before decoding any \
-            block; a 1 MB archive of 18,000 empty 4 MiB block entries declares ~75 GB and the \
-            process aborts with 'memory allocation failed' (SIGABRT) instead of failing with a \
-            clear error (every block is empty: NoLeadingReset)"]
 fn cli_huge_original_size_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("huge.acx");
@@ -1078,7 +1271,14 @@ fn cli_huge_original_size_fails_cleanly() {
     assert!(b.len() < 1_100_000);
     std::fs::write(&p, &b).unwrap();
     let out = dir.path().join("huge.out");
-    let o = cli(&["decompress", p.to_str().unwrap(), "-o", out.to_str().unwrap(), "--device", "cpu"]);
+    let o = cli(&[
+        "decompress",
+        p.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--device",
+        "cpu",
+    ]);
     assert_clean_failure(&o, "huge original_size");
 }
 
@@ -1087,5 +1287,14 @@ fn huge_original_size_info_and_extract_are_fine() {
     let b = huge_original_archive();
     let a = Archive::parse(&b).unwrap();
     let r = extract(&a, 1 << 35, 10);
-    assert!(matches!(r, Err(DecodeError::Block { status: Status::NoLeadingReset, .. })), "{r:?}");
+    assert!(
+        matches!(
+            r,
+            Err(DecodeError::Block {
+                status: Status::NoLeadingReset,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
 }

@@ -64,7 +64,7 @@ impl GpuArchive {
                 match t {
                     Some(t) => {
                         index.push(tables.len() as u32);
-                        tables.push(**t);
+                        tables.push(*t.decode_table());
                     }
                     None => index.push(NO_TABLE),
                 }

@@ -124,7 +124,14 @@ impl Gpu {
 
     /// A device buffer of `n` bytes, every byte set to `poison` (so unwritten output shows).
     pub fn alloc_filled(&self, n: usize, poison: u8) -> Result<CudaSlice<u8>, GpuError> {
-        let host = vec![poison; n.max(1)];
+        let n = n.max(1);
+        let mut host = Vec::new();
+        host.try_reserve_exact(n).map_err(|_| {
+            GpuError::Status(format!(
+                "cannot allocate {n} bytes of host memory for the output"
+            ))
+        })?;
+        host.resize(n, poison);
         self.stream
             .clone_htod(&host)
             .ctx("allocating a poisoned buffer")
