@@ -87,18 +87,7 @@ mod tests {
     use crate::device::lz::{self as ref_lz, BlockStreams};
     use crate::error::DecodeError;
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n.max(1)
-        }
-    }
+    use crate::gpu::tokens::Rng;
 
     fn varint(v: u32, out: &mut Vec<u8>) {
         ref_lz::write_varint(v, out);
@@ -123,7 +112,7 @@ mod tests {
                     let n = r.below(128) as u8;
                     cmds.push(n);
                     for _ in 0..=n {
-                        lits.push(r.next() as u8);
+                        lits.push(r.next_u64() as u8);
                     }
                     pos += n as usize + 1;
                 }
@@ -173,7 +162,7 @@ mod tests {
                     let n = r.below(v.len() as u64) as usize;
                     v.truncate(n);
                 }
-                1 => v.push(r.next() as u8),
+                1 => v.push(r.next_u64() as u8),
                 2 if !v.is_empty() => {
                     let i = r.below(v.len() as u64) as usize;
                     v[i] ^= 1 << r.below(8);
@@ -187,7 +176,7 @@ mod tests {
 
     #[test]
     fn fast_match_layer_matches_reference_on_random_blocks() {
-        let mut r = Rng(0x2545_F491_4F6C_DD1D);
+        let mut r = Rng::new(0x2545_F491_4F6C_DD1D);
         let mut ok = 0;
         for _ in 0..30_000 {
             let total = 64 + r.below(12_000) as usize;
@@ -206,7 +195,7 @@ mod tests {
                 src_floor,
                 window,
             };
-            let init: Vec<u8> = (0..total).map(|_| r.next() as u8).collect();
+            let init: Vec<u8> = (0..total).map(|_| r.next_u64() as u8).collect();
 
             let mut want = init.clone();
             let rs = BlockStreams {
@@ -290,7 +279,7 @@ mod tests {
                     }
                 }
                 2 => d.extend(std::iter::repeat_n(b'N', r.below(100) as usize)),
-                _ => d.extend((0..r.below(50)).map(|_| r.next() as u8)),
+                _ => d.extend((0..r.below(50)).map(|_| r.next_u64() as u8)),
             }
         }
         d.truncate(n);
@@ -299,7 +288,7 @@ mod tests {
 
     #[test]
     fn fast_block_decoder_matches_reference_on_archives_and_corruptions() {
-        let mut r = Rng(0xD1B5_4A32_D192_ED03);
+        let mut r = Rng::new(0xD1B5_4A32_D192_ED03);
         for round in 0..6 {
             let n = 20_000 + r.below(60_000) as usize;
             let data = sample_data(&mut r, n);

@@ -367,15 +367,7 @@ mod tests {
     use super::*;
     use crate::entropy::{count, encode_slice, FreqTable};
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
+    use crate::gpu::tokens::Rng;
 
     fn both(
         slice: &[u8],
@@ -396,12 +388,12 @@ mod tests {
 
     #[test]
     fn fast_slice_matches_reference_on_valid_and_corrupt_slices() {
-        let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
         for round in 0..60 {
-            let n = (r.next() % 20000) as usize + 1;
+            let n = (r.next_u64() % 20000) as usize + 1;
             let alpha = [2u64, 4, 20, 256][round % 4];
             let data: Vec<u8> = (0..n)
-                .map(|_| (r.next() % alpha).min(r.next() % alpha) as u8)
+                .map(|_| (r.next_u64() % alpha).min(r.next_u64() % alpha) as u8)
                 .collect();
             let mut h = [0u64; 256];
             count(&mut h, &data);
@@ -415,29 +407,29 @@ mod tests {
                 assert_eq!(got, data);
                 // wrong lane counts and lengths, truncations, flips
                 let _ = both(&enc, lanes % 32 + 1, &t, n);
-                let _ = both(&enc, lanes, &t, n + 1 + (r.next() % 40) as usize);
+                let _ = both(&enc, lanes, &t, n + 1 + (r.next_u64() % 40) as usize);
                 let _ = both(
                     &enc,
                     lanes,
                     &t,
-                    n.saturating_sub(1 + (r.next() % 40) as usize),
+                    n.saturating_sub(1 + (r.next_u64() % 40) as usize),
                 );
-                let cut = (r.next() as usize) % enc.len();
+                let cut = (r.next_u64() as usize) % enc.len();
                 let _ = both(&enc[..cut], lanes, &t, n);
                 let _ = both(&enc[..enc.len() - 2], lanes, &t, n);
                 for _ in 0..4 {
                     let mut bad = enc.clone();
-                    let i = (r.next() as usize) % bad.len();
-                    bad[i] ^= 1 << (r.next() % 8);
+                    let i = (r.next_u64() as usize) % bad.len();
+                    bad[i] ^= 1 << (r.next_u64() % 8);
                     let _ = both(&bad, lanes, &t, n);
                 }
             }
             // pure noise
-            let noise: Vec<u8> = (0..(r.next() % 3000) as usize)
-                .map(|_| r.next() as u8)
+            let noise: Vec<u8> = (0..(r.next_u64() % 3000) as usize)
+                .map(|_| r.next_u64() as u8)
                 .collect();
             for lanes in [0usize, 1, 8, 16, 32, 33] {
-                let _ = both(&noise, lanes, &t, (r.next() % 5000) as usize);
+                let _ = both(&noise, lanes, &t, (r.next_u64() % 5000) as usize);
             }
         }
     }

@@ -115,14 +115,13 @@ pub fn smoke_add_one(gpu: &Gpu, buf: &mut CudaSlice<u32>) -> Result<(), GpuError
         .map(|_| ())
 }
 
-/// Launches the lane-per-block decoder over every block of `ga` (independent blocks only).
-pub fn decode_blocks_lane(
-    gpu: &Gpu,
+/// The buffer sizes every block-decoder launch relies on (asserted: a caller bug, not bad
+/// input); false when the archive has no block and nothing is to be launched.
+fn has_blocks(
     ga: &super::decoder::GpuArchive,
-    out: &mut CudaSlice<u8>,
-    status: &mut CudaSlice<u32>,
-    only_fallback: bool,
-) -> Result<(), GpuError> {
+    out: &CudaSlice<u8>,
+    status: &CudaSlice<u32>,
+) -> bool {
     assert!(
         out.len() as u64 >= ga.original_size,
         "output smaller than the original size"
@@ -131,7 +130,18 @@ pub fn decode_blocks_lane(
         status.len() >= ga.n_blocks as usize,
         "one status word per block"
     );
-    if ga.n_blocks == 0 {
+    ga.n_blocks > 0
+}
+
+/// Launches the lane-per-block decoder over every block of `ga` (independent blocks only).
+pub fn decode_blocks_lane(
+    gpu: &Gpu,
+    ga: &super::decoder::GpuArchive,
+    out: &mut CudaSlice<u8>,
+    status: &mut CudaSlice<u32>,
+    only_fallback: bool,
+) -> Result<(), GpuError> {
+    if !has_blocks(ga, out, status) {
         return Ok(());
     }
     const THREADS: u32 = 128;
@@ -195,15 +205,7 @@ pub fn decode_blocks_dense(
     stages: u32,
 ) -> Result<(), GpuError> {
     use crate::device::dense_layout::{SMEM_BYTES, THREADS};
-    assert!(
-        out.len() as u64 >= ga.original_size,
-        "output smaller than the original size"
-    );
-    assert!(
-        status.len() >= ga.n_blocks as usize,
-        "one status word per block"
-    );
-    if ga.n_blocks == 0 {
+    if !has_blocks(ga, out, status) {
         return Ok(());
     }
     if !gpu

@@ -43,9 +43,9 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    /// Uniform in `0..n` (n > 0).
+    /// Uniform in `0..max(n, 1)` (so `below(0)` is 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
+        self.next_u64() % n.max(1)
     }
 }
 
