@@ -66,6 +66,20 @@ fn bench(c: &mut Criterion) {
         check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
         let back = g.download(&out).unwrap();
         aceapex::gpu::decoder::verify(&a, &back[..size as usize]).unwrap();
+        // the wavefront's first call captures its graph: once untimed, then replays
+        ga.decode_all_with(&g, Decoder::Wavefront, &mut out, &mut status)
+            .unwrap();
+        let mut wave_st = g.stream().clone_dtoh(&status).unwrap();
+        if wave_st.contains(&(aceapex::device::status::Status::DepthHint as u32))
+            && ga.grow_waves(&g).unwrap()
+        {
+            ga.decode_all_with(&g, Decoder::Wavefront, &mut out, &mut status)
+                .unwrap();
+            wave_st = g.stream().clone_dtoh(&status).unwrap();
+        }
+        check_status(&wave_st).unwrap();
+        aceapex::gpu::decoder::verify(&a, &g.download(&out).unwrap()[..size as usize]).unwrap();
+        let levels = ga.wavefront_levels(&g).unwrap().unwrap_or(0);
         let mut timed = |d: Decoder| {
             g.time(5, || ga.decode_all_with(&g, d, &mut out, &mut status))
                 .unwrap()
@@ -75,6 +89,7 @@ fn bench(c: &mut Criterion) {
         let load = timed(Decoder::DenseStages(0));
         let parse = timed(Decoder::DenseStages(1));
         let dense = timed(Decoder::Dense);
+        let wave = timed(Decoder::Wavefront);
         // the timing variants left partial output: decode once more and verify
         ga.decode_all(&g, &mut out, &mut status).unwrap();
         check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
@@ -87,12 +102,14 @@ fn bench(c: &mut Criterion) {
         let e2e = t.elapsed().as_secs_f64() / e2e_runs as f64;
         let gbs = |t: f64| size as f64 / t / 1e9;
         println!(
-            "SUMMARY gpu_decode {name}: {size} bytes, ratio {:.3}; device-resident dense {:.3} ms = {:.1} GB/s, lane {:.3} ms = {:.1} GB/s; stage split (dense): rANS {:.3} ms, +load/varints {:.3} ms, +parse/fill {:.3} ms, +resolve/write {:.3} ms; end-to-end dense (upload+decode+download+host verify) {:.1} ms = {:.2} GB/s",
+            "SUMMARY gpu_decode {name}: {size} bytes, ratio {:.3}; device-resident dense {:.3} ms = {:.1} GB/s, lane {:.3} ms = {:.1} GB/s, wavefront ({levels} levels) {:.3} ms = {:.1} GB/s; stage split (dense): rANS {:.3} ms, +load/varints {:.3} ms, +parse/fill {:.3} ms, +resolve/write {:.3} ms; end-to-end dense (upload+decode+download+host verify) {:.1} ms = {:.2} GB/s",
             size as f64 / bytes.len() as f64,
             dense * 1e3,
             gbs(dense),
             lane * 1e3,
             gbs(lane),
+            wave * 1e3,
+            gbs(wave),
             rans * 1e3,
             (load - rans) * 1e3,
             (parse - load) * 1e3,
@@ -101,7 +118,11 @@ fn bench(c: &mut Criterion) {
             gbs(e2e)
         );
         grp.throughput(Throughput::Bytes(size));
-        for (label, d) in [("dense", Decoder::Dense), ("lane", Decoder::Lane)] {
+        for (label, d) in [
+            ("dense", Decoder::Dense),
+            ("lane", Decoder::Lane),
+            ("wavefront", Decoder::Wavefront),
+        ] {
             grp.bench_function(format!("{label}/{name}"), |b| {
                 b.iter_custom(|iters| {
                     Duration::from_secs_f64(

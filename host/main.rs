@@ -404,16 +404,22 @@ fn run(cli: Cli) -> Result<()> {
 
 /// Decodes on the requested device; returns the data and the device's description.
 fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
-    if device != Device::Cpu && a.cross_block() {
-        if device == Device::Gpu {
-            bail!("--device gpu: this archive's window crosses blocks; the GPU decoders handle independent blocks only (decode with --device cpu)");
-        }
-        eprintln!("aceapex: the GPU decoders handle independent blocks only and this archive's window crosses blocks; decoding on the CPU");
-    } else if device != Device::Cpu {
+    if device != Device::Cpu {
         match gpu::Gpu::open() {
             Ok(g) => {
-                let data = gpu::decoder::decompress(&g, a).context("GPU decode")?;
-                return Ok((data, format!("GPU ({})", g.name())));
+                // independent blocks: the dense full pipe; a cross-block window: the wavefront
+                let how = if a.cross_block() {
+                    "wavefront"
+                } else {
+                    "dense"
+                };
+                match gpu::decoder::decompress(&g, a) {
+                    Ok(data) => return Ok((data, format!("GPU ({}, {how} decoder)", g.name()))),
+                    Err(e @ gpu::GpuError::Unsupported(_)) if device == Device::Auto => {
+                        eprintln!("aceapex: {e}; decoding on the CPU")
+                    }
+                    Err(e) => return Err(e).context("GPU decode"),
+                }
             }
             Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
             Err(e) => eprintln!("aceapex: {e}; decoding on the CPU"),

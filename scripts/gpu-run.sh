@@ -21,10 +21,16 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     "$B/bin/aceapex" decompress "$B/data/$(basename "$f").acx" -o /tmp/gpu.out --device gpu -f 2>&1 | tail -1
     cmp -s "$f" /tmp/gpu.out && echo "  bit-exact: $(basename "$f")" || { echo "  MISMATCH: $(basename "$f")"; rc=1; }
   done
+  echo "== CLI --device gpu on cross-block archives (--window 1M: the wavefront decoder)"
+  for f in /tmp/corp/*; do
+    "$B/bin/aceapex" compress "$f" -o /tmp/cross.acx --window 1M -f 2>&1 | tail -1
+    "$B/bin/aceapex" decompress /tmp/cross.acx -o /tmp/gpu.out --device gpu -f 2>&1 | tail -1
+    cmp -s "$f" /tmp/gpu.out && echo "  bit-exact: $(basename "$f") --window 1M" || { echo "  MISMATCH: $(basename "$f") --window 1M"; rc=1; }
+  done
 fi
 if [ "$what" = sanitizer ] || [ "$what" = all ]; then
   echo "== compute-sanitizer memcheck (GPU tests without the large corpora)"
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$B/bin/test-gpu" --test-threads=1 smoke dense_kernel fails_closed rejects 2>&1 | tail -8 | tee "$OUTD/sanitizer.log" || rc=1
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$B/bin/test-gpu" --test-threads=1 smoke dense_kernel fail_closed rejects max_depth_hint 2>&1 | tail -8 | tee "$OUTD/sanitizer.log" || rc=1
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   echo "== benchmarks"

@@ -236,7 +236,11 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
             let packed = compress(&data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             let cpu = aceapex::decompress(&a).unwrap();
-            for d in [decoder::Decoder::Dense, decoder::Decoder::Lane] {
+            for d in [
+                decoder::Decoder::Dense,
+                decoder::Decoder::Lane,
+                decoder::Decoder::Wavefront,
+            ] {
                 let gpu = decoder::decompress_with(&g, &a, d)
                     .unwrap_or_else(|e| panic!("{name} bs {block_size} {d:?}: {e}"));
                 assert!(
@@ -268,7 +272,11 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
         let i = data_start + r.below((packed.len() - data_start) as u64) as usize;
         bad[i] ^= 1 << r.below(8);
         let a = Archive::parse(&bad).unwrap();
-        for d in [decoder::Decoder::Dense, decoder::Decoder::Lane] {
+        for d in [
+            decoder::Decoder::Dense,
+            decoder::Decoder::Lane,
+            decoder::Decoder::Wavefront,
+        ] {
             if let Ok(out) = decoder::decompress_with(&g, &a, d) {
                 assert!(
                     out == data,
@@ -301,4 +309,129 @@ fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
         Status::Ok as u32
     );
     assert_eq!(g.download(&out).unwrap(), data);
+}
+
+/// Cross-block archives (a window larger than the block): only the wavefront decoder takes
+/// them; bit-exact against the original and the CPU decoder, and its measured dependency
+/// depth equals the encoder's (block table `max_depth` + 1), two independent computations.
+#[test]
+fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
+    let Some(g) =
+        gpu_or_skip("wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth")
+    else {
+        return;
+    };
+    for (name, data) in sample_inputs() {
+        let data = &data[..data.len().min(24 << 20)];
+        for (block_size, window) in [
+            (16384u32, None),
+            (4096, Some(65536u32)),
+            (16384, Some(1 << 20)),
+        ] {
+            let opts = EncodeOptions {
+                block_size,
+                window,
+                ..Default::default()
+            };
+            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let a = Archive::parse(&packed).unwrap();
+            let what = format!("{name} bs {block_size} window {window:?}");
+            if window.is_some() && data.len() > 2 * block_size as usize {
+                assert!(a.cross_block(), "{what}: expected a cross-block archive");
+            }
+            let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+            let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
+            let mut status = g
+                .stream()
+                .alloc_zeros::<u32>(a.entries.len().max(1))
+                .unwrap();
+            ga.decode_all_with(&g, decoder::Decoder::Wavefront, &mut out, &mut status)
+                .unwrap();
+            let st = g.stream().clone_dtoh(&status).unwrap();
+            decoder::check_status(&st[..a.entries.len()]).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let mut bytes = g.download(&out).unwrap();
+            bytes.truncate(data.len());
+            assert!(
+                bytes == data,
+                "{what}: wavefront output differs from the original"
+            );
+            let measured = ga.wavefront_levels(&g).unwrap().unwrap();
+            let table = a.entries.iter().map(|e| e.max_depth).max().unwrap_or(0);
+            let any_match = measured > 0;
+            assert_eq!(
+                measured,
+                if any_match { table + 1 } else { 0 },
+                "{what}: GPU-measured depth differs from the encoder's"
+            );
+            if a.cross_block() {
+                assert!(
+                    decoder::GpuArchive::upload(&g, &a)
+                        .unwrap()
+                        .decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
+                        .is_err(),
+                    "{what}: the dense pipe must refuse a cross-block archive"
+                );
+            }
+            let via_api = decoder::decompress(&g, &a).unwrap();
+            assert!(
+                via_api == aceapex::decompress(&a).unwrap(),
+                "{what}: differs from the CPU"
+            );
+        }
+    }
+}
+
+/// A block table whose informative `max_depth` understates the real depth (FORMAT.md §3.1:
+/// decoders must not rely on it): the wavefront reports `DepthHint`, and `decompress_with`
+/// grows its waves to the measured depth and decodes bit-exactly.
+#[test]
+fn wavefront_does_not_trust_the_max_depth_hint() {
+    let Some(g) = gpu_or_skip("wavefront_does_not_trust_the_max_depth_hint") else {
+        return;
+    };
+    use aceapex::device::status::Status;
+    let data: Vec<u8> = (0..300_000u32)
+        .map(|i| b"ACGT"[(i * i / 7 % 4) as usize] ^ (i % 5 == 0) as u8)
+        .collect();
+    for window in [None, Some(1u32 << 20)] {
+        let opts = EncodeOptions {
+            window,
+            ..Default::default()
+        };
+        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let mut a = Archive::parse(&packed).unwrap();
+        let real = a.entries.iter().map(|e| e.max_depth).max().unwrap();
+        assert!(
+            real >= 2,
+            "test data must have chained matches (depth {real})"
+        );
+        for e in a.entries.iter_mut() {
+            e.max_depth = 0;
+        }
+        let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+        let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
+        let mut status = g.stream().alloc_zeros::<u32>(a.entries.len()).unwrap();
+        ga.decode_all_with(&g, decoder::Decoder::Wavefront, &mut out, &mut status)
+            .unwrap();
+        let st = g.stream().clone_dtoh(&status).unwrap();
+        assert!(
+            st.contains(&(Status::DepthHint as u32)),
+            "window {window:?}: a one-wave graph must report DepthHint"
+        );
+        assert!(ga.grow_waves(&g).unwrap(), "the measured depth is larger");
+        ga.decode_all_with(&g, decoder::Decoder::Wavefront, &mut out, &mut status)
+            .unwrap();
+        let st = g.stream().clone_dtoh(&status).unwrap();
+        decoder::check_status(&st).unwrap();
+        let mut bytes = g.download(&out).unwrap();
+        bytes.truncate(data.len());
+        assert!(
+            bytes == data,
+            "window {window:?}: output after growing the waves"
+        );
+        assert_eq!(
+            decoder::decompress_with(&g, &a, decoder::Decoder::Wavefront).unwrap(),
+            data
+        );
+    }
 }

@@ -15,17 +15,17 @@ extern "C" {
     fn bar_warp_sync(mask: u32);
 }
 
-const WARP: u32 = 32;
+pub(crate) const WARP: u32 = 32;
 const FULL_MASK: u32 = 0xFFFF_FFFF;
 
 #[inline(always)]
-fn tid() -> u32 {
+pub(crate) fn tid() -> u32 {
     // SAFETY: reading special registers has no preconditions.
     unsafe { _thread_idx_x() as u32 }
 }
 
 #[inline(always)]
-fn global_thread() -> (u64, u64) {
+pub(crate) fn global_thread() -> (u64, u64) {
     // SAFETY: reading special registers has no preconditions.
     unsafe {
         let bd = _block_dim_x() as u64;
@@ -44,14 +44,14 @@ fn syncwarp() {
 
 /// Raises `status[0]` to at least `s` (the host reads the largest code seen).
 #[inline(always)]
-unsafe fn report(status: *mut u32, s: Status) {
+pub(crate) unsafe fn report(status: *mut u32, s: Status) {
     // SAFETY: the host passes a valid, 4-byte aligned status word.
     unsafe { AtomicU32::from_ptr(status).fetch_max(s as u32, Ordering::Relaxed) };
 }
 
 /// Checks a copy token against the output bounds: `1 <= dist <= dst`, `dst + len <= out_len`.
 #[inline(always)]
-fn token_ok(t: &CopyToken, out_len: u64) -> bool {
+pub(crate) fn token_ok(t: &CopyToken, out_len: u64) -> bool {
     t.dist >= 1 && t.dist as u64 <= t.dst && t.dst <= out_len && t.len as u64 <= out_len - t.dst
 }
 
@@ -62,6 +62,32 @@ pub unsafe extern "ptx-kernel" fn smoke_add_one(p: *mut u32, n: u32) {
     if i < n as u64 {
         // SAFETY: i < n and the host passes a buffer of n words.
         unsafe { *p.add(i as usize) += 1 };
+    }
+}
+
+/// Lane `lane` (0..32) of a warp writes bytes `lane, lane + 32, ...` of match `t`, reading
+/// only its first period: `out[dst + k] = out[src + k % dist]`. The source bytes must be
+/// final (an earlier level), so lanes need no ordering among themselves.
+///
+/// # Safety
+/// `token_ok(t, out_len)` holds and `out` points to `out_len` writable bytes.
+#[inline(always)]
+pub(crate) unsafe fn copy_token_lanes(out: *mut u8, t: &CopyToken, lane: u64) {
+    let src = t.dst - t.dist as u64;
+    let dist = t.dist as u64;
+    let mut k = lane;
+    if dist >= t.len as u64 {
+        while k < t.len as u64 {
+            // SAFETY: token_ok: src + k < dst + len <= out_len.
+            unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k) as usize) };
+            k += WARP as u64;
+        }
+    } else {
+        while k < t.len as u64 {
+            // SAFETY: src + k % dist < dst <= out_len, dst + k < out_len.
+            unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k % dist) as usize) };
+            k += WARP as u64;
+        }
     }
 }
 
@@ -87,22 +113,8 @@ pub unsafe extern "ptx-kernel" fn match_copy_warp(
         // SAFETY: w < n, the host passes n tokens.
         let t = unsafe { *tokens.add(w as usize) };
         if token_ok(&t, out_len) {
-            let src = t.dst - t.dist as u64;
-            let dist = t.dist as u64;
-            let mut k = lane;
-            if dist >= t.len as u64 {
-                while k < t.len as u64 {
-                    // SAFETY: token_ok: src + k < dst + len <= out_len.
-                    unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k) as usize) };
-                    k += WARP as u64;
-                }
-            } else {
-                while k < t.len as u64 {
-                    // SAFETY: src + k % dist < dst <= out_len, dst + k < out_len.
-                    unsafe { *out.add((t.dst + k) as usize) = *out.add((src + k % dist) as usize) };
-                    k += WARP as u64;
-                }
-            }
+            // SAFETY: token_ok(t, out_len) and `out` holds out_len bytes.
+            unsafe { copy_token_lanes(out, &t, lane) };
         } else if lane == 0 {
             // SAFETY: status is the host's status word.
             unsafe { report(status, Status::BadDistance) };
@@ -250,7 +262,12 @@ pub(crate) unsafe fn stream_table<'a>(
 
 /// Builds a slice from a device pointer after checking `off + len <= total`.
 #[inline(always)]
-unsafe fn checked_slice<'a>(base: *const u8, total: u64, off: u64, len: u64) -> Option<&'a [u8]> {
+pub(crate) unsafe fn checked_slice<'a>(
+    base: *const u8,
+    total: u64,
+    off: u64,
+    len: u64,
+) -> Option<&'a [u8]> {
     if off > total || len > total - off {
         return None;
     }

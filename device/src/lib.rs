@@ -2,7 +2,8 @@
 //! the CPU decoder and the kernels share, and (on `nvptx64`) the kernels themselves.
 //!
 //! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
-//! status), [`rans`] (interleaved rANS decode), [`lz`] (match layer), `kernels` (nvptx only).
+//! status), [`rans`] (interleaved rANS decode), [`lz`] (match layer), [`wave_layout`] (wavefront decoder data), `kernels`, `dense`
+//! and `wave` (nvptx only).
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -26,5 +27,8 @@ pub mod status;
 pub mod dense;
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels;
+#[cfg(target_arch = "nvptx64")]
+pub mod wave;
+pub mod wave_layout;
 
 pub mod dense_layout;

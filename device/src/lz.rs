@@ -234,11 +234,28 @@ pub fn copy_match(out: &mut [u8], src: usize, dst: usize, len: usize) {
     }
 }
 
-/// Decodes one block's match layer into `out[frame.dst_start..frame.dst_end]`.
+/// What a block walk does with each validated command (see [`walk_block`]).
 ///
-/// Bytes below `dst_start` down to `src_floor` must already hold decoded output. Fails
-/// closed on every rule of FORMAT.md §4; on error the block's bytes are unspecified.
-pub fn decode_block(s: BlockStreams<'_>, out: &mut [u8], frame: &BlockFrame) -> Result<(), Status> {
+/// Positions are indices of the frame's output space (absolute for cross-block frames).
+pub trait BlockSink {
+    /// `n` literals from `literals[lit_pos..]` go to `cursor..cursor + n` (already checked
+    /// against the literal stream and the block end).
+    fn literals(&mut self, cursor: usize, lit_pos: usize, n: usize) -> Result<(), Status>;
+    /// A match of `len` bytes from `src = cursor - dist` goes to `cursor` (already checked by
+    /// [`check_match`]).
+    fn copy(&mut self, cursor: usize, src: usize, dist: u32, len: usize) -> Result<(), Status>;
+}
+
+/// Walks one block's commands in order, enforcing every rule of FORMAT.md §4.4-§4.5 (leading
+/// reset, literal stream bounds, distances against the frame, block end, streams consumed
+/// exactly), and hands each command to `sink`. The one place these rules live: the
+/// sequential decoder ([`decode_block`]) and the wavefront parse share it.
+#[inline(always)]
+pub fn walk_block<S: BlockSink>(
+    s: BlockStreams<'_>,
+    frame: &BlockFrame,
+    sink: &mut S,
+) -> Result<(), Status> {
     if s.commands.first() != Some(&CMD_RESET) {
         return Err(Status::NoLeadingReset);
     }
@@ -255,13 +272,13 @@ pub fn decode_block(s: BlockStreams<'_>, out: &mut [u8], frame: &BlockFrame) -> 
                 if n > frame.dst_end - cursor {
                     return Err(Status::OutputOverrun);
                 }
-                out[cursor..cursor + n].copy_from_slice(&s.literals[lit_pos..lit_pos + n]);
+                sink.literals(cursor, lit_pos, n)?;
                 lit_pos += n;
                 cursor += n;
             }
             Command::Match { dist, len } => {
                 let src = check_match(frame, cursor, dist, len)?;
-                copy_match(out, src, cursor, len as usize);
+                sink.copy(cursor, src, dist, len as usize)?;
                 cursor += len as usize;
             }
             Command::Reset => {}
@@ -271,4 +288,38 @@ pub fn decode_block(s: BlockStreams<'_>, out: &mut [u8], frame: &BlockFrame) -> 
         return Err(Status::Trailing);
     }
     Ok(())
+}
+
+/// The sink of the sequential decoder: literals and matches copied into the output.
+struct CopySink<'a, 'b> {
+    out: &'a mut [u8],
+    literals: &'b [u8],
+}
+
+impl BlockSink for CopySink<'_, '_> {
+    #[inline(always)]
+    fn literals(&mut self, cursor: usize, lit_pos: usize, n: usize) -> Result<(), Status> {
+        self.out[cursor..cursor + n].copy_from_slice(&self.literals[lit_pos..lit_pos + n]);
+        Ok(())
+    }
+    #[inline(always)]
+    fn copy(&mut self, cursor: usize, src: usize, _dist: u32, len: usize) -> Result<(), Status> {
+        copy_match(self.out, src, cursor, len);
+        Ok(())
+    }
+}
+
+/// Decodes one block's match layer into `out[frame.dst_start..frame.dst_end]`.
+///
+/// Bytes below `dst_start` down to `src_floor` must already hold decoded output. Fails
+/// closed on every rule of FORMAT.md §4; on error the block's bytes are unspecified.
+pub fn decode_block(s: BlockStreams<'_>, out: &mut [u8], frame: &BlockFrame) -> Result<(), Status> {
+    walk_block(
+        s,
+        frame,
+        &mut CopySink {
+            out,
+            literals: s.literals,
+        },
+    )
 }

@@ -34,6 +34,10 @@ pub enum Status {
     /// Not an error: the block does not fit the dense kernel's shared-memory budget and is
     /// decoded by the lane-per-block kernel instead.
     Fallback = 100,
+    /// Not a format error: a match's dependency level is above the wavefront decoder's wave
+    /// count (taken from the block table's informative `max_depth`, FORMAT.md §3.1); the
+    /// host decodes again with the level the parse measured.
+    DepthHint = 101,
 }
 
 impl Status {
@@ -54,6 +58,7 @@ impl Status {
             10 => Trailing,
             11 => Checksum,
             100 => Fallback,
+            101 => DepthHint,
             _ => return None,
         })
     }
@@ -75,6 +80,7 @@ impl Status {
             Trailing => "commands end before the block is full, or a stream has unread bytes",
             Checksum => "block checksum mismatch",
             Fallback => "block needs the lane-per-block decoder (internal, not an error)",
+            DepthHint => "a match's dependency level exceeds the wave count from the block table's max_depth hint (internal: the wavefront decoder retries with more waves)",
         }
     }
 }

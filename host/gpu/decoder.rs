@@ -1,9 +1,11 @@
 //! GPU decoders over an archive kept resident in device memory ([`GpuArchive`]).
 //!
-//! Implemented now: the lane-per-block decoder (`decode_blocks_lane`): one lane of a warp
-//! decodes a whole independent block with the same sequential cores as the CPU decoder, so
-//! it enforces the same rules and reports a status per block. The dense full pipe and the
-//! wavefront decoder (issue 4) build on the same resident archive.
+//! Three decoders share the resident archive: the lane-per-block baseline
+//! (`decode_blocks_lane`: one lane decodes a whole independent block with the same
+//! sequential cores as the CPU decoder), the dense full pipe (`rans_decode_slices` then
+//! `decode_blocks_dense`, independent blocks) and the wavefront decoder (`wave.rs`: parse
+//! with dependency levels, one copy launch per level in a CUDA graph; also cross-block
+//! archives). Each reports one status word per block.
 
 use super::{launch, Ctx, Gpu, GpuError};
 use crate::archive::Archive;
@@ -24,6 +26,9 @@ pub enum Decoder {
     DenseStages(u32),
     /// Only the rANS kernel (stage-split benchmark).
     RansOnly,
+    /// The wavefront decoder: matches grouped by dependency level, one launch per level,
+    /// captured once in a CUDA graph (`host/gpu/wave.rs`). Decodes cross-block archives too.
+    Wavefront,
 }
 
 /// Table index value for "no table" (matches the kernel's `NO_TABLE`).
@@ -50,6 +55,10 @@ pub struct GpuArchive {
     pub(crate) decoded_len: u64,
     /// Per-warp scratch of the lane kernel, allocated on first use.
     pub(crate) lane_scratch: std::sync::Mutex<Option<CudaSlice<u8>>>,
+    /// The block table on the host (wavefront generations and segment capacities).
+    pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
+    /// Wavefront decoder buffers and graph, made on first use.
+    pub(crate) wave: std::sync::Mutex<Option<super::wave::WaveState>>,
     /// Bytes uploaded (data section, block table, offsets, expanded tables).
     pub resident_bytes: u64,
 }
@@ -107,29 +116,34 @@ impl GpuArchive {
             decoded: std::sync::Mutex::new(None),
             decoded_len: total,
             lane_scratch: std::sync::Mutex::new(None),
+            host_entries: a.entries.to_vec(),
+            wave: std::sync::Mutex::new(None),
             resident_bytes,
         })
     }
 
     /// Decodes every block into `out` (device memory of `original_size` bytes) and one status
-    /// word per block into `status`. Queued on the GPU's stream; does not wait.
+    /// word per block into `status`, with the dense full pipe for independent blocks and the
+    /// wavefront decoder for archives whose window crosses blocks. Queued on the GPU's
+    /// stream; does not wait. A `Status::DepthHint` word means the wavefront needs more
+    /// levels than the block table announced: [`GpuArchive::grow_waves`], then decode again.
     pub fn decode_all(
         &self,
         gpu: &Gpu,
         out: &mut CudaSlice<u8>,
         status: &mut CudaSlice<u32>,
     ) -> Result<(), GpuError> {
-        if self.cross_block {
-            return Err(GpuError::Status(
-                "this archive's window crosses blocks; the GPU lane decoder handles independent blocks only".into(),
-            ));
-        }
-        self.decode_all_with(gpu, Decoder::Dense, out, status)
+        let d = if self.cross_block {
+            Decoder::Wavefront
+        } else {
+            Decoder::Dense
+        };
+        self.decode_all_with(gpu, d, out, status)
     }
 
     /// Like [`GpuArchive::decode_all`] with a chosen decoder. `Dense` runs the dense full pipe,
     /// then the lane kernel on any block the dense kernel handed back (`Status::Fallback`),
-    /// without a host round trip.
+    /// without a host round trip. Every decoder but `Wavefront` needs independent blocks.
     pub fn decode_all_with(
         &self,
         gpu: &Gpu,
@@ -137,9 +151,10 @@ impl GpuArchive {
         out: &mut CudaSlice<u8>,
         status: &mut CudaSlice<u32>,
     ) -> Result<(), GpuError> {
-        if self.cross_block {
+        if self.cross_block && d != Decoder::Wavefront {
             return Err(GpuError::Status(
-                "this archive's window crosses blocks; the GPU decoders handle independent blocks only".into(),
+                "this archive's window crosses blocks; only the wavefront decoder handles it"
+                    .into(),
             ));
         }
         use crate::device::dense_layout::STAGES_ALL;
@@ -155,7 +170,72 @@ impl GpuArchive {
                 launch::rans_decode_slices(gpu, self, status)?;
                 launch::decode_blocks_dense(gpu, self, out, status, st)
             }
+            Decoder::Wavefront => {
+                let mut w = self.wave.lock().unwrap_or_else(|e| e.into_inner());
+                if w.is_none() {
+                    let hint = self.host_entries.iter().map(|e| e.max_depth).max();
+                    // FORMAT.md §3.1: max_depth is a hint; levels here are max_depth + 1
+                    let waves = hint
+                        .map_or(1, |d| d.saturating_add(1))
+                        .clamp(1, super::wave::MAX_WAVES);
+                    *w = Some(super::wave::WaveState::new(gpu, self, waves)?);
+                }
+                let w = w.as_mut().expect("made above");
+                assert!(
+                    out.len() as u64 >= self.original_size,
+                    "output smaller than the original size"
+                );
+                assert!(
+                    status.len() >= self.n_blocks as usize,
+                    "one status word per block"
+                );
+                w.run(gpu, self, out, status)
+            }
         }
+    }
+
+    /// After a wavefront decode reported `Status::DepthHint` (and the stream finished): sets
+    /// the wave count to the level the parse measured. Returns false when the count already
+    /// covered it (the status had another cause).
+    pub fn grow_waves(&self, gpu: &Gpu) -> Result<bool, GpuError> {
+        let mut w = self.wave.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(w) = w.as_mut() else {
+            return Ok(false);
+        };
+        let measured = w.measured_levels(gpu)?;
+        if measured <= w.n_waves {
+            return Ok(false);
+        }
+        if measured > super::wave::MAX_WAVES {
+            return Err(GpuError::Unsupported(format!(
+                "dependency depth {measured} exceeds the wavefront decoder's {} levels",
+                super::wave::MAX_WAVES
+            )));
+        }
+        w.set_waves(gpu, measured)?;
+        Ok(true)
+    }
+
+    /// The largest dependency level the last wavefront parse measured (1 + the format's
+    /// level, so 1 + the largest `max_depth` of an honest block table; 0 without matches),
+    /// or `None` before the first wavefront decode. Waits for the stream.
+    pub fn wavefront_levels(&self, gpu: &Gpu) -> Result<Option<u32>, GpuError> {
+        let w = self.wave.lock().unwrap_or_else(|e| e.into_inner());
+        w.as_ref().map(|w| w.measured_levels(gpu)).transpose()
+    }
+
+    /// Allocates the decoded-stream scratch of the rANS kernel if it is not there yet.
+    pub(crate) fn ensure_decoded(&self, gpu: &Gpu) -> Result<(), GpuError> {
+        let mut guard = self.decoded.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            // SAFETY (alloc): every decoded byte a later kernel reads was written by the
+            // rANS kernel for a block whose status stayed zero; other blocks are not read.
+            *guard = Some(
+                unsafe { gpu.stream().alloc::<u8>(self.decoded_len.max(1) as usize) }
+                    .ctx("allocating decoded streams")?,
+            );
+        }
+        Ok(())
     }
 
     /// Number of blocks.
@@ -184,8 +264,14 @@ pub fn check_status(status: &[u32]) -> Result<(), GpuError> {
 
 /// Decodes a whole archive on the GPU and returns the bytes, verified on the host against
 /// every block's XXH3-64 and the content checksum. The output buffer is poisoned first.
+/// Independent blocks use the dense full pipe, cross-block archives the wavefront decoder.
 pub fn decompress(gpu: &Gpu, a: &Archive<'_>) -> Result<Vec<u8>, GpuError> {
-    decompress_with(gpu, a, Decoder::Dense)
+    let d = if a.cross_block() {
+        Decoder::Wavefront
+    } else {
+        Decoder::Dense
+    };
+    decompress_with(gpu, a, d)
 }
 
 /// [`decompress`] with a chosen decoder.
@@ -197,7 +283,13 @@ pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>
         .alloc_zeros::<u32>(ga.n_blocks.max(1) as usize)
         .ctx("allocating status")?;
     ga.decode_all_with(gpu, d, &mut out, &mut status)?;
-    let st = gpu.stream().clone_dtoh(&status).ctx("downloading status")?;
+    let mut st = gpu.stream().clone_dtoh(&status).ctx("downloading status")?;
+    let hint = Status::DepthHint as u32;
+    if d == Decoder::Wavefront && st.contains(&hint) && ga.grow_waves(gpu)? {
+        // the block table's max_depth hint was too small: once more with the measured depth
+        ga.decode_all_with(gpu, d, &mut out, &mut status)?;
+        st = gpu.stream().clone_dtoh(&status).ctx("downloading status")?;
+    }
     check_status(&st[..ga.n_blocks as usize])?;
     let mut bytes = gpu.download(&out)?;
     bytes.truncate(a.header.original_size as usize);

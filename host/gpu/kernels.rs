@@ -26,5 +26,9 @@ kernels!(
     literal_scatter,
     decode_blocks_lane,
     decode_blocks_dense,
-    rans_decode_slices
+    rans_decode_slices,
+    wave_parse,
+    wave_scan,
+    wave_place,
+    wave_copy
 );

@@ -273,16 +273,9 @@ pub fn rans_decode_slices(
     if ga.n_blocks == 0 {
         return Ok(());
     }
+    ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
-    if guard.is_none() {
-        // SAFETY (alloc): every decoded byte the dense kernel reads was written by this
-        // kernel for a block whose status stayed zero; other blocks are not read.
-        *guard = Some(
-            unsafe { gpu.stream().alloc::<u8>(ga.decoded_len.max(1) as usize) }
-                .ctx("allocating decoded streams")?,
-        );
-    }
-    let decoded = guard.as_mut().expect("allocated above");
+    let decoded = guard.as_mut().expect("ensure_decoded allocated it");
     const THREADS: u32 = 256;
     let slices = ga.n_blocks as u64 * crate::device::format::STREAM_COUNT as u64;
     let grid = slices
@@ -315,5 +308,93 @@ pub fn rans_decode_slices(
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted).
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
+        .map(|_| ())
+}
+
+/// Threads per block of the wavefront kernels.
+const WAVE_BLOCK: u32 = 256;
+
+/// Launches `wave_parse` over blocks `list[first..first + count]` (one generation): one thread
+/// per block. `args` holds one `WaveArgs` built by `host/gpu/wave.rs` from a validated archive.
+pub(crate) fn wave_parse(
+    gpu: &Gpu,
+    args: &CudaSlice<u8>,
+    list: &CudaSlice<u32>,
+    first: usize,
+    count: usize,
+) -> Result<(), GpuError> {
+    assert!(
+        first + count <= list.len(),
+        "generation outside the block list"
+    );
+    if count == 0 {
+        return Ok(());
+    }
+    let view = list.slice(first..first + count);
+    let n = count as u32;
+    const THREADS: u32 = 64;
+    let cfg = LaunchConfig {
+        grid_dim: ((count as u32).div_ceil(THREADS), 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = gpu.stream().launch_builder(&gpu.k.wave_parse);
+    b.arg(args).arg(&view).arg(&n);
+    // SAFETY: argument order matches `wave_parse`; `args` holds a WaveArgs whose buffers were
+    // sized from the archive's block table (host/gpu/wave.rs); the view holds n block indices
+    // (asserted), and the kernel ignores any index >= n_blocks.
+    unsafe { b.launch(cfg) }
+        .ctx("launching wave_parse")
+        .map(|_| ())
+}
+
+/// Launches `wave_scan` (one thread): level counts to offsets.
+pub(crate) fn wave_scan(gpu: &Gpu, args: &CudaSlice<u8>) -> Result<(), GpuError> {
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = gpu.stream().launch_builder(&gpu.k.wave_scan);
+    b.arg(args);
+    // SAFETY: `args` holds a WaveArgs whose level arrays have n_waves + 2 words each.
+    unsafe { b.launch(cfg) }
+        .ctx("launching wave_scan")
+        .map(|_| ())
+}
+
+/// Launches `wave_place`: one warp per block places literal runs and buckets matches.
+pub(crate) fn wave_place(gpu: &Gpu, args: &CudaSlice<u8>, n_blocks: u32) -> Result<(), GpuError> {
+    if n_blocks == 0 {
+        return Ok(());
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (grid_for(gpu, n_blocks as u64, WAVE_BLOCK as u64 / 32), 1, 1),
+        block_dim: (WAVE_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = gpu.stream().launch_builder(&gpu.k.wave_place);
+    b.arg(args);
+    // SAFETY: `args` holds a WaveArgs built from a validated archive; the kernel bounds every
+    // segment, literal and token index by the sizes in it.
+    unsafe { b.launch(cfg) }
+        .ctx("launching wave_place")
+        .map(|_| ())
+}
+
+/// Launches `wave_copy` for one level: one warp per match of that level.
+pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(), GpuError> {
+    let cfg = LaunchConfig {
+        grid_dim: (gpu.sm_count() * 8, 1, 1),
+        block_dim: (WAVE_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = gpu.stream().launch_builder(&gpu.k.wave_copy);
+    b.arg(args).arg(&level);
+    // SAFETY: `args` holds a WaveArgs built from a validated archive; the kernel reads the
+    // level's token range from the offsets wave_scan wrote and checks every token against
+    // out_len before copying.
+    unsafe { b.launch(cfg) }
+        .ctx("launching wave_copy")
         .map(|_| ())
 }

@@ -6,6 +6,7 @@ pub mod decoder;
 pub mod kernels;
 pub mod launch;
 pub mod tokens;
+pub mod wave;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError};
 use std::sync::Arc;
@@ -33,6 +34,10 @@ pub enum GpuError {
         /// The driver's error.
         source: DriverError,
     },
+    /// The archive is valid but this GPU decoder cannot take it (e.g. a dependency depth
+    /// beyond the wavefront decoder's level limit); the CPU decoder can.
+    #[error("the GPU decoder cannot take this archive: {0}")]
+    Unsupported(String),
     /// A kernel reported malformed input through its status word.
     #[error("GPU decode rejected the input: {0}")]
     Status(String),
@@ -73,6 +78,11 @@ impl Gpu {
             return Err(GpuError::NoDriver);
         }
         let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))?;
+        // SAFETY: every buffer and launch of this crate uses the one stream created below, so
+        // stream order alone orders all work; the per-buffer events cudarc would otherwise
+        // record (and wait on inside CUDA graph capture, where that is not allowed) are not
+        // needed. Called before any buffer is allocated.
+        unsafe { ctx.disable_event_tracking() };
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let sm_count = ctx
             .attribute(
@@ -83,7 +93,8 @@ impl Gpu {
             .load_module(cudarc::nvrtc::Ptx::from_src(PTX))
             .ctx("loading the PTX module")?;
         let k = kernels::Kernels::load(&module)?;
-        let stream = ctx.default_stream();
+        // a created stream, not the legacy default stream: graphs can only be captured there
+        let stream = ctx.new_stream().ctx("creating a stream")?;
         Ok(Gpu {
             ctx,
             stream,
