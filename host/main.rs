@@ -1,14 +1,17 @@
 //! The `aceapex` command line: compress, decompress, extract, info.
 
 use aceapex::archive::{self, Archive, EncodeOptions};
-use aceapex::device::format::STREAM_COUNT;
+use aceapex::device::format::{MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, STREAM_COUNT};
 use aceapex::{decode, gpu};
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 /// Absolute-offset LZ77 compression with GPU decode.
@@ -17,44 +20,67 @@ use std::time::Instant;
 /// after the blocks they read from); every block carries an XXH3-64 checksum, so a whole
 /// file or any byte range can be restored and verified on the CPU or on an NVIDIA GPU.
 #[derive(Parser)]
-#[command(name = "aceapex", version, about, long_about)]
+#[command(name = "aceapex", version, about, long_about, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
 }
 
+const SIZES_HELP: &str = "\
+Sizes (--block-size, --window, --offset, --length): bytes, or a number with a suffix
+(case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary);
+KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 16384, 16KB = 16000.";
+
+const AFTER_HELP: &str = "\
+Sizes (--block-size, --window, --offset, --length): bytes, or a number with a suffix
+(case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary);
+KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 16384, 16KB = 16000.
+
+Exit status: 0 success; 1 error (a file missing or unreadable, an output that exists, a damaged
+archive, no GPU for --device gpu, ...); 2 usage error (unknown option, bad or missing value);
+130 interrupted (SIGINT, SIGTERM, SIGHUP). An output file appears under its name only when
+complete: until then it is a hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on
+errors and signals (not after SIGKILL or a power cut; such a leftover is safe to delete).";
+
 #[derive(Subcommand)]
 enum Cmd {
-    /// Compress a file into an .acx archive.
+    /// Compress a file into an .acx archive (the input is kept).
+    #[command(after_help = SIZES_HELP)]
     Compress {
         /// Input file, or '-' for standard input.
         input: PathBuf,
-        /// Output file (default: INPUT.acx; '-' for standard output).
-        #[arg(short, long)]
+        /// Output file [default: INPUT.acx; standard output for '-' input]; '-' for standard
+        /// output.
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Write to standard output (same as -o -).
+        #[arg(short = 'c', long, conflicts_with = "output")]
+        stdout: bool,
         /// Compression level, 1 (fastest) to 9 (smallest).
         #[arg(short, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=9))]
         level: u32,
-        /// Block size: a power of two from 4K to 4M (suffixes K, M).
-        #[arg(long, default_value = "16K", value_parser = parse_size)]
-        block_size: u64,
-        /// Largest match distance (suffixes K, M). Larger than the block size lets matches reach
-        /// earlier blocks: better ratio, but a block then decodes only after those blocks.
-        #[arg(long, value_parser = parse_size)]
-        window: Option<u64>,
-        /// Shortest match to emit (>= 6).
-        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(6..))]
+        /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
+        #[arg(long, value_name = "SIZE", default_value = "16K", value_parser = parse_block_size)]
+        block_size: u32,
+        /// Largest match distance [default: the block size]. Larger than the block size lets
+        /// matches reach earlier blocks: better ratio, but a block then decodes only after those
+        /// blocks.
+        #[arg(long, value_name = "SIZE", value_parser = parse_window)]
+        window: Option<u32>,
+        /// Shortest match to emit, in bytes (>= 6).
+        #[arg(long, value_name = "BYTES", default_value_t = 6, value_parser = clap::value_parser!(u32).range(6..))]
         min_match: u32,
         /// Send repeat distances as explicit offsets (no repeat codes).
         #[arg(long)]
         no_rep: bool,
-        /// Cap the dependency depth: every match gets a level below N (0 = no cap).
-        #[arg(long, default_value_t = 0)]
+        /// Cap the dependency depth (chains of matches that copy from matches): every match
+        /// gets a level below N, which bounds the decode rounds per block. 0 = no cap.
+        #[arg(long, value_name = "N", default_value_t = 0)]
         depth_cap: u32,
-        /// Worker threads (default: all cores).
-        #[arg(short = 'T', long)]
+        /// Worker threads [default: all cores].
+        #[arg(short = 'T', long, value_name = "N", value_parser = threads_parser())]
         threads: Option<usize>,
-        /// Overwrite the output if it exists.
+        /// Overwrite an existing output; allow compressed output to a terminal.
         #[arg(short, long)]
         force: bool,
     },
@@ -62,31 +88,36 @@ enum Cmd {
     Decompress {
         /// Archive, or '-' for standard input.
         input: PathBuf,
-        /// Output file (default: INPUT without .acx; '-' for standard output).
-        #[arg(short, long)]
+        /// Output file [default: INPUT without .acx; standard output for '-' input]; '-' for
+        /// standard output.
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Write to standard output (same as -o -).
+        #[arg(short = 'c', long, conflicts_with = "output")]
+        stdout: bool,
         /// Where to decode: auto uses the GPU when there is one, else the CPU.
         #[arg(long, value_enum, default_value_t = Device::Auto)]
         device: Device,
-        /// Worker threads for the CPU decoder (default: all cores).
-        #[arg(short = 'T', long)]
+        /// Worker threads for the CPU decoder [default: all cores].
+        #[arg(short = 'T', long, value_name = "N", value_parser = threads_parser())]
         threads: Option<usize>,
         /// Overwrite the output if it exists.
         #[arg(short, long)]
         force: bool,
     },
-    /// Restore one byte range, decoding only the blocks it needs.
+    /// Restore one byte range of the original, decoding only the blocks it needs.
+    #[command(after_help = SIZES_HELP)]
     Extract {
-        /// Archive.
+        /// Archive, or '-' for standard input.
         input: PathBuf,
         /// First byte of the range (0-based, in the original data).
-        #[arg(long)]
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         offset: u64,
         /// Bytes to restore.
-        #[arg(long)]
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         length: u64,
-        /// Output file (default: standard output).
-        #[arg(short, long)]
+        /// Output file [default: standard output].
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Overwrite the output if it exists.
         #[arg(short, long)]
@@ -94,7 +125,7 @@ enum Cmd {
     },
     /// Show an archive's sizes, ratio, parameters and dependency depths.
     Info {
-        /// Archive.
+        /// Archive, or '-' for standard input.
         input: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -109,26 +140,110 @@ enum Device {
     Gpu,
 }
 
+/// Exit status of a usage error, as clap uses for its own.
+const EXIT_USAGE: i32 = 2;
+/// Exit status after SIGINT, SIGTERM or SIGHUP.
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// A size in bytes: digits with an optional suffix (see `SIZES_HELP`).
 fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    // accept 16K, 16k, 16KB, 16KiB, 1M, 1MiB, 1G ...
-    let t = t.strip_suffix('B').unwrap_or(t);
-    let t = t.strip_suffix('i').unwrap_or(t);
-    let (num, mul) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits);
+    let mul: u64 = match suffix.trim_start().to_ascii_lowercase().as_str() {
+        _ if num.is_empty() => 0,
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => 0,
     };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (e.g. 16K, 1M)"))?;
-    n.checked_mul(mul)
+    if mul == 0 {
+        return Err(format!(
+            "'{s}' is not a size: use bytes, or a number with a suffix K, KiB, KB, M, MiB, MB, G, \
+             GiB, GB (e.g. 16K, 1MiB, 500MB)"
+        ));
+    }
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
         .ok_or_else(|| format!("'{s}' is too large"))
 }
 
-/// Input bytes: a memory map for files, a buffer for stdin.
+fn parse_block_size(s: &str) -> Result<u32, String> {
+    let v = parse_size(s)?;
+    if !v.is_power_of_two() || !(MIN_BLOCK_SIZE as u64..=MAX_BLOCK_SIZE as u64).contains(&v) {
+        return Err(format!(
+            "{v} bytes is not a power of two from 4K to 4M (binary: 16K = 16KiB = 16384 bytes, \
+             but 16KB = 16000)"
+        ));
+    }
+    Ok(v as u32)
+}
+
+fn parse_window(s: &str) -> Result<u32, String> {
+    match parse_size(s)? {
+        0 => Err("the window must be at least 1 byte".into()),
+        v => u32::try_from(v).map_err(|_| format!("{v} bytes is above the largest window, 4G - 1")),
+    }
+}
+
+fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}
+
+/// A mistake on the command line found after parsing (e.g. an output name that cannot be
+/// derived): reported in clap's format, exit status [`EXIT_USAGE`].
+#[derive(Debug)]
+struct Usage {
+    cmd: &'static str,
+    msg: String,
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn usage(cmd: &'static str, msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Usage {
+        cmd,
+        msg: msg.into(),
+    })
+}
+
+/// The temporary output file being written, if any. The signal handler removes it; an
+/// [`OutFile`] sets and clears it while holding the lock, so the handler never sees a stale
+/// or a half-created entry.
+static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+fn pending() -> MutexGuard<'static, Option<PathBuf>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// On SIGINT, SIGTERM and SIGHUP: remove the temporary output and exit with
+/// [`EXIT_INTERRUPTED`]. SIGKILL cannot be caught: after it a temporary may remain.
+fn install_signal_cleanup() {
+    // If the handler cannot be installed, the signals keep their default action (the process
+    // ends; only the cleanup is lost), so the error is ignored.
+    let _ = ctrlc::set_handler(|| {
+        if let Some(p) = pending().take() {
+            let _ = std::fs::remove_file(p);
+        }
+        eprintln!("aceapex: interrupted");
+        std::process::exit(EXIT_INTERRUPTED);
+    });
+}
+
+/// Input bytes: a memory map for regular files, a buffer for stdin and other streams.
 enum Input {
     Map(memmap2::Mmap),
     Buf(Vec<u8>),
@@ -144,20 +259,49 @@ impl std::ops::Deref for Input {
     }
 }
 
-fn read_input(path: &Path) -> Result<Input> {
+/// Fails early, before any output is created, for an input that is missing or a directory.
+fn check_input(path: &Path) -> Result<()> {
     if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    let meta = std::fs::metadata(path).with_context(|| format!("opening {}", path.display()))?;
+    if meta.is_dir() {
+        bail!(
+            "{} is a directory: aceapex reads one file (pack a directory with tar first)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Reads an input ('-' = standard input). `archive`: the input is an archive, so a terminal
+/// on standard input is refused instead of waiting for binary data typed by hand.
+fn read_input(path: &Path, archive: bool) -> Result<Input> {
+    if path.as_os_str() == "-" {
+        let stdin = std::io::stdin();
+        if archive && stdin.is_terminal() {
+            bail!("refusing to read an archive from a terminal: pipe it in or name the file");
+        }
         let mut b = Vec::new();
-        std::io::stdin()
+        stdin
+            .lock()
             .read_to_end(&mut b)
             .context("reading standard input")?;
         return Ok(Input::Buf(b));
     }
-    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let len = f
+    check_input(path)?;
+    let mut f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let meta = f
         .metadata()
-        .with_context(|| format!("reading {}", path.display()))?
-        .len();
-    if len == 0 {
+        .with_context(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        // a pipe, a process substitution, a character device: read it as a stream
+        let mut b = Vec::new();
+        f.read_to_end(&mut b)
+            .with_context(|| format!("reading {}", path.display()))?;
+        return Ok(Input::Buf(b));
+    }
+    if meta.len() == 0 {
         return Ok(Input::Buf(Vec::new()));
     }
     // SAFETY: the map is read-only; a file changed underneath by another process can at worst
@@ -180,51 +324,101 @@ fn check_not_same(input: &Path, output: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to `path` ('-' = stdout) through a temporary file renamed into place, so a
-/// failed run never leaves a partial output under the final name.
-fn write_output(path: &Path, force: bool, bytes: &[u8]) -> Result<()> {
-    if path.as_os_str() == "-" {
-        let mut o = std::io::stdout().lock();
-        o.write_all(bytes).context("writing standard output")?;
-        return o.flush().context("writing standard output");
+/// Where the result goes, opened before the work starts (so an existing output or an
+/// unwritable directory fails at once) and written by [`OutFile::finish`].
+enum OutFile {
+    Stdout,
+    /// A device, FIFO or other non-regular file (e.g. /dev/null): written in place, never
+    /// replaced by a rename.
+    InPlace(File, PathBuf),
+    /// A regular file: written to a hidden temporary beside it, renamed into place when
+    /// complete. The temporary is removed on every error path (drop), on a panic, and by the
+    /// signal handler (through [`PENDING`]).
+    Temp(Option<tempfile::NamedTempFile>, PathBuf),
+}
+
+impl OutFile {
+    fn open(path: &Path, force: bool) -> Result<OutFile> {
+        if path.as_os_str() == "-" {
+            return Ok(OutFile::Stdout);
+        }
+        if let Ok(meta) = std::fs::metadata(path) {
+            if meta.is_dir() {
+                bail!(
+                    "{} is a directory: name the output file with -o",
+                    path.display()
+                );
+            }
+            if !force {
+                bail!("{} already exists (use -f to overwrite)", path.display());
+            }
+            if !meta.is_file() {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("opening {}", path.display()))?;
+                return Ok(OutFile::InPlace(f, path.to_owned()));
+            }
+        }
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .with_context(|| format!("{} names no file", path.display()))?;
+        let mut pending = pending();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".aceapex-tmp")
+            // as File::create: 0666 less the umask (tempfile's default is 0600)
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+        *pending = Some(tmp.path().to_owned());
+        Ok(OutFile::Temp(Some(tmp), path.to_owned()))
     }
-    if path.exists() && !force {
-        bail!("{} already exists (use -f to overwrite)", path.display());
-    }
-    // A device, FIFO or other non-regular file (e.g. /dev/null) is written in place, never
-    // replaced by a rename.
-    if let Ok(meta) = std::fs::metadata(path) {
-        if !meta.is_file() {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(|| format!("opening {}", path.display()))?;
-            return f
+
+    fn finish(mut self, bytes: &[u8]) -> Result<()> {
+        match &mut self {
+            OutFile::Stdout => {
+                let mut o = std::io::stdout().lock();
+                o.write_all(bytes).context("writing standard output")?;
+                o.flush().context("writing standard output")
+            }
+            OutFile::InPlace(f, path) => f
                 .write_all(bytes)
-                .with_context(|| format!("writing {}", path.display()));
+                .with_context(|| format!("writing {}", path.display())),
+            OutFile::Temp(tmp, path) => {
+                let t = tmp.as_mut().expect("finished once");
+                t.write_all(bytes)
+                    .with_context(|| format!("writing {}", t.path().display()))?;
+                t.as_file().sync_all().ok();
+                let mut pending = pending();
+                let t = tmp.take().expect("finished once");
+                *pending = None;
+                // on failure the error holds the temporary, which its drop removes
+                t.persist(&*path)
+                    .map(|_| ())
+                    .map_err(|e| {
+                        drop(e.file);
+                        e.error
+                    })
+                    .with_context(|| format!("renaming to {}", path.display()))
+            }
         }
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().context("output path has no file name")?;
-    let tmp = dir.join(format!(
-        ".{}.aceapex-tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let res = (|| {
-        let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        f.sync_all().ok();
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+}
+
+impl Drop for OutFile {
+    fn drop(&mut self) {
+        if let OutFile::Temp(tmp @ Some(_), _) = self {
+            // unfinished: forget and remove the temporary under the lock
+            let mut pending = pending();
+            *pending = None;
+            drop(tmp.take());
+        }
     }
-    res
 }
 
 fn progress_bar(total: u64, what: &str) -> ProgressBar {
@@ -245,9 +439,6 @@ fn progress_bar(total: u64, what: &str) -> ProgressBar {
 
 fn set_threads(threads: Option<usize>) -> Result<()> {
     if let Some(t) = threads {
-        if t == 0 {
-            bail!("--threads must be at least 1");
-        }
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
             .build_global()
@@ -261,8 +452,19 @@ fn mbps(bytes: u64, secs: f64) -> f64 {
 }
 
 fn main() {
+    install_signal_cleanup();
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
+        if let Some(u) = e.downcast_ref::<Usage>() {
+            // clap's format and exit status, with the subcommand's usage line
+            let mut cmd = Cli::command();
+            cmd.build();
+            if let Some(sub) = cmd.find_subcommand_mut(u.cmd) {
+                sub.error(ErrorKind::ValueValidation, &u.msg).exit();
+            }
+            eprintln!("aceapex: error: {e:#}");
+            std::process::exit(EXIT_USAGE);
+        }
         eprintln!("aceapex: error: {e:#}");
         std::process::exit(1);
     }
@@ -273,6 +475,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Compress {
             input,
             output,
+            stdout,
             level,
             block_size,
             window,
@@ -282,39 +485,38 @@ fn run(cli: Cli) -> Result<()> {
             threads,
             force,
         } => {
-            set_threads(threads)?;
-            let out_path = match output {
-                Some(o) => o,
-                None if input.as_os_str() == "-" => PathBuf::from("-"),
-                None => PathBuf::from(format!("{}.acx", input.display())),
-            };
-            check_not_same(&input, &out_path)?;
-            if out_path.as_os_str() != "-" && out_path.exists() && !force {
-                bail!(
-                    "{} already exists (use -f to overwrite)",
-                    out_path.display()
-                );
-            }
-            let to_u32 = |v: u64, what: &str| {
-                u32::try_from(v).map_err(|_| anyhow::anyhow!("{what} {v} is too large"))
-            };
             let opts = EncodeOptions {
                 level,
-                block_size: to_u32(block_size, "block size")?,
-                window: window.map(|w| to_u32(w, "window")).transpose()?,
+                block_size,
+                window,
                 min_match,
                 repeat_codes: !no_rep,
                 depth_cap,
             };
-            opts.validate().map_err(anyhow::Error::msg)?;
-            let data = read_input(&input)?;
+            opts.validate().map_err(|m| usage("compress", m))?;
+            set_threads(threads)?;
+            let out_path = match output {
+                Some(o) => o,
+                None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
+                None => PathBuf::from(format!("{}.acx", input.display())),
+            };
+            check_not_same(&input, &out_path)?;
+            check_input(&input)?;
+            if out_path.as_os_str() == "-" && std::io::stdout().is_terminal() && !force {
+                bail!(
+                    "refusing to write compressed data to a terminal: redirect standard output, \
+                     name a file with -o, or use -f to force"
+                );
+            }
+            let out = OutFile::open(&out_path, force)?;
+            let data = read_input(&input, false)?;
             let pb = progress_bar(data.len() as u64, "compress");
             let t = Instant::now();
             let packed =
                 archive::compress(&data, &opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
             pb.finish_and_clear();
             let secs = t.elapsed().as_secs_f64();
-            write_output(&out_path, force, &packed)?;
+            out.finish(&packed)?;
             if out_path.as_os_str() != "-" {
                 eprintln!(
                     "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {:.1} MB/s",
@@ -331,36 +533,39 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Decompress {
             input,
             output,
+            stdout,
             device,
             threads,
             force,
         } => {
-            set_threads(threads)?;
             let out_path = match output {
                 Some(o) => o,
-                None if input.as_os_str() == "-" => PathBuf::from("-"),
+                None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
                 None => match input.to_str().and_then(|s| s.strip_suffix(".acx")) {
                     Some(stem) if !stem.is_empty() => PathBuf::from(stem),
-                    _ => bail!(
-                        "{} does not end in .acx: name the output with -o",
-                        input.display()
-                    ),
+                    _ => {
+                        return Err(usage(
+                            "decompress",
+                            format!(
+                                "{} does not end in .acx: name the output with -o (or -c for \
+                                 standard output)",
+                                input.display()
+                            ),
+                        ))
+                    }
                 },
             };
+            set_threads(threads)?;
             check_not_same(&input, &out_path)?;
-            if out_path.as_os_str() != "-" && out_path.exists() && !force {
-                bail!(
-                    "{} already exists (use -f to overwrite)",
-                    out_path.display()
-                );
-            }
-            let bytes = read_input(&input)?;
+            check_input(&input)?;
+            let out = OutFile::open(&out_path, force)?;
+            let bytes = read_input(&input, true)?;
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             let t = Instant::now();
             let (data, used) = decode_with(&a, device)?;
             let secs = t.elapsed().as_secs_f64();
-            write_output(&out_path, force, &data)?;
+            out.finish(&data)?;
             if out_path.as_os_str() != "-" {
                 eprintln!(
                     "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
@@ -379,21 +584,18 @@ fn run(cli: Cli) -> Result<()> {
             output,
             force,
         } => {
-            if let Some(o) = &output {
-                check_not_same(&input, o)?;
-            }
-            let bytes = read_input(&input)?;
+            let out_path = output.unwrap_or_else(|| PathBuf::from("-"));
+            check_not_same(&input, &out_path)?;
+            check_input(&input)?;
+            let out = OutFile::open(&out_path, force)?;
+            let bytes = read_input(&input, true)?;
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             let region = decode::extract(&a, offset, length)?;
-            write_output(
-                &output.unwrap_or_else(|| PathBuf::from("-")),
-                force,
-                &region,
-            )?;
+            out.finish(&region)?;
         }
         Cmd::Info { input, json } => {
-            let bytes = read_input(&input)?;
+            let bytes = read_input(&input, true)?;
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             print_info(&a, bytes.len() as u64, json);

@@ -356,31 +356,421 @@ fn bad_archives_fail_with_a_message() {
     assert!(e.contains("not an aceapex archive"), "{e}");
 }
 
+/// Exit status 2 for every mistake on the command line (clap's own and the checks after
+/// parsing alike), with clap's message; 1 for errors found while running.
 #[test]
 fn bad_arguments_fail() {
     let t = tmp();
     let d = t.path();
     std::fs::write(d.join("a"), b"abc").unwrap();
-    for args in [
-        vec!["compress", "a", "--block-size", "5000"],
-        vec!["compress", "a", "--block-size", "2K"],
-        vec!["compress", "a", "--block-size", "8M"],
-        vec!["compress", "a", "-l", "0"],
-        vec!["compress", "a", "-l", "10"],
-        vec!["compress", "a", "--min-match", "5"],
-        vec!["compress", "a", "--window", "0"],
-        vec!["compress", "a", "--window", "lots"],
-        vec!["compress", "a", "-T", "0"],
-        vec!["compress", "nonexistent"],
-        vec!["frobnicate"],
-        vec![],
+    for (args, msg) in [
+        (
+            vec!["compress", "a", "--block-size", "5000"],
+            "not a power of two",
+        ),
+        (vec!["compress", "a", "--block-size", "2K"], "from 4K to 4M"),
+        (vec!["compress", "a", "--block-size", "8M"], "from 4K to 4M"),
+        (vec!["compress", "a", "-l", "0"], "--level"),
+        (vec!["compress", "a", "-l", "10"], "--level"),
+        (vec!["compress", "a", "--min-match", "5"], "--min-match"),
+        (vec!["compress", "a", "--window", "0"], "at least 1 byte"),
+        (vec!["compress", "a", "--window", "lots"], "not a size"),
+        (vec!["compress", "a", "--window", "4G"], "largest window"),
+        (vec!["compress", "a", "-T", "0"], "--threads"),
+        (
+            vec!["compress", "a", "-o", "x", "-c"],
+            "cannot be used with",
+        ),
+        (vec!["decompress", "a"], "does not end in .acx"),
+        (
+            vec!["extract", "a", "--offset", "1.5K", "--length", "1"],
+            "not a size",
+        ),
+        (vec!["extract", "a", "--offset", "0"], "--length"),
+        (vec!["frobnicate"], "unrecognized subcommand"),
+        (vec![], "Usage"),
     ] {
-        fails(&run(d, &args));
+        let o = run(d, &args);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: usage error: {e}");
+        assert!(e.contains(msg), "{args:?}: {e}");
         assert!(
             !d.join("a.acx").exists(),
             "{args:?} must not write an archive"
         );
-        assert!(!d.join("nonexistent.acx").exists());
+    }
+    // errors found while running: status 1
+    std::fs::write(d.join("junk.acx"), b"not an archive").unwrap();
+    for (args, msg) in [
+        (vec!["compress", "nonexistent"], "nonexistent"),
+        (
+            vec!["decompress", "junk.acx", "-o", "out"],
+            "archive truncated",
+        ),
+        (vec!["compress", "a", "-o", "junk.acx"], "already exists"),
+    ] {
+        let o = run(d, &args);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: runtime error: {e}");
+        assert!(e.contains(msg), "{args:?}: {e}");
+    }
+    assert!(!d.join("nonexistent.acx").exists());
+    // documented
+    let o = run(d, &["--help"]);
+    ok(&o);
+    let h = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        h.contains("Exit status") && h.contains("2 usage error") && h.contains("130 interrupted"),
+        "{h}"
+    );
+}
+
+/// Names in `d`, sorted.
+fn listing(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every failing run removes its temporary output (the output file is created as a hidden
+/// temporary before the work starts).
+#[test]
+fn temporary_output_removed_on_errors() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("junk.acx"), vec![7u8; 500]).unwrap();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    let data = sample(60_000);
+    std::fs::write(d.join("g"), &data).unwrap();
+    ok(&run(d, &["compress", "g"]));
+    let mut flipped = std::fs::read(d.join("g.acx")).unwrap();
+    let n = flipped.len();
+    flipped[n - 100] ^= 0x55;
+    std::fs::write(d.join("flip.acx"), &flipped).unwrap();
+    let before = listing(d);
+    // damaged archive (file and stdin), bad range, directory input
+    for args in [
+        vec!["decompress", "flip.acx", "-o", "out", "--device", "cpu"],
+        vec!["decompress", "junk.acx", "-o", "out"],
+        vec!["decompress", "-", "-o", "out"],
+        vec![
+            "extract", "g.acx", "--offset", "59999", "--length", "5", "-o", "out",
+        ],
+        vec!["compress", "sub", "-o", "out"],
+    ] {
+        let o = if args[1] == "-" {
+            run_stdin(d, &args, b"ACPX and then garbage")
+        } else {
+            run(d, &args)
+        };
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert_eq!(listing(d), before, "{args:?} left files behind: {e}");
+    }
+}
+
+/// SIGINT and SIGTERM remove the temporary output and exit with 130. Reading standard
+/// input that stays open holds the run after the temporary is created.
+#[test]
+fn signals_remove_the_temporary_output() {
+    for (sig, args) in [
+        (libc::SIGINT, ["compress", "-", "-o", "out.acx"]),
+        (libc::SIGTERM, ["decompress", "-", "-o", "out.bin"]),
+    ] {
+        let t = tmp();
+        let d = t.path();
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(d)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"some bytes, not the end").unwrap();
+        let t0 = std::time::Instant::now();
+        let temp = loop {
+            if let Some(n) = listing(d).into_iter().find(|n| n.ends_with(".aceapex-tmp")) {
+                break n;
+            }
+            assert!(t0.elapsed().as_secs() < 30, "no temporary output appeared");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(temp.starts_with(&format!(".{}.", args[3])), "{temp}");
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let o = child.wait_with_output().unwrap();
+        drop(stdin);
+        assert_eq!(o.status.code(), Some(130), "{sig}: {}", stderr(&o));
+        assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+        assert_eq!(listing(d), Vec::<String>::new(), "signal {sig}");
+    }
+}
+
+/// --offset, --length, --block-size and --window take the same sizes: K/KiB/M/MiB/G/GiB
+/// binary, KB/MB/GB decimal, documented in --help.
+#[test]
+fn sizes_accept_suffixes() {
+    let t = tmp();
+    let d = t.path();
+    let data = sample(300_000);
+    std::fs::write(d.join("s"), &data).unwrap();
+    ok(&run(
+        d,
+        &["compress", "s", "--block-size", "8KiB", "--window", "64k"],
+    ));
+    let o = run(d, &["info", "--json", "s.acx"]);
+    let j = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        j.contains("\"block_size\":8192") && j.contains("\"window\":65536"),
+        "{j}"
+    );
+    for (off, len, range) in [
+        ("4K", "1KiB", 4096..5120),
+        ("4KB", "1000", 4000..5000),
+        ("100kb", "2 KiB", 100_000..102_048),
+        ("0", "256kib", 0..262_144),
+        ("1b", "1B", 1..2),
+    ] {
+        let o = run(d, &["extract", "s.acx", "--offset", off, "--length", len]);
+        ok(&o);
+        assert!(o.stdout == data[range.clone()], "{off} {len} -> {range:?}");
+    }
+    // 16KB is decimal: 16000 bytes, not a power of two; the message says so
+    let o = run(d, &["compress", "s", "-f", "--block-size", "16KB"]);
+    let e = fails(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        e.contains("16000 bytes") && e.contains("16K = 16KiB = 16384"),
+        "{e}"
+    );
+    let o = run(
+        d,
+        &[
+            "extract",
+            "s.acx",
+            "--offset",
+            "99999999999999999999",
+            "--length",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(fails(&o).contains("too large"));
+    for cmd in ["compress", "extract"] {
+        let o = run(d, &[cmd, "--help"]);
+        ok(&o);
+        let h = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            h.contains("K, KiB = 1024") && h.contains("KB = 1000") && h.contains("<SIZE>"),
+            "{cmd}: {h}"
+        );
+    }
+}
+
+/// A directory as input or output is named as such (not "No such device").
+#[test]
+fn directory_input_is_named() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::create_dir(d.join("dir.acx")).unwrap();
+    std::fs::write(d.join("f"), sample(5000)).unwrap();
+    for args in [
+        vec!["compress", "dir.acx", "-o", "x"],
+        vec!["decompress", "dir.acx", "-o", "x"],
+        vec!["info", "dir.acx"],
+        vec!["extract", "dir.acx", "--offset", "0", "--length", "1"],
+    ] {
+        let o = run(d, &args);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(e.contains("dir.acx is a directory"), "{args:?}: {e}");
+        assert!(!e.contains("No such device"), "{e}");
+    }
+    for force in [false, true] {
+        let mut args = vec!["compress", "f", "-o", "dir.acx"];
+        if force {
+            args.push("-f");
+        }
+        let o = run(d, &args);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(e.contains("dir.acx is a directory"), "{e}");
+    }
+    assert_eq!(listing(d), ["dir.acx", "f"]);
+}
+
+/// A pseudo-terminal (master, slave): the slave stands in for a user's terminal.
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    // SAFETY: plain libc calls on a descriptor this function owns.
+    unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(m >= 0, "posix_openpt");
+        let master = std::fs::File::from_raw_fd(m);
+        assert_eq!(libc::grantpt(m), 0);
+        assert_eq!(libc::unlockpt(m), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(path)
+            .unwrap();
+        (master, slave)
+    }
+}
+
+/// Compressed output to a terminal is refused unless forced (like gzip and zstd); so is an
+/// archive read from a terminal. -c writes to standard output.
+#[test]
+fn refuses_binary_to_a_terminal() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("f"), b"hello hello hello").unwrap();
+    let run_tty = |args: &[&str], stdin_tty: bool| {
+        let (_master, slave) = pty();
+        let mut c = Command::new(BIN);
+        c.args(args).current_dir(d).stderr(Stdio::piped());
+        if stdin_tty {
+            c.stdin(slave).stdout(Stdio::piped());
+        } else {
+            c.stdin(Stdio::null()).stdout(slave);
+        }
+        c.output().unwrap()
+    };
+    for args in [
+        &["compress", "f", "-c"][..],
+        &["compress", "f", "-o", "-"],
+        &["compress", "-"],
+    ] {
+        let o = run_tty(args, false);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.contains("refusing to write compressed data to a terminal") && e.contains("-f"),
+            "{args:?}: {e}"
+        );
+    }
+    ok(&run_tty(&["compress", "f", "-c", "-f"], false));
+    assert_eq!(listing(d), ["f"]);
+    // -c to a pipe is -o -
+    let o = run(d, &["compress", "f", "-c"]);
+    ok(&o);
+    assert_eq!(&o.stdout[..4], b"ACPX");
+    assert_eq!(o.stdout, run(d, &["compress", "f", "-o", "-"]).stdout);
+    std::fs::write(d.join("f.acx"), &o.stdout).unwrap();
+    let o = run(d, &["decompress", "f.acx", "-c"]);
+    ok(&o);
+    assert_eq!(o.stdout, b"hello hello hello");
+    // an archive is not typed at a terminal
+    let o = run_tty(&["decompress", "-", "-o", "out"], true);
+    let e = fails(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(e.contains("terminal"), "{e}");
+    assert!(!d.join("out").exists());
+}
+
+/// A pipe given by name (/dev/stdin, a FIFO, `<(...)`) is read as a stream, not as an empty
+/// file (its size is 0).
+#[test]
+fn named_pipe_input_is_read() {
+    let t = tmp();
+    let d = t.path();
+    let data = sample(40_000);
+    ok(&run_stdin(
+        d,
+        &["compress", "/dev/stdin", "-o", "p.acx"],
+        &data,
+    ));
+    let o = run(d, &["decompress", "p.acx", "-c"]);
+    ok(&o);
+    assert!(o.stdout == data);
+}
+
+/// --depth-cap reaches the encoder and the header, and a cap that binds is kept.
+#[test]
+fn depth_cap_is_applied() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("r"), b"abcdefgh".repeat(5000)).unwrap();
+    let depths = |cap: &str| {
+        ok(&run(
+            d,
+            &["compress", "r", "-f", "--depth-cap", cap, "--window", "64K"],
+        ));
+        let o = run(d, &["info", "--json", "r.acx"]);
+        let j = String::from_utf8_lossy(&o.stdout).into_owned();
+        let field = |name: &str| -> u32 {
+            let key = format!("\"{name}\":");
+            let v = j
+                .split(&key)
+                .nth(1)
+                .unwrap_or_else(|| panic!("{name}: {j}"));
+            v.split(',').next().unwrap().parse().unwrap()
+        };
+        (field("depth_cap"), field("max_block_depth"))
+    };
+    let (cap, free) = depths("0");
+    assert_eq!(cap, 0);
+    assert!(
+        free >= 2,
+        "the sample must reach depth 2 without a cap: {free}"
+    );
+    let (cap, capped) = depths("2");
+    assert_eq!(cap, 2);
+    assert!(capped < 2, "max block depth {capped} with --depth-cap 2");
+}
+
+/// A depth cap that cannot bind (no match chain is 2^32 - 1 deep) should leave the archive
+/// as without a cap, apart from the header field that records it. It does not: the cause is
+/// in host/lz/parser.rs, which this branch does not own. (1) `parse_segment` uses the optimal
+/// parser only when `params.depth_cap == 0` (`params.level >= OPT_LEVEL &&
+/// params.depth_cap == 0`), so levels 7-9 fall back to the lazy parser with any cap;
+/// (2) `parse_block` extends a match backwards over pending literals only `if f.cap == 0`,
+/// so every level parses differently with any cap. The CLI passes the value through
+/// unchanged (`depth_cap_is_applied`).
+#[test]
+#[ignore = "host/lz/parser.rs: any non-zero depth_cap disables the optimal parser (levels 7-9) and the backward match extension (all levels)"]
+fn depth_cap_that_cannot_bind_keeps_the_archive() {
+    let t = tmp();
+    let d = t.path();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/moby_dick_64k.txt");
+    std::fs::copy(golden, d.join("m")).unwrap();
+    for level in ["5", "9"] {
+        ok(&run(
+            d,
+            &["compress", "m", "-l", level, "-o", "a.acx", "-f"],
+        ));
+        ok(&run(
+            d,
+            &[
+                "compress",
+                "m",
+                "-l",
+                level,
+                "-o",
+                "b.acx",
+                "-f",
+                "--depth-cap",
+                "4294967295",
+            ],
+        ));
+        let a = std::fs::read(d.join("a.acx")).unwrap();
+        let b = std::fs::read(d.join("b.acx")).unwrap();
+        // 96-byte header: depth_cap and the metadata checksum differ by design
+        assert!(
+            a[96..] == b[96..],
+            "level {level}: {} vs {} bytes",
+            a.len(),
+            b.len()
+        );
     }
 }
 
@@ -458,6 +848,27 @@ fn help_and_version_succeed() {
     ok(&o);
     assert!(String::from_utf8_lossy(&o.stdout).contains("compress"));
     ok(&run(t.path(), &["--version"]));
+    // defaults and units are spelled out
+    let o = run(t.path(), &["compress", "--help"]);
+    ok(&o);
+    let h = String::from_utf8_lossy(&o.stdout);
+    for s in [
+        "[default: 5]",
+        "[default: 16K]",
+        "default: INPUT.acx",
+        "default: the block size",
+        "default: all cores",
+        "the input is kept",
+        "-c, --stdout",
+    ] {
+        assert!(h.contains(s), "compress --help lacks {s:?}: {h}");
+    }
+    let o = run(t.path(), &["decompress", "--help"]);
+    let h = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        h.contains("INPUT without .acx") && h.contains("[default: auto]"),
+        "{h}"
+    );
 }
 
 /// An output that is the input itself is refused (the rename would replace the input), and
