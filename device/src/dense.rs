@@ -31,6 +31,8 @@ extern "C" {
     fn shfl_up_i32(mask: u32, val: i32, delta: u32, c: u32) -> i32;
     #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
     fn shfl_idx_i32(mask: u32, val: i32, lane: u32, c: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+    fn shfl_bfly_i32(mask: u32, val: i32, lanemask: u32, c: u32) -> i32;
 }
 
 const FULL: u32 = 0xFFFF_FFFF;
@@ -51,6 +53,12 @@ fn shfl_up(v: u32, d: u32) -> u32 {
 fn shfl(v: u32, lane: u32) -> u32 {
     // SAFETY: all lanes participate; c = 0x1f is the full-warp clamp for shfl.idx.
     unsafe { shfl_idx_i32(FULL, v as i32, lane, 0x1F) as u32 }
+}
+
+#[inline(always)]
+fn shfl_xor(v: u32, m: u32) -> u32 {
+    // SAFETY: all lanes participate; c = 0x1f is the full-warp clamp for shfl.bfly.
+    unsafe { shfl_bfly_i32(FULL, v as i32, m, 0x1F) as u32 }
 }
 
 #[inline(always)]
@@ -114,6 +122,16 @@ const C_STATUS: usize = 0;
 const C_NLENV: usize = 1;
 const C_NOFFV: usize = 2;
 const C_FLAG: usize = 3;
+/// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
+const C_ERR: usize = 6;
+/// Per-warp parse summaries: length varints, offset varints, output bytes, literals, and
+/// the chunk's history map (4 words per warp).
+const W_LEN: usize = 8;
+const W_OFF: usize = W_LEN + 4;
+const W_OUT: usize = W_OFF + 4;
+const W_LIT: usize = W_OUT + 4;
+const W_MAP: usize = W_LIT + 4;
+const _: () = assert!(W_MAP + 16 <= CTRL_WORDS && THREADS / 32 == 4);
 
 #[inline(always)]
 fn set_status(s: &Smem, st: Status) {
@@ -253,12 +271,11 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         // SAFETY: shared control word, written before the barrier.
         let mut st = unsafe { *s.ctrl(C_STATUS) };
         if st == 0 && stages & 1 != 0 {
-            // ---- stage 2: parse and pointer fill (warp 0)
-            if warp == 0 {
-                let r = parse_fill(&s, &e, block_len, window, lane);
-                if r != Status::Ok && lane == 0 {
-                    set_status(&s, r);
-                }
+            // ---- stage 2: parse and pointer fill (the whole CTA)
+            let r = parse_fill(&s, &e, block_len, window, warp, lane);
+            sync();
+            if r != Status::Ok && tid == 0 {
+                set_status(&s, r);
             }
             sync();
             st = unsafe { *s.ctrl(C_STATUS) };
@@ -285,9 +302,15 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     }
 }
 
-/// The rANS stage of the dense pipe: warp `w` of the grid decodes slices `w, w + warps, ...`
-/// (slice `4 * block + stream`) into `decoded` at `dec_offsets[slice]`. Arguments as for
-/// `decode_blocks_lane`; statuses are raised (max) per block, so zero the status words first.
+/// The rANS stage of the dense pipe and the wavefront decoder: warp `w` of the grid decodes
+/// blocks `w, w + warps, ...`, each block's four slices into `decoded` at
+/// `dec_offsets[4 * block + stream]`. The interleaved lanes of the block's rANS slices are
+/// packed side by side into the warp's 32 lanes (e.g. 16 literal + 8 command + 4 offset +
+/// 2 length lanes), so the four state chains advance in the same steps instead of one slice
+/// after another; renormalisation words are handed out per slice by a ballot masked to the
+/// slice's lanes. Raw slices are copied by the whole warp; a block whose lanes exceed 32
+/// decodes its slices one after another. A block's status is the first failing slice's, in
+/// stream order (as the CPU decoder reports it); the host zeroes the status words first.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     data: *const u8,
@@ -315,57 +338,281 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     };
     let lane = tid % 32;
     let warps = (bdim / 32) as u64 * ncta as u64;
-    let mut slice = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
-    let n_slices = n_blocks as u64 * STREAM_COUNT as u64;
-    while slice < n_slices {
-        // Work order: every block's literal slice first (the long ones), then commands,
-        // offsets, lengths, so warps that finish early pick up short slices at the tail.
-        let b = (slice % n_blocks as u64) as u32;
-        let k = match slice / n_blocks as u64 {
-            0 => STREAM_LITERALS,
-            1 => STREAM_COMMANDS,
-            2 => STREAM_OFFSETS,
-            _ => STREAM_LENGTHS,
-        };
-        let slice_index = b as u64 * STREAM_COUNT as u64 + k as u64;
+    let mut b = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
+    while b < n_blocks as u64 {
         // SAFETY: b < n_blocks; the host passes n_blocks entries and offsets and 4 decoded
         // offsets per block.
         let e = unsafe { *entries.add(b as usize) };
-        let mut off = unsafe { *offsets.add(b as usize) };
-        for j in 0..k {
-            off += e.stored_len[j] as u64;
-        }
-        let doff = unsafe { *dec_offsets.add(slice_index as usize) };
-        let n = e.decoded_len[k] as u64;
-        let st = if doff > dec_len || n > dec_len - doff {
-            Status::SliceMode
-        } else {
-            // SAFETY: [doff, doff + n) lies inside the decoded scratch.
-            let dst = unsafe { decoded.add(doff as usize) };
-            decode_stream_warp(
-                data,
-                data_len,
-                off,
-                &e,
-                k,
-                b,
-                tables,
-                n_tables,
-                table_index,
-                group_blocks,
-                dst,
-                lane,
-            )
-        };
+        let off = unsafe { *offsets.add(b as usize) };
+        let st = decode_block_slices(
+            data,
+            data_len,
+            &e,
+            off,
+            b as u32,
+            tables,
+            n_tables,
+            table_index,
+            group_blocks,
+            decoded,
+            dec_len,
+            // SAFETY: 4 decoded offsets per block.
+            unsafe { dec_offsets.add(b as usize * STREAM_COUNT) },
+            lane,
+        );
         if st != Status::Ok && lane == 0 {
-            // SAFETY: one status word per block; the host zeroed them before the launch.
-            unsafe {
-                core::sync::atomic::AtomicU32::from_ptr(status.add(b as usize))
-                    .fetch_max(st as u32, core::sync::atomic::Ordering::Relaxed)
+            // SAFETY: one status word per block; only this warp writes it in this kernel.
+            unsafe { *status.add(b as usize) = st as u32 };
+        }
+        b += warps;
+    }
+}
+
+/// Where slice `k` of a block lies and what it needs, checked before any lane reads it.
+#[derive(Clone, Copy)]
+struct SliceInfo {
+    /// Offset in the data section.
+    off: u64,
+    /// Where its decoded bytes go.
+    dst: *mut u8,
+    /// rANS lanes (0 = raw or invalid).
+    lanes: u32,
+    /// Status of the checks that need no lane state.
+    pre: Status,
+}
+
+/// Decodes the four slices of one block with the whole warp (see `rans_decode_slices`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn decode_block_slices(
+    data: *const u8,
+    data_len: u64,
+    e: &BlockEntry,
+    off: u64,
+    b: u32,
+    tables: *const DecodeTable,
+    n_tables: u32,
+    table_index: *const u32,
+    group_blocks: u32,
+    decoded: *mut u8,
+    dec_len: u64,
+    dec_off: *const u64,
+    lane: u32,
+) -> Status {
+    // per-slice checks, the same in every lane (block-uniform data)
+    let mut info = [SliceInfo {
+        off: 0,
+        dst: core::ptr::null_mut(),
+        lanes: 0,
+        pre: Status::Ok,
+    }; STREAM_COUNT];
+    let mut pos = off;
+    let mut total_lanes = 0u32;
+    for k in 0..STREAM_COUNT {
+        let stored = e.stored_len[k] as u64;
+        let n = e.decoded_len[k] as u64;
+        // SAFETY: the caller passes 4 decoded offsets for this block.
+        let doff = unsafe { *dec_off.add(k) };
+        let lanes = e.lanes[k] as u32;
+        let mut pre = Status::Ok;
+        if doff > dec_len || n > dec_len - doff || pos > data_len || stored > data_len - pos {
+            pre = Status::SliceMode;
+        } else if lanes == LANES_RAW as u32 {
+            if stored != n {
+                pre = Status::SliceMode;
+            }
+        } else if lanes > MAX_LANES as u32 {
+            pre = Status::SliceMode;
+        } else if stored < 4 * lanes as u64 || (stored - 4 * lanes as u64) % 2 != 0 {
+            pre = Status::RansHeader;
+        } else if unsafe {
+            // SAFETY: the host passes group_count * 4 indices and n_tables tables.
+            crate::kernels::stream_table(tables, n_tables, table_index, group_blocks, b as u64, k)
+        }
+        .is_none()
+        {
+            pre = Status::SliceMode;
+        }
+        info[k] = SliceInfo {
+            off: pos,
+            // SAFETY: only formed into a pointer; used when pre is Ok (doff + n <= dec_len).
+            dst: unsafe { decoded.add(if pre == Status::Ok { doff as usize } else { 0 }) },
+            lanes: if pre == Status::Ok && lanes != LANES_RAW as u32 {
+                lanes
+            } else {
+                0
+            },
+            pre,
+        };
+        total_lanes += info[k].lanes;
+        pos = pos.saturating_add(stored);
+    }
+    let mut slice_st = [Status::Ok; STREAM_COUNT];
+    for k in 0..STREAM_COUNT {
+        slice_st[k] = info[k].pre;
+    }
+    if total_lanes > 32 {
+        // too many lanes to pack: one slice after another
+        for k in 0..STREAM_COUNT {
+            if slice_st[k] == Status::Ok {
+                slice_st[k] = decode_stream_warp(
+                    data,
+                    data_len,
+                    info[k].off,
+                    e,
+                    k,
+                    b,
+                    tables,
+                    n_tables,
+                    table_index,
+                    group_blocks,
+                    info[k].dst,
+                    lane,
+                );
+            }
+        }
+    } else {
+        // raw slices: the whole warp copies
+        for k in 0..STREAM_COUNT {
+            if info[k].pre == Status::Ok && info[k].lanes == 0 {
+                let n = e.decoded_len[k] as usize;
+                let mut i = lane as usize;
+                while i < n {
+                    // SAFETY: i < n == stored: inside the data section and the decoded slot.
+                    unsafe { *info[k].dst.add(i) = gb(data, info[k].off as usize + i) };
+                    i += 32;
+                }
+            }
+        }
+        // my slice among the packed rANS slices
+        let mut base = 0u32;
+        let mut my_k = STREAM_COUNT;
+        let mut my_base = 0u32;
+        for k in 0..STREAM_COUNT {
+            let l = info[k].lanes;
+            if my_k == STREAM_COUNT && lane >= base && lane < base + l {
+                my_k = k;
+                my_base = base;
+            }
+            base += l;
+        }
+        let mut lanes = 0u32;
+        let mut n = 0usize;
+        let mut src_off = 0u64;
+        let mut dst: *mut u8 = core::ptr::null_mut();
+        let mut stored = 0u64;
+        for k in 0..STREAM_COUNT {
+            if k == my_k {
+                lanes = info[k].lanes;
+                n = e.decoded_len[k] as usize;
+                src_off = info[k].off;
+                dst = info[k].dst;
+                stored = e.stored_len[k] as u64;
+            }
+        }
+        let mine = my_k < STREAM_COUNT;
+        let l = lane.wrapping_sub(my_base);
+        let mask = if mine {
+            (if lanes == 32 {
+                u32::MAX
+            } else {
+                (1u32 << lanes) - 1
+            }) << my_base
+        } else {
+            0
+        };
+        let below = (1u32 << lane) - 1;
+        let mut x: u32 = RANS_L;
+        let mut table: *const DecodeTable = core::ptr::null();
+        let mut nwords = 0u32;
+        let mut steps = 0usize;
+        if mine {
+            // SAFETY: src_off + 4 * lanes <= stored bytes inside the data section (pre checks).
+            let src = unsafe { data.add(src_off as usize) };
+            let o = 4 * l as usize;
+            x = unsafe {
+                u32::from_le_bytes([gb(src, o), gb(src, o + 1), gb(src, o + 2), gb(src, o + 3)])
+            };
+            // SAFETY: the table exists (pre check).
+            table = unsafe {
+                crate::kernels::stream_table(
+                    tables,
+                    n_tables,
+                    table_index,
+                    group_blocks,
+                    b as u64,
+                    my_k,
+                )
+            }
+            .map_or(core::ptr::null(), |t| t as *const DecodeTable);
+            nwords = ((stored - 4 * lanes as u64) / 2) as u32;
+            steps = n.div_ceil(lanes as usize);
+        }
+        let header_bad = ballot(mine && x < RANS_L);
+        // the longest chain of the packed slices
+        let mut max_steps = steps as u32;
+        let mut d = 16;
+        while d >= 1 {
+            max_steps = max_steps.max(shfl_xor(max_steps, d));
+            d /= 2;
+        }
+        let words_off = src_off + 4 * lanes as u64;
+        let mut wp: u32 = 0;
+        let mut underflow = false;
+        for t in 0..max_steps as usize {
+            let i = t * lanes as usize + l as usize;
+            let active = mine && i < n && !table.is_null();
+            let mut need = false;
+            if active {
+                // SAFETY: table is non-null (checked), i < n inside the decoded slot.
+                let sym = crate::rans::step(unsafe { &*table }, &mut x);
+                unsafe { *dst.add(i) = sym };
+                need = x < RANS_L;
+            }
+            let m = ballot(need);
+            if need {
+                let p = wp + (m & mask & below).count_ones();
+                if p < nwords {
+                    let o = (words_off + 2 * p as u64) as usize;
+                    // SAFETY: p < nwords, so o + 1 < src_off + stored <= data_len.
+                    let w = unsafe { u16::from_le_bytes([gb(data, o), gb(data, o + 1)]) } as u32;
+                    x = (x << 16) | w;
+                } else {
+                    underflow = true;
+                }
+            }
+            wp += (m & mask).count_ones();
+        }
+        let under = ballot(underflow);
+        let trailer = ballot(mine && (x != RANS_L || wp != nwords));
+        for k in 0..STREAM_COUNT {
+            if slice_st[k] != Status::Ok || info[k].lanes == 0 {
+                continue;
+            }
+            // lanes of slice k
+            let mut kb = 0u32;
+            for j in 0..k {
+                kb += info[j].lanes;
+            }
+            let kl = info[k].lanes;
+            let km = (if kl == 32 { u32::MAX } else { (1u32 << kl) - 1 }) << kb;
+            slice_st[k] = if header_bad & km != 0 {
+                Status::RansHeader
+            } else if under & km != 0 {
+                Status::RansUnderflow
+            } else if trailer & km != 0 {
+                Status::RansTrailer
+            } else {
+                Status::Ok
             };
         }
-        slice += warps;
     }
+    for st in slice_st {
+        if st != Status::Ok {
+            return st;
+        }
+    }
+    Status::Ok
 }
 
 /// Stage 1 for one stream: raw copy or warp-interleaved rANS into `dst`.
@@ -547,144 +794,318 @@ fn compose(a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
     // apply `a` first, then `b`
     let mut r = [0u32; 4];
     for s in 0..4 {
-        r[s] = if b[s] & REF != 0 {
-            a[(b[s] & 3) as usize]
-        } else {
-            b[s]
-        };
+        r[s] = if b[s] & REF != 0 { pick(a, b[s]) } else { b[s] };
     }
     r
 }
 
+/// `a[i & 3]` by selects (a dynamic index would put `a` in local memory).
+#[inline(always)]
+fn pick(a: [u32; 4], i: u32) -> u32 {
+    let lo = if i & 1 != 0 { a[1] } else { a[0] };
+    let hi = if i & 1 != 0 { a[3] } else { a[2] };
+    if i & 2 != 0 {
+        hi
+    } else {
+        lo
+    }
+}
+
 const IDENTITY: [u32; 4] = [REF, REF | 1, REF | 2, REF | 3];
 
-/// Stage 2 (warp 0): parallel parse, 32 commands per step, and pointer fill.
+/// Classes of one command byte (FORMAT.md §4.1).
+#[derive(Clone, Copy)]
+struct Class {
+    is_lit: bool,
+    is_rep: bool,
+    is_new: bool,
+    is_reset: bool,
+    /// Takes a varint from the length stream (escaped repeat or 0xFE).
+    uses_len: bool,
+    /// Takes a varint from the offset stream (a new match).
+    uses_off: bool,
+}
+
 #[inline(always)]
-fn parse_fill(s: &Smem, e: &BlockEntry, block_len: u32, window: u32, lane: u32) -> Status {
+fn classify(valid: bool, c: u8) -> Class {
+    let is_rep = valid && (0x80..0xC0).contains(&c);
+    let is_new = valid && (0xC0..=0xFE).contains(&c);
+    Class {
+        is_lit: valid && c < 0x80,
+        is_rep,
+        is_new,
+        is_reset: valid && c == CMD_RESET,
+        uses_len: (is_rep && c & 0x0F == 0x0F) || (valid && c == CMD_MATCH_LONG),
+        uses_off: is_new,
+    }
+}
+
+/// A lane's command of a step, varints looked up: `(out_n, lit_n, new_dist, bad_varint)`.
+/// `out_n` is a `u64` so that an absurd length cannot wrap.
+#[inline(always)]
+fn command_values(
+    s: &Smem,
+    k: Class,
+    c: u8,
+    len_i: u32,
+    off_i: u32,
+    nlenv: u32,
+    noffv: u32,
+) -> (u64, u32, u32, bool) {
+    let mut bad_varint = false;
+    let mut extra: u32 = 0;
+    if k.uses_len {
+        if len_i < nlenv {
+            // SAFETY: len_i < nlenv <= LENV_CAP.
+            extra = unsafe { *s.lenv().add(len_i as usize) };
+        } else {
+            bad_varint = true;
+        }
+    }
+    let mut new_dist: u32 = 0;
+    if k.uses_off {
+        if off_i < noffv {
+            // SAFETY: off_i < noffv <= OFFV_CAP.
+            new_dist = unsafe { *s.offv().add(off_i as usize) };
+        } else {
+            bad_varint = true;
+        }
+    }
+    let mut out_n: u64 = 0;
+    let mut lit_n: u32 = 0;
+    if k.is_lit {
+        lit_n = c as u32 + 1;
+        out_n = lit_n as u64;
+    } else if k.is_rep {
+        out_n = MATCH_BASE as u64 + (c & 0x0F) as u64 + if k.uses_len { extra as u64 } else { 0 };
+    } else if k.is_new {
+        out_n = if c == CMD_MATCH_LONG {
+            MATCH_BASE as u64 + extra as u64
+        } else {
+            MATCH_BASE as u64 + (c & 0x3F) as u64
+        };
+    }
+    (out_n, lit_n, new_dist, bad_varint)
+}
+
+/// The command's action on the repeat history as a slot map (FORMAT.md §4.3).
+#[inline(always)]
+fn command_map(k: Class, c: u8, new_dist: u32) -> [u32; 4] {
+    if k.is_reset {
+        HISTORY_RESET
+    } else if k.is_new {
+        [new_dist & !REF, REF, REF | 1, REF | 2]
+    } else if k.is_rep {
+        match (c >> 4) & 3 {
+            0 => IDENTITY,
+            1 => [REF | 1, REF, REF | 2, REF | 3],
+            2 => [REF | 2, REF, REF | 1, REF | 3],
+            _ => [REF | 3, REF, REF | 1, REF | 2],
+        }
+    } else {
+        IDENTITY
+    }
+}
+
+/// Inclusive scan of slot maps over the warp (lane order).
+#[inline(always)]
+fn scan_maps(mut map: [u32; 4], lane: u32) -> [u32; 4] {
+    let mut d = 1;
+    while d < 32 {
+        let p = [
+            shfl_up(map[0], d),
+            shfl_up(map[1], d),
+            shfl_up(map[2], d),
+            shfl_up(map[3], d),
+        ];
+        if lane >= d {
+            map = compose(p, map);
+        }
+        d <<= 1;
+    }
+    map
+}
+
+/// Inclusive scans of two counts over the warp (the first saturating).
+#[inline(always)]
+fn scan_counts(mut a: u32, mut b: u32, lane: u32) -> (u32, u32) {
+    let mut d = 1;
+    while d < 32 {
+        let x = shfl_up(a, d);
+        let y = shfl_up(b, d);
+        if lane >= d {
+            a = a.saturating_add(x);
+            b += y;
+        }
+        d <<= 1;
+    }
+    (a, b)
+}
+
+#[inline(always)]
+fn ctrl_get(s: &Smem, i: usize) -> u32 {
+    // SAFETY: i < CTRL_WORDS (layout constants below).
+    unsafe { *s.ctrl(i) }
+}
+
+/// Stage 2 (the whole CTA): parallel parse and pointer fill. The command stream is cut into
+/// one chunk of 32-command steps per warp. Pass A counts each chunk's varints; pass B
+/// computes each chunk's output and literal totals and its history map (the composition of
+/// its commands' maps); after a barrier every warp derives its starting positions, varint
+/// indices and history from the chunks before it and runs the fill pass: per step, prefix
+/// sums over the lanes give every command's output and literal position, an exclusive scan
+/// of slot maps its history, and each lane writes one 16-bit pointer per output byte (long
+/// commands by the whole warp). The first failing command (lowest index over all warps)
+/// names the status, as the sequential decoder would.
+#[inline(always)]
+fn parse_fill(
+    s: &Smem,
+    e: &BlockEntry,
+    block_len: u32,
+    window: u32,
+    warp: u32,
+    lane: u32,
+) -> Status {
     let ncmd = e.decoded_len[STREAM_COMMANDS] as usize;
     let nlit = e.decoded_len[STREAM_LITERALS];
-    // SAFETY: control words written in stage 1 before the barrier.
-    let nlenv = unsafe { *s.ctrl(C_NLENV) };
-    let noffv = unsafe { *s.ctrl(C_NOFFV) };
+    let nlenv = ctrl_get(s, C_NLENV);
+    let noffv = ctrl_get(s, C_NOFFV);
     // SAFETY: ncmd >= 1 is checked first.
     if ncmd == 0 || unsafe { *s.cmd() } != CMD_RESET {
         return Status::NoLeadingReset;
     }
+    let warps = THREADS / 32;
     let below = (1u32 << lane) - 1;
-    let mut hist: [u32; 4] = HISTORY_RESET;
-    let mut dst_base: u32 = 0;
-    let mut lit_base: u32 = 0;
-    let mut lenv_base: u32 = 0;
-    let mut offv_base: u32 = 0;
-    let mut base = 0usize;
-    let ptr = s.ptr();
-    while base < ncmd {
-        let ci = base + lane as usize;
-        let valid = ci < ncmd;
-        // SAFETY: ci < ncmd <= CMD_CAP.
-        let c = if valid {
+    let nsteps = ncmd.div_ceil(32);
+    let spw = nsteps.div_ceil(warps as usize);
+    let s0 = core::cmp::min(warp as usize * spw, nsteps);
+    let s1 = core::cmp::min(s0 + spw, nsteps);
+    let cmd_at = |ci: usize| -> u8 {
+        if ci < ncmd {
+            // SAFETY: ci < ncmd <= CMD_CAP.
             unsafe { *s.cmd().add(ci) }
         } else {
             0
-        };
-        let is_lit = valid && c < 0x80;
-        let is_rep = valid && (0x80..0xC0).contains(&c);
-        let is_new = valid && (0xC0..=0xFE).contains(&c);
-        let is_reset = valid && c == CMD_RESET;
-        let uses_len = (is_rep && c & 0x0F == 0x0F) || (valid && c == CMD_MATCH_LONG);
-        let uses_off = is_new;
-        let mlen = ballot(uses_len);
-        let moff = ballot(uses_off);
-        let my_len_i = lenv_base + (mlen & below).count_ones();
-        let my_off_i = offv_base + (moff & below).count_ones();
-        let mut bad_varint = false;
-        let mut extra: u32 = 0;
-        if uses_len {
-            if my_len_i < nlenv {
-                // SAFETY: my_len_i < nlenv <= LENV_CAP.
-                extra = unsafe { *s.lenv().add(my_len_i as usize) };
-            } else {
-                bad_varint = true;
+        }
+    };
+
+    // ---- pass A: varints per chunk
+    let (mut nlen, mut noff) = (0u32, 0u32);
+    for step in s0..s1 {
+        let ci = step * 32 + lane as usize;
+        let k = classify(ci < ncmd, cmd_at(ci));
+        nlen += ballot(k.uses_len).count_ones();
+        noff += ballot(k.uses_off).count_ones();
+    }
+    if lane == 0 {
+        // SAFETY: per-warp control words (warp < WARPS).
+        unsafe {
+            *s.ctrl(W_LEN + warp as usize) = nlen;
+            *s.ctrl(W_OFF + warp as usize) = noff;
+        }
+        if warp == 0 {
+            // SAFETY: a control word.
+            unsafe { *s.ctrl(C_ERR) = u32::MAX };
+        }
+    }
+    sync();
+    let (mut lenv_base, mut offv_base) = (0u32, 0u32);
+    for w in 0..warp as usize {
+        lenv_base += ctrl_get(s, W_LEN + w);
+        offv_base += ctrl_get(s, W_OFF + w);
+    }
+
+    // ---- pass B: output/literal totals and the history map of the chunk
+    let (mut lb, mut ob) = (lenv_base, offv_base);
+    let (mut out_t, mut lit_t) = (0u32, 0u32);
+    let mut hmap = IDENTITY;
+    for step in s0..s1 {
+        let ci = step * 32 + lane as usize;
+        let c = cmd_at(ci);
+        let k = classify(ci < ncmd, c);
+        let mlen = ballot(k.uses_len);
+        let moff = ballot(k.uses_off);
+        let (out_n, lit_n, new_dist, _) = command_values(
+            s,
+            k,
+            c,
+            lb + (mlen & below).count_ones(),
+            ob + (moff & below).count_ones(),
+            nlenv,
+            noffv,
+        );
+        let on = core::cmp::min(out_n, block_len as u64 + 1) as u32;
+        let (io, il) = scan_counts(on, lit_n, lane);
+        out_t = out_t.saturating_add(shfl(io, 31));
+        lit_t += shfl(il, 31);
+        let m = scan_maps(command_map(k, c, new_dist), lane);
+        hmap = compose(
+            hmap,
+            [
+                shfl(m[0], 31),
+                shfl(m[1], 31),
+                shfl(m[2], 31),
+                shfl(m[3], 31),
+            ],
+        );
+        lb += mlen.count_ones();
+        ob += moff.count_ones();
+    }
+    if lane == 0 {
+        // SAFETY: per-warp control words.
+        unsafe {
+            *s.ctrl(W_OUT + warp as usize) = out_t;
+            *s.ctrl(W_LIT + warp as usize) = lit_t;
+            for j in 0..4 {
+                *s.ctrl(W_MAP + 4 * warp as usize + j) = hmap[j];
             }
         }
-        let mut new_dist: u32 = 0;
-        if uses_off {
-            if my_off_i < noffv {
-                // SAFETY: my_off_i < noffv <= OFFV_CAP.
-                new_dist = unsafe { *s.offv().add(my_off_i as usize) };
-            } else {
-                bad_varint = true;
-            }
-        }
-        // output length (u64 to catch overflow), literal count
-        let mut out_n: u64 = 0;
-        let mut lit_n: u32 = 0;
-        if is_lit {
-            lit_n = c as u32 + 1;
-            out_n = lit_n as u64;
-        } else if is_rep {
-            out_n = MATCH_BASE as u64 + (c & 0x0F) as u64 + if uses_len { extra as u64 } else { 0 };
-        } else if is_new {
-            out_n = if c == CMD_MATCH_LONG {
-                MATCH_BASE as u64 + extra as u64
-            } else {
-                MATCH_BASE as u64 + (c & 0x3F) as u64
-            };
-        }
+    }
+    sync();
+    let mut dst_base = 0u32;
+    let mut lit_base = 0u32;
+    let mut hist: [u32; 4] = HISTORY_RESET;
+    for w in 0..warp as usize {
+        dst_base = dst_base.saturating_add(ctrl_get(s, W_OUT + w));
+        lit_base += ctrl_get(s, W_LIT + w);
+        let m = [
+            ctrl_get(s, W_MAP + 4 * w),
+            ctrl_get(s, W_MAP + 4 * w + 1),
+            ctrl_get(s, W_MAP + 4 * w + 2),
+            ctrl_get(s, W_MAP + 4 * w + 3),
+        ];
+        hist = compose(hist, m);
+    }
+
+    // ---- fill pass
+    let ptr = s.ptr();
+    let (mut lb, mut ob) = (lenv_base, offv_base);
+    for step in s0..s1 {
+        let ci = step * 32 + lane as usize;
+        let c = cmd_at(ci);
+        let k = classify(ci < ncmd, c);
+        let mlen = ballot(k.uses_len);
+        let moff = ballot(k.uses_off);
+        let (out_n, lit_n, new_dist, bad_varint) = command_values(
+            s,
+            k,
+            c,
+            lb + (mlen & below).count_ones(),
+            ob + (moff & below).count_ones(),
+            nlenv,
+            noffv,
+        );
         let too_long = out_n > block_len as u64;
         let on = if too_long {
             block_len + 1
         } else {
             out_n as u32
         };
-        // inclusive scans of output and literal counts
-        let mut inc_out = on;
-        let mut inc_lit = lit_n;
-        let mut d = 1;
-        while d < 32 {
-            let o = shfl_up(inc_out, d);
-            let l = shfl_up(inc_lit, d);
-            if lane >= d {
-                inc_out = inc_out.saturating_add(o);
-                inc_lit += l;
-            }
-            d <<= 1;
-        }
+        let (inc_out, inc_lit) = scan_counts(on, lit_n, lane);
         let dst = dst_base as u64 + (inc_out - on) as u64;
         let lit_pos = lit_base + inc_lit - lit_n;
-        // history maps: inclusive scan, then exclusive by one shuffle
-        let mut map = if is_reset {
-            [
-                HISTORY_RESET[0],
-                HISTORY_RESET[1],
-                HISTORY_RESET[2],
-                HISTORY_RESET[3],
-            ]
-        } else if is_new {
-            [new_dist & !REF, REF, REF | 1, REF | 2]
-        } else if is_rep {
-            match (c >> 4) & 3 {
-                0 => IDENTITY,
-                1 => [REF | 1, REF, REF | 2, REF | 3],
-                2 => [REF | 2, REF, REF | 1, REF | 3],
-                _ => [REF | 3, REF, REF | 1, REF | 2],
-            }
-        } else {
-            IDENTITY
-        };
-        let mut d = 1;
-        while d < 32 {
-            let p = [
-                shfl_up(map[0], d),
-                shfl_up(map[1], d),
-                shfl_up(map[2], d),
-                shfl_up(map[3], d),
-            ];
-            if lane >= d {
-                map = compose(p, map);
-            }
-            d <<= 1;
-        }
+        // history before this command: exclusive scan of the maps applied to the carry
+        let map = scan_maps(command_map(k, c, new_dist), lane);
         let mut exc = [
             shfl_up(map[0], 1),
             shfl_up(map[1], 1),
@@ -694,10 +1115,9 @@ fn parse_fill(s: &Smem, e: &BlockEntry, block_len: u32, window: u32, lane: u32) 
         if lane == 0 {
             exc = IDENTITY;
         }
-        let before = compose([hist[0], hist[1], hist[2], hist[3]], exc);
-        // `before` has only constants: apply exc to the carried history
-        let dist = if is_rep {
-            before[((c >> 4) & 3) as usize]
+        let before = compose(hist, exc);
+        let dist = if k.is_rep {
+            pick(before, (c >> 4) as u32)
         } else {
             new_dist
         };
@@ -707,34 +1127,43 @@ fn parse_fill(s: &Smem, e: &BlockEntry, block_len: u32, window: u32, lane: u32) 
             st = Status::BadVarint;
         } else if too_long || dst + out_n > block_len as u64 {
             st = Status::OutputOverrun;
-        } else if is_lit && lit_pos as u64 + lit_n as u64 > nlit as u64 {
+        } else if k.is_lit && lit_pos as u64 + lit_n as u64 > nlit as u64 {
             st = Status::LiteralsExhausted;
-        } else if (is_rep || is_new)
+        } else if (k.is_rep || k.is_new)
             && (dist == 0 || dist > window || dist as u64 > dst || new_dist & REF != 0)
         {
             st = Status::BadDistance;
         }
-        if ballot(st != Status::Ok) != 0 {
-            // report the first failing command's status
-            let first = ballot(st != Status::Ok).trailing_zeros();
-            return Status::from_u32(shfl(st as u32, first)).unwrap_or(Status::OutputOverrun);
+        let bad = ballot(st != Status::Ok);
+        if bad != 0 {
+            // the chunk's first failing command; the lowest over all warps wins
+            let first = bad.trailing_zeros();
+            if lane == first {
+                let key = ((ci as u32) << 8) | st as u32;
+                // SAFETY: a shared control word; generic atomics work on shared memory.
+                unsafe {
+                    core::sync::atomic::AtomicU32::from_ptr(s.ctrl(C_ERR))
+                        .fetch_min(key, core::sync::atomic::Ordering::Relaxed)
+                };
+            }
+            break;
         }
         // fill pointers: short commands by their own lane, long ones by the whole warp with
         // consecutive 16-bit stores (a lane walking its own long run would hit one bank)
-        let is_match = is_rep || is_new;
+        let is_match = k.is_rep || k.is_new;
         let src = if is_match { dst as u32 - dist } else { 0 };
-        let long = (is_lit || is_match) && out_n > 16;
+        let long = (k.is_lit || is_match) && out_n > 16;
         if !long {
-            if is_lit {
-                for k in 0..lit_n {
+            if k.is_lit {
+                for j in 0..lit_n {
                     // SAFETY: dst + lit_n <= block_len <= DENSE_MAX_BLOCK pointers.
-                    unsafe { *ptr.add(dst as usize + k as usize) = 0x8000 | (lit_pos + k) as u16 };
+                    unsafe { *ptr.add(dst as usize + j as usize) = 0x8000 | (lit_pos + j) as u16 };
                 }
             } else if is_match {
                 let mut m = 0;
-                for k in 0..out_n as u32 {
+                for j in 0..out_n as u32 {
                     // SAFETY: dst + out_n <= block_len (checked above).
-                    unsafe { *ptr.add(dst as usize + k as usize) = (src + m) as u16 };
+                    unsafe { *ptr.add(dst as usize + j as usize) = (src + m) as u16 };
                     m += 1;
                     if m == dist {
                         m = 0;
@@ -748,37 +1177,49 @@ fn parse_fill(s: &Smem, e: &BlockEntry, block_len: u32, window: u32, lane: u32) 
             longs &= longs - 1;
             let jd = shfl(dst as u32, j);
             let jn = shfl(out_n as u32, j);
-            let jlit = shfl(is_lit as u32, j);
-            let jsrc = shfl(if is_lit { lit_pos } else { src }, j);
+            let jlit = shfl(k.is_lit as u32, j);
+            let jsrc = shfl(if k.is_lit { lit_pos } else { src }, j);
             let jdist = shfl(dist, j);
-            let mut k = lane;
-            while k < jn {
+            let mut q = lane;
+            while q < jn {
                 let v = if jlit != 0 {
-                    0x8000 | (jsrc + k) as u16
+                    0x8000 | (jsrc + q) as u16
                 } else {
-                    (jsrc + k % jdist) as u16
+                    (jsrc + q % jdist) as u16
                 };
                 // SAFETY: jd + jn <= block_len (checked above by lane j).
-                unsafe { *ptr.add((jd + k) as usize) = v };
-                k += 32;
+                unsafe { *ptr.add((jd + q) as usize) = v };
+                q += 32;
             }
         }
         // carry to the next 32 commands
-        let last = 31;
-        dst_base += shfl(inc_out, last);
-        lit_base += shfl(inc_lit, last);
-        lenv_base += mlen.count_ones();
-        offv_base += moff.count_ones();
-        let m_all = [
-            shfl(map[0], last),
-            shfl(map[1], last),
-            shfl(map[2], last),
-            shfl(map[3], last),
-        ];
-        hist = compose(hist, m_all);
-        base += 32;
+        dst_base += shfl(inc_out, 31);
+        lit_base += shfl(inc_lit, 31);
+        lb += mlen.count_ones();
+        ob += moff.count_ones();
+        hist = compose(
+            hist,
+            [
+                shfl(map[0], 31),
+                shfl(map[1], 31),
+                shfl(map[2], 31),
+                shfl(map[3], 31),
+            ],
+        );
     }
-    if dst_base != block_len || lit_base != nlit || lenv_base != nlenv || offv_base != noffv {
+    sync();
+    let err = ctrl_get(s, C_ERR);
+    if err != u32::MAX {
+        return Status::from_u32(err & 0xFF).unwrap_or(Status::OutputOverrun);
+    }
+    let (mut out_all, mut lit_all, mut len_all, mut off_all) = (0u32, 0u32, 0u32, 0u32);
+    for w in 0..warps as usize {
+        out_all = out_all.saturating_add(ctrl_get(s, W_OUT + w));
+        lit_all += ctrl_get(s, W_LIT + w);
+        len_all += ctrl_get(s, W_LEN + w);
+        off_all += ctrl_get(s, W_OFF + w);
+    }
+    if out_all != block_len || lit_all != nlit || len_all != nlenv || off_all != noffv {
         return Status::Trailing;
     }
     Status::Ok

@@ -34,7 +34,7 @@ pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 4;
 /// Offset of the control words (u32).
 pub const CTRL_OFF: usize = PTR_OFF + DENSE_MAX_BLOCK as usize * 2;
 /// Number of control words.
-pub const CTRL_WORDS: usize = 8;
+pub const CTRL_WORDS: usize = 40;
 /// Dynamic shared memory per CTA.
 pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
 /// Threads per CTA.

@@ -70,12 +70,13 @@ impl Gpu {
     /// Errors: [`GpuError::NoDriver`], [`GpuError::NoDevice`], [`GpuError::NoKernels`], or a
     /// driver error while loading the module.
     pub fn open() -> Result<Gpu, GpuError> {
-        if PTX.is_empty() {
-            return Err(GpuError::NoKernels);
-        }
         // SAFETY: is_culib_present only tries to dlopen the driver library; no CUDA call is made.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
+        }
+        // after the driver check: a machine without a GPU reports that, whatever the build
+        if PTX.is_empty() {
+            return Err(GpuError::NoKernels);
         }
         let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))?;
         // SAFETY: every buffer and launch of this crate uses the one stream created below, so
