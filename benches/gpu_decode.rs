@@ -5,6 +5,7 @@
 //! the real corpora), else a generated DNA-like sample. Prints "no GPU: skipped" without a GPU.
 
 use aceapex::archive::Archive;
+use aceapex::device::dense_layout::STAGE_SEQ_PARSE;
 use aceapex::gpu::decoder::{check_status, Decoder, GpuArchive};
 use aceapex::gpu::Gpu;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -88,6 +89,7 @@ fn bench(c: &mut Criterion) {
         let rans = timed(Decoder::RansOnly);
         let load = timed(Decoder::DenseStages(0));
         let parse = timed(Decoder::DenseStages(1));
+        let parse_seq = timed(Decoder::DenseStages(1 | STAGE_SEQ_PARSE));
         let dense = timed(Decoder::Dense);
         let wave = timed(Decoder::Wavefront);
         // the timing variants left partial output: decode once more and verify
@@ -102,7 +104,7 @@ fn bench(c: &mut Criterion) {
         let e2e = t.elapsed().as_secs_f64() / e2e_runs as f64;
         let gbs = |t: f64| size as f64 / t / 1e9;
         println!(
-            "SUMMARY gpu_decode {name}: {size} bytes, ratio {:.3}; device-resident dense {:.3} ms = {:.1} GB/s, lane {:.3} ms = {:.1} GB/s, wavefront ({levels} levels) {:.3} ms = {:.1} GB/s; stage split (dense): rANS {:.3} ms, +load/varints {:.3} ms, +parse/fill {:.3} ms, +resolve/write {:.3} ms; end-to-end dense (upload+decode+download+host verify) {:.1} ms = {:.2} GB/s",
+            "SUMMARY gpu_decode {name}: {size} bytes, ratio {:.3}; device-resident dense {:.3} ms = {:.1} GB/s, lane {:.3} ms = {:.1} GB/s, wavefront ({levels} levels) {:.3} ms = {:.1} GB/s; stage split (dense): rANS {:.3} ms, +load/varints {:.3} ms, +parse/fill {:.3} ms, +resolve/write {:.3} ms; parse+fill parallel (whole CTA) {:.3} ms vs sequential (one lane) {:.3} ms; end-to-end dense (upload+decode+download+host verify) {:.1} ms = {:.2} GB/s",
             size as f64 / bytes.len() as f64,
             dense * 1e3,
             gbs(dense),
@@ -114,6 +116,8 @@ fn bench(c: &mut Criterion) {
             (load - rans) * 1e3,
             (parse - load) * 1e3,
             (dense - parse) * 1e3,
+            (parse - load) * 1e3,
+            (parse_seq - load) * 1e3,
             e2e * 1e3,
             gbs(e2e)
         );

@@ -4,6 +4,7 @@
 //! Every GPU output buffer is poisoned before the kernels run, so unwritten bytes show.
 
 use aceapex::archive::{compress, Archive, EncodeOptions};
+use aceapex::device::dense_layout::{STAGES_ALL, STAGE_SEQ_PARSE};
 use aceapex::gpu::launch::{self, CopyVariant};
 use aceapex::gpu::tokens::{generate, Shape};
 use aceapex::gpu::{decoder, Gpu};
@@ -240,6 +241,8 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
                 decoder::Decoder::Dense,
                 decoder::Decoder::Lane,
                 decoder::Decoder::Wavefront,
+                // the dense pipe with the sequential one-lane parse (parse comparison)
+                decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
             ] {
                 let gpu = decoder::decompress_with(&g, &a, d)
                     .unwrap_or_else(|e| panic!("{name} bs {block_size} {d:?}: {e}"));
@@ -276,6 +279,7 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
             decoder::Decoder::Dense,
             decoder::Decoder::Lane,
             decoder::Decoder::Wavefront,
+            decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
         ] {
             if let Ok(out) = decoder::decompress_with(&g, &a, d) {
                 assert!(

@@ -271,8 +271,17 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         // SAFETY: shared control word, written before the barrier.
         let mut st = unsafe { *s.ctrl(C_STATUS) };
         if st == 0 && stages & 1 != 0 {
-            // ---- stage 2: parse and pointer fill (the whole CTA)
-            let r = parse_fill(&s, &e, block_len, window, warp, lane);
+            // ---- stage 2: parse and pointer fill (the whole CTA; with stage bit 2, one lane
+            // parsing sequentially, for the parse comparison)
+            let r = if stages & STAGE_SEQ_PARSE != 0 {
+                if tid == 0 {
+                    parse_fill_seq(&s, decoded, dec_len, dec_offsets, b, &e, block_len, window)
+                } else {
+                    Status::Ok
+                }
+            } else {
+                parse_fill(&s, &e, block_len, window, warp, lane)
+            };
             sync();
             if r != Status::Ok && tid == 0 {
                 set_status(&s, r);
@@ -564,8 +573,9 @@ fn decode_block_slices(
             let active = mine && i < n && !table.is_null();
             let mut need = false;
             if active {
-                // SAFETY: table is non-null (checked), i < n inside the decoded slot.
+                // SAFETY: table is non-null (checked).
                 let sym = crate::rans::step(unsafe { &*table }, &mut x);
+                // SAFETY: i < n inside the decoded slot.
                 unsafe { *dst.add(i) = sym };
                 need = x < RANS_L;
             }
@@ -1223,6 +1233,80 @@ fn parse_fill(
         return Status::Trailing;
     }
     Status::Ok
+}
+
+/// The sink of the sequential parse: the same 16-bit pointers as `parse_fill` writes.
+struct PtrSink {
+    ptr: *mut u16,
+}
+
+impl crate::lz::BlockSink for PtrSink {
+    #[inline(always)]
+    fn literals(&mut self, cursor: usize, lit_pos: usize, n: usize) -> Result<(), Status> {
+        for j in 0..n {
+            // SAFETY: walk_block checked cursor + n <= block_len <= DENSE_MAX_BLOCK pointers.
+            unsafe { *self.ptr.add(cursor + j) = 0x8000 | (lit_pos + j) as u16 };
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    fn copy(&mut self, cursor: usize, src: usize, dist: u32, len: usize) -> Result<(), Status> {
+        let mut m = 0usize;
+        for j in 0..len {
+            // SAFETY: walk_block checked cursor + len <= block_len pointers.
+            unsafe { *self.ptr.add(cursor + j) = (src + m) as u16 };
+            m += 1;
+            if m == dist as usize {
+                m = 0;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Stage 2, sequential variant (stage bit `STAGE_SEQ_PARSE`, for the parse comparison of
+/// issue 4): one lane walks the block's commands with the shared rules
+/// (`lz::walk_block`) over the decoded streams in global memory and writes the same
+/// pointers as the parallel parse.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn parse_fill_seq(
+    s: &Smem,
+    decoded: *const u8,
+    dec_len: u64,
+    dec_offsets: *const u64,
+    b: u32,
+    e: &BlockEntry,
+    block_len: u32,
+    window: u32,
+) -> Status {
+    let mut bufs: [&[u8]; STREAM_COUNT] = [&[]; STREAM_COUNT];
+    for (k, buf) in bufs.iter_mut().enumerate() {
+        // SAFETY: 4 offsets per block; checked_slice bounds the range by dec_len.
+        let off = unsafe { *dec_offsets.add(b as usize * STREAM_COUNT + k) };
+        let Some(sl) = (unsafe {
+            crate::kernels::checked_slice(decoded, dec_len, off, e.decoded_len[k] as u64)
+        }) else {
+            return Status::SliceMode;
+        };
+        *buf = sl;
+    }
+    let streams = crate::lz::BlockStreams {
+        literals: bufs[STREAM_LITERALS],
+        lengths: bufs[STREAM_LENGTHS],
+        offsets: bufs[STREAM_OFFSETS],
+        commands: bufs[STREAM_COMMANDS],
+    };
+    let frame = crate::lz::BlockFrame {
+        dst_start: 0,
+        dst_end: block_len as usize,
+        src_floor: 0,
+        window,
+    };
+    match crate::lz::walk_block(streams, &frame, &mut PtrSink { ptr: s.ptr() }) {
+        Ok(()) => Status::Ok,
+        Err(st) => st,
+    }
 }
 
 /// Stage 3a: pointer jumping until every pointer names a literal (at most 16 rounds: chains

@@ -46,3 +46,6 @@ const _: () = assert!(SMEM_BYTES * 3 <= 227 * 1024);
 /// Stage bits for the stage-split benchmark: bit 0 runs the parse and pointer fill, bit 1
 /// the resolve and output write. `STAGES_ALL` is the real decoder.
 pub const STAGES_ALL: u32 = 3;
+/// Stage bit 2: parse with one lane sequentially (`lz::walk_block`) instead of the whole
+/// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
+pub const STAGE_SEQ_PARSE: u32 = 4;

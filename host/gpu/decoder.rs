@@ -22,7 +22,8 @@ pub enum Decoder {
     /// The dense full pipe (rANS, parallel parse, pointer resolve, coalesced write).
     Dense,
     /// The rANS kernel and the dense kernel with only some stages (bit 0: parse+fill, bit 1:
-    /// resolve+write), for the stage-split benchmark; the output is incomplete.
+    /// resolve+write, bit 2: sequential one-lane parse instead of the parallel one), for the
+    /// stage-split and parse benchmarks; without bits 0 and 1 the output is incomplete.
     DenseStages(u32),
     /// Only the rANS kernel (stage-split benchmark).
     RansOnly,
@@ -168,7 +169,12 @@ impl GpuArchive {
             Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status),
             Decoder::DenseStages(st) => {
                 launch::rans_decode_slices(gpu, self, status)?;
-                launch::decode_blocks_dense(gpu, self, out, status, st)
+                launch::decode_blocks_dense(gpu, self, out, status, st)?;
+                if st & STAGES_ALL == STAGES_ALL {
+                    // a complete decode (e.g. with the sequential parse): as `Dense`
+                    launch::decode_blocks_lane(gpu, self, out, status, true)?;
+                }
+                Ok(())
             }
             Decoder::Wavefront => {
                 let mut w = self.wave.lock().unwrap_or_else(|e| e.into_inner());

@@ -277,8 +277,8 @@ pub fn rans_decode_slices(
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
     const THREADS: u32 = 256;
-    let slices = ga.n_blocks as u64 * crate::device::format::STREAM_COUNT as u64;
-    let grid = slices
+    // one warp per block
+    let grid = (ga.n_blocks as u64)
         .div_ceil((THREADS / 32) as u64)
         .min(gpu.sm_count() as u64 * 16) as u32;
     let data_len = ga.data.len() as u64;
