@@ -181,9 +181,11 @@ impl GpuArchive {
                 if w.is_none() {
                     let hint = self.host_entries.iter().map(|e| e.max_depth).max();
                     // FORMAT.md §3.1: max_depth is a hint; levels here are max_depth + 1
+                    // a hint is not trusted beyond INITIAL_WAVES (a hostile max_depth must
+                    // not buy a graph of 65,536 launches); deeper archives grow on DepthHint
                     let waves = hint
                         .map_or(1, |d| d.saturating_add(1))
-                        .clamp(1, super::wave::MAX_WAVES);
+                        .clamp(1, super::wave::INITIAL_WAVES);
                     *w = Some(super::wave::WaveState::new(gpu, self, waves)?);
                 }
                 let w = w.as_mut().expect("made above");

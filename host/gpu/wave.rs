@@ -20,6 +20,10 @@ use cudarc::driver::{CudaGraph, CudaSlice, DevicePtr};
 /// Real corpora stay far below (tens to hundreds of levels).
 pub const MAX_WAVES: u32 = 1 << 16;
 
+/// Most copy levels the first decode of an archive builds from the block table's hint;
+/// beyond it, the level the parse measures decides ([`GpuArchive::grow_waves`]).
+pub const INITIAL_WAVES: u32 = 1024;
+
 /// Device buffers and the captured graph of one archive's wavefront decode.
 pub(crate) struct WaveState {
     pub(crate) seg_base: CudaSlice<u64>,
