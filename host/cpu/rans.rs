@@ -162,54 +162,48 @@ impl<'a> SliceDecoder<'a> {
     /// its own ([`Self::fast_rows`], [`Self::finish`]), so the outcome, bytes and [`Status`],
     /// is the same as decoding each slice alone. Without AVX2 this does nothing.
     pub fn fast_rows_together(decs: &mut [SliceDecoder<'a>]) {
-        let mut by1: Vec<&mut SliceDecoder<'a>> = Vec::new();
-        let mut by2: Vec<&mut SliceDecoder<'a>> = Vec::new();
-        let mut by4: Vec<&mut SliceDecoder<'a>> = Vec::new();
-        for d in decs.iter_mut() {
-            match d.lanes {
-                1 => by1.push(d),
-                2 => by2.push(d),
-                4 => by4.push(d),
-                _ => {}
-            }
-        }
-        scalar_groups::<1>(&mut by1);
-        scalar_groups::<2>(&mut by2);
-        scalar_groups::<4>(&mut by4);
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            let mut by8: Vec<&mut SliceDecoder<'a>> = Vec::new();
-            let mut by16: Vec<&mut SliceDecoder<'a>> = Vec::new();
-            for d in decs.iter_mut() {
-                match d.lanes {
-                    8 => by8.push(d),
-                    16 => by16.push(d),
-                    _ => {}
-                }
+        let avx2 = std::is_x86_feature_detected!("avx2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let avx2 = false;
+        for lanes in [1, 2, 4, 8, 16] {
+            if lanes >= 8 && !avx2 {
+                continue;
             }
-            for group in by8.chunks_mut(4) {
-                match group {
-                    // SAFETY (all three): AVX2 checked above; every slice has 8 lanes.
-                    [a, b, c, d] => unsafe {
-                        avx2::rows_multi::<4, 1>([&mut **a, &mut **b, &mut **c, &mut **d])
-                    },
-                    [a, b, c] => unsafe { avx2::rows_multi::<3, 1>([&mut **a, &mut **b, &mut **c]) },
-                    [a, b] => unsafe { avx2::rows_multi::<2, 1>([&mut **a, &mut **b]) },
-                    _ => {}
-                }
-            }
-            for group in by16.chunks_mut(2) {
-                match group {
-                    // SAFETY: AVX2 checked above; both slices have 16 lanes. (Four slices, eight
-                    // vectors, measured slower than two: the vectors no longer fit the
-                    // registers.)
-                    [a, b] => unsafe { avx2::rows_multi::<2, 2>([&mut **a, &mut **b]) },
-                    _ => {}
+            let mut group: Vec<&mut SliceDecoder<'a>> =
+                decs.iter_mut().filter(|d| d.lanes == lanes).collect();
+            // a run stops when one of its slices has no fast row left; the others go on
+            // in the next run, with whatever slices are still going
+            loop {
+                group.retain(|d| d.has_fast_row());
+                match (lanes, &mut group[..]) {
+                    (1, [a, b, c, d, ..]) => scalar_rows_multi::<4, 1>([a, b, c, d]),
+                    (1, [a, b, c]) => scalar_rows_multi::<3, 1>([a, b, c]),
+                    (1, [a, b]) => scalar_rows_multi::<2, 1>([a, b]),
+                    (2, [a, b, c, d, ..]) => scalar_rows_multi::<4, 2>([a, b, c, d]),
+                    (2, [a, b, c]) => scalar_rows_multi::<3, 2>([a, b, c]),
+                    (2, [a, b]) => scalar_rows_multi::<2, 2>([a, b]),
+                    (4, [a, b, ..]) => scalar_rows_multi::<2, 4>([a, b]),
+                    // SAFETY (8 and 16 lanes): AVX2 checked above; the lane counts match.
+                    #[cfg(target_arch = "x86_64")]
+                    (8, [a, b, c, d, ..]) => unsafe { avx2::rows_multi::<4, 1>([a, b, c, d]) },
+                    #[cfg(target_arch = "x86_64")]
+                    (8, [a, b, c]) => unsafe { avx2::rows_multi::<3, 1>([a, b, c]) },
+                    #[cfg(target_arch = "x86_64")]
+                    (8, [a, b]) => unsafe { avx2::rows_multi::<2, 1>([a, b]) },
+                    // (Four 16-lane slices, eight vectors, measured slower than two: the
+                    // vectors no longer fit the registers.)
+                    #[cfg(target_arch = "x86_64")]
+                    (16, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 2>([a, b]) },
+                    _ => break,
                 }
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = decs;
+    }
+
+    /// True when the fast loops can decode at least one more whole row.
+    fn has_fast_row(&self) -> bool {
+        self.left() >= self.lanes && rows_fit(self.words.len() / 2, self.wp, self.lanes)
     }
 
     /// Decodes the remaining symbols with the reference loop and runs the trailer check.
@@ -286,18 +280,6 @@ fn scalar_rows<const N: usize>(
     states[..N].copy_from_slice(&x);
     *wp = w;
     done
-}
-
-/// Runs [`scalar_rows_multi`] on groups of up to four of `decs` (all with `L` lanes).
-fn scalar_groups<const L: usize>(decs: &mut [&mut SliceDecoder<'_>]) {
-    for g in decs.chunks_mut(4) {
-        match g {
-            [a, b, c, d] => scalar_rows_multi::<4, L>([&mut **a, &mut **b, &mut **c, &mut **d]),
-            [a, b, c] => scalar_rows_multi::<3, L>([&mut **a, &mut **b, &mut **c]),
-            [a, b] => scalar_rows_multi::<2, L>([&mut **a, &mut **b]),
-            _ => {}
-        }
-    }
 }
 
 /// Whole rows of `S` slices with `L` lanes each, their rows interleaved (scalar and
