@@ -354,6 +354,30 @@ fn decode_tail(
 ) -> Result<(), Status> {
     let nwords = words.len() / 2;
     for chunk in out.chunks_mut(lanes) {
+        // Near the end of the word area a row may still find the words it needs (a row takes
+        // `lanes` words at most, usually far fewer): decode it branchlessly into a copy of
+        // the states and keep the result only if it used no word beyond the end. Otherwise
+        // (a corrupt slice) the loop below redoes the row from the unchanged states and
+        // fails where the reference fails; the bytes written meanwhile are overwritten.
+        let mut x = *states;
+        let mut k = 0usize;
+        for (j, o) in chunk.iter_mut().enumerate() {
+            let (sym, v) = step(&table.slots, x[j]);
+            *o = sym;
+            let need = v < RANS_L;
+            let i = (*wp + k).min(nwords.saturating_sub(1));
+            let word = match words.get(2 * i..2 * i + 2) {
+                Some(b) => u16::from_le_bytes([b[0], b[1]]) as u32,
+                None => 0,
+            };
+            x[j] = std::hint::select_unpredictable(need, (v << 16) | word, v);
+            k += need as usize;
+        }
+        if *wp + k <= nwords {
+            *states = x;
+            *wp += k;
+            continue;
+        }
         for (x, o) in states.iter_mut().zip(chunk.iter_mut()) {
             let (sym, v) = step(&table.slots, *x);
             *o = sym;
