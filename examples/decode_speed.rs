@@ -111,7 +111,8 @@ fn main() {
         let (total, streams, lz, hash) = one.install(|| {
             let total = best(|| decode::decompress_into(&a, &mut out, &|_| {}).unwrap());
             let mut scratch = cpu::Scratch::default();
-            let mut group: Vec<cpu::Scratch> = (0..cpu::GROUP_BLOCKS).map(|_| Default::default()).collect();
+            let mut group: Vec<cpu::Scratch> =
+                (0..cpu::GROUP_BLOCKS).map(|_| Default::default()).collect();
             let streams = best(|| {
                 for first in (0..blocks).step_by(cpu::GROUP_BLOCKS) {
                     let n = (blocks - first).min(cpu::GROUP_BLOCKS);
@@ -136,9 +137,8 @@ fn main() {
             let lz = best(|| {
                 for (b, s) in all.iter().enumerate() {
                     let e = &a.entries[b];
-                    let p = |k: usize| {
-                        cpu::lz::Padded::new(&s[k], e.decoded_len[k] as usize).unwrap()
-                    };
+                    let p =
+                        |k: usize| cpu::lz::Padded::new(&s[k], e.decoded_len[k] as usize).unwrap();
                     let ps = cpu::lz::PaddedStreams {
                         literals: p(0),
                         lengths: p(1),
@@ -160,34 +160,52 @@ fn main() {
                 let mut bufs: Vec<Vec<u8>> = (0..blocks).map(|_| vec![0u8; bs + 64]).collect();
                 let (mut single, mut together) = (f64::INFINITY, f64::INFINITY);
                 for _ in 0..3 {
-                single = single.min(best(|| {
-                    for b in 0..blocks {
-                        let e = &a.entries[b];
-                        let o = &mut bufs[b][..e.decoded_len[0] as usize];
-                        if e.lanes[0] != 0 {
-                            cpu::rans::decode_slice(a.slices(b)[0], e.lanes[0] as usize, a.table(b, 0).unwrap(), o).unwrap();
-                        }
-                    }
-                }));
-                together = together.min(best(|| {
-                    for (g, chunk) in bufs.chunks_mut(cpu::GROUP_BLOCKS).enumerate() {
-                        let mut decs = Vec::new();
-                        for (j, buf) in chunk.iter_mut().enumerate() {
-                            let b = g * cpu::GROUP_BLOCKS + j;
+                    single = single.min(best(|| {
+                        for b in 0..blocks {
                             let e = &a.entries[b];
+                            let o = &mut bufs[b][..e.decoded_len[0] as usize];
                             if e.lanes[0] != 0 {
-                                decs.push(cpu::rans::SliceDecoder::new(a.slices(b)[0], e.lanes[0] as usize, a.table(b, 0).unwrap(), &mut buf[..e.decoded_len[0] as usize]).unwrap());
+                                cpu::rans::decode_slice(
+                                    a.slices(b)[0],
+                                    e.lanes[0] as usize,
+                                    a.table(b, 0).unwrap(),
+                                    o,
+                                )
+                                .unwrap();
                             }
                         }
-                        cpu::rans::SliceDecoder::fast_rows_together(&mut decs);
-                        for mut d in decs {
-                            while d.fast_rows(usize::MAX) > 0 {}
-                            d.finish().unwrap();
+                    }));
+                    together = together.min(best(|| {
+                        for (g, chunk) in bufs.chunks_mut(cpu::GROUP_BLOCKS).enumerate() {
+                            let mut decs = Vec::new();
+                            for (j, buf) in chunk.iter_mut().enumerate() {
+                                let b = g * cpu::GROUP_BLOCKS + j;
+                                let e = &a.entries[b];
+                                if e.lanes[0] != 0 {
+                                    decs.push(
+                                        cpu::rans::SliceDecoder::new(
+                                            a.slices(b)[0],
+                                            e.lanes[0] as usize,
+                                            a.table(b, 0).unwrap(),
+                                            &mut buf[..e.decoded_len[0] as usize],
+                                        )
+                                        .unwrap(),
+                                    );
+                                }
+                            }
+                            cpu::rans::SliceDecoder::fast_rows_together(&mut decs);
+                            for mut d in decs {
+                                while d.fast_rows(usize::MAX) > 0 {}
+                                d.finish().unwrap();
+                            }
                         }
-                    }
-                }));
+                    }));
                 }
-                println!("  literals: single {:.3} ns/B, together {:.3} ns/B", single * 1e9 / n, together * 1e9 / n);
+                println!(
+                    "  literals: single {:.3} ns/B, together {:.3} ns/B",
+                    single * 1e9 / n,
+                    together * 1e9 / n
+                );
             }
             // per stream: symbols, lane histogram and time of its slices alone
             if std::env::var_os("ACEAPEX_STREAM_STATS").is_some() {
@@ -208,8 +226,13 @@ fn main() {
                             if e.lanes[k] == 0 {
                                 o.copy_from_slice(sl);
                             } else {
-                                cpu::rans::decode_slice(sl, e.lanes[k] as usize, a.table(b, k).unwrap(), o)
-                                    .unwrap();
+                                cpu::rans::decode_slice(
+                                    sl,
+                                    e.lanes[k] as usize,
+                                    a.table(b, k).unwrap(),
+                                    o,
+                                )
+                                .unwrap();
                             }
                         }
                     });

@@ -101,7 +101,7 @@ pub fn decode_block_at(
 }
 
 /// Decodes the consecutive blocks that `out` holds, from block `first` on (at most
-/// [`cpu::GROUP_BLOCKS`]; `out[0]` is the first byte of block `first`), for archives without
+/// [`cpu::group_blocks`]; `out[0]` is the first byte of block `first`), for archives without
 /// cross-block sources. Same outcome as [`decode_block_at`] on each block in index order
 /// (the first failing block's error), but the blocks' streams are entropy-decoded together
 /// ([`cpu::decode_streams_group`]).
@@ -196,10 +196,11 @@ pub fn decompress_into(
     );
     let bs = a.header.block_size as usize;
     if !a.cross_block() {
-        out.par_chunks_mut(bs * cpu::GROUP_BLOCKS)
+        let group = cpu::group_blocks(bs);
+        out.par_chunks_mut(bs * group)
             .enumerate()
             .try_for_each(|(g, chunk)| {
-                decode_group_at(a, g * cpu::GROUP_BLOCKS, chunk)?;
+                decode_group_at(a, g * group, chunk)?;
                 progress(chunk.len() as u64);
                 Ok::<(), DecodeError>(())
             })?;

@@ -67,8 +67,20 @@ pub fn decode_streams<'s>(
     })
 }
 
-/// Blocks whose streams [`decode_streams_group`] entropy-decodes together.
+/// Most blocks whose streams [`decode_streams_group`] entropy-decodes together.
 pub const GROUP_BLOCKS: usize = 4;
+
+/// Original bytes a group of blocks should not exceed (see [`group_blocks`]).
+const GROUP_BYTES: usize = 64 << 10;
+
+/// How many blocks of `block_size` bytes to decode as one group: up to [`GROUP_BLOCKS`] and
+/// [`GROUP_BYTES`] of output. Small blocks have short slices whose chains gain from being
+/// interleaved; large blocks have long slices and gain little, while a group's errors are
+/// only reported once all its streams are decoded, so a corrupt archive of large blocks must
+/// not make a thread decode several of them before it fails.
+pub fn group_blocks(block_size: usize) -> usize {
+    (GROUP_BYTES / block_size.max(1)).clamp(1, GROUP_BLOCKS)
+}
 
 /// Sizes the stream buffers of `scratch` for block `b` (grow only, with [`STREAM_PAD`]).
 fn size_buffers(e: &BlockEntry, scratch: &mut Scratch) {
@@ -363,10 +375,16 @@ mod tests {
                 let alone = decode_streams(&a, first + j, &mut one).map(|s| {
                     [s.literals, s.lengths, s.offsets, s.commands].map(|p| p.data().to_vec())
                 });
-                assert_eq!(st[j], alone.as_ref().map(|_| ()).map_err(|e| *e), "block {}", first + j);
+                assert_eq!(
+                    st[j],
+                    alone.as_ref().map(|_| ()).map_err(|e| *e),
+                    "block {}",
+                    first + j
+                );
                 if let Ok(want) = alone {
                     let p = padded_streams(&a, first + j, &group[j]);
-                    let got = [p.literals, p.lengths, p.offsets, p.commands].map(|p| p.data().to_vec());
+                    let got =
+                        [p.literals, p.lengths, p.offsets, p.commands].map(|p| p.data().to_vec());
                     assert!(got == want, "block {}: streams differ", first + j);
                 }
             }

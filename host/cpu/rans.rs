@@ -11,8 +11,8 @@
 //! read is in bounds; the row is decoded with branchless renormalisation (read the next word
 //! unconditionally, keep it only for lanes below `RANS_L`, advance the word index by the
 //! number of lanes that took one). The remaining rows (near the end of the word area, or a
-//! final partial row) go through [`decode_tail`], a transcription of the reference loop that
-//! reports [`Status::RansUnderflow`] exactly where the reference does. The trailer check
+//! final partial row) go through [`decode_tail`], which checks the words once per row and
+//! reports [`Status::RansUnderflow`] exactly when the reference does. The trailer check
 //! ([`Status::RansTrailer`]) and the header checks ([`rans::read_states`], shared with the
 //! reference) are the same code, so every status matches.
 //!
@@ -342,8 +342,16 @@ fn scalar_rows_multi<const S: usize, const L: usize>(mut decs: [&mut SliceDecode
     }
 }
 
-/// The reference loop, from a row boundary: decodes `out` (the rest of the slice) and fails
-/// with [`Status::RansUnderflow`] at the same symbol as the reference.
+/// The rest of the slice from a row boundary, one row at a time with the words checked per
+/// row: decodes `out` and fails with [`Status::RansUnderflow`] exactly when the reference
+/// does.
+///
+/// Which lanes of a row renormalise depends only on the states at the start of the row, not
+/// on the words the row reads, so the row needs `k` words (the number of lanes below
+/// [`RANS_L`]) whatever those words are. The reference takes them one by one and underflows
+/// inside the row exactly when fewer than `k` are left; here the row is decoded branchlessly
+/// (a missing word reads as 0) and then fails as a whole in that case. The status is the same;
+/// the output of a failed slice is unspecified in both.
 fn decode_tail(
     states: &mut States,
     lanes: usize,
@@ -352,45 +360,25 @@ fn decode_tail(
     table: &DecodeTable,
     out: &mut [u8],
 ) -> Result<(), Status> {
-    let nwords = words.len() / 2;
+    // read_states guarantees an even word area
+    let (word_pairs, _) = words.as_chunks::<2>();
+    let nwords = word_pairs.len();
     for chunk in out.chunks_mut(lanes) {
-        // Near the end of the word area a row may still find the words it needs (a row takes
-        // `lanes` words at most, usually far fewer): decode it branchlessly into a copy of
-        // the states and keep the result only if it used no word beyond the end. Otherwise
-        // (a corrupt slice) the loop below redoes the row from the unchanged states and
-        // fails where the reference fails; the bytes written meanwhile are overwritten.
-        let mut x = *states;
         let mut k = 0usize;
-        for (j, o) in chunk.iter_mut().enumerate() {
-            let (sym, v) = step(&table.slots, x[j]);
-            *o = sym;
-            let need = v < RANS_L;
-            let i = (*wp + k).min(nwords.saturating_sub(1));
-            let word = match words.get(2 * i..2 * i + 2) {
-                Some(b) => u16::from_le_bytes([b[0], b[1]]) as u32,
-                None => 0,
-            };
-            x[j] = std::hint::select_unpredictable(need, (v << 16) | word, v);
-            k += need as usize;
-        }
-        if *wp + k <= nwords {
-            *states = x;
-            *wp += k;
-            continue;
-        }
         for (x, o) in states.iter_mut().zip(chunk.iter_mut()) {
             let (sym, v) = step(&table.slots, *x);
             *o = sym;
-            *x = v;
-            if v < RANS_L {
-                if *wp >= nwords {
-                    return Err(Status::RansUnderflow);
-                }
-                let w = u16::from_le_bytes([words[2 * *wp], words[2 * *wp + 1]]) as u32;
-                *x = (v << 16) | w;
-                *wp += 1;
-            }
+            let need = v < RANS_L;
+            let word = word_pairs
+                .get(*wp + k)
+                .map_or(0, |p| u16::from_le_bytes(*p) as u32);
+            *x = std::hint::select_unpredictable(need, (v << 16) | word, v);
+            k += need as usize;
         }
+        if k > nwords - *wp {
+            return Err(Status::RansUnderflow);
+        }
+        *wp += k;
     }
     Ok(())
 }
@@ -442,7 +430,11 @@ mod avx2 {
         ];
         // SAFETY: caller's contract: each 32-bit half of q is an index below 4096.
         let at = |i: usize| unsafe {
-            *slots.add(if i % 2 == 0 { q[i / 2] as u32 } else { (q[i / 2] >> 32) as u32 } as usize)
+            *slots.add(if i % 2 == 0 {
+                q[i / 2] as u32
+            } else {
+                (q[i / 2] >> 32) as u32
+            } as usize)
         };
         _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7))
     }
