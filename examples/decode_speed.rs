@@ -67,7 +67,7 @@ fn best(mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn archive_for(path: &PathBuf, input: &[u8]) -> Vec<u8> {
+fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     let tag = std::env::var("ACEAPEX_CACHE_TAG").unwrap_or_default();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
@@ -213,8 +213,7 @@ fn main() {
                     let mut syms = 0usize;
                     let mut lanes = [0usize; 34];
                     let mut bufo = vec![0u8; bs + 64];
-                    for b in 0..blocks {
-                        let e = &a.entries[b];
+                    for e in &a.entries {
                         syms += e.decoded_len[k] as usize;
                         lanes[(e.lanes[k] as usize).min(33)] += 1;
                     }

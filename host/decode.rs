@@ -19,7 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 thread_local! {
     static SCRATCH: RefCell<[Vec<u8>; STREAM_COUNT]> = RefCell::new(Default::default());
     static FAST_SCRATCH: RefCell<cpu::Scratch> = RefCell::new(cpu::Scratch::default());
-    static GROUP_SCRATCH: RefCell<Vec<cpu::Scratch>> = RefCell::new(Vec::new());
+    static GROUP_SCRATCH: RefCell<Vec<cpu::Scratch>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Entropy-decodes the four streams of block `b` into `bufs` with the reference rANS decoder.

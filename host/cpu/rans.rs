@@ -286,6 +286,8 @@ fn scalar_rows<const N: usize>(
 /// branchless like [`scalar_rows`]), for as long as every slice has a whole row left and
 /// the words for it ([`rows_fit`]). One- and two-lane slices are a single long dependency
 /// chain each; several of them side by side keep the core busy.
+// indices run over several parallel per-slice arrays at once
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 fn scalar_rows_multi<const S: usize, const L: usize>(mut decs: [&mut SliceDecoder<'_>; S]) {
     const { assert!(L.is_power_of_two() && L <= MAX_LANES as usize) };
@@ -430,7 +432,7 @@ mod avx2 {
         ];
         // SAFETY: caller's contract: each 32-bit half of q is an index below 4096.
         let at = |i: usize| unsafe {
-            *slots.add(if i % 2 == 0 {
+            *slots.add(if i.is_multiple_of(2) {
                 q[i / 2] as u32
             } else {
                 (q[i / 2] >> 32) as u32
@@ -528,6 +530,8 @@ mod avx2 {
     ///
     /// # Safety
     /// The CPU must support AVX2. Every slice must have `8 * VPS` lanes (asserted).
+    // indices run over several parallel per-slice arrays at once
+    #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx2,popcnt")]
     pub unsafe fn rows_multi<const S: usize, const VPS: usize>(
         decs: [&mut super::SliceDecoder<'_>; S],
