@@ -13,6 +13,10 @@
 //! included) and the stage columns time the stages alone over all blocks (rANS + raw copies
 //! of the four streams; the match layer on already decoded streams; one XXH3-64 pass over
 //! the output).
+//!
+//! `ACEAPEX_STREAM_STATS=1` adds per stream: symbols per output byte, time per symbol and the
+//! lane counts used; `ACEAPEX_LIT_AB=1` adds the literal slices alone, decoded one by one
+//! against decoded together in groups ([`cpu::rans::SliceDecoder::fast_rows_together`]).
 
 use aceapex::archive::Archive;
 use aceapex::cpu;
