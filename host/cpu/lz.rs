@@ -8,7 +8,7 @@
 //!   literal runs copy in 16-byte chunks that may read past the run, and varints read a
 //!   fixed window (a varint running past the stream end is still [`Status::BadVarint`]);
 //! - when at least `len + WILD_COPY_MARGIN` bytes are left before the block's end, literal
-//!   runs and matches write whole 16-byte (or 8-byte) chunks that may spill up to 15 bytes past
+//!   runs and matches write whole 16-byte (or 8-byte) chunks that may spill up to 31 bytes past
 //!   `len` — bytes the following commands overwrite, and never past `frame.dst_end`, so
 //!   nothing outside the block is touched; closer to the end the exact copies of the reference
 //!   run instead (cold path);
@@ -24,10 +24,10 @@ use crate::device::status::Status;
 pub const STREAM_PAD: usize = 32;
 
 /// Bytes that must remain between the end of a copy and the block's end for the chunked
-/// (spilling) copies; the largest spill is 15 bytes.
-pub const WILD_COPY_MARGIN: usize = 16;
+/// (spilling) copies; the largest spill is 31 bytes (two 16-byte chunks for a 1-byte copy).
+pub const WILD_COPY_MARGIN: usize = 32;
 
-const _: () = assert!(STREAM_PAD >= 16 && STREAM_PAD >= VARINT_MAX_BYTES);
+const _: () = assert!(STREAM_PAD >= WILD_COPY_MARGIN && STREAM_PAD >= VARINT_MAX_BYTES);
 
 /// A decoded stream: `len` bytes of data followed by at least [`STREAM_PAD`] more readable
 /// bytes (their values do not matter).
@@ -169,27 +169,27 @@ const REPLICATE: [u64; 8] = {
     t
 };
 
-/// Copies a match of `len` bytes at distance `dist` to `base + cur`, spilling up to 15 bytes.
+/// Copies a match of `len` bytes at distance `dist` to `base + cur`, spilling up to 31 bytes.
 ///
 /// # Safety
 /// `base` is valid for reads and writes of `cur + len + WILD_COPY_MARGIN` bytes,
 /// `1 <= dist <= cur` and `len >= 1`.
 #[inline(always)]
 unsafe fn copy_match_wild(base: *mut u8, cur: usize, dist: usize, len: usize) {
-    // SAFETY (whole body): every write lies in [cur, cur + len + 15) and every read in
-    // [cur - dist, cur + len + 15), inside the caller's range; each chunk reads only bytes
+    // SAFETY (whole body): every write lies in [cur, cur + len + 31) and every read in
+    // [cur - dist, cur + len + 31), inside the caller's range; each chunk reads only bytes
     // before the chunk it writes (dist >= chunk size), so chunk copies never overlap.
     unsafe {
         let dst = base.add(cur);
         let src = dst.sub(dist);
         if dist >= 16 {
-            let mut k = 0;
-            loop {
+            // two chunks unconditionally (most matches are at most 32 bytes: no loop branch)
+            copy16(src, dst);
+            copy16(src.add(16), dst.add(16));
+            let mut k = 32;
+            while k < len {
                 copy16(src.add(k), dst.add(k));
                 k += 16;
-                if k >= len {
-                    break;
-                }
             }
         } else if dist >= 8 {
             let mut k = 0;
@@ -263,18 +263,18 @@ pub fn decode_block(
             if end - cur >= n + WILD_COPY_MARGIN {
                 let lits = s.literals.bytes.as_ptr();
                 let dst = out.as_mut_ptr();
-                // SAFETY: chunks read [lit_pos, lit_pos + n + 15) of the literal buffer, which
-                // holds lit_len + STREAM_PAD bytes with lit_pos + n <= lit_len; they write
-                // [cur, cur + n + 15) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
+                // SAFETY: chunks read [lit_pos, lit_pos + n + 31) of the literal buffer, which
+                // holds lit_len + STREAM_PAD (32) bytes with lit_pos + n <= lit_len; they write
+                // [cur, cur + n + 31) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
                 // The literal buffer and `out` are distinct allocations.
                 unsafe {
-                    let mut k = 0;
-                    loop {
+                    // two chunks unconditionally (most runs are at most 32 bytes)
+                    copy16(lits.add(lit_pos), dst.add(cur));
+                    copy16(lits.add(lit_pos + 16), dst.add(cur + 16));
+                    let mut k = 32;
+                    while k < n {
                         copy16(lits.add(lit_pos + k), dst.add(cur + k));
                         k += 16;
-                        if k >= n {
-                            break;
-                        }
                     }
                 }
             } else {
