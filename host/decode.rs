@@ -19,6 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 thread_local! {
     static SCRATCH: RefCell<[Vec<u8>; STREAM_COUNT]> = RefCell::new(Default::default());
     static FAST_SCRATCH: RefCell<cpu::Scratch> = RefCell::new(cpu::Scratch::default());
+    static GROUP_SCRATCH: RefCell<Vec<cpu::Scratch>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Entropy-decodes the four streams of block `b` into `bufs` with the reference rANS decoder.
@@ -99,6 +100,33 @@ pub fn decode_block_at(
     verify_block(a, b, out, &frame)
 }
 
+/// Decodes the consecutive blocks that `out` holds, from block `first` on (at most
+/// [`cpu::group_blocks`]; `out[0]` is the first byte of block `first`), for archives without
+/// cross-block sources. Same outcome as [`decode_block_at`] on each block in index order
+/// (the first failing block's error), but the blocks' streams are entropy-decoded together
+/// ([`cpu::decode_streams_group`]).
+fn decode_group_at(a: &Archive<'_>, first: usize, out: &mut [u8]) -> Result<(), DecodeError> {
+    debug_assert!(!a.cross_block());
+    let bs = a.header.block_size as usize;
+    let n = out.len().div_ceil(bs);
+    let base = first as u64 * bs as u64;
+    GROUP_SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < n {
+            s.resize_with(n, Default::default);
+        }
+        let status = cpu::decode_streams_group(a, first, &mut s[..n]);
+        for (j, st) in status.into_iter().enumerate().take(n) {
+            let b = first + j;
+            let frame = block_frame(a, b, out.len(), base);
+            st.and_then(|()| cpu::lz::decode_block(&cpu::padded_streams(a, b, &s[j]), out, &frame))
+                .map_err(|st| block_error(a, b, st))?;
+            verify_block(a, b, out, &frame)?;
+        }
+        Ok(())
+    })
+}
+
 /// [`decode_block_at`] through the reference path: [`decode_streams`] with
 /// `aceapex_device::rans::decode_slice`, then `aceapex_device::lz::decode_block` (the code the
 /// GPU kernels share). Slower; kept for differential tests and as the definition of "correct".
@@ -168,11 +196,11 @@ pub fn decompress_into(
     );
     let bs = a.header.block_size as usize;
     if !a.cross_block() {
-        out.par_chunks_mut(bs)
+        let group = cpu::group_blocks(bs);
+        out.par_chunks_mut(bs * group)
             .enumerate()
-            .try_for_each(|(b, chunk)| {
-                let base = (b * bs) as u64;
-                decode_block_at(a, b, chunk, base)?;
+            .try_for_each(|(g, chunk)| {
+                decode_group_at(a, g * group, chunk)?;
                 progress(chunk.len() as u64);
                 Ok::<(), DecodeError>(())
             })?;

@@ -8,7 +8,7 @@
 //!   literal runs copy in 16-byte chunks that may read past the run, and varints read a
 //!   fixed window (a varint running past the stream end is still [`Status::BadVarint`]);
 //! - when at least `len + WILD_COPY_MARGIN` bytes are left before the block's end, literal
-//!   runs and matches write whole 16-byte (or 8-byte) chunks that may spill up to 15 bytes past
+//!   runs and matches write whole 16-byte (or 8-byte) chunks that may spill up to 31 bytes past
 //!   `len` — bytes the following commands overwrite, and never past `frame.dst_end`, so
 //!   nothing outside the block is touched; closer to the end the exact copies of the reference
 //!   run instead (cold path);
@@ -24,10 +24,10 @@ use crate::device::status::Status;
 pub const STREAM_PAD: usize = 32;
 
 /// Bytes that must remain between the end of a copy and the block's end for the chunked
-/// (spilling) copies; the largest spill is 15 bytes.
-pub const WILD_COPY_MARGIN: usize = 16;
+/// (spilling) copies; the largest spill is 31 bytes (two 16-byte chunks for a 1-byte copy).
+pub const WILD_COPY_MARGIN: usize = 32;
 
-const _: () = assert!(STREAM_PAD >= 16 && STREAM_PAD >= VARINT_MAX_BYTES);
+const _: () = assert!(STREAM_PAD >= WILD_COPY_MARGIN && STREAM_PAD >= VARINT_MAX_BYTES);
 
 /// A decoded stream: `len` bytes of data followed by at least [`STREAM_PAD`] more readable
 /// bytes (their values do not matter).
@@ -64,40 +64,68 @@ pub struct PaddedStreams<'a> {
 
 /// Reads one varint at `*pos` with the rules of [`aceapex_device::lz::read_varint`].
 ///
-/// The window of [`VARINT_MAX_BYTES`] bytes may reach into the padding; a varint that ends
-/// there (or starts at the end) ran past the stream and is [`Status::BadVarint`], as in the
-/// reference. `*pos` only advances on success, so it never exceeds `s.len`.
+/// Branchless apart from the error check: an 8-byte window (it may reach into the padding)
+/// is read as one word, the varint's length is the position of the first byte without a
+/// continuation bit, and the 7-bit groups are gathered with shifts and masks. (Offsets are
+/// one or two bytes in about equal numbers on text, so a branch on the length mispredicts
+/// often.) Every malformed form is [`Status::BadVarint`], as in the reference: no
+/// terminating byte among the first [`VARINT_MAX_BYTES`], a fifth byte above `0x0F`, or a
+/// varint that ends past the stream's end. `*pos` only advances on success, so it never
+/// exceeds `s.len`.
 #[inline(always)]
 fn read_varint(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
-    // *pos <= s.len, so the window is inside the padded buffer; `get` keeps this panic-free
-    let Some(win) = s.bytes.get(*pos..*pos + VARINT_MAX_BYTES) else {
+    const _: () = assert!(VARINT_MAX_BYTES == 5 && STREAM_PAD >= 8);
+    // *pos <= s.len and the buffer holds s.len + STREAM_PAD bytes, so the window is inside;
+    // `get` keeps this panic-free
+    let Some(win) = s.bytes.get(*pos..*pos + 8) else {
         return Err(Status::BadVarint);
     };
-    let b0 = win[0];
-    let (v, used) = if b0 < 0x80 {
-        (b0 as u32, 1)
-    } else {
-        let mut v = (b0 & 0x7F) as u32;
-        let mut i = 1;
-        loop {
-            let b = win[i];
-            if i == 4 && b > 0x0F {
-                // the fifth byte may only carry the top 4 bits and no continuation
-                return Err(Status::BadVarint);
-            }
-            v |= ((b & 0x7F) as u32) << (7 * i);
-            i += 1;
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
-        (v, i)
-    };
-    if *pos + used > s.len {
+    let w = u64::from_le_bytes(win.try_into().expect("8 bytes"));
+    // bit 7 of byte k (k < 5) set in `stops` when byte k ends the varint
+    let stops = !w & 0x80_8080_8080;
+    let used = (stops.trailing_zeros() as usize + 1) / 8; // 8 when no byte ends it in 5
+    let groups = (w & 0x7F)
+        | ((w >> 1) & (0x7F << 7))
+        | ((w >> 2) & (0x7F << 14))
+        | ((w >> 3) & (0x7F << 21))
+        | ((w >> 4) & (0x7F << 28));
+    let v = groups & ((1u64 << (7 * used.min(5))) - 1);
+    let fifth_too_big = used == 5 && (w >> 32) & 0xFF > 0x0F;
+    if used > VARINT_MAX_BYTES || fifth_too_big || *pos + used > s.len {
         return Err(Status::BadVarint);
     }
     *pos += used;
-    Ok(v)
+    Ok(v as u32)
+}
+
+/// The repeat history of [`History`], with a branchless repeat (a `match` on the slot
+/// mispredicts: the slots follow the data).
+#[derive(Clone, Copy)]
+struct FastHistory([u32; 4]);
+
+impl FastHistory {
+    const RESET: FastHistory = FastHistory(History::RESET.0);
+
+    #[inline(always)]
+    fn push(&mut self, d: u32) {
+        let h = self.0;
+        self.0 = [d, h[0], h[1], h[2]];
+    }
+
+    /// Slot `i` (0..=3) to the front, the others keeping their order: entry `j >= 1` becomes
+    /// the old entry `j - 1` when `j <= i`, else stays.
+    #[inline(always)]
+    fn take(&mut self, i: usize) -> u32 {
+        let h = self.0;
+        let d = h[i & 3];
+        self.0 = [
+            d,
+            if i >= 1 { h[0] } else { h[1] },
+            if i >= 2 { h[1] } else { h[2] },
+            if i >= 3 { h[2] } else { h[3] },
+        ];
+        d
+    }
 }
 
 /// Copies 16 bytes.
@@ -141,27 +169,27 @@ const REPLICATE: [u64; 8] = {
     t
 };
 
-/// Copies a match of `len` bytes at distance `dist` to `base + cur`, spilling up to 15 bytes.
+/// Copies a match of `len` bytes at distance `dist` to `base + cur`, spilling up to 31 bytes.
 ///
 /// # Safety
 /// `base` is valid for reads and writes of `cur + len + WILD_COPY_MARGIN` bytes,
 /// `1 <= dist <= cur` and `len >= 1`.
 #[inline(always)]
 unsafe fn copy_match_wild(base: *mut u8, cur: usize, dist: usize, len: usize) {
-    // SAFETY (whole body): every write lies in [cur, cur + len + 15) and every read in
-    // [cur - dist, cur + len + 15), inside the caller's range; each chunk reads only bytes
+    // SAFETY (whole body): every write lies in [cur, cur + len + 31) and every read in
+    // [cur - dist, cur + len + 31), inside the caller's range; each chunk reads only bytes
     // before the chunk it writes (dist >= chunk size), so chunk copies never overlap.
     unsafe {
         let dst = base.add(cur);
         let src = dst.sub(dist);
         if dist >= 16 {
-            let mut k = 0;
-            loop {
+            // two chunks unconditionally (most matches are at most 32 bytes: no loop branch)
+            copy16(src, dst);
+            copy16(src.add(16), dst.add(16));
+            let mut k = 32;
+            while k < len {
                 copy16(src.add(k), dst.add(k));
                 k += 16;
-                if k >= len {
-                    break;
-                }
             }
         } else if dist >= 8 {
             let mut k = 0;
@@ -222,7 +250,7 @@ pub fn decode_block(
     let mut lit_pos = 0usize;
     let mut len_pos = 0usize;
     let mut off_pos = 0usize;
-    let mut history = History::RESET;
+    let mut history = FastHistory::RESET;
     for &c in commands {
         if c < CMD_REPEAT {
             let n = c as usize + 1;
@@ -235,18 +263,18 @@ pub fn decode_block(
             if end - cur >= n + WILD_COPY_MARGIN {
                 let lits = s.literals.bytes.as_ptr();
                 let dst = out.as_mut_ptr();
-                // SAFETY: chunks read [lit_pos, lit_pos + n + 15) of the literal buffer, which
-                // holds lit_len + STREAM_PAD bytes with lit_pos + n <= lit_len; they write
-                // [cur, cur + n + 15) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
+                // SAFETY: chunks read [lit_pos, lit_pos + n + 31) of the literal buffer, which
+                // holds lit_len + STREAM_PAD (32) bytes with lit_pos + n <= lit_len; they write
+                // [cur, cur + n + 31) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
                 // The literal buffer and `out` are distinct allocations.
                 unsafe {
-                    let mut k = 0;
-                    loop {
+                    // two chunks unconditionally (most runs are at most 32 bytes)
+                    copy16(lits.add(lit_pos), dst.add(cur));
+                    copy16(lits.add(lit_pos + 16), dst.add(cur + 16));
+                    let mut k = 32;
+                    while k < n {
                         copy16(lits.add(lit_pos + k), dst.add(cur + k));
                         k += 16;
-                        if k >= n {
-                            break;
-                        }
                     }
                 }
             } else {
@@ -280,7 +308,7 @@ pub fn decode_block(
                 (dist, len)
             }
             _ => {
-                history = History::RESET;
+                history = FastHistory::RESET;
                 continue;
             }
         };
@@ -305,4 +333,54 @@ pub fn decode_block(
         return Err(Status::Trailing);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::tokens::Rng;
+
+    #[test]
+    fn varints_match_the_reference() {
+        let mut r = Rng::new(0x1656_67B1_9E37_79F9);
+        for _ in 0..200_000 {
+            let len = r.below(9) as usize;
+            // bytes biased towards continuation bits and the 5th-byte edge
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| match r.below(4) {
+                    0 => 0x80 | r.next_u64() as u8,
+                    1 => r.below(0x20) as u8,
+                    _ => r.next_u64() as u8,
+                })
+                .collect();
+            let start = r.below(len as u64 + 1) as usize;
+            let mut buf = bytes.clone();
+            buf.extend((0..STREAM_PAD).map(|_| r.next_u64() as u8));
+            let p = Padded::new(&buf, len).unwrap();
+            let (mut a, mut b) = (start, start);
+            let want = crate::device::lz::read_varint(&bytes, &mut a);
+            let got = read_varint(&p, &mut b);
+            assert_eq!(got, want, "{bytes:02x?} from {start}");
+            if want.is_ok() {
+                assert_eq!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_history_matches_the_reference() {
+        let mut r = Rng::new(7);
+        let (mut h, mut f) = (History::RESET, FastHistory::RESET);
+        for _ in 0..10_000 {
+            if r.below(3) == 0 {
+                let d = r.next_u64() as u32;
+                h.push(d);
+                f.push(d);
+            } else {
+                let i = r.below(4) as usize;
+                assert_eq!(h.take(i), f.take(i));
+            }
+            assert_eq!(h.0, f.0);
+        }
+    }
 }

@@ -67,6 +67,119 @@ pub fn decode_streams<'s>(
     })
 }
 
+/// Most blocks whose streams [`decode_streams_group`] entropy-decodes together.
+pub const GROUP_BLOCKS: usize = 4;
+
+/// Original bytes a group of blocks should not exceed (see [`group_blocks`]).
+const GROUP_BYTES: usize = 64 << 10;
+
+/// How many blocks of `block_size` bytes to decode as one group: up to [`GROUP_BLOCKS`] and
+/// [`GROUP_BYTES`] of output. Small blocks have short slices whose chains gain from being
+/// interleaved; large blocks have long slices and gain little, while a group's errors are
+/// only reported once all its streams are decoded, so a corrupt archive of large blocks must
+/// not make a thread decode several of them before it fails.
+pub fn group_blocks(block_size: usize) -> usize {
+    (GROUP_BYTES / block_size.max(1)).clamp(1, GROUP_BLOCKS)
+}
+
+/// Sizes the stream buffers of `scratch` for block `b` (grow only, with [`STREAM_PAD`]).
+fn size_buffers(e: &BlockEntry, scratch: &mut Scratch) {
+    for (k, buf) in scratch.bufs.iter_mut().enumerate() {
+        let n = e.decoded_len[k] as usize;
+        if buf.len() < n + STREAM_PAD {
+            buf.resize(n + STREAM_PAD, 0);
+        }
+    }
+}
+
+/// Decodes stream `k` of block `b` into `buf[..decoded_len]` on its own (raw copy or rANS).
+fn decode_one_stream(a: &Archive<'_>, b: usize, k: usize, buf: &mut [u8]) -> Result<(), Status> {
+    let e = &a.entries[b];
+    let n = e.decoded_len[k] as usize;
+    let slice = a.slices(b)[k];
+    let out = &mut buf[..n];
+    match e.lanes[k] {
+        LANES_RAW => {
+            // Archive::parse checked stored == decoded for raw slices
+            if slice.len() != n {
+                return Err(Status::SliceMode);
+            }
+            out.copy_from_slice(slice);
+            Ok(())
+        }
+        lanes => {
+            // Archive::parse guarantees a table for every rANS slice
+            let t = a.table(b, k).ok_or(Status::SliceMode)?;
+            rans::decode_slice(slice, lanes as usize, t, out)
+        }
+    }
+}
+
+/// The padded streams of block `b` as decoded into `scratch`.
+pub fn padded_streams<'s>(a: &Archive<'_>, b: usize, scratch: &'s Scratch) -> PaddedStreams<'s> {
+    let e = &a.entries[b];
+    let [l, ln, o, c] = &scratch.bufs;
+    let pad = |buf: &'s Vec<u8>, k: usize| {
+        Padded::new(buf, e.decoded_len[k] as usize).expect("buffer sized with padding")
+    };
+    PaddedStreams {
+        literals: pad(l, STREAM_LITERALS),
+        lengths: pad(ln, STREAM_LENGTHS),
+        offsets: pad(o, STREAM_OFFSETS),
+        commands: pad(c, STREAM_COMMANDS),
+    }
+}
+
+/// Entropy-decodes the four streams of blocks `first .. first + scratch.len()`, block `first
+/// + j` into `scratch[j]`, and returns each block's outcome: exactly what [`decode_streams`]
+/// returns for that block alone (the first failing stream's [`Status`] in stream order).
+///
+/// All rANS slices of the blocks are decoded together
+/// ([`rans::SliceDecoder::fast_rows_together`]) so that the dependency chains of several
+/// slices overlap; each slice's outcome is the one it has alone, so the blocks' are too.
+pub fn decode_streams_group(
+    a: &Archive<'_>,
+    first: usize,
+    scratch: &mut [Scratch],
+) -> [Result<(), Status>; GROUP_BLOCKS] {
+    assert!(scratch.len() <= GROUP_BLOCKS, "at most GROUP_BLOCKS blocks");
+    let mut status = [[Ok(()); STREAM_COUNT]; GROUP_BLOCKS];
+    let mut decs = Vec::with_capacity(GROUP_BLOCKS * STREAM_COUNT);
+    let mut owner = [(0usize, 0usize); GROUP_BLOCKS * STREAM_COUNT];
+    for (j, s) in scratch.iter_mut().enumerate() {
+        let b = first + j;
+        let e = &a.entries[b];
+        size_buffers(e, s);
+        for (k, buf) in s.bufs.iter_mut().enumerate() {
+            let lanes = e.lanes[k];
+            if lanes == LANES_RAW {
+                status[j][k] = decode_one_stream(a, b, k, buf);
+                continue;
+            }
+            // Archive::parse guarantees a table for every rANS slice
+            let Some(t) = a.table(b, k) else {
+                status[j][k] = Err(Status::SliceMode);
+                continue;
+            };
+            let out = &mut buf[..e.decoded_len[k] as usize];
+            match rans::SliceDecoder::new(a.slices(b)[k], lanes as usize, t, out) {
+                Ok(d) => {
+                    owner[decs.len()] = (j, k);
+                    decs.push(d);
+                }
+                Err(st) => status[j][k] = Err(st),
+            }
+        }
+    }
+    rans::SliceDecoder::fast_rows_together(&mut decs);
+    for (i, mut d) in decs.into_iter().enumerate() {
+        while d.fast_rows(usize::MAX) > 0 {}
+        let (j, k) = owner[i];
+        status[j][k] = d.finish();
+    }
+    status.map(|s| s.into_iter().find(|r| r.is_err()).unwrap_or(Ok(())))
+}
+
 /// Entropy- and match-decodes block `b` into `out` as placed by `frame` (no checksum check).
 pub fn decode_block(
     a: &Archive<'_>,
@@ -250,7 +363,36 @@ mod tests {
             .collect()
     }
 
+    /// The group path gives each block the streams and status of the one-block path.
+    fn same_group_outcome(packed: &[u8]) {
+        let a = Archive::parse(packed).expect("archive parses");
+        let mut one = Scratch::default();
+        let mut group: Vec<Scratch> = (0..GROUP_BLOCKS).map(|_| Scratch::default()).collect();
+        for first in (0..a.block_count()).step_by(GROUP_BLOCKS) {
+            let n = (a.block_count() - first).min(GROUP_BLOCKS);
+            let st = decode_streams_group(&a, first, &mut group[..n]);
+            for j in 0..n {
+                let alone = decode_streams(&a, first + j, &mut one).map(|s| {
+                    [s.literals, s.lengths, s.offsets, s.commands].map(|p| p.data().to_vec())
+                });
+                assert_eq!(
+                    st[j],
+                    alone.as_ref().map(|_| ()).map_err(|e| *e),
+                    "block {}",
+                    first + j
+                );
+                if let Ok(want) = alone {
+                    let p = padded_streams(&a, first + j, &group[j]);
+                    let got =
+                        [p.literals, p.lengths, p.offsets, p.commands].map(|p| p.data().to_vec());
+                    assert!(got == want, "block {}: streams differ", first + j);
+                }
+            }
+        }
+    }
+
     fn same_outcome(packed: &[u8]) {
+        same_group_outcome(packed);
         let fast = block_statuses(packed, true);
         let reference = block_statuses(packed, false);
         for (b, (f, r)) in fast.iter().zip(&reference).enumerate() {

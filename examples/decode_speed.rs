@@ -1,0 +1,273 @@
+//! Single-thread CPU decode speed per corpus file, by thread CPU time (robust on a shared
+//! machine), with a split into stages.
+//!
+//! Run: `cargo run --release --example decode_speed -- [FILES...]` (default: the six files of
+//! `benches/codec.rs` under `corpora/`). Each file is cut to its first 16 MiB, compressed
+//! with the default options (level 5, 16 KiB blocks) and decoded on one thread `RUNS` times;
+//! the best run counts. Archives are cached in `target/decode-speed-cache/` keyed by file
+//! name, size and `$ACEAPEX_CACHE_TAG` (change the tag, or delete the folder, after changing
+//! the encoder).
+//!
+//! Lines: `FILE ratio=R total=MB/s streams=MB/s lz=MB/s xxh3=MB/s`, where `total` is
+//! `decode::decompress_into` on a one-thread pool (everything the CLI does, content checksum
+//! included) and the stage columns time the stages alone over all blocks (rANS + raw copies
+//! of the four streams; the match layer on already decoded streams; one XXH3-64 pass over
+//! the output).
+//!
+//! `ACEAPEX_STREAM_STATS=1` adds per stream: symbols per output byte, time per symbol and the
+//! lane counts used; `ACEAPEX_LIT_AB=1` adds the literal slices alone, decoded one by one
+//! against decoded together in groups ([`cpu::rans::SliceDecoder::fast_rows_together`]).
+
+use aceapex::archive::Archive;
+use aceapex::cpu;
+use aceapex::decode;
+use aceapex::device::lz::BlockFrame;
+use aceapex::{compress, EncodeOptions};
+use std::path::PathBuf;
+
+const INPUT_BYTES: usize = 16 << 20;
+const RUNS: usize = 15;
+
+const FILES: &[&str] = &[
+    "dna/hs37_chrX_first70Mb.fa",
+    "dna/TAIR10_chr1.fna",
+    "text/gcide.txt",
+    "text/moby_dick.txt",
+    "fastq/mouse_RNAseq_top100k_1.fq",
+    "protein/swissprot201401_GO_BPO.fasta",
+];
+
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clk: i32, tp: *mut Timespec) -> i32;
+}
+
+/// CPU time of the calling thread in seconds (Linux `CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu() -> f64 {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut t = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec (two i64 on x86-64 Linux) for the call.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime");
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Best of `RUNS` thread-CPU times of `f`.
+fn best(mut f: impl FnMut()) -> f64 {
+    (0..RUNS)
+        .map(|_| {
+            let t = thread_cpu();
+            f();
+            thread_cpu() - t
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
+    let tag = std::env::var("ACEAPEX_CACHE_TAG").unwrap_or_default();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
+    let name = path.file_name().unwrap().to_string_lossy();
+    let cached = dir.join(format!("{name}.{}.{tag}.acx", input.len()));
+    if let Ok(a) = std::fs::read(&cached) {
+        return a;
+    }
+    let a = compress(input, &EncodeOptions::default(), &|_| {}).expect("compress");
+    std::fs::create_dir_all(&dir).ok();
+    std::fs::write(&cached, &a).ok();
+    a
+}
+
+fn main() {
+    let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    let files: Vec<PathBuf> = if args.is_empty() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpora");
+        FILES.iter().map(|f| dir.join(f)).collect()
+    } else {
+        args
+    };
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    for path in &files {
+        let Ok(mut input) = std::fs::read(path) else {
+            println!("skip {}", path.display());
+            continue;
+        };
+        input.truncate(INPUT_BYTES);
+        let packed = archive_for(path, &input);
+        let a = Archive::parse(&packed).expect("parse");
+        let mut out = vec![0u8; input.len()];
+        decode::decompress_into(&a, &mut out, &|_| {}).expect("decode");
+        assert!(out == input, "{}: wrong bytes", path.display());
+
+        let n = input.len() as f64;
+        let bs = a.header.block_size as usize;
+        let blocks = a.block_count();
+        let (total, streams, lz, hash) = one.install(|| {
+            let total = best(|| decode::decompress_into(&a, &mut out, &|_| {}).unwrap());
+            let mut scratch = cpu::Scratch::default();
+            let mut group: Vec<cpu::Scratch> =
+                (0..cpu::GROUP_BLOCKS).map(|_| Default::default()).collect();
+            let streams = best(|| {
+                for first in (0..blocks).step_by(cpu::GROUP_BLOCKS) {
+                    let n = (blocks - first).min(cpu::GROUP_BLOCKS);
+                    let st = cpu::decode_streams_group(&a, first, &mut group[..n]);
+                    assert!(st.iter().all(|s| s.is_ok()));
+                }
+            });
+            // the match layer alone: streams of every block decoded up front
+            let all: Vec<Vec<Vec<u8>>> = (0..blocks)
+                .map(|b| {
+                    let s = cpu::decode_streams(&a, b, &mut scratch).unwrap();
+                    [s.literals, s.lengths, s.offsets, s.commands]
+                        .iter()
+                        .map(|p| {
+                            let mut v = p.data().to_vec();
+                            v.resize(v.len() + cpu::lz::STREAM_PAD, 0);
+                            v
+                        })
+                        .collect()
+                })
+                .collect();
+            let lz = best(|| {
+                for (b, s) in all.iter().enumerate() {
+                    let e = &a.entries[b];
+                    let p =
+                        |k: usize| cpu::lz::Padded::new(&s[k], e.decoded_len[k] as usize).unwrap();
+                    let ps = cpu::lz::PaddedStreams {
+                        literals: p(0),
+                        lengths: p(1),
+                        offsets: p(2),
+                        commands: p(3),
+                    };
+                    let chunk = &mut out[b * bs..((b + 1) * bs).min(input.len())];
+                    let frame = BlockFrame {
+                        dst_start: 0,
+                        dst_end: chunk.len(),
+                        src_floor: 0,
+                        window: a.header.window,
+                    };
+                    cpu::lz::decode_block(&ps, chunk, &frame).unwrap();
+                }
+            });
+            if std::env::var_os("ACEAPEX_LIT_AB").is_some() {
+                // literal slices only: one by one vs. together in groups
+                let mut bufs: Vec<Vec<u8>> = (0..blocks).map(|_| vec![0u8; bs + 64]).collect();
+                let (mut single, mut together) = (f64::INFINITY, f64::INFINITY);
+                for _ in 0..3 {
+                    single = single.min(best(|| {
+                        for b in 0..blocks {
+                            let e = &a.entries[b];
+                            let o = &mut bufs[b][..e.decoded_len[0] as usize];
+                            if e.lanes[0] != 0 {
+                                cpu::rans::decode_slice(
+                                    a.slices(b)[0],
+                                    e.lanes[0] as usize,
+                                    a.table(b, 0).unwrap(),
+                                    o,
+                                )
+                                .unwrap();
+                            }
+                        }
+                    }));
+                    together = together.min(best(|| {
+                        for (g, chunk) in bufs.chunks_mut(cpu::GROUP_BLOCKS).enumerate() {
+                            let mut decs = Vec::new();
+                            for (j, buf) in chunk.iter_mut().enumerate() {
+                                let b = g * cpu::GROUP_BLOCKS + j;
+                                let e = &a.entries[b];
+                                if e.lanes[0] != 0 {
+                                    decs.push(
+                                        cpu::rans::SliceDecoder::new(
+                                            a.slices(b)[0],
+                                            e.lanes[0] as usize,
+                                            a.table(b, 0).unwrap(),
+                                            &mut buf[..e.decoded_len[0] as usize],
+                                        )
+                                        .unwrap(),
+                                    );
+                                }
+                            }
+                            cpu::rans::SliceDecoder::fast_rows_together(&mut decs);
+                            for mut d in decs {
+                                while d.fast_rows(usize::MAX) > 0 {}
+                                d.finish().unwrap();
+                            }
+                        }
+                    }));
+                }
+                println!(
+                    "  literals: single {:.3} ns/B, together {:.3} ns/B",
+                    single * 1e9 / n,
+                    together * 1e9 / n
+                );
+            }
+            // per stream: symbols, lane histogram and time of its slices alone
+            if std::env::var_os("ACEAPEX_STREAM_STATS").is_some() {
+                for k in 0..4 {
+                    let mut syms = 0usize;
+                    let mut lanes = [0usize; 34];
+                    let mut bufo = vec![0u8; bs + 64];
+                    for e in &a.entries {
+                        syms += e.decoded_len[k] as usize;
+                        lanes[(e.lanes[k] as usize).min(33)] += 1;
+                    }
+                    let t = best(|| {
+                        for b in 0..blocks {
+                            let e = &a.entries[b];
+                            let sl = a.slices(b)[k];
+                            let o = &mut bufo[..e.decoded_len[k] as usize];
+                            if e.lanes[k] == 0 {
+                                o.copy_from_slice(sl);
+                            } else {
+                                cpu::rans::decode_slice(
+                                    sl,
+                                    e.lanes[k] as usize,
+                                    a.table(b, k).unwrap(),
+                                    o,
+                                )
+                                .unwrap();
+                            }
+                        }
+                    });
+                    let l: Vec<String> = lanes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &c)| c > 0)
+                        .map(|(i, c)| format!("{i}:{c}"))
+                        .collect();
+                    println!(
+                        "  stream {k}: {:.3} sym/byte, {:.2} ns/sym, {:.3} ns/out-byte, lanes {}",
+                        syms as f64 / n,
+                        t * 1e9 / syms.max(1) as f64,
+                        t * 1e9 / n,
+                        l.join(" ")
+                    );
+                }
+            }
+            let hash = best(|| {
+                std::hint::black_box(xxhash_rust::xxh3::xxh3_64(&out));
+            });
+            (total, streams, lz, hash)
+        });
+        let mb = |s: f64| n / s / 1e6;
+        println!(
+            "{:<40} ratio={:.3} total={:7.1} streams={:7.1} lz={:7.1} xxh3={:7.1} MB/s",
+            path.file_name().unwrap().to_string_lossy(),
+            n / packed.len() as f64,
+            mb(total),
+            mb(streams),
+            mb(lz),
+            mb(hash)
+        );
+    }
+}
