@@ -15,15 +15,20 @@ fn run(dir: &Path, args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
-fn run_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
+/// The binary started in `dir` with all three standard streams piped.
+fn spawn_piped(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(BIN)
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the binary runs");
+        .expect("the binary runs")
+}
+
+fn run_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut child = spawn_piped(dir, args);
     let mut stdin = child.stdin.take().unwrap();
     let data = input.to_vec();
     let writer = std::thread::spawn(move || {
@@ -482,14 +487,7 @@ fn signals_remove_the_temporary_output() {
     ] {
         let t = tmp();
         let d = t.path();
-        let mut child = Command::new(BIN)
-            .args(args)
-            .current_dir(d)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary runs");
+        let mut child = spawn_piped(d, &args);
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(b"some bytes, not the end").unwrap();
         let t0 = std::time::Instant::now();

@@ -850,18 +850,33 @@ fn classify(valid: bool, c: u8) -> Class {
     }
 }
 
+/// A lane's command byte of a step, classified, with the warp's ballots of the commands
+/// that take a length varint and an offset varint: `(class, byte, mlen, moff)`.
+#[inline(always)]
+fn step_command(valid: bool, c: u8) -> (Class, u8, u32, u32) {
+    let k = classify(valid, c);
+    (k, c, ballot(k.uses_len), ballot(k.uses_off))
+}
+
 /// A lane's command of a step, varints looked up: `(out_n, lit_n, new_dist, bad_varint)`.
 /// `out_n` is a `u64` so that an absurd length cannot wrap.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn command_values(
     s: &Smem,
     k: Class,
     c: u8,
-    len_i: u32,
-    off_i: u32,
+    len_base: u32,
+    off_base: u32,
+    mlen: u32,
+    moff: u32,
+    below: u32,
     nlenv: u32,
     noffv: u32,
 ) -> (u64, u32, u32, bool) {
+    // this lane's varint indices: the step's bases plus the lanes below that take one
+    let len_i = len_base + (mlen & below).count_ones();
+    let off_i = off_base + (moff & below).count_ones();
     let mut bad_varint = false;
     let mut extra: u32 = 0;
     if k.uses_len {
@@ -936,6 +951,17 @@ fn scan_maps(mut map: [u32; 4], lane: u32) -> [u32; 4] {
     map
 }
 
+/// Lane 31's map (after an inclusive scan: the composition of the whole step).
+#[inline(always)]
+fn last_lane_map(m: [u32; 4]) -> [u32; 4] {
+    [
+        shfl(m[0], 31),
+        shfl(m[1], 31),
+        shfl(m[2], 31),
+        shfl(m[3], 31),
+    ]
+}
+
 /// Inclusive scans of two counts over the warp (the first saturating).
 #[inline(always)]
 fn scan_counts(mut a: u32, mut b: u32, lane: u32) -> (u32, u32) {
@@ -1003,9 +1029,9 @@ fn parse_fill(
     let (mut nlen, mut noff) = (0u32, 0u32);
     for step in s0..s1 {
         let ci = step * 32 + lane as usize;
-        let k = classify(ci < ncmd, cmd_at(ci));
-        nlen += ballot(k.uses_len).count_ones();
-        noff += ballot(k.uses_off).count_ones();
+        let (_, _, mlen, moff) = step_command(ci < ncmd, cmd_at(ci));
+        nlen += mlen.count_ones();
+        noff += moff.count_ones();
     }
     if lane == 0 {
         // SAFETY: per-warp control words (warp < WARPS).
@@ -1031,33 +1057,15 @@ fn parse_fill(
     let mut hmap = IDENTITY;
     for step in s0..s1 {
         let ci = step * 32 + lane as usize;
-        let c = cmd_at(ci);
-        let k = classify(ci < ncmd, c);
-        let mlen = ballot(k.uses_len);
-        let moff = ballot(k.uses_off);
-        let (out_n, lit_n, new_dist, _) = command_values(
-            s,
-            k,
-            c,
-            lb + (mlen & below).count_ones(),
-            ob + (moff & below).count_ones(),
-            nlenv,
-            noffv,
-        );
+        let (k, c, mlen, moff) = step_command(ci < ncmd, cmd_at(ci));
+        let (out_n, lit_n, new_dist, _) =
+            command_values(s, k, c, lb, ob, mlen, moff, below, nlenv, noffv);
         let on = core::cmp::min(out_n, block_len as u64 + 1) as u32;
         let (io, il) = scan_counts(on, lit_n, lane);
         out_t = out_t.saturating_add(shfl(io, 31));
         lit_t += shfl(il, 31);
         let m = scan_maps(command_map(k, c, new_dist), lane);
-        hmap = compose(
-            hmap,
-            [
-                shfl(m[0], 31),
-                shfl(m[1], 31),
-                shfl(m[2], 31),
-                shfl(m[3], 31),
-            ],
-        );
+        hmap = compose(hmap, last_lane_map(m));
         lb += mlen.count_ones();
         ob += moff.count_ones();
     }
@@ -1092,19 +1100,9 @@ fn parse_fill(
     let (mut lb, mut ob) = (lenv_base, offv_base);
     for step in s0..s1 {
         let ci = step * 32 + lane as usize;
-        let c = cmd_at(ci);
-        let k = classify(ci < ncmd, c);
-        let mlen = ballot(k.uses_len);
-        let moff = ballot(k.uses_off);
-        let (out_n, lit_n, new_dist, bad_varint) = command_values(
-            s,
-            k,
-            c,
-            lb + (mlen & below).count_ones(),
-            ob + (moff & below).count_ones(),
-            nlenv,
-            noffv,
-        );
+        let (k, c, mlen, moff) = step_command(ci < ncmd, cmd_at(ci));
+        let (out_n, lit_n, new_dist, bad_varint) =
+            command_values(s, k, c, lb, ob, mlen, moff, below, nlenv, noffv);
         let too_long = out_n > block_len as u64;
         let on = if too_long {
             block_len + 1
@@ -1207,15 +1205,7 @@ fn parse_fill(
         lit_base += shfl(inc_lit, 31);
         lb += mlen.count_ones();
         ob += moff.count_ones();
-        hist = compose(
-            hist,
-            [
-                shfl(map[0], 31),
-                shfl(map[1], 31),
-                shfl(map[2], 31),
-                shfl(map[3], 31),
-            ],
-        );
+        hist = compose(hist, last_lane_map(map));
     }
     sync();
     let err = ctrl_get(s, C_ERR);

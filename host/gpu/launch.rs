@@ -117,7 +117,7 @@ pub fn smoke_add_one(gpu: &Gpu, buf: &mut CudaSlice<u32>) -> Result<(), GpuError
 
 /// The buffer sizes every block-decoder launch relies on (asserted: a caller bug, not bad
 /// input); false when the archive has no block and nothing is to be launched.
-fn has_blocks(
+pub(crate) fn has_blocks(
     ga: &super::decoder::GpuArchive,
     out: &CudaSlice<u8>,
     status: &CudaSlice<u32>,
