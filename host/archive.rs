@@ -2,7 +2,7 @@
 //! with every size, offset and table checked before any block is touched.
 
 use crate::device::format::*;
-use crate::entropy::{self, FreqTable, Histogram};
+use crate::entropy::{self, EncodeTable, FreqTable, Histogram};
 use crate::error::FormatError;
 use crate::lz::{self, BlockParse, ParseParams};
 use rayon::prelude::*;
@@ -214,12 +214,12 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
             entropy::count(h, s);
         }
     }
-    let tables: Vec<Option<(FreqTable, [u32; 256])>> = hists
+    let tables: Vec<Option<(FreqTable, EncodeTable)>> = hists
         .iter()
         .map(|h| {
             FreqTable::from_histogram(h).map(|t| {
-                let c = t.cumulative();
-                (t, c)
+                let e = EncodeTable::new(&t, &t.cumulative());
+                (t, e)
             })
         })
         .collect();
@@ -247,7 +247,7 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
             for (k, s) in b.stream_slices().into_iter().enumerate() {
                 let before = bytes.len();
                 e.lanes[k] =
-                    entropy::store_slice(s, tables[k].as_ref().map(|(t, c)| (t, c)), &mut bytes);
+                    entropy::store_slice(s, tables[k].as_ref().map(|(_, e)| e), &mut bytes);
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }

@@ -177,6 +177,22 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// The chain head for `p` (0 = empty chain); if `p` is the next position to insert,
+    /// also inserts it, so that the hash and the head-table load (the likeliest cache miss
+    /// of the finder) are paid once per position.
+    #[inline(always)]
+    fn head_and_insert(&mut self, p: usize) -> usize {
+        let h = self.hash(p);
+        let c = self.head[h];
+        if self.next_insert == p {
+            let r = p - self.base;
+            self.prev[r & self.rmask] = c;
+            self.head[h] = (r + 1) as u32;
+            self.next_insert = p + 1;
+        }
+        c as usize
+    }
+
     /// Branch-friendly pre-check that `data[a..a + k]` may equal `data[b..b + k]` (`a < b`,
     /// `b + k <= data.len()`): compares the 8 bytes ending at `k` (masked when `k < 8`).
     /// Exact for `k <= 8`; for longer `k` it checks only the last 8 bytes.
@@ -242,7 +258,7 @@ impl<'a> Finder<'a> {
         // start the head load early: it is the likeliest cache miss
         let chain_ok = p + 8 <= self.end;
         let head = if chain_ok {
-            self.head[self.hash(p)] as usize
+            self.head_and_insert(p)
         } else {
             0
         };
