@@ -243,8 +243,9 @@ pub fn encode_slice(
 pub fn encode_slice_with(symbols: &[u8], lanes: usize, table: &EncodeTable, out: &mut Vec<u8>) {
     assert!((1..=MAX_LANES as usize).contains(&lanes));
     let mut states = [RANS_L; MAX_LANES as usize];
-    // at most one word per symbol
-    let mut words = vec![0u16; symbols.len()];
+    // at most one word per symbol, plus the slot the branch-free renormalisation may write
+    // after the last word
+    let mut words = vec![0u16; symbols.len() + 1];
     let nw = match lanes {
         1 => encode_lanes::<1>(symbols, table, &mut states, &mut words),
         2 => encode_lanes::<2>(symbols, table, &mut states, &mut words),
@@ -265,11 +266,12 @@ pub fn encode_slice_with(symbols: &[u8], lanes: usize, table: &EncodeTable, out:
 #[inline(always)]
 fn put_symbol(x: &mut u32, e: &EncSym, words: &mut [u16], nw: &mut usize) {
     debug_assert!(e.freq > 0, "symbol absent from the table");
-    if *x as u64 >= e.x_max {
-        words[*nw] = *x as u16;
-        *nw += 1;
-        *x >>= 16;
-    }
+    // branch-free renormalisation (the branch would be unpredictable): the word slot is
+    // always written but only kept when the state is too large
+    let out = (*x as u64 >= e.x_max) as usize;
+    words[*nw] = *x as u16;
+    *nw += out;
+    *x >>= 16 * out as u32;
     // For x < 2^32 and f <= 2^12, (x * ceil(2^63 / f)) >> 63 == x / f exactly: the rounding
     // of the reciprocal adds less than x / 2^63 < 2^-31 to the quotient, while x / f lies at
     // least 1 / f >= 2^-12 below the next integer.
@@ -290,9 +292,14 @@ fn encode_lanes<const L: usize>(
     let mut nw = 0;
     let full = symbols.len() / L * L;
     for i in (full..symbols.len()).rev() {
-        put_symbol(&mut st[i - full], &t.sym[symbols[i] as usize], words, &mut nw);
+        put_symbol(
+            &mut st[i - full],
+            &t.sym[symbols[i] as usize],
+            words,
+            &mut nw,
+        );
     }
-    for row in symbols[..full].chunks_exact(L).rev() {
+    for row in symbols[..full].as_chunks::<L>().0.iter().rev() {
         for l in (0..L).rev() {
             put_symbol(&mut st[l], &t.sym[row[l] as usize], words, &mut nw);
         }
