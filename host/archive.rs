@@ -2,7 +2,7 @@
 //! with every size, offset and table checked before any block is touched.
 
 use crate::device::format::*;
-use crate::entropy::{self, FreqTable, Histogram};
+use crate::entropy::{self, EncodeTable, FreqTable, Histogram};
 use crate::error::FormatError;
 use crate::lz::{self, BlockParse, ParseParams};
 use rayon::prelude::*;
@@ -135,25 +135,48 @@ pub fn compress(
     let mut batch_start = 0usize;
     while batch_start < data.len() {
         let batch_end = (batch_start + batch_bytes).min(data.len());
-        let segs: Vec<(usize, usize)> = (batch_start..batch_end)
-            .step_by(seg_bytes)
-            .map(|s| (s, (s + seg_bytes).min(batch_end)))
-            .collect();
-        let parses: Vec<BlockParse> = segs
-            .par_iter()
-            .flat_map_iter(|&(s, e)| {
-                let v = lz::parse_segment(data, s..e, bs, &params);
-                progress((e - s) as u64 / 2);
-                v
-            })
-            .collect();
         let first_block = batch_start / bs;
-        // per group: tables, then the slices of its blocks
-        let groups: Vec<GroupOut> = parses
-            .par_chunks(group_blocks)
-            .enumerate()
-            .map(|(gi, blocks)| encode_group(data, bs, first_block + gi * group_blocks, blocks))
-            .collect();
+        let group_bytes = group_blocks * bs;
+        let groups: Vec<GroupOut> = if seg_bytes == bs {
+            // Independent blocks: each task parses one group and codes it at once, while
+            // its streams are still in cache.
+            (batch_start..batch_end)
+                .step_by(group_bytes)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|g| {
+                    let g_end = (g + group_bytes).min(batch_end);
+                    let parses: Vec<BlockParse> = (g..g_end)
+                        .step_by(bs)
+                        .flat_map(|s| lz::parse_segment(data, s..(s + bs).min(g_end), bs, &params))
+                        .collect();
+                    let out = encode_group(data, bs, g / bs, &parses);
+                    progress((g_end - g) as u64);
+                    out
+                })
+                .collect()
+        } else {
+            let segs: Vec<(usize, usize)> = (batch_start..batch_end)
+                .step_by(seg_bytes)
+                .map(|s| (s, (s + seg_bytes).min(batch_end)))
+                .collect();
+            let parses: Vec<BlockParse> = segs
+                .par_iter()
+                .flat_map_iter(|&(s, e)| {
+                    let v = lz::parse_segment(data, s..e, bs, &params);
+                    progress((e - s) as u64 / 2);
+                    v
+                })
+                .collect();
+            // per group: tables, then the slices of its blocks
+            let groups = parses
+                .par_chunks(group_blocks)
+                .enumerate()
+                .map(|(gi, blocks)| encode_group(data, bs, first_block + gi * group_blocks, blocks))
+                .collect();
+            progress((batch_end - batch_start) as u64 - (batch_end - batch_start) as u64 / 2);
+            groups
+        };
         for (tables, blocks) in groups {
             tables_out.extend_from_slice(&tables);
             for (e, bytes) in blocks {
@@ -161,7 +184,6 @@ pub fn compress(
                 data_out.extend_from_slice(&bytes);
             }
         }
-        progress((batch_end - batch_start) as u64 - (batch_end - batch_start) as u64 / 2);
         batch_start = batch_end;
     }
     debug_assert_eq!(entries.len(), block_count);
@@ -214,12 +236,12 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
             entropy::count(h, s);
         }
     }
-    let tables: Vec<Option<(FreqTable, [u32; 256])>> = hists
+    let tables: Vec<Option<(FreqTable, EncodeTable)>> = hists
         .iter()
         .map(|h| {
             FreqTable::from_histogram(h).map(|t| {
-                let c = t.cumulative();
-                (t, c)
+                let e = EncodeTable::new(&t, &t.cumulative());
+                (t, e)
             })
         })
         .collect();
@@ -247,7 +269,7 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
             for (k, s) in b.stream_slices().into_iter().enumerate() {
                 let before = bytes.len();
                 e.lanes[k] =
-                    entropy::store_slice(s, tables[k].as_ref().map(|(t, c)| (t, c)), &mut bytes);
+                    entropy::store_slice(s, tables[k].as_ref().map(|(_, e)| e), &mut bytes);
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }

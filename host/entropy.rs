@@ -187,6 +187,46 @@ pub fn lanes_for(n: usize) -> usize {
     1 << (usize::BITS - 1 - want.leading_zeros())
 }
 
+/// Encoder form of a [`FreqTable`]: per symbol the renormalisation bound, frequency,
+/// cumulative frequency and a reciprocal that replaces the division by the frequency.
+/// Build it once per table and reuse it for every slice coded with that table.
+#[derive(Clone, Debug)]
+pub struct EncodeTable {
+    sym: [EncSym; 256],
+}
+
+/// One symbol of an [`EncodeTable`].
+#[derive(Clone, Copy, Debug, Default)]
+struct EncSym {
+    /// A state at or above this must emit one 16-bit word before coding the symbol.
+    x_max: u64,
+    /// `ceil(2^63 / freq)`.
+    rcp: u64,
+    freq: u32,
+    cum: u32,
+}
+
+impl EncodeTable {
+    /// Expands `table` (with its cumulative frequencies `cum`, see [`FreqTable::cumulative`]).
+    pub fn new(table: &FreqTable, cum: &[u32; 256]) -> EncodeTable {
+        // x_max(f) = ((RANS_L >> PROB_BITS) << 16) * f: above it a word must go out first.
+        const X_MAX_UNIT: u64 = ((RANS_L >> PROB_BITS) as u64) << 16;
+        let mut sym = [EncSym::default(); 256];
+        for (s, e) in sym.iter_mut().enumerate() {
+            let f = table.freq[s];
+            if f > 0 {
+                *e = EncSym {
+                    x_max: X_MAX_UNIT * f as u64,
+                    rcp: (1u64 << 63).div_ceil(f as u64),
+                    freq: f,
+                    cum: cum[s],
+                };
+            }
+        }
+        EncodeTable { sym }
+    }
+}
+
 /// Encodes `symbols` with `lanes` interleaved rANS lanes under `table` (every symbol of
 /// `symbols` must have a non-zero frequency). Output: the lane states, then the words.
 pub fn encode_slice(
@@ -196,43 +236,101 @@ pub fn encode_slice(
     cum: &[u32; 256],
     out: &mut Vec<u8>,
 ) {
+    encode_slice_with(symbols, lanes, &EncodeTable::new(table, cum), out);
+}
+
+/// [`encode_slice`] with a prebuilt [`EncodeTable`].
+pub fn encode_slice_with(symbols: &[u8], lanes: usize, table: &EncodeTable, out: &mut Vec<u8>) {
     assert!((1..=MAX_LANES as usize).contains(&lanes));
     let mut states = [RANS_L; MAX_LANES as usize];
-    let mut words: Vec<u16> = Vec::with_capacity(symbols.len() / 4 + 8);
-    // x_max(f) = ((RANS_L >> PROB_BITS) << 16) * f: above it one 16-bit word must go out first.
-    const X_MAX_UNIT: u64 = ((RANS_L >> PROB_BITS) as u64) << 16;
-    for i in (0..symbols.len()).rev() {
-        let s = symbols[i] as usize;
-        let f = table.freq[s];
-        debug_assert!(f > 0, "symbol {s} absent from the table");
-        let x = &mut states[i % lanes];
-        if *x as u64 >= X_MAX_UNIT * f as u64 {
-            words.push(*x as u16);
-            *x >>= 16;
-        }
-        *x = ((*x / f) << PROB_BITS) + (*x % f) + cum[s];
-    }
+    // at most one word per symbol, plus the slot the branch-free renormalisation may write
+    // after the last word
+    let mut words = vec![0u16; symbols.len() + 1];
+    let nw = match lanes {
+        1 => encode_lanes::<1>(symbols, table, &mut states, &mut words),
+        2 => encode_lanes::<2>(symbols, table, &mut states, &mut words),
+        4 => encode_lanes::<4>(symbols, table, &mut states, &mut words),
+        8 => encode_lanes::<8>(symbols, table, &mut states, &mut words),
+        16 => encode_lanes::<16>(symbols, table, &mut states, &mut words),
+        32 => encode_lanes::<32>(symbols, table, &mut states, &mut words),
+        _ => encode_any_lanes(symbols, lanes, table, &mut states, &mut words),
+    };
+    out.reserve(lanes * 4 + nw * 2);
     for x in &states[..lanes] {
         out.extend_from_slice(&x.to_le_bytes());
     }
-    out.reserve(words.len() * 2);
-    for w in words.iter().rev() {
-        out.extend_from_slice(&w.to_le_bytes());
+    out.extend(words[..nw].iter().rev().flat_map(|w| w.to_le_bytes()));
+}
+
+/// Codes one symbol into state `x`, first moving a word out to `words[*nw]` if needed.
+#[inline(always)]
+fn put_symbol(x: &mut u32, e: &EncSym, words: &mut [u16], nw: &mut usize) {
+    debug_assert!(e.freq > 0, "symbol absent from the table");
+    // branch-free renormalisation (the branch would be unpredictable): the word slot is
+    // always written but only kept when the state is too large
+    let out = (*x as u64 >= e.x_max) as usize;
+    words[*nw] = *x as u16;
+    *nw += out;
+    *x >>= 16 * out as u32;
+    // For x < 2^32 and f <= 2^12, (x * ceil(2^63 / f)) >> 63 == x / f exactly: the rounding
+    // of the reciprocal adds less than x / 2^63 < 2^-31 to the quotient, while x / f lies at
+    // least 1 / f >= 2^-12 below the next integer.
+    let q = ((*x as u128 * e.rcp as u128) >> 63) as u32;
+    debug_assert_eq!(q, *x / e.freq);
+    *x = (q << PROB_BITS) + (*x - q * e.freq) + e.cum;
+}
+
+/// Encodes with `L` lanes (symbol `i` in lane `i % L`), last symbol first; the final states
+/// go to `states[..L]`. Returns the number of words written to `words`, in emission order.
+fn encode_lanes<const L: usize>(
+    symbols: &[u8],
+    t: &EncodeTable,
+    states: &mut [u32],
+    words: &mut [u16],
+) -> usize {
+    let mut st = [RANS_L; L];
+    let mut nw = 0;
+    let full = symbols.len() / L * L;
+    for i in (full..symbols.len()).rev() {
+        put_symbol(
+            &mut st[i - full],
+            &t.sym[symbols[i] as usize],
+            words,
+            &mut nw,
+        );
     }
+    for row in symbols[..full].as_chunks::<L>().0.iter().rev() {
+        for l in (0..L).rev() {
+            put_symbol(&mut st[l], &t.sym[row[l] as usize], words, &mut nw);
+        }
+    }
+    states[..L].copy_from_slice(&st);
+    nw
+}
+
+/// [`encode_lanes`] for a lane count that is not a power of two.
+fn encode_any_lanes(
+    symbols: &[u8],
+    lanes: usize,
+    t: &EncodeTable,
+    states: &mut [u32],
+    words: &mut [u16],
+) -> usize {
+    let mut nw = 0;
+    for (i, &s) in symbols.iter().enumerate().rev() {
+        put_symbol(&mut states[i % lanes], &t.sym[s as usize], words, &mut nw);
+    }
+    nw
 }
 
 /// Chooses how to store one stream slice: rANS with the group's table when that is smaller,
 /// else raw. Returns the lane count written (`LANES_RAW` for raw).
-pub fn store_slice(
-    symbols: &[u8],
-    table: Option<(&FreqTable, &[u32; 256])>,
-    out: &mut Vec<u8>,
-) -> u8 {
-    if let Some((t, cum)) = table {
+pub fn store_slice(symbols: &[u8], table: Option<&EncodeTable>, out: &mut Vec<u8>) -> u8 {
+    if let Some(t) = table {
         if !symbols.is_empty() {
             let start = out.len();
             let lanes = lanes_for(symbols.len());
-            encode_slice(symbols, lanes, t, cum, out);
+            encode_slice_with(symbols, lanes, t, out);
             if out.len() - start < symbols.len() {
                 return lanes as u8;
             }

@@ -25,27 +25,41 @@ struct Cfg {
     nice: usize,
     /// Search-skip acceleration after misses: step = 1 + misses >> accel (0 = off).
     accel: u32,
+    /// Repeat-history slots tried per position (1..=4).
+    reps: usize,
+    /// Positions jumped over by the acceleration are not inserted into the chains.
+    skip_insert: bool,
+    /// Most chain candidates examined at the lazy positions.
+    lazy_chain: u32,
 }
 
+/// Search settings per level. Levels 1-5 are the fast greedy/lazy finder: few chain steps,
+/// only the first two positions of a match inserted, and positions jumped over in literal
+/// stretches left out of the chains. Level 6 searches deeper and inserts every position;
+/// levels 7-9 use the optimal parser.
 fn level_cfg(level: u32) -> Cfg {
-    let (chain, lazy, hash_bits, insert_all, nice, accel) = match level.clamp(1, 9) {
-        1 => (2, 0, 14, false, 24, 4),
-        2 => (4, 0, 15, false, 32, 5),
-        3 => (6, 1, 16, true, 48, 5),
-        4 => (12, 1, 16, true, 64, 6),
-        5 => (10, 1, 17, true, 64, 6),
-        6 => (48, 1, 17, true, 160, 0),
-        7 => (96, 2, 18, true, 256, 0),
-        8 => (256, 2, 18, true, 512, 0),
-        _ => (1024, 2, 18, true, 2048, 0),
-    };
-    Cfg {
+    // chain, lazy, hash_bits, insert_all, nice, accel, reps, skip_insert, lazy_chain
+    let c = |chain, lazy, hash_bits, insert_all, nice, accel, reps, skip_insert, lazy_chain| Cfg {
         chain,
         lazy,
         hash_bits,
         insert_all,
         nice,
         accel,
+        reps,
+        skip_insert,
+        lazy_chain,
+    };
+    match level.clamp(1, 9) {
+        1 => c(1, 0, 14, false, 24, 3, 2, true, 0),
+        2 => c(2, 0, 14, false, 32, 3, 4, true, 0),
+        3 => c(3, 1, 14, false, 48, 4, 4, true, 1),
+        4 => c(4, 1, 14, false, 64, 4, 4, true, 1),
+        5 => c(4, 1, 14, false, 64, 5, 4, true, 2),
+        6 => c(48, 1, 17, true, 160, 0, 4, false, 48),
+        7 => c(96, 2, 18, true, 256, 0, 4, false, 96),
+        8 => c(256, 2, 18, true, 512, 0, 4, false, 256),
+        _ => c(1024, 2, 18, true, 2048, 0, 4, false, 1024),
     }
 }
 
@@ -151,6 +165,8 @@ struct Finder<'a> {
     independent: bool,
     rep_codes: bool,
     cap: u32,
+    /// Mask of the first `min(min_match, 8)` bytes of a little-endian `u64`.
+    mm_mask: u64,
 }
 
 impl<'a> Finder<'a> {
@@ -177,6 +193,22 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// The chain head for `p` (0 = empty chain); if `p` is the next position to insert,
+    /// also inserts it, so that the hash and the head-table load (the likeliest cache miss
+    /// of the finder) are paid once per position.
+    #[inline(always)]
+    fn head_and_insert(&mut self, p: usize) -> usize {
+        let h = self.hash(p);
+        let c = self.head[h];
+        if self.next_insert == p {
+            let r = p - self.base;
+            self.prev[r & self.rmask] = c;
+            self.head[h] = (r + 1) as u32;
+            self.next_insert = p + 1;
+        }
+        c as usize
+    }
+
     /// Branch-friendly pre-check that `data[a..a + k]` may equal `data[b..b + k]` (`a < b`,
     /// `b + k <= data.len()`): compares the 8 bytes ending at `k` (masked when `k < 8`).
     /// Exact for `k <= 8`; for longer `k` it checks only the last 8 bytes.
@@ -192,12 +224,38 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// The ring slots of absolute positions `[from, to)` (`to - from <= ring size`): one or
+    /// two contiguous ranges of `val`.
+    #[inline(always)]
+    fn ring_ranges(&self, from: usize, to: usize) -> (Range<usize>, Range<usize>) {
+        let a = (from - self.base) & self.rmask;
+        let n = to - from;
+        let ring = self.rmask + 1;
+        if a + n <= ring {
+            (a..a + n, 0..0)
+        } else {
+            (a..ring, 0..a + n - ring)
+        }
+    }
+
+    /// Sets the dependency value of positions `[from, to)` to `v`.
+    #[inline(always)]
+    fn fill_vals(&mut self, from: usize, to: usize, v: u32) {
+        if from < to {
+            // every slot gets the same value: a range longer than the ring covers it all
+            let from = to - (to - from).min(self.rmask + 1);
+            let (r1, r2) = self.ring_ranges(from, to);
+            self.val[r1].fill(v);
+            self.val[r2].fill(v);
+        }
+    }
+
     /// Marks the pending literal bytes below `p` as literal-written (value 0).
     #[inline(always)]
     fn zero_vals_upto(&mut self, p: usize) {
-        while self.val_upto < p {
-            self.val[(self.val_upto - self.base) & self.rmask] = 0;
-            self.val_upto += 1;
+        if self.val_upto < p {
+            self.fill_vals(self.val_upto, p, 0);
+            self.val_upto = p;
         }
     }
 
@@ -220,18 +278,23 @@ impl<'a> Finder<'a> {
     /// Dependency level of a match reading the first period of `[src, src + len)`.
     #[inline(always)]
     fn level_of(&self, src: usize, dist: usize, len: usize) -> u32 {
-        let span = len.min(dist);
-        let mut lvl = 0;
-        for k in 0..span {
-            lvl = lvl.max(self.val[(src + k - self.base) & self.rmask]);
-        }
-        lvl
+        let (r1, r2) = self.ring_ranges(src, src + len.min(dist));
+        let m1 = self.val[r1].iter().fold(0, |a, &v| a.max(v));
+        self.val[r2].iter().fold(m1, |a, &v| a.max(v))
     }
 
     /// Best candidate at `p` in block `[bs, be)` with history `hist` and literal-cost prefix
     /// sums `litsum` (indexed from `bs`).
     #[inline(always)]
-    fn find(&mut self, p: usize, bs: usize, be: usize, hist: &History, litsum: &[u32]) -> Cand {
+    fn find(
+        &mut self,
+        p: usize,
+        bs: usize,
+        be: usize,
+        hist: &History,
+        litsum: &[u32],
+        chain: u32,
+    ) -> Cand {
         let maxlen = be - p;
         let min_match = self.min_match as usize;
         if maxlen < min_match {
@@ -241,27 +304,42 @@ impl<'a> Finder<'a> {
         let lo = floor.max(p.saturating_sub(self.window));
         // start the head load early: it is the likeliest cache miss
         let chain_ok = p + 8 <= self.end;
-        let head = if chain_ok {
-            self.head[self.hash(p)] as usize
-        } else {
-            0
-        };
+        let head = if chain_ok { self.head_and_insert(p) } else { 0 };
         let lbase = litsum[p - bs];
         let lits = |len: usize| (litsum[p - bs + len] - lbase) as i32;
         let mut best = NO_MATCH;
         // longest (cap-clamped) length seen: later chain candidates must beat it
         let mut best_len = 0usize;
 
-        // repeat distances first
-        for i in 0..4 {
+        // repeat distances first (a slot repeating an earlier slot's distance finds the same
+        // match, which then does not beat the earlier one: no need to skip duplicates)
+        let span = p - lo;
+        // the first (up to) 8 bytes at p, masked to the minimum match, when they can be read
+        let cur = if chain_ok {
+            read_u64(self.data, p) & self.mm_mask
+        } else {
+            0
+        };
+        // Bit i: slot i is in reach (d != 0, d <= span) and its first min(min_match, 8)
+        // bytes match. Branch-free: most positions have no repeat match at all.
+        let mut hits = 0u32;
+        for (i, &d) in hist.0.iter().enumerate().take(self.cfg.reps) {
+            let d = d as usize;
+            let ok = d.wrapping_sub(1) < span;
+            // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
+            let src = if ok { p - d } else { p };
+            let eq = if chain_ok {
+                read_u64(self.data, src) & self.mm_mask == cur
+            } else {
+                self.prefix_eq(src, p, min_match)
+            };
+            hits |= ((ok & eq) as u32) << i;
+        }
+        while hits != 0 {
+            let i = hits.trailing_zeros() as usize;
+            hits &= hits - 1;
             let d = hist.0[i] as usize;
-            if d == 0 || d > p - lo || hist.0[..i].contains(&(d as u32)) {
-                continue;
-            }
             let src = p - d;
-            if !self.prefix_eq(src, p, min_match) {
-                continue;
-            }
             let raw = match_len(self.data, src, p, maxlen);
             if raw < min_match {
                 continue;
@@ -289,13 +367,13 @@ impl<'a> Finder<'a> {
                 };
             }
         }
-        if best_len >= self.cfg.nice || best_len == maxlen || !chain_ok {
+        if head == 0 || best_len >= self.cfg.nice || best_len == maxlen || !chain_ok || chain == 0 {
             return best;
         }
 
         // hash chain
         let mut c = head;
-        let mut steps = self.cfg.chain;
+        let mut steps = chain;
         while c != 0 {
             let cand = self.base + c - 1;
             if cand < lo {
@@ -496,9 +574,7 @@ pub(super) fn parse(
     let window = params.window as usize;
 
     let mut hist_counts = [0u64; 256];
-    for &b in &data[seg.clone()] {
-        hist_counts[b as usize] += 1;
-    }
+    crate::entropy::count(&mut hist_counts, &data[seg.clone()]);
     let cm = CostModel::new(&hist_counts, min_match, tuning);
 
     SCRATCH.with(|s| {
@@ -522,7 +598,13 @@ pub(super) fn parse(
         }
         let seg_bits = usize::BITS - n.leading_zeros();
         // about one head per position keeps the table cache-resident on small segments
-        let hbits = cfg.hash_bits.min(seg_bits).max(10);
+        // a window beyond one 16 KiB block spreads the chains over more positions
+        let want_bits = if window > 1 << 14 {
+            cfg.hash_bits.max(17)
+        } else {
+            cfg.hash_bits
+        };
+        let hbits = want_bits.min(seg_bits).max(10);
         let hsize = 1usize << hbits;
         head.clear();
         head.resize(hsize, 0);
@@ -557,6 +639,11 @@ pub(super) fn parse(
             independent: window <= block_size,
             rep_codes: params.repeat_codes,
             cap: params.depth_cap,
+            mm_mask: if min_match >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * min_match)) - 1
+            },
         };
 
         let nblocks = n.div_ceil(block_size);
@@ -593,9 +680,7 @@ fn commit(
     let src = mp - dist;
     let lvl = f.level_of(src, dist, len);
     debug_assert!(f.cap == 0 || lvl < f.cap);
-    for r in mp..mp + len {
-        f.val[(r - f.base) & f.rmask] = lvl + 1;
-    }
+    f.fill_vals(mp, mp + len, lvl + 1);
     f.val_upto = mp + len;
     out.max_depth = out.max_depth.max(lvl);
     out.lowest_source = out.lowest_source.min(src);
@@ -751,13 +836,13 @@ fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) 
     let blen = be - bs;
     let mut out = new_block_parse(bs, blen);
     litsum.clear();
-    litsum.reserve(blen + 1);
-    let mut acc = 0u32;
     litsum.push(0);
-    for &b in &f.data[bs..be] {
-        acc += f.cm.lit[b as usize];
-        litsum.push(acc);
-    }
+    let mut acc = 0u32;
+    let lit = &f.cm.lit;
+    litsum.extend(f.data[bs..be].iter().map(|&b| {
+        acc += lit[b as usize];
+        acc
+    }));
     let litsum = &litsum[..];
 
     out.commands.push(CMD_RESET);
@@ -772,12 +857,19 @@ fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) 
 
     while pos + min_match <= be {
         f.insert_upto(pos);
-        f.zero_vals_upto(pos);
-        let mut m = f.find(pos, bs, be, &hist, litsum);
+        if f.cap != 0 {
+            // clamp_cap reads the values of sources below pos
+            f.zero_vals_upto(pos);
+        }
+        let mut m = f.find(pos, bs, be, &hist, litsum, f.cfg.chain);
         if m.gain <= 0 {
             if accel > 0 {
                 misses += 1;
                 pos += 1 + (misses >> accel);
+                if f.cfg.skip_insert {
+                    // the skipped positions stay out of the chains
+                    f.next_insert = f.next_insert.max(pos);
+                }
             } else {
                 pos += 1;
             }
@@ -794,8 +886,10 @@ fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) 
                         break 'outer;
                     }
                     f.insert_upto(q);
-                    f.zero_vals_upto(q);
-                    let m2 = f.find(q, bs, be, &hist, litsum);
+                    if f.cap != 0 {
+                        f.zero_vals_upto(q);
+                    }
+                    let m2 = f.find(q, bs, be, &hist, litsum, f.cfg.lazy_chain);
                     // skipping k bytes must pay for itself; the extra byte at k=2 must too
                     let bias = (k as i32 - 1) * SCALE;
                     if m2.gain > m.gain + bias {
