@@ -3,8 +3,9 @@
 #   bin/aceapex            the release CLI
 #   bin/test-*             release test binaries (tests/gpu.rs and the others)
 #   bin/bench-*            criterion bench binaries
-#   data/*.acx             archives of real corpora (made here by the CPU encoder; the run
-#                          script restores the originals there with the CPU decoder)
+#   data/*.acx             archives of real corpora (made here by the CPU encoder at level
+#                          $BUNDLE_LEVEL, default 6: the GPU comparisons are ratio against
+#                          speed; the run script restores the originals with the CPU decoder)
 #   run.sh                 what to run on the device (scripts/gpu-run.sh)
 # Usage: scripts/gpu-bundle.sh [CORPUS_FILE ...]   (default: a DNA/FASTQ/text/protein set
 # from ./corpora, made by ../shared/corpora/fetch.sh corpora ...). Total stays under ~60 MiB.
@@ -44,7 +45,7 @@ used=$(du -sb "$B" | cut -f1)
 for f in "$@"; do
   [ -f "$f" ] || { echo "skip $f (missing)"; continue; }
   name=$(basename "$f")
-  "$B/bin/aceapex" compress "$f" -o "$B/data/$name.acx" -f
+  "$B/bin/aceapex" compress "$f" -o "$B/data/$name.acx" -f -l "${BUNDLE_LEVEL:-6}"
   size=$(stat -c %s "$B/data/$name.acx")
   if [ $((used + size)) -gt "$budget" ]; then
     echo "skip $name (bundle budget)"; rm "$B/data/$name.acx"; continue

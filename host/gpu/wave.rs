@@ -22,7 +22,7 @@ pub const MAX_WAVES: u32 = 1 << 16;
 
 /// Most copy levels the first decode of an archive builds from the block table's hint;
 /// beyond it, the level the parse measures decides ([`GpuArchive::grow_waves`]).
-pub const INITIAL_WAVES: u32 = 1024;
+pub const INITIAL_WAVES: u32 = 8192;
 
 /// Device buffers and the captured graph of one archive's wavefront decode.
 pub(crate) struct WaveState {
