@@ -877,25 +877,21 @@ fn command_values(
     // this lane's varint indices: the step's bases plus the lanes below that take one
     let len_i = len_base + (mlen & below).count_ones();
     let off_i = off_base + (moff & below).count_ones();
-    let mut bad_varint = false;
-    let mut extra: u32 = 0;
-    if k.uses_len {
-        if len_i < nlenv {
-            // SAFETY: len_i < nlenv <= LENV_CAP.
-            extra = unsafe { *s.lenv().add(len_i as usize) };
+    // value `i` of a varint region of `n` values, or None past its end
+    let value = |vals: *mut u32, used: bool, i: u32, n: u32| -> Option<u32> {
+        if !used {
+            Some(0)
+        } else if i < n {
+            // SAFETY: i < n <= the region's cap (LENV_CAP / OFFV_CAP).
+            Some(unsafe { *vals.add(i as usize) })
         } else {
-            bad_varint = true;
+            None
         }
-    }
-    let mut new_dist: u32 = 0;
-    if k.uses_off {
-        if off_i < noffv {
-            // SAFETY: off_i < noffv <= OFFV_CAP.
-            new_dist = unsafe { *s.offv().add(off_i as usize) };
-        } else {
-            bad_varint = true;
-        }
-    }
+    };
+    let extra = value(s.lenv(), k.uses_len, len_i, nlenv);
+    let dist = value(s.offv(), k.uses_off, off_i, noffv);
+    let bad_varint = extra.is_none() || dist.is_none();
+    let (extra, new_dist) = (extra.unwrap_or(0), dist.unwrap_or(0));
     let mut out_n: u64 = 0;
     let mut lit_n: u32 = 0;
     if k.is_lit {
