@@ -906,13 +906,22 @@ fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) 
         }
 
         // extend backwards over pending literals (recovers starts skipped by acceleration)
-        if f.cap == 0 {
-            let floor = if f.independent { bs } else { f.base };
-            let lo = floor.max(mp.saturating_sub(f.window));
-            let d = m.dist as usize;
-            while mp > lit_start && mp - d > lo && f.data[mp - 1] == f.data[mp - 1 - d] {
-                mp -= 1;
-                m.len += 1;
+        let floor = if f.independent { bs } else { f.base };
+        let lo = floor.max(mp.saturating_sub(f.window));
+        let d = m.dist as usize;
+        let found_at = mp;
+        while mp > lit_start && mp - d > lo && f.data[mp - 1] == f.data[mp - 1 - d] {
+            mp -= 1;
+            m.len += 1;
+        }
+        if f.cap != 0 {
+            // the extended match reads a different first period: give back the extension
+            // byte by byte until its level is below the cap again (at `found_at` it was, by
+            // clamp_cap), so a cap that cannot bind leaves the parse unchanged
+            f.zero_vals_upto(mp);
+            while mp < found_at && f.level_of(mp - d, d, m.len as usize) >= f.cap {
+                mp += 1;
+                m.len -= 1;
             }
         }
         // commit literals [lit_start, mp) and the match at mp
