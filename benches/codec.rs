@@ -16,14 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Corpus files, relative to the bench directory.
-const FILES: &[&str] = &[
-    "dna/hs37_chrX_first70Mb.fa",
-    "dna/TAIR10_chr1.fna",
-    "text/gcide.txt",
-    "text/moby_dick.txt",
-    "fastq/mouse_RNAseq_top100k_1.fq",
-    "protein/swissprot201401_GO_BPO.fasta",
-];
+const FILES: &[&str] = aceapex::CPU_BENCH_FILES;
 
 /// Bytes of each corpus used (its first 16 MB).
 const INPUT_BYTES: usize = 16 << 20;

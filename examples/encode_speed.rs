@@ -15,15 +15,6 @@ use aceapex::archive::Archive;
 use aceapex::lz::{parse_segment, ParseParams};
 use aceapex::{compress, decode, EncodeOptions};
 
-const DEFAULT_FILES: &[&str] = &[
-    "corpora/dna/hs37_chrX_first70Mb.fa",
-    "corpora/dna/TAIR10_chr1.fna",
-    "corpora/text/gcide.txt",
-    "corpora/text/moby_dick.txt",
-    "corpora/fastq/mouse_RNAseq_top100k_1.fq",
-    "corpora/protein/swissprot201401_GO_BPO.fasta",
-];
-
 /// Nanoseconds this thread has run on a CPU (Linux schedstat), if available.
 fn thread_cpu_ns() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
@@ -70,7 +61,10 @@ fn main() {
         i += 1;
     }
     if files.is_empty() {
-        files = DEFAULT_FILES.iter().map(|s| s.to_string()).collect();
+        files = aceapex::CPU_BENCH_FILES
+            .iter()
+            .map(|s| format!("corpora/{s}"))
+            .collect();
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)

@@ -20,6 +20,18 @@ pub mod error;
 pub mod gpu;
 pub mod lz;
 
+/// The corpus files (paths under `corpora/`, made by `../shared/corpora/fetch.sh`) that the
+/// CPU benchmark (`benches/codec.rs`) and the speed examples (`encode_speed`,
+/// `decode_speed`) measure by default: two genomes, two texts, a FASTQ and a protein file.
+pub const CPU_BENCH_FILES: &[&str] = &[
+    "dna/hs37_chrX_first70Mb.fa",
+    "dna/TAIR10_chr1.fna",
+    "text/gcide.txt",
+    "text/moby_dick.txt",
+    "fastq/mouse_RNAseq_top100k_1.fq",
+    "protein/swissprot201401_GO_BPO.fasta",
+];
+
 pub use archive::{compress, Archive, EncodeOptions};
 pub use decode::{decompress, extract};
 pub use error::{DecodeError, FormatError};
