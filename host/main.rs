@@ -38,7 +38,8 @@ KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 163
 
 Exit status: 0 success; 1 error (a file missing or unreadable, an output that exists, a damaged
 archive, no GPU for --device gpu, ...); 2 usage error (unknown option, bad or missing value);
-130 interrupted (SIGINT, SIGTERM, SIGHUP). An output file appears under its name only when
+130 interrupted (SIGINT, SIGTERM, SIGHUP); 141 standard output closed early (e.g. `| head`, no
+message). An output file appears under its name only when
 complete: until then it is a hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on
 errors and signals (not after SIGKILL or a power cut; such a leftover is safe to delete).";
 
@@ -56,7 +57,9 @@ enum Cmd {
         /// Write to standard output (same as -o -).
         #[arg(short = 'c', long, conflicts_with = "output")]
         stdout: bool,
-        /// Compression level, 1 (fastest) to 9 (smallest).
+        /// Compression level: 1-5 fast lazy parsing (5 the default), 6 the strongest lazy
+        /// level, 7-9 an optimal parse (today nearly the same archive for all three, not
+        /// always smaller than 6, and very slow with a large --window).
         #[arg(short, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=9))]
         level: u32,
         /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
@@ -166,7 +169,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
     if mul == 0 {
         return Err(format!(
             "'{s}' is not a size: use bytes, or a number with a suffix K, KiB, KB, M, MiB, MB, G, \
-             GiB, GB (e.g. 16K, 1MiB, 500MB)"
+             GiB, GB, T, TiB, TB (e.g. 16K, 1MiB, 500MB)"
         ));
     }
     num.parse::<u64>()
@@ -266,12 +269,17 @@ fn check_input(path: &Path) -> Result<()> {
     }
     let meta = std::fs::metadata(path).with_context(|| format!("opening {}", path.display()))?;
     if meta.is_dir() {
-        bail!(
-            "{} is a directory: aceapex reads one file (pack a directory with tar first)",
-            path.display()
-        );
+        bail!("{}", dir_message(path));
     }
     Ok(())
+}
+
+/// The error for a directory where a file is expected.
+fn dir_message(path: &Path) -> String {
+    format!(
+        "{} is a directory: aceapex reads one file (pack a directory with tar first)",
+        path.display()
+    )
 }
 
 /// Reads an input ('-' = standard input). `archive`: the input is an archive, so a terminal
@@ -465,10 +473,21 @@ fn main() {
             eprintln!("aceapex: error: {e:#}");
             std::process::exit(EXIT_USAGE);
         }
+        if e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        }) {
+            // the reader went away (e.g. `| head`): quiet, with the status of a process
+            // ended by SIGPIPE, as gzip and zstd end
+            std::process::exit(EXIT_BROKEN_PIPE);
+        }
         eprintln!("aceapex: error: {e:#}");
         std::process::exit(1);
     }
 }
+
+/// Exit status when standard output's reader closed early (128 + SIGPIPE).
+const EXIT_BROKEN_PIPE: i32 = 141;
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
@@ -543,6 +562,8 @@ fn run(cli: Cli) -> Result<()> {
                 None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
                 None => match input.to_str().and_then(|s| s.strip_suffix(".acx")) {
                     Some(stem) if !stem.is_empty() => PathBuf::from(stem),
+                    // a directory is a runtime error, not a naming one (same message as -o)
+                    _ if input.is_dir() => bail!("{}", dir_message(&input)),
                     _ => {
                         return Err(usage(
                             "decompress",
@@ -633,7 +654,10 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
     pb.finish_and_clear();
     Ok((
         out,
-        format!("CPU ({} threads)", rayon::current_num_threads()),
+        match rayon::current_num_threads() {
+            1 => "CPU (1 thread)".to_string(),
+            n => format!("CPU ({n} threads)"),
+        },
     ))
 }
 

@@ -898,3 +898,41 @@ fn device_output_is_written_in_place() {
         "/dev/null is no longer a character device"
     );
 }
+
+/// A reader that closes standard output early (`| head`) ends the run quietly with the
+/// status of a process ended by SIGPIPE (141), as gzip and zstd end.
+#[test]
+fn closed_stdout_ends_quietly() {
+    let t = tmp();
+    let d = t.path();
+    // large enough not to fit a pipe's buffer
+    let data: Vec<u8> = (0..4_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    std::fs::write(d.join("big"), &data).unwrap();
+    ok(&run(d, &["compress", "big", "-o", "big.acx"]));
+    let mut child = spawn_piped(d, &["decompress", "--device", "cpu", "-c", "big.acx"]);
+    let mut first = [0u8; 5];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert_eq!(&first, &data[..5]);
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(141), "{out:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A directory given to `decompress` is named as a directory (exit 1), not as a name
+/// without `.acx` (a usage error).
+#[test]
+fn decompress_names_a_directory() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::create_dir(d.join("adir")).unwrap();
+    let out = run(d, &["decompress", "adir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("adir is a directory"));
+}
