@@ -68,16 +68,9 @@ fn bench(c: &mut Criterion) {
         let back = g.download(&out).unwrap();
         aceapex::gpu::decoder::verify(&a, &back[..size as usize]).unwrap();
         // the wavefront's first call captures its graph: once untimed, then replays
-        ga.decode_all_with(&g, Decoder::Wavefront, &mut out, &mut status)
+        let wave_st = ga
+            .decode_all_status(&g, Decoder::Wavefront, &mut out, &mut status)
             .unwrap();
-        let mut wave_st = g.stream().clone_dtoh(&status).unwrap();
-        if wave_st.contains(&(aceapex::device::status::Status::DepthHint as u32))
-            && ga.grow_waves(&g).unwrap()
-        {
-            ga.decode_all_with(&g, Decoder::Wavefront, &mut out, &mut status)
-                .unwrap();
-            wave_st = g.stream().clone_dtoh(&status).unwrap();
-        }
         check_status(&wave_st).unwrap();
         aceapex::gpu::decoder::verify(&a, &g.download(&out).unwrap()[..size as usize]).unwrap();
         let levels = ga.wavefront_levels(&g).unwrap().unwrap_or(0);

@@ -32,6 +32,18 @@ pub enum Decoder {
     Wavefront,
 }
 
+impl Decoder {
+    /// The decoder for whole-archive decodes: the dense full pipe for independent blocks,
+    /// the wavefront when the window crosses blocks (the only one that takes them).
+    pub fn for_archive(cross_block: bool) -> Decoder {
+        if cross_block {
+            Decoder::Wavefront
+        } else {
+            Decoder::Dense
+        }
+    }
+}
+
 /// Table index value for "no table" (matches the kernel's `NO_TABLE`).
 const NO_TABLE: u32 = u32::MAX;
 
@@ -134,12 +146,7 @@ impl GpuArchive {
         out: &mut CudaSlice<u8>,
         status: &mut CudaSlice<u32>,
     ) -> Result<(), GpuError> {
-        let d = if self.cross_block {
-            Decoder::Wavefront
-        } else {
-            Decoder::Dense
-        };
-        self.decode_all_with(gpu, d, out, status)
+        self.decode_all_with(gpu, Decoder::for_archive(self.cross_block), out, status)
     }
 
     /// Like [`GpuArchive::decode_all`] with a chosen decoder. `Dense` runs the dense full pipe,
@@ -195,6 +202,26 @@ impl GpuArchive {
                 w.run(gpu, self, out, status)
             }
         }
+    }
+
+    /// [`GpuArchive::decode_all_with`], then waits and returns the status words; when the
+    /// wavefront reported `Status::DepthHint` it grows its waves to the measured depth and
+    /// decodes once more (the block table's `max_depth` is only a hint, FORMAT.md §3.1).
+    pub fn decode_all_status(
+        &self,
+        gpu: &Gpu,
+        d: Decoder,
+        out: &mut CudaSlice<u8>,
+        status: &mut CudaSlice<u32>,
+    ) -> Result<Vec<u32>, GpuError> {
+        self.decode_all_with(gpu, d, out, status)?;
+        let st = gpu.stream().clone_dtoh(status).ctx("downloading status")?;
+        let hint = Status::DepthHint as u32;
+        if d == Decoder::Wavefront && st.contains(&hint) && self.grow_waves(gpu)? {
+            self.decode_all_with(gpu, d, out, status)?;
+            return gpu.stream().clone_dtoh(status).ctx("downloading status");
+        }
+        Ok(st)
     }
 
     /// After a wavefront decode reported `Status::DepthHint` (and the stream finished): sets
@@ -269,12 +296,7 @@ pub fn check_status(status: &[u32]) -> Result<(), GpuError> {
 /// every block's XXH3-64 and the content checksum. The output buffer is poisoned first.
 /// Independent blocks use the dense full pipe, cross-block archives the wavefront decoder.
 pub fn decompress(gpu: &Gpu, a: &Archive<'_>) -> Result<Vec<u8>, GpuError> {
-    let d = if a.cross_block() {
-        Decoder::Wavefront
-    } else {
-        Decoder::Dense
-    };
-    decompress_with(gpu, a, d)
+    decompress_with(gpu, a, Decoder::for_archive(a.cross_block()))
 }
 
 /// [`decompress`] with a chosen decoder.
@@ -285,14 +307,7 @@ pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>
         .stream()
         .alloc_zeros::<u32>(ga.n_blocks.max(1) as usize)
         .ctx("allocating status")?;
-    ga.decode_all_with(gpu, d, &mut out, &mut status)?;
-    let mut st = gpu.stream().clone_dtoh(&status).ctx("downloading status")?;
-    let hint = Status::DepthHint as u32;
-    if d == Decoder::Wavefront && st.contains(&hint) && ga.grow_waves(gpu)? {
-        // the block table's max_depth hint was too small: once more with the measured depth
-        ga.decode_all_with(gpu, d, &mut out, &mut status)?;
-        st = gpu.stream().clone_dtoh(&status).ctx("downloading status")?;
-    }
+    let st = ga.decode_all_status(gpu, d, &mut out, &mut status)?;
     check_status(&st[..ga.n_blocks as usize])?;
     let mut bytes = gpu.download(&out)?;
     bytes.truncate(a.header.original_size as usize);
