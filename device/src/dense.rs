@@ -126,12 +126,13 @@ const C_FLAG: usize = 3;
 const C_ERR: usize = 6;
 /// Per-warp parse summaries: length varints, offset varints, output bytes, literals, and
 /// the chunk's history map (4 words per warp).
+const WARPS: usize = THREADS as usize / 32;
 const W_LEN: usize = 8;
-const W_OFF: usize = W_LEN + 4;
-const W_OUT: usize = W_OFF + 4;
-const W_LIT: usize = W_OUT + 4;
-const W_MAP: usize = W_LIT + 4;
-const _: () = assert!(W_MAP + 16 <= CTRL_WORDS && THREADS / 32 == 4);
+const W_OFF: usize = W_LEN + WARPS;
+const W_OUT: usize = W_OFF + WARPS;
+const W_LIT: usize = W_OUT + WARPS;
+const W_MAP: usize = W_LIT + WARPS;
+const _: () = assert!(W_MAP + 4 * WARPS <= CTRL_WORDS && THREADS % 32 == 0 && WARPS >= 4);
 
 #[inline(always)]
 fn set_status(s: &Smem, st: Status) {
@@ -311,15 +312,20 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     }
 }
 
+/// Slices one warp of `rans_decode_slices` may hold: four per block.
+const MAX_SLICES: usize = STREAM_COUNT * RANS_MAX_BLOCKS_PER_WARP as usize;
+
 /// The rANS stage of the dense pipe and the wavefront decoder: warp `w` of the grid decodes
-/// blocks `w, w + warps, ...`, each block's four slices into `decoded` at
-/// `dec_offsets[4 * block + stream]`. The interleaved lanes of the block's rANS slices are
-/// packed side by side into the warp's 32 lanes (e.g. 16 literal + 8 command + 4 offset +
-/// 2 length lanes), so the four state chains advance in the same steps instead of one slice
-/// after another; renormalisation words are handed out per slice by a ballot masked to the
-/// slice's lanes. Raw slices are copied by the whole warp; a block whose lanes exceed 32
-/// decodes its slices one after another. A block's status is the first failing slice's, in
-/// stream order (as the CPU decoder reports it); the host zeroes the status words first.
+/// the slices of blocks `w * bpw .. (w + 1) * bpw`, then of the next `warps * bpw` blocks,
+/// and so on (`bpw` = `blocks_per_warp`, clamped to `1..=RANS_MAX_BLOCKS_PER_WARP`), each
+/// block's four slices into `decoded` at `dec_offsets[4 * block + stream]`.
+///
+/// The interleaved lanes of the warp's rANS slices are packed side by side into its 32 lanes
+/// in rounds: each round takes, largest first, the slices that still fit (e.g. the 16-lane
+/// literal slices of two blocks, then their 1-lane command slices together), so the state
+/// chains of several slices advance in the same steps. Raw slices are copied by the whole
+/// warp. A block's status is its first failing slice's, in stream order (as the CPU decoder
+/// reports it); the host zeroes the status words first.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     data: *const u8,
@@ -335,6 +341,7 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     dec_len: u64,
     dec_offsets: *const u64,
     status: *mut u32,
+    blocks_per_warp: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -346,85 +353,139 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         )
     };
     let lane = tid % 32;
+    let bpw = blocks_per_warp.clamp(1, RANS_MAX_BLOCKS_PER_WARP) as u64;
     let warps = (bdim / 32) as u64 * ncta as u64;
-    let mut b = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
-    while b < n_blocks as u64 {
-        // SAFETY: b < n_blocks; the host passes n_blocks entries and offsets and 4 decoded
-        // offsets per block.
-        let e = unsafe { *entries.add(b as usize) };
-        let off = unsafe { *offsets.add(b as usize) };
-        let st = decode_block_slices(
-            data,
-            data_len,
-            &e,
-            off,
-            b as u32,
-            tables,
-            n_tables,
-            table_index,
-            group_blocks,
-            decoded,
-            dec_len,
-            // SAFETY: 4 decoded offsets per block.
-            unsafe { dec_offsets.add(b as usize * STREAM_COUNT) },
-            lane,
-        );
-        if st != Status::Ok && lane == 0 {
-            // SAFETY: one status word per block; only this warp writes it in this kernel.
-            unsafe { *status.add(b as usize) = st as u32 };
+    let mut w = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
+    let src = Sources {
+        data,
+        data_len,
+        tables,
+        n_tables,
+        table_index,
+        group_blocks,
+        decoded,
+        dec_len,
+    };
+    while w * bpw < n_blocks as u64 {
+        let first = w * bpw;
+        let count = core::cmp::min(bpw, n_blocks as u64 - first) as usize;
+        let mut info = [SliceInfo::EMPTY; MAX_SLICES];
+        for j in 0..count {
+            let b = first + j as u64;
+            // SAFETY: b < n_blocks; the host passes n_blocks entries and offsets and 4 decoded
+            // offsets per block.
+            let (e, off, dec_off) = unsafe {
+                (
+                    *entries.add(b as usize),
+                    *offsets.add(b as usize),
+                    dec_offsets.add(b as usize * STREAM_COUNT),
+                )
+            };
+            block_slices(&src, &e, off, b, dec_off, &mut info, j * STREAM_COUNT);
         }
-        b += warps;
+        let st = decode_slices(&src, &info, count * STREAM_COUNT, lane);
+        for j in 0..count {
+            let mut first_bad = Status::Ok;
+            for k in (0..STREAM_COUNT).rev() {
+                if st[j * STREAM_COUNT + k] != Status::Ok {
+                    first_bad = st[j * STREAM_COUNT + k];
+                }
+            }
+            if first_bad != Status::Ok && lane == 0 {
+                // SAFETY: one status word per block; only this warp writes it in this kernel.
+                unsafe { *status.add((first + j as u64) as usize) = first_bad as u32 };
+            }
+        }
+        w += warps;
     }
 }
 
-/// Where slice `k` of a block lies and what it needs, checked before any lane reads it.
-#[derive(Clone, Copy)]
-struct SliceInfo {
-    /// Offset in the data section.
-    off: u64,
-    /// Where its decoded bytes go.
-    dst: *mut u8,
-    /// rANS lanes (0 = raw or invalid).
-    lanes: u32,
-    /// Status of the checks that need no lane state.
-    pre: Status,
-}
-
-/// Decodes the four slices of one block with the whole warp (see `rans_decode_slices`).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn decode_block_slices(
+/// The archive buffers the rANS stage reads and writes (kernel arguments).
+struct Sources {
     data: *const u8,
     data_len: u64,
-    e: &BlockEntry,
-    off: u64,
-    b: u32,
     tables: *const DecodeTable,
     n_tables: u32,
     table_index: *const u32,
     group_blocks: u32,
     decoded: *mut u8,
     dec_len: u64,
-    dec_off: *const u64,
-    lane: u32,
-) -> Status {
-    // per-slice checks, the same in every lane (block-uniform data)
-    let mut info = [SliceInfo {
+}
+
+/// Where one slice lies and what it needs, checked before any lane reads it.
+#[derive(Clone, Copy)]
+struct SliceInfo {
+    /// Offset in the data section.
+    off: u64,
+    /// Where its decoded bytes go: offset in the decoded scratch (offsets, not pointers, so
+    /// the kernel's loads and stores keep the global address space of its arguments).
+    dst_off: u64,
+    /// Index of its group's table for its stream (rANS slices; `u32::MAX`: none).
+    table: u32,
+    /// Decoded length.
+    n: u32,
+    /// Stored length.
+    stored: u32,
+    /// rANS lanes (0 = raw, invalid or absent).
+    lanes: u32,
+    /// Status of the checks that need no lane state.
+    pre: Status,
+}
+
+impl SliceInfo {
+    const EMPTY: SliceInfo = SliceInfo {
         off: 0,
-        dst: core::ptr::null_mut(),
+        dst_off: 0,
+        table: u32::MAX,
+        n: 0,
+        stored: 0,
         lanes: 0,
         pre: Status::Ok,
-    }; STREAM_COUNT];
+    };
+}
+
+/// Fills `info[at .. at + 4]` with block `b`'s four slices (FORMAT.md §3.1, §5.3: stored in
+/// stream order from the block's data offset `off`; raw slices need `stored == decoded`,
+/// rANS slices room for their states, an even word area and a table).
+#[inline(always)]
+fn block_slices(
+    src: &Sources,
+    e: &BlockEntry,
+    off: u64,
+    b: u64,
+    dec_off: *const u64,
+    info: &mut [SliceInfo; MAX_SLICES],
+    at: usize,
+) {
     let mut pos = off;
-    let mut total_lanes = 0u32;
     for k in 0..STREAM_COUNT {
         let stored = e.stored_len[k] as u64;
         let n = e.decoded_len[k] as u64;
         // SAFETY: the caller passes 4 decoded offsets for this block.
         let doff = unsafe { *dec_off.add(k) };
         let lanes = e.lanes[k] as u32;
+        // SAFETY: the host passes group_count * 4 indices and n_tables tables.
+        let table = unsafe {
+            crate::kernels::stream_table(
+                src.tables,
+                src.n_tables,
+                src.table_index,
+                src.group_blocks,
+                b,
+                k,
+            )
+        }
+        .map_or(u32::MAX, |t| {
+            // the table's index: stream_table returned an element of `tables`
+            ((t as *const DecodeTable as usize - src.tables as usize)
+                / core::mem::size_of::<DecodeTable>()) as u32
+        });
         let mut pre = Status::Ok;
-        if doff > dec_len || n > dec_len - doff || pos > data_len || stored > data_len - pos {
+        if doff > src.dec_len
+            || n > src.dec_len - doff
+            || pos > src.data_len
+            || stored > src.data_len - pos
+        {
             pre = Status::SliceMode;
         } else if lanes == LANES_RAW as u32 {
             if stored != n {
@@ -434,297 +495,249 @@ fn decode_block_slices(
             pre = Status::SliceMode;
         } else if stored < 4 * lanes as u64 || (stored - 4 * lanes as u64) % 2 != 0 {
             pre = Status::RansHeader;
-        } else if unsafe {
-            // SAFETY: the host passes group_count * 4 indices and n_tables tables.
-            crate::kernels::stream_table(tables, n_tables, table_index, group_blocks, b as u64, k)
-        }
-        .is_none()
-        {
+        } else if table == u32::MAX {
             pre = Status::SliceMode;
         }
-        info[k] = SliceInfo {
+        let ok = pre == Status::Ok;
+        info[at + k] = SliceInfo {
             off: pos,
-            // SAFETY: only formed into a pointer; used when pre is Ok (doff + n <= dec_len).
-            dst: unsafe { decoded.add(if pre == Status::Ok { doff as usize } else { 0 }) },
-            lanes: if pre == Status::Ok && lanes != LANES_RAW as u32 {
+            dst_off: if ok { doff } else { 0 },
+            table,
+            n: n as u32,
+            stored: stored as u32,
+            lanes: if ok && lanes != LANES_RAW as u32 {
                 lanes
             } else {
                 0
             },
             pre,
         };
-        total_lanes += info[k].lanes;
         pos = pos.saturating_add(stored);
     }
-    let mut slice_st = [Status::Ok; STREAM_COUNT];
-    for k in 0..STREAM_COUNT {
-        slice_st[k] = info[k].pre;
-    }
-    if total_lanes > 32 {
-        // too many lanes to pack: one slice after another
-        for k in 0..STREAM_COUNT {
-            if slice_st[k] == Status::Ok {
-                slice_st[k] = decode_stream_warp(
-                    data,
-                    data_len,
-                    info[k].off,
-                    e,
-                    k,
-                    b,
-                    tables,
-                    n_tables,
-                    table_index,
-                    group_blocks,
-                    info[k].dst,
-                    lane,
-                );
+}
+
+/// Decodes the first `count` slices of `info` with the whole warp: raw slices copied, rANS
+/// slices packed into rounds of at most 32 lanes (largest first, first fit). Returns each
+/// slice's status.
+#[inline(always)]
+fn decode_slices(
+    src: &Sources,
+    info: &[SliceInfo; MAX_SLICES],
+    count: usize,
+    lane: u32,
+) -> [Status; MAX_SLICES] {
+    let mut st = [Status::Ok; MAX_SLICES];
+    let mut left = 0u32;
+    for i in 0..count {
+        st[i] = info[i].pre;
+        if info[i].pre == Status::Ok {
+            if info[i].lanes == 0 {
+                copy_raw_slice(src, &info[i], lane);
+            } else {
+                left |= 1 << i;
             }
         }
-    } else {
-        // raw slices: the whole warp copies
-        for k in 0..STREAM_COUNT {
-            if info[k].pre == Status::Ok && info[k].lanes == 0 {
-                let n = e.decoded_len[k] as usize;
-                let mut i = lane as usize;
-                while i < n {
-                    // SAFETY: i < n == stored: inside the data section and the decoded slot.
-                    unsafe { *info[k].dst.add(i) = gb(data, info[k].off as usize + i) };
-                    i += 32;
+    }
+    while left != 0 {
+        let mut round = 0u32;
+        let mut free = 32u32;
+        loop {
+            let mut best = MAX_SLICES;
+            let mut best_lanes = 0u32;
+            for i in 0..count {
+                let l = info[i].lanes;
+                if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes {
+                    best = i;
+                    best_lanes = l;
                 }
             }
+            if best == MAX_SLICES {
+                break;
+            }
+            round |= 1 << best;
+            free -= best_lanes;
         }
-        // my slice among the packed rANS slices
-        let mut base = 0u32;
-        let mut my_k = STREAM_COUNT;
-        let mut my_base = 0u32;
-        for k in 0..STREAM_COUNT {
-            let l = info[k].lanes;
-            if my_k == STREAM_COUNT && lane >= base && lane < base + l {
-                my_k = k;
+        decode_packed(src, info, round, lane, &mut st);
+        left &= !round;
+    }
+    st
+}
+
+/// Copies a raw slice (`stored == decoded`, checked in `info.pre`) with the whole warp.
+#[inline(always)]
+fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
+    let mut i = lane as usize;
+    while i < info.n as usize {
+        // SAFETY: i < n == stored: inside the data section and the decoded slot (info.pre).
+        unsafe {
+            *src.decoded.add(info.dst_off as usize + i) = gb(src.data, info.off as usize + i)
+        };
+        i += 32;
+    }
+}
+
+/// The two bytes of renormalisation word `j` of a slice whose words start at byte
+/// `words_off` of `data`, or zeros past its last of `nwords` words (a lane that takes such
+/// a word reports underflow). Kept apart so a prefetched word is only assembled when used.
+#[inline(always)]
+fn word_bytes(data: *const u8, words_off: u64, j: u32, nwords: u32) -> (u32, u32) {
+    if j < nwords {
+        let o = (words_off + 2 * j as u64) as usize;
+        // SAFETY: j < nwords, so o + 1 < the slice's end <= data_len (SliceInfo checks).
+        unsafe { (gb(data, o) as u32, gb(data, o + 1) as u32) }
+    } else {
+        (0, 0)
+    }
+}
+
+/// Decodes the rANS slices of `info` selected by `sel` (bit `i` = slice `i`; at most 32
+/// lanes together, lanes > 0, no earlier error) with their lanes packed side by side into
+/// the warp. Writes each selected slice's status into `st`.
+///
+/// Renormalisation words come from a window held in registers instead of global memory: the
+/// lanes of a slice with `lanes` lanes hold words `wbase .. wbase + 2 * lanes` (two per lane)
+/// and one more per lane in flight. A step consumes at most `lanes` words, all inside
+/// `[wp, wp + lanes)`, which are distinct modulo `lanes`, so one shuffle per step hands every
+/// needy lane its word: source lane `j` offers whichever of its two words lies in that range.
+/// When `wp` passes `wbase + lanes` the window moves on by `lanes` words and the word in
+/// flight joins it, so a global load has a whole window of steps to arrive instead of
+/// stalling the state chain (FORMAT.md §5.4 gives the word order).
+#[inline(always)]
+fn decode_packed(
+    src: &Sources,
+    info: &[SliceInfo; MAX_SLICES],
+    sel: u32,
+    lane: u32,
+    st: &mut [Status; MAX_SLICES],
+) {
+    // my slice among the packed ones
+    let mut base = 0u32;
+    let mut my = MAX_SLICES;
+    let mut my_base = 0u32;
+    for i in 0..MAX_SLICES {
+        if sel & (1 << i) != 0 {
+            let l = info[i].lanes;
+            if my == MAX_SLICES && lane >= base && lane < base + l {
+                my = i;
                 my_base = base;
             }
             base += l;
         }
-        let mut lanes = 0u32;
-        let mut n = 0usize;
-        let mut src_off = 0u64;
-        let mut dst: *mut u8 = core::ptr::null_mut();
-        let mut stored = 0u64;
-        for k in 0..STREAM_COUNT {
-            if k == my_k {
-                lanes = info[k].lanes;
-                n = e.decoded_len[k] as usize;
-                src_off = info[k].off;
-                dst = info[k].dst;
-                stored = e.stored_len[k] as u64;
-            }
+    }
+    let mut s = SliceInfo::EMPTY;
+    for (i, inf) in info.iter().enumerate() {
+        if i == my {
+            s = *inf;
         }
-        let mine = my_k < STREAM_COUNT;
-        let l = lane.wrapping_sub(my_base);
-        let mask = if mine {
-            (if lanes == 32 {
-                u32::MAX
-            } else {
-                (1u32 << lanes) - 1
-            }) << my_base
+    }
+    let mine = my < MAX_SLICES;
+    let lanes = s.lanes;
+    let n = s.n;
+    let data = src.data;
+    // SAFETY: dst_off + n <= dec_len (pre checks; 0 for an absent slice, never written).
+    let dst = unsafe { src.decoded.add(s.dst_off as usize) };
+    // SAFETY: a present slice's table index is < n_tables (block_slices); else unused.
+    let table = unsafe { src.tables.add(if s.table < src.n_tables { s.table } else { 0 } as usize) };
+    let l = lane.wrapping_sub(my_base);
+    let mask = if mine {
+        (if lanes == 32 {
+            u32::MAX
         } else {
-            0
-        };
-        let below = (1u32 << lane) - 1;
-        let mut x: u32 = RANS_L;
-        let mut table: *const DecodeTable = core::ptr::null();
-        let mut nwords = 0u32;
-        let mut steps = 0usize;
-        if mine {
-            // SAFETY: src_off + 4 * lanes <= stored bytes inside the data section (pre checks).
-            let src = unsafe { data.add(src_off as usize) };
-            let o = 4 * l as usize;
-            x = unsafe {
-                u32::from_le_bytes([gb(src, o), gb(src, o + 1), gb(src, o + 2), gb(src, o + 3)])
-            };
-            // SAFETY: the table exists (pre check).
-            table = unsafe {
-                crate::kernels::stream_table(
-                    tables,
-                    n_tables,
-                    table_index,
-                    group_blocks,
-                    b as u64,
-                    my_k,
-                )
-            }
-            .map_or(core::ptr::null(), |t| t as *const DecodeTable);
-            nwords = ((stored - 4 * lanes as u64) / 2) as u32;
-            steps = n.div_ceil(lanes as usize);
-        }
-        let header_bad = ballot(mine && x < RANS_L);
-        // the longest chain of the packed slices
-        let mut max_steps = steps as u32;
-        let mut d = 16;
-        while d >= 1 {
-            max_steps = max_steps.max(shfl_xor(max_steps, d));
-            d /= 2;
-        }
-        let words_off = src_off + 4 * lanes as u64;
-        let mut wp: u32 = 0;
-        let mut underflow = false;
-        for t in 0..max_steps as usize {
-            let i = t * lanes as usize + l as usize;
-            let active = mine && i < n && !table.is_null();
-            let mut need = false;
-            if active {
-                // SAFETY: table is non-null (checked).
-                let sym = crate::rans::step(unsafe { &*table }, &mut x);
-                // SAFETY: i < n inside the decoded slot.
-                unsafe { *dst.add(i) = sym };
-                need = x < RANS_L;
-            }
-            let m = ballot(need);
-            if need {
-                let p = wp + (m & mask & below).count_ones();
-                if p < nwords {
-                    let o = (words_off + 2 * p as u64) as usize;
-                    // SAFETY: p < nwords, so o + 1 < src_off + stored <= data_len.
-                    let w = unsafe { u16::from_le_bytes([gb(data, o), gb(data, o + 1)]) } as u32;
-                    x = (x << 16) | w;
-                } else {
-                    underflow = true;
-                }
-            }
-            wp += (m & mask).count_ones();
-        }
-        let under = ballot(underflow);
-        let trailer = ballot(mine && (x != RANS_L || wp != nwords));
-        for k in 0..STREAM_COUNT {
-            if slice_st[k] != Status::Ok || info[k].lanes == 0 {
-                continue;
-            }
-            // lanes of slice k
-            let mut kb = 0u32;
-            for j in 0..k {
-                kb += info[j].lanes;
-            }
-            let kl = info[k].lanes;
-            let km = (if kl == 32 { u32::MAX } else { (1u32 << kl) - 1 }) << kb;
-            slice_st[k] = if header_bad & km != 0 {
-                Status::RansHeader
-            } else if under & km != 0 {
-                Status::RansUnderflow
-            } else if trailer & km != 0 {
-                Status::RansTrailer
-            } else {
-                Status::Ok
-            };
-        }
-    }
-    for st in slice_st {
-        if st != Status::Ok {
-            return st;
-        }
-    }
-    Status::Ok
-}
-
-/// Stage 1 for one stream: raw copy or warp-interleaved rANS into `dst`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn decode_stream_warp(
-    data: *const u8,
-    data_len: u64,
-    off: u64,
-    e: &BlockEntry,
-    k: usize,
-    b: u32,
-    tables: *const DecodeTable,
-    n_tables: u32,
-    table_index: *const u32,
-    group_blocks: u32,
-    dst: *mut u8,
-    lane: u32,
-) -> Status {
-    let stored = e.stored_len[k] as u64;
-    let n = e.decoded_len[k] as usize;
-    if off > data_len || stored > data_len - off {
-        return Status::SliceMode;
-    }
-    // SAFETY: [off, off + stored) lies inside the data section.
-    let src = unsafe { data.add(off as usize) };
-    let lanes = e.lanes[k] as u32;
-    if lanes == LANES_RAW as u32 {
-        if stored as usize != n {
-            return Status::SliceMode;
-        }
-        let mut i = lane as usize;
-        while i < n {
-            // SAFETY: i < n == stored; dst region holds the stream's cap >= n (checked by caller).
-            unsafe { *dst.add(i) = gb(src, i) };
-            i += 32;
-        }
-        return Status::Ok;
-    }
-    if lanes > MAX_LANES as u32 {
-        return Status::SliceMode;
-    }
-    let head = 4 * lanes as u64;
-    if stored < head || (stored - head) % 2 != 0 {
-        return Status::RansHeader;
-    }
-    // SAFETY: the host passes group_count * 4 indices and n_tables tables.
-    let Some(table) = (unsafe {
-        crate::kernels::stream_table(tables, n_tables, table_index, group_blocks, b as u64, k)
-    }) else {
-        return Status::SliceMode;
+            (1u32 << lanes) - 1
+        }) << my_base
+    } else {
+        0
     };
-    let active_lane = lane < lanes;
-    let mut x: u32 = RANS_L;
-    if active_lane {
-        let o = 4 * lane as usize;
-        // SAFETY: o + 3 < head <= stored.
-        x = unsafe {
-            u32::from_le_bytes([gb(src, o), gb(src, o + 1), gb(src, o + 2), gb(src, o + 3)])
-        };
-    }
-    if ballot(active_lane && x < RANS_L) != 0 {
-        return Status::RansHeader;
-    }
-    // SAFETY: head <= stored.
-    let words = unsafe { src.add(head as usize) };
-    let nwords = ((stored - head) / 2) as u32;
-    let mut wp: u32 = 0;
     let below = (1u32 << lane) - 1;
-    let steps = n.div_ceil(lanes as usize);
+    let mut x: u32 = RANS_L;
+    let mut nwords = 0u32;
+    let mut steps = 0u32;
+    let words_off = s.off + 4 * lanes as u64;
+    let (mut w0, mut w1) = (0u32, 0u32);
+    let (mut pend_lo, mut pend_hi) = (0u32, 0u32);
+    if mine {
+        // SAFETY: off + 4 * lanes <= stored bytes inside the data section (pre checks).
+        let head = unsafe { data.add(s.off as usize) };
+        let o = 4 * l as usize;
+        x = unsafe {
+            u32::from_le_bytes([gb(head, o), gb(head, o + 1), gb(head, o + 2), gb(head, o + 3)])
+        };
+        nwords = (s.stored - 4 * lanes) / 2;
+        steps = n.div_ceil(lanes.max(1));
+        let (a, b) = word_bytes(data, words_off, l, nwords);
+        w0 = a | b << 8;
+        let (a, b) = word_bytes(data, words_off, lanes + l, nwords);
+        w1 = a | b << 8;
+        (pend_lo, pend_hi) = word_bytes(data, words_off, 2 * lanes + l, nwords);
+    }
+    let header_bad = ballot(mine && x < RANS_L);
+    // the longest chain of the packed slices
+    let mut max_steps = steps;
+    let mut d = 16;
+    while d >= 1 {
+        max_steps = max_steps.max(shfl_xor(max_steps, d));
+        d /= 2;
+    }
+    let mut wp: u32 = 0;
+    let mut wbase: u32 = 0;
     let mut underflow = false;
-    for t in 0..steps {
-        let i = t * lanes as usize + lane as usize;
-        let active = active_lane && i < n;
+    // u32 positions: a slice holds at most a block (< 2^32 bytes), and 32-bit arithmetic
+    // keeps the step short
+    let mut i = l;
+    let active_slice = mine && s.table < src.n_tables;
+    for _ in 0..max_steps {
+        let active = active_slice && i < n;
         let mut need = false;
         if active {
-            let sym = crate::rans::step(table, &mut x);
-            // SAFETY: i < n <= the stream's region cap.
-            unsafe { *dst.add(i) = sym };
+            // SAFETY: the table index was checked (active_slice).
+            let sym = crate::rans::step(unsafe { &*table }, &mut x);
+            // SAFETY: i < n inside the decoded slot.
+            unsafe { *dst.add(i as usize) = sym };
             need = x < RANS_L;
         }
-        let m = ballot(need);
+        let m = ballot(need) & mask;
+        // the word this lane offers: the one of its two inside [wp, wp + lanes)
+        let offer = if wbase + l >= wp { w0 } else { w1 };
+        let p = wp + (m & below).count_ones();
+        let off = p.wrapping_sub(wbase);
+        let from = my_base + if off >= lanes { off - lanes } else { off };
+        let w = shfl(offer, from & 31);
         if need {
-            let pos = wp + (m & below).count_ones();
-            if pos < nwords {
-                let o = 2 * pos as usize;
-                // SAFETY: pos < nwords, so o + 1 < stored - head.
-                let w = unsafe { u16::from_le_bytes([gb(words, o), gb(words, o + 1)]) } as u32;
+            if p < nwords {
                 x = (x << 16) | w;
             } else {
                 underflow = true;
             }
         }
         wp += m.count_ones();
+        if mine && wp - wbase >= lanes {
+            wbase += lanes;
+            w0 = w1;
+            w1 = pend_lo | pend_hi << 8;
+            (pend_lo, pend_hi) = word_bytes(data, words_off, wbase + 2 * lanes + l, nwords);
+        }
+        i = i.wrapping_add(lanes);
     }
-    if ballot(underflow) != 0 {
-        return Status::RansUnderflow;
+    let under = ballot(underflow);
+    let trailer = ballot(mine && (x != RANS_L || wp != nwords));
+    let mut kb = 0u32;
+    for j in 0..MAX_SLICES {
+        if sel & (1 << j) == 0 {
+            continue;
+        }
+        let kl = info[j].lanes;
+        let km = (if kl == 32 { u32::MAX } else { (1u32 << kl) - 1 }) << kb;
+        kb += kl;
+        st[j] = if header_bad & km != 0 {
+            Status::RansHeader
+        } else if under & km != 0 {
+            Status::RansUnderflow
+        } else if trailer & km != 0 {
+            Status::RansTrailer
+        } else {
+            Status::Ok
+        };
     }
-    if wp != nwords || ballot(active_lane && x != RANS_L) != 0 {
-        return Status::RansTrailer;
-    }
-    Status::Ok
 }
 
 /// Turns `n` varint bytes at `bytes` into values at `vals` (at most `cap`), storing the

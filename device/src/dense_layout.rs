@@ -34,11 +34,11 @@ pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 4;
 /// Offset of the control words (u32).
 pub const CTRL_OFF: usize = PTR_OFF + DENSE_MAX_BLOCK as usize * 2;
 /// Number of control words.
-pub const CTRL_WORDS: usize = 40;
+pub const CTRL_WORDS: usize = 8 + 8 * (THREADS as usize / 32);
 /// Dynamic shared memory per CTA.
 pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
 /// Threads per CTA.
-pub const THREADS: u32 = 128;
+pub const THREADS: u32 = 256;
 
 const _: () = assert!(LENB_CAP + OFFB_CAP <= DENSE_MAX_BLOCK as usize * 2);
 const _: () = assert!(SMEM_BYTES * 3 <= 227 * 1024);
@@ -49,3 +49,7 @@ pub const STAGES_ALL: u32 = 3;
 /// Stage bit 2: parse with one lane sequentially (`lz::walk_block`) instead of the whole
 /// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
 pub const STAGE_SEQ_PARSE: u32 = 4;
+
+/// Most blocks whose slices one warp of the rANS stage packs together (`rans_decode_slices`'s
+/// `blocks_per_warp` is clamped to it).
+pub const RANS_MAX_BLOCKS_PER_WARP: u32 = 2;

@@ -255,9 +255,35 @@ pub fn decode_blocks_dense(
         .map(|_| ())
 }
 
-/// Launches the rANS stage of the dense pipe: one warp per slice, every block's four streams
-/// decoded into the archive's `decoded` scratch. Zeroes `status` first; raises a block's
-/// status on a broken rule.
+/// Blocks per warp of the rANS stage: 2 (two blocks' slices packed into the warp's lanes, so
+/// fewer, fuller steps) when the archive has more blocks than the GPU holds warps at once
+/// (then the stage is bound by issued steps), else 1 (latency-bound: more warps are better).
+/// `ACEAPEX_RANS_BLOCKS_PER_WARP=1|2` overrides it (benchmarks).
+fn rans_blocks_per_warp(gpu: &Gpu, ga: &super::decoder::GpuArchive, threads: u32) -> u32 {
+    if let Some(v) = std::env::var("ACEAPEX_RANS_BLOCKS_PER_WARP")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        return v.clamp(1, crate::device::dense_layout::RANS_MAX_BLOCKS_PER_WARP);
+    }
+    let ctas_per_sm = gpu
+        .k
+        .rans_decode_slices
+        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+        .unwrap_or(1)
+        .max(1);
+    let resident_warps = gpu.sm_count() as u64 * ctas_per_sm as u64 * (threads / 32) as u64;
+    if ga.n_blocks as u64 > resident_warps {
+        2
+    } else {
+        1
+    }
+}
+
+/// Launches the rANS stage: every block's four slices decoded into the archive's `decoded`
+/// scratch by warps that pack one or two blocks' slices into their lanes
+/// ([`rans_blocks_per_warp`]). Zeroes `status` first; raises a block's status on a broken
+/// rule.
 pub fn rans_decode_slices(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
@@ -277,8 +303,9 @@ pub fn rans_decode_slices(
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
     const THREADS: u32 = 256;
-    // one warp per block
-    let grid = (ga.n_blocks as u64)
+    let bpw = rans_blocks_per_warp(gpu, ga, THREADS);
+    let warps = (ga.n_blocks as u64).div_ceil(bpw as u64);
+    let grid = warps
         .div_ceil((THREADS / 32) as u64)
         .min(gpu.sm_count() as u64 * 16) as u32;
     let data_len = ga.data.len() as u64;
@@ -301,7 +328,8 @@ pub fn rans_decode_slices(
         .arg(decoded)
         .arg(&dec_len)
         .arg(&ga.dec_offsets)
-        .arg(status);
+        .arg(status)
+        .arg(&bpw);
     // SAFETY: argument order matches `rans_decode_slices`; entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*4 words, dec_offsets 4 words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
