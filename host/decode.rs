@@ -4,9 +4,14 @@
 //! Every block is entropy-decoded, match-decoded and checked against its XXH3-64 from the
 //! block table; a whole-file decode also checks the content checksum. Any broken rule is a
 //! [`DecodeError`] naming the block.
+//!
+//! Checksums go through [`cpu::xxh3`]: a whole-file decode without cross-block sources hashes
+//! each output byte once, right after its block is decoded (the per-KiB sums serve the block
+//! checksum and, folded in order, the content checksum).
 
 use crate::archive::Archive;
 use crate::cpu;
+use crate::cpu::xxh3::{self, KibSums, KIB};
 use crate::device::format::*;
 use crate::device::lz::{self, BlockFrame, BlockStreams};
 use crate::device::rans;
@@ -14,7 +19,6 @@ use crate::device::status::Status;
 use crate::error::DecodeError;
 use rayon::prelude::*;
 use std::cell::RefCell;
-use xxhash_rust::xxh3::xxh3_64;
 
 thread_local! {
     static SCRATCH: RefCell<[Vec<u8>; STREAM_COUNT]> = RefCell::new(Default::default());
@@ -69,14 +73,9 @@ fn block_error(a: &Archive<'_>, b: usize, status: Status) -> DecodeError {
     }
 }
 
-/// Checks the decoded bytes of block `b` against the block table's XXH3-64.
-fn verify_block(
-    a: &Archive<'_>,
-    b: usize,
-    out: &[u8],
-    frame: &BlockFrame,
-) -> Result<(), DecodeError> {
-    if xxh3_64(&out[frame.dst_start..frame.dst_end]) != a.entries[b].checksum {
+/// Checks `hash`, the XXH3-64 of the decoded bytes of block `b`, against the block table.
+fn verify_block(a: &Archive<'_>, b: usize, hash: u64) -> Result<(), DecodeError> {
+    if hash != a.entries[b].checksum {
         return Err(block_error(a, b, Status::Checksum));
     }
     Ok(())
@@ -97,7 +96,7 @@ pub fn decode_block_at(
     FAST_SCRATCH
         .with(|s| cpu::decode_block(a, b, out, &frame, &mut s.borrow_mut()))
         .map_err(|st| block_error(a, b, st))?;
-    verify_block(a, b, out, &frame)
+    verify_block(a, b, xxh3::xxh3_64(&out[frame.dst_start..frame.dst_end]))
 }
 
 /// Decodes the consecutive blocks that `out` holds, from block `first` on (at most
@@ -105,8 +104,18 @@ pub fn decode_block_at(
 /// cross-block sources. Same outcome as [`decode_block_at`] on each block in index order
 /// (the first failing block's error), but the blocks' streams are entropy-decoded together
 /// ([`cpu::decode_streams_group`]).
-fn decode_group_at(a: &Archive<'_>, first: usize, out: &mut [u8]) -> Result<(), DecodeError> {
+///
+/// Leaves in `sums[k]` the [`xxh3::kib_sums`] of every whole KiB `k` of `out` (the block
+/// checksums are computed from them, so the bytes are hashed once while still in cache);
+/// `sums` must have `out.len().div_ceil(KIB)` entries.
+fn decode_group_at(
+    a: &Archive<'_>,
+    first: usize,
+    out: &mut [u8],
+    sums: &mut [KibSums],
+) -> Result<(), DecodeError> {
     debug_assert!(!a.cross_block());
+    debug_assert_eq!(sums.len(), out.len().div_ceil(KIB));
     let bs = a.header.block_size as usize;
     let n = out.len().div_ceil(bs);
     let base = first as u64 * bs as u64;
@@ -121,7 +130,11 @@ fn decode_group_at(a: &Archive<'_>, first: usize, out: &mut [u8]) -> Result<(), 
             let frame = block_frame(a, b, out.len(), base);
             st.and_then(|()| cpu::lz::decode_block(&cpu::padded_streams(a, b, &s[j]), out, &frame))
                 .map_err(|st| block_error(a, b, st))?;
-            verify_block(a, b, out, &frame)?;
+            // block sizes are multiples of KIB (FORMAT.md §2), so blocks start on a KiB
+            let bytes = &out[frame.dst_start..frame.dst_end];
+            let kibs = &mut sums[frame.dst_start / KIB..][..bytes.len() / KIB];
+            xxh3::kib_sums(bytes, kibs);
+            verify_block(a, b, xxh3::hash_with_sums(bytes, kibs))?;
         }
         Ok(())
     })
@@ -150,7 +163,8 @@ pub fn decode_block_reference(
             lz::decode_block(streams, out, &frame)
         })
         .map_err(|st| block_error(a, b, st))?;
-    verify_block(a, b, out, &frame)
+    let bytes = &out[frame.dst_start..frame.dst_end];
+    verify_block(a, b, xxhash_rust::xxh3::xxh3_64(bytes))
 }
 
 /// Splits blocks into runs that decode independently: a run starts at every block whose
@@ -182,6 +196,9 @@ fn independent_runs(a: &Archive<'_>) -> Result<Vec<std::ops::Range<usize>>, Deco
     Ok(runs)
 }
 
+/// Output bytes per window of [`decompress_into`] (rounded to whole groups of blocks).
+const WINDOW_BYTES: usize = 64 << 20;
+
 /// Decodes the whole archive into `out` (exactly `original_size` bytes), verifying every
 /// block checksum and the content checksum. Uses the current rayon pool.
 pub fn decompress_into(
@@ -189,21 +206,58 @@ pub fn decompress_into(
     out: &mut [u8],
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(), DecodeError> {
+    decompress_windows(a, out, progress, WINDOW_BYTES)
+}
+
+/// [`decompress_into`] with windows of `window_bytes` (tests use small ones).
+fn decompress_windows(
+    a: &Archive<'_>,
+    out: &mut [u8],
+    progress: &(dyn Fn(u64) + Sync),
+    window_bytes: usize,
+) -> Result<(), DecodeError> {
     assert_eq!(
         out.len() as u64,
         a.header.original_size,
         "output buffer must hold the original size"
     );
     let bs = a.header.block_size as usize;
-    if !a.cross_block() {
+    let content = if !a.cross_block() {
         let group = cpu::group_blocks(bs);
-        out.par_chunks_mut(bs * group)
-            .enumerate()
-            .try_for_each(|(g, chunk)| {
-                decode_group_at(a, g * group, chunk)?;
-                progress(chunk.len() as u64);
-                Ok::<(), DecodeError>(())
-            })?;
+        let group_bytes = bs * group;
+        // windows of whole groups: their blocks decode in parallel, then the window's KiB sums
+        // are folded into the content hash in order (so the sums never need more than a
+        // window's worth of memory, 1/16 of it)
+        let window = group_bytes * (window_bytes / group_bytes).max(1);
+        let mut sums = vec![[0u64; 8]; window.min(out.len()).div_ceil(KIB)];
+        let mut state = xxh3::State::new();
+        let content_kibs = if out.len() > 240 {
+            xxh3::State::kibs_before_tail(out.len())
+        } else {
+            0
+        };
+        for (w, win) in out.chunks_mut(window).enumerate() {
+            let sums = &mut sums[..win.len().div_ceil(KIB)];
+            let first = w * (window / bs);
+            win.par_chunks_mut(group_bytes)
+                .zip(sums.par_chunks_mut(group_bytes / KIB))
+                .enumerate()
+                .try_for_each(|(g, (chunk, s))| {
+                    decode_group_at(a, first + g * group, chunk, s)?;
+                    progress(chunk.len() as u64);
+                    Ok::<(), DecodeError>(())
+                })?;
+            let kib0 = w * (window / KIB);
+            let n = content_kibs.saturating_sub(kib0).min(sums.len());
+            for s in &sums[..n] {
+                state.absorb(s);
+            }
+        }
+        if out.len() > 240 {
+            state.finish(out)
+        } else {
+            xxhash_rust::xxh3::xxh3_64(out)
+        }
     } else {
         let runs = independent_runs(a)?;
         // carve `out` into the runs' disjoint byte ranges
@@ -225,8 +279,9 @@ pub fn decompress_into(
             }
             Ok::<(), DecodeError>(())
         })?;
-    }
-    if xxh3_64(out) != a.header.content_checksum {
+        xxh3::xxh3_64(out)
+    };
+    if content != a.header.content_checksum {
         return Err(DecodeError::ContentChecksum);
     }
     Ok(())
@@ -295,4 +350,42 @@ pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, Dec
             })?;
     }
     Ok(buf[(offset - base) as usize..(end - base) as usize].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::EncodeOptions;
+    use crate::gpu::tokens::Rng;
+
+    /// Small windows (down to one group) and sizes around the KiB and XXH3 edges: the folded
+    /// content hash is right, and a wrong content checksum is still caught.
+    #[test]
+    fn windows_fold_the_content_hash() {
+        let mut r = Rng::new(0x0DDB_1A5E_5BAD_5EED);
+        for n in [
+            0, 1, 240, 241, 1023, 1024, 1025, 4096, 4097, 20_000, 70_001, 262_144,
+        ] {
+            let data: Vec<u8> = (0..n).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+            let opts = EncodeOptions {
+                block_size: 4096,
+                ..Default::default()
+            };
+            let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+            let mut a = Archive::parse(&packed).unwrap();
+            for window in [1, 16 << 10, 48 << 10, WINDOW_BYTES] {
+                let mut out = vec![0u8; n];
+                decompress_windows(&a, &mut out, &|_| {}, window).unwrap();
+                assert!(out == data, "size {n}, window {window}");
+            }
+            // a wrong content checksum (the parsed header's, past the meta checksum)
+            a.header.content_checksum ^= 1 << r.below(64);
+            let mut out = vec![0u8; n];
+            let e = decompress_windows(&a, &mut out, &|_| {}, 16 << 10);
+            assert!(
+                matches!(e, Err(DecodeError::ContentChecksum)),
+                "size {n}: {e:?}"
+            );
+        }
+    }
 }

@@ -11,6 +11,7 @@
 
 pub mod lz;
 pub mod rans;
+pub mod xxh3;
 
 use crate::archive::Archive;
 use crate::device::format::*;

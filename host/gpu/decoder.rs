@@ -9,10 +9,10 @@
 
 use super::{launch, Ctx, Gpu, GpuError};
 use crate::archive::Archive;
+use crate::cpu::xxh3::xxh3_64;
 use crate::device::format::{DecodeTable, STREAM_COUNT};
 use crate::device::status::Status;
 use cudarc::driver::CudaSlice;
-use xxhash_rust::xxh3::xxh3_64;
 
 /// Which GPU decoder to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,7 +315,8 @@ pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>
     Ok(bytes)
 }
 
-/// Checks decoded bytes against the block checksums and the content checksum.
+/// Checks decoded bytes against the block checksums and the content checksum (with
+/// [`crate::cpu::xxh3`], AVX2 when the CPU has it).
 pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     use rayon::prelude::*;
     let bs = a.header.block_size as usize;
