@@ -160,12 +160,16 @@ pub fn compress(
                 .step_by(seg_bytes)
                 .map(|s| (s, (s + seg_bytes).min(batch_end)))
                 .collect();
+            // half of the progress while parsing (block by block: a segment of a slow level
+            // can take minutes), the rest once the batch is coded
+            let parsed = std::sync::atomic::AtomicU64::new(0);
             let parses: Vec<BlockParse> = segs
                 .par_iter()
                 .flat_map_iter(|&(s, e)| {
-                    let v = lz::parse_segment(data, s..e, bs, &params);
-                    progress((e - s) as u64 / 2);
-                    v
+                    lz::parse_segment_progress(data, s..e, bs, &params, &|n| {
+                        parsed.fetch_add(n / 2, std::sync::atomic::Ordering::Relaxed);
+                        progress(n / 2);
+                    })
                 })
                 .collect();
             // per group: tables, then the slices of its blocks
@@ -174,7 +178,7 @@ pub fn compress(
                 .enumerate()
                 .map(|(gi, blocks)| encode_group(data, bs, first_block + gi * group_blocks, blocks))
                 .collect();
-            progress((batch_end - batch_start) as u64 - (batch_end - batch_start) as u64 / 2);
+            progress((batch_end - batch_start) as u64 - parsed.into_inner());
             groups
         };
         for (tables, blocks) in groups {

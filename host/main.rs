@@ -43,6 +43,21 @@ message). An output file appears under its name only when
 complete: until then it is a hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on
 errors and signals (not after SIGKILL or a power cut; such a leftover is safe to delete).";
 
+const INFO_HELP: &str = "\
+Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
+match that copies bytes written by a level-n match has level n + 1. A block's depth is the
+highest level among its matches (0 for a block without matches); a decoder that runs a block's
+matches in dependency order (the GPU decoder) needs depth + 1 rounds for it, and --depth-cap at
+compression bounds it. 'info' prints the deepest and the mean block depth, and the number of
+blocks per depth range: 0, 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more.
+
+JSON (--json): max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
+the order of block_depth_buckets (\"0\", \"1\", \"2-3\", \"4-7\", \"8-15\", \"16-31\", \"32-63\",
+\"64+\").";
+
+/// Labels of the block-depth histogram buckets of `info`.
+const DEPTH_BUCKETS: [&str; 8] = ["0", "1", "2-3", "4-7", "8-15", "16-31", "32-63", "64+"];
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Compress a file into an .acx archive (the input is kept).
@@ -58,16 +73,19 @@ enum Cmd {
         #[arg(short = 'c', long, conflicts_with = "output")]
         stdout: bool,
         /// Compression level: 1-5 fast lazy parsing (5 the default), 6 the strongest lazy
-        /// level, 7-9 an optimal parse (today nearly the same archive for all three, not
-        /// always smaller than 6, and very slow with a large --window).
+        /// level; 7-9 parse every block several ways (a lazy parse and 1-3 price-based
+        /// optimal parses) and keep the smallest: 7 two ways, 8 three, 9 four with a deeper
+        /// search. 7-9 are 3x to several hundred times slower than 6 (slowest on FASTQ and
+        /// with a large --window) and within about 1 % of each other; a progress bar shows
+        /// on a terminal.
         #[arg(short, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=9))]
         level: u32,
         /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
         #[arg(long, value_name = "SIZE", default_value = "16K", value_parser = parse_block_size)]
         block_size: u32,
-        /// Largest match distance [default: the block size]. Larger than the block size lets
-        /// matches reach earlier blocks: better ratio, but a block then decodes only after those
-        /// blocks.
+        /// Largest match distance, 1 byte to 4G - 1 (4294967295 bytes) [default: the block
+        /// size]. Larger than the block size lets matches reach earlier blocks: better ratio,
+        /// but a block then decodes only after those blocks.
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
         /// Shortest match to emit, in bytes (>= 6).
@@ -80,8 +98,8 @@ enum Cmd {
         /// gets a level below N, which bounds the decode rounds per block. 0 = no cap.
         #[arg(long, value_name = "N", default_value_t = 0)]
         depth_cap: u32,
-        /// Worker threads [default: all cores].
-        #[arg(short = 'T', long, value_name = "N", value_parser = threads_parser())]
+        /// Worker threads, 1 to 1024; 0 = all cores [default: all cores].
+        #[arg(short = 'T', long, value_name = "N", value_parser = parse_threads)]
         threads: Option<usize>,
         /// Overwrite an existing output; allow compressed output to a terminal.
         #[arg(short, long)]
@@ -101,8 +119,8 @@ enum Cmd {
         /// Where to decode: auto uses the GPU when there is one, else the CPU.
         #[arg(long, value_enum, default_value_t = Device::Auto)]
         device: Device,
-        /// Worker threads for the CPU decoder [default: all cores].
-        #[arg(short = 'T', long, value_name = "N", value_parser = threads_parser())]
+        /// Worker threads for the CPU decoder, 1 to 1024; 0 = all cores [default: all cores].
+        #[arg(short = 'T', long, value_name = "N", value_parser = parse_threads)]
         threads: Option<usize>,
         /// Overwrite the output if it exists.
         #[arg(short, long)]
@@ -126,7 +144,8 @@ enum Cmd {
         #[arg(short, long)]
         force: bool,
     },
-    /// Show an archive's sizes, ratio, parameters and dependency depths.
+    /// Show an archive's sizes, ratio, parameters, streams and match dependency depths.
+    #[command(after_help = INFO_HELP)]
     Info {
         /// Archive, or '-' for standard input.
         input: PathBuf,
@@ -192,12 +211,28 @@ fn parse_block_size(s: &str) -> Result<u32, String> {
 fn parse_window(s: &str) -> Result<u32, String> {
     match parse_size(s)? {
         0 => Err("the window must be at least 1 byte".into()),
-        v => u32::try_from(v).map_err(|_| format!("{v} bytes is above the largest window, 4G - 1")),
+        v => u32::try_from(v).map_err(|_| {
+            format!("{v} bytes is above the largest window, 4G - 1 = 4294967295 bytes")
+        }),
     }
 }
 
-fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+/// Most worker threads `-T` accepts (more only costs memory and start-up time).
+const MAX_THREADS: usize = 1024;
+
+/// `-T N`: 1 to [`MAX_THREADS`] threads, or 0 for all cores (as rayon's default).
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let range = format!("use 1 to {MAX_THREADS}, or 0 for all cores");
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{s}' is not a number of threads: {range}"));
+    }
+    match t.parse::<usize>() {
+        Ok(n) if n <= MAX_THREADS => Ok(n),
+        _ => Err(format!(
+            "{t} threads is above the limit of {MAX_THREADS}: {range}"
+        )),
+    }
 }
 
 /// A mistake on the command line found after parsing (e.g. an output name that cannot be
@@ -429,8 +464,11 @@ impl Drop for OutFile {
     }
 }
 
-fn progress_bar(total: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() || total < (64 << 20) {
+/// A progress bar on standard error when it is a terminal and the work is large (64 MiB and
+/// more) or `slow` (e.g. levels 6-9 or a cross-block window) and at least 1 MiB.
+fn progress_bar(total: u64, what: &str, slow: bool) -> ProgressBar {
+    let min = if slow { 1 << 20 } else { 64 << 20 };
+    if !std::io::stderr().is_terminal() || total < min {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(total);
@@ -445,8 +483,9 @@ fn progress_bar(total: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// Sizes the global thread pool: `None` or `Some(0)` keep rayon's default (all cores).
 fn set_threads(threads: Option<usize>) -> Result<()> {
-    if let Some(t) = threads {
+    if let Some(t) = threads.filter(|&t| t > 0) {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
             .build_global()
@@ -529,7 +568,8 @@ fn run(cli: Cli) -> Result<()> {
             }
             let out = OutFile::open(&out_path, force)?;
             let data = read_input(&input, false)?;
-            let pb = progress_bar(data.len() as u64, "compress");
+            let slow = level >= 6 || window.is_some_and(|w| w > block_size);
+            let pb = progress_bar(data.len() as u64, "compress", slow);
             let t = Instant::now();
             let packed =
                 archive::compress(&data, &opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
@@ -649,7 +689,7 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
         }
     }
     let mut out = decode::zeroed_output(a.header.original_size)?;
-    let pb = progress_bar(out.len() as u64, "decompress");
+    let pb = progress_bar(out.len() as u64, "decompress", false);
     decode::decompress_into(a, &mut out, &|n| pb.inc(n))?;
     pb.finish_and_clear();
     Ok((
@@ -667,7 +707,7 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
     let mut decoded = [0u64; STREAM_COUNT];
     let mut depth_max = 0u32;
     let mut depth_sum = 0u64;
-    let mut depth_hist = [0u64; 8]; // 0,1,2-3,4-7,8-15,16-31,32-63,64+
+    let mut depth_hist = [0u64; DEPTH_BUCKETS.len()];
     for e in &a.entries {
         for k in 0..STREAM_COUNT {
             stored[k] += e.stored_len[k] as u64;
@@ -695,7 +735,7 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
             })
             .collect();
         println!(
-            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
+            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
             h.version,
             h.original_size,
             archive_len,
@@ -712,6 +752,7 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
             depth_max,
             mean_depth,
             depth_hist,
+            DEPTH_BUCKETS,
             streams.join(","),
             h.content_checksum
         );
@@ -751,18 +792,17 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
             h.depth_cap.to_string()
         }
     );
-    println!("block depth      max {depth_max}, mean {mean_depth:.2}");
+    // a block's depth: the highest dependency level of its matches (see INFO_HELP)
     println!(
-        "  histogram      0:{} 1:{} 2-3:{} 4-7:{} 8-15:{} 16-31:{} 32-63:{} 64+:{}",
-        depth_hist[0],
-        depth_hist[1],
-        depth_hist[2],
-        depth_hist[3],
-        depth_hist[4],
-        depth_hist[5],
-        depth_hist[6],
-        depth_hist[7]
+        "match depth      deepest block {depth_max}, mean {mean_depth:.2} (a block's depth: the \
+         highest dependency level of its matches, see 'info --help')"
     );
+    let hist: Vec<String> = DEPTH_BUCKETS
+        .iter()
+        .zip(depth_hist)
+        .map(|(b, n)| format!("{b}:{n}"))
+        .collect();
+    println!("blocks by depth  {}", hist.join(" "));
     for k in 0..STREAM_COUNT {
         println!(
             "stream {:<9} {:>12} bytes decoded, {:>12} stored ({:.2} bits/byte)",

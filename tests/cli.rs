@@ -317,11 +317,65 @@ fn info_json_and_text() {
         s.matches('}').count(),
         "balanced braces: {s}"
     );
+    assert!(s.contains("\"block_depth_histogram\":["), "{s}");
+    assert!(
+        s.contains(
+            "\"block_depth_buckets\":[\"0\", \"1\", \"2-3\", \"4-7\", \"8-15\", \"16-31\", \
+             \"32-63\", \"64+\"]"
+        ),
+        "{s}"
+    );
     let o = run(d, &["info", "i.acx"]);
     ok(&o);
     let s = String::from_utf8(o.stdout).unwrap();
     assert!(s.contains("40000"), "{s}");
     assert!(s.contains("ratio"), "{s}");
+    assert!(s.contains("dependency level"), "{s}");
+    assert!(s.contains("blocks by depth  0:"), "{s}");
+    assert!(s.contains(" 64+:"), "{s}");
+    // the help explains the depth and its buckets
+    let o = run(d, &["info", "--help"]);
+    ok(&o);
+    let h = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        h.contains("level n + 1") && h.contains("32-63, 64 and more"),
+        "{h}"
+    );
+}
+
+/// -T 0 means all cores; compress --help names the largest window.
+#[test]
+fn threads_zero_is_all_cores_and_help_names_the_limits() {
+    let t = tmp();
+    let d = t.path();
+    let data = sample(50_000);
+    std::fs::write(d.join("z"), &data).unwrap();
+    ok(&run(d, &["compress", "z", "-T", "0"]));
+    ok(&run(d, &["compress", "z", "-T", "1024", "-o", "z2.acx"]));
+    let o = run(
+        d,
+        &[
+            "decompress",
+            "z.acx",
+            "-o",
+            "y",
+            "--device",
+            "cpu",
+            "-T",
+            "0",
+        ],
+    );
+    ok(&o);
+    assert_eq!(std::fs::read(d.join("y")).unwrap(), data);
+    assert!(!stderr(&o).contains("(0 threads)"), "{}", stderr(&o));
+    let o = run(d, &["compress", "--help"]);
+    ok(&o);
+    let h = String::from_utf8(o.stdout).unwrap();
+    assert!(h.contains("4G - 1 (4294967295 bytes)"), "{h}");
+    assert!(
+        h.contains("0 = all cores") && h.contains("1 to 1024"),
+        "{h}"
+    );
 }
 
 #[test]
@@ -381,7 +435,22 @@ fn bad_arguments_fail() {
         (vec!["compress", "a", "--window", "0"], "at least 1 byte"),
         (vec!["compress", "a", "--window", "lots"], "not a size"),
         (vec!["compress", "a", "--window", "4G"], "largest window"),
-        (vec!["compress", "a", "-T", "0"], "--threads"),
+        (
+            vec!["compress", "a", "-T", "1025"],
+            "above the limit of 1024",
+        ),
+        (
+            vec!["compress", "a", "-T", "99999999999999999999999"],
+            "0 for all cores",
+        ),
+        (
+            vec!["decompress", "a.acx", "-T", "x"],
+            "not a number of threads",
+        ),
+        (
+            vec!["decompress", "a.acx", "-T=-1"],
+            "not a number of threads",
+        ),
         (
             vec!["compress", "a", "-o", "x", "-c"],
             "cannot be used with",

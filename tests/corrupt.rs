@@ -12,14 +12,16 @@
 //! Header and block-entry offsets below are written out from FORMAT.md §2-§3 by hand (not taken
 //! from the crate), so a layout change also fails here.
 
+mod common;
+
 use aceapex::archive::Archive;
 use aceapex::device::status::Status;
 use aceapex::{compress, decompress, extract, DecodeError, EncodeOptions, FormatError};
+use common::{get_u32, get_u64, put_u16, put_u32, put_u64, table_record, Blk, Hdr, ENTRY, HEADER};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 // header field offsets (FORMAT.md §2)
-const H_MAGIC: usize = 0;
 const H_VERSION: usize = 4;
 const H_FLAGS: usize = 6;
 const H_ORIGINAL: usize = 8;
@@ -36,9 +38,7 @@ const H_DATA_BYTES: usize = 56;
 const H_CONTENT: usize = 64;
 const H_RESERVED: usize = 72;
 const H_META: usize = 88;
-const HEADER: usize = 96;
 // block entry field offsets (FORMAT.md §3)
-const ENTRY: usize = 56;
 const E_CHECKSUM: usize = 0;
 const E_STORED: usize = 8;
 const E_DECODED: usize = 24;
@@ -46,22 +46,6 @@ const E_MAX_DEPTH: usize = 40;
 const E_LOWEST: usize = 44;
 const E_LANES: usize = 48;
 const E_RESERVED: usize = 52;
-
-fn get_u32(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
-}
-fn get_u64(b: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
-}
-fn put_u16(b: &mut [u8], o: usize, v: u16) {
-    b[o..o + 2].copy_from_slice(&v.to_le_bytes());
-}
-fn put_u32(b: &mut [u8], o: usize, v: u32) {
-    b[o..o + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put_u64(b: &mut [u8], o: usize, v: u64) {
-    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
-}
 
 /// Offset of block entry `i`.
 fn entry(i: usize) -> usize {
@@ -185,32 +169,6 @@ fn small_archive() -> (Vec<u8>, Vec<u8>) {
 // hand-made archives
 // ---------------------------------------------------------------------------------------
 
-/// One block of a hand-made archive.
-#[derive(Clone)]
-struct Blk {
-    /// Stored slices: literals, lengths, offsets, commands.
-    slices: [Vec<u8>; 4],
-    /// Decoded lengths (default: the stored lengths, as raw slices need).
-    decoded: Option<[u32; 4]>,
-    lanes: [u8; 4],
-    /// Lowest source block (default: own index).
-    lowest: Option<u32>,
-    /// Checksum override (default: XXH3 of the block's original bytes).
-    checksum: Option<u64>,
-}
-
-impl Blk {
-    fn raw(lits: &[u8], lens: &[u8], offs: &[u8], cmds: &[u8]) -> Blk {
-        Blk {
-            slices: [lits.to_vec(), lens.to_vec(), offs.to_vec(), cmds.to_vec()],
-            decoded: None,
-            lanes: [0; 4],
-            lowest: None,
-            checksum: None,
-        }
-    }
-}
-
 /// A hand-made archive: the intended original, the blocks' streams, header knobs.
 struct Spec {
     original: Vec<u8>,
@@ -235,60 +193,10 @@ impl Spec {
     }
 
     fn build(&self) -> Vec<u8> {
-        let bs = self.block_size as usize;
-        let n = self.original.len();
-        let block_count = n.div_ceil(bs);
-        assert_eq!(block_count, self.blocks.len(), "spec: one Blk per block");
-        let group_blocks = ((1usize << 20) / bs).max(1);
-        let group_count = block_count.div_ceil(group_blocks);
-        let tables = self
-            .tables
-            .clone()
-            .unwrap_or_else(|| vec![0u8; 4 * group_count]);
-        let data: Vec<u8> = self
-            .blocks
-            .iter()
-            .flat_map(|b| b.slices.iter().flatten().copied())
-            .collect();
-
-        let mut out = vec![0u8; HEADER];
-        out[H_MAGIC..H_MAGIC + 4].copy_from_slice(b"ACPX");
-        put_u16(&mut out, H_VERSION, 1);
-        put_u16(&mut out, H_FLAGS, self.flags);
-        put_u64(&mut out, H_ORIGINAL, n as u64);
-        put_u32(&mut out, H_BLOCK_SIZE, self.block_size);
-        put_u32(&mut out, H_BLOCK_COUNT, block_count as u32);
-        put_u32(&mut out, H_GROUP_BLOCKS, group_blocks as u32);
-        put_u32(&mut out, H_GROUP_COUNT, group_count as u32);
-        put_u32(&mut out, H_MIN_MATCH, 6);
-        put_u32(&mut out, H_WINDOW, self.window);
-        put_u32(&mut out, H_DEPTH_CAP, 0);
-        put_u32(&mut out, H_LEVEL, 5);
-        put_u64(&mut out, H_TABLE_BYTES, tables.len() as u64);
-        put_u64(&mut out, H_DATA_BYTES, data.len() as u64);
-        put_u64(&mut out, H_CONTENT, xxh3_64(&self.original));
-        for (i, b) in self.blocks.iter().enumerate() {
-            let mut e = [0u8; ENTRY];
-            let range = i * bs..((i + 1) * bs).min(n);
-            put_u64(
-                &mut e,
-                E_CHECKSUM,
-                b.checksum.unwrap_or_else(|| xxh3_64(&self.original[range])),
-            );
-            for k in 0..4 {
-                put_u32(&mut e, E_STORED + 4 * k, b.slices[k].len() as u32);
-                let d = b.decoded.map_or(b.slices[k].len() as u32, |d| d[k]);
-                put_u32(&mut e, E_DECODED + 4 * k, d);
-                e[E_LANES + k] = b.lanes[k];
-            }
-            put_u32(&mut e, E_MAX_DEPTH, 0);
-            put_u32(&mut e, E_LOWEST, b.lowest.unwrap_or(i as u32));
-            out.extend_from_slice(&e);
-        }
-        out.extend_from_slice(&tables);
-        out.extend_from_slice(&data);
-        reseal(&mut out);
-        out
+        let mut h = Hdr::new(0, self.block_size);
+        h.flags = self.flags;
+        h.window = self.window;
+        common::build(h, &self.original, &self.blocks, self.tables.clone())
     }
 }
 
@@ -630,31 +538,6 @@ fn region_outside_the_data_is_refused() {
 // ---------------------------------------------------------------------------------------
 // rANS slices, hand-made with explicit tables
 // ---------------------------------------------------------------------------------------
-
-/// A kind-1 table record: presence bitmap, then varint(freq - 1) per present symbol.
-fn table_record(freqs: &[(u8, u32)]) -> Vec<u8> {
-    let mut bitmap = [0u8; 32];
-    for &(s, _) in freqs {
-        bitmap[s as usize / 8] |= 1 << (s % 8);
-    }
-    let mut sorted = freqs.to_vec();
-    sorted.sort();
-    let mut out = vec![1u8];
-    out.extend_from_slice(&bitmap);
-    for (_, f) in sorted {
-        let mut v = f - 1;
-        loop {
-            let b = (v & 0x7F) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-    }
-    out
-}
 
 /// Original "aaaaaaaa": the literal stream is rANS-coded with a one-symbol table ('a' has
 /// every slot), so a single lane's state never moves: the slice is the state 65536 alone.

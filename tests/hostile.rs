@@ -7,11 +7,14 @@
 //! (XXH3-64 of header[0..88] ++ block table ++ table section, at header offset 88) recomputed.
 //! Tests that show a current bug are `#[ignore = "BUG: ..."]`.
 
+mod common;
+
 use aceapex::archive::Archive;
 use aceapex::decode::{decode_block_at, decode_block_reference};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
 use aceapex::{decompress, extract, DecodeError, FormatError};
+use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -71,197 +74,8 @@ fn peak_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
 // archive assembly
 // ---------------------------------------------------------------------------------------
 
-const HEADER: usize = 96;
-const ENTRY: usize = 56;
 const MAX_BS: u32 = 4 << 20;
 const L: u32 = 65536;
-
-fn put16(b: &mut [u8], o: usize, v: u16) {
-    b[o..o + 2].copy_from_slice(&v.to_le_bytes());
-}
-fn put32(b: &mut [u8], o: usize, v: u32) {
-    b[o..o + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put64(b: &mut [u8], o: usize, v: u64) {
-    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-#[derive(Clone)]
-struct Hdr {
-    flags: u16,
-    original_size: u64,
-    block_size: u32,
-    block_count: Option<u32>,
-    group_blocks: u32,
-    group_count: Option<u32>,
-    window: u32,
-    table_bytes: Option<u64>,
-    data_bytes: Option<u64>,
-    content: u64,
-}
-
-impl Hdr {
-    fn new(original_size: u64, block_size: u32) -> Hdr {
-        Hdr {
-            flags: 0,
-            original_size,
-            block_size,
-            block_count: None,
-            group_blocks: 1 << 20 >> block_size.trailing_zeros().min(20),
-            group_count: None,
-            window: block_size,
-            table_bytes: None,
-            data_bytes: None,
-            content: 0,
-        }
-    }
-}
-
-#[derive(Clone, Default)]
-struct Ent {
-    checksum: u64,
-    stored: [u32; 4],
-    decoded: [u32; 4],
-    lowest: u32,
-    lanes: [u8; 4],
-}
-
-impl Ent {
-    fn bytes(&self) -> [u8; ENTRY] {
-        let mut e = [0u8; ENTRY];
-        put64(&mut e, 0, self.checksum);
-        for k in 0..4 {
-            put32(&mut e, 8 + 4 * k, self.stored[k]);
-            put32(&mut e, 24 + 4 * k, self.decoded[k]);
-            e[48 + k] = self.lanes[k];
-        }
-        put32(&mut e, 44, self.lowest);
-        e
-    }
-}
-
-/// Assembles header, block table (given as raw bytes), tables and data; seals the meta
-/// checksum. Fields left `None` are computed consistently.
-fn assemble(h: &Hdr, block_table: &[u8], tables: &[u8], data: &[u8]) -> Vec<u8> {
-    let bs = h.block_size as u64;
-    let block_count = h
-        .block_count
-        .unwrap_or(h.original_size.div_ceil(bs.max(1)) as u32);
-    let group_count = h
-        .group_count
-        .unwrap_or((block_count as u64).div_ceil(h.group_blocks.max(1) as u64) as u32);
-    let mut out = vec![0u8; HEADER];
-    out[0..4].copy_from_slice(b"ACPX");
-    put16(&mut out, 4, 1);
-    put16(&mut out, 6, h.flags);
-    put64(&mut out, 8, h.original_size);
-    put32(&mut out, 16, h.block_size);
-    put32(&mut out, 20, block_count);
-    put32(&mut out, 24, h.group_blocks);
-    put32(&mut out, 28, group_count);
-    put32(&mut out, 32, 6);
-    put32(&mut out, 36, h.window);
-    put32(&mut out, 44, 5);
-    put64(&mut out, 48, h.table_bytes.unwrap_or(tables.len() as u64));
-    put64(&mut out, 56, h.data_bytes.unwrap_or(data.len() as u64));
-    put64(&mut out, 64, h.content);
-    let mut covered = out[..88].to_vec();
-    covered.extend_from_slice(block_table);
-    covered.extend_from_slice(tables);
-    put64(&mut out, 88, xxh3_64(&covered));
-    out.extend_from_slice(block_table);
-    out.extend_from_slice(tables);
-    out.extend_from_slice(data);
-    out
-}
-
-/// One block: four stored slices, decoded lengths (None: = stored, raw), lanes, lowest.
-#[derive(Clone)]
-struct Blk {
-    slices: [Vec<u8>; 4],
-    decoded: Option<[u32; 4]>,
-    lanes: [u8; 4],
-    lowest: Option<u32>,
-}
-
-fn raw(lits: &[u8], lens: &[u8], offs: &[u8], cmds: &[u8]) -> Blk {
-    Blk {
-        slices: [lits.to_vec(), lens.to_vec(), offs.to_vec(), cmds.to_vec()],
-        decoded: None,
-        lanes: [0; 4],
-        lowest: None,
-    }
-}
-
-/// Builds a whole archive whose block and content checksums match `original`.
-fn build(mut h: Hdr, original: &[u8], blocks: &[Blk], tables: Option<Vec<u8>>) -> Vec<u8> {
-    h.original_size = original.len() as u64;
-    h.content = xxh3_64(original);
-    let bs = h.block_size as usize;
-    let bc = original.len().div_ceil(bs);
-    assert_eq!(bc, blocks.len());
-    let gc = bc.div_ceil(h.group_blocks as usize);
-    let tables = tables.unwrap_or_else(|| vec![0u8; 4 * gc]);
-    let mut bt = Vec::new();
-    let mut data = Vec::new();
-    for (i, b) in blocks.iter().enumerate() {
-        let r = i * bs..((i + 1) * bs).min(original.len());
-        let mut e = Ent {
-            checksum: xxh3_64(&original[r]),
-            lowest: b.lowest.unwrap_or(i as u32),
-            lanes: b.lanes,
-            ..Default::default()
-        };
-        for k in 0..4 {
-            e.stored[k] = b.slices[k].len() as u32;
-            e.decoded[k] = b.decoded.map_or(b.slices[k].len() as u32, |d| d[k]);
-            data.extend_from_slice(&b.slices[k]);
-        }
-        bt.extend_from_slice(&e.bytes());
-    }
-    assemble(&h, &bt, &tables, &data)
-}
-
-fn one_block(original: &[u8], blk: Blk) -> Vec<u8> {
-    build(Hdr::new(0, 4096), original, &[blk], None)
-}
-
-/// kind-1 table record.
-fn table_record(freqs: &[(u8, u32)]) -> Vec<u8> {
-    let mut bitmap = [0u8; 32];
-    let mut sorted = freqs.to_vec();
-    sorted.sort();
-    for &(s, _) in &sorted {
-        bitmap[s as usize / 8] |= 1 << (s % 8);
-    }
-    let mut out = vec![1u8];
-    out.extend_from_slice(&bitmap);
-    for (_, f) in sorted {
-        let mut v = f - 1;
-        loop {
-            let b = (v & 0x7F) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-    }
-    out
-}
-
-fn varint(mut v: u32, out: &mut Vec<u8>) {
-    loop {
-        let b = (v & 0x7F) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
 
 fn parse_err(b: &[u8]) -> FormatError {
     match Archive::parse(b) {
@@ -355,7 +169,7 @@ fn group_blocks_u32_max_is_one_group() {
     let b = build(
         h,
         orig,
-        &[raw(b"abcXY", &[], &[3], &[0xFF, 0x02, 0xC9, 0x01])],
+        &[Blk::raw(b"abcXY", &[], &[3], &[0xFF, 0x02, 0xC9, 0x01])],
         None,
     );
     assert_eq!(outcome(&b), None);
@@ -402,7 +216,7 @@ fn zero_kind_tables_with_rans_slices_are_rejected_for_every_stream_and_group() {
                 }
             }
         }
-        let mut blk = raw(b"a", &[], &[], &[0xFF]);
+        let mut blk = Blk::raw(b"a", &[], &[], &[0xFF]);
         blk.lanes[k] = 1;
         blk.slices[k] = L.to_le_bytes().to_vec();
         let mut dec = [1u32, 0, 0, 1];
@@ -431,6 +245,7 @@ fn rans_lit_archive(orig: &[u8], slice: Vec<u8>, lanes: u8, table: Vec<u8>) -> V
         decoded: Some([n as u32, 0, 0, 2]),
         lanes: [lanes, 0, 0, 0],
         lowest: None,
+        checksum: None,
     };
     let mut t = table;
     t.extend_from_slice(&[0, 0, 0]);
@@ -572,6 +387,7 @@ fn max_decoded_len_single_symbol_streams_are_bounded_and_rejected() {
         decoded: Some([bs + 1; 4]),
         lanes: [1, 1, 1, 1],
         lowest: None,
+        checksum: None,
     };
     let b = build(
         Hdr::new(0, bs),
@@ -597,7 +413,7 @@ fn five_byte_varints() {
     // u32::MAX as a distance: BadDistance
     let b = one_block(
         &orig,
-        raw(
+        Blk::raw(
             b"z",
             &[],
             &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
@@ -609,7 +425,7 @@ fn five_byte_varints() {
     for fifth in [0x10u8, 0x8F, 0xFF, 0x80] {
         let b = one_block(
             &orig,
-            raw(
+            Blk::raw(
                 b"z",
                 &[],
                 &[0xFF, 0xFF, 0xFF, 0xFF, fifth],
@@ -621,7 +437,7 @@ fn five_byte_varints() {
     // overlong 5-byte encoding of 1: valid
     let b = one_block(
         &orig,
-        raw(
+        Blk::raw(
             b"z",
             &[0x80, 0x80, 0x80, 0x80, 0x00],
             &[0x81, 0x80, 0x80, 0x80, 0x00],
@@ -633,7 +449,7 @@ fn five_byte_varints() {
     assert_eq!(status_of(&b), Status::BadVarint);
     let b = one_block(
         &orig,
-        raw(
+        Blk::raw(
             b"z",
             &[0x80, 0x80, 0x80, 0x80, 0x00],
             &[0x81, 0x80, 0x80, 0x80, 0x00, 1],
@@ -644,7 +460,7 @@ fn five_byte_varints() {
     // long match with v = u32::MAX (6 + v overflows): OutputOverrun
     let b = one_block(
         &orig,
-        raw(
+        Blk::raw(
             b"z",
             &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
             &[1],
@@ -656,7 +472,7 @@ fn five_byte_varints() {
     for v in [u32::MAX - 21, u32::MAX - 20, u32::MAX] {
         let mut lens = Vec::new();
         varint(v, &mut lens);
-        let b = one_block(&orig, raw(b"z", &lens, &[], &[0xFF, 0x00, 0x8F]));
+        let b = one_block(&orig, Blk::raw(b"z", &lens, &[], &[0xFF, 0x00, 0x8F]));
         assert_eq!(status_of(&b), Status::OutputOverrun, "v {v}");
     }
 }
@@ -671,7 +487,12 @@ fn distance_window_plus_one_and_window_exactly() {
         let b = build(
             h,
             &orig,
-            &[raw(b"0123456789abcdef", &[], &[16], &[0xFF, 0x0F, 0xC4])],
+            &[Blk::raw(
+                b"0123456789abcdef",
+                &[],
+                &[16],
+                &[0xFF, 0x0F, 0xC4],
+            )],
             None,
         );
         assert_eq!(outcome(&b).map(|x| x.1), want, "window {window}");
@@ -700,10 +521,10 @@ fn repeat_commands_at_block_start_use_the_reset_history() {
             if p < d {
                 // can't build the original (source missing); reuse literals + garbage
                 let orig2 = [lits.clone(), vec![0; 6]].concat();
-                let b = one_block(&orig2, raw(&lits, &[], &[], &cmds));
+                let b = one_block(&orig2, Blk::raw(&lits, &[], &[], &cmds));
                 assert_eq!(status_of(&b), Status::BadDistance, "slot {c:#x} p {p}");
             } else {
-                let b = one_block(&orig, raw(&lits, &[], &[], &cmds));
+                let b = one_block(&orig, Blk::raw(&lits, &[], &[], &cmds));
                 assert_eq!(outcome(&b), None, "slot {c:#x} p {p}");
             }
         }
@@ -712,11 +533,14 @@ fn repeat_commands_at_block_start_use_the_reset_history() {
     let orig = b"abcdefghabcdefgh".to_vec();
     let b = one_block(
         &orig,
-        raw(b"abcdefgh", &[], &[3], &[0xFF, 0x07, 0xFF, 0xB2]),
+        Blk::raw(b"abcdefgh", &[], &[3], &[0xFF, 0x07, 0xFF, 0xB2]),
     );
     // 0xB2: slot 3 (dist 8), len 8; offsets stream has an unread byte -> Trailing
     assert_eq!(status_of(&b), Status::Trailing);
-    let b = one_block(&orig, raw(b"abcdefgh", &[], &[], &[0xFF, 0x07, 0xFF, 0xB2]));
+    let b = one_block(
+        &orig,
+        Blk::raw(b"abcdefgh", &[], &[], &[0xFF, 0x07, 0xFF, 0xB2]),
+    );
     assert_eq!(outcome(&b), None);
 }
 
@@ -743,7 +567,7 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
             cmds.push(k as u8 - 1);
             n -= k;
         }
-        raw(&second, &[], &[], &cmds)
+        Blk::raw(&second, &[], &[], &cmds)
     };
     for dist in [1usize, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33] {
         for len in [6usize, 7, 15, 16, 17, 30, 31, 32, 33, 67, 68, 200] {
@@ -766,7 +590,7 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
             cmds.push(0xFE);
             varint((len - 6) as u32, &mut lens);
             varint(dist as u32, &mut offs);
-            let blk0 = raw(&prefix, &lens, &offs, &cmds);
+            let blk0 = Blk::raw(&prefix, &lens, &offs, &cmds);
             let orig = [block0.clone(), second.clone()].concat();
             let b = build(
                 Hdr::new(0, bs as u32),
@@ -778,7 +602,7 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
             // one byte longer: OutputOverrun
             let mut lens2 = Vec::new();
             varint((len - 5) as u32, &mut lens2);
-            let blk0b = raw(&prefix, &lens2, &offs, &cmds);
+            let blk0b = Blk::raw(&prefix, &lens2, &offs, &cmds);
             let b = build(Hdr::new(0, bs as u32), &orig, &[blk0b, blk1.clone()], None);
             assert_eq!(
                 outcome(&b),
@@ -802,7 +626,7 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
         let b = build(
             Hdr::new(0, bs as u32),
             &[lits.clone(), second.clone()].concat(),
-            &[raw(&lits, &[], &[], &cmds), blk1.clone()],
+            &[Blk::raw(&lits, &[], &[], &cmds), blk1.clone()],
             None,
         );
         assert_eq!(outcome(&b), None, "run {run}");
@@ -815,7 +639,7 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
             let b = build(
                 Hdr::new(0, bs as u32),
                 &[lits.clone(), second.clone()].concat(),
-                &[raw(&lits2, &[], &[], &c2), blk1.clone()],
+                &[Blk::raw(&lits2, &[], &[], &c2), blk1.clone()],
                 None,
             );
             assert_eq!(outcome(&b), Some((0, Status::OutputOverrun)), "run {run}");
@@ -827,11 +651,17 @@ fn matches_and_literal_runs_ending_at_and_past_the_block_end() {
 fn literal_runs_that_exactly_exhaust_the_literals() {
     let orig = b"0123456789".to_vec();
     assert_eq!(
-        outcome(&one_block(&orig, raw(&orig, &[], &[], &[0xFF, 0x04, 0x04]))),
+        outcome(&one_block(
+            &orig,
+            Blk::raw(&orig, &[], &[], &[0xFF, 0x04, 0x04])
+        )),
         None
     );
     assert_eq!(
-        status_of(&one_block(&orig, raw(&orig, &[], &[], &[0xFF, 0x04, 0x05]))),
+        status_of(&one_block(
+            &orig,
+            Blk::raw(&orig, &[], &[], &[0xFF, 0x04, 0x05])
+        )),
         Status::LiteralsExhausted
     );
     // 128-literal run with 127 literals in a large block (fast path reads padding)
@@ -839,7 +669,7 @@ fn literal_runs_that_exactly_exhaust_the_literals() {
     assert_eq!(
         status_of(&one_block(
             &orig,
-            raw(&orig[..127], &[], &[], &[0xFF, 0x7F])
+            Blk::raw(&orig[..127], &[], &[], &[0xFF, 0x7F])
         )),
         Status::LiteralsExhausted
     );
@@ -862,7 +692,7 @@ fn copy_block(bs: usize, dist: u32, lowest: u32) -> Blk {
     let mut offs = Vec::new();
     varint(bs as u32 - 6, &mut lens);
     varint(dist, &mut offs);
-    let mut b = raw(&[], &lens, &offs, &[0xFF, 0xFE]);
+    let mut b = Blk::raw(&[], &lens, &offs, &[0xFF, 0xFE]);
     b.lowest = Some(lowest);
     b
 }
@@ -875,7 +705,7 @@ fn lit_block(bytes: &[u8]) -> Blk {
         cmds.push(k as u8 - 1);
         n -= k;
     }
-    raw(bytes, &[], &[], &cmds)
+    Blk::raw(bytes, &[], &[], &cmds)
 }
 
 #[test]
@@ -1194,7 +1024,7 @@ fn one_block_worst_case_decode_time() {
         .collect();
     let mut lens = Vec::new();
     varint(bs as u32 - 1 - 6, &mut lens);
-    let blk = raw(b"q", &lens, &[1], &cmds);
+    let blk = Blk::raw(b"q", &lens, &[1], &cmds);
     let b = build(Hdr::new(0, bs as u32), &orig, &[blk], None);
     let a = Archive::parse(&b).unwrap();
     let t = Instant::now();

@@ -116,7 +116,32 @@ pub fn parse_segment(
     block_size: usize,
     params: &ParseParams,
 ) -> Vec<BlockParse> {
-    parser::parse(data, seg, block_size, params, &CostTuning::default())
+    parser::parse(
+        data,
+        seg,
+        block_size,
+        params,
+        &CostTuning::default(),
+        &|_| {},
+    )
+}
+
+/// [`parse_segment`] that calls `progress` with each block's length once it is parsed.
+pub fn parse_segment_progress(
+    data: &[u8],
+    seg: std::ops::Range<usize>,
+    block_size: usize,
+    params: &ParseParams,
+    progress: &dyn Fn(u64),
+) -> Vec<BlockParse> {
+    parser::parse(
+        data,
+        seg,
+        block_size,
+        params,
+        &CostTuning::default(),
+        progress,
+    )
 }
 
 /// [`parse_segment`] with explicit cost-model constants (for tuning experiments).
@@ -128,5 +153,5 @@ pub fn parse_segment_tuned(
     params: &ParseParams,
     tuning: &CostTuning,
 ) -> Vec<BlockParse> {
-    parser::parse(data, seg, block_size, params, tuning)
+    parser::parse(data, seg, block_size, params, tuning, &|_| {})
 }

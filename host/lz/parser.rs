@@ -35,8 +35,10 @@ struct Cfg {
 
 /// Search settings per level. Levels 1-5 are the fast greedy/lazy finder: few chain steps,
 /// only the first two positions of a match inserted, and positions jumped over in literal
-/// stretches left out of the chains. Level 6 searches deeper and inserts every position;
-/// levels 7-9 use the optimal parser.
+/// stretches left out of the chains. Level 6 searches deeper and inserts every position.
+/// Levels 7-9 (without a depth cap) parse each block several ways ([`trial_parses`]: a lazy
+/// parse with level 6's search, then optimal parses under one to three cost models, with
+/// these settings) and keep the smallest; 9 also searches deeper.
 fn level_cfg(level: u32) -> Cfg {
     // chain, lazy, hash_bits, insert_all, nice, accel, reps, skip_insert, lazy_chain
     let c = |chain, lazy, hash_bits, insert_all, nice, accel, reps, skip_insert, lazy_chain| Cfg {
@@ -58,8 +60,8 @@ fn level_cfg(level: u32) -> Cfg {
         5 => c(4, 1, 14, false, 64, 5, 4, true, 2),
         6 => c(48, 1, 17, true, 160, 0, 4, false, 48),
         7 => c(96, 2, 18, true, 256, 0, 4, false, 96),
-        8 => c(256, 2, 18, true, 512, 0, 4, false, 256),
-        _ => c(1024, 2, 18, true, 2048, 0, 4, false, 1024),
+        8 => c(96, 2, 18, true, 256, 0, 4, false, 96),
+        _ => c(256, 2, 18, true, 512, 0, 4, false, 256),
     }
 }
 
@@ -376,6 +378,16 @@ impl<'a> Finder<'a> {
         let mut steps = chain;
         while c != 0 {
             let cand = self.base + c - 1;
+            if cand >= p {
+                // only after a trial parse of this block (levels >= OPT_LEVEL), which left
+                // its positions in the chains: skip them
+                let nc = self.prev[(c - 1) & self.rmask] as usize;
+                if nc >= c {
+                    break;
+                }
+                c = nc;
+                continue;
+            }
             if cand < lo {
                 break;
             }
@@ -478,6 +490,15 @@ impl<'a> Finder<'a> {
         let mut steps = self.cfg.chain;
         while c != 0 {
             let cand = self.base + c - 1;
+            if cand >= p {
+                // inserted by an earlier trial parse of this block: skip
+                let nc = self.prev[(c - 1) & self.rmask] as usize;
+                if nc >= c {
+                    break;
+                }
+                c = nc;
+                continue;
+            }
             if cand < lo {
                 break;
             }
@@ -558,6 +579,7 @@ pub(super) fn parse(
     block_size: usize,
     params: &ParseParams,
     tuning: &CostTuning,
+    progress: &dyn Fn(u64),
 ) -> Vec<BlockParse> {
     assert!(
         seg.start <= seg.end && seg.end <= data.len(),
@@ -586,7 +608,11 @@ pub(super) fn parse(
             litsum,
             opt,
         } = &mut *s;
-        let ring = (window.saturating_add(64))
+        let trials = params.level >= OPT_LEVEL && params.depth_cap == 0;
+        // trial parses insert a whole block ahead of the position searched: the ring then
+        // also holds a block beyond the window, so those insertions overwrite no link in reach
+        let ahead = if trials { block_size } else { 0 };
+        let ring = (window.saturating_add(64).saturating_add(ahead))
             .next_power_of_two()
             .min(n.next_power_of_two())
             .max(64);
@@ -648,17 +674,194 @@ pub(super) fn parse(
 
         let nblocks = n.div_ceil(block_size);
         let mut blocks = Vec::with_capacity(nblocks);
+        let mut chooser = Chooser::default();
+        let mut alt = trials.then(|| {
+            let mut t = tuning.clone();
+            t.cmd_new += CONSERVATIVE_EXTRA;
+            t.split += CONSERVATIVE_EXTRA;
+            CostModel::new(&hist_counts, min_match, &t)
+        });
+        let mut eager = trials.then(|| {
+            let mut t = tuning.clone();
+            t.cmd_new -= 2 * SCALE;
+            t.split -= SCALE;
+            CostModel::new(&hist_counts, min_match, &t)
+        });
         for bi in 0..nblocks {
             let bs = seg.start + bi * block_size;
             let be = (bs + block_size).min(seg.end);
-            if params.level >= OPT_LEVEL && params.depth_cap == 0 {
-                blocks.push(parse_block_opt(&mut f, bs, be, opt));
+            if trials {
+                let trial = trial_parses(params.level);
+                blocks.push(parse_block_best(
+                    &mut f,
+                    bs,
+                    be,
+                    trial,
+                    &mut chooser,
+                    alt.as_mut().expect("built for trials"),
+                    eager.as_mut().expect("built for trials"),
+                    litsum,
+                    opt,
+                ));
             } else {
                 blocks.push(parse_block(&mut f, bs, be, litsum));
             }
+            progress((be - bs) as u64);
         }
         blocks
     })
+}
+
+/// Extra price (1/16 bits) of a new match's command and of a literal-run cut in the
+/// conservative cost model of the third trial parse: it takes fewer, longer matches, which
+/// wins where the default model underprices the commands (e.g. DNA, whose literal runs
+/// otherwise code in a few bits).
+const CONSERVATIVE_EXTRA: i32 = 4 * SCALE;
+
+/// One way to parse a block at levels >= [`OPT_LEVEL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trial {
+    /// The lazy parser with the level's search settings.
+    Lazy,
+    /// The price-based optimal parser with the default cost model.
+    Opt,
+    /// The optimal parser with the conservative cost model.
+    OptConservative,
+    /// The optimal parser with the eager cost model.
+    OptEager,
+}
+
+/// The parses tried per block at `level` (>= [`OPT_LEVEL`]); the smallest by
+/// [`Chooser::cost`] is kept.
+fn trial_parses(level: u32) -> &'static [Trial] {
+    if level >= 9 {
+        &[
+            Trial::Lazy,
+            Trial::Opt,
+            Trial::OptEager,
+            Trial::OptConservative,
+        ]
+    } else if level >= 8 {
+        &[Trial::Lazy, Trial::Opt, Trial::OptEager]
+    } else {
+        &[Trial::Lazy, Trial::Opt]
+    }
+}
+
+/// Prices candidate parses of a block by their adaptive order-0 code length, continuing the
+/// stream statistics of the blocks chosen before it in the segment (which approximates the
+/// group's shared tables, FORMAT.md §5.1).
+struct Chooser {
+    counts: [[u32; 256]; 4],
+    totals: [u64; 4],
+}
+
+impl Default for Chooser {
+    fn default() -> Self {
+        Chooser {
+            counts: [[0; 256]; 4],
+            totals: [0; 4],
+        }
+    }
+}
+
+impl Chooser {
+    /// Estimated coded bits of `b`'s four streams (Krichevsky-Trofimov estimator seeded with
+    /// the counts so far). Deterministic on a given platform.
+    fn cost(&self, b: &BlockParse) -> f64 {
+        let mut bits = 0.0;
+        let mut local = [0u32; 256];
+        for (k, s) in b.stream_slices().into_iter().enumerate() {
+            local.fill(0);
+            let base = &self.counts[k];
+            let mut t = self.totals[k] as f64 + 128.0;
+            for &x in s {
+                let c = base[x as usize] + local[x as usize];
+                bits += (t / (c as f64 + 0.5)).log2();
+                local[x as usize] += 1;
+                t += 1.0;
+            }
+        }
+        bits
+    }
+
+    /// Adds the chosen parse's streams to the statistics.
+    fn add(&mut self, b: &BlockParse) {
+        for (k, s) in b.stream_slices().into_iter().enumerate() {
+            for &x in s {
+                self.counts[k][x as usize] += 1;
+            }
+            self.totals[k] += s.len() as u64;
+        }
+    }
+}
+
+/// Parses block `[bs, be)` once per trial, from the same state, and keeps the smallest by
+/// [`Chooser::cost`] (the first of equals). Every trial rewrites the dependency values of
+/// the whole block; the kept trial's values are restored at the end. The chains keep every
+/// position of the block after the first trial; later trials skip those ahead of them.
+#[allow(clippy::too_many_arguments)]
+fn parse_block_best(
+    f: &mut Finder<'_>,
+    bs: usize,
+    be: usize,
+    trials: &[Trial],
+    chooser: &mut Chooser,
+    alt: &mut super::cost::CostModel,
+    eager: &mut super::cost::CostModel,
+    litsum: &mut Vec<u32>,
+    opt: &mut OptBufs,
+) -> BlockParse {
+    debug_assert_eq!(f.cap, 0);
+    let mut best: Option<(BlockParse, f64)> = None;
+    let mut best_vals: Vec<u32> = Vec::new();
+    let mut best_is_last = false;
+    for &t in trials {
+        f.val_upto = bs;
+        let b = match t {
+            Trial::Lazy => {
+                // level 6's search: a deeper one costs much time for little in a lazy parse
+                let cfg = std::mem::replace(&mut f.cfg, level_cfg(6));
+                let b = parse_block(f, bs, be, litsum);
+                f.cfg = cfg;
+                b
+            }
+            Trial::Opt => parse_block_opt(f, bs, be, opt),
+            Trial::OptConservative => {
+                std::mem::swap(&mut f.cm, alt);
+                let b = parse_block_opt(f, bs, be, opt);
+                std::mem::swap(&mut f.cm, alt);
+                b
+            }
+            Trial::OptEager => {
+                std::mem::swap(&mut f.cm, eager);
+                let b = parse_block_opt(f, bs, be, opt);
+                std::mem::swap(&mut f.cm, eager);
+                b
+            }
+        };
+        let cost = chooser.cost(&b);
+        if best.as_ref().is_none_or(|(_, c)| cost < *c) {
+            let (r1, r2) = f.ring_ranges(bs, be);
+            best_vals.clear();
+            best_vals.extend_from_slice(&f.val[r1]);
+            best_vals.extend_from_slice(&f.val[r2]);
+            best = Some((b, cost));
+            best_is_last = true;
+        } else {
+            best_is_last = false;
+        }
+    }
+    if !best_is_last {
+        let (r1, r2) = f.ring_ranges(bs, be);
+        let n1 = r1.len();
+        f.val[r1].copy_from_slice(&best_vals[..n1]);
+        f.val[r2].copy_from_slice(&best_vals[n1..]);
+    }
+    f.val_upto = be;
+    let (b, _) = best.expect("at least one trial");
+    chooser.add(&b);
+    b
 }
 
 /// Emits literals `[lit_start, mp)` and match `m` at `mp`: streams, history, dependency

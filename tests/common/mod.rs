@@ -1,0 +1,216 @@
+//! Hand-made archives for the tests (tests/corrupt.rs, tests/hostile.rs): header, block
+//! table, tables and data assembled byte by byte from FORMAT.md §2-§5 (not from the crate's
+//! own structs, so a layout change also fails the tests), with the meta checksum (XXH3-64 of
+//! header[0..88] ++ block table ++ table section, at header offset 88) sealed.
+
+// each test crate uses a different part
+#![allow(dead_code)]
+
+use xxhash_rust::xxh3::xxh3_64;
+
+pub fn get_u32(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+pub fn get_u64(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+pub fn put_u16(b: &mut [u8], o: usize, v: u16) {
+    b[o..o + 2].copy_from_slice(&v.to_le_bytes());
+}
+pub fn put_u32(b: &mut [u8], o: usize, v: u32) {
+    b[o..o + 4].copy_from_slice(&v.to_le_bytes());
+}
+pub fn put_u64(b: &mut [u8], o: usize, v: u64) {
+    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Header size (FORMAT.md §2).
+pub const HEADER: usize = 96;
+/// Block-table entry size (FORMAT.md §3.1).
+pub const ENTRY: usize = 56;
+
+#[derive(Clone)]
+pub struct Hdr {
+    pub flags: u16,
+    pub original_size: u64,
+    pub block_size: u32,
+    pub block_count: Option<u32>,
+    pub group_blocks: u32,
+    pub group_count: Option<u32>,
+    pub window: u32,
+    pub table_bytes: Option<u64>,
+    pub data_bytes: Option<u64>,
+    pub content: u64,
+}
+
+impl Hdr {
+    pub fn new(original_size: u64, block_size: u32) -> Hdr {
+        Hdr {
+            flags: 0,
+            original_size,
+            block_size,
+            block_count: None,
+            group_blocks: 1 << 20 >> block_size.trailing_zeros().min(20),
+            group_count: None,
+            window: block_size,
+            table_bytes: None,
+            data_bytes: None,
+            content: 0,
+        }
+    }
+}
+
+#[derive(Clone, Default)]
+pub struct Ent {
+    pub checksum: u64,
+    pub stored: [u32; 4],
+    pub decoded: [u32; 4],
+    pub lowest: u32,
+    pub lanes: [u8; 4],
+}
+
+impl Ent {
+    pub fn bytes(&self) -> [u8; ENTRY] {
+        let mut e = [0u8; ENTRY];
+        put_u64(&mut e, 0, self.checksum);
+        for k in 0..4 {
+            put_u32(&mut e, 8 + 4 * k, self.stored[k]);
+            put_u32(&mut e, 24 + 4 * k, self.decoded[k]);
+            e[48 + k] = self.lanes[k];
+        }
+        put_u32(&mut e, 44, self.lowest);
+        e
+    }
+}
+
+/// Assembles header, block table (given as raw bytes), tables and data; seals the meta
+/// checksum. Fields left `None` are computed consistently.
+pub fn assemble(h: &Hdr, block_table: &[u8], tables: &[u8], data: &[u8]) -> Vec<u8> {
+    let bs = h.block_size as u64;
+    let block_count = h
+        .block_count
+        .unwrap_or(h.original_size.div_ceil(bs.max(1)) as u32);
+    let group_count = h
+        .group_count
+        .unwrap_or((block_count as u64).div_ceil(h.group_blocks.max(1) as u64) as u32);
+    let mut out = vec![0u8; HEADER];
+    out[0..4].copy_from_slice(b"ACPX");
+    put_u16(&mut out, 4, 1);
+    put_u16(&mut out, 6, h.flags);
+    put_u64(&mut out, 8, h.original_size);
+    put_u32(&mut out, 16, h.block_size);
+    put_u32(&mut out, 20, block_count);
+    put_u32(&mut out, 24, h.group_blocks);
+    put_u32(&mut out, 28, group_count);
+    put_u32(&mut out, 32, 6);
+    put_u32(&mut out, 36, h.window);
+    put_u32(&mut out, 44, 5);
+    put_u64(&mut out, 48, h.table_bytes.unwrap_or(tables.len() as u64));
+    put_u64(&mut out, 56, h.data_bytes.unwrap_or(data.len() as u64));
+    put_u64(&mut out, 64, h.content);
+    let mut covered = out[..88].to_vec();
+    covered.extend_from_slice(block_table);
+    covered.extend_from_slice(tables);
+    put_u64(&mut out, 88, xxh3_64(&covered));
+    out.extend_from_slice(block_table);
+    out.extend_from_slice(tables);
+    out.extend_from_slice(data);
+    out
+}
+
+/// One block: four stored slices, decoded lengths (None: = stored, raw), lanes, lowest.
+#[derive(Clone)]
+pub struct Blk {
+    /// Stored slices: literals, lengths, offsets, commands.
+    pub slices: [Vec<u8>; 4],
+    /// Decoded lengths (default: the stored lengths, as raw slices need).
+    pub decoded: Option<[u32; 4]>,
+    pub lanes: [u8; 4],
+    /// Lowest source block (default: own index).
+    pub lowest: Option<u32>,
+    /// Checksum override (default: XXH3 of the block's original bytes).
+    pub checksum: Option<u64>,
+}
+
+impl Blk {
+    /// Raw slices, every default.
+    pub fn raw(lits: &[u8], lens: &[u8], offs: &[u8], cmds: &[u8]) -> Blk {
+        Blk {
+            slices: [lits.to_vec(), lens.to_vec(), offs.to_vec(), cmds.to_vec()],
+            decoded: None,
+            lanes: [0; 4],
+            lowest: None,
+            checksum: None,
+        }
+    }
+}
+
+/// Builds a whole archive whose block and content checksums match `original`.
+pub fn build(mut h: Hdr, original: &[u8], blocks: &[Blk], tables: Option<Vec<u8>>) -> Vec<u8> {
+    h.original_size = original.len() as u64;
+    h.content = xxh3_64(original);
+    let bs = h.block_size as usize;
+    let bc = original.len().div_ceil(bs);
+    assert_eq!(bc, blocks.len());
+    let gc = bc.div_ceil(h.group_blocks as usize);
+    let tables = tables.unwrap_or_else(|| vec![0u8; 4 * gc]);
+    let mut bt = Vec::new();
+    let mut data = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        let r = i * bs..((i + 1) * bs).min(original.len());
+        let mut e = Ent {
+            checksum: b.checksum.unwrap_or_else(|| xxh3_64(&original[r])),
+            lowest: b.lowest.unwrap_or(i as u32),
+            lanes: b.lanes,
+            ..Default::default()
+        };
+        for k in 0..4 {
+            e.stored[k] = b.slices[k].len() as u32;
+            e.decoded[k] = b.decoded.map_or(b.slices[k].len() as u32, |d| d[k]);
+            data.extend_from_slice(&b.slices[k]);
+        }
+        bt.extend_from_slice(&e.bytes());
+    }
+    assemble(&h, &bt, &tables, &data)
+}
+
+pub fn one_block(original: &[u8], blk: Blk) -> Vec<u8> {
+    build(Hdr::new(0, 4096), original, &[blk], None)
+}
+
+/// kind-1 table record.
+pub fn table_record(freqs: &[(u8, u32)]) -> Vec<u8> {
+    let mut bitmap = [0u8; 32];
+    let mut sorted = freqs.to_vec();
+    sorted.sort();
+    for &(s, _) in &sorted {
+        bitmap[s as usize / 8] |= 1 << (s % 8);
+    }
+    let mut out = vec![1u8];
+    out.extend_from_slice(&bitmap);
+    for (_, f) in sorted {
+        let mut v = f - 1;
+        loop {
+            let b = (v & 0x7F) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                break;
+            }
+            out.push(b | 0x80);
+        }
+    }
+    out
+}
+
+pub fn varint(mut v: u32, out: &mut Vec<u8>) {
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
