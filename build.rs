@@ -198,33 +198,6 @@ fn link_ptx() {
             .arg(&out),
         "llc",
     );
-    let ptx = fs::read_to_string(&out).unwrap_or_else(|e| fail(&format!("reading {out}: {e}")));
-    fs::write(&out, tune_entries(&ptx)).unwrap_or_else(|e| fail(&format!("writing {out}: {e}")));
-}
-
-/// PTX performance directives per kernel, which rustc has no attribute for. A directive goes
-/// between an entry's parameter list and its body.
-///
-/// `rans_decode_slices`: every warp runs long, latency-bound rANS state chains, so resident
-/// warps matter more than registers: at most 64 registers lets 4 CTAs of 256 threads share
-/// an SM (PERFORMANCE.md, 2026-11-30 third session).
-const ENTRY_TUNING: &[(&str, &str)] = &[("rans_decode_slices", ".maxnreg 64")];
-
-/// Inserts the [`ENTRY_TUNING`] directives; fails the build if a named entry is missing.
-fn tune_entries(ptx: &str) -> String {
-    let mut out = ptx.to_string();
-    for (entry, directive) in ENTRY_TUNING {
-        let head = format!(".entry {entry}(");
-        let Some(at) = out.find(&head) else {
-            fail(&format!("PTX tuning: no entry {entry}"));
-        };
-        // the body starts at the first `{` line after the parameter list
-        let Some(body) = out[at..].find("\n{").map(|p| at + p + 1) else {
-            fail(&format!("PTX tuning: no body for {entry}"));
-        };
-        out.insert_str(body, &format!("{directive}\n"));
-    }
-    out
 }
 
 fn llvm_tools_dir() -> PathBuf {

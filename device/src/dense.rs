@@ -1,14 +1,19 @@
-//! The dense full-pipe kernel: one CTA of 4 warps decodes one independent block at a time,
-//! entirely in shared memory (layout in `dense_layout.rs`).
+//! The dense full pipe: the rANS kernel (`rans_decode_slices`, one warp per block) decodes
+//! every block's streams into a scratch buffer, then the dense kernel
+//! (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time) assembles each
+//! independent block in shared memory (layout in `dense_layout.rs`).
 //!
-//! 1. rANS: warp `k` decodes stream `k` (literals, lengths, offsets, commands) with one lane
-//!    per interleaved rANS lane; renormalisation words are handed out in lane order by a
-//!    ballot and a population count. The length and offset warps then turn their varint
-//!    bytes into values in parallel (continuation bits -> ballot -> index of each varint).
-//! 2. Parse (warp 0), 32 commands per step: each lane classifies its command; prefix sums
-//!    over the lanes give every command's output position, literal position and varint
-//!    indices; the repeat history is an exclusive scan of per-command slot maps (each slot
-//!    of a map is a constant distance or a copy of an input slot; maps compose
+//! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
+//!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
+//!    a population count. The dense kernel loads the decoded streams into shared memory and
+//!    two warps turn the length and offset varints into values in parallel (continuation
+//!    bits -> ballot -> index of each varint).
+//! 2. Parse, by the whole CTA: each warp takes a chunk of the commands, 32 per step. Pass A
+//!    counts varints per chunk, pass B gives each chunk's output and literal totals and its
+//!    repeat-history map; then every lane classifies its command, prefix sums over the lanes
+//!    (plus the chunk bases) give every command's output position, literal position and
+//!    varint indices, and the repeat history is an exclusive scan of per-command slot maps
+//!    (each slot of a map is a constant distance or a copy of an input slot; maps compose
 //!    associatively). Each lane then writes one 16-bit pointer per output byte of its
 //!    command: a literal index (top bit set) or the source position, period-aware for
 //!    self-overlapping matches (`src + k % dist`), so no byte waits for another.
@@ -312,20 +317,21 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     }
 }
 
-/// Slices one warp of `rans_decode_slices` may hold: four per block.
-const MAX_SLICES: usize = STREAM_COUNT * RANS_MAX_BLOCKS_PER_WARP as usize;
+/// Slices one warp of `rans_decode_slices` holds: a block's four.
+const MAX_SLICES: usize = STREAM_COUNT;
 
 /// The rANS stage of the dense pipe and the wavefront decoder: warp `w` of the grid decodes
-/// the slices of blocks `w * bpw .. (w + 1) * bpw`, then of the next `warps * bpw` blocks,
-/// and so on (`bpw` = `blocks_per_warp`, clamped to `1..=RANS_MAX_BLOCKS_PER_WARP`), each
-/// block's four slices into `decoded` at `dec_offsets[4 * block + stream]`.
+/// blocks `w, w + warps, ...`, each block's four slices into `decoded` at
+/// `dec_offsets[4 * block + stream]`.
 ///
-/// The interleaved lanes of the warp's rANS slices are packed side by side into its 32 lanes
-/// in rounds: each round takes, largest first, the slices that still fit (e.g. the 16-lane
-/// literal slices of two blocks, then their 1-lane command slices together), so the state
-/// chains of several slices advance in the same steps. Raw slices are copied by the whole
-/// warp. A block's status is its first failing slice's, in stream order (as the CPU decoder
-/// reports it); the host zeroes the status words first.
+/// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
+/// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
+/// 16-lane literal slice, a 1-lane command slice and a 1-lane offset slice in one round), so
+/// the state chains of the slices advance in the same steps. Raw slices are copied by the
+/// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
+/// decoder reports it); the host zeroes the status words first. (Packing two blocks per warp
+/// was measured and dropped: fewer, longer chains, slower on every corpus; PERFORMANCE.md,
+/// 2026-11-30 third session.)
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     data: *const u8,
@@ -341,7 +347,6 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     dec_len: u64,
     dec_offsets: *const u64,
     status: *mut u32,
-    blocks_per_warp: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -353,12 +358,14 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         )
     };
     let lane = tid % 32;
-    let bpw = blocks_per_warp.clamp(1, RANS_MAX_BLOCKS_PER_WARP) as u64;
     let warps = (bdim / 32) as u64 * ncta as u64;
-    let mut w = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
+    let mut b = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
     let src = Sources {
         data,
         data_len,
+        entries,
+        offsets,
+        dec_offsets,
         tables,
         n_tables,
         table_index,
@@ -366,44 +373,46 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         decoded,
         dec_len,
     };
-    while w * bpw < n_blocks as u64 {
-        let first = w * bpw;
-        let count = core::cmp::min(bpw, n_blocks as u64 - first) as usize;
-        let mut info = [SliceInfo::EMPTY; MAX_SLICES];
-        for j in 0..count {
-            let b = first + j as u64;
-            // SAFETY: b < n_blocks; the host passes n_blocks entries and offsets and 4 decoded
-            // offsets per block.
-            let (e, off, dec_off) = unsafe {
-                (
-                    *entries.add(b as usize),
-                    *offsets.add(b as usize),
-                    dec_offsets.add(b as usize * STREAM_COUNT),
-                )
-            };
-            block_slices(&src, &e, off, b, dec_off, &mut info, j * STREAM_COUNT);
-        }
-        let st = decode_slices(&src, &info, count * STREAM_COUNT, lane);
-        for j in 0..count {
-            let mut first_bad = Status::Ok;
-            for k in (0..STREAM_COUNT).rev() {
-                if st[j * STREAM_COUNT + k] != Status::Ok {
-                    first_bad = st[j * STREAM_COUNT + k];
-                }
-            }
-            if first_bad != Status::Ok && lane == 0 {
-                // SAFETY: one status word per block; only this warp writes it in this kernel.
-                unsafe { *status.add((first + j as u64) as usize) = first_bad as u32 };
+    while b < n_blocks as u64 {
+        let st = decode_slices(&src, b, lane);
+        // the block's first failing slice in stream order
+        let mut first_bad = 0u32;
+        for k in (0..STREAM_COUNT).rev() {
+            let v = byte_get(st, k);
+            if v != 0 {
+                first_bad = v;
             }
         }
-        w += warps;
+        if first_bad != 0 && lane == 0 {
+            // SAFETY: one status word per block; only this warp writes it in this kernel.
+            unsafe { *status.add(b as usize) = first_bad };
+        }
+        b += warps;
     }
 }
+
+/// Byte `i` of a packed per-slice array (a block's four slices in a `u32`: lane counts or
+/// status codes, both < 256), one register instead of an array held in four.
+#[inline(always)]
+fn byte_get(v: u32, i: usize) -> u32 {
+    (v >> (8 * i)) & 0xFF
+}
+
+/// `v` with byte `i` set to `x` (see [`byte_get`]).
+#[inline(always)]
+fn byte_set(v: u32, i: usize, x: u32) -> u32 {
+    (v & !(0xFF << (8 * i))) | ((x & 0xFF) << (8 * i))
+}
+
+const _: () = assert!(MAX_SLICES <= 4 && MAX_LANES <= 255);
 
 /// The archive buffers the rANS stage reads and writes (kernel arguments).
 struct Sources {
     data: *const u8,
     data_len: u64,
+    entries: *const BlockEntry,
+    offsets: *const u64,
+    dec_offsets: *const u64,
     tables: *const DecodeTable,
     n_tables: u32,
     table_index: *const u32,
@@ -444,95 +453,91 @@ impl SliceInfo {
     };
 }
 
-/// Fills `info[at .. at + 4]` with block `b`'s four slices (FORMAT.md §3.1, §5.3: stored in
-/// stream order from the block's data offset `off`; raw slices need `stored == decoded`,
-/// rANS slices room for their states, an even word area and a table).
+/// Slice `k` of block `b` (FORMAT.md §3.1, §5.3: a block's slices are stored in stream order
+/// from its data offset; raw slices need `stored == decoded`, rANS slices room for their
+/// states, an even word area and a table). Recomputed where needed rather than kept for all
+/// of a warp's slices, which would hold dozens of registers through the decode loop.
 #[inline(always)]
-fn block_slices(
-    src: &Sources,
-    e: &BlockEntry,
-    off: u64,
-    b: u64,
-    dec_off: *const u64,
-    info: &mut [SliceInfo; MAX_SLICES],
-    at: usize,
-) {
-    let mut pos = off;
-    for k in 0..STREAM_COUNT {
-        let stored = e.stored_len[k] as u64;
-        let n = e.decoded_len[k] as u64;
-        // SAFETY: the caller passes 4 decoded offsets for this block.
-        let doff = unsafe { *dec_off.add(k) };
-        let lanes = e.lanes[k] as u32;
-        // SAFETY: the host passes group_count * 4 indices and n_tables tables.
-        let table = unsafe {
-            crate::kernels::stream_table(
-                src.tables,
-                src.n_tables,
-                src.table_index,
-                src.group_blocks,
-                b,
-                k,
-            )
+fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
+    // SAFETY: b < n_blocks (callers); the host passes n_blocks entries and offsets and 4
+    // decoded offsets per block.
+    let (e, mut pos, doff) = unsafe {
+        (
+            &*src.entries.add(b as usize),
+            *src.offsets.add(b as usize),
+            *src.dec_offsets.add(b as usize * STREAM_COUNT + k),
+        )
+    };
+    for j in 0..STREAM_COUNT {
+        if j < k {
+            pos = pos.saturating_add(e.stored_len[j] as u64);
         }
-        .map_or(u32::MAX, |t| {
-            // the table's index: stream_table returned an element of `tables`
-            ((t as *const DecodeTable as usize - src.tables as usize)
-                / core::mem::size_of::<DecodeTable>()) as u32
-        });
-        let mut pre = Status::Ok;
-        if doff > src.dec_len
-            || n > src.dec_len - doff
-            || pos > src.data_len
-            || stored > src.data_len - pos
-        {
-            pre = Status::SliceMode;
-        } else if lanes == LANES_RAW as u32 {
-            if stored != n {
-                pre = Status::SliceMode;
-            }
-        } else if lanes > MAX_LANES as u32 {
-            pre = Status::SliceMode;
-        } else if stored < 4 * lanes as u64 || (stored - 4 * lanes as u64) % 2 != 0 {
-            pre = Status::RansHeader;
-        } else if table == u32::MAX {
+    }
+    let stored = e.stored_len[k] as u64;
+    let n = e.decoded_len[k] as u64;
+    let lanes = e.lanes[k] as u32;
+    // SAFETY: the host passes group_count * 4 indices and n_tables tables.
+    let table = unsafe {
+        crate::kernels::stream_table(
+            src.tables,
+            src.n_tables,
+            src.table_index,
+            src.group_blocks,
+            b,
+            k,
+        )
+    }
+    .map_or(u32::MAX, |t| {
+        // the table's index: stream_table returned an element of `tables`
+        ((t as *const DecodeTable as usize - src.tables as usize)
+            / core::mem::size_of::<DecodeTable>()) as u32
+    });
+    let mut pre = Status::Ok;
+    if doff > src.dec_len || n > src.dec_len - doff || pos > src.data_len || stored > src.data_len - pos
+    {
+        pre = Status::SliceMode;
+    } else if lanes == LANES_RAW as u32 {
+        if stored != n {
             pre = Status::SliceMode;
         }
-        let ok = pre == Status::Ok;
-        info[at + k] = SliceInfo {
-            off: pos,
-            dst_off: if ok { doff } else { 0 },
-            table,
-            n: n as u32,
-            stored: stored as u32,
-            lanes: if ok && lanes != LANES_RAW as u32 {
-                lanes
-            } else {
-                0
-            },
-            pre,
-        };
-        pos = pos.saturating_add(stored);
+    } else if lanes > MAX_LANES as u32 {
+        pre = Status::SliceMode;
+    } else if stored < 4 * lanes as u64 || (stored - 4 * lanes as u64) % 2 != 0 {
+        pre = Status::RansHeader;
+    } else if table == u32::MAX {
+        pre = Status::SliceMode;
+    }
+    let ok = pre == Status::Ok;
+    SliceInfo {
+        off: pos,
+        dst_off: if ok { doff } else { 0 },
+        table,
+        n: n as u32,
+        stored: stored as u32,
+        lanes: if ok && lanes != LANES_RAW as u32 {
+            lanes
+        } else {
+            0
+        },
+        pre,
     }
 }
 
-/// Decodes the first `count` slices of `info` with the whole warp: raw slices copied, rANS
+/// Decodes the four slices of block `b` with the whole warp: raw slices copied, rANS
 /// slices packed into rounds of at most 32 lanes (largest first, first fit). Returns each
-/// slice's status.
+/// slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices(
-    src: &Sources,
-    info: &[SliceInfo; MAX_SLICES],
-    count: usize,
-    lane: u32,
-) -> [Status; MAX_SLICES] {
-    let mut st = [Status::Ok; MAX_SLICES];
+fn decode_slices(src: &Sources, b: u64, lane: u32) -> u32 {
+    let mut st = 0u32;
+    let mut lanes = 0u32;
     let mut left = 0u32;
-    for i in 0..count {
-        st[i] = info[i].pre;
-        if info[i].pre == Status::Ok {
-            if info[i].lanes == 0 {
-                copy_raw_slice(src, &info[i], lane);
+    for i in 0..MAX_SLICES {
+        let s = slice_info(src, b, i);
+        st = byte_set(st, i, s.pre as u32);
+        lanes = byte_set(lanes, i, s.lanes);
+        if s.pre == Status::Ok {
+            if s.lanes == 0 {
+                copy_raw_slice(src, &s, lane);
             } else {
                 left |= 1 << i;
             }
@@ -544,8 +549,8 @@ fn decode_slices(
         loop {
             let mut best = MAX_SLICES;
             let mut best_lanes = 0u32;
-            for i in 0..count {
-                let l = info[i].lanes;
+            for i in 0..MAX_SLICES {
+                let l = byte_get(lanes, i);
                 if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes {
                     best = i;
                     best_lanes = l;
@@ -557,7 +562,7 @@ fn decode_slices(
             round |= 1 << best;
             free -= best_lanes;
         }
-        decode_packed(src, info, round, lane, &mut st);
+        st = decode_packed(src, b, lanes, round, lane, st);
         left &= !round;
     }
     st
@@ -576,47 +581,24 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
     }
 }
 
-/// The two bytes of renormalisation word `j` of a slice whose words start at byte
-/// `words_off` of `data`, or zeros past its last of `nwords` words (a lane that takes such
-/// a word reports underflow). Kept apart so a prefetched word is only assembled when used.
-#[inline(always)]
-fn word_bytes(data: *const u8, words_off: u64, j: u32, nwords: u32) -> (u32, u32) {
-    if j < nwords {
-        let o = (words_off + 2 * j as u64) as usize;
-        // SAFETY: j < nwords, so o + 1 < the slice's end <= data_len (SliceInfo checks).
-        unsafe { (gb(data, o) as u32, gb(data, o + 1) as u32) }
-    } else {
-        (0, 0)
-    }
-}
-
-/// Decodes the rANS slices of `info` selected by `sel` (bit `i` = slice `i`; at most 32
-/// lanes together, lanes > 0, no earlier error) with their lanes packed side by side into
-/// the warp. Writes each selected slice's status into `st`.
+/// Decodes the rANS slices of block `b` selected by `sel` (bit `k` = stream `k`, whose
+/// packed lane counts are `lanes_of`; at most 32 lanes together, each > 0, no earlier error)
+/// with their lanes side by side in the warp. Returns `st` with each selected slice's status
+/// code.
 ///
-/// Renormalisation words come from a window held in registers instead of global memory: the
-/// lanes of a slice with `lanes` lanes hold words `wbase .. wbase + 2 * lanes` (two per lane)
-/// and one more per lane in flight. A step consumes at most `lanes` words, all inside
-/// `[wp, wp + lanes)`, which are distinct modulo `lanes`, so one shuffle per step hands every
-/// needy lane its word: source lane `j` offers whichever of its two words lies in that range.
-/// When `wp` passes `wbase + lanes` the window moves on by `lanes` words and the word in
-/// flight joins it, so a global load has a whole window of steps to arrive instead of
-/// stalling the state chain (FORMAT.md §5.4 gives the word order).
+/// Renormalisation words are handed out in lane order by a ballot and a population count
+/// (FORMAT.md §5.4) and read straight from the archive. (Two alternatives were measured and
+/// dropped: a register window of words handed out by shuffles, and a copy of the round's
+/// words in shared memory; PERFORMANCE.md, 2026-11-30 third session.)
 #[inline(always)]
-fn decode_packed(
-    src: &Sources,
-    info: &[SliceInfo; MAX_SLICES],
-    sel: u32,
-    lane: u32,
-    st: &mut [Status; MAX_SLICES],
-) {
+fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut st: u32) -> u32 {
     // my slice among the packed ones
     let mut base = 0u32;
     let mut my = MAX_SLICES;
     let mut my_base = 0u32;
     for i in 0..MAX_SLICES {
         if sel & (1 << i) != 0 {
-            let l = info[i].lanes;
+            let l = byte_get(lanes_of, i);
             if my == MAX_SLICES && lane >= base && lane < base + l {
                 my = i;
                 my_base = base;
@@ -624,22 +606,21 @@ fn decode_packed(
             base += l;
         }
     }
-    let mut s = SliceInfo::EMPTY;
-    for (i, inf) in info.iter().enumerate() {
-        if i == my {
-            s = *inf;
-        }
-    }
     let mine = my < MAX_SLICES;
+    let s = if mine {
+        slice_info(src, b, my)
+    } else {
+        SliceInfo::EMPTY
+    };
     let lanes = s.lanes;
     let n = s.n;
     let data = src.data;
     // SAFETY: dst_off + n <= dec_len (pre checks; 0 for an absent slice, never written).
     let dst = unsafe { src.decoded.add(s.dst_off as usize) };
-    // SAFETY: a present slice's table index is < n_tables (block_slices); else unused.
+    // SAFETY: a present slice's table index is < n_tables (slice_info); else unused.
     let table = unsafe { src.tables.add(if s.table < src.n_tables { s.table } else { 0 } as usize) };
     let l = lane.wrapping_sub(my_base);
-    let mask = if mine {
+    let mask = if mine && lanes > 0 {
         (if lanes == 32 {
             u32::MAX
         } else {
@@ -652,10 +633,10 @@ fn decode_packed(
     let mut x: u32 = RANS_L;
     let mut nwords = 0u32;
     let mut steps = 0u32;
-    let words_off = s.off + 4 * lanes as u64;
-    let (mut w0, mut w1) = (0u32, 0u32);
-    let (mut pend_lo, mut pend_hi) = (0u32, 0u32);
-    if mine {
+    // SAFETY: the words start 4 * lanes bytes into the slice, inside the data section.
+    let words = unsafe { data.add((s.off + 4 * lanes as u64) as usize) };
+    let active_slice = mine && lanes > 0 && s.table < src.n_tables;
+    if active_slice {
         // SAFETY: off + 4 * lanes <= stored bytes inside the data section (pre checks).
         let head = unsafe { data.add(s.off as usize) };
         let o = 4 * l as usize;
@@ -663,14 +644,9 @@ fn decode_packed(
             u32::from_le_bytes([gb(head, o), gb(head, o + 1), gb(head, o + 2), gb(head, o + 3)])
         };
         nwords = (s.stored - 4 * lanes) / 2;
-        steps = n.div_ceil(lanes.max(1));
-        let (a, b) = word_bytes(data, words_off, l, nwords);
-        w0 = a | b << 8;
-        let (a, b) = word_bytes(data, words_off, lanes + l, nwords);
-        w1 = a | b << 8;
-        (pend_lo, pend_hi) = word_bytes(data, words_off, 2 * lanes + l, nwords);
+        steps = n.div_ceil(lanes);
     }
-    let header_bad = ballot(mine && x < RANS_L);
+    let header_bad = ballot(active_slice && x < RANS_L);
     // the longest chain of the packed slices
     let mut max_steps = steps;
     let mut d = 16;
@@ -679,12 +655,10 @@ fn decode_packed(
         d /= 2;
     }
     let mut wp: u32 = 0;
-    let mut wbase: u32 = 0;
     let mut underflow = false;
     // u32 positions: a slice holds at most a block (< 2^32 bytes), and 32-bit arithmetic
     // keeps the step short
     let mut i = l;
-    let active_slice = mine && s.table < src.n_tables;
     for _ in 0..max_steps {
         let active = active_slice && i < n;
         let mut need = false;
@@ -696,39 +670,32 @@ fn decode_packed(
             need = x < RANS_L;
         }
         let m = ballot(need) & mask;
-        // the word this lane offers: the one of its two inside [wp, wp + lanes)
-        let offer = if wbase + l >= wp { w0 } else { w1 };
-        let p = wp + (m & below).count_ones();
-        let off = p.wrapping_sub(wbase);
-        let from = my_base + if off >= lanes { off - lanes } else { off };
-        let w = shfl(offer, from & 31);
         if need {
+            let p = wp + (m & below).count_ones();
             if p < nwords {
+                // SAFETY: p < nwords: word p lies inside the slice's word area.
+                let w = unsafe {
+                    u16::from_le_bytes([gb(words, 2 * p as usize), gb(words, 2 * p as usize + 1)])
+                } as u32;
                 x = (x << 16) | w;
             } else {
                 underflow = true;
             }
         }
         wp += m.count_ones();
-        if mine && wp - wbase >= lanes {
-            wbase += lanes;
-            w0 = w1;
-            w1 = pend_lo | pend_hi << 8;
-            (pend_lo, pend_hi) = word_bytes(data, words_off, wbase + 2 * lanes + l, nwords);
-        }
         i = i.wrapping_add(lanes);
     }
     let under = ballot(underflow);
-    let trailer = ballot(mine && (x != RANS_L || wp != nwords));
+    let trailer = ballot(active_slice && (x != RANS_L || wp != nwords));
     let mut kb = 0u32;
     for j in 0..MAX_SLICES {
         if sel & (1 << j) == 0 {
             continue;
         }
-        let kl = info[j].lanes;
+        let kl = byte_get(lanes_of, j);
         let km = (if kl == 32 { u32::MAX } else { (1u32 << kl) - 1 }) << kb;
         kb += kl;
-        st[j] = if header_bad & km != 0 {
+        let code = if header_bad & km != 0 {
             Status::RansHeader
         } else if under & km != 0 {
             Status::RansUnderflow
@@ -737,7 +704,9 @@ fn decode_packed(
         } else {
             Status::Ok
         };
+        st = byte_set(st, j, code as u32);
     }
+    st
 }
 
 /// Turns `n` varint bytes at `bytes` into values at `vals` (at most `cap`), storing the

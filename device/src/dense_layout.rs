@@ -50,6 +50,5 @@ pub const STAGES_ALL: u32 = 3;
 /// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
 pub const STAGE_SEQ_PARSE: u32 = 4;
 
-/// Most blocks whose slices one warp of the rANS stage packs together (`rans_decode_slices`'s
-/// `blocks_per_warp` is clamped to it).
-pub const RANS_MAX_BLOCKS_PER_WARP: u32 = 2;
+/// Threads per CTA of the rANS stage (`rans_decode_slices`).
+pub const RANS_THREADS: u32 = 256;

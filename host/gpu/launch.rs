@@ -194,6 +194,16 @@ pub fn decode_blocks_lane(
         .map(|_| ())
 }
 
+/// Raises the dynamic shared-memory limit of the kernels that use more than the default
+/// 48 KiB (`Gpu::open`, once, before any launch or graph capture).
+pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<(), GpuError> {
+    use crate::device::dense_layout::SMEM_BYTES;
+    let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    k.decode_blocks_dense
+        .set_attribute(attr, SMEM_BYTES as i32)
+        .ctx("raising the dense kernel's shared-memory limit")
+}
+
 /// Launches the dense full-pipe kernel over every block of `ga` (independent blocks only);
 /// `stages` selects the stages run (`dense_layout::STAGES_ALL` to decode; fewer for the
 /// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`.
@@ -207,18 +217,6 @@ pub fn decode_blocks_dense(
     use crate::device::dense_layout::{SMEM_BYTES, THREADS};
     if !has_blocks(ga, out, status) {
         return Ok(());
-    }
-    if !gpu
-        .dense_smem_ready
-        .swap(true, std::sync::atomic::Ordering::Relaxed)
-    {
-        gpu.k
-            .decode_blocks_dense
-            .set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                SMEM_BYTES as i32,
-            )
-            .ctx("raising the dense kernel's shared-memory limit")?;
     }
     let grid = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * 3) as u32;
     let out_len = ga.original_size;
@@ -255,35 +253,9 @@ pub fn decode_blocks_dense(
         .map(|_| ())
 }
 
-/// Blocks per warp of the rANS stage: 2 (two blocks' slices packed into the warp's lanes, so
-/// fewer, fuller steps) when the archive has more blocks than the GPU holds warps at once
-/// (then the stage is bound by issued steps), else 1 (latency-bound: more warps are better).
-/// `ACEAPEX_RANS_BLOCKS_PER_WARP=1|2` overrides it (benchmarks).
-fn rans_blocks_per_warp(gpu: &Gpu, ga: &super::decoder::GpuArchive, threads: u32) -> u32 {
-    if let Some(v) = std::env::var("ACEAPEX_RANS_BLOCKS_PER_WARP")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
-        return v.clamp(1, crate::device::dense_layout::RANS_MAX_BLOCKS_PER_WARP);
-    }
-    let ctas_per_sm = gpu
-        .k
-        .rans_decode_slices
-        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
-        .unwrap_or(1)
-        .max(1);
-    let resident_warps = gpu.sm_count() as u64 * ctas_per_sm as u64 * (threads / 32) as u64;
-    if ga.n_blocks as u64 > resident_warps {
-        2
-    } else {
-        1
-    }
-}
-
 /// Launches the rANS stage: every block's four slices decoded into the archive's `decoded`
-/// scratch by warps that pack one or two blocks' slices into their lanes
-/// ([`rans_blocks_per_warp`]). Zeroes `status` first; raises a block's status on a broken
-/// rule.
+/// scratch, one warp per block (its slices' lanes packed into the warp). Zeroes `status`
+/// first; raises a block's status on a broken rule.
 pub fn rans_decode_slices(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
@@ -302,10 +274,9 @@ pub fn rans_decode_slices(
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
-    const THREADS: u32 = 256;
-    let bpw = rans_blocks_per_warp(gpu, ga, THREADS);
-    let warps = (ga.n_blocks as u64).div_ceil(bpw as u64);
-    let grid = warps
+    use crate::device::dense_layout::RANS_THREADS as THREADS;
+    // one warp per block
+    let grid = (ga.n_blocks as u64)
         .div_ceil((THREADS / 32) as u64)
         .min(gpu.sm_count() as u64 * 16) as u32;
     let data_len = ga.data.len() as u64;
@@ -328,8 +299,7 @@ pub fn rans_decode_slices(
         .arg(decoded)
         .arg(&dec_len)
         .arg(&ga.dec_offsets)
-        .arg(status)
-        .arg(&bpw);
+        .arg(status);
     // SAFETY: argument order matches `rans_decode_slices`; entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*4 words, dec_offsets 4 words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks

@@ -60,8 +60,6 @@ pub struct Gpu {
     pub(crate) k: kernels::Kernels,
     name: String,
     sm_count: u32,
-    /// Set once the dense kernel's dynamic shared-memory limit was raised.
-    pub(crate) dense_smem_ready: std::sync::atomic::AtomicBool,
 }
 
 impl Gpu {
@@ -94,6 +92,7 @@ impl Gpu {
             .load_module(cudarc::nvrtc::Ptx::from_src(PTX))
             .ctx("loading the PTX module")?;
         let k = kernels::Kernels::load(&module)?;
+        launch::raise_shared_memory_limits(&k)?;
         // a created stream, not the legacy default stream: graphs can only be captured there
         let stream = ctx.new_stream().ctx("creating a stream")?;
         Ok(Gpu {
@@ -102,7 +101,6 @@ impl Gpu {
             k,
             name,
             sm_count,
-            dense_smem_ready: Default::default(),
         })
     }
 
