@@ -493,7 +493,10 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
             / core::mem::size_of::<DecodeTable>()) as u32
     });
     let mut pre = Status::Ok;
-    if doff > src.dec_len || n > src.dec_len - doff || pos > src.data_len || stored > src.data_len - pos
+    if doff > src.dec_len
+        || n > src.dec_len - doff
+        || pos > src.data_len
+        || stored > src.data_len - pos
     {
         pre = Status::SliceMode;
     } else if lanes == LANES_RAW as u32 {
@@ -618,7 +621,10 @@ fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut 
     // SAFETY: dst_off + n <= dec_len (pre checks; 0 for an absent slice, never written).
     let dst = unsafe { src.decoded.add(s.dst_off as usize) };
     // SAFETY: a present slice's table index is < n_tables (slice_info); else unused.
-    let table = unsafe { src.tables.add(if s.table < src.n_tables { s.table } else { 0 } as usize) };
+    let table = unsafe {
+        src.tables
+            .add(if s.table < src.n_tables { s.table } else { 0 } as usize)
+    };
     let l = lane.wrapping_sub(my_base);
     let mask = if mine && lanes > 0 {
         (if lanes == 32 {
@@ -641,7 +647,12 @@ fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut 
         let head = unsafe { data.add(s.off as usize) };
         let o = 4 * l as usize;
         x = unsafe {
-            u32::from_le_bytes([gb(head, o), gb(head, o + 1), gb(head, o + 2), gb(head, o + 3)])
+            u32::from_le_bytes([
+                gb(head, o),
+                gb(head, o + 1),
+                gb(head, o + 2),
+                gb(head, o + 3),
+            ])
         };
         nwords = (s.stored - 4 * lanes) / 2;
         steps = n.div_ceil(lanes);

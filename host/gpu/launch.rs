@@ -198,7 +198,8 @@ pub fn decode_blocks_lane(
 /// 48 KiB (`Gpu::open`, once, before any launch or graph capture).
 pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<(), GpuError> {
     use crate::device::dense_layout::SMEM_BYTES;
-    let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    let attr =
+        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
     k.decode_blocks_dense
         .set_attribute(attr, SMEM_BYTES as i32)
         .ctx("raising the dense kernel's shared-memory limit")

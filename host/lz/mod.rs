@@ -116,14 +116,7 @@ pub fn parse_segment(
     block_size: usize,
     params: &ParseParams,
 ) -> Vec<BlockParse> {
-    parser::parse(
-        data,
-        seg,
-        block_size,
-        params,
-        &CostTuning::default(),
-        &|_| {},
-    )
+    parse_segment_progress(data, seg, block_size, params, &|_| {})
 }
 
 /// [`parse_segment`] that calls `progress` with each block's length once it is parsed.

@@ -172,6 +172,18 @@ struct Finder<'a> {
 }
 
 impl<'a> Finder<'a> {
+    /// The chain entry after `c` (1-based, 0 = end), or 0 when the chain does not go to an
+    /// older entry (a ring slot reused since), which ends the walk.
+    #[inline]
+    fn older(&self, c: usize) -> usize {
+        let nc = self.prev[(c - 1) & self.rmask] as usize;
+        if nc >= c {
+            0
+        } else {
+            nc
+        }
+    }
+
     #[inline(always)]
     fn hash(&self, p: usize) -> usize {
         ((read_u64(self.data, p) & self.hmask).wrapping_mul(HASH_MUL) >> self.hshift) as usize
@@ -381,11 +393,7 @@ impl<'a> Finder<'a> {
             if cand >= p {
                 // only after a trial parse of this block (levels >= OPT_LEVEL), which left
                 // its positions in the chains: skip them
-                let nc = self.prev[(c - 1) & self.rmask] as usize;
-                if nc >= c {
-                    break;
-                }
-                c = nc;
+                c = self.older(c);
                 continue;
             }
             if cand < lo {
@@ -492,11 +500,7 @@ impl<'a> Finder<'a> {
             let cand = self.base + c - 1;
             if cand >= p {
                 // inserted by an earlier trial parse of this block: skip
-                let nc = self.prev[(c - 1) & self.rmask] as usize;
-                if nc >= c {
-                    break;
-                }
-                c = nc;
+                c = self.older(c);
                 continue;
             }
             if cand < lo {
