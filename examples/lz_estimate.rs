@@ -82,40 +82,53 @@ fn tuning_from_env() -> CostTuning {
     }
 }
 
+/// Match-layer estimates per level for one file (see the module docs).
+#[derive(clap::Parser)]
+struct Args {
+    /// The input file.
+    file: String,
+    /// MiB of the file to use.
+    #[arg(long, default_value_t = 16)]
+    mb: usize,
+    /// Levels to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,3,5,7,9")]
+    levels: Vec<u32>,
+    /// Block size in bytes.
+    #[arg(long = "block", default_value_t = 16 << 10)]
+    bs: usize,
+    /// Window in bytes (default: the block size).
+    #[arg(long)]
+    window: Option<u32>,
+    /// Depth cap (0 = none).
+    #[arg(long, default_value_t = 0)]
+    cap: u32,
+    /// Shortest match.
+    #[arg(long, default_value_t = 6)]
+    min_match: u32,
+    /// No repeat codes.
+    #[arg(long)]
+    no_rep: bool,
+    /// Skip the reference comparison.
+    #[arg(long)]
+    no_ref: bool,
+    /// Also measure zstd -19.
+    #[arg(long)]
+    zstd19: bool,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut file = None;
-    let mut mb = 16usize;
-    let mut levels = vec![1u32, 3, 5, 7, 9];
-    let mut bs = 16usize << 10;
-    let mut window: Option<u32> = None;
-    let mut rep = true;
-    let mut cap = 0u32;
-    let mut min_match = 6u32;
-    let mut reference = true;
-    let mut zstd19 = false;
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        let mut val = || {
-            i += 1;
-            args[i].clone()
-        };
-        match a {
-            "--mb" => mb = val().parse().unwrap(),
-            "--levels" => levels = val().split(',').map(|x| x.parse().unwrap()).collect(),
-            "--block" => bs = val().parse().unwrap(),
-            "--window" => window = Some(val().parse().unwrap()),
-            "--cap" => cap = val().parse().unwrap(),
-            "--min-match" => min_match = val().parse().unwrap(),
-            "--no-rep" => rep = false,
-            "--no-ref" => reference = false,
-            "--zstd19" => zstd19 = true,
-            _ => file = Some(a.to_string()),
-        }
-        i += 1;
-    }
-    let file = file.expect("usage: lz_estimate FILE [options]");
+    let args = <Args as clap::Parser>::parse();
+    let Args {
+        file,
+        mb,
+        levels,
+        bs,
+        window,
+        cap,
+        min_match,
+        ..
+    } = args;
+    let (rep, reference, zstd19) = (!args.no_rep, !args.no_ref, args.zstd19);
     let mut data = std::fs::read(&file).expect("read input");
     data.truncate(mb << 20);
     let n = data.len();

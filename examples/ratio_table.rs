@@ -19,16 +19,34 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+/// The ratio table of the papers (see the module docs).
+#[derive(clap::Parser)]
 struct Args {
+    /// Files or directories (walked recursively, hidden entries skipped).
+    #[arg(required = true)]
     paths: Vec<PathBuf>,
+    /// Block size for every codec: bytes or with K/KiB/M/MiB.
+    #[arg(long, value_parser = parse_size, default_value = "16K")]
     block_size: usize,
+    /// aceapex level.
+    #[arg(long, default_value_t = 5)]
     level: u32,
+    /// Use only the first N MiB of each file.
+    #[arg(long = "max-mb", value_name = "N", value_parser = parse_max_mb)]
     max_bytes: Option<usize>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
     json: bool,
 }
 
-const USAGE: &str =
-    "usage: ratio_table PATH... [--block-size 16K] [--level 5] [--max-mb N] [--json]";
+/// `--max-mb N`: a positive number of MiB (fractions allowed), as bytes.
+fn parse_max_mb(v: &str) -> Result<usize, String> {
+    let mb: f64 = v.parse().map_err(|_| format!("invalid --max-mb '{v}'"))?;
+    if mb.is_nan() || mb <= 0.0 {
+        return Err(format!("--max-mb must be positive, got '{v}'"));
+    }
+    Ok((mb * (1u64 << 20) as f64) as usize)
+}
 
 /// Parses `16384`, `16K`, `16KiB`, `1M`, `1MiB` (binary units).
 fn parse_size(s: &str) -> Result<usize, String> {
@@ -48,56 +66,6 @@ fn parse_size(s: &str) -> Result<usize, String> {
     v.checked_mul(mult)
         .filter(|&x| x > 0)
         .ok_or_else(|| format!("invalid size '{s}'"))
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        paths: Vec::new(),
-        block_size: 16 << 10,
-        level: 5,
-        max_bytes: None,
-        json: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        // accept both `--opt value` and `--opt=value`
-        let (key, inline) = match a.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => (k.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
-        };
-        let mut value = |name: &str| -> Result<String, String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => it.next().ok_or_else(|| format!("{name} needs a value")),
-            }
-        };
-        match key.as_str() {
-            "--block-size" => args.block_size = parse_size(&value("--block-size")?)?,
-            "--level" => {
-                let v = value("--level")?;
-                args.level = v.parse().map_err(|_| format!("invalid level '{v}'"))?;
-            }
-            "--max-mb" => {
-                let v = value("--max-mb")?;
-                let mb: f64 = v.parse().map_err(|_| format!("invalid --max-mb '{v}'"))?;
-                if mb.is_nan() || mb <= 0.0 {
-                    return Err(format!("--max-mb must be positive, got '{v}'"));
-                }
-                args.max_bytes = Some((mb * (1u64 << 20) as f64) as usize);
-            }
-            "--json" => args.json = true,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            s if s.starts_with("--") => return Err(format!("unknown option '{s}'\n{USAGE}")),
-            _ => args.paths.push(PathBuf::from(a)),
-        }
-    }
-    if args.paths.is_empty() {
-        return Err(USAGE.to_string());
-    }
-    Ok(args)
 }
 
 fn is_hidden(p: &Path) -> bool {
@@ -311,13 +279,7 @@ fn measure(name: String, data: &[u8], args: &Args) -> Result<Row, String> {
 
 fn main() {
     tune_malloc();
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let args = <Args as clap::Parser>::parse();
     // Options check up front, so a bad --level/--block-size fails before any work.
     if let Err(e) = (aceapex::EncodeOptions {
         level: args.level,
