@@ -14,7 +14,10 @@ pub enum FormatError {
         need: u64,
     },
     /// Wrong magic number.
-    #[error("not an aceapex archive (magic {got:02x?}, expected \"ACPX\")")]
+    #[error(
+        "not an aceapex archive (first bytes {}, expected \"ACPX\")",
+        show_magic(got)
+    )]
     BadMagic {
         /// The four bytes found.
         got: [u8; 4],
@@ -99,4 +102,34 @@ pub enum DecodeError {
     /// The archive's structure is invalid.
     #[error(transparent)]
     Format(#[from] FormatError),
+}
+
+/// The four magic bytes as hex and, where printable, as text: `41 42 43 44 ("ABCD")`.
+fn show_magic(got: &[u8; 4]) -> String {
+    let hex: Vec<String> = got.iter().map(|b| format!("{b:02x}")).collect();
+    if got.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!(
+            "{} (\"{}\")",
+            hex.join(" "),
+            got.iter().map(|&b| b as char).collect::<String>()
+        )
+    } else {
+        hex.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_magic_names_the_bytes_in_hex_and_text() {
+        let e = FormatError::BadMagic { got: *b"ABCD" }.to_string();
+        assert!(e.contains(r#"41 42 43 44 ("ABCD")"#), "{e}");
+        let e = FormatError::BadMagic {
+            got: [0, 1, 0xfe, b'A'],
+        }
+        .to_string();
+        assert!(e.contains("00 01 fe 41,"), "{e}");
+    }
 }
