@@ -450,10 +450,20 @@ impl<'a> Archive<'a> {
 
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
-        for _ in 0..h.group_count {
+        const STREAM_NAMES: [&str; STREAM_COUNT] = ["literals", "lengths", "offsets", "commands"];
+        for group in 0..h.group_count {
             let mut g: [Option<StreamTable>; STREAM_COUNT] = Default::default();
-            for t in g.iter_mut() {
-                *t = FreqTable::deserialize(table_section, &mut pos)?.map(StreamTable::new);
+            for (k, t) in g.iter_mut().enumerate() {
+                *t = FreqTable::deserialize(table_section, &mut pos)
+                    .map_err(|e| match e {
+                        FormatError::Table { what } => FormatError::GroupTable {
+                            group,
+                            stream: STREAM_NAMES[k],
+                            what,
+                        },
+                        e => e,
+                    })?
+                    .map(StreamTable::new);
             }
             tables.push(g);
         }

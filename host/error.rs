@@ -52,6 +52,16 @@ pub enum FormatError {
         /// What is wrong.
         what: &'static str,
     },
+    /// One table record of the entropy-table section is malformed (FORMAT.md §5.2).
+    #[error("invalid entropy table of table group {group} (blocks sharing tables), stream {stream}: {what}")]
+    GroupTable {
+        /// Table group index.
+        group: u32,
+        /// Stream name: literals, lengths, offsets or commands.
+        stream: &'static str,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// The file length does not match the sections the header declares.
     #[error("archive size mismatch: header declares {expected} bytes, file has {got}")]
     Size {

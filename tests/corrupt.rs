@@ -602,7 +602,7 @@ fn table_frequencies_not_summing_to_4096_are_refused() {
     ] {
         let a = rans_spec(&STATE_L, table_record(&freqs)).build();
         assert!(
-            matches!(parse_err(&a), FormatError::Table { .. }),
+            matches!(parse_err(&a), FormatError::GroupTable { group: 0, .. }),
             "{freqs:?}"
         );
     }
@@ -612,18 +612,27 @@ fn table_frequencies_not_summing_to_4096_are_refused() {
     rec[n - 2..].copy_from_slice(&[0x80, 0x20]);
     assert!(matches!(
         parse_err(&rans_spec(&STATE_L, rec).build()),
-        FormatError::Table { .. }
+        FormatError::GroupTable { group: 0, .. }
     ));
 }
 
 #[test]
 fn malformed_table_sections_are_refused() {
+    // the error names the group and stream of the bad record
+    let e = parse_err(&rans_spec(&STATE_L, vec![2]).build()).to_string();
+    assert!(e.contains("table group 0") && e.contains("stream "), "{e}");
     // unknown kind
     let a = rans_spec(&STATE_L, vec![2]).build();
-    assert!(matches!(parse_err(&a), FormatError::Table { .. }));
+    assert!(matches!(
+        parse_err(&a),
+        FormatError::GroupTable { group: 0, .. }
+    ));
     // truncated bitmap
     let a = rans_spec(&STATE_L, vec![1, 0xFF, 0xFF]).build();
-    assert!(matches!(parse_err(&a), FormatError::Table { .. }));
+    assert!(matches!(
+        parse_err(&a),
+        FormatError::GroupTable { group: 0, .. }
+    ));
     // a byte after the last group's tables
     let mut s = rans_spec(&STATE_L, table_record(&[(b'a', 4096)]));
     s.tables.as_mut().unwrap().push(0);
@@ -631,7 +640,10 @@ fn malformed_table_sections_are_refused() {
     // the section ends before the fourth table of the group
     let mut s = rans_spec(&STATE_L, table_record(&[(b'a', 4096)]));
     s.tables.as_mut().unwrap().pop();
-    assert!(matches!(parse_err(&s.build()), FormatError::Table { .. }));
+    assert!(matches!(
+        parse_err(&s.build()),
+        FormatError::GroupTable { group: 0, .. }
+    ));
 }
 
 #[test]
@@ -882,6 +894,7 @@ fn absurd_section_sizes_are_refused() {
     assert!(matches!(
         parse_err(&b),
         FormatError::Table { .. }
+            | FormatError::GroupTable { .. }
             | FormatError::Header {
                 field: "data_bytes",
                 ..
