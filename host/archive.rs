@@ -450,7 +450,6 @@ impl<'a> Archive<'a> {
 
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
-        const STREAM_NAMES: [&str; STREAM_COUNT] = ["literals", "lengths", "offsets", "commands"];
         for group in 0..h.group_count {
             let mut g: [Option<StreamTable>; STREAM_COUNT] = Default::default();
             for (k, t) in g.iter_mut().enumerate() {
@@ -458,7 +457,7 @@ impl<'a> Archive<'a> {
                     .map_err(|e| match e {
                         FormatError::Table { what } => FormatError::GroupTable {
                             group,
-                            stream: STREAM_NAMES[k],
+                            stream: crate::device::format::STREAM_NAMES[k],
                             what,
                         },
                         e => e,

@@ -724,7 +724,7 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
     }
     let ratio = h.original_size as f64 / archive_len.max(1) as f64;
     let mean_depth = depth_sum as f64 / a.entries.len().max(1) as f64;
-    let names = ["literals", "lengths", "offsets", "commands"];
+    let names = aceapex::device::format::STREAM_NAMES;
     if json {
         let streams: Vec<String> = (0..STREAM_COUNT)
             .map(|k| {

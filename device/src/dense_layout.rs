@@ -49,6 +49,3 @@ pub const STAGES_ALL: u32 = 3;
 /// Stage bit 2: parse with one lane sequentially (`lz::walk_block`) instead of the whole
 /// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
 pub const STAGE_SEQ_PARSE: u32 = 4;
-
-/// Threads per CTA of the rANS stage (`rans_decode_slices`).
-pub const RANS_THREADS: u32 = 256;

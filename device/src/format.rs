@@ -21,6 +21,8 @@ pub const STREAM_OFFSETS: usize = 2;
 pub const STREAM_COMMANDS: usize = 3;
 /// Number of streams per block.
 pub const STREAM_COUNT: usize = 4;
+/// The streams' names, in index order (for messages and reports).
+pub const STREAM_NAMES: [&str; STREAM_COUNT] = ["literals", "lengths", "offsets", "commands"];
 
 /// Smallest allowed block size in bytes (FORMAT.md §2).
 pub const MIN_BLOCK_SIZE: u32 = 4 << 10;

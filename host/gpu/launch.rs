@@ -275,7 +275,7 @@ pub fn rans_decode_slices(
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
-    use crate::device::dense_layout::RANS_THREADS as THREADS;
+    const THREADS: u32 = 256;
     // one warp per block
     let grid = (ga.n_blocks as u64)
         .div_ceil((THREADS / 32) as u64)
