@@ -270,10 +270,18 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
                 lowest_source_block: (b.lowest_source / bs) as u32,
                 ..BlockEntry::zeroed()
             };
-            for (k, s) in b.stream_slices().into_iter().enumerate() {
+            let slices = b.stream_slices();
+            let lanes = entropy::block_lanes(std::array::from_fn(|k| {
+                (tables[k].is_some() && !slices[k].is_empty()).then_some(slices[k].len())
+            }));
+            for (k, s) in slices.into_iter().enumerate() {
                 let before = bytes.len();
-                e.lanes[k] =
-                    entropy::store_slice(s, tables[k].as_ref().map(|(_, e)| e), &mut bytes);
+                e.lanes[k] = entropy::store_slice(
+                    s,
+                    tables[k].as_ref().map(|(_, e)| e),
+                    lanes[k],
+                    &mut bytes,
+                );
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }

@@ -3,7 +3,7 @@
 //! interleaved rANS slice encoder whose output `aceapex_device::rans::decode_slice` reads.
 
 use crate::device::format::{
-    pack_slot, DecodeTable, LANES_RAW, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L,
+    pack_slot, DecodeTable, LANES_RAW, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT,
 };
 use crate::error::FormatError;
 
@@ -180,11 +180,69 @@ impl FreqTable {
     }
 }
 
-/// Number of interleaved lanes the encoder uses for a slice of `n` symbols: about one lane per
-/// 512 symbols, a power of two from 1 to 32. Each lane costs about 2 bytes over the entropy.
+/// Number of interleaved lanes the encoder would give a slice of `n` symbols on its own: about
+/// one lane per [`SYMBOLS_PER_LANE`] symbols, rounded down to a count in [`LANE_COUNTS`]
+/// (at least 1, at most 32). Each lane costs about 2 bytes over the entropy; more lanes mean
+/// shorter dependency chains for the decoders. [`block_lanes`] then fits a block's slices
+/// into one warp.
 pub fn lanes_for(n: usize) -> usize {
-    let want = (n / 512).clamp(1, MAX_LANES as usize);
-    1 << (usize::BITS - 1 - want.leading_zeros())
+    let want = n / SYMBOLS_PER_LANE;
+    LANE_COUNTS
+        .iter()
+        .rev()
+        .copied()
+        .find(|&l| l <= want)
+        .unwrap_or(1)
+}
+
+/// Symbols per lane that [`lanes_for`] aims at.
+pub const SYMBOLS_PER_LANE: usize = 256;
+
+/// Lane counts the encoder uses: the ones the CPU decoder has wide kernels for (scalar rows of
+/// 1-32 lanes, AVX2 rows of 8-lane vectors). Any count `1..=32` is valid format (FORMAT.md
+/// §5.3); these are an encoder choice.
+pub const LANE_COUNTS: [usize; 7] = [1, 2, 4, 8, 16, 24, 32];
+
+/// Lane counts for the rANS slices of one block (`n[k]` symbols of stream `k`, `None` for a
+/// slice that is stored raw or empty; the result is 0 there).
+///
+/// A GPU warp decodes a block's rANS slices side by side, one symbol per lane per step, so
+/// its time is the largest `ceil(n[k] / lanes[k])` (the steps) when the lanes fit in 32
+/// (`device/src/dense.rs`, `rans_decode_slices`), while every lane costs about 3 bytes of
+/// archive (its final state). So: each slice starts at [`lanes_for`]; while the total is over
+/// 32, the slice with the most lanes (the lowest stream on a tie) steps down to the next
+/// count of [`LANE_COUNTS`]; then every slice takes the fewest lanes of [`LANE_COUNTS`] that
+/// keep its steps within 1/8 over the block's largest. Deterministic: depends on `n` alone.
+pub fn block_lanes(n: [Option<usize>; STREAM_COUNT]) -> [usize; STREAM_COUNT] {
+    let mut lanes = n.map(|x| x.map_or(0, lanes_for));
+    while lanes.iter().sum::<usize>() > MAX_LANES as usize {
+        let (k, &most) = lanes
+            .iter()
+            .enumerate()
+            .rev()
+            .max_by_key(|&(_, &l)| l)
+            .expect("four streams");
+        match LANE_COUNTS.iter().rev().copied().find(|&l| l < most) {
+            Some(l) => lanes[k] = l,
+            None => break, // every slice at 1 lane: 4 <= 32, unreachable
+        }
+    }
+    let steps = |n: usize, l: usize| n.div_ceil(l);
+    let longest = (0..STREAM_COUNT)
+        .filter_map(|k| n[k].map(|n| steps(n, lanes[k])))
+        .max()
+        .unwrap_or(0);
+    let allowed = longest + longest / 8;
+    for k in 0..STREAM_COUNT {
+        if let Some(n) = n[k] {
+            lanes[k] = LANE_COUNTS
+                .iter()
+                .copied()
+                .find(|&l| l >= lanes[k] || steps(n, l) <= allowed)
+                .unwrap_or(lanes[k]);
+        }
+    }
+    lanes
 }
 
 /// Encoder form of a [`FreqTable`]: per symbol the renormalisation bound, frequency,
@@ -323,13 +381,18 @@ fn encode_any_lanes(
     nw
 }
 
-/// Chooses how to store one stream slice: rANS with the group's table when that is smaller,
-/// else raw. Returns the lane count written (`LANES_RAW` for raw).
-pub fn store_slice(symbols: &[u8], table: Option<&EncodeTable>, out: &mut Vec<u8>) -> u8 {
+/// Chooses how to store one stream slice: rANS with `lanes` lanes (from [`block_lanes`]) and
+/// the group's table when that is smaller, else raw. Returns the lane count written
+/// (`LANES_RAW` for raw).
+pub fn store_slice(
+    symbols: &[u8],
+    table: Option<&EncodeTable>,
+    lanes: usize,
+    out: &mut Vec<u8>,
+) -> u8 {
     if let Some(t) = table {
         if !symbols.is_empty() {
             let start = out.len();
-            let lanes = lanes_for(symbols.len());
             encode_slice_with(symbols, lanes, t, out);
             if out.len() - start < symbols.len() {
                 return lanes as u8;
@@ -422,11 +485,50 @@ mod tests {
     }
 
     #[test]
-    fn lanes_are_powers_of_two() {
+    fn lane_counts_per_slice() {
+        // one lane per 256 symbols, rounded down to 1, 2, 4, 8, 16, 24 or 32
         assert_eq!(lanes_for(0), 1);
-        assert_eq!(lanes_for(1500), 2);
+        assert_eq!(lanes_for(511), 1);
+        assert_eq!(lanes_for(1500), 4);
+        assert_eq!(lanes_for(5000), 16);
+        assert_eq!(lanes_for(7000), 24);
         assert_eq!(lanes_for(16384), 32);
         assert_eq!(lanes_for(1 << 30), 32);
-        assert_eq!(lanes_for(9000), 16);
+    }
+
+    #[test]
+    fn block_lanes_fit_one_warp_and_balance_steps() {
+        // DNA-like block: 15,000 literals, 230 commands and offsets: literals 32 -> 24 to fit
+        assert_eq!(
+            block_lanes([Some(15000), Some(30), Some(230), Some(230)]),
+            [24, 1, 1, 1]
+        );
+        // text-like: 8585 literals (32 -> 24 -> 16 to fit: 537 steps, the longest), 1786
+        // offsets and 1950 commands at 4 lanes (2 would take 893 and 975 steps)
+        assert_eq!(
+            block_lanes([Some(8585), Some(30), Some(1786), Some(1950)]),
+            [16, 1, 4, 4]
+        );
+        // raw or empty slices take no lanes
+        assert_eq!(block_lanes([None, None, Some(600), None]), [0, 0, 2, 0]);
+        // a lone large slice keeps its lanes
+        assert_eq!(block_lanes([Some(16384), None, None, None]), [32, 0, 0, 0]);
+        // balancing: 2000 literals at 4 lanes take 500 steps, so 2100 offsets need only 4
+        // lanes (525 steps, within 1/8) instead of 8
+        assert_eq!(
+            block_lanes([Some(2000), None, Some(2100), None]),
+            [4, 0, 4, 0]
+        );
+        assert_eq!(
+            block_lanes([Some(4096), None, Some(600), Some(600)]),
+            [16, 0, 2, 2]
+        );
+        for a in [0usize, 1, 300, 5000, 9000, 16384] {
+            for c in [1usize, 700, 3000, 12000] {
+                let l = block_lanes([Some(a), Some(7), Some(c / 2), Some(c)]);
+                assert!(l.iter().sum::<usize>() <= 32, "{a} {c}: {l:?}");
+                assert!(l.iter().all(|x| LANE_COUNTS.contains(x)), "{a} {c}: {l:?}");
+            }
+        }
     }
 }
