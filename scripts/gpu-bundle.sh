@@ -7,11 +7,11 @@
 #                          $BUNDLE_LEVEL, default 6: the GPU comparisons are ratio against
 #                          speed; the run script restores the originals with the CPU decoder)
 #   run.sh                 what to run on the device (scripts/gpu-run.sh)
-# Usage: scripts/gpu-bundle.sh [CORPUS_FILE ...]   (default: a DNA/FASTQ/text/protein set
+# Usage: [BUNDLE_DIR=gpu-bundle-b] scripts/gpu-bundle.sh [CORPUS_FILE ...]   (default: a DNA/FASTQ/text/protein set
 # from ./corpora, made by ../shared/corpora/fetch.sh corpora ...). Total stays under ~60 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=gpu-bundle
+B=${BUNDLE_DIR:-gpu-bundle}
 if [ "${BUNDLE_KEEP_DATA:-0}" = 1 ]; then rm -rf "$B/bin"; else rm -rf "$B"; fi
 mkdir -p "$B/bin" "$B/data"
 cargo build --release --bin aceapex

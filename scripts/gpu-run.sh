@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Runs on the H200 (device tool) from the repo root: bash gpu-bundle/run.sh [tests|bench|all]
+# Runs on the H200 (device tool) from the repo root:
+#   bash gpu-bundle/run.sh [PART...]   PART: tests, sanitizer, bench (copy + decode benches),
+#   decode-bench (decode bench only), profile (ncu on the dense pipe's two kernels, hs37
+#   archive), all (= tests sanitizer bench; the default)
 # Writes logs to $OUT when set. See README "GPU tests and benchmarks".
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 OUTD=${OUT:-/tmp/aceapex-out}
 mkdir -p "$OUTD" /tmp/corp
-what=${1:-all}
+what=" ${*:-all} "
+has() { case $what in *" $1 "* | *" all "*) [ "$1" != profile ] || case $what in *" profile "*) true ;; *) false ;; esac ;; *) false ;; esac; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 echo "== restoring corpora from the bundle's archives (CPU decoder, verified)"
 for a in "$B"/data/*.acx; do
@@ -13,7 +17,7 @@ for a in "$B"/data/*.acx; do
   "$B/bin/aceapex" decompress "$a" -o "/tmp/corp/$n" --device cpu -f 2>&1 | tail -1
 done
 rc=0
-if [ "$what" = tests ] || [ "$what" = all ]; then
+if has tests; then
   echo "== GPU tests"
   ACEAPEX_TEST_CORPORA=/tmp/corp "$B/bin/test-gpu" --test-threads=1 2>&1 | tee "$OUTD/test-gpu.log" || rc=1
   echo "== CLI --device gpu on every corpus"
@@ -28,16 +32,32 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     cmp -s "$f" /tmp/gpu.out && echo "  bit-exact: $(basename "$f") --window 1M" || { echo "  MISMATCH: $(basename "$f") --window 1M"; rc=1; }
   done
 fi
-if [ "$what" = sanitizer ] || [ "$what" = all ]; then
+if has sanitizer; then
   echo "== compute-sanitizer memcheck (GPU tests without the large corpora)"
   compute-sanitizer --tool memcheck --error-exitcode 9 "$B/bin/test-gpu" --test-threads=1 smoke dense_kernel fail_closed rejects max_depth_hint 2>&1 | tail -8 | tee "$OUTD/sanitizer.log" || rc=1
 fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
-  echo "== benchmarks"
+if has bench; then
+  echo "== copy benchmarks"
   "$B/bin/bench-gpu_copy" --bench 2>&1 | tee "$OUTD/bench-gpu_copy.log" | grep -E "SUMMARY|token list|skipped"
   for n in hs37_chrX_first70Mb.fa mouse_RNAseq_top100k_1.fq; do
     [ -f "$B/data/$n.acx" ] && ACEAPEX_COPY_ARCHIVE="$B/data/$n.acx" "$B/bin/bench-gpu_copy" --bench 2>&1 | tee -a "$OUTD/bench-gpu_copy.log" | grep -E "SUMMARY|token list|skipped"
   done
+fi
+if has bench || has decode-bench; then
+  echo "== decode benchmarks"
   ACEAPEX_BENCH_ARCHIVES="$B/data" "$B/bin/bench-gpu_decode" --bench 2>&1 | tee "$OUTD/bench-gpu_decode.log" | grep -E "SUMMARY|skipped"
+fi
+if has profile; then
+  echo "== ncu: the dense pipe's kernels on the first archive of the bundle (hs37 if present)"
+  a=$B/data/hs37_chrX_first70Mb.fa.acx
+  [ -f "$a" ] || a=$(ls "$B"/data/*.acx | head -1)
+  ncu --clock-control none -k regex:'rans_decode_slices|decode_blocks_dense' -c 2 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+    --section LaunchStats --section InstructionStats --section SourceCounters \
+    -o "$OUTD/prof" -f "$B/bin/aceapex" decompress "$a" -o /tmp/prof.out --device gpu -f 2>&1 | tail -3
+  ncu -i "$OUTD/prof.ncu-rep" --page details > "$OUTD/prof-details.txt" 2>&1
+  ncu -i "$OUTD/prof.ncu-rep" --page source --csv --print-source sass > "$OUTD/prof-sass.csv" 2>&1 \
+    || echo "  (no source page from this ncu)"
+  grep -E "^  [a-z_]+ |Duration|Warp Cycles Per Issued|Issued Ipc|Achieved Occupancy|Stall" "$OUTD/prof-details.txt" | head -40
 fi
 exit $rc

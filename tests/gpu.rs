@@ -183,6 +183,56 @@ fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
     }
 }
 
+/// Pieces of 48 letters, each the previous one with one letter changed: the matches of a
+/// piece read the previous piece, so a byte's pointer chain grows by one per piece until it
+/// is changed (hundreds of hops inside a 16 KiB block), beyond the dense kernel's short
+/// chain walk (`CHASE_HOPS` in device/src/dense.rs), whose fallback this reaches.
+fn deep_chains() -> Vec<u8> {
+    let mut r = aceapex::gpu::tokens::Rng::new(11);
+    let mut piece: Vec<u8> = (0..48).map(|_| b'a' + r.below(26) as u8).collect();
+    let mut out = Vec::with_capacity(48 * 12_000);
+    for _ in 0..12_000 {
+        out.extend_from_slice(&piece);
+        let k = r.below(48) as usize;
+        piece[k] = b'a' + r.below(26) as u8;
+    }
+    out
+}
+
+/// The "deep chains" sample really has blocks deeper than the dense kernel's chain walk
+/// (runs without a GPU: it checks the test data, not a decoder).
+#[test]
+fn deep_chains_sample_is_deeper_than_the_chain_walk() {
+    let packed = compress(&deep_chains(), &EncodeOptions::default(), &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    let deepest = a.entries.iter().map(|e| e.max_depth).max().unwrap();
+    assert!(deepest >= 64, "deepest block {deepest}");
+}
+
+/// The dense pipe on chains longer than its chain walk: deep blocks are resolved by pointer
+/// jumping, and blocks whose table entry claims depth 0 (the hint is not trusted, FORMAT.md
+/// §3.1) start the chain walk, find the long chains and fall back; both bit-exact (small
+/// enough for the compute-sanitizer run).
+#[test]
+fn dense_kernel_decodes_deep_chains_through_the_fallback() {
+    let Some(g) = gpu_or_skip("dense_kernel_decodes_deep_chains_through_the_fallback") else {
+        return;
+    };
+    let data = deep_chains();
+    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let mut a = Archive::parse(&packed).unwrap();
+    let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
+    assert!(gpu == data, "dense output differs on deep chains");
+    for e in a.entries.iter_mut() {
+        e.max_depth = 0;
+    }
+    let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
+    assert!(
+        gpu == data,
+        "dense output differs on deep chains whose depth hint says 0"
+    );
+}
+
 fn sample_inputs() -> Vec<(String, Vec<u8>)> {
     let mut v = Vec::new();
     let mut r = aceapex::gpu::tokens::Rng::new(7);
@@ -206,6 +256,7 @@ fn sample_inputs() -> Vec<(String, Vec<u8>)> {
     let rnd: Vec<u8> = (0..100_000).map(|_| r.next_u64() as u8).collect();
     v.push(("random".into(), rnd));
     v.push(("one byte".into(), vec![42]));
+    v.push(("deep chains".into(), deep_chains()));
     v.push((
         "period runs".into(),
         (0..500_000u32).map(|i| (i % 97 % 13) as u8).collect(),

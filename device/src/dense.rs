@@ -17,9 +17,11 @@
 //!    associatively). Each lane then writes one 16-bit pointer per output byte of its
 //!    command: a literal index (top bit set) or the source position, period-aware for
 //!    self-overlapping matches (`src + k % dist`), so no byte waits for another.
-//! 3. Resolve: pointer jumping over the block (`p[i] = p[p[i]]` until every pointer names a
-//!    literal; chains halve each round), then the CTA gathers literals and writes the block
-//!    with 4-byte coalesced stores.
+//! 3. Write: in a block whose table entry gives a depth below `CHASE_HOPS`, every byte
+//!    follows its own pointer chain to its literal and the CTA writes the block with 4-byte
+//!    coalesced stores. Deeper blocks (and any whose chains turn out longer than the entry
+//!    said) are resolved by pointer jumping first (`p[i] = p[p[i]]` until every pointer
+//!    names a literal; chains halve each round), then written the same way.
 //!
 //! Blocks larger than `DENSE_MAX_BLOCK` or whose streams exceed the region caps get status
 //! `Fallback`; the host decodes those with the lane-per-block kernel.
@@ -129,6 +131,8 @@ const C_NOFFV: usize = 2;
 const C_FLAG: usize = 3;
 /// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
 const C_ERR: usize = 6;
+/// Set when some byte's pointer chain was longer than [`CHASE_HOPS`] (stage 3).
+const C_DEEP: usize = 7;
 /// Per-warp parse summaries: length varints, offset varints, output bytes, literals, and
 /// the chunk's history map (4 words per warp).
 const WARPS: usize = THREADS as usize / 32;
@@ -137,7 +141,13 @@ const W_OFF: usize = W_LEN + WARPS;
 const W_OUT: usize = W_OFF + WARPS;
 const W_LIT: usize = W_OUT + WARPS;
 const W_MAP: usize = W_LIT + WARPS;
-const _: () = assert!(W_MAP + 4 * WARPS <= CTRL_WORDS && THREADS % 32 == 0 && WARPS >= 4);
+/// Per warp: how many of its long commands it left to the whole CTA, then their
+/// `[dst, n, src, dist (0: literal run)]` in `DEFER_SLOTS` slots per warp.
+const W_NDEFER: usize = W_MAP + 4 * WARPS;
+const W_DEFER: usize = W_NDEFER + WARPS;
+const DEFER_SLOTS: usize = 2;
+const _: () =
+    assert!(W_DEFER + 4 * DEFER_SLOTS * WARPS <= CTRL_WORDS && THREADS % 32 == 0 && WARPS >= 4);
 
 #[inline(always)]
 fn set_status(s: &Smem, st: Status) {
@@ -179,6 +189,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 *s.ctrl(C_STATUS) = 0;
                 *s.ctrl(C_NLENV) = 0;
                 *s.ctrl(C_NOFFV) = 0;
+                *s.ctrl(C_DEEP) = 0;
             }
         }
         sync();
@@ -295,16 +306,27 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             sync();
             st = unsafe { *s.ctrl(C_STATUS) };
             if st == 0 && stages & 2 != 0 {
-                // ---- stage 3: resolve pointers and write the block
-                let r = resolve(&s, block_len, tid);
-                if r != Status::Ok {
-                    if tid == 0 {
-                        set_status(&s, r);
-                    }
-                } else {
-                    write_out(&s, out, start, block_len, tid);
+                // ---- stage 3: a block whose table entry says its chains are short is
+                // written with each byte following its own pointer chain; a deeper block,
+                // or one whose entry understated its depth (the hint is not trusted:
+                // FORMAT.md §3.1), is resolved by pointer jumping and then written
+                let shallow = e.max_depth < CHASE_HOPS;
+                if !shallow || !write_chased(&s, out, start, block_len, tid) {
+                    // SAFETY: a shared control word; every writer stores 1.
+                    unsafe { *s.ctrl(C_DEEP) = 1 };
                 }
                 sync();
+                if ctrl_get(&s, C_DEEP) != 0 {
+                    let r = resolve(&s, block_len, tid);
+                    if r != Status::Ok {
+                        if tid == 0 {
+                            set_status(&s, r);
+                        }
+                    } else {
+                        write_out(&s, out, start, block_len, tid);
+                    }
+                    sync();
+                }
                 st = unsafe { *s.ctrl(C_STATUS) };
             }
         }
@@ -316,9 +338,6 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         sync();
     }
 }
-
-/// Slices one warp of `rans_decode_slices` holds: a block's four.
-const MAX_SLICES: usize = STREAM_COUNT;
 
 /// The rANS stage of the dense pipe and the wavefront decoder: warp `w` of the grid decodes
 /// blocks `w, w + warps, ...`, each block's four slices into `decoded` at
@@ -404,7 +423,18 @@ fn byte_set(v: u32, i: usize, x: u32) -> u32 {
     (v & !(0xFF << (8 * i))) | ((x & 0xFF) << (8 * i))
 }
 
-const _: () = assert!(MAX_SLICES <= 4 && MAX_LANES <= 255);
+/// The warp lanes `base .. base + lanes` as a mask (`lanes <= 32 - base`; 0 lanes: empty).
+#[inline(always)]
+fn lane_mask(lanes: u32, base: u32) -> u32 {
+    let ones = if lanes >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << lanes) - 1
+    };
+    ones << base
+}
+
+const _: () = assert!(STREAM_COUNT <= 4 && MAX_LANES <= 255);
 
 /// The archive buffers the rANS stage reads and writes (kernel arguments).
 struct Sources {
@@ -468,30 +498,17 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
             *src.dec_offsets.add(b as usize * STREAM_COUNT + k),
         )
     };
-    for j in 0..STREAM_COUNT {
-        if j < k {
-            pos = pos.saturating_add(e.stored_len[j] as u64);
-        }
+    for &len in &e.stored_len[..k] {
+        pos = pos.saturating_add(len as u64);
     }
     let stored = e.stored_len[k] as u64;
     let n = e.decoded_len[k] as u64;
     let lanes = e.lanes[k] as u32;
-    // SAFETY: the host passes group_count * 4 indices and n_tables tables.
+    // SAFETY: the host passes group_count * 4 indices.
     let table = unsafe {
-        crate::kernels::stream_table(
-            src.tables,
-            src.n_tables,
-            src.table_index,
-            src.group_blocks,
-            b,
-            k,
-        )
+        crate::kernels::stream_table_index(src.table_index, src.n_tables, src.group_blocks, b, k)
     }
-    .map_or(u32::MAX, |t| {
-        // the table's index: stream_table returned an element of `tables`
-        ((t as *const DecodeTable as usize - src.tables as usize)
-            / core::mem::size_of::<DecodeTable>()) as u32
-    });
+    .unwrap_or(u32::MAX);
     let mut pre = Status::Ok;
     if doff > src.dec_len
         || n > src.dec_len - doff
@@ -534,7 +551,7 @@ fn decode_slices(src: &Sources, b: u64, lane: u32) -> u32 {
     let mut st = 0u32;
     let mut lanes = 0u32;
     let mut left = 0u32;
-    for i in 0..MAX_SLICES {
+    for i in 0..STREAM_COUNT {
         let s = slice_info(src, b, i);
         st = byte_set(st, i, s.pre as u32);
         lanes = byte_set(lanes, i, s.lanes);
@@ -550,16 +567,16 @@ fn decode_slices(src: &Sources, b: u64, lane: u32) -> u32 {
         let mut round = 0u32;
         let mut free = 32u32;
         loop {
-            let mut best = MAX_SLICES;
+            let mut best = STREAM_COUNT;
             let mut best_lanes = 0u32;
-            for i in 0..MAX_SLICES {
+            for i in 0..STREAM_COUNT {
                 let l = byte_get(lanes, i);
                 if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes {
                     best = i;
                     best_lanes = l;
                 }
             }
-            if best == MAX_SLICES {
+            if best == STREAM_COUNT {
                 break;
             }
             round |= 1 << best;
@@ -597,19 +614,19 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut st: u32) -> u32 {
     // my slice among the packed ones
     let mut base = 0u32;
-    let mut my = MAX_SLICES;
+    let mut my = STREAM_COUNT;
     let mut my_base = 0u32;
-    for i in 0..MAX_SLICES {
+    for i in 0..STREAM_COUNT {
         if sel & (1 << i) != 0 {
             let l = byte_get(lanes_of, i);
-            if my == MAX_SLICES && lane >= base && lane < base + l {
+            if my == STREAM_COUNT && lane >= base && lane < base + l {
                 my = i;
                 my_base = base;
             }
             base += l;
         }
     }
-    let mine = my < MAX_SLICES;
+    let mine = my < STREAM_COUNT;
     let s = if mine {
         slice_info(src, b, my)
     } else {
@@ -626,15 +643,7 @@ fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut 
             .add(if s.table < src.n_tables { s.table } else { 0 } as usize)
     };
     let l = lane.wrapping_sub(my_base);
-    let mask = if mine && lanes > 0 {
-        (if lanes == 32 {
-            u32::MAX
-        } else {
-            (1u32 << lanes) - 1
-        }) << my_base
-    } else {
-        0
-    };
+    let mask = if mine { lane_mask(lanes, my_base) } else { 0 };
     let below = (1u32 << lane) - 1;
     let mut x: u32 = RANS_L;
     let mut nwords = 0u32;
@@ -699,12 +708,12 @@ fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut 
     let under = ballot(underflow);
     let trailer = ballot(active_slice && (x != RANS_L || wp != nwords));
     let mut kb = 0u32;
-    for j in 0..MAX_SLICES {
+    for j in 0..STREAM_COUNT {
         if sel & (1 << j) == 0 {
             continue;
         }
         let kl = byte_get(lanes_of, j);
-        let km = (if kl == 32 { u32::MAX } else { (1u32 << kl) - 1 }) << kb;
+        let km = lane_mask(kl, kb);
         kb += kl;
         let code = if header_bad & km != 0 {
             Status::RansHeader
@@ -973,6 +982,51 @@ fn ctrl_get(s: &Smem, i: usize) -> u32 {
     unsafe { *s.ctrl(i) }
 }
 
+/// Commands longer than this many bytes are filled by the whole CTA after the fill pass
+/// instead of by their warp (a 16 KiB run of `N`s would otherwise keep one warp busy while
+/// the others wait at the barrier).
+const CTA_FILL_MIN: u32 = 512;
+
+/// Writes the pointers of one command's `n` bytes at `dst`: literal indices `src + q` (top
+/// bit set), or for a match the period-aware sources `src + q % dist`. Position `q` is
+/// written by the thread `first + k * stride` (`first < stride`), so a warp (`stride` 32) or
+/// the CTA (`THREADS`) writes consecutive 16-bit pointers. The remainder advances by
+/// `stride % dist` per store, one division per command instead of one per byte.
+///
+/// # Safety
+/// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`).
+#[inline(always)]
+unsafe fn fill_run(
+    dst: *mut u16,
+    n: u32,
+    src: u32,
+    is_match: bool,
+    dist: u32,
+    first: u32,
+    stride: u32,
+) {
+    let mut q = first;
+    if is_match {
+        let step = stride % dist;
+        let mut m = first % dist;
+        while q < n {
+            // SAFETY: q < n (caller's range).
+            unsafe { *dst.add(q as usize) = (src + m) as u16 };
+            m += step;
+            if m >= dist {
+                m -= dist;
+            }
+            q += stride;
+        }
+    } else {
+        while q < n {
+            // SAFETY: q < n (caller's range).
+            unsafe { *dst.add(q as usize) = 0x8000 | (src + q) as u16 };
+            q += stride;
+        }
+    }
+}
+
 /// Stage 2 (the whole CTA): parallel parse and pointer fill. The command stream is cut into
 /// one chunk of 32-command steps per warp. Pass A counts each chunk's varints; pass B
 /// computes each chunk's output and literal totals and its history map (the composition of
@@ -1086,6 +1140,7 @@ fn parse_fill(
 
     // ---- fill pass
     let ptr = s.ptr();
+    let mut deferred = 0usize;
     let (mut lb, mut ob) = (lenv_base, offv_base);
     for step in s0..s1 {
         let ci = step * 32 + lane as usize;
@@ -1177,17 +1232,23 @@ fn parse_fill(
             let jlit = shfl(k.is_lit as u32, j);
             let jsrc = shfl(if k.is_lit { lit_pos } else { src }, j);
             let jdist = shfl(dist, j);
-            let mut q = lane;
-            while q < jn {
-                let v = if jlit != 0 {
-                    0x8000 | (jsrc + q) as u16
-                } else {
-                    (jsrc + q % jdist) as u16
-                };
-                // SAFETY: jd + jn <= block_len (checked above by lane j).
-                unsafe { *ptr.add((jd + q) as usize) = v };
-                q += 32;
+            if jn > CTA_FILL_MIN && deferred < DEFER_SLOTS {
+                // very long: the whole CTA fills it after the barrier
+                if lane == 0 {
+                    let e = W_DEFER + 4 * (DEFER_SLOTS * warp as usize + deferred);
+                    // SAFETY: this warp's deferral slots in the control words.
+                    unsafe {
+                        *s.ctrl(e) = jd;
+                        *s.ctrl(e + 1) = jn;
+                        *s.ctrl(e + 2) = jsrc;
+                        *s.ctrl(e + 3) = if jlit != 0 { 0 } else { jdist };
+                    }
+                }
+                deferred += 1;
+                continue;
             }
+            // SAFETY: jd + jn <= block_len (checked above by lane j).
+            unsafe { fill_run(ptr.add(jd as usize), jn, jsrc, jlit == 0, jdist, lane, 32) };
         }
         // carry to the next 32 commands
         dst_base += shfl(inc_out, 31);
@@ -1196,10 +1257,44 @@ fn parse_fill(
         ob += moff.count_ones();
         hist = compose(hist, last_lane_map(map));
     }
+    if lane == 0 {
+        // SAFETY: this warp's deferral count.
+        unsafe { *s.ctrl(W_NDEFER + warp as usize) = deferred as u32 };
+    }
     sync();
     let err = ctrl_get(s, C_ERR);
     if err != u32::MAX {
         return Status::from_u32(err & 0xFF).unwrap_or(Status::OutputOverrun);
+    }
+    // ---- the deferred long commands, each by the whole CTA
+    let tid = warp * 32 + lane;
+    let mut any = false;
+    for w in 0..warps as usize {
+        for d in 0..ctrl_get(s, W_NDEFER + w) as usize {
+            let e = W_DEFER + 4 * (DEFER_SLOTS * w + d);
+            let (jd, jn, jsrc, jdist) = (
+                ctrl_get(s, e),
+                ctrl_get(s, e + 1),
+                ctrl_get(s, e + 2),
+                ctrl_get(s, e + 3),
+            );
+            // SAFETY: validated by its lane during the fill pass: jd + jn <= block_len.
+            unsafe {
+                fill_run(
+                    ptr.add(jd as usize),
+                    jn,
+                    jsrc,
+                    jdist != 0,
+                    jdist,
+                    tid,
+                    THREADS,
+                )
+            };
+            any = true;
+        }
+    }
+    if any {
+        sync();
     }
     let (mut out_all, mut lit_all, mut len_all, mut off_all) = (0u32, 0u32, 0u32, 0u32);
     for w in 0..warps as usize {
@@ -1335,6 +1430,68 @@ fn resolve(s: &Smem, block_len: u32, tid: u32) -> Status {
         }
     }
     Status::Trailing
+}
+
+/// Pointer hops [`write_chased`] follows per byte before it leaves the block to [`resolve`].
+const CHASE_HOPS: u32 = 8;
+
+/// The literal a byte's pointer `v` leads to, following at most [`CHASE_HOPS`] match
+/// pointers (each names an earlier position of the block); `None` if the chain is longer.
+#[inline(always)]
+fn chase(ptr: *const u16, mut v: u16) -> Option<u16> {
+    let mut hops = 0;
+    while v & 0x8000 == 0 && hops < CHASE_HOPS {
+        // SAFETY: a match pointer names a position below its own (parse checks), < block_len.
+        v = unsafe { *ptr.add(v as usize) };
+        hops += 1;
+    }
+    (v & 0x8000 != 0).then_some(v)
+}
+
+/// Stage 3 without pointer jumping: every byte follows its own pointer chain (at most
+/// [`CHASE_HOPS`] hops) to its literal, and the CTA writes the block with 4-byte coalesced
+/// stores. Returns `false` when one of this thread's chains was longer; the caller then
+/// resolves the block with [`resolve`] and writes it again with [`write_out`] (the bytes
+/// written here for such a chain are placeholders, never reported: the block is rewritten).
+/// Most chains are short (a literal, or a match whose source bytes are literals), so this
+/// reads each pointer about once instead of once per jumping round, and needs no barrier.
+fn write_chased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) -> bool {
+    let ptr = s.ptr();
+    let lit = s.lit();
+    let mut all = true;
+    let byte = |i: u32, all: &mut bool| -> u32 {
+        // SAFETY: i < block_len pointers.
+        let v = unsafe { *ptr.add(i as usize) };
+        let l = match chase(ptr, v) {
+            Some(l) => l,
+            None => {
+                *all = false;
+                0x8000
+            }
+        };
+        // SAFETY: literal indices were checked against the literal count during the parse
+        // (<= LIT_CAP); 0x8000 is index 0.
+        (unsafe { *lit.add((l & 0x7FFF) as usize) }) as u32
+    };
+    let words = block_len / 4;
+    let mut q = tid;
+    while q < words {
+        let mut w: u32 = 0;
+        for j in 0..4 {
+            w |= byte(4 * q + j, &mut all) << (8 * j);
+        }
+        // SAFETY: as in write_out: start + 4q is 4-aligned and start + block_len <= out_len.
+        unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
+        q += THREADS;
+    }
+    let mut i = words * 4 + tid;
+    while i < block_len {
+        let b = byte(i, &mut all) as u8;
+        // SAFETY: start + i < start + block_len <= out_len.
+        unsafe { *out.add((start + i as u64) as usize) = b };
+        i += THREADS;
+    }
+    all
 }
 
 /// Stage 3b: gather literals and write the block with 4-byte stores.

@@ -33,8 +33,9 @@ pub const OFFV_OFF: usize = LENV_OFF + LENV_CAP * 4;
 pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 4;
 /// Offset of the control words (u32).
 pub const CTRL_OFF: usize = PTR_OFF + DENSE_MAX_BLOCK as usize * 2;
-/// Number of control words.
-pub const CTRL_WORDS: usize = 8 + 8 * (THREADS as usize / 32);
+/// Number of control words: 8 per block, 17 per warp (parse summaries and deferred long
+/// commands, `dense.rs`).
+pub const CTRL_WORDS: usize = 8 + 17 * (THREADS as usize / 32);
 /// Dynamic shared memory per CTA.
 pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
 /// Threads per CTA.

@@ -234,9 +234,27 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// Sentinel in the table index: the group has no table for that stream.
 pub const NO_TABLE: u32 = u32::MAX;
 
-/// The decode table of stream `k` of block `b`: `table_index[(b / group_blocks) * 4 + k]`,
-/// or `None` when the group has no table for the stream ([`NO_TABLE`]) or the index is out of
-/// range (FORMAT.md §5.1).
+/// The index of stream `k`'s decode table for block `b`:
+/// `table_index[(b / group_blocks) * 4 + k]`, or `None` when the group has no table for the
+/// stream ([`NO_TABLE`]) or the index is not below `n_tables` (FORMAT.md §5.1).
+///
+/// # Safety
+/// `table_index` holds an entry for `b`'s group (group_count * 4 words).
+#[inline(always)]
+pub(crate) unsafe fn stream_table_index(
+    table_index: *const u32,
+    n_tables: u32,
+    group_blocks: u32,
+    b: u64,
+    k: usize,
+) -> Option<u32> {
+    let g = (b / group_blocks as u64) as usize * crate::format::STREAM_COUNT + k;
+    // SAFETY: the caller passes group_count * 4 indices and b's group is below group_count.
+    let ti = unsafe { *table_index.add(g) };
+    (ti != NO_TABLE && ti < n_tables).then_some(ti)
+}
+
+/// The decode table of stream `k` of block `b` ([`stream_table_index`] into `tables`).
 ///
 /// # Safety
 /// `table_index` holds an entry for `b`'s group (group_count * 4 words) and `tables` holds
@@ -250,13 +268,9 @@ pub(crate) unsafe fn stream_table<'a>(
     b: u64,
     k: usize,
 ) -> Option<&'a crate::format::DecodeTable> {
-    let g = (b / group_blocks as u64) as usize * crate::format::STREAM_COUNT + k;
-    // SAFETY: the caller passes group_count * 4 indices and b's group is below group_count.
-    let ti = unsafe { *table_index.add(g) };
-    if ti == NO_TABLE || ti >= n_tables {
-        return None;
-    }
-    // SAFETY: ti < n_tables.
+    // SAFETY: forwarded from the caller.
+    let ti = unsafe { stream_table_index(table_index, n_tables, group_blocks, b, k) }?;
+    // SAFETY: ti < n_tables (stream_table_index).
     Some(unsafe { &*tables.add(ti as usize) })
 }
 
