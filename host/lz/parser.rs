@@ -125,13 +125,27 @@ fn read_u64(data: &[u8], p: usize) -> u64 {
     u64::from_le_bytes(data[p..p + 8].try_into().unwrap())
 }
 
+/// The 8 bytes at `p` as a little-endian `u64`, without a bounds check.
+///
+/// # Safety
+/// `p + 8 <= data.len()`.
+#[inline(always)]
+unsafe fn read_u64_unchecked(data: &[u8], p: usize) -> u64 {
+    debug_assert!(p + 8 <= data.len());
+    // SAFETY: the caller guarantees that `data[p..p + 8]` is in bounds; the read is unaligned.
+    u64::from_le(unsafe { data.as_ptr().add(p).cast::<u64>().read_unaligned() })
+}
+
 /// Length of the common prefix of `data[a..]` and `data[b..]`, at most `max`;
-/// requires `a < b` and `b + max <= data.len()`.
+/// requires `a < b` and `b + max <= data.len()` (panics otherwise).
 #[inline(always)]
 fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
+    // one check for the whole comparison instead of one per read
+    assert!(a < b && b + max <= data.len());
     let mut n = 0;
     while n + 8 <= max {
-        let x = read_u64(data, a + n) ^ read_u64(data, b + n);
+        // SAFETY: a < b and b + n + 8 <= b + max <= data.len()
+        let x = unsafe { read_u64_unchecked(data, a + n) ^ read_u64_unchecked(data, b + n) };
         if x != 0 {
             return n + (x.trailing_zeros() / 8) as usize;
         }
@@ -169,6 +183,8 @@ struct Finder<'a> {
     cap: u32,
     /// Mask of the first `min(min_match, 8)` bytes of a little-endian `u64`.
     mm_mask: u64,
+    /// Bit i set: repeat slot i is tried (the first `cfg.reps` slots).
+    rep_mask: u32,
 }
 
 impl<'a> Finder<'a> {
@@ -314,11 +330,14 @@ impl<'a> Finder<'a> {
         if maxlen < min_match {
             return NO_MATCH;
         }
+        if p + 8 > self.end {
+            return self.find_tail(p, bs, be, hist, litsum);
+        }
+        let data = self.data;
         let floor = if self.independent { bs } else { self.base };
         let lo = floor.max(p.saturating_sub(self.window));
         // start the head load early: it is the likeliest cache miss
-        let chain_ok = p + 8 <= self.end;
-        let head = if chain_ok { self.head_and_insert(p) } else { 0 };
+        let head = self.head_and_insert(p);
         let lbase = litsum[p - bs];
         let lits = |len: usize| (litsum[p - bs + len] - lbase) as i32;
         let mut best = NO_MATCH;
@@ -328,33 +347,29 @@ impl<'a> Finder<'a> {
         // repeat distances first (a slot repeating an earlier slot's distance finds the same
         // match, which then does not beat the earlier one: no need to skip duplicates)
         let span = p - lo;
-        // the first (up to) 8 bytes at p, masked to the minimum match, when they can be read
-        let cur = if chain_ok {
-            read_u64(self.data, p) & self.mm_mask
-        } else {
-            0
-        };
+        let mm_mask = self.mm_mask;
+        // SAFETY: p + 8 <= self.end <= data.len()
+        let cur = unsafe { read_u64_unchecked(data, p) } & mm_mask;
         // Bit i: slot i is in reach (d != 0, d <= span) and its first min(min_match, 8)
-        // bytes match. Branch-free: most positions have no repeat match at all.
+        // bytes match. Branch-free and unrolled (all four slots, then masked to the level's
+        // count): most positions have no repeat match at all.
         let mut hits = 0u32;
-        for (i, &d) in hist.0.iter().enumerate().take(self.cfg.reps) {
-            let d = d as usize;
+        for i in 0..4 {
+            let d = hist.0[i] as usize;
             let ok = d.wrapping_sub(1) < span;
             // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
             let src = if ok { p - d } else { p };
-            let eq = if chain_ok {
-                read_u64(self.data, src) & self.mm_mask == cur
-            } else {
-                self.prefix_eq(src, p, min_match)
-            };
+            // SAFETY: src <= p and p + 8 <= data.len()
+            let eq = unsafe { read_u64_unchecked(data, src) } & mm_mask == cur;
             hits |= ((ok & eq) as u32) << i;
         }
+        hits &= self.rep_mask;
         while hits != 0 {
             let i = hits.trailing_zeros() as usize;
             hits &= hits - 1;
             let d = hist.0[i] as usize;
             let src = p - d;
-            let raw = match_len(self.data, src, p, maxlen);
+            let raw = match_len(data, src, p, maxlen);
             if raw < min_match {
                 continue;
             }
@@ -381,7 +396,7 @@ impl<'a> Finder<'a> {
                 };
             }
         }
-        if head == 0 || best_len >= self.cfg.nice || best_len == maxlen || !chain_ok || chain == 0 {
+        if head == 0 || best_len >= self.cfg.nice || best_len == maxlen || chain == 0 {
             return best;
         }
 
@@ -406,25 +421,36 @@ impl<'a> Finder<'a> {
             if best_len >= maxlen {
                 break;
             }
-            if q < maxlen && self.prefix_eq(cand, p, q + 1) {
-                let raw = match_len(self.data, cand, p, maxlen);
-                if raw > q {
-                    let len = self.clamp_cap(cand, d, raw);
-                    if len > best_len {
-                        best_len = len;
-                        if len as u32 >= self.cm.min_len_at(d as u32) {
-                            let g = lits(len) - self.cm.new_match(len as u32, d as u32);
-                            if g > best.gain {
-                                best = Cand {
-                                    len: len as u32,
-                                    dist: d as u32,
-                                    slot: 4,
-                                    gain: g,
-                                };
+            if q < maxlen {
+                // pre-check: the 8 bytes ending at q + 1 (masked to q + 1 when shorter)
+                let k = q + 1;
+                let off = k.max(8) - 8;
+                let mask = u64::MAX >> (64 - 8 * k.min(8));
+                // SAFETY: cand < p, and p + off + 8 = max(p + k, p + 8) <= max(be, end)
+                // <= data.len()
+                let x = unsafe {
+                    read_u64_unchecked(data, cand + off) ^ read_u64_unchecked(data, p + off)
+                };
+                if x & mask == 0 {
+                    let raw = match_len(data, cand, p, maxlen);
+                    if raw > q {
+                        let len = self.clamp_cap(cand, d, raw);
+                        if len > best_len {
+                            best_len = len;
+                            if len as u32 >= self.cm.min_len_at(d as u32) {
+                                let g = lits(len) - self.cm.new_match(len as u32, d as u32);
+                                if g > best.gain {
+                                    best = Cand {
+                                        len: len as u32,
+                                        dist: d as u32,
+                                        slot: 4,
+                                        gain: g,
+                                    };
+                                }
                             }
-                        }
-                        if len >= self.cfg.nice {
-                            break;
+                            if len >= self.cfg.nice {
+                                break;
+                            }
                         }
                     }
                 }
@@ -438,6 +464,53 @@ impl<'a> Finder<'a> {
                 break;
             }
             c = nc;
+        }
+        best
+    }
+
+    /// [`Finder::find`] for the last 7 positions of the segment, which have no 8 bytes to
+    /// hash: repeat distances only.
+    #[cold]
+    #[inline(never)]
+    fn find_tail(&self, p: usize, bs: usize, be: usize, hist: &History, litsum: &[u32]) -> Cand {
+        let maxlen = be - p;
+        let min_match = self.min_match as usize;
+        let floor = if self.independent { bs } else { self.base };
+        let lo = floor.max(p.saturating_sub(self.window));
+        let lbase = litsum[p - bs];
+        let mut best = NO_MATCH;
+        let span = p - lo;
+        for (i, &d) in hist.0.iter().enumerate().take(self.cfg.reps) {
+            let d = d as usize;
+            if d == 0 || d > span || !self.prefix_eq(p - d, p, min_match) {
+                continue;
+            }
+            let src = p - d;
+            let raw = match_len(self.data, src, p, maxlen);
+            if raw < min_match {
+                continue;
+            }
+            let len = self.clamp_cap(src, d, raw);
+            if len < min_match {
+                continue;
+            }
+            let (cost, slot) = if self.rep_codes {
+                (self.cm.rep_match(len as u32), i as u8)
+            } else {
+                if (len as u32) < self.cm.min_len_at(d as u32) {
+                    continue;
+                }
+                (self.cm.new_match(len as u32, d as u32), 4)
+            };
+            let g = (litsum[p - bs + len] - lbase) as i32 - cost;
+            if g > best.gain {
+                best = Cand {
+                    len: len as u32,
+                    dist: d as u32,
+                    slot,
+                    gain: g,
+                };
+            }
         }
         best
     }
@@ -674,6 +747,7 @@ pub(super) fn parse(
             } else {
                 (1u64 << (8 * min_match)) - 1
             },
+            rep_mask: (1u32 << cfg.reps.min(4)) - 1,
         };
 
         let nblocks = n.div_ceil(block_size);
