@@ -65,6 +65,38 @@ fn level_cfg(level: u32) -> Cfg {
     }
 }
 
+/// An entry of the hash-head and chain tables: a segment-relative position + 1 (0 = none).
+/// `u16` for segments shorter than 64 KiB (the 16 KiB blocks of levels 1-5: half the cache
+/// footprint), else `u32`.
+trait ChainSlot: Copy + Default {
+    /// The stored value.
+    fn get(self) -> usize;
+    /// Stores `v` (which fits: the segment length bounds it).
+    fn new(v: usize) -> Self;
+}
+
+impl ChainSlot for u16 {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn new(v: usize) -> Self {
+        v as u16
+    }
+}
+
+impl ChainSlot for u32 {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn new(v: usize) -> Self {
+        v as u32
+    }
+}
+
 /// Buffers reused between calls on one thread.
 #[derive(Default)]
 struct Scratch {
@@ -72,6 +104,10 @@ struct Scratch {
     head: Vec<u32>,
     /// Chain links, ring-indexed by segment-relative position.
     prev: Vec<u32>,
+    /// `head` for segments shorter than 64 KiB.
+    head16: Vec<u16>,
+    /// `prev` for segments shorter than 64 KiB.
+    prev16: Vec<u16>,
     /// Per-byte dependency value, ring-indexed: 0 for a literal byte, else 1 + the level of
     /// the match that wrote it. A match's level is the max over the bytes it reads.
     val: Vec<u32>,
@@ -157,14 +193,14 @@ fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
     n
 }
 
-struct Finder<'a> {
+struct Finder<'a, S: ChainSlot> {
     data: &'a [u8],
     /// `seg.start`.
     base: usize,
     /// `seg.end`.
     end: usize,
-    head: &'a mut [u32],
-    prev: &'a mut [u32],
+    head: &'a mut [S],
+    prev: &'a mut [S],
     val: &'a mut [u32],
     /// Ring mask of `prev` and `val`.
     rmask: usize,
@@ -187,12 +223,12 @@ struct Finder<'a> {
     rep_mask: u32,
 }
 
-impl<'a> Finder<'a> {
+impl<'a, S: ChainSlot> Finder<'a, S> {
     /// The chain entry after `c` (1-based, 0 = end), or 0 when the chain does not go to an
     /// older entry (a ring slot reused since), which ends the walk.
     #[inline]
     fn older(&self, c: usize) -> usize {
-        let nc = self.prev[(c - 1) & self.rmask] as usize;
+        let nc = self.prev[(c - 1) & self.rmask].get();
         if nc >= c {
             0
         } else {
@@ -215,7 +251,7 @@ impl<'a> Finder<'a> {
             let h = self.hash(q);
             let r = q - self.base;
             self.prev[r & self.rmask] = self.head[h];
-            self.head[h] = (r + 1) as u32;
+            self.head[h] = S::new(r + 1);
             self.next_insert += 1;
         }
         if self.next_insert < p {
@@ -233,10 +269,10 @@ impl<'a> Finder<'a> {
         if self.next_insert == p {
             let r = p - self.base;
             self.prev[r & self.rmask] = c;
-            self.head[h] = (r + 1) as u32;
+            self.head[h] = S::new(r + 1);
             self.next_insert = p + 1;
         }
-        c as usize
+        c.get()
     }
 
     /// Branch-friendly pre-check that `data[a..a + k]` may equal `data[b..b + k]` (`a < b`,
@@ -459,7 +495,7 @@ impl<'a> Finder<'a> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev[(c - 1) & self.rmask] as usize;
+            let nc = self.prev[(c - 1) & self.rmask].get();
             if nc >= c {
                 break;
             }
@@ -516,7 +552,7 @@ impl<'a> Finder<'a> {
     }
 }
 
-impl<'a> Finder<'a> {
+impl<'a, S: ChainSlot> Finder<'a, S> {
     /// All useful candidates at `p` for the optimal parser: repeat matches (slot < 4, or
     /// slot 4 when sent as new matches) then chain matches of strictly increasing length.
     /// `gain` holds the shortest length each candidate may be used at.
@@ -567,7 +603,7 @@ impl<'a> Finder<'a> {
             return;
         }
         let h = self.hash(p);
-        let mut c = self.head[h] as usize;
+        let mut c = self.head[h].get();
         let mut steps = self.cfg.chain;
         while c != 0 {
             let cand = self.base + c - 1;
@@ -607,7 +643,7 @@ impl<'a> Finder<'a> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev[(c - 1) & self.rmask] as usize;
+            let nc = self.prev[(c - 1) & self.rmask].get();
             if nc >= c {
                 break;
             }
@@ -681,6 +717,8 @@ pub(super) fn parse(
         let Scratch {
             head,
             prev,
+            head16,
+            prev16,
             val,
             litsum,
             opt,
@@ -693,9 +731,6 @@ pub(super) fn parse(
             .next_power_of_two()
             .min(n.next_power_of_two())
             .max(64);
-        if prev.len() < ring {
-            prev.resize(ring, 0);
-        }
         if val.len() < ring {
             val.resize(ring, 0);
         }
@@ -709,8 +744,6 @@ pub(super) fn parse(
         };
         let hbits = want_bits.min(seg_bits).max(10);
         let hsize = 1usize << hbits;
-        head.clear();
-        head.resize(hsize, 0);
         // low-entropy data (DNA): no match shorter than ~8 can pay off, so hash 8 bytes
         let hash_len = if cm.avg_lit < 3 * SCALE {
             8
@@ -722,72 +755,179 @@ pub(super) fn parse(
         } else {
             (1u64 << (8 * hash_len)) - 1
         };
-
-        let mut f = Finder {
-            data,
-            base: seg.start,
-            end: seg.end,
-            head: &mut head[..],
-            prev: &mut prev[..ring],
-            val: &mut val[..ring],
-            rmask: ring - 1,
-            hshift: 64 - hbits,
+        let tables = Tables {
+            ring,
+            hbits,
             hmask,
-            next_insert: seg.start,
-            val_upto: seg.start,
-            cm,
-            cfg,
-            min_match,
-            window,
-            independent: window <= block_size,
-            rep_codes: params.repeat_codes,
-            cap: params.depth_cap,
-            mm_mask: if min_match >= 8 {
-                u64::MAX
-            } else {
-                (1u64 << (8 * min_match)) - 1
-            },
-            rep_mask: (1u32 << cfg.reps.min(4)) - 1,
+            trials,
         };
-
-        let nblocks = n.div_ceil(block_size);
-        let mut blocks = Vec::with_capacity(nblocks);
-        let mut chooser = Chooser::default();
-        let mut alt = trials.then(|| {
-            let mut t = tuning.clone();
-            t.cmd_new += CONSERVATIVE_EXTRA;
-            t.split += CONSERVATIVE_EXTRA;
-            CostModel::new(&hist_counts, min_match, &t)
-        });
-        let mut eager = trials.then(|| {
-            let mut t = tuning.clone();
-            t.cmd_new -= 2 * SCALE;
-            t.split -= SCALE;
-            CostModel::new(&hist_counts, min_match, &t)
-        });
-        for bi in 0..nblocks {
-            let bs = seg.start + bi * block_size;
-            let be = (bs + block_size).min(seg.end);
-            if trials {
-                let trial = trial_parses(params.level);
-                blocks.push(parse_block_best(
-                    &mut f,
-                    bs,
-                    be,
-                    trial,
-                    &mut chooser,
-                    alt.as_mut().expect("built for trials"),
-                    eager.as_mut().expect("built for trials"),
-                    litsum,
-                    opt,
-                ));
-            } else {
-                blocks.push(parse_block(&mut f, bs, be, litsum));
-            }
-            progress((be - bs) as u64);
+        // every stored entry is at most n (position + 1)
+        if n <= u16::MAX as usize {
+            let (head, prev) = chain_tables(head16, prev16, hsize, ring);
+            parse_blocks(
+                data,
+                &seg,
+                block_size,
+                params,
+                tuning,
+                progress,
+                cfg,
+                cm,
+                &hist_counts,
+                min_match,
+                window,
+                &tables,
+                head,
+                prev,
+                val,
+                litsum,
+                opt,
+            )
+        } else {
+            let (head, prev) = chain_tables(head, prev, hsize, ring);
+            parse_blocks(
+                data,
+                &seg,
+                block_size,
+                params,
+                tuning,
+                progress,
+                cfg,
+                cm,
+                &hist_counts,
+                min_match,
+                window,
+                &tables,
+                head,
+                prev,
+                val,
+                litsum,
+                opt,
+            )
         }
-        blocks
     })
+}
+
+/// Segment-wide table geometry of [`parse`].
+struct Tables {
+    /// Ring size of `prev` and `val` (a power of two).
+    ring: usize,
+    /// log2 of the hash-head table size.
+    hbits: u32,
+    /// Mask of the hashed bytes.
+    hmask: u64,
+    /// Blocks are parsed several ways ([`parse_block_best`]).
+    trials: bool,
+}
+
+/// A cleared head table of `hsize` entries and a chain ring of `ring` entries (not cleared:
+/// links are validated by [`Finder::older`]'s order check and the window).
+fn chain_tables<'a, S: ChainSlot>(
+    head: &'a mut Vec<S>,
+    prev: &'a mut Vec<S>,
+    hsize: usize,
+    ring: usize,
+) -> (&'a mut [S], &'a mut [S]) {
+    if prev.len() < ring {
+        prev.resize(ring, S::default());
+    }
+    head.clear();
+    head.resize(hsize, S::default());
+    (&mut head[..], &mut prev[..ring])
+}
+
+/// The block loop of [`parse`] over chain tables of entry type `S`.
+#[allow(clippy::too_many_arguments)]
+fn parse_blocks<S: ChainSlot>(
+    data: &[u8],
+    seg: &Range<usize>,
+    block_size: usize,
+    params: &ParseParams,
+    tuning: &CostTuning,
+    progress: &dyn Fn(u64),
+    cfg: Cfg,
+    cm: CostModel,
+    hist_counts: &[u64; 256],
+    min_match: u32,
+    window: usize,
+    tables: &Tables,
+    head: &mut [S],
+    prev: &mut [S],
+    val: &mut [u32],
+    litsum: &mut Vec<u32>,
+    opt: &mut OptBufs,
+) -> Vec<BlockParse> {
+    let Tables {
+        ring,
+        hbits,
+        hmask,
+        trials,
+    } = *tables;
+    let n = seg.end - seg.start;
+    let mut f = Finder {
+        data,
+        base: seg.start,
+        end: seg.end,
+        head,
+        prev,
+        val: &mut val[..ring],
+        rmask: ring - 1,
+        hshift: 64 - hbits,
+        hmask,
+        next_insert: seg.start,
+        val_upto: seg.start,
+        cm,
+        cfg,
+        min_match,
+        window,
+        independent: window <= block_size,
+        rep_codes: params.repeat_codes,
+        cap: params.depth_cap,
+        mm_mask: if min_match >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * min_match)) - 1
+        },
+        rep_mask: (1u32 << cfg.reps.min(4)) - 1,
+    };
+
+    let nblocks = n.div_ceil(block_size);
+    let mut blocks = Vec::with_capacity(nblocks);
+    let mut chooser = Chooser::default();
+    let mut alt = trials.then(|| {
+        let mut t = tuning.clone();
+        t.cmd_new += CONSERVATIVE_EXTRA;
+        t.split += CONSERVATIVE_EXTRA;
+        CostModel::new(hist_counts, min_match, &t)
+    });
+    let mut eager = trials.then(|| {
+        let mut t = tuning.clone();
+        t.cmd_new -= 2 * SCALE;
+        t.split -= SCALE;
+        CostModel::new(hist_counts, min_match, &t)
+    });
+    for bi in 0..nblocks {
+        let bs = seg.start + bi * block_size;
+        let be = (bs + block_size).min(seg.end);
+        if trials {
+            let trial = trial_parses(params.level);
+            blocks.push(parse_block_best(
+                &mut f,
+                bs,
+                be,
+                trial,
+                &mut chooser,
+                alt.as_mut().expect("built for trials"),
+                eager.as_mut().expect("built for trials"),
+                litsum,
+                opt,
+            ));
+        } else {
+            blocks.push(parse_block(&mut f, bs, be, litsum));
+        }
+        progress((be - bs) as u64);
+    }
+    blocks
 }
 
 /// Extra price (1/16 bits) of a new match's command and of a literal-run cut in the
@@ -879,8 +1019,8 @@ impl Chooser {
 /// the whole block; the kept trial's values are restored at the end. The chains keep every
 /// position of the block after the first trial; later trials skip those ahead of them.
 #[allow(clippy::too_many_arguments)]
-fn parse_block_best(
-    f: &mut Finder<'_>,
+fn parse_block_best<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
     bs: usize,
     be: usize,
     trials: &[Trial],
@@ -944,8 +1084,8 @@ fn parse_block_best(
 
 /// Emits literals `[lit_start, mp)` and match `m` at `mp`: streams, history, dependency
 /// values and block statistics.
-fn commit(
-    f: &mut Finder<'_>,
+fn commit<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
     out: &mut BlockParse,
     lit_start: usize,
     mp: usize,
@@ -984,7 +1124,12 @@ fn new_block_parse(bs: usize, blen: usize) -> BlockParse {
 /// Price-based optimal parse of one block (no depth cap): a shortest path over positions
 /// where literals cost their order-0 price and matches their estimated coded size, with the
 /// repeat history carried along the best path to each position.
-fn parse_block_opt(f: &mut Finder<'_>, bs: usize, be: usize, o: &mut OptBufs) -> BlockParse {
+fn parse_block_opt<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
+    bs: usize,
+    be: usize,
+    o: &mut OptBufs,
+) -> BlockParse {
     const INF: i32 = i32::MAX / 2;
     let blen = be - bs;
     let mut out = new_block_parse(bs, blen);
@@ -1113,7 +1258,12 @@ fn parse_block_opt(f: &mut Finder<'_>, bs: usize, be: usize, o: &mut OptBufs) ->
     out
 }
 
-fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) -> BlockParse {
+fn parse_block<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
+    bs: usize,
+    be: usize,
+    litsum: &mut Vec<u32>,
+) -> BlockParse {
     let blen = be - bs;
     let mut out = new_block_parse(bs, blen);
     litsum.clear();
