@@ -390,8 +390,8 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         // bytes match. Branch-free and unrolled (all four slots, then masked to the level's
         // count): most positions have no repeat match at all.
         let mut hits = 0u32;
-        for i in 0..4 {
-            let d = hist.0[i] as usize;
+        for (i, &d) in hist.0.iter().enumerate() {
+            let d = d as usize;
             let ok = d.wrapping_sub(1) < span;
             // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
             let src = if ok { p - d } else { p };
