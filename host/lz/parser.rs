@@ -390,14 +390,27 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         // bytes match. Branch-free and unrolled (all four slots, then masked to the level's
         // count): most positions have no repeat match at all.
         let mut hits = 0u32;
-        for (i, &d) in hist.0.iter().enumerate() {
-            let d = d as usize;
-            let ok = d.wrapping_sub(1) < span;
-            // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
-            let src = if ok { p - d } else { p };
-            // SAFETY: src <= p and p + 8 <= data.len()
-            let eq = unsafe { read_u64_unchecked(data, src) } & mm_mask == cur;
-            hits |= ((ok & eq) as u32) << i;
+        let h = hist.0;
+        // every slot in reach (1 <= d <= span), the usual case past a block's first bytes:
+        // no per-slot reach test
+        let far = (h[0].wrapping_sub(1).max(h[1].wrapping_sub(1)))
+            .max(h[2].wrapping_sub(1).max(h[3].wrapping_sub(1))) as usize;
+        if far < span {
+            for (i, &d) in h.iter().enumerate() {
+                // SAFETY: 1 <= d <= span <= p, and p + 8 <= data.len()
+                let eq = unsafe { read_u64_unchecked(data, p - d as usize) } & mm_mask == cur;
+                hits |= (eq as u32) << i;
+            }
+        } else {
+            for (i, &d) in h.iter().enumerate() {
+                let d = d as usize;
+                let ok = d.wrapping_sub(1) < span;
+                // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
+                let src = if ok { p - d } else { p };
+                // SAFETY: src <= p and p + 8 <= data.len()
+                let eq = unsafe { read_u64_unchecked(data, src) } & mm_mask == cur;
+                hits |= ((ok & eq) as u32) << i;
+            }
         }
         hits &= self.rep_mask;
         while hits != 0 {
