@@ -65,6 +65,38 @@ fn level_cfg(level: u32) -> Cfg {
     }
 }
 
+/// An entry of the hash-head and chain tables: a segment-relative position + 1 (0 = none).
+/// `u16` for segments shorter than 64 KiB (the 16 KiB blocks of levels 1-5: half the cache
+/// footprint), else `u32`.
+trait ChainSlot: Copy + Default {
+    /// The stored value.
+    fn get(self) -> usize;
+    /// Stores `v` (which fits: the segment length bounds it).
+    fn new(v: usize) -> Self;
+}
+
+impl ChainSlot for u16 {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn new(v: usize) -> Self {
+        v as u16
+    }
+}
+
+impl ChainSlot for u32 {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn new(v: usize) -> Self {
+        v as u32
+    }
+}
+
 /// Buffers reused between calls on one thread.
 #[derive(Default)]
 struct Scratch {
@@ -72,6 +104,10 @@ struct Scratch {
     head: Vec<u32>,
     /// Chain links, ring-indexed by segment-relative position.
     prev: Vec<u32>,
+    /// `head` for segments shorter than 64 KiB.
+    head16: Vec<u16>,
+    /// `prev` for segments shorter than 64 KiB.
+    prev16: Vec<u16>,
     /// Per-byte dependency value, ring-indexed: 0 for a literal byte, else 1 + the level of
     /// the match that wrote it. A match's level is the max over the bytes it reads.
     val: Vec<u32>,
@@ -125,13 +161,27 @@ fn read_u64(data: &[u8], p: usize) -> u64 {
     u64::from_le_bytes(data[p..p + 8].try_into().unwrap())
 }
 
+/// The 8 bytes at `p` as a little-endian `u64`, without a bounds check.
+///
+/// # Safety
+/// `p + 8 <= data.len()`.
+#[inline(always)]
+unsafe fn read_u64_unchecked(data: &[u8], p: usize) -> u64 {
+    debug_assert!(p + 8 <= data.len());
+    // SAFETY: the caller guarantees that `data[p..p + 8]` is in bounds; the read is unaligned.
+    u64::from_le(unsafe { data.as_ptr().add(p).cast::<u64>().read_unaligned() })
+}
+
 /// Length of the common prefix of `data[a..]` and `data[b..]`, at most `max`;
-/// requires `a < b` and `b + max <= data.len()`.
+/// requires `a < b` and `b + max <= data.len()` (panics otherwise).
 #[inline(always)]
 fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
+    // one check for the whole comparison instead of one per read
+    assert!(a < b && b + max <= data.len());
     let mut n = 0;
     while n + 8 <= max {
-        let x = read_u64(data, a + n) ^ read_u64(data, b + n);
+        // SAFETY: a < b and b + n + 8 <= b + max <= data.len()
+        let x = unsafe { read_u64_unchecked(data, a + n) ^ read_u64_unchecked(data, b + n) };
         if x != 0 {
             return n + (x.trailing_zeros() / 8) as usize;
         }
@@ -143,14 +193,14 @@ fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
     n
 }
 
-struct Finder<'a> {
+struct Finder<'a, S: ChainSlot> {
     data: &'a [u8],
     /// `seg.start`.
     base: usize,
     /// `seg.end`.
     end: usize,
-    head: &'a mut [u32],
-    prev: &'a mut [u32],
+    head: &'a mut [S],
+    prev: &'a mut [S],
     val: &'a mut [u32],
     /// Ring mask of `prev` and `val`.
     rmask: usize,
@@ -169,14 +219,16 @@ struct Finder<'a> {
     cap: u32,
     /// Mask of the first `min(min_match, 8)` bytes of a little-endian `u64`.
     mm_mask: u64,
+    /// Bit i set: repeat slot i is tried (the first `cfg.reps` slots).
+    rep_mask: u32,
 }
 
-impl<'a> Finder<'a> {
+impl<'a, S: ChainSlot> Finder<'a, S> {
     /// The chain entry after `c` (1-based, 0 = end), or 0 when the chain does not go to an
     /// older entry (a ring slot reused since), which ends the walk.
     #[inline]
     fn older(&self, c: usize) -> usize {
-        let nc = self.prev[(c - 1) & self.rmask] as usize;
+        let nc = self.prev[(c - 1) & self.rmask].get();
         if nc >= c {
             0
         } else {
@@ -199,7 +251,7 @@ impl<'a> Finder<'a> {
             let h = self.hash(q);
             let r = q - self.base;
             self.prev[r & self.rmask] = self.head[h];
-            self.head[h] = (r + 1) as u32;
+            self.head[h] = S::new(r + 1);
             self.next_insert += 1;
         }
         if self.next_insert < p {
@@ -217,10 +269,10 @@ impl<'a> Finder<'a> {
         if self.next_insert == p {
             let r = p - self.base;
             self.prev[r & self.rmask] = c;
-            self.head[h] = (r + 1) as u32;
+            self.head[h] = S::new(r + 1);
             self.next_insert = p + 1;
         }
-        c as usize
+        c.get()
     }
 
     /// Branch-friendly pre-check that `data[a..a + k]` may equal `data[b..b + k]` (`a < b`,
@@ -314,11 +366,14 @@ impl<'a> Finder<'a> {
         if maxlen < min_match {
             return NO_MATCH;
         }
+        if p + 8 > self.end {
+            return self.find_tail(p, bs, be, hist, litsum);
+        }
+        let data = self.data;
         let floor = if self.independent { bs } else { self.base };
         let lo = floor.max(p.saturating_sub(self.window));
         // start the head load early: it is the likeliest cache miss
-        let chain_ok = p + 8 <= self.end;
-        let head = if chain_ok { self.head_and_insert(p) } else { 0 };
+        let head = self.head_and_insert(p);
         let lbase = litsum[p - bs];
         let lits = |len: usize| (litsum[p - bs + len] - lbase) as i32;
         let mut best = NO_MATCH;
@@ -328,33 +383,42 @@ impl<'a> Finder<'a> {
         // repeat distances first (a slot repeating an earlier slot's distance finds the same
         // match, which then does not beat the earlier one: no need to skip duplicates)
         let span = p - lo;
-        // the first (up to) 8 bytes at p, masked to the minimum match, when they can be read
-        let cur = if chain_ok {
-            read_u64(self.data, p) & self.mm_mask
-        } else {
-            0
-        };
+        let mm_mask = self.mm_mask;
+        // SAFETY: p + 8 <= self.end <= data.len()
+        let cur = unsafe { read_u64_unchecked(data, p) } & mm_mask;
         // Bit i: slot i is in reach (d != 0, d <= span) and its first min(min_match, 8)
-        // bytes match. Branch-free: most positions have no repeat match at all.
+        // bytes match. Branch-free and unrolled (all four slots, then masked to the level's
+        // count): most positions have no repeat match at all.
         let mut hits = 0u32;
-        for (i, &d) in hist.0.iter().enumerate().take(self.cfg.reps) {
-            let d = d as usize;
-            let ok = d.wrapping_sub(1) < span;
-            // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
-            let src = if ok { p - d } else { p };
-            let eq = if chain_ok {
-                read_u64(self.data, src) & self.mm_mask == cur
-            } else {
-                self.prefix_eq(src, p, min_match)
-            };
-            hits |= ((ok & eq) as u32) << i;
+        let h = hist.0;
+        // every slot in reach (1 <= d <= span), the usual case past a block's first bytes:
+        // no per-slot reach test
+        let far = (h[0].wrapping_sub(1).max(h[1].wrapping_sub(1)))
+            .max(h[2].wrapping_sub(1).max(h[3].wrapping_sub(1))) as usize;
+        if far < span {
+            for (i, &d) in h.iter().enumerate() {
+                // SAFETY: 1 <= d <= span <= p, and p + 8 <= data.len()
+                let eq = unsafe { read_u64_unchecked(data, p - d as usize) } & mm_mask == cur;
+                hits |= (eq as u32) << i;
+            }
+        } else {
+            for (i, &d) in h.iter().enumerate() {
+                let d = d as usize;
+                let ok = d.wrapping_sub(1) < span;
+                // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
+                let src = if ok { p - d } else { p };
+                // SAFETY: src <= p and p + 8 <= data.len()
+                let eq = unsafe { read_u64_unchecked(data, src) } & mm_mask == cur;
+                hits |= ((ok & eq) as u32) << i;
+            }
         }
+        hits &= self.rep_mask;
         while hits != 0 {
             let i = hits.trailing_zeros() as usize;
             hits &= hits - 1;
             let d = hist.0[i] as usize;
             let src = p - d;
-            let raw = match_len(self.data, src, p, maxlen);
+            let raw = match_len(data, src, p, maxlen);
             if raw < min_match {
                 continue;
             }
@@ -381,7 +445,7 @@ impl<'a> Finder<'a> {
                 };
             }
         }
-        if head == 0 || best_len >= self.cfg.nice || best_len == maxlen || !chain_ok || chain == 0 {
+        if head == 0 || best_len >= self.cfg.nice || best_len == maxlen || chain == 0 {
             return best;
         }
 
@@ -406,25 +470,36 @@ impl<'a> Finder<'a> {
             if best_len >= maxlen {
                 break;
             }
-            if q < maxlen && self.prefix_eq(cand, p, q + 1) {
-                let raw = match_len(self.data, cand, p, maxlen);
-                if raw > q {
-                    let len = self.clamp_cap(cand, d, raw);
-                    if len > best_len {
-                        best_len = len;
-                        if len as u32 >= self.cm.min_len_at(d as u32) {
-                            let g = lits(len) - self.cm.new_match(len as u32, d as u32);
-                            if g > best.gain {
-                                best = Cand {
-                                    len: len as u32,
-                                    dist: d as u32,
-                                    slot: 4,
-                                    gain: g,
-                                };
+            if q < maxlen {
+                // pre-check: the 8 bytes ending at q + 1 (masked to q + 1 when shorter)
+                let k = q + 1;
+                let off = k.max(8) - 8;
+                let mask = u64::MAX >> (64 - 8 * k.min(8));
+                // SAFETY: cand < p, and p + off + 8 = max(p + k, p + 8) <= max(be, end)
+                // <= data.len()
+                let x = unsafe {
+                    read_u64_unchecked(data, cand + off) ^ read_u64_unchecked(data, p + off)
+                };
+                if x & mask == 0 {
+                    let raw = match_len(data, cand, p, maxlen);
+                    if raw > q {
+                        let len = self.clamp_cap(cand, d, raw);
+                        if len > best_len {
+                            best_len = len;
+                            if len as u32 >= self.cm.min_len_at(d as u32) {
+                                let g = lits(len) - self.cm.new_match(len as u32, d as u32);
+                                if g > best.gain {
+                                    best = Cand {
+                                        len: len as u32,
+                                        dist: d as u32,
+                                        slot: 4,
+                                        gain: g,
+                                    };
+                                }
                             }
-                        }
-                        if len >= self.cfg.nice {
-                            break;
+                            if len >= self.cfg.nice {
+                                break;
+                            }
                         }
                     }
                 }
@@ -433,7 +508,7 @@ impl<'a> Finder<'a> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev[(c - 1) & self.rmask] as usize;
+            let nc = self.prev[(c - 1) & self.rmask].get();
             if nc >= c {
                 break;
             }
@@ -441,9 +516,56 @@ impl<'a> Finder<'a> {
         }
         best
     }
+
+    /// [`Finder::find`] for the last 7 positions of the segment, which have no 8 bytes to
+    /// hash: repeat distances only.
+    #[cold]
+    #[inline(never)]
+    fn find_tail(&self, p: usize, bs: usize, be: usize, hist: &History, litsum: &[u32]) -> Cand {
+        let maxlen = be - p;
+        let min_match = self.min_match as usize;
+        let floor = if self.independent { bs } else { self.base };
+        let lo = floor.max(p.saturating_sub(self.window));
+        let lbase = litsum[p - bs];
+        let mut best = NO_MATCH;
+        let span = p - lo;
+        for (i, &d) in hist.0.iter().enumerate().take(self.cfg.reps) {
+            let d = d as usize;
+            if d == 0 || d > span || !self.prefix_eq(p - d, p, min_match) {
+                continue;
+            }
+            let src = p - d;
+            let raw = match_len(self.data, src, p, maxlen);
+            if raw < min_match {
+                continue;
+            }
+            let len = self.clamp_cap(src, d, raw);
+            if len < min_match {
+                continue;
+            }
+            let (cost, slot) = if self.rep_codes {
+                (self.cm.rep_match(len as u32), i as u8)
+            } else {
+                if (len as u32) < self.cm.min_len_at(d as u32) {
+                    continue;
+                }
+                (self.cm.new_match(len as u32, d as u32), 4)
+            };
+            let g = (litsum[p - bs + len] - lbase) as i32 - cost;
+            if g > best.gain {
+                best = Cand {
+                    len: len as u32,
+                    dist: d as u32,
+                    slot,
+                    gain: g,
+                };
+            }
+        }
+        best
+    }
 }
 
-impl<'a> Finder<'a> {
+impl<'a, S: ChainSlot> Finder<'a, S> {
     /// All useful candidates at `p` for the optimal parser: repeat matches (slot < 4, or
     /// slot 4 when sent as new matches) then chain matches of strictly increasing length.
     /// `gain` holds the shortest length each candidate may be used at.
@@ -494,7 +616,7 @@ impl<'a> Finder<'a> {
             return;
         }
         let h = self.hash(p);
-        let mut c = self.head[h] as usize;
+        let mut c = self.head[h].get();
         let mut steps = self.cfg.chain;
         while c != 0 {
             let cand = self.base + c - 1;
@@ -534,7 +656,7 @@ impl<'a> Finder<'a> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev[(c - 1) & self.rmask] as usize;
+            let nc = self.prev[(c - 1) & self.rmask].get();
             if nc >= c {
                 break;
             }
@@ -608,6 +730,8 @@ pub(super) fn parse(
         let Scratch {
             head,
             prev,
+            head16,
+            prev16,
             val,
             litsum,
             opt,
@@ -620,9 +744,6 @@ pub(super) fn parse(
             .next_power_of_two()
             .min(n.next_power_of_two())
             .max(64);
-        if prev.len() < ring {
-            prev.resize(ring, 0);
-        }
         if val.len() < ring {
             val.resize(ring, 0);
         }
@@ -636,8 +757,6 @@ pub(super) fn parse(
         };
         let hbits = want_bits.min(seg_bits).max(10);
         let hsize = 1usize << hbits;
-        head.clear();
-        head.resize(hsize, 0);
         // low-entropy data (DNA): no match shorter than ~8 can pay off, so hash 8 bytes
         let hash_len = if cm.avg_lit < 3 * SCALE {
             8
@@ -649,71 +768,179 @@ pub(super) fn parse(
         } else {
             (1u64 << (8 * hash_len)) - 1
         };
-
-        let mut f = Finder {
-            data,
-            base: seg.start,
-            end: seg.end,
-            head: &mut head[..],
-            prev: &mut prev[..ring],
-            val: &mut val[..ring],
-            rmask: ring - 1,
-            hshift: 64 - hbits,
+        let tables = Tables {
+            ring,
+            hbits,
             hmask,
-            next_insert: seg.start,
-            val_upto: seg.start,
-            cm,
-            cfg,
-            min_match,
-            window,
-            independent: window <= block_size,
-            rep_codes: params.repeat_codes,
-            cap: params.depth_cap,
-            mm_mask: if min_match >= 8 {
-                u64::MAX
-            } else {
-                (1u64 << (8 * min_match)) - 1
-            },
+            trials,
         };
-
-        let nblocks = n.div_ceil(block_size);
-        let mut blocks = Vec::with_capacity(nblocks);
-        let mut chooser = Chooser::default();
-        let mut alt = trials.then(|| {
-            let mut t = tuning.clone();
-            t.cmd_new += CONSERVATIVE_EXTRA;
-            t.split += CONSERVATIVE_EXTRA;
-            CostModel::new(&hist_counts, min_match, &t)
-        });
-        let mut eager = trials.then(|| {
-            let mut t = tuning.clone();
-            t.cmd_new -= 2 * SCALE;
-            t.split -= SCALE;
-            CostModel::new(&hist_counts, min_match, &t)
-        });
-        for bi in 0..nblocks {
-            let bs = seg.start + bi * block_size;
-            let be = (bs + block_size).min(seg.end);
-            if trials {
-                let trial = trial_parses(params.level);
-                blocks.push(parse_block_best(
-                    &mut f,
-                    bs,
-                    be,
-                    trial,
-                    &mut chooser,
-                    alt.as_mut().expect("built for trials"),
-                    eager.as_mut().expect("built for trials"),
-                    litsum,
-                    opt,
-                ));
-            } else {
-                blocks.push(parse_block(&mut f, bs, be, litsum));
-            }
-            progress((be - bs) as u64);
+        // every stored entry is at most n (position + 1)
+        if n <= u16::MAX as usize {
+            let (head, prev) = chain_tables(head16, prev16, hsize, ring);
+            parse_blocks(
+                data,
+                &seg,
+                block_size,
+                params,
+                tuning,
+                progress,
+                cfg,
+                cm,
+                &hist_counts,
+                min_match,
+                window,
+                &tables,
+                head,
+                prev,
+                val,
+                litsum,
+                opt,
+            )
+        } else {
+            let (head, prev) = chain_tables(head, prev, hsize, ring);
+            parse_blocks(
+                data,
+                &seg,
+                block_size,
+                params,
+                tuning,
+                progress,
+                cfg,
+                cm,
+                &hist_counts,
+                min_match,
+                window,
+                &tables,
+                head,
+                prev,
+                val,
+                litsum,
+                opt,
+            )
         }
-        blocks
     })
+}
+
+/// Segment-wide table geometry of [`parse`].
+struct Tables {
+    /// Ring size of `prev` and `val` (a power of two).
+    ring: usize,
+    /// log2 of the hash-head table size.
+    hbits: u32,
+    /// Mask of the hashed bytes.
+    hmask: u64,
+    /// Blocks are parsed several ways ([`parse_block_best`]).
+    trials: bool,
+}
+
+/// A cleared head table of `hsize` entries and a chain ring of `ring` entries (not cleared:
+/// links are validated by [`Finder::older`]'s order check and the window).
+fn chain_tables<'a, S: ChainSlot>(
+    head: &'a mut Vec<S>,
+    prev: &'a mut Vec<S>,
+    hsize: usize,
+    ring: usize,
+) -> (&'a mut [S], &'a mut [S]) {
+    if prev.len() < ring {
+        prev.resize(ring, S::default());
+    }
+    head.clear();
+    head.resize(hsize, S::default());
+    (&mut head[..], &mut prev[..ring])
+}
+
+/// The block loop of [`parse`] over chain tables of entry type `S`.
+#[allow(clippy::too_many_arguments)]
+fn parse_blocks<S: ChainSlot>(
+    data: &[u8],
+    seg: &Range<usize>,
+    block_size: usize,
+    params: &ParseParams,
+    tuning: &CostTuning,
+    progress: &dyn Fn(u64),
+    cfg: Cfg,
+    cm: CostModel,
+    hist_counts: &[u64; 256],
+    min_match: u32,
+    window: usize,
+    tables: &Tables,
+    head: &mut [S],
+    prev: &mut [S],
+    val: &mut [u32],
+    litsum: &mut Vec<u32>,
+    opt: &mut OptBufs,
+) -> Vec<BlockParse> {
+    let Tables {
+        ring,
+        hbits,
+        hmask,
+        trials,
+    } = *tables;
+    let n = seg.end - seg.start;
+    let mut f = Finder {
+        data,
+        base: seg.start,
+        end: seg.end,
+        head,
+        prev,
+        val: &mut val[..ring],
+        rmask: ring - 1,
+        hshift: 64 - hbits,
+        hmask,
+        next_insert: seg.start,
+        val_upto: seg.start,
+        cm,
+        cfg,
+        min_match,
+        window,
+        independent: window <= block_size,
+        rep_codes: params.repeat_codes,
+        cap: params.depth_cap,
+        mm_mask: if min_match >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * min_match)) - 1
+        },
+        rep_mask: (1u32 << cfg.reps.min(4)) - 1,
+    };
+
+    let nblocks = n.div_ceil(block_size);
+    let mut blocks = Vec::with_capacity(nblocks);
+    let mut chooser = Chooser::default();
+    let mut alt = trials.then(|| {
+        let mut t = tuning.clone();
+        t.cmd_new += CONSERVATIVE_EXTRA;
+        t.split += CONSERVATIVE_EXTRA;
+        CostModel::new(hist_counts, min_match, &t)
+    });
+    let mut eager = trials.then(|| {
+        let mut t = tuning.clone();
+        t.cmd_new -= 2 * SCALE;
+        t.split -= SCALE;
+        CostModel::new(hist_counts, min_match, &t)
+    });
+    for bi in 0..nblocks {
+        let bs = seg.start + bi * block_size;
+        let be = (bs + block_size).min(seg.end);
+        if trials {
+            let trial = trial_parses(params.level);
+            blocks.push(parse_block_best(
+                &mut f,
+                bs,
+                be,
+                trial,
+                &mut chooser,
+                alt.as_mut().expect("built for trials"),
+                eager.as_mut().expect("built for trials"),
+                litsum,
+                opt,
+            ));
+        } else {
+            blocks.push(parse_block(&mut f, bs, be, litsum));
+        }
+        progress((be - bs) as u64);
+    }
+    blocks
 }
 
 /// Extra price (1/16 bits) of a new match's command and of a literal-run cut in the
@@ -805,8 +1032,8 @@ impl Chooser {
 /// the whole block; the kept trial's values are restored at the end. The chains keep every
 /// position of the block after the first trial; later trials skip those ahead of them.
 #[allow(clippy::too_many_arguments)]
-fn parse_block_best(
-    f: &mut Finder<'_>,
+fn parse_block_best<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
     bs: usize,
     be: usize,
     trials: &[Trial],
@@ -870,8 +1097,8 @@ fn parse_block_best(
 
 /// Emits literals `[lit_start, mp)` and match `m` at `mp`: streams, history, dependency
 /// values and block statistics.
-fn commit(
-    f: &mut Finder<'_>,
+fn commit<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
     out: &mut BlockParse,
     lit_start: usize,
     mp: usize,
@@ -910,7 +1137,12 @@ fn new_block_parse(bs: usize, blen: usize) -> BlockParse {
 /// Price-based optimal parse of one block (no depth cap): a shortest path over positions
 /// where literals cost their order-0 price and matches their estimated coded size, with the
 /// repeat history carried along the best path to each position.
-fn parse_block_opt(f: &mut Finder<'_>, bs: usize, be: usize, o: &mut OptBufs) -> BlockParse {
+fn parse_block_opt<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
+    bs: usize,
+    be: usize,
+    o: &mut OptBufs,
+) -> BlockParse {
     const INF: i32 = i32::MAX / 2;
     let blen = be - bs;
     let mut out = new_block_parse(bs, blen);
@@ -1039,7 +1271,12 @@ fn parse_block_opt(f: &mut Finder<'_>, bs: usize, be: usize, o: &mut OptBufs) ->
     out
 }
 
-fn parse_block(f: &mut Finder<'_>, bs: usize, be: usize, litsum: &mut Vec<u32>) -> BlockParse {
+fn parse_block<S: ChainSlot>(
+    f: &mut Finder<'_, S>,
+    bs: usize,
+    be: usize,
+    litsum: &mut Vec<u32>,
+) -> BlockParse {
     let blen = be - bs;
     let mut out = new_block_parse(bs, blen);
     litsum.clear();
