@@ -75,26 +75,28 @@ pub struct PaddedStreams<'a> {
 #[inline(always)]
 fn read_varint(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
     const _: () = assert!(VARINT_MAX_BYTES == 5 && STREAM_PAD >= 8);
-    // *pos <= s.len and the buffer holds s.len + STREAM_PAD bytes, so the window is inside;
-    // `get` keeps this panic-free
-    let Some(win) = s.bytes.get(*pos..*pos + 8) else {
-        return Err(Status::BadVarint);
-    };
-    let w = u64::from_le_bytes(win.try_into().expect("8 bytes"));
+    // `*pos` never exceeds s.len (it only advances on success); the min makes that local
+    let p = (*pos).min(s.len);
+    // SAFETY: p <= s.len and the buffer holds s.len + STREAM_PAD >= s.len + 8 bytes
+    // (Padded::new), so the 8-byte window (possibly in the padding) is inside it.
+    let w = u64::from_le(unsafe { s.bytes.as_ptr().add(p).cast::<u64>().read_unaligned() });
     // bit 7 of byte k (k < 5) set in `stops` when byte k ends the varint
     let stops = !w & 0x80_8080_8080;
+    // the varint's bytes: all bits up to the lowest stop bit (everything when there is none)
+    let x = w & (stops ^ stops.wrapping_sub(1));
     let used = (stops.trailing_zeros() as usize + 1) / 8; // 8 when no byte ends it in 5
-    let groups = (w & 0x7F)
-        | ((w >> 1) & (0x7F << 7))
-        | ((w >> 2) & (0x7F << 14))
-        | ((w >> 3) & (0x7F << 21))
-        | ((w >> 4) & (0x7F << 28));
-    let v = groups & ((1u64 << (7 * used.min(5))) - 1);
-    let fifth_too_big = used == 5 && (w >> 32) & 0xFF > 0x0F;
-    if used > VARINT_MAX_BYTES || fifth_too_big || *pos + used > s.len {
+    let v = (x & 0x7F)
+        | ((x >> 1) & (0x7F << 7))
+        | ((x >> 2) & (0x7F << 14))
+        | ((x >> 3) & (0x7F << 21))
+        | ((x >> 4) & (0x0F << 28));
+    // a fifth byte (then the last, bit 7 clear) may only carry bits 0-3; `x` holds byte 4
+    // only when the varint has five bytes
+    let bad = (stops == 0) | (x & 0x70_0000_0000 != 0) | (p + used > s.len);
+    if bad {
         return Err(Status::BadVarint);
     }
-    *pos += used;
+    *pos = p + used;
     Ok(v as u32)
 }
 
@@ -117,7 +119,14 @@ impl FastHistory {
     #[inline(always)]
     fn take(&mut self, i: usize) -> u32 {
         let h = self.0;
-        let d = h[i & 3];
+        // selects, not an indexed load: the history can then stay in registers
+        let d = if i >= 2 {
+            if i >= 3 { h[3] } else { h[2] }
+        } else if i >= 1 {
+            h[1]
+        } else {
+            h[0]
+        };
         self.0 = [
             d,
             if i >= 1 { h[0] } else { h[1] },
@@ -251,39 +260,56 @@ pub fn decode_block(
     let mut len_pos = 0usize;
     let mut off_pos = 0usize;
     let mut history = FastHistory::RESET;
-    for &c in commands {
-        if c < CMD_REPEAT {
-            let n = c as usize + 1;
+    let ncmd = commands.len();
+    let mut i = 0usize;
+    while i < ncmd {
+        // An optional literal run, then (unless the stream ends or another run follows) a
+        // match or reset. A match without a run before it is handled as a run of 0 bytes, so
+        // whether a run comes first (about 70/30 after a new match on text) is not a branch.
+        let c0 = commands[i];
+        let is_lit = c0 < CMD_REPEAT;
+        let n = std::hint::select_unpredictable(is_lit, c0 as usize + 1, 0);
+        // one test on the common path; the reference's checks, in its order, otherwise
+        if n <= lit_len - lit_pos && n + WILD_COPY_MARGIN <= end - cur {
+            let lits = s.literals.bytes.as_ptr();
+            let dst = out.as_mut_ptr();
+            // SAFETY: chunks read [lit_pos, lit_pos + max(n, 32)) of the literal buffer, which
+            // holds lit_len + STREAM_PAD (32) bytes with lit_pos + n <= lit_len; they write
+            // [cur, cur + max(n, 32)) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
+            // The literal buffer and `out` are distinct allocations. (With n == 0 the 32 bytes
+            // written from `cur` on are overwritten by the match that follows: it reads only
+            // bytes before each chunk it writes.)
+            unsafe {
+                // two chunks unconditionally (most runs are at most 32 bytes)
+                copy16(lits.add(lit_pos), dst.add(cur));
+                copy16(lits.add(lit_pos + 16), dst.add(cur + 16));
+                let mut k = 32;
+                while k < n {
+                    copy16(lits.add(lit_pos + k), dst.add(cur + k));
+                    k += 16;
+                }
+            }
+        } else {
             if n > lit_len - lit_pos {
                 return Err(Status::LiteralsExhausted);
             }
             if n > end - cur {
                 return Err(Status::OutputOverrun);
             }
-            if end - cur >= n + WILD_COPY_MARGIN {
-                let lits = s.literals.bytes.as_ptr();
-                let dst = out.as_mut_ptr();
-                // SAFETY: chunks read [lit_pos, lit_pos + n + 31) of the literal buffer, which
-                // holds lit_len + STREAM_PAD (32) bytes with lit_pos + n <= lit_len; they write
-                // [cur, cur + n + 31) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
-                // The literal buffer and `out` are distinct allocations.
-                unsafe {
-                    // two chunks unconditionally (most runs are at most 32 bytes)
-                    copy16(lits.add(lit_pos), dst.add(cur));
-                    copy16(lits.add(lit_pos + 16), dst.add(cur + 16));
-                    let mut k = 32;
-                    while k < n {
-                        copy16(lits.add(lit_pos + k), dst.add(cur + k));
-                        k += 16;
-                    }
-                }
-            } else {
-                out[cur..cur + n].copy_from_slice(&s.literals.bytes[lit_pos..lit_pos + n]);
-            }
-            lit_pos += n;
-            cur += n;
+            out[cur..cur + n].copy_from_slice(&s.literals.bytes[lit_pos..lit_pos + n]);
+        }
+        lit_pos += n;
+        cur += n;
+        i += is_lit as usize;
+        if i == ncmd {
+            break;
+        }
+        let c = commands[i];
+        if c < CMD_REPEAT {
+            // another run right after a run (only after runs of 128)
             continue;
         }
+        i += 1;
         let (dist, len) = match c {
             0x80..=0xBF => {
                 let nib = (c & 0x0F) as u32;
@@ -312,22 +338,26 @@ pub fn decode_block(
                 continue;
             }
         };
-        // the checks of aceapex_device::lz::check_match, in its order
-        if dist == 0 || dist > frame.window || dist as usize > cur - frame.src_floor {
-            return Err(Status::BadDistance);
-        }
-        let (dist, len) = (dist as usize, len as usize);
-        if len > end - cur {
-            return Err(Status::OutputOverrun);
-        }
-        if end - cur >= len + WILD_COPY_MARGIN {
+        let (d, l) = (dist as usize, len as usize);
+        // The common path tests 1 <= dist <= min(window, cur - src_floor) and room for the
+        // spilling copy at once; anything else takes the reference's checks in its order.
+        if d.wrapping_sub(1) < (frame.window as usize).min(cur - frame.src_floor)
+            && l + WILD_COPY_MARGIN <= end - cur
+        {
             // SAFETY: cur + len + WILD_COPY_MARGIN <= end <= out.len(), 1 <= dist <= cur
             // (dist <= cur - src_floor), len >= MATCH_BASE >= 1.
-            unsafe { copy_match_wild(out.as_mut_ptr(), cur, dist, len) };
+            unsafe { copy_match_wild(out.as_mut_ptr(), cur, d, l) };
         } else {
-            copy_match(out, cur - dist, cur, len);
+            // the checks of aceapex_device::lz::check_match, in its order
+            if dist == 0 || dist > frame.window || d > cur - frame.src_floor {
+                return Err(Status::BadDistance);
+            }
+            if l > end - cur {
+                return Err(Status::OutputOverrun);
+            }
+            copy_match(out, cur - d, cur, l);
         }
-        cur += len;
+        cur += l;
     }
     if cur != end || lit_pos != lit_len || len_pos != s.lengths.len || off_pos != s.offsets.len {
         return Err(Status::Trailing);
