@@ -72,8 +72,11 @@ pub struct PaddedStreams<'a> {
 /// terminating byte among the first [`VARINT_MAX_BYTES`], a fifth byte above `0x0F`, or a
 /// varint that ends past the stream's end. `*pos` only advances on success, so it never
 /// exceeds `s.len`.
+///
+/// With `PEXT` the groups are gathered by one BMI2 `pext`; only [`decode_block_bmi2`]
+/// instantiates it, and only on a CPU with BMI2 (see [`fast_pext`]).
 #[inline(always)]
-fn read_varint(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
+fn read_varint<const PEXT: bool>(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
     const _: () = assert!(VARINT_MAX_BYTES == 5 && STREAM_PAD >= 8);
     // `*pos` never exceeds s.len (it only advances on success); the min makes that local
     let p = (*pos).min(s.len);
@@ -85,11 +88,15 @@ fn read_varint(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
     // the varint's bytes: all bits up to the lowest stop bit (everything when there is none)
     let x = w & (stops ^ stops.wrapping_sub(1));
     let used = (stops.trailing_zeros() as usize + 1) / 8; // 8 when no byte ends it in 5
-    let v = (x & 0x7F)
-        | ((x >> 1) & (0x7F << 7))
-        | ((x >> 2) & (0x7F << 14))
-        | ((x >> 3) & (0x7F << 21))
-        | ((x >> 4) & (0x0F << 28));
+    let v = if PEXT {
+        pext_groups(x)
+    } else {
+        (x & 0x7F)
+            | ((x >> 1) & (0x7F << 7))
+            | ((x >> 2) & (0x7F << 14))
+            | ((x >> 3) & (0x7F << 21))
+            | ((x >> 4) & (0x0F << 28))
+    };
     // a fifth byte (then the last, bit 7 clear) may only carry bits 0-3; `x` holds byte 4
     // only when the varint has five bytes
     let bad = (stops == 0) | (x & 0x70_0000_0000 != 0) | (p + used > s.len);
@@ -98,6 +105,49 @@ fn read_varint(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
     }
     *pos = p + used;
     Ok(v as u32)
+}
+
+/// The 7-bit groups of the (up to five) bytes of `x`, least significant first, by BMI2
+/// `pext`. Only called with `PEXT = true`, i.e. from [`decode_block_bmi2`].
+#[inline(always)]
+fn pext_groups(x: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `PEXT = true` is only instantiated by decode_block_bmi2, which is only
+        // called when the CPU has BMI2 (decode_block, fast_pext).
+        unsafe { std::arch::x86_64::_pext_u64(x, 0x7F_7F7F_7F7F) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = x;
+        unreachable!("PEXT is only used on x86-64")
+    }
+}
+
+/// True when the CPU has BMI1 and BMI2 and its `pext` is fast: Intel, or AMD/Hygon from
+/// family 0x19 (Zen 3) on; Zen 1 and Zen 2 run `pext` in microcode (tens to hundreds of
+/// cycles), so they keep the shift-and-mask varint. Computed once.
+#[cfg(target_arch = "x86_64")]
+fn fast_pext() -> bool {
+    static FAST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FAST.get_or_init(|| {
+        if !(std::is_x86_feature_detected!("bmi1") && std::is_x86_feature_detected!("bmi2")) {
+            return false;
+        }
+        use std::arch::x86_64::__cpuid;
+        // leaf 0: vendor in ebx, edx, ecx; leaf 1: family in eax (cpuid is always safe to
+        // call on x86-64)
+        let v = __cpuid(0);
+        let intel = (v.ebx, v.edx, v.ecx) == (0x756E_6547, 0x4965_6E69, 0x6C65_746E);
+        let eax = __cpuid(1).eax;
+        let base = (eax >> 8) & 0xF;
+        let family = if base == 0xF {
+            base + ((eax >> 20) & 0xFF)
+        } else {
+            base
+        };
+        intel || family >= 0x19
+    })
 }
 
 /// The repeat history of [`History`], with a branchless repeat (a `match` on the slot
@@ -121,7 +171,11 @@ impl FastHistory {
         let h = self.0;
         // selects, not an indexed load: the history can then stay in registers
         let d = if i >= 2 {
-            if i >= 3 { h[3] } else { h[2] }
+            if i >= 3 {
+                h[3]
+            } else {
+                h[2]
+            }
         } else if i >= 1 {
             h[1]
         } else {
@@ -243,6 +297,46 @@ pub fn decode_block(
     out: &mut [u8],
     frame: &BlockFrame,
 ) -> Result<(), Status> {
+    #[cfg(target_arch = "x86_64")]
+    if fast_pext() {
+        // SAFETY: fast_pext checked that the CPU has BMI1 and BMI2.
+        return unsafe { decode_block_bmi2(s, out, frame) };
+    }
+    decode_block_impl::<false>(s, out, frame)
+}
+
+/// [`decode_block`] compiled with BMI1/BMI2 (varints by `pext`).
+///
+/// # Safety
+/// The CPU must support BMI1 and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi1,bmi2")]
+unsafe fn decode_block_bmi2(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+) -> Result<(), Status> {
+    decode_block_impl::<true>(s, out, frame)
+}
+
+/// [`decode_block`] without the `pext` varint (for tests: the path CPUs without a fast
+/// `pext` take).
+#[cfg(test)]
+pub(crate) fn decode_block_portable(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+) -> Result<(), Status> {
+    decode_block_impl::<false>(s, out, frame)
+}
+
+/// The body of [`decode_block`]; `PEXT` selects the varint form ([`read_varint`]).
+#[inline(always)]
+fn decode_block_impl<const PEXT: bool>(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+) -> Result<(), Status> {
     assert!(
         frame.src_floor <= frame.dst_start
             && frame.dst_start <= frame.dst_end
@@ -315,21 +409,21 @@ pub fn decode_block(
                 let nib = (c & 0x0F) as u32;
                 let mut len = MATCH_BASE + nib;
                 if nib == REPEAT_LEN_ESCAPE {
-                    let extra = read_varint(&s.lengths, &mut len_pos)?;
+                    let extra = read_varint::<PEXT>(&s.lengths, &mut len_pos)?;
                     len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
                 }
                 (history.take(((c >> 4) & 3) as usize), len)
             }
             0xC0..=0xFD => {
                 let len = (c & 0x3F) as u32 + MATCH_BASE;
-                let dist = read_varint(&s.offsets, &mut off_pos)?;
+                let dist = read_varint::<PEXT>(&s.offsets, &mut off_pos)?;
                 history.push(dist);
                 (dist, len)
             }
             CMD_MATCH_LONG => {
-                let extra = read_varint(&s.lengths, &mut len_pos)?;
+                let extra = read_varint::<PEXT>(&s.lengths, &mut len_pos)?;
                 let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
-                let dist = read_varint(&s.offsets, &mut off_pos)?;
+                let dist = read_varint::<PEXT>(&s.offsets, &mut off_pos)?;
                 history.push(dist);
                 (dist, len)
             }
@@ -389,12 +483,32 @@ mod tests {
             let p = Padded::new(&buf, len).unwrap();
             let (mut a, mut b) = (start, start);
             let want = crate::device::lz::read_varint(&bytes, &mut a);
-            let got = read_varint(&p, &mut b);
+            let got = read_varint::<false>(&p, &mut b);
             assert_eq!(got, want, "{bytes:02x?} from {start}");
             if want.is_ok() {
                 assert_eq!(a, b);
             }
+            #[cfg(target_arch = "x86_64")]
+            if fast_pext() {
+                let mut c = start;
+                // SAFETY: fast_pext checked BMI1/BMI2.
+                let got = unsafe { read_varint_bmi2(&p, &mut c) };
+                assert_eq!(got, want, "pext: {bytes:02x?} from {start}");
+                if want.is_ok() {
+                    assert_eq!(a, c);
+                }
+            }
         }
+    }
+
+    /// [`read_varint`] with `pext`.
+    ///
+    /// # Safety
+    /// The CPU must support BMI1 and BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2")]
+    unsafe fn read_varint_bmi2(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
+        read_varint::<true>(s, pos)
     }
 
     #[test]

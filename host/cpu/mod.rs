@@ -331,17 +331,22 @@ mod tests {
                 offsets: p(2),
                 commands: p(3),
             };
-            let mut got = init.clone();
-            let r_fast = lz::decode_block(&fs, &mut got, &frame);
-
-            assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
-            // never a byte outside the block
-            assert_eq!(got[..dst_start], init[..dst_start]);
-            assert_eq!(got[dst_end..], init[dst_end..]);
-            if r_ref.is_ok() {
-                assert_eq!(got, want);
-                ok += 1;
+            for portable in [false, true] {
+                let mut got = init.clone();
+                let r_fast = if portable {
+                    lz::decode_block_portable(&fs, &mut got, &frame)
+                } else {
+                    lz::decode_block(&fs, &mut got, &frame)
+                };
+                assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
+                // never a byte outside the block
+                assert_eq!(got[..dst_start], init[..dst_start]);
+                assert_eq!(got[dst_end..], init[dst_end..]);
+                if r_ref.is_ok() {
+                    assert_eq!(got, want);
+                }
             }
+            ok += r_ref.is_ok() as usize;
         }
         assert!(ok > 1000, "too few valid random blocks ({ok}) to mean much");
     }
@@ -375,13 +380,24 @@ mod tests {
             offsets: p(2),
             commands: p(3),
         };
-        let mut got = init.clone();
-        let r_fast = lz::decode_block(&fs, &mut got, &frame);
-        assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
-        assert_eq!(got[..frame.dst_start], init[..frame.dst_start]);
-        assert_eq!(got[frame.dst_end..], init[frame.dst_end..]);
-        if r_ref.is_ok() {
-            assert_eq!(got, want);
+        // the dispatched path (pext varints on this CPU when it has a fast pext) and the
+        // portable one
+        for portable in [false, true] {
+            let mut got = init.clone();
+            let r_fast = if portable {
+                lz::decode_block_portable(&fs, &mut got, &frame)
+            } else {
+                lz::decode_block(&fs, &mut got, &frame)
+            };
+            assert_eq!(
+                r_fast, r_ref,
+                "status differs, frame {frame:?}, portable {portable}"
+            );
+            assert_eq!(got[..frame.dst_start], init[..frame.dst_start]);
+            assert_eq!(got[frame.dst_end..], init[frame.dst_end..]);
+            if r_ref.is_ok() {
+                assert_eq!(got, want);
+            }
         }
         r_ref.is_ok()
     }
