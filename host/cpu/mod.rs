@@ -331,12 +331,11 @@ mod tests {
                 offsets: p(2),
                 commands: p(3),
             };
-            for portable in [false, true] {
+            for variant in 0..3 {
                 let mut got = init.clone();
-                let r_fast = if portable {
-                    lz::decode_block_portable(&fs, &mut got, &frame)
-                } else {
-                    lz::decode_block(&fs, &mut got, &frame)
+                let r_fast = match variant {
+                    0 => lz::decode_block(&fs, &mut got, &frame),
+                    v => lz::decode_block_portable(&fs, &mut got, &frame, v == 1),
                 };
                 assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
                 // never a byte outside the block
@@ -380,18 +379,17 @@ mod tests {
             offsets: p(2),
             commands: p(3),
         };
-        // the dispatched path (pext varints on this CPU when it has a fast pext) and the
-        // portable one
-        for portable in [false, true] {
+        // the dispatched path (pext varints on this CPU when it has a fast pext, the loop
+        // for the block's command density) and the portable one with either loop
+        for variant in 0..3 {
             let mut got = init.clone();
-            let r_fast = if portable {
-                lz::decode_block_portable(&fs, &mut got, &frame)
-            } else {
-                lz::decode_block(&fs, &mut got, &frame)
+            let r_fast = match variant {
+                0 => lz::decode_block(&fs, &mut got, &frame),
+                v => lz::decode_block_portable(&fs, &mut got, &frame, v == 1),
             };
             assert_eq!(
                 r_fast, r_ref,
-                "status differs, frame {frame:?}, portable {portable}"
+                "status differs, frame {frame:?}, variant {variant}"
             );
             assert_eq!(got[..frame.dst_start], init[..frame.dst_start]);
             assert_eq!(got[frame.dst_end..], init[frame.dst_end..]);
