@@ -1,9 +1,16 @@
 //! Fast match-layer decoder of one block, output- and status-equivalent to
 //! [`aceapex_device::lz::decode_block`] (the reference; FORMAT.md §4).
 //!
-//! Same command loop and the same checks in the same order, so every malformed block fails
-//! with the reference's [`Status`]. What differs is how bytes move:
+//! Same commands and the same checks in the same order, so every malformed block fails with
+//! the reference's [`Status`] (the common path tests several conditions at once and falls
+//! back to the reference's checks, in its order, when any fails). What differs is how bytes
+//! move and how the loop branches:
 //!
+//! - blocks with many commands (text, FASTQ) run a loop that puts a literal step before
+//!   every match, 0 bytes long when no run comes first, so whether one does is not a branch;
+//!   sparse blocks (DNA, protein) branch on each command's kind (`dense_commands`);
+//! - varints are read branch-free apart from one error test, with BMI2 `pext` where it is
+//!   fast (`fast_pext`), and the repeat history uses selects;
 //! - the decoded streams carry [`STREAM_PAD`] readable bytes after their end ([`Padded`]), so
 //!   literal runs copy in 16-byte chunks that may read past the run, and varints read a
 //!   fixed window (a varint running past the stream end is still [`Status::BadVarint`]);
@@ -340,6 +347,8 @@ fn literal_step(
 ///
 /// Writes only inside `out[frame.dst_start..frame.dst_end]`; on error those bytes are
 /// unspecified. Panics if the frame does not lie inside `out` (a caller bug, not bad input).
+/// Chooses the command loop by the block's command density and the varint form by the CPU;
+/// every choice gives the same result.
 pub fn decode_block(
     s: &PaddedStreams<'_>,
     out: &mut [u8],

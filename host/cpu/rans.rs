@@ -22,6 +22,11 @@
 //! than one AVX2 vector, whose single dependency chain is long); any other count uses the tail
 //! loop throughout. Renormalisation is a `select_unpredictable` (cmov): as a branch it
 //! mispredicts about every other symbol.
+//!
+//! Slices of several blocks decoded together ([`SliceDecoder::fast_rows_together`]) advance
+//! row by row in lock step: 8-, 16- and 24-lane slices one to three AVX2 vectors each, 4-lane
+//! slices two per vector (each half with its own table, words and output), 1- and 2-lane
+//! slices scalar.
 
 use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
 use crate::device::rans;
@@ -156,11 +161,13 @@ impl<'a> SliceDecoder<'a> {
 
     /// Decodes whole rows of several slices at once, interleaving their rows so that their
     /// independent dependency chains overlap (one 8-lane slice is one AVX2 vector: its chain
-    /// alone leaves the core idle most of the time). Slices with 8 or 16 lanes are taken in
-    /// groups of up to four (8 lanes) or two (16 lanes); each group advances by the rows all
-    /// its slices can decode without checks ([`rows_fit`]). Afterwards every slice continues on
-    /// its own ([`Self::fast_rows`], [`Self::finish`]), so the outcome, bytes and [`Status`],
-    /// is the same as decoding each slice alone. Without AVX2 this does nothing.
+    /// alone leaves the core idle most of the time). Slices with 8, 16 or 24 lanes are taken
+    /// in groups of up to four (8 lanes) or two (16, 24 lanes), 4-lane slices in groups of up
+    /// to eight, two per AVX2 vector (without AVX2: two, scalar), 1- and 2-lane slices up to
+    /// four (scalar); each group advances by the rows all its slices can decode without
+    /// checks ([`rows_fit`]). Afterwards every slice continues on its own
+    /// ([`Self::fast_rows`], [`Self::finish`]), so the outcome, bytes and [`Status`], is the
+    /// same as decoding each slice alone. Without AVX2 only the scalar groups run.
     pub fn fast_rows_together(decs: &mut [SliceDecoder<'a>]) {
         #[cfg(target_arch = "x86_64")]
         let avx2 = std::is_x86_feature_detected!("avx2");
