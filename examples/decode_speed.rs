@@ -3,7 +3,9 @@
 //!
 //! Run: `cargo run --release --example decode_speed -- [FILES...]` (default: the six files of
 //! `benches/codec.rs` under `corpora/`). Each file is cut to its first 16 MiB, compressed
-//! with the default options (level 5, 16 KiB blocks) and decoded on one thread `RUNS` times;
+//! with the default options (level 5, 16 KiB blocks) and decoded on one thread `RUNS` times
+//! (`$ACEAPEX_RUNS` overrides, e.g. 1 under valgrind; `ACEAPEX_TOTAL_ONLY=1` measures only
+//! `total`, so that a valgrind count is two whole decodes: the check decode and one run);
 //! the best run counts. Archives are cached in `target/decode-speed-cache/` keyed by file
 //! name, size and `$ACEAPEX_CACHE_TAG` (change the tag, or delete the folder, after changing
 //! the encoder).
@@ -27,6 +29,15 @@ use std::path::PathBuf;
 
 const INPUT_BYTES: usize = 16 << 20;
 const RUNS: usize = 15;
+
+/// Runs per measurement: [`RUNS`], or `$ACEAPEX_RUNS` (e.g. 1 under valgrind).
+fn runs() -> usize {
+    std::env::var("ACEAPEX_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RUNS)
+        .max(1)
+}
 
 const FILES: &[&str] = aceapex::CPU_BENCH_FILES;
 
@@ -55,7 +66,7 @@ fn thread_cpu() -> f64 {
 
 /// Best of `RUNS` thread-CPU times of `f`.
 fn best(mut f: impl FnMut()) -> f64 {
-    (0..RUNS)
+    (0..runs())
         .map(|_| {
             let t = thread_cpu();
             f();
@@ -107,6 +118,9 @@ fn main() {
         let blocks = a.block_count();
         let (total, streams, lz, hash) = one.install(|| {
             let total = best(|| decode::decompress_into(&a, &mut out, &|_| {}).unwrap());
+            if std::env::var_os("ACEAPEX_TOTAL_ONLY").is_some() {
+                return (total, f64::NAN, f64::NAN, f64::NAN);
+            }
             let mut scratch = cpu::Scratch::default();
             let mut group: Vec<cpu::Scratch> =
                 (0..cpu::GROUP_BLOCKS).map(|_| Default::default()).collect();
@@ -206,6 +220,38 @@ fn main() {
             }
             // per stream: symbols, lane histogram and time of its slices alone
             if std::env::var_os("ACEAPEX_STREAM_STATS").is_some() {
+                // command mix: literal runs (and how many exceed 32 bytes), repeats, new
+                // matches (short/long), and how often a match follows a match directly
+                let (mut lit, mut lit32, mut rep, mut short, mut long, mut mm) =
+                    (0usize, 0usize, 0usize, 0usize, 0usize, 0usize);
+                for s in &all {
+                    let mut prev_match = false;
+                    for &c in &s[3][..s[3].len() - cpu::lz::STREAM_PAD] {
+                        let is_match = (0x80..0xFF).contains(&c);
+                        mm += (is_match && prev_match) as usize;
+                        match c {
+                            0..=0x7F => {
+                                lit += 1;
+                                lit32 += (c >= 32) as usize;
+                            }
+                            0x80..=0xBF => rep += 1,
+                            0xC0..=0xFD => short += 1,
+                            0xFE => long += 1,
+                            _ => {}
+                        }
+                        prev_match = is_match;
+                    }
+                }
+                let m = (rep + short + long).max(1) as f64;
+                println!(
+                    "  commands per KiB out: {:.1}; literal runs {lit} ({:.1} % > 32 B), repeats {:.1} %, new short {:.1} %, long {:.1} % of matches; match after match {:.1} % of matches",
+                    (lit as f64 + m) * 1024.0 / n,
+                    lit32 as f64 * 100.0 / lit.max(1) as f64,
+                    rep as f64 * 100.0 / m,
+                    short as f64 * 100.0 / m,
+                    long as f64 * 100.0 / m,
+                    mm as f64 * 100.0 / m,
+                );
                 for k in 0..4 {
                     let mut syms = 0usize;
                     let mut lanes = [0usize; 34];

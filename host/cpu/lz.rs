@@ -1,9 +1,16 @@
 //! Fast match-layer decoder of one block, output- and status-equivalent to
 //! [`aceapex_device::lz::decode_block`] (the reference; FORMAT.md §4).
 //!
-//! Same command loop and the same checks in the same order, so every malformed block fails
-//! with the reference's [`Status`]. What differs is how bytes move:
+//! Same commands and the same checks in the same order, so every malformed block fails with
+//! the reference's [`Status`] (the common path tests several conditions at once and falls
+//! back to the reference's checks, in its order, when any fails). What differs is how bytes
+//! move and how the loop branches:
 //!
+//! - blocks with many commands (text, FASTQ) run a loop that puts a literal step before
+//!   every match, 0 bytes long when no run comes first, so whether one does is not a branch;
+//!   sparse blocks (DNA, protein) branch on each command's kind (`dense_commands`);
+//! - varints are read branch-free apart from one error test, with BMI2 `pext` where it is
+//!   fast (`fast_pext`), and the repeat history uses selects;
 //! - the decoded streams carry [`STREAM_PAD`] readable bytes after their end ([`Padded`]), so
 //!   literal runs copy in 16-byte chunks that may read past the run, and varints read a
 //!   fixed window (a varint running past the stream end is still [`Status::BadVarint`]);
@@ -72,30 +79,82 @@ pub struct PaddedStreams<'a> {
 /// terminating byte among the first [`VARINT_MAX_BYTES`], a fifth byte above `0x0F`, or a
 /// varint that ends past the stream's end. `*pos` only advances on success, so it never
 /// exceeds `s.len`.
+///
+/// With `PEXT` the groups are gathered by one BMI2 `pext`; only [`decode_block_bmi2`]
+/// instantiates it, and only on a CPU with BMI2 (see [`fast_pext`]).
 #[inline(always)]
-fn read_varint(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
+fn read_varint<const PEXT: bool>(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
     const _: () = assert!(VARINT_MAX_BYTES == 5 && STREAM_PAD >= 8);
-    // *pos <= s.len and the buffer holds s.len + STREAM_PAD bytes, so the window is inside;
-    // `get` keeps this panic-free
-    let Some(win) = s.bytes.get(*pos..*pos + 8) else {
-        return Err(Status::BadVarint);
-    };
-    let w = u64::from_le_bytes(win.try_into().expect("8 bytes"));
+    // `*pos` never exceeds s.len (it only advances on success); the min makes that local
+    let p = (*pos).min(s.len);
+    // SAFETY: p <= s.len and the buffer holds s.len + STREAM_PAD >= s.len + 8 bytes
+    // (Padded::new), so the 8-byte window (possibly in the padding) is inside it.
+    let w = u64::from_le(unsafe { s.bytes.as_ptr().add(p).cast::<u64>().read_unaligned() });
     // bit 7 of byte k (k < 5) set in `stops` when byte k ends the varint
     let stops = !w & 0x80_8080_8080;
+    // the varint's bytes: all bits up to the lowest stop bit (everything when there is none)
+    let x = w & (stops ^ stops.wrapping_sub(1));
     let used = (stops.trailing_zeros() as usize + 1) / 8; // 8 when no byte ends it in 5
-    let groups = (w & 0x7F)
-        | ((w >> 1) & (0x7F << 7))
-        | ((w >> 2) & (0x7F << 14))
-        | ((w >> 3) & (0x7F << 21))
-        | ((w >> 4) & (0x7F << 28));
-    let v = groups & ((1u64 << (7 * used.min(5))) - 1);
-    let fifth_too_big = used == 5 && (w >> 32) & 0xFF > 0x0F;
-    if used > VARINT_MAX_BYTES || fifth_too_big || *pos + used > s.len {
+    let v = if PEXT {
+        pext_groups(x)
+    } else {
+        (x & 0x7F)
+            | ((x >> 1) & (0x7F << 7))
+            | ((x >> 2) & (0x7F << 14))
+            | ((x >> 3) & (0x7F << 21))
+            | ((x >> 4) & (0x0F << 28))
+    };
+    // a fifth byte (then the last, bit 7 clear) may only carry bits 0-3; `x` holds byte 4
+    // only when the varint has five bytes
+    let bad = (stops == 0) | (x & 0x70_0000_0000 != 0) | (p + used > s.len);
+    if bad {
         return Err(Status::BadVarint);
     }
-    *pos += used;
+    *pos = p + used;
     Ok(v as u32)
+}
+
+/// The 7-bit groups of the (up to five) bytes of `x`, least significant first, by BMI2
+/// `pext`. Only called with `PEXT = true`, i.e. from [`decode_block_bmi2`].
+#[inline(always)]
+fn pext_groups(x: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `PEXT = true` is only instantiated by decode_block_bmi2, which is only
+        // called when the CPU has BMI2 (decode_block, fast_pext).
+        unsafe { std::arch::x86_64::_pext_u64(x, 0x7F_7F7F_7F7F) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = x;
+        unreachable!("PEXT is only used on x86-64")
+    }
+}
+
+/// True when the CPU has BMI1 and BMI2 and its `pext` is fast: Intel, or AMD/Hygon from
+/// family 0x19 (Zen 3) on; Zen 1 and Zen 2 run `pext` in microcode (tens to hundreds of
+/// cycles), so they keep the shift-and-mask varint. Computed once.
+#[cfg(target_arch = "x86_64")]
+fn fast_pext() -> bool {
+    static FAST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FAST.get_or_init(|| {
+        if !(std::is_x86_feature_detected!("bmi1") && std::is_x86_feature_detected!("bmi2")) {
+            return false;
+        }
+        use std::arch::x86_64::__cpuid;
+        // leaf 0: vendor in ebx, edx, ecx; leaf 1: family in eax (cpuid is always safe to
+        // call on x86-64)
+        let v = __cpuid(0);
+        let intel = (v.ebx, v.edx, v.ecx) == (0x756E_6547, 0x4965_6E69, 0x6C65_746E);
+        let eax = __cpuid(1).eax;
+        let base = (eax >> 8) & 0xF;
+        let family = if base == 0xF {
+            base + ((eax >> 20) & 0xFF)
+        } else {
+            base
+        };
+        intel || family >= 0x19
+    })
 }
 
 /// The repeat history of [`History`], with a branchless repeat (a `match` on the slot
@@ -117,7 +176,18 @@ impl FastHistory {
     #[inline(always)]
     fn take(&mut self, i: usize) -> u32 {
         let h = self.0;
-        let d = h[i & 3];
+        // selects, not an indexed load: the history can then stay in registers
+        let d = if i >= 2 {
+            if i >= 3 {
+                h[3]
+            } else {
+                h[2]
+            }
+        } else if i >= 1 {
+            h[1]
+        } else {
+            h[0]
+        };
         self.0 = [
             d,
             if i >= 1 { h[0] } else { h[1] },
@@ -224,12 +294,130 @@ unsafe fn copy_match_wild(base: *mut u8, cur: usize, dist: usize, len: usize) {
     }
 }
 
+/// Copies a literal run of `n` bytes (0 allowed) from `lits` at `*lit_pos` to `out` at
+/// `*cur` and advances both; fails like the reference ([`Status::LiteralsExhausted`], then
+/// [`Status::OutputOverrun`]) without copying. Up to `cur + max(n, 32)` may be written when
+/// at least `n + WILD_COPY_MARGIN` bytes are left before `end`.
+#[inline(always)]
+fn literal_step(
+    lits: &Padded<'_>,
+    out: &mut [u8],
+    lit_pos: &mut usize,
+    cur: &mut usize,
+    end: usize,
+    n: usize,
+) -> Result<(), Status> {
+    let (lp, c) = (*lit_pos, *cur);
+    // one test on the common path; the reference's checks, in its order, otherwise
+    if n <= lits.len - lp && n + WILD_COPY_MARGIN <= end - c && end <= out.len() {
+        let src = lits.bytes.as_ptr();
+        let dst = out.as_mut_ptr();
+        // SAFETY: chunks read [lp, lp + max(n, 32)) of the literal buffer, which holds
+        // lits.len + STREAM_PAD (32) bytes with lp + n <= lits.len; they write
+        // [c, c + max(n, 32)) with c + n + WILD_COPY_MARGIN <= end <= out.len(). The literal
+        // buffer and `out` are distinct allocations. (With n == 0 the 32 bytes written from
+        // `c` on are overwritten by the match that follows: it reads only bytes before each
+        // chunk it writes.)
+        unsafe {
+            // two chunks unconditionally (most runs are at most 32 bytes)
+            copy16(src.add(lp), dst.add(c));
+            copy16(src.add(lp + 16), dst.add(c + 16));
+            let mut k = 32;
+            while k < n {
+                copy16(src.add(lp + k), dst.add(c + k));
+                k += 16;
+            }
+        }
+    } else {
+        if n > lits.len - lp {
+            return Err(Status::LiteralsExhausted);
+        }
+        if n > end - c {
+            return Err(Status::OutputOverrun);
+        }
+        out[c..c + n].copy_from_slice(&lits.bytes[lp..lp + n]);
+    }
+    *lit_pos = lp + n;
+    *cur = c + n;
+    Ok(())
+}
+
 /// Decodes one block's match layer into `out[frame.dst_start..frame.dst_end]`, like
 /// [`aceapex_device::lz::decode_block`] (same output, same [`Status`] on every input).
 ///
 /// Writes only inside `out[frame.dst_start..frame.dst_end]`; on error those bytes are
 /// unspecified. Panics if the frame does not lie inside `out` (a caller bug, not bad input).
+/// Chooses the command loop by the block's command density and the varint form by the CPU;
+/// every choice gives the same result.
 pub fn decode_block(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+) -> Result<(), Status> {
+    let seq = dense_commands(s, frame);
+    #[cfg(target_arch = "x86_64")]
+    if fast_pext() {
+        // SAFETY: fast_pext checked that the CPU has BMI1 and BMI2.
+        return unsafe { decode_block_bmi2(s, out, frame, seq) };
+    }
+    if seq {
+        decode_block_impl::<false, true>(s, out, frame)
+    } else {
+        decode_block_impl::<false, false>(s, out, frame)
+    }
+}
+
+/// Which command loop suits the block: true (literal step before every match, see
+/// [`decode_block_impl`]) when it has at least one command per 32 bytes of output, as text
+/// and FASTQ do (86-112 per KiB); DNA and protein (14-23 per KiB, long literal runs, many
+/// repeats) run faster with a branch on the command kind. Either loop gives the same result.
+#[inline(always)]
+fn dense_commands(s: &PaddedStreams<'_>, frame: &BlockFrame) -> bool {
+    s.commands.len.saturating_mul(32) >= frame.dst_end.saturating_sub(frame.dst_start)
+}
+
+/// [`decode_block`] compiled with BMI1/BMI2 (varints by `pext`).
+///
+/// # Safety
+/// The CPU must support BMI1 and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi1,bmi2")]
+unsafe fn decode_block_bmi2(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+    seq: bool,
+) -> Result<(), Status> {
+    if seq {
+        decode_block_impl::<true, true>(s, out, frame)
+    } else {
+        decode_block_impl::<true, false>(s, out, frame)
+    }
+}
+
+/// [`decode_block`] with a chosen command loop (`seq`, see [`dense_commands`]) and without
+/// the `pext` varint (for tests: every loop on any block, and the path CPUs without a fast
+/// `pext` take).
+#[cfg(test)]
+pub(crate) fn decode_block_portable(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+    seq: bool,
+) -> Result<(), Status> {
+    if seq {
+        decode_block_impl::<false, true>(s, out, frame)
+    } else {
+        decode_block_impl::<false, false>(s, out, frame)
+    }
+}
+
+/// The body of [`decode_block`]; `PEXT` selects the varint form ([`read_varint`]), `SEQ`
+/// the command loop: with `SEQ` every match is preceded by a literal step whose length is 0
+/// when no run comes first (no branch on whether one does), without it a branch on each
+/// command's kind.
+#[inline(always)]
+fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     s: &PaddedStreams<'_>,
     out: &mut [u8],
     frame: &BlockFrame,
@@ -251,59 +439,65 @@ pub fn decode_block(
     let mut len_pos = 0usize;
     let mut off_pos = 0usize;
     let mut history = FastHistory::RESET;
-    for &c in commands {
-        if c < CMD_REPEAT {
-            let n = c as usize + 1;
-            if n > lit_len - lit_pos {
-                return Err(Status::LiteralsExhausted);
+    let ncmd = commands.len();
+    let mut i = 0usize;
+    while i < ncmd {
+        let c = if SEQ {
+            // An optional literal run, then (unless the stream ends or another run follows)
+            // a match or reset. A match without a run before it is handled as a run of 0
+            // bytes, so whether a run comes first (30 % of text matches follow a match) is
+            // not a branch.
+            let c0 = commands[i];
+            let is_lit = c0 < CMD_REPEAT;
+            let n = std::hint::select_unpredictable(is_lit, c0 as usize + 1, 0);
+            literal_step(&s.literals, out, &mut lit_pos, &mut cur, end, n)?;
+            i += is_lit as usize;
+            if i == ncmd {
+                break;
             }
-            if n > end - cur {
-                return Err(Status::OutputOverrun);
+            let c = commands[i];
+            if c < CMD_REPEAT {
+                // another run right after a run (only after runs of 128)
+                continue;
             }
-            if end - cur >= n + WILD_COPY_MARGIN {
-                let lits = s.literals.bytes.as_ptr();
-                let dst = out.as_mut_ptr();
-                // SAFETY: chunks read [lit_pos, lit_pos + n + 31) of the literal buffer, which
-                // holds lit_len + STREAM_PAD (32) bytes with lit_pos + n <= lit_len; they write
-                // [cur, cur + n + 31) with cur + n + WILD_COPY_MARGIN <= end <= out.len().
-                // The literal buffer and `out` are distinct allocations.
-                unsafe {
-                    // two chunks unconditionally (most runs are at most 32 bytes)
-                    copy16(lits.add(lit_pos), dst.add(cur));
-                    copy16(lits.add(lit_pos + 16), dst.add(cur + 16));
-                    let mut k = 32;
-                    while k < n {
-                        copy16(lits.add(lit_pos + k), dst.add(cur + k));
-                        k += 16;
-                    }
-                }
-            } else {
-                out[cur..cur + n].copy_from_slice(&s.literals.bytes[lit_pos..lit_pos + n]);
+            c
+        } else {
+            let c = commands[i];
+            if c < CMD_REPEAT {
+                literal_step(
+                    &s.literals,
+                    out,
+                    &mut lit_pos,
+                    &mut cur,
+                    end,
+                    c as usize + 1,
+                )?;
+                i += 1;
+                continue;
             }
-            lit_pos += n;
-            cur += n;
-            continue;
-        }
+            c
+        };
+        i += 1;
         let (dist, len) = match c {
             0x80..=0xBF => {
                 let nib = (c & 0x0F) as u32;
                 let mut len = MATCH_BASE + nib;
                 if nib == REPEAT_LEN_ESCAPE {
-                    let extra = read_varint(&s.lengths, &mut len_pos)?;
+                    let extra = read_varint::<PEXT>(&s.lengths, &mut len_pos)?;
                     len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
                 }
                 (history.take(((c >> 4) & 3) as usize), len)
             }
             0xC0..=0xFD => {
                 let len = (c & 0x3F) as u32 + MATCH_BASE;
-                let dist = read_varint(&s.offsets, &mut off_pos)?;
+                let dist = read_varint::<PEXT>(&s.offsets, &mut off_pos)?;
                 history.push(dist);
                 (dist, len)
             }
             CMD_MATCH_LONG => {
-                let extra = read_varint(&s.lengths, &mut len_pos)?;
+                let extra = read_varint::<PEXT>(&s.lengths, &mut len_pos)?;
                 let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
-                let dist = read_varint(&s.offsets, &mut off_pos)?;
+                let dist = read_varint::<PEXT>(&s.offsets, &mut off_pos)?;
                 history.push(dist);
                 (dist, len)
             }
@@ -312,22 +506,26 @@ pub fn decode_block(
                 continue;
             }
         };
-        // the checks of aceapex_device::lz::check_match, in its order
-        if dist == 0 || dist > frame.window || dist as usize > cur - frame.src_floor {
-            return Err(Status::BadDistance);
-        }
-        let (dist, len) = (dist as usize, len as usize);
-        if len > end - cur {
-            return Err(Status::OutputOverrun);
-        }
-        if end - cur >= len + WILD_COPY_MARGIN {
+        let (d, l) = (dist as usize, len as usize);
+        // The common path tests 1 <= dist <= min(window, cur - src_floor) and room for the
+        // spilling copy at once; anything else takes the reference's checks in its order.
+        if d.wrapping_sub(1) < (frame.window as usize).min(cur - frame.src_floor)
+            && l + WILD_COPY_MARGIN <= end - cur
+        {
             // SAFETY: cur + len + WILD_COPY_MARGIN <= end <= out.len(), 1 <= dist <= cur
             // (dist <= cur - src_floor), len >= MATCH_BASE >= 1.
-            unsafe { copy_match_wild(out.as_mut_ptr(), cur, dist, len) };
+            unsafe { copy_match_wild(out.as_mut_ptr(), cur, d, l) };
         } else {
-            copy_match(out, cur - dist, cur, len);
+            // the checks of aceapex_device::lz::check_match, in its order
+            if dist == 0 || dist > frame.window || d > cur - frame.src_floor {
+                return Err(Status::BadDistance);
+            }
+            if l > end - cur {
+                return Err(Status::OutputOverrun);
+            }
+            copy_match(out, cur - d, cur, l);
         }
-        cur += len;
+        cur += l;
     }
     if cur != end || lit_pos != lit_len || len_pos != s.lengths.len || off_pos != s.offsets.len {
         return Err(Status::Trailing);
@@ -359,12 +557,32 @@ mod tests {
             let p = Padded::new(&buf, len).unwrap();
             let (mut a, mut b) = (start, start);
             let want = crate::device::lz::read_varint(&bytes, &mut a);
-            let got = read_varint(&p, &mut b);
+            let got = read_varint::<false>(&p, &mut b);
             assert_eq!(got, want, "{bytes:02x?} from {start}");
             if want.is_ok() {
                 assert_eq!(a, b);
             }
+            #[cfg(target_arch = "x86_64")]
+            if fast_pext() {
+                let mut c = start;
+                // SAFETY: fast_pext checked BMI1/BMI2.
+                let got = unsafe { read_varint_bmi2(&p, &mut c) };
+                assert_eq!(got, want, "pext: {bytes:02x?} from {start}");
+                if want.is_ok() {
+                    assert_eq!(a, c);
+                }
+            }
         }
+    }
+
+    /// [`read_varint`] with `pext`.
+    ///
+    /// # Safety
+    /// The CPU must support BMI1 and BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2")]
+    unsafe fn read_varint_bmi2(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
+        read_varint::<true>(s, pos)
     }
 
     #[test]

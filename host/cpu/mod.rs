@@ -331,19 +331,148 @@ mod tests {
                 offsets: p(2),
                 commands: p(3),
             };
-            let mut got = init.clone();
-            let r_fast = lz::decode_block(&fs, &mut got, &frame);
-
-            assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
-            // never a byte outside the block
-            assert_eq!(got[..dst_start], init[..dst_start]);
-            assert_eq!(got[dst_end..], init[dst_end..]);
-            if r_ref.is_ok() {
-                assert_eq!(got, want);
-                ok += 1;
+            for variant in 0..3 {
+                let mut got = init.clone();
+                let r_fast = match variant {
+                    0 => lz::decode_block(&fs, &mut got, &frame),
+                    v => lz::decode_block_portable(&fs, &mut got, &frame, v == 1),
+                };
+                assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
+                // never a byte outside the block
+                assert_eq!(got[..dst_start], init[..dst_start]);
+                assert_eq!(got[dst_end..], init[dst_end..]);
+                if r_ref.is_ok() {
+                    assert_eq!(got, want);
+                }
             }
+            ok += r_ref.is_ok() as usize;
         }
         assert!(ok > 1000, "too few valid random blocks ({ok}) to mean much");
+    }
+
+    /// Runs the fast and the reference match layer on the same streams and frame over the
+    /// same random buffer of `total` bytes; checks status, bytes, and that nothing outside
+    /// the block changed. Returns whether the block decoded.
+    fn fast_vs_reference_block(
+        r: &mut Rng,
+        s: &[Vec<u8>; 4],
+        total: usize,
+        frame: BlockFrame,
+    ) -> bool {
+        let init: Vec<u8> = (0..total).map(|_| r.next_u64() as u8).collect();
+        let mut want = init.clone();
+        let rs = BlockStreams {
+            literals: &s[0],
+            lengths: &s[1],
+            offsets: &s[2],
+            commands: &s[3],
+        };
+        let r_ref = ref_lz::decode_block(rs, &mut want, &frame);
+        let padded: Vec<Vec<u8>> = s
+            .iter()
+            .map(|v| [v.as_slice(), &[0x5A; STREAM_PAD]].concat())
+            .collect();
+        let p = |k: usize| Padded::new(&padded[k], s[k].len()).unwrap();
+        let fs = PaddedStreams {
+            literals: p(0),
+            lengths: p(1),
+            offsets: p(2),
+            commands: p(3),
+        };
+        // the dispatched path (pext varints on this CPU when it has a fast pext, the loop
+        // for the block's command density) and the portable one with either loop
+        for variant in 0..3 {
+            let mut got = init.clone();
+            let r_fast = match variant {
+                0 => lz::decode_block(&fs, &mut got, &frame),
+                v => lz::decode_block_portable(&fs, &mut got, &frame, v == 1),
+            };
+            assert_eq!(
+                r_fast, r_ref,
+                "status differs, frame {frame:?}, variant {variant}"
+            );
+            assert_eq!(got[..frame.dst_start], init[..frame.dst_start]);
+            assert_eq!(got[frame.dst_end..], init[frame.dst_end..]);
+            if r_ref.is_ok() {
+                assert_eq!(got, want);
+            }
+        }
+        r_ref.is_ok()
+    }
+
+    /// Text-like blocks (short runs, many matches right after matches, runs that are not
+    /// there) whose end falls anywhere in the last commands, so the spilling fast path and
+    /// the exact one meet at every distance from the block's end; some distances are hostile
+    /// (0, beyond the window, before the source floor), some varints overlong or broken.
+    #[test]
+    fn fast_match_layer_matches_reference_near_the_end_and_on_bad_matches() {
+        let mut r = Rng::new(0x3C6E_F372_FE94_F82B);
+        let mut ok = 0;
+        for _ in 0..40_000 {
+            let room = r.below(48) as usize; // bytes between the source floor and the block
+            let window = [u32::MAX, u32::MAX, 4096, 1 + r.below(40) as u32][r.below(4) as usize];
+            let (mut lits, mut lens, mut offs, mut cmds) =
+                (vec![], vec![], vec![], vec![CMD_RESET]);
+            let mut pos = 0usize;
+            for _ in 0..r.below(30) {
+                if r.below(3) == 0 {
+                    let n = [r.below(8), r.below(40), r.below(128)][r.below(3) as usize] as u8;
+                    cmds.push(n);
+                    lits.extend((0..=n).map(|_| r.next_u64() as u8));
+                    pos += n as usize + 1;
+                }
+                let reach = (pos + room) as u64;
+                if r.below(5) == 0 {
+                    // a repeat, sometimes with a length varint
+                    let c = 0x80 | r.below(64) as u8;
+                    cmds.push(c);
+                    let mut len = MATCH_BASE as usize + (c & 0x0F) as usize;
+                    if c & 0x0F == 0x0F {
+                        let extra = r.below(100) as u32;
+                        varint(extra, &mut lens);
+                        len += extra as usize;
+                    }
+                    pos += len;
+                    continue;
+                }
+                let d = match r.below(40) {
+                    0 => 0,
+                    1 => reach + 1,
+                    2 => window as u64 + 1,
+                    3..=5 => 1 + r.below(reach.clamp(1, 16)),
+                    _ => 1 + r.below(reach.max(1)),
+                } as u32;
+                if r.below(200) == 0 {
+                    offs.extend_from_slice(&[0x80 | r.below(128) as u8, 0x80, 0x80, 0x80, 0x1F]);
+                } else if r.below(30) == 0 {
+                    offs.extend_from_slice(&[0x80 | d as u8, 0x80, 0x00]); // overlong, valid
+                } else {
+                    varint(d, &mut offs);
+                }
+                if r.below(8) == 0 {
+                    cmds.push(CMD_MATCH_LONG);
+                    let extra = r.below(90) as u32;
+                    varint(extra, &mut lens);
+                    pos += (extra + MATCH_BASE) as usize;
+                } else {
+                    let c = 0xC0 + r.below(62) as u8;
+                    cmds.push(c);
+                    pos += (c & 0x3F) as usize + MATCH_BASE as usize;
+                }
+            }
+            let dst_start = room + r.below(64) as usize;
+            let cut = [0, r.below(pos.min(96) as u64 + 1) as usize][r.below(2) as usize];
+            let dst_end = dst_start + pos - cut + [0, 0, 1, 2][r.below(4) as usize];
+            let total = dst_end + r.below(40) as usize;
+            let frame = BlockFrame {
+                dst_start,
+                dst_end,
+                src_floor: dst_start - room,
+                window,
+            };
+            ok += fast_vs_reference_block(&mut r, &[lits, lens, offs, cmds], total, frame) as usize;
+        }
+        assert!(ok > 2000, "too few valid blocks ({ok})");
     }
 
     fn block_statuses(packed: &[u8], fast: bool) -> Vec<Result<Vec<u8>, DecodeError>> {

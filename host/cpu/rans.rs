@@ -22,6 +22,11 @@
 //! than one AVX2 vector, whose single dependency chain is long); any other count uses the tail
 //! loop throughout. Renormalisation is a `select_unpredictable` (cmov): as a branch it
 //! mispredicts about every other symbol.
+//!
+//! Slices of several blocks decoded together ([`SliceDecoder::fast_rows_together`]) advance
+//! row by row in lock step: 8-, 16- and 24-lane slices one to three AVX2 vectors each, 4-lane
+//! slices two per vector (each half with its own table, words and output), 1- and 2-lane
+//! slices scalar.
 
 use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
 use crate::device::rans;
@@ -156,17 +161,19 @@ impl<'a> SliceDecoder<'a> {
 
     /// Decodes whole rows of several slices at once, interleaving their rows so that their
     /// independent dependency chains overlap (one 8-lane slice is one AVX2 vector: its chain
-    /// alone leaves the core idle most of the time). Slices with 8 or 16 lanes are taken in
-    /// groups of up to four (8 lanes) or two (16 lanes); each group advances by the rows all
-    /// its slices can decode without checks ([`rows_fit`]). Afterwards every slice continues on
-    /// its own ([`Self::fast_rows`], [`Self::finish`]), so the outcome, bytes and [`Status`],
-    /// is the same as decoding each slice alone. Without AVX2 this does nothing.
+    /// alone leaves the core idle most of the time). Slices with 8, 16 or 24 lanes are taken
+    /// in groups of up to four (8 lanes) or two (16, 24 lanes), 4-lane slices in groups of up
+    /// to eight, two per AVX2 vector (without AVX2: two, scalar), 1- and 2-lane slices up to
+    /// four (scalar); each group advances by the rows all its slices can decode without
+    /// checks ([`rows_fit`]). Afterwards every slice continues on its own
+    /// ([`Self::fast_rows`], [`Self::finish`]), so the outcome, bytes and [`Status`], is the
+    /// same as decoding each slice alone. Without AVX2 only the scalar groups run.
     pub fn fast_rows_together(decs: &mut [SliceDecoder<'a>]) {
         #[cfg(target_arch = "x86_64")]
         let avx2 = std::is_x86_feature_detected!("avx2");
         #[cfg(not(target_arch = "x86_64"))]
         let avx2 = false;
-        for lanes in [1, 2, 4, 8, 16] {
+        for lanes in [1, 2, 4, 8, 16, 24] {
             if lanes >= 8 && !avx2 {
                 continue;
             }
@@ -183,6 +190,21 @@ impl<'a> SliceDecoder<'a> {
                     (2, [a, b, c, d, ..]) => scalar_rows_multi::<4, 2>([a, b, c, d]),
                     (2, [a, b, c]) => scalar_rows_multi::<3, 2>([a, b, c]),
                     (2, [a, b]) => scalar_rows_multi::<2, 2>([a, b]),
+                    // SAFETY (4 lanes with AVX2): AVX2 checked; the lane counts match.
+                    #[cfg(target_arch = "x86_64")]
+                    (4, [a, b, c, d, e, f, g, h, ..]) if avx2 => unsafe {
+                        avx2::rows_pairs4::<4, 8>([a, b, c, d, e, f, g, h])
+                    },
+                    #[cfg(target_arch = "x86_64")]
+                    (4, [a, b, c, d, e, f, ..]) if avx2 => unsafe {
+                        avx2::rows_pairs4::<3, 6>([a, b, c, d, e, f])
+                    },
+                    #[cfg(target_arch = "x86_64")]
+                    (4, [a, b, c, d, ..]) if avx2 => unsafe {
+                        avx2::rows_pairs4::<2, 4>([a, b, c, d])
+                    },
+                    #[cfg(target_arch = "x86_64")]
+                    (4, [a, b, ..]) if avx2 => unsafe { avx2::rows_pairs4::<1, 2>([a, b]) },
                     (4, [a, b, ..]) => scalar_rows_multi::<2, 4>([a, b]),
                     // SAFETY (8 and 16 lanes): AVX2 checked above; the lane counts match.
                     #[cfg(target_arch = "x86_64")]
@@ -195,6 +217,8 @@ impl<'a> SliceDecoder<'a> {
                     // vectors no longer fit the registers.)
                     #[cfg(target_arch = "x86_64")]
                     (16, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 2>([a, b]) },
+                    #[cfg(target_arch = "x86_64")]
+                    (24, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 3>([a, b]) },
                     _ => break,
                 }
             }
@@ -628,6 +652,180 @@ mod avx2 {
             d.done += r * n;
         }
     }
+
+    /// `PERM2[m][j]`: for the renormalisation mask `m` of a vector holding two 4-lane slices
+    /// (lanes 0-3 the first, 4-7 the second), the index of the word lane `j` takes among the
+    /// first slice's next 4 words (indices 0-3) followed by the second slice's (4-7).
+    static PERM2: [[u32; 8]; 256] = {
+        let mut t = [[0u32; 8]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let mut j = 0;
+            let (mut ka, mut kb) = (0u32, 4u32);
+            while j < 8 {
+                if j < 4 {
+                    t[m][j] = ka;
+                    if m >> j & 1 == 1 {
+                        ka += 1;
+                    }
+                } else {
+                    t[m][j] = kb;
+                    if m >> j & 1 == 1 {
+                        kb += 1;
+                    }
+                }
+                j += 1;
+            }
+            m += 1;
+        }
+        t
+    };
+
+    /// The eight table entries of a vector of two 4-lane slices: lanes 0-3 from `slots_a`,
+    /// 4-7 from `slots_b` (scalar loads, as [`lookup`]).
+    ///
+    /// # Safety
+    /// Every lane of `idx` must be a valid index into the 4096-entry tables.
+    #[inline(always)]
+    unsafe fn lookup2(slots_a: *const i32, slots_b: *const i32, idx: __m256i) -> __m256i {
+        let lo = _mm256_castsi256_si128(idx);
+        let hi = _mm256_extracti128_si256::<1>(idx);
+        let q = [
+            _mm_cvtsi128_si64(lo) as u64,
+            _mm_extract_epi64::<1>(lo) as u64,
+            _mm_cvtsi128_si64(hi) as u64,
+            _mm_extract_epi64::<1>(hi) as u64,
+        ];
+        // SAFETY: caller's contract: each 32-bit half of q is an index below 4096.
+        let at = |i: usize| unsafe {
+            let base = if i < 4 { slots_a } else { slots_b };
+            *base.add(if i.is_multiple_of(2) {
+                q[i / 2] as u32
+            } else {
+                (q[i / 2] >> 32) as u32
+            } as usize)
+        };
+        _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7))
+    }
+
+    /// Whole rows of `S = 2 * P` slices of 4 lanes each, two slices per AVX2 vector (slice
+    /// `2v` in lanes 0-3 of vector `v`, slice `2v + 1` in lanes 4-7), each with its own
+    /// table, words and output, for as long as every slice has a whole row left and the
+    /// words for it ([`rows_fit`]). Lanes of one slice take words in lane order, as in
+    /// [`rows`]; the outcome per slice is that of the slice alone.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2. Every slice must have 4 lanes (asserted); `S == 2 * P`
+    /// (checked at compile time).
+    // indices run over several parallel per-slice arrays at once
+    #[allow(clippy::needless_range_loop)]
+    #[target_feature(enable = "avx2,popcnt")]
+    pub unsafe fn rows_pairs4<const P: usize, const S: usize>(
+        decs: [&mut super::SliceDecoder<'_>; S],
+    ) {
+        const { assert!(S == 2 * P && P >= 1) };
+        let mut rows = usize::MAX;
+        for d in decs.iter() {
+            assert!(d.lanes == 4, "rows_pairs4: lane count");
+            rows = rows.min(d.left() / 4);
+        }
+        let mut x = [_mm256_setzero_si256(); P];
+        let mut w = [0usize; S];
+        let mut nwords = [0usize; S];
+        let mut wbase = [std::ptr::null::<u8>(); S];
+        let mut slots = [std::ptr::null::<i32>(); S];
+        let mut out = [std::ptr::null_mut::<u8>(); S];
+        for s in 0..S {
+            let d = &mut *decs[s];
+            w[s] = d.wp;
+            nwords[s] = d.words.len() / 2;
+            wbase[s] = d.words.as_ptr();
+            slots[s] = d.table.slots.as_ptr() as *const i32;
+            // SAFETY: done <= out.len(); the pointer stays inside (or one past) `out`.
+            out[s] = unsafe { d.out.as_mut_ptr().add(d.done) };
+        }
+        for v in 0..P {
+            let (a, b) = (&decs[2 * v].states, &decs[2 * v + 1].states);
+            // SAFETY: lanes 0..4 lie inside each 32-entry state array.
+            x[v] = unsafe {
+                _mm256_setr_m128i(
+                    _mm_loadu_si128(a.as_ptr() as *const __m128i),
+                    _mm_loadu_si128(b.as_ptr() as *const __m128i),
+                )
+            };
+        }
+        let mask12 = _mm256_set1_epi32((PROB_SCALE - 1) as i32);
+        let fmask = _mm256_set1_epi32(0xFFF);
+        let one = _mm256_set1_epi32(1);
+        let zero = _mm256_setzero_si256();
+        // byte 0 of each 32-bit lane to the low 4 bytes of each 128-bit half
+        let pick = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let mut r = 0;
+        'rows: while r < rows {
+            for s in 0..S {
+                if !rows_fit(nwords[s], w[s], 4) {
+                    break 'rows;
+                }
+            }
+            for v in 0..P {
+                let (sa, sb) = (2 * v, 2 * v + 1);
+                let xs = x[v];
+                // SAFETY: every index is masked to PROB_SCALE - 1 < 4096.
+                let e = unsafe { lookup2(slots[sa], slots[sb], _mm256_and_si256(xs, mask12)) };
+                let freq =
+                    _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32::<8>(e), fmask), one);
+                let nv = _mm256_add_epi32(
+                    _mm256_mullo_epi32(freq, _mm256_srli_epi32::<12>(xs)),
+                    _mm256_srli_epi32::<20>(e),
+                );
+                const _: () = assert!(RANS_L == 1 << 16);
+                let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(nv), zero);
+                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
+                // SAFETY: this row started with at least 4 words left in each slice
+                // (rows_fit), so the 4 words (8 bytes) from each w lie inside its `words`.
+                let raw = unsafe {
+                    _mm_unpacklo_epi64(
+                        _mm_loadl_epi64(wbase[sa].add(2 * w[sa]) as *const __m128i),
+                        _mm_loadl_epi64(wbase[sb].add(2 * w[sb]) as *const __m128i),
+                    )
+                };
+                // SAFETY: m < 256 indexes PERM2; the row is 32 bytes.
+                let perm = unsafe { _mm256_loadu_si256(PERM2.as_ptr().add(m) as *const __m256i) };
+                let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
+                let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(nv), wv);
+                x[v] = _mm256_blendv_epi8(nv, renorm, need);
+                w[sa] += (m & 0xF).count_ones() as usize;
+                w[sb] += (m >> 4).count_ones() as usize;
+                let syms = _mm256_shuffle_epi8(e, pick);
+                let sym_a = _mm_cvtsi128_si32(_mm256_castsi256_si128(syms)) as u32;
+                let sym_b = _mm_cvtsi128_si32(_mm256_extracti128_si256::<1>(syms)) as u32;
+                // SAFETY: r < rows <= (out.len() - done) / 4 for both slices: row r writes
+                // bytes 4r .. 4r + 4 after `done`, inside each `out`; the outputs are distinct
+                // buffers.
+                unsafe {
+                    out[sa].add(4 * r).cast::<u32>().write_unaligned(sym_a);
+                    out[sb].add(4 * r).cast::<u32>().write_unaligned(sym_b);
+                }
+            }
+            r += 1;
+        }
+        for v in 0..P {
+            let lo = _mm256_castsi256_si128(x[v]);
+            let hi = _mm256_extracti128_si256::<1>(x[v]);
+            // SAFETY: lanes 0..4 lie inside each 32-entry state array.
+            unsafe {
+                _mm_storeu_si128(decs[2 * v].states.as_mut_ptr() as *mut __m128i, lo);
+                _mm_storeu_si128(decs[2 * v + 1].states.as_mut_ptr() as *mut __m128i, hi);
+            }
+        }
+        for (s, d) in decs.into_iter().enumerate() {
+            d.wp = w[s];
+            d.done += r * 4;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -704,10 +902,35 @@ mod tests {
 
     #[test]
     fn slices_decoded_together_match_the_reference() {
-        let mut r = Rng::new(0xC2B2_AE3D_27D4_EB4F);
-        for round in 0..300 {
+        together_vs_reference(
+            0xC2B2_AE3D_27D4_EB4F,
+            300,
+            9,
+            &[1, 2, 4, 8, 16, 16, 8, 32, 3],
+        );
+    }
+
+    /// Mostly 4-lane slices (two per AVX2 vector, up to four vectors: `avx2::rows_pairs4`)
+    /// and 24-lane slices (in pairs), with 16- and 1-lane ones among them: the lane mix of
+    /// text and DNA blocks.
+    #[test]
+    fn paired_four_lane_and_24_lane_slices_match_the_reference() {
+        together_vs_reference(
+            0x94D0_49BB_1331_11EB,
+            400,
+            12,
+            &[4, 4, 4, 4, 24, 24, 16, 1, 4],
+        );
+    }
+
+    /// Decodes 1 to `max_slices` random slices (valid and damaged: bit flips, truncation, a
+    /// wrong length) with lane counts drawn from `lane_choices` together ([`SliceDecoder::fast_rows_together`],
+    /// then each alone) and checks every slice's status and bytes against the reference.
+    fn together_vs_reference(seed: u64, rounds: usize, max_slices: u64, lane_choices: &[usize]) {
+        let mut r = Rng::new(seed);
+        for round in 0..rounds {
             let alpha = [2u64, 4, 20, 256][round % 4];
-            let count_slices = 1 + r.below(9) as usize;
+            let count_slices = 1 + r.below(max_slices) as usize;
             let mut cases = Vec::new();
             for _ in 0..count_slices {
                 let n = r.below([300u64, 3000, 20000][round % 3]) as usize;
@@ -718,7 +941,7 @@ mod tests {
                 count(&mut h, &data);
                 h[0] += 1; // a table even for an empty slice
                 let ft = FreqTable::from_histogram(&h).unwrap();
-                let lanes = [1usize, 2, 4, 8, 16, 16, 8, 32, 3][r.below(9) as usize];
+                let lanes = lane_choices[r.below(lane_choices.len() as u64) as usize];
                 let mut enc = Vec::new();
                 encode_slice(&data, lanes, &ft, &ft.cumulative(), &mut enc);
                 // damage some: flips, truncation, a wrong length
