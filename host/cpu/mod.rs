@@ -309,43 +309,7 @@ mod tests {
                 src_floor,
                 window,
             };
-            let init: Vec<u8> = (0..total).map(|_| r.next_u64() as u8).collect();
-
-            let mut want = init.clone();
-            let rs = BlockStreams {
-                literals: &s[0],
-                lengths: &s[1],
-                offsets: &s[2],
-                commands: &s[3],
-            };
-            let r_ref = ref_lz::decode_block(rs, &mut want, &frame);
-
-            let padded: Vec<Vec<u8>> = s
-                .iter()
-                .map(|v| [v.as_slice(), &[0xA5; STREAM_PAD]].concat())
-                .collect();
-            let p = |k: usize| Padded::new(&padded[k], s[k].len()).unwrap();
-            let fs = PaddedStreams {
-                literals: p(0),
-                lengths: p(1),
-                offsets: p(2),
-                commands: p(3),
-            };
-            for variant in 0..3 {
-                let mut got = init.clone();
-                let r_fast = match variant {
-                    0 => lz::decode_block(&fs, &mut got, &frame),
-                    v => lz::decode_block_portable(&fs, &mut got, &frame, v == 1),
-                };
-                assert_eq!(r_fast, r_ref, "status differs, frame {frame:?}");
-                // never a byte outside the block
-                assert_eq!(got[..dst_start], init[..dst_start]);
-                assert_eq!(got[dst_end..], init[dst_end..]);
-                if r_ref.is_ok() {
-                    assert_eq!(got, want);
-                }
-            }
-            ok += r_ref.is_ok() as usize;
+            ok += fast_vs_reference_block(&mut r, &s, total, frame) as usize;
         }
         assert!(ok > 1000, "too few valid random blocks ({ok}) to mean much");
     }

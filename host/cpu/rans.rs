@@ -415,15 +415,20 @@ mod avx2 {
     use crate::device::format::{DecodeTable, PROB_SCALE, RANS_L};
     use std::arch::x86_64::*;
 
-    /// `PERM[m][j]`: for renormalisation mask `m` of 8 lanes, the index among the next 8 words
-    /// of the word lane `j` takes (the number of set bits of `m` below bit `j`).
-    static PERM: [[u32; 8]; 256] = {
+    /// Word-rank rows for 8 lanes split into slices of `width` lanes (8: one slice, 4: two):
+    /// `t[m][j]` is, for renormalisation mask `m`, the index lane `j` takes among the next
+    /// words, which come slice by slice (`width` words reserved per slice): the slice's first
+    /// word index plus the number of set bits of `m` below `j` within lane `j`'s slice.
+    const fn word_ranks(width: usize) -> [[u32; 8]; 256] {
         let mut t = [[0u32; 8]; 256];
         let mut m = 0;
         while m < 256 {
             let mut j = 0;
             let mut k = 0u32;
             while j < 8 {
+                if j % width == 0 {
+                    k = j as u32;
+                }
                 t[m][j] = k;
                 if m >> j & 1 == 1 {
                     k += 1;
@@ -433,7 +438,11 @@ mod avx2 {
             m += 1;
         }
         t
-    };
+    }
+
+    /// `PERM[m][j]`: for renormalisation mask `m` of 8 lanes, the index among the next 8 words
+    /// of the word lane `j` takes (the number of set bits of `m` below bit `j`).
+    static PERM: [[u32; 8]; 256] = word_ranks(8);
 
     /// The eight table entries `slots[idx[j]]`.
     ///
@@ -446,23 +455,8 @@ mod avx2 {
     /// Every lane of `idx` must be a valid index into the 4096-entry table at `slots`.
     #[inline(always)]
     unsafe fn lookup(slots: *const i32, idx: __m256i) -> __m256i {
-        let lo = _mm256_castsi256_si128(idx);
-        let hi = _mm256_extracti128_si256::<1>(idx);
-        let q = [
-            _mm_cvtsi128_si64(lo) as u64,
-            _mm_extract_epi64::<1>(lo) as u64,
-            _mm_cvtsi128_si64(hi) as u64,
-            _mm_extract_epi64::<1>(hi) as u64,
-        ];
-        // SAFETY: caller's contract: each 32-bit half of q is an index below 4096.
-        let at = |i: usize| unsafe {
-            *slots.add(if i.is_multiple_of(2) {
-                q[i / 2] as u32
-            } else {
-                (q[i / 2] >> 32) as u32
-            } as usize)
-        };
-        _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7))
+        // SAFETY: forwarded; both halves index the same table.
+        unsafe { lookup2(slots, slots, idx) }
     }
 
     /// Whole rows with `8 * V` lanes, eight lanes per AVX2 vector.
@@ -656,30 +650,7 @@ mod avx2 {
     /// `PERM2[m][j]`: for the renormalisation mask `m` of a vector holding two 4-lane slices
     /// (lanes 0-3 the first, 4-7 the second), the index of the word lane `j` takes among the
     /// first slice's next 4 words (indices 0-3) followed by the second slice's (4-7).
-    static PERM2: [[u32; 8]; 256] = {
-        let mut t = [[0u32; 8]; 256];
-        let mut m = 0;
-        while m < 256 {
-            let mut j = 0;
-            let (mut ka, mut kb) = (0u32, 4u32);
-            while j < 8 {
-                if j < 4 {
-                    t[m][j] = ka;
-                    if m >> j & 1 == 1 {
-                        ka += 1;
-                    }
-                } else {
-                    t[m][j] = kb;
-                    if m >> j & 1 == 1 {
-                        kb += 1;
-                    }
-                }
-                j += 1;
-            }
-            m += 1;
-        }
-        t
-    };
+    static PERM2: [[u32; 8]; 256] = word_ranks(4);
 
     /// The eight table entries of a vector of two 4-lane slices: lanes 0-3 from `slots_a`,
     /// 4-7 from `slots_b` (scalar loads, as [`lookup`]).

@@ -774,49 +774,36 @@ pub(super) fn parse(
             hmask,
             trials,
         };
+        // the same parse over u16 or u32 chain tables (a macro: the two are different types)
+        macro_rules! parse_with {
+            ($head:expr, $prev:expr) => {{
+                let (head, prev) = chain_tables($head, $prev, hsize, ring);
+                parse_blocks(
+                    data,
+                    &seg,
+                    block_size,
+                    params,
+                    tuning,
+                    progress,
+                    cfg,
+                    cm,
+                    &hist_counts,
+                    min_match,
+                    window,
+                    &tables,
+                    head,
+                    prev,
+                    val,
+                    litsum,
+                    opt,
+                )
+            }};
+        }
         // every stored entry is at most n (position + 1)
         if n <= u16::MAX as usize {
-            let (head, prev) = chain_tables(head16, prev16, hsize, ring);
-            parse_blocks(
-                data,
-                &seg,
-                block_size,
-                params,
-                tuning,
-                progress,
-                cfg,
-                cm,
-                &hist_counts,
-                min_match,
-                window,
-                &tables,
-                head,
-                prev,
-                val,
-                litsum,
-                opt,
-            )
+            parse_with!(head16, prev16)
         } else {
-            let (head, prev) = chain_tables(head, prev, hsize, ring);
-            parse_blocks(
-                data,
-                &seg,
-                block_size,
-                params,
-                tuning,
-                progress,
-                cfg,
-                cm,
-                &hist_counts,
-                min_match,
-                window,
-                &tables,
-                head,
-                prev,
-                val,
-                litsum,
-                opt,
-            )
+            parse_with!(head, prev)
         }
     })
 }
