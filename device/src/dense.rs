@@ -258,31 +258,50 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             }
         }
         sync();
-        let k = warp as usize;
-        if k == STREAM_LENGTHS || k == STREAM_OFFSETS {
-            let region = if k == STREAM_LENGTHS {
-                PTR_OFF
-            } else {
-                PTR_OFF + LENB_CAP
-            };
-            // SAFETY: a layout offset inside SMEM_BYTES.
-            let bytes = unsafe { s.base.add(region) };
-            let (vals, cap, ctl) = if k == STREAM_LENGTHS {
-                (s.lenv(), LENV_CAP, C_NLENV)
-            } else {
-                (s.offv(), OFFV_CAP, C_NOFFV)
-            };
-            let st = varints_to_values(
-                bytes,
-                e.decoded_len[k] as usize,
-                vals,
-                cap,
-                lane,
-                s.ctrl(ctl),
-            );
-            if st != Status::Ok && lane == 0 {
-                set_status(&s, st);
+        // varints to values: the lengths by warp 0, the offsets split over the other warps
+        // (each counts the varints ending in its chunk, then converts them after a barrier)
+        let (k, part, parts) = if warp == 0 {
+            (STREAM_LENGTHS, 0, 1)
+        } else {
+            (STREAM_OFFSETS, warp as usize - 1, WARPS - 1)
+        };
+        let region = if k == STREAM_LENGTHS {
+            PTR_OFF
+        } else {
+            PTR_OFF + LENB_CAP
+        };
+        // SAFETY: a layout offset inside SMEM_BYTES.
+        let bytes = unsafe { s.base.add(region) };
+        let n = e.decoded_len[k] as usize;
+        let (c0, c1) = varint_chunk(n, parts, part);
+        let ends = count_varint_ends(bytes, c0, c1, lane);
+        if lane == 0 {
+            // SAFETY: this warp's control word (W_LEN words are free until the parse).
+            unsafe { *s.ctrl(W_LEN + warp as usize) = ends };
+        }
+        sync();
+        let first = if k == STREAM_LENGTHS { 0 } else { 1 };
+        let mut before = 0u32;
+        let mut total = 0u32;
+        for w in first..first + parts {
+            let c = ctrl_get(&s, W_LEN + w);
+            if w < warp as usize {
+                before += c;
             }
+            total += c;
+        }
+        let (vals, cap, ctl) = if k == STREAM_LENGTHS {
+            (s.lenv(), LENV_CAP, C_NLENV)
+        } else {
+            (s.offv(), OFFV_CAP, C_NOFFV)
+        };
+        let st = varints_to_values(bytes, n, c0, c1, before as usize, vals, cap, lane);
+        if st != Status::Ok && lane == 0 {
+            set_status(&s, st);
+        }
+        if part == 0 && lane == 0 {
+            // SAFETY: a shared control word.
+            unsafe { *s.ctrl(ctl) = total };
         }
         sync();
         // SAFETY: shared control word, written before the barrier.
@@ -345,7 +364,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
 ///
 /// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
 /// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
-/// 16-lane literal slice, a 1-lane command slice and a 1-lane offset slice in one round), so
+/// 24-lane literal slice, a 1-lane command slice and a 1-lane offset slice in one round; the
+/// encoder picks lane counts that fit one round, `entropy::block_lanes`), so
 /// the state chains of the slices advance in the same steps. Raw slices are copied by the
 /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
 /// decoder reports it); the host zeroes the status words first. (Packing two blocks per warp
@@ -729,30 +749,61 @@ fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut 
     st
 }
 
-/// Turns `n` varint bytes at `bytes` into values at `vals` (at most `cap`), storing the
-/// count in `*count`. Checks FORMAT.md §4.2: at most 5 bytes, fits u32, no cut-off varint.
+/// The byte range `[c0, c1)` of `n` varint bytes that chunk `part` of `parts` takes: equal
+/// multiples of 32 bytes (one warp step each), the last chunk shorter or empty.
+#[inline(always)]
+fn varint_chunk(n: usize, parts: usize, part: usize) -> (usize, usize) {
+    let per = n.div_ceil(32 * parts) * 32;
+    let c0 = core::cmp::min(part * per, n);
+    (c0, core::cmp::min(c0 + per, n))
+}
+
+/// How many varints end in bytes `[c0, c1)` (bytes with the continuation bit clear), by the
+/// warp.
+#[inline(always)]
+fn count_varint_ends(bytes: *const u8, c0: usize, c1: usize, lane: u32) -> u32 {
+    let mut ends = 0u32;
+    let mut base = c0;
+    while base < c1 {
+        let i = base + lane as usize;
+        // SAFETY: i < c1 <= n bytes of the region.
+        let is_end = i < c1 && unsafe { *bytes.add(i) } & 0x80 == 0;
+        ends += ballot(is_end).count_ones();
+        base += 32;
+    }
+    ends
+}
+
+/// Turns the varints ending in bytes `[c0, c1)` of the `n` varint bytes at `bytes` into
+/// values: the one ending at byte `i` is value number `first` + (varints ending in
+/// `[c0, i)`), stored at `vals` (at most `cap`). A varint may start in an earlier chunk (the
+/// look-back reads the bytes before `c0`). Checks FORMAT.md §4.2: at most 5 bytes, fits u32,
+/// no cut-off varint at the end of the stream.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn varints_to_values(
     bytes: *const u8,
     n: usize,
+    c0: usize,
+    c1: usize,
+    first: usize,
     vals: *mut u32,
     cap: usize,
     lane: u32,
-    count: *mut u32,
 ) -> Status {
     let below = (1u32 << lane) - 1;
-    let mut base = 0usize;
-    let mut idx = 0usize;
+    let mut base = c0;
+    let mut idx = first;
     let mut bad = false;
-    while base < n {
+    while base < c1 {
         let i = base + lane as usize;
-        // SAFETY: i < n bytes of the region.
-        let byte = if i < n {
+        // SAFETY: i < c1 <= n bytes of the region.
+        let byte = if i < c1 {
             unsafe { *bytes.add(i) }
         } else {
             0x80
         };
-        let is_end = i < n && byte & 0x80 == 0;
+        let is_end = i < c1 && byte & 0x80 == 0;
         let m = ballot(is_end);
         if is_end {
             // look back over at most 4 continuation bytes
@@ -784,16 +835,13 @@ fn varints_to_values(
         idx += m.count_ones() as usize;
         base += 32;
     }
-    // SAFETY: n >= 1 was checked before reading the last byte.
-    if n > 0 && unsafe { *bytes.add(n - 1) } & 0x80 != 0 {
+    // the stream's last byte must end a varint (checked by the chunk holding it)
+    // SAFETY: n >= 1 and n - 1 < c1 <= n.
+    if n > 0 && c1 == n && c0 < n && unsafe { *bytes.add(n - 1) } & 0x80 != 0 {
         bad = true;
     }
     if ballot(bad) != 0 {
         return Status::BadVarint;
-    }
-    if lane == 0 {
-        // SAFETY: a shared control word.
-        unsafe { *count = idx as u32 };
     }
     Status::Ok
 }
