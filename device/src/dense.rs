@@ -6,8 +6,9 @@
 //! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
 //!    a population count. The dense kernel loads the decoded streams into shared memory and
-//!    two warps turn the length and offset varints into values in parallel (continuation
-//!    bits -> ballot -> index of each varint).
+//!    turns the varints into values (continuation bits -> ballot -> index of each varint):
+//!    the lengths by warp 0, the offsets in chunks by the other seven warps, which first
+//!    count the varints ending in their chunks.
 //! 2. Parse, by the whole CTA: each warp takes a chunk of the commands, 32 per step. Pass A
 //!    counts varints per chunk, pass B gives each chunk's output and literal totals and its
 //!    repeat-history map; then every lane classifies its command, prefix sums over the lanes
