@@ -281,7 +281,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             unsafe { *s.ctrl(W_LEN + warp as usize) = ends };
         }
         sync();
-        let first = if k == STREAM_LENGTHS { 0 } else { 1 };
+        let first = warp as usize - part;
         let mut before = 0u32;
         let mut total = 0u32;
         for w in first..first + parts {
@@ -343,7 +343,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                             set_status(&s, r);
                         }
                     } else {
-                        write_out(&s, out, start, block_len, tid);
+                        // every pointer now names a literal: no chain is walked
+                        write_chased(&s, out, start, block_len, tid);
                     }
                     sync();
                 }
@@ -1497,11 +1498,11 @@ fn chase(ptr: *const u16, mut v: u16) -> Option<u16> {
     (v & 0x8000 != 0).then_some(v)
 }
 
-/// Stage 3 without pointer jumping: every byte follows its own pointer chain (at most
-/// [`CHASE_HOPS`] hops) to its literal, and the CTA writes the block with 4-byte coalesced
-/// stores. Returns `false` when one of this thread's chains was longer; the caller then
-/// resolves the block with [`resolve`] and writes it again with [`write_out`] (the bytes
-/// written here for such a chain are placeholders, never reported: the block is rewritten).
+/// Stage 3: every byte follows its own pointer chain (at most [`CHASE_HOPS`] hops) to its
+/// literal, and the CTA writes the block with 4-byte coalesced stores. Returns `false` when
+/// one of this thread's chains was longer; the caller then resolves the block with
+/// [`resolve`] and calls this again, when every pointer names a literal (the bytes written
+/// here for a longer chain are placeholders, never reported: the block is rewritten).
 /// Most chains are short (a literal, or a match whose source bytes are literals), so this
 /// reads each pointer about once instead of once per jumping round, and needs no barrier.
 fn write_chased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) -> bool {
@@ -1529,7 +1530,8 @@ fn write_chased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) ->
         for j in 0..4 {
             w |= byte(4 * q + j, &mut all) << (8 * j);
         }
-        // SAFETY: as in write_out: start + 4q is 4-aligned and start + block_len <= out_len.
+        // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
+        // in the 256-byte aligned output; start + block_len <= out_len.
         unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
         q += THREADS;
     }
@@ -1541,32 +1543,4 @@ fn write_chased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) ->
         i += THREADS;
     }
     all
-}
-
-/// Stage 3b: gather literals and write the block with 4-byte stores.
-#[inline(always)]
-fn write_out(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
-    let ptr = s.ptr();
-    let lit = s.lit();
-    let words = block_len / 4;
-    let mut q = tid;
-    while q < words {
-        let mut w: u32 = 0;
-        for j in 0..4 {
-            // SAFETY: 4q + j < block_len; literal indices were checked against the literal
-            // count during the parse.
-            let p = unsafe { *ptr.add((4 * q + j) as usize) };
-            w |= (unsafe { *lit.add((p & 0x7FFF) as usize) } as u32) << (8 * j);
-        }
-        // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
-        // in the 256-byte aligned output; start + block_len <= out_len.
-        unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
-        q += THREADS;
-    }
-    let mut i = words * 4 + tid;
-    while i < block_len {
-        let p = unsafe { *ptr.add(i as usize) };
-        unsafe { *out.add((start + i as u64) as usize) = *lit.add((p & 0x7FFF) as usize) };
-        i += THREADS;
-    }
 }
