@@ -182,9 +182,9 @@ impl FreqTable {
 
 /// Number of interleaved lanes the encoder would give a slice of `n` symbols on its own: about
 /// one lane per [`SYMBOLS_PER_LANE`] symbols, rounded down to a count in [`LANE_COUNTS`]
-/// (at least 1, at most 32). Each lane costs about 2 bytes over the entropy; more lanes mean
-/// shorter dependency chains for the decoders. [`block_lanes`] then fits a block's slices
-/// into one warp.
+/// (at least 1, at most 32). Each lane costs about 3 bytes over the entropy (its final state,
+/// measured); more lanes mean shorter dependency chains for the decoders. [`block_lanes`]
+/// then fits a block's slices into one warp.
 pub fn lanes_for(n: usize) -> usize {
     let want = n / SYMBOLS_PER_LANE;
     LANE_COUNTS

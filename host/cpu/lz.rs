@@ -360,10 +360,22 @@ pub fn decode_block(
         // SAFETY: fast_pext checked that the CPU has BMI1 and BMI2.
         return unsafe { decode_block_bmi2(s, out, frame, seq) };
     }
+    decode_block_loop::<false>(s, out, frame, seq)
+}
+
+/// [`decode_block_impl`] with the command loop chosen at run time (`seq`, see
+/// [`dense_commands`]). `PEXT = true` only from [`decode_block_bmi2`].
+#[inline(always)]
+fn decode_block_loop<const PEXT: bool>(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+    seq: bool,
+) -> Result<(), Status> {
     if seq {
-        decode_block_impl::<false, true>(s, out, frame)
+        decode_block_impl::<PEXT, true>(s, out, frame)
     } else {
-        decode_block_impl::<false, false>(s, out, frame)
+        decode_block_impl::<PEXT, false>(s, out, frame)
     }
 }
 
@@ -388,11 +400,7 @@ unsafe fn decode_block_bmi2(
     frame: &BlockFrame,
     seq: bool,
 ) -> Result<(), Status> {
-    if seq {
-        decode_block_impl::<true, true>(s, out, frame)
-    } else {
-        decode_block_impl::<true, false>(s, out, frame)
-    }
+    decode_block_loop::<true>(s, out, frame, seq)
 }
 
 /// [`decode_block`] with a chosen command loop (`seq`, see [`dense_commands`]) and without
@@ -405,11 +413,7 @@ pub(crate) fn decode_block_portable(
     frame: &BlockFrame,
     seq: bool,
 ) -> Result<(), Status> {
-    if seq {
-        decode_block_impl::<false, true>(s, out, frame)
-    } else {
-        decode_block_impl::<false, false>(s, out, frame)
-    }
+    decode_block_loop::<false>(s, out, frame, seq)
 }
 
 /// The body of [`decode_block`]; `PEXT` selects the varint form ([`read_varint`]), `SEQ`

@@ -416,33 +416,13 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         while hits != 0 {
             let i = hits.trailing_zeros() as usize;
             hits &= hits - 1;
-            let d = hist.0[i] as usize;
-            let src = p - d;
-            let raw = match_len(data, src, p, maxlen);
-            if raw < min_match {
-                continue;
-            }
-            let len = self.clamp_cap(src, d, raw);
-            if len < min_match {
-                continue;
-            }
-            best_len = best_len.max(len);
-            let (cost, slot) = if self.rep_codes {
-                (self.cm.rep_match(len as u32), i as u8)
-            } else {
-                if (len as u32) < self.cm.min_len_at(d as u32) {
-                    continue;
+            if let Some((len, cand)) =
+                self.repeat_candidate(p, i, hist.0[i] as usize, maxlen, &lits)
+            {
+                best_len = best_len.max(len);
+                if let Some(c) = cand.filter(|c| c.gain > best.gain) {
+                    best = c;
                 }
-                (self.cm.new_match(len as u32, d as u32), 4)
-            };
-            let g = lits(len) - cost;
-            if g > best.gain {
-                best = Cand {
-                    len: len as u32,
-                    dist: d as u32,
-                    slot,
-                    gain: g,
-                };
             }
         }
         if head == 0 || best_len >= self.cfg.nice || best_len == maxlen || chain == 0 {
@@ -527,6 +507,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         let floor = if self.independent { bs } else { self.base };
         let lo = floor.max(p.saturating_sub(self.window));
         let lbase = litsum[p - bs];
+        let lits = |len: usize| (litsum[p - bs + len] - lbase) as i32;
         let mut best = NO_MATCH;
         let span = p - lo;
         for (i, &d) in hist.0.iter().enumerate().take(self.cfg.reps) {
@@ -534,34 +515,56 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
             if d == 0 || d > span || !self.prefix_eq(p - d, p, min_match) {
                 continue;
             }
-            let src = p - d;
-            let raw = match_len(self.data, src, p, maxlen);
-            if raw < min_match {
-                continue;
-            }
-            let len = self.clamp_cap(src, d, raw);
-            if len < min_match {
-                continue;
-            }
-            let (cost, slot) = if self.rep_codes {
-                (self.cm.rep_match(len as u32), i as u8)
-            } else {
-                if (len as u32) < self.cm.min_len_at(d as u32) {
-                    continue;
+            if let Some((_, Some(c))) = self.repeat_candidate(p, i, d, maxlen, &lits) {
+                if c.gain > best.gain {
+                    best = c;
                 }
-                (self.cm.new_match(len as u32, d as u32), 4)
-            };
-            let g = (litsum[p - bs + len] - lbase) as i32 - cost;
-            if g > best.gain {
-                best = Cand {
-                    len: len as u32,
-                    dist: d as u32,
-                    slot,
-                    gain: g,
-                };
             }
         }
         best
+    }
+
+    /// Repeat slot `i` (distance `d`, in reach, its first bytes known to match) at `p`, for
+    /// [`Finder::find`] and [`Finder::find_tail`]: `None` when its match, clamped to the depth
+    /// cap, is shorter than the minimum match; else its length and its candidate, `None`
+    /// when without repeat codes the distance is not worth sending at that length. `lits(n)`
+    /// is the literal cost of the `n` bytes from `p`.
+    #[inline(always)]
+    fn repeat_candidate(
+        &self,
+        p: usize,
+        i: usize,
+        d: usize,
+        maxlen: usize,
+        lits: &impl Fn(usize) -> i32,
+    ) -> Option<(usize, Option<Cand>)> {
+        let min_match = self.min_match as usize;
+        let src = p - d;
+        let raw = match_len(self.data, src, p, maxlen);
+        if raw < min_match {
+            return None;
+        }
+        let len = self.clamp_cap(src, d, raw);
+        if len < min_match {
+            return None;
+        }
+        let (cost, slot) = if self.rep_codes {
+            (self.cm.rep_match(len as u32), i as u8)
+        } else {
+            if (len as u32) < self.cm.min_len_at(d as u32) {
+                return Some((len, None));
+            }
+            (self.cm.new_match(len as u32, d as u32), 4)
+        };
+        Some((
+            len,
+            Some(Cand {
+                len: len as u32,
+                dist: d as u32,
+                slot,
+                gain: lits(len) - cost,
+            }),
+        ))
     }
 }
 
