@@ -135,7 +135,7 @@ fn main() {
             let all: Vec<Vec<Vec<u8>>> = (0..blocks)
                 .map(|b| {
                     let s = cpu::decode_streams(&a, b, &mut scratch).unwrap();
-                    [s.literals, s.lengths, s.offsets, s.commands]
+                    [s.literals, s.lengths, s.offsets, s.commands, s.offset_tails]
                         .iter()
                         .map(|p| {
                             let mut v = p.data().to_vec();
@@ -155,6 +155,7 @@ fn main() {
                         lengths: p(1),
                         offsets: p(2),
                         commands: p(3),
+                        offset_tails: p(4),
                     };
                     let chunk = &mut out[b * bs..((b + 1) * bs).min(input.len())];
                     let frame = BlockFrame {

@@ -486,7 +486,7 @@ impl<'a> Archive<'a> {
             let i32_ = i as u32;
             let berr = |why: String| FormatError::BlockEntry { block: i32_, why };
             let block_len = (h.original_size - i as u64 * bs).min(bs);
-            if e.reserved != 0 {
+            if e.reserved != [0; 3] {
                 return Err(berr("reserved field is not zero".into()));
             }
             // FORMAT.md §3: a block reads only itself and earlier blocks, and earlier ones only

@@ -154,12 +154,7 @@ pub fn decode_block_reference(
         .with(|s| {
             let mut bufs = s.borrow_mut();
             decode_streams(a, b, &mut bufs)?;
-            let streams = BlockStreams {
-                literals: &bufs[STREAM_LITERALS],
-                lengths: &bufs[STREAM_LENGTHS],
-                offsets: &bufs[STREAM_OFFSETS],
-                commands: &bufs[STREAM_COMMANDS],
-            };
+            let streams = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
             lz::decode_block(streams, out, &frame)
         })
         .map_err(|st| block_error(a, b, st))?;

@@ -12,16 +12,11 @@ use aceapex::device::lz::{BlockStreams, Command, Parser};
 fn recomputed_depths(a: &Archive<'_>, n: usize) -> Vec<u32> {
     // per output byte: 0 = literal, else level + 1 of the match that wrote it
     let mut val = vec![0u32; n];
-    let mut bufs: [Vec<u8>; 4] = Default::default();
+    let mut bufs: [Vec<u8>; aceapex::device::format::STREAM_COUNT] = Default::default();
     let mut depths = Vec::new();
     for b in 0..a.block_count() {
         aceapex::decode::decode_streams(a, b, &mut bufs).unwrap();
-        let s = BlockStreams {
-            literals: &bufs[0],
-            lengths: &bufs[1],
-            offsets: &bufs[2],
-            commands: &bufs[3],
-        };
+        let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
         let mut p = Parser::new(s);
         let mut cur = a.block_range(b).start as usize;
         let mut depth = 0;

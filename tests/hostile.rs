@@ -189,10 +189,10 @@ fn section_sizes_near_u64_max_are_rejected() {
         h.table_bytes = Some(tb);
         h.data_bytes = Some(db);
         let e = Ent {
-            decoded: [0, 0, 0, 0],
+            decoded: [0, 0, 0, 0, 0],
             ..Default::default()
         };
-        let b = assemble(&h, &e.bytes(), &[0, 0, 0, 0], &[]);
+        let b = assemble(&h, &e.bytes(), &[0, 0, 0, 0, 0], &[]);
         let err = parse_err(&b);
         assert!(
             matches!(err, FormatError::Size { .. } | FormatError::Header { .. }),
@@ -205,10 +205,10 @@ fn section_sizes_near_u64_max_are_rejected() {
 fn zero_kind_tables_with_rans_slices_are_rejected_for_every_stream_and_group() {
     // two groups of one block; group 1 lacks the table that block 1 references
     let orig = vec![b'a'; 8192];
-    for k in 0..4 {
+    for k in 0..5 {
         let mut tables = Vec::new();
         for g in 0..2 {
-            for s in 0..4 {
+            for s in 0..5 {
                 if s == k && g == 1 {
                     tables.push(0);
                 } else {
@@ -219,7 +219,7 @@ fn zero_kind_tables_with_rans_slices_are_rejected_for_every_stream_and_group() {
         let mut blk = Blk::raw(b"a", &[], &[], &[0xFF]);
         blk.lanes[k] = 1;
         blk.slices[k] = L.to_le_bytes().to_vec();
-        let mut dec = [1u32, 0, 0, 1];
+        let mut dec = [1u32, 0, 0, 1, 0];
         dec[k] = 1;
         blk.decoded = Some(dec);
         let mut h = Hdr::new(0, 4096);
@@ -241,14 +241,14 @@ fn rans_lit_archive(orig: &[u8], slice: Vec<u8>, lanes: u8, table: Vec<u8>) -> V
     let n = orig.len();
     assert!(n <= 128);
     let blk = Blk {
-        slices: [slice, vec![], vec![], vec![0xFF, (n - 1) as u8]],
-        decoded: Some([n as u32, 0, 0, 2]),
-        lanes: [lanes, 0, 0, 0],
+        slices: [slice, vec![], vec![], vec![0xFF, (n - 1) as u8], vec![]],
+        decoded: Some([n as u32, 0, 0, 2, 0]),
+        lanes: [lanes, 0, 0, 0, 0],
         lowest: None,
         checksum: None,
     };
     let mut t = table;
-    t.extend_from_slice(&[0, 0, 0]);
+    t.extend_from_slice(&[0, 0, 0, 0]);
     build(Hdr::new(0, 4096), orig, &[blk], Some(t))
 }
 
@@ -378,14 +378,20 @@ fn max_decoded_len_single_symbol_streams_are_bounded_and_rejected() {
     let bs = 4096u32;
     let orig = vec![0u8; bs as usize];
     let mut tables = Vec::new();
-    for sym in [0u8, 0, 1, 0xFF] {
+    for sym in [0u8, 0, 1, 0xFF, 0x80] {
         tables.extend(table_record(&[(sym, 4096)]));
     }
     let head = L.to_le_bytes().to_vec();
     let blk = Blk {
-        slices: [head.clone(), head.clone(), head.clone(), head.clone()],
-        decoded: Some([bs + 1; 4]),
-        lanes: [1, 1, 1, 1],
+        slices: [
+            head.clone(),
+            head.clone(),
+            head.clone(),
+            head.clone(),
+            head.clone(),
+        ],
+        decoded: Some([bs + 1; 5]),
+        lanes: [1, 1, 1, 1, 1],
         lowest: None,
         checksum: None,
     };
@@ -398,7 +404,7 @@ fn max_decoded_len_single_symbol_streams_are_bounded_and_rejected() {
     assert_eq!(status_of(&b), Status::Trailing);
     // block + 2 is refused by the reader
     let mut big = blk;
-    big.decoded = Some([bs + 2, 0, 0, 1]);
+    big.decoded = Some([bs + 2, 0, 0, 1, 0]);
     let b = build(Hdr::new(0, bs), &orig, &[big], Some(tables));
     assert!(matches!(parse_err(&b), FormatError::BlockEntry { .. }));
 }
@@ -887,7 +893,7 @@ fn extract_spanning_many_blocks_of_a_corrupt_independent_archive() {
 /// a 16 KiB decode table up front.
 fn many_tables_archive(target: usize) -> Vec<u8> {
     let bs = 4096u32;
-    let per_group = ENTRY + 4 * 35;
+    let per_group = ENTRY + STREAMS * 35;
     let nb = target / per_group;
     let mut h = Hdr::new(nb as u64 * bs as u64, bs);
     h.group_blocks = 1;
@@ -902,7 +908,7 @@ fn many_tables_archive(target: usize) -> Vec<u8> {
         .collect();
     let rec = table_record(&[(0, 4096)]);
     assert_eq!(rec.len(), 35);
-    let tables: Vec<u8> = (0..4 * nb).flat_map(|_| rec.clone()).collect();
+    let tables: Vec<u8> = (0..STREAMS * nb).flat_map(|_| rec.clone()).collect();
     assemble(&h, &bt, &tables, &[])
 }
 
@@ -954,7 +960,7 @@ fn parse_time_of_a_1mb_table_heavy_archive() {
 
 /// `nb` blocks of 4 MiB, every stream a one-symbol rANS slice of block + 1 symbols with a
 /// 4-byte slice (state 65536): the most decode work per archive byte. Commands are all
-/// resets, so every block ends in Trailing after decoding 4 x 4 MiB of symbols.
+/// resets, so every block ends in Trailing after decoding 5 x 4 MiB of symbols.
 fn max_work_archive(nb: usize, cross: bool) -> Vec<u8> {
     let bs = MAX_BS;
     let mut h = Hdr::new(nb as u64 * bs as u64, bs);
@@ -966,19 +972,19 @@ fn max_work_archive(nb: usize, cross: bool) -> Vec<u8> {
     let mut bt = Vec::new();
     for i in 0..nb {
         let e = Ent {
-            stored: [4; 4],
-            decoded: [bs + 1; 4],
-            lanes: [1; 4],
+            stored: [4; 5],
+            decoded: [bs + 1; 5],
+            lanes: [1; 5],
             lowest: if cross { 0 } else { i as u32 },
             ..Default::default()
         };
         bt.extend_from_slice(&e.bytes());
     }
     let mut tables = Vec::new();
-    for sym in [b'x', 0, 1, 0xFF] {
+    for sym in [b'x', 0, 1, 0xFF, 0x80] {
         tables.extend(table_record(&[(sym, 4096)]));
     }
-    let data: Vec<u8> = (0..4 * nb).flat_map(|_| L.to_le_bytes()).collect();
+    let data: Vec<u8> = (0..STREAMS * nb).flat_map(|_| L.to_le_bytes()).collect();
     assemble(&h, &bt, &tables, &data)
 }
 
@@ -1076,9 +1082,9 @@ fn cli_on_empty_and_zero_files() {
     }
 }
 
-/// ~1 MB archive: 18,000 empty entries of 4 MiB blocks: original_size ~ 75 GB.
+/// ~1 MB archive: 15,000 empty entries of 4 MiB blocks: original_size ~ 63 GB.
 fn huge_original_archive() -> Vec<u8> {
-    let nb = 18_000usize;
+    let nb = 15_000usize;
     let h = Hdr::new(nb as u64 * MAX_BS as u64, MAX_BS);
     let bt: Vec<u8> = (0..nb)
         .flat_map(|i| {
@@ -1090,7 +1096,7 @@ fn huge_original_archive() -> Vec<u8> {
         })
         .collect();
     let gc = nb.div_ceil(h.group_blocks as usize);
-    assemble(&h, &bt, &vec![0u8; 4 * gc], &[])
+    assemble(&h, &bt, &vec![0u8; STREAMS * gc], &[])
 }
 
 #[test]

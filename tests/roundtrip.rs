@@ -223,11 +223,21 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
     for b in 0..a.block_count() {
         aceapex::decode::decode_streams(a, b, &mut bufs)
             .expect("streams of a fresh archive decode");
-        let [lits, lens, offs, cmds] = &bufs;
+        let [lits, lens, offs, cmds, tails] = &bufs;
         let start = b * bs;
         let end = (start + bs).min(original.len());
         let mut cur = start;
-        let (mut lp, mut lenp, mut offp) = (0usize, 0usize, 0usize);
+        let (mut lp, mut lenp, mut offp, mut tailp) = (0usize, 0usize, 0usize, 0usize);
+        // a distance: its varint's first byte from the offsets, the rest from the tails
+        let mut read_dist = |offp: &mut usize| {
+            let h = offs[*offp];
+            *offp += 1;
+            if h & 0x80 == 0 {
+                h as u32
+            } else {
+                (h & 0x7F) as u32 | read_leb(tails, &mut tailp) << 7
+            }
+        };
         let mut hist = [1u32, 2, 4, 8];
         let mut max_level = 0u32;
         let mut lowest_src = start;
@@ -268,13 +278,13 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
                 }
                 0xC0..=0xFD => {
                     let len = 6 + (c - 0xC0) as u32;
-                    let d = read_leb(offs, &mut offp);
+                    let d = read_dist(&mut offp);
                     hist = [d, hist[0], hist[1], hist[2]];
                     (d, len)
                 }
                 0xFE => {
                     let len = 6 + read_leb(lens, &mut lenp);
-                    let d = read_leb(offs, &mut offp);
+                    let d = read_dist(&mut offp);
                     hist = [d, hist[0], hist[1], hist[2]];
                     (d, len)
                 }
@@ -313,6 +323,7 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
         assert_eq!(lp, lits.len(), "block {b}: unused literals");
         assert_eq!(lenp, lens.len(), "block {b}: unused length bytes");
         assert_eq!(offp, offs.len(), "block {b}: unused offset bytes");
+        assert_eq!(tailp, tails.len(), "block {b}: unused offset-tail bytes");
         assert!(
             w.out[start..end] == original[start..end],
             "block {b}: reference walk differs from the original"

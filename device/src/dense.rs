@@ -119,6 +119,11 @@ impl Smem {
     fn offb(&self) -> *mut u8 {
         unsafe { self.base.add(PTR_OFF + LENB_CAP) }
     }
+    /// Offset-tail bytes during stage 1 (inside the pointer region, after the offset bytes).
+    #[inline(always)]
+    fn tailb(&self) -> *mut u8 {
+        unsafe { self.base.add(PTR_OFF + LENB_CAP + OFFB_CAP) }
+    }
     #[inline(always)]
     fn ctrl(&self, i: usize) -> *mut u32 {
         unsafe { (self.base.add(CTRL_OFF) as *mut u32).add(i) }
@@ -158,7 +163,7 @@ fn set_status(s: &Smem, st: Status) {
 }
 
 /// Dense full-pipe decode of independent blocks, after `rans_decode_slices` (see module
-/// docs): `decoded` holds every slice's decoded bytes at `dec_offsets[4 * block + stream]`;
+/// docs): `decoded` holds every slice's decoded bytes at `dec_offsets[STREAM_COUNT * block + stream]`;
 /// `stages` is `STAGES_ALL` to decode, fewer bits for timing. One status word per block;
 /// a block already marked bad by the rANS kernel keeps its status.
 #[no_mangle]
@@ -208,7 +213,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             && e.decoded_len[STREAM_LITERALS] as usize <= LIT_CAP
             && e.decoded_len[STREAM_COMMANDS] as usize <= CMD_CAP
             && e.decoded_len[STREAM_LENGTHS] as usize <= LENB_CAP
-            && e.decoded_len[STREAM_OFFSETS] as usize <= OFFB_CAP;
+            && e.decoded_len[STREAM_OFFSETS] as usize <= OFFB_CAP
+            && e.decoded_len[STREAM_OFFSET_TAILS] as usize <= TAILB_CAP;
         // SAFETY: one status word per block, written by the rANS kernel before this launch.
         let prior = unsafe { *status.add(b as usize) };
         if prior != 0 || !fits {
@@ -237,10 +243,11 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 STREAM_LITERALS => LIT_OFF,
                 STREAM_LENGTHS => PTR_OFF,
                 STREAM_OFFSETS => PTR_OFF + LENB_CAP,
+                STREAM_OFFSET_TAILS => PTR_OFF + LENB_CAP + OFFB_CAP,
                 _ => CMD_OFF,
             };
             let n16 = (e.decoded_len[k] as u64).div_ceil(16);
-            // SAFETY: the host passes 4 offsets per block.
+            // SAFETY: the host passes STREAM_COUNT offsets per block.
             let soff = unsafe { *dec_offsets.add(b as usize * STREAM_COUNT + k) };
             if soff % 16 != 0 || soff > dec_len || n16 * 16 > dec_len - soff {
                 if tid == 0 {
@@ -259,50 +266,54 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             }
         }
         sync();
-        // varints to values: the lengths by warp 0, the offsets split over the other warps
-        // (each counts the varints ending in its chunk, then converts them after a barrier)
-        let (k, part, parts) = if warp == 0 {
-            (STREAM_LENGTHS, 0, 1)
-        } else {
-            (STREAM_OFFSETS, warp as usize - 1, WARPS - 1)
-        };
-        let region = if k == STREAM_LENGTHS {
-            PTR_OFF
-        } else {
-            PTR_OFF + LENB_CAP
-        };
-        // SAFETY: a layout offset inside SMEM_BYTES.
-        let bytes = unsafe { s.base.add(region) };
-        let n = e.decoded_len[k] as usize;
-        let (c0, c1) = varint_chunk(n, parts, part);
-        let ends = count_varint_ends(bytes, c0, c1, lane);
-        if lane == 0 {
-            // SAFETY: this warp's control word (W_LEN words are free until the parse).
-            unsafe { *s.ctrl(W_LEN + warp as usize) = ends };
+        // varints to values: the lengths by warp 0; the offsets by the other warps, each
+        // taking a chunk of the offset bytes (one per value): it counts the values with a
+        // tail byte in its chunk, then, after a barrier, joins each with its tail byte
+        let n_heads = e.decoded_len[STREAM_OFFSETS] as usize;
+        let n_tails = e.decoded_len[STREAM_OFFSET_TAILS] as usize;
+        let part = (warp as usize).wrapping_sub(1);
+        let (c0, c1) = varint_chunk(n_heads, WARPS - 1, part);
+        if warp != 0 {
+            let with_tail = count_with_tail(s.offb(), c0, c1, lane);
+            if lane == 0 {
+                // SAFETY: this warp's control word (W_LEN words are free until the parse).
+                unsafe { *s.ctrl(W_LEN + warp as usize) = with_tail };
+            }
         }
         sync();
-        let first = warp as usize - part;
-        let mut before = 0u32;
-        let mut total = 0u32;
-        for w in first..first + parts {
-            let c = ctrl_get(&s, W_LEN + w);
-            if w < warp as usize {
-                before += c;
+        let st = if warp == 0 {
+            let n = e.decoded_len[STREAM_LENGTHS] as usize;
+            let ends = count_varint_ends(s.lenb(), 0, n, lane);
+            if lane == 0 {
+                // SAFETY: a shared control word.
+                unsafe { *s.ctrl(C_NLENV) = ends };
             }
-            total += c;
-        }
-        let (vals, cap, ctl) = if k == STREAM_LENGTHS {
-            (s.lenv(), LENV_CAP, C_NLENV)
+            varints_to_values(s.lenb(), n, 0, n, 0, s.lenv(), LENV_CAP, lane)
         } else {
-            (s.offv(), OFFV_CAP, C_NOFFV)
+            let mut before = 0usize;
+            let mut total = 0usize;
+            for w in 1..WARPS {
+                let c = ctrl_get(&s, W_LEN + w) as usize;
+                if w < warp as usize {
+                    before += c;
+                }
+                total += c;
+            }
+            if part == 0 && lane == 0 {
+                // SAFETY: a shared control word.
+                unsafe { *s.ctrl(C_NOFFV) = n_heads as u32 };
+            }
+            if total != n_tails {
+                // some tail is longer than one byte (a distance >= 2^14, out of any window
+                // this kernel decodes) or tail bytes are missing or left over: the
+                // reference decoder names the error
+                Status::Fallback
+            } else {
+                join_offsets(s.offb(), s.tailb(), n_tails, c0, c1, before, s.offv(), lane)
+            }
         };
-        let st = varints_to_values(bytes, n, c0, c1, before as usize, vals, cap, lane);
         if st != Status::Ok && lane == 0 {
             set_status(&s, st);
-        }
-        if part == 0 && lane == 0 {
-            // SAFETY: a shared control word.
-            unsafe { *s.ctrl(ctl) = total };
         }
         sync();
         // SAFETY: shared control word, written before the barrier.
@@ -361,8 +372,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
 }
 
 /// The rANS stage of the dense pipe and the wavefront decoder: warp `w` of the grid decodes
-/// blocks `w, w + warps, ...`, each block's four slices into `decoded` at
-/// `dec_offsets[4 * block + stream]`.
+/// blocks `w, w + warps, ...`, each block's slices into `decoded` at
+/// `dec_offsets[STREAM_COUNT * block + stream]`.
 ///
 /// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
 /// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
@@ -432,17 +443,17 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     }
 }
 
-/// Byte `i` of a packed per-slice array (a block's four slices in a `u32`: lane counts or
-/// status codes, both < 256), one register instead of an array held in four.
+/// Byte `i` of a packed per-slice array (a block's five slices in a `u64`: lane counts or
+/// status codes, both < 256), one register pair instead of an array held in five.
 #[inline(always)]
-fn byte_get(v: u32, i: usize) -> u32 {
-    (v >> (8 * i)) & 0xFF
+fn byte_get(v: u64, i: usize) -> u32 {
+    ((v >> (8 * i)) & 0xFF) as u32
 }
 
 /// `v` with byte `i` set to `x` (see [`byte_get`]).
 #[inline(always)]
-fn byte_set(v: u32, i: usize, x: u32) -> u32 {
-    (v & !(0xFF << (8 * i))) | ((x & 0xFF) << (8 * i))
+fn byte_set(v: u64, i: usize, x: u32) -> u64 {
+    (v & !(0xFF << (8 * i))) | (((x & 0xFF) as u64) << (8 * i))
 }
 
 /// The warp lanes `base .. base + lanes` as a mask (`lanes <= 32 - base`; 0 lanes: empty).
@@ -456,7 +467,7 @@ fn lane_mask(lanes: u32, base: u32) -> u32 {
     ones << base
 }
 
-const _: () = assert!(STREAM_COUNT <= 4 && MAX_LANES <= 255);
+const _: () = assert!(STREAM_COUNT <= 8);
 
 /// The archive buffers the rANS stage reads and writes (kernel arguments).
 struct Sources {
@@ -511,8 +522,8 @@ impl SliceInfo {
 /// of a warp's slices, which would hold dozens of registers through the decode loop.
 #[inline(always)]
 fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
-    // SAFETY: b < n_blocks (callers); the host passes n_blocks entries and offsets and 4
-    // decoded offsets per block.
+    // SAFETY: b < n_blocks (callers); the host passes n_blocks entries and offsets and
+    // STREAM_COUNT decoded offsets per block.
     let (e, mut pos, doff) = unsafe {
         (
             &*src.entries.add(b as usize),
@@ -526,7 +537,7 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
     let stored = e.stored_len[k] as u64;
     let n = e.decoded_len[k] as u64;
     let lanes = e.lanes[k] as u32;
-    // SAFETY: the host passes group_count * 4 indices.
+    // SAFETY: the host passes group_count * STREAM_COUNT indices.
     let table = unsafe {
         crate::kernels::stream_table_index(src.table_index, src.n_tables, src.group_blocks, b, k)
     }
@@ -565,13 +576,13 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
     }
 }
 
-/// Decodes the four slices of block `b` with the whole warp: raw slices copied, rANS
+/// Decodes the slices of block `b` with the whole warp: raw slices copied, rANS
 /// slices packed into rounds of at most 32 lanes (largest first, first fit). Returns each
 /// slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices(src: &Sources, b: u64, lane: u32) -> u32 {
-    let mut st = 0u32;
-    let mut lanes = 0u32;
+fn decode_slices(src: &Sources, b: u64, lane: u32) -> u64 {
+    let mut st = 0u64;
+    let mut lanes = 0u64;
     let mut left = 0u32;
     for i in 0..STREAM_COUNT {
         let s = slice_info(src, b, i);
@@ -633,7 +644,7 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// dropped: a register window of words handed out by shuffles, and a copy of the round's
 /// words in shared memory; PERFORMANCE.md, 2026-11-30 third session.)
 #[inline(always)]
-fn decode_packed(src: &Sources, b: u64, lanes_of: u32, sel: u32, lane: u32, mut st: u32) -> u32 {
+fn decode_packed(src: &Sources, b: u64, lanes_of: u64, sel: u32, lane: u32, mut st: u64) -> u64 {
     // my slice among the packed ones
     let mut base = 0u32;
     let mut my = STREAM_COUNT;
@@ -776,11 +787,79 @@ fn count_varint_ends(bytes: *const u8, c0: usize, c1: usize, lane: u32) -> u32 {
     ends
 }
 
+/// How many of the offset bytes `[c0, c1)` have bit 7 set (their distance has a tail), by
+/// the warp.
+#[inline(always)]
+fn count_with_tail(heads: *const u8, c0: usize, c1: usize, lane: u32) -> u32 {
+    let mut n = 0u32;
+    let mut base = c0;
+    while base < c1 {
+        let i = base + lane as usize;
+        // SAFETY: i < c1 <= the block's offset bytes.
+        let t = i < c1 && unsafe { *heads.add(i) } & 0x80 != 0;
+        n += ballot(t).count_ones();
+        base += 32;
+    }
+    n
+}
+
+/// Distance values `[c0, c1)` from their first bytes at `heads` and one-byte tails at
+/// `tails` (FORMAT.md §4.2): value `i` is `heads[i] & 0x7F`, plus, when `heads[i]` has bit
+/// 7 set, `tails[t] << 7`, where `t` is `first` plus the heads with a tail in `[c0, i)`.
+/// A tail byte with bit 7 set (a longer tail) or a tail index at or past `n_tails` gives
+/// `Fallback`: the lane kernel's reference decoder then names the error.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn join_offsets(
+    heads: *const u8,
+    tails: *const u8,
+    n_tails: usize,
+    c0: usize,
+    c1: usize,
+    first: usize,
+    vals: *mut u32,
+    lane: u32,
+) -> Status {
+    let below = (1u32 << lane) - 1;
+    let mut base = c0;
+    let mut t = first;
+    let mut bad = false;
+    while base < c1 {
+        let i = base + lane as usize;
+        // SAFETY: i < c1 <= the block's offset bytes.
+        let h = if i < c1 { unsafe { *heads.add(i) } } else { 0 };
+        let cont = h & 0x80 != 0;
+        let m = ballot(cont);
+        let mut v = (h & 0x7F) as u32;
+        if cont {
+            let my = t + (m & below).count_ones() as usize;
+            if my < n_tails {
+                // SAFETY: my < n_tails tail bytes of the region.
+                let tb = unsafe { *tails.add(my) };
+                bad |= tb & 0x80 != 0;
+                v |= (tb as u32) << 7;
+            } else {
+                bad = true;
+            }
+        }
+        if i < c1 {
+            // SAFETY: i < n_heads <= OFFV_CAP values (the block's `fits` check).
+            unsafe { *vals.add(i) = v };
+        }
+        t += m.count_ones() as usize;
+        base += 32;
+    }
+    if ballot(bad) != 0 {
+        return Status::Fallback;
+    }
+    Status::Ok
+}
+
 /// Turns the varints ending in bytes `[c0, c1)` of the `n` varint bytes at `bytes` into
 /// values: the one ending at byte `i` is value number `first` + (varints ending in
-/// `[c0, i)`), stored at `vals` (at most `cap`). A varint may start in an earlier chunk (the
-/// look-back reads the bytes before `c0`). Checks FORMAT.md §4.2: at most 5 bytes, fits u32,
-/// no cut-off varint at the end of the stream.
+/// `[c0, i)`), stored at `vals` (at most `cap`; more give `Fallback`). A varint may start in
+/// an earlier chunk (the look-back reads the bytes before `c0`). Checks FORMAT.md §4.2: at
+/// most 5 bytes, fits u32, no cut-off varint at the end of the stream.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn varints_to_values(
@@ -797,6 +876,7 @@ fn varints_to_values(
     let mut base = c0;
     let mut idx = first;
     let mut bad = false;
+    let mut over = false;
     while base < c1 {
         let i = base + lane as usize;
         // SAFETY: i < c1 <= n bytes of the region.
@@ -831,7 +911,7 @@ fn varints_to_values(
                 // SAFETY: my < cap values in the region.
                 unsafe { *vals.add(my) = v };
             } else {
-                bad = true;
+                over = true;
             }
         }
         idx += m.count_ones() as usize;
@@ -841,6 +921,11 @@ fn varints_to_values(
     // SAFETY: n >= 1 and n - 1 < c1 <= n.
     if n > 0 && c1 == n && c0 < n && unsafe { *bytes.add(n - 1) } & 0x80 != 0 {
         bad = true;
+    }
+    if ballot(over) != 0 {
+        // more values than the region holds (a valid block may have them): the lane
+        // kernel decodes the block
+        return Status::Fallback;
     }
     if ballot(bad) != 0 {
         return Status::BadVarint;
@@ -1406,7 +1491,7 @@ fn parse_fill_seq(
 ) -> Status {
     let mut bufs: [&[u8]; STREAM_COUNT] = [&[]; STREAM_COUNT];
     for (k, buf) in bufs.iter_mut().enumerate() {
-        // SAFETY: 4 offsets per block; checked_slice bounds the range by dec_len.
+        // SAFETY: STREAM_COUNT offsets per block; checked_slice bounds the range by dec_len.
         let off = unsafe { *dec_offsets.add(b as usize * STREAM_COUNT + k) };
         let Some(sl) = (unsafe {
             crate::kernels::checked_slice(decoded, dec_len, off, e.decoded_len[k] as u64)
@@ -1415,12 +1500,7 @@ fn parse_fill_seq(
         };
         *buf = sl;
     }
-    let streams = crate::lz::BlockStreams {
-        literals: bufs[STREAM_LITERALS],
-        lengths: bufs[STREAM_LENGTHS],
-        offsets: bufs[STREAM_OFFSETS],
-        commands: bufs[STREAM_COMMANDS],
-    };
+    let streams = crate::lz::BlockStreams::from_slices(bufs);
     let frame = crate::lz::BlockFrame {
         dst_start: 0,
         dst_end: block_len as usize,

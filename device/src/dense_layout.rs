@@ -3,8 +3,8 @@
 //!
 //! One CTA decodes one block at a time. Regions (bytes):
 //! literals | commands | length values (u32) | offset values (u32) | byte pointers (u16)
-//! | control words. During the rANS stage the length and offset *bytes* live in the pointer
-//! region, which the parse overwrites only after they became values.
+//! | control words. During the rANS stage the length, offset and offset-tail *bytes* live in
+//! the pointer region, which the parse overwrites only after they became values.
 
 /// Largest block the dense kernel decodes (pointers are 15-bit block positions).
 pub const DENSE_MAX_BLOCK: u32 = 16384;
@@ -18,8 +18,12 @@ pub const LENV_CAP: usize = 512;
 pub const OFFV_CAP: usize = 2048;
 /// Length-stream bytes (kept in the pointer region during the rANS stage).
 pub const LENB_CAP: usize = 2048;
-/// Offset-stream bytes (kept in the pointer region during the rANS stage).
-pub const OFFB_CAP: usize = 8192;
+/// Offset-stream bytes, one per offset value (kept in the pointer region during the rANS
+/// stage).
+pub const OFFB_CAP: usize = OFFV_CAP;
+/// Offset-tail bytes: in a block the dense kernel decodes every distance is below 2^14, so
+/// each distance has at most one tail byte (kept in the pointer region during the rANS stage).
+pub const TAILB_CAP: usize = OFFV_CAP;
 
 /// Offset of the literal region.
 pub const LIT_OFF: usize = 0;
@@ -41,7 +45,8 @@ pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
 /// Threads per CTA.
 pub const THREADS: u32 = 256;
 
-const _: () = assert!(LENB_CAP + OFFB_CAP <= DENSE_MAX_BLOCK as usize * 2);
+const _: () = assert!(LENB_CAP + OFFB_CAP + TAILB_CAP <= DENSE_MAX_BLOCK as usize * 2);
+const _: () = assert!(LENB_CAP % 16 == 0 && OFFB_CAP % 16 == 0 && TAILB_CAP % 16 == 0);
 const _: () = assert!(SMEM_BYTES * 3 <= 227 * 1024);
 
 /// Stage bits for the stage-split benchmark: bit 0 runs the parse and pointer fill, bit 1

@@ -1,4 +1,4 @@
-//! Format v1 structures and constants shared by the encoder, the host decoders and the kernels.
+//! Format v2 structures and constants shared by the encoder, the host decoders and the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
 //! [`bytemuck::Pod`], little-endian on disk, and has a compile-time size check, so the bytes in
@@ -9,20 +9,25 @@ use bytemuck::{Pod, Zeroable};
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
 /// Format version written by this crate, FORMAT.md §2.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Index of the literal stream in per-stream arrays (FORMAT.md §3).
 pub const STREAM_LITERALS: usize = 0;
 /// Index of the length stream (varints) in per-stream arrays.
 pub const STREAM_LENGTHS: usize = 1;
-/// Index of the offset stream (varints) in per-stream arrays.
+/// Index of the offset stream in per-stream arrays: the first byte of each distance's varint
+/// (FORMAT.md §4.2).
 pub const STREAM_OFFSETS: usize = 2;
 /// Index of the command stream in per-stream arrays.
 pub const STREAM_COMMANDS: usize = 3;
+/// Index of the offset-tail stream: the remaining bytes of the distance varints whose first
+/// byte has the continuation bit set (FORMAT.md §4.2, format v2).
+pub const STREAM_OFFSET_TAILS: usize = 4;
 /// Number of streams per block.
-pub const STREAM_COUNT: usize = 4;
+pub const STREAM_COUNT: usize = 5;
 /// The streams' names, in index order (for messages and reports).
-pub const STREAM_NAMES: [&str; STREAM_COUNT] = ["literals", "lengths", "offsets", "commands"];
+pub const STREAM_NAMES: [&str; STREAM_COUNT] =
+    ["literals", "lengths", "offsets", "commands", "offset tails"];
 
 /// Smallest allowed block size in bytes (FORMAT.md §2).
 pub const MIN_BLOCK_SIZE: u32 = 4 << 10;
@@ -111,7 +116,7 @@ pub struct FileHeader {
     pub meta_checksum: u64,
 }
 
-/// One entry of the fixed-size block table (FORMAT.md §3). 56 bytes.
+/// One entry of the fixed-size block table (FORMAT.md §3). 64 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct BlockEntry {
@@ -128,7 +133,7 @@ pub struct BlockEntry {
     /// Per stream: [`LANES_RAW`] or the rANS lane count `1..=MAX_LANES`.
     pub lanes: [u8; STREAM_COUNT],
     /// Must be zero.
-    pub reserved: u32,
+    pub reserved: [u8; 3],
 }
 
 /// Expanded rANS decode table of one stream of one group: 4096 packed slots.
@@ -171,7 +176,7 @@ pub struct LiteralRun {
 
 const _: () = assert!(core::mem::size_of::<LiteralRun>() == 16);
 const _: () = assert!(core::mem::size_of::<FileHeader>() == 96);
-const _: () = assert!(core::mem::size_of::<BlockEntry>() == 56);
+const _: () = assert!(core::mem::size_of::<BlockEntry>() == 64);
 const _: () = assert!(core::mem::size_of::<DecodeTable>() == 16384);
 const _: () = assert!(core::mem::size_of::<CopyToken>() == 16);
 

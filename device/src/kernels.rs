@@ -235,11 +235,11 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 pub const NO_TABLE: u32 = u32::MAX;
 
 /// The index of stream `k`'s decode table for block `b`:
-/// `table_index[(b / group_blocks) * 4 + k]`, or `None` when the group has no table for the
+/// `table_index[(b / group_blocks) * STREAM_COUNT + k]`, or `None` when the group has no table for the
 /// stream ([`NO_TABLE`]) or the index is not below `n_tables` (FORMAT.md §5.1).
 ///
 /// # Safety
-/// `table_index` holds an entry for `b`'s group (group_count * 4 words).
+/// `table_index` holds an entry for `b`'s group (group_count * STREAM_COUNT words).
 #[inline(always)]
 pub(crate) unsafe fn stream_table_index(
     table_index: *const u32,
@@ -249,7 +249,7 @@ pub(crate) unsafe fn stream_table_index(
     k: usize,
 ) -> Option<u32> {
     let g = (b / group_blocks as u64) as usize * crate::format::STREAM_COUNT + k;
-    // SAFETY: the caller passes group_count * 4 indices and b's group is below group_count.
+    // SAFETY: the caller passes group_count * STREAM_COUNT indices and b's group is below group_count.
     let ti = unsafe { *table_index.add(g) };
     (ti != NO_TABLE && ti < n_tables).then_some(ti)
 }
@@ -257,7 +257,7 @@ pub(crate) unsafe fn stream_table_index(
 /// The decode table of stream `k` of block `b` ([`stream_table_index`] into `tables`).
 ///
 /// # Safety
-/// `table_index` holds an entry for `b`'s group (group_count * 4 words) and `tables` holds
+/// `table_index` holds an entry for `b`'s group (group_count * STREAM_COUNT words) and `tables` holds
 /// `n_tables` tables.
 #[inline(always)]
 pub(crate) unsafe fn stream_table<'a>(
@@ -293,7 +293,7 @@ pub(crate) unsafe fn checked_slice<'a>(
 /// sequential cores (`rans::decode_slice`, `lz::decode_block`), independent blocks only.
 ///
 /// Inputs: the data section (`data`, `data_len`), `n_blocks` block entries and their slice
-/// offsets, `tables` (`DecodeTable`s) with `table_index[group * 4 + stream]` naming the table
+/// offsets, `tables` (`DecodeTable`s) with `table_index[group * STREAM_COUNT + stream]` naming the table
 /// of each group's stream ([`NO_TABLE`] if none), per-warp scratch of `4 * (block_size + 1)`
 /// bytes, and the output of `out_len` bytes. Writes one status word per block. With
 /// `only_fallback` set, decodes only blocks whose status word is `Status::Fallback` (left by
@@ -325,7 +325,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     let warp = gt / WARP as u64;
     let warps = stride / WARP as u64;
     let stream_cap = block_size as usize + 1;
-    // SAFETY: the host allocates `warps * 4 * (block_size + 1)` scratch bytes.
+    // SAFETY: the host allocates `warps * STREAM_COUNT * (block_size + 1)` scratch bytes.
     let my_scratch = unsafe { scratch.add(warp as usize * STREAM_COUNT * stream_cap) };
     let mut b = warp;
     while b < n_blocks as u64 {
@@ -405,7 +405,7 @@ fn decode_one_lane(
             }
             dst.copy_from_slice(src);
         } else {
-            // SAFETY: the host passes group_count * 4 indices and n_tables tables.
+            // SAFETY: the host passes group_count * STREAM_COUNT indices and n_tables tables.
             let Some(t) =
                 (unsafe { stream_table(tables, n_tables, table_index, group_blocks, b, k) })
             else {
@@ -417,12 +417,7 @@ fn decode_one_lane(
         }
         bufs[k] = dst;
     }
-    let streams = crate::lz::BlockStreams {
-        literals: bufs[STREAM_LITERALS],
-        lengths: bufs[STREAM_LENGTHS],
-        offsets: bufs[STREAM_OFFSETS],
-        commands: bufs[STREAM_COMMANDS],
-    };
+    let streams = crate::lz::BlockStreams::from_slices(bufs);
     // SAFETY: [start, end) lies inside the output of out_len bytes; only this lane writes it.
     let block_out =
         unsafe { core::slice::from_raw_parts_mut(out.add(start as usize), (end - start) as usize) };

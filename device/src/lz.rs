@@ -11,10 +11,26 @@ pub struct BlockStreams<'a> {
     pub literals: &'a [u8],
     /// LEB128 varints: match lengths minus 6 (0xFE) or minus 21 (escaped repeats).
     pub lengths: &'a [u8],
-    /// LEB128 varints: distances of new matches.
+    /// The first byte of each new match's distance varint (FORMAT.md §4.2).
     pub offsets: &'a [u8],
     /// Command bytes.
     pub commands: &'a [u8],
+    /// The remaining bytes of the distance varints whose first byte has bit 7 set, in order.
+    pub offset_tails: &'a [u8],
+}
+
+impl<'a> BlockStreams<'a> {
+    /// The streams from an array in `STREAM_*` order (FORMAT.md §1).
+    #[inline(always)]
+    pub fn from_slices(s: [&'a [u8]; STREAM_COUNT]) -> Self {
+        BlockStreams {
+            literals: s[STREAM_LITERALS],
+            lengths: s[STREAM_LENGTHS],
+            offsets: s[STREAM_OFFSETS],
+            commands: s[STREAM_COMMANDS],
+            offset_tails: s[STREAM_OFFSET_TAILS],
+        }
+    }
 }
 
 /// Where a block's bytes go and what its matches may read.
@@ -37,8 +53,18 @@ pub struct BlockFrame {
 /// Reads one LEB128 varint of at most 5 bytes that fits a `u32` (FORMAT.md §4.2).
 #[inline(always)]
 pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<u32, Status> {
-    let mut v: u32 = 0;
-    let mut shift = 0u32;
+    read_varint_rest(buf, pos, 0, 0)
+}
+
+/// Reads a varint whose first `shift / 7` bytes were already read into `v` (with bit 7 set
+/// on the last of them) from `buf` at `*pos`; the rules of [`read_varint`] count all bytes.
+#[inline(always)]
+fn read_varint_rest(
+    buf: &[u8],
+    pos: &mut usize,
+    mut v: u32,
+    mut shift: u32,
+) -> Result<u32, Status> {
     loop {
         let Some(&b) = buf.get(*pos) else {
             return Err(Status::BadVarint);
@@ -54,6 +80,26 @@ pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<u32, Status> {
         }
         shift += 7;
     }
+}
+
+/// Reads one distance (FORMAT.md §4.2, format v2): the varint's first byte from `heads` at
+/// `*head_pos`, and, when its bit 7 is set, its remaining bytes from `tails` at `*tail_pos`.
+/// The rules of [`read_varint`] apply to the whole varint (at most 5 bytes in all).
+#[inline(always)]
+pub fn read_offset(
+    heads: &[u8],
+    head_pos: &mut usize,
+    tails: &[u8],
+    tail_pos: &mut usize,
+) -> Result<u32, Status> {
+    let Some(&h) = heads.get(*head_pos) else {
+        return Err(Status::BadVarint);
+    };
+    *head_pos += 1;
+    if h & 0x80 == 0 {
+        return Ok(h as u32);
+    }
+    read_varint_rest(tails, tail_pos, (h & 0x7F) as u32, 7)
 }
 
 /// Appends `v` as a LEB128 varint (encoder side).
@@ -74,6 +120,18 @@ pub fn write_varint(v: u32, out: &mut impl Extend<u8>) {
         n += 1;
     }
     out.extend(bytes[..n].iter().copied());
+}
+
+/// Appends distance `d` (encoder side, FORMAT.md §4.2): its varint's first byte to `heads`,
+/// the rest to `tails`.
+#[inline]
+pub fn write_offset(d: u32, heads: &mut impl Extend<u8>, tails: &mut impl Extend<u8>) {
+    if d < 0x80 {
+        heads.extend([d as u8]);
+    } else {
+        heads.extend([(d as u8) | 0x80]);
+        write_varint(d >> 7, tails);
+    }
 }
 
 /// The 4-entry repeat-distance history (FORMAT.md §4.3).
@@ -130,6 +188,8 @@ pub struct Parser<'a> {
     pub len_pos: usize,
     /// Next offset-stream byte.
     pub off_pos: usize,
+    /// Next offset-tail byte.
+    pub tail_pos: usize,
     /// Repeat history.
     pub history: History,
 }
@@ -142,6 +202,7 @@ impl<'a> Parser<'a> {
             cmd_pos: 0,
             len_pos: 0,
             off_pos: 0,
+            tail_pos: 0,
             history: History::RESET,
         }
     }
@@ -170,14 +231,24 @@ impl<'a> Parser<'a> {
             }
             0xC0..=0xFD => {
                 let len = (c & 0x3F) as u32 + MATCH_BASE;
-                let dist = read_varint(self.s.offsets, &mut self.off_pos)?;
+                let dist = read_offset(
+                    self.s.offsets,
+                    &mut self.off_pos,
+                    self.s.offset_tails,
+                    &mut self.tail_pos,
+                )?;
                 self.history.push(dist);
                 Command::Match { dist, len }
             }
             CMD_MATCH_LONG => {
                 let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
                 let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
-                let dist = read_varint(self.s.offsets, &mut self.off_pos)?;
+                let dist = read_offset(
+                    self.s.offsets,
+                    &mut self.off_pos,
+                    self.s.offset_tails,
+                    &mut self.tail_pos,
+                )?;
                 self.history.push(dist);
                 Command::Match { dist, len }
             }
@@ -188,9 +259,11 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// True when the length and offset streams were consumed exactly.
+    /// True when the length, offset and offset-tail streams were consumed exactly.
     pub fn streams_consumed(&self) -> bool {
-        self.len_pos == self.s.lengths.len() && self.off_pos == self.s.offsets.len()
+        self.len_pos == self.s.lengths.len()
+            && self.off_pos == self.s.offsets.len()
+            && self.tail_pos == self.s.offset_tails.len()
     }
 }
 

@@ -161,7 +161,7 @@ fn parse_block(a: &WaveArgs, b: u64) -> (Status, u32) {
     let end = core::cmp::min(start + bs, a.out_len);
     let mut bufs: [&[u8]; STREAM_COUNT] = [&[]; STREAM_COUNT];
     for (k, buf) in bufs.iter_mut().enumerate() {
-        // SAFETY: dec_offsets holds 4 words per block; checked_slice bounds the range.
+        // SAFETY: dec_offsets holds STREAM_COUNT words per block; checked_slice bounds the range.
         let off = unsafe { *(a.dec_offsets as *const u64).add(b as usize * STREAM_COUNT + k) };
         let Some(s) = (unsafe {
             checked_slice(
@@ -179,12 +179,7 @@ fn parse_block(a: &WaveArgs, b: u64) -> (Status, u32) {
     if base > a.seg_total || cap as u64 > a.seg_total - base {
         return (Status::SliceMode, 0);
     }
-    let streams = BlockStreams {
-        literals: bufs[0],
-        lengths: bufs[1],
-        offsets: bufs[2],
-        commands: bufs[3],
-    };
+    let streams = BlockStreams::from_slices(bufs);
     let frame = BlockFrame {
         dst_start: start as usize,
         dst_end: end as usize,

@@ -56,17 +56,19 @@ impl<'a> Padded<'a> {
     }
 }
 
-/// A block's four decoded streams, padded.
+/// A block's decoded streams, padded.
 #[derive(Clone, Copy)]
 pub struct PaddedStreams<'a> {
     /// Literal bytes.
     pub literals: Padded<'a>,
     /// Length varints.
     pub lengths: Padded<'a>,
-    /// Offset varints.
+    /// First bytes of the distance varints.
     pub offsets: Padded<'a>,
     /// Command bytes.
     pub commands: Padded<'a>,
+    /// Remaining bytes of the distance varints (FORMAT.md §4.2).
+    pub offset_tails: Padded<'a>,
 }
 
 /// Reads one varint at `*pos` with the rules of [`aceapex_device::lz::read_varint`].
@@ -84,17 +86,34 @@ pub struct PaddedStreams<'a> {
 /// instantiates it, and only on a CPU with BMI2 (see [`fast_pext`]).
 #[inline(always)]
 fn read_varint<const PEXT: bool>(s: &Padded<'_>, pos: &mut usize) -> Result<u32, Status> {
-    const _: () = assert!(VARINT_MAX_BYTES == 5 && STREAM_PAD >= 8);
     // `*pos` never exceeds s.len (it only advances on success); the min makes that local
     let p = (*pos).min(s.len);
+    let (v, used, bad) = varint_window::<PEXT, VARINT_MAX_BYTES>(s, p);
+    if bad {
+        return Err(Status::BadVarint);
+    }
+    *pos = p + used;
+    Ok(v)
+}
+
+/// The varint of at most `MAX` bytes (`MAX` is 5, or 4 for an offset tail) at `p <= s.len`,
+/// read from an 8-byte window: `(value, bytes used, malformed)`. Malformed: no terminating
+/// byte among the first `MAX`, a `MAX`-th byte above `0x0F`, or an end past `s.len`.
+#[inline(always)]
+fn varint_window<const PEXT: bool, const MAX: usize>(
+    s: &Padded<'_>,
+    p: usize,
+) -> (u32, usize, bool) {
+    const { assert!((MAX == 4 || MAX == 5) && VARINT_MAX_BYTES == 5 && STREAM_PAD >= 8) };
+    debug_assert!(p <= s.len);
     // SAFETY: p <= s.len and the buffer holds s.len + STREAM_PAD >= s.len + 8 bytes
     // (Padded::new), so the 8-byte window (possibly in the padding) is inside it.
     let w = u64::from_le(unsafe { s.bytes.as_ptr().add(p).cast::<u64>().read_unaligned() });
-    // bit 7 of byte k (k < 5) set in `stops` when byte k ends the varint
-    let stops = !w & 0x80_8080_8080;
+    // bit 7 of byte k (k < MAX) set in `stops` when byte k ends the varint
+    let stops = !w & (0x80_8080_8080 >> (8 * (5 - MAX)));
     // the varint's bytes: all bits up to the lowest stop bit (everything when there is none)
     let x = w & (stops ^ stops.wrapping_sub(1));
-    let used = (stops.trailing_zeros() as usize + 1) / 8; // 8 when no byte ends it in 5
+    let used = (stops.trailing_zeros() as usize + 1) / 8; // 8 when no byte ends it in MAX
     let v = if PEXT {
         pext_groups(x)
     } else {
@@ -104,14 +123,37 @@ fn read_varint<const PEXT: bool>(s: &Padded<'_>, pos: &mut usize) -> Result<u32,
             | ((x >> 3) & (0x7F << 21))
             | ((x >> 4) & (0x0F << 28))
     };
-    // a fifth byte (then the last, bit 7 clear) may only carry bits 0-3; `x` holds byte 4
-    // only when the varint has five bytes
-    let bad = (stops == 0) | (x & 0x70_0000_0000 != 0) | (p + used > s.len);
-    if bad {
+    // the last allowed byte (then the last, bit 7 clear) may only carry bits 0-3; `x` holds
+    // it only when the varint is that long
+    let bad = (stops == 0) | (x & (0x70 << (8 * (MAX - 1))) != 0) | (p + used > s.len);
+    (v as u32, used, bad)
+}
+
+/// Reads one distance at `*head_pos` / `*tail_pos` with the rules of
+/// [`aceapex_device::lz::read_offset`] (FORMAT.md §4.2): the first byte from the offset
+/// stream, the rest (at most 4 bytes, when its bit 7 is set) from the offset-tail stream.
+/// Without a branch on whether a tail follows (about half the distances on text have one):
+/// the tail window is always read and counted only with the continuation bit.
+#[inline(always)]
+fn read_offset<const PEXT: bool>(
+    s: &PaddedStreams<'_>,
+    head_pos: &mut usize,
+    tail_pos: &mut usize,
+) -> Result<u32, Status> {
+    let hp = *head_pos;
+    if hp >= s.offsets.len {
         return Err(Status::BadVarint);
     }
-    *pos = p + used;
-    Ok(v as u32)
+    let h = s.offsets.bytes[hp];
+    let cont = h >> 7 != 0;
+    let p = (*tail_pos).min(s.offset_tails.len);
+    let (t, used, bad) = varint_window::<PEXT, 4>(&s.offset_tails, p);
+    if cont & bad {
+        return Err(Status::BadVarint);
+    }
+    *head_pos = hp + 1;
+    *tail_pos = p + used * cont as usize;
+    Ok((h & 0x7F) as u32 | (t << 7) * cont as u32)
 }
 
 /// The 7-bit groups of the (up to five) bytes of `x`, least significant first, by BMI2
@@ -442,6 +484,7 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     let mut lit_pos = 0usize;
     let mut len_pos = 0usize;
     let mut off_pos = 0usize;
+    let mut tail_pos = 0usize;
     let mut history = FastHistory::RESET;
     let ncmd = commands.len();
     let mut i = 0usize;
@@ -494,14 +537,14 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
             }
             0xC0..=0xFD => {
                 let len = (c & 0x3F) as u32 + MATCH_BASE;
-                let dist = read_varint::<PEXT>(&s.offsets, &mut off_pos)?;
+                let dist = read_offset::<PEXT>(s, &mut off_pos, &mut tail_pos)?;
                 history.push(dist);
                 (dist, len)
             }
             CMD_MATCH_LONG => {
                 let extra = read_varint::<PEXT>(&s.lengths, &mut len_pos)?;
                 let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
-                let dist = read_varint::<PEXT>(&s.offsets, &mut off_pos)?;
+                let dist = read_offset::<PEXT>(s, &mut off_pos, &mut tail_pos)?;
                 history.push(dist);
                 (dist, len)
             }
@@ -531,7 +574,12 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
         }
         cur += l;
     }
-    if cur != end || lit_pos != lit_len || len_pos != s.lengths.len || off_pos != s.offsets.len {
+    if cur != end
+        || lit_pos != lit_len
+        || len_pos != s.lengths.len
+        || off_pos != s.offsets.len
+        || tail_pos != s.offset_tails.len
+    {
         return Err(Status::Trailing);
     }
     Ok(())

@@ -56,7 +56,7 @@ pub fn decode_streams<'s>(
             }
         }
     }
-    let [l, ln, o, c] = &scratch.bufs;
+    let [l, ln, o, c, t] = &scratch.bufs;
     let pad = |buf: &'s Vec<u8>, k: usize| {
         Padded::new(buf, e.decoded_len[k] as usize).expect("buffer sized with padding above")
     };
@@ -65,6 +65,7 @@ pub fn decode_streams<'s>(
         lengths: pad(ln, STREAM_LENGTHS),
         offsets: pad(o, STREAM_OFFSETS),
         commands: pad(c, STREAM_COMMANDS),
+        offset_tails: pad(t, STREAM_OFFSET_TAILS),
     })
 }
 
@@ -119,7 +120,7 @@ fn decode_one_stream(a: &Archive<'_>, b: usize, k: usize, buf: &mut [u8]) -> Res
 /// The padded streams of block `b` as decoded into `scratch`.
 pub fn padded_streams<'s>(a: &Archive<'_>, b: usize, scratch: &'s Scratch) -> PaddedStreams<'s> {
     let e = &a.entries[b];
-    let [l, ln, o, c] = &scratch.bufs;
+    let [l, ln, o, c, t] = &scratch.bufs;
     let pad = |buf: &'s Vec<u8>, k: usize| {
         Padded::new(buf, e.decoded_len[k] as usize).expect("buffer sized with padding")
     };
@@ -128,6 +129,7 @@ pub fn padded_streams<'s>(a: &Archive<'_>, b: usize, scratch: &'s Scratch) -> Pa
         lengths: pad(ln, STREAM_LENGTHS),
         offsets: pad(o, STREAM_OFFSETS),
         commands: pad(c, STREAM_COMMANDS),
+        offset_tails: pad(t, STREAM_OFFSET_TAILS),
     }
 }
 
@@ -314,23 +316,39 @@ mod tests {
         assert!(ok > 1000, "too few valid random blocks ({ok}) to mean much");
     }
 
+    /// Splits a stream of (possibly damaged) LEB128 distance varints into the offset and
+    /// offset-tail streams of FORMAT.md §4.2: each varint's first byte to the first, the
+    /// bytes after it to the second.
+    fn split_offsets(leb: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let (mut heads, mut tails) = (Vec::new(), Vec::new());
+        let mut in_tail = false;
+        for &b in leb {
+            if in_tail {
+                tails.push(b);
+            } else {
+                heads.push(b);
+            }
+            in_tail = b & 0x80 != 0;
+        }
+        (heads, tails)
+    }
+
     /// Runs the fast and the reference match layer on the same streams and frame over the
-    /// same random buffer of `total` bytes; checks status, bytes, and that nothing outside
-    /// the block changed. Returns whether the block decoded.
+    /// same random buffer of `total` bytes (offsets given as LEB128 varints, split by
+    /// [`split_offsets`]); checks status, bytes, and that nothing outside the block changed.
+    /// Returns whether the block decoded.
     fn fast_vs_reference_block(
         r: &mut Rng,
-        s: &[Vec<u8>; 4],
+        s4: &[Vec<u8>; 4],
         total: usize,
         frame: BlockFrame,
     ) -> bool {
         let init: Vec<u8> = (0..total).map(|_| r.next_u64() as u8).collect();
         let mut want = init.clone();
-        let rs = BlockStreams {
-            literals: &s[0],
-            lengths: &s[1],
-            offsets: &s[2],
-            commands: &s[3],
-        };
+        let (heads, tails) = split_offsets(&s4[STREAM_OFFSETS]);
+        let s: [Vec<u8>; STREAM_COUNT] =
+            [s4[0].clone(), s4[1].clone(), heads, s4[3].clone(), tails];
+        let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));
         let r_ref = ref_lz::decode_block(rs, &mut want, &frame);
         let padded: Vec<Vec<u8>> = s
             .iter()
@@ -342,6 +360,7 @@ mod tests {
             lengths: p(1),
             offsets: p(2),
             commands: p(3),
+            offset_tails: p(4),
         };
         // the dispatched path (pext varints on this CPU when it has a fast pext, the loop
         // for the block's command density) and the portable one with either loop
@@ -467,7 +486,8 @@ mod tests {
             let st = decode_streams_group(&a, first, &mut group[..n]);
             for j in 0..n {
                 let alone = decode_streams(&a, first + j, &mut one).map(|s| {
-                    [s.literals, s.lengths, s.offsets, s.commands].map(|p| p.data().to_vec())
+                    [s.literals, s.lengths, s.offsets, s.commands, s.offset_tails]
+                        .map(|p| p.data().to_vec())
                 });
                 assert_eq!(
                     st[j],
@@ -477,8 +497,8 @@ mod tests {
                 );
                 if let Ok(want) = alone {
                     let p = padded_streams(&a, first + j, &group[j]);
-                    let got =
-                        [p.literals, p.lengths, p.offsets, p.commands].map(|p| p.data().to_vec());
+                    let got = [p.literals, p.lengths, p.offsets, p.commands, p.offset_tails]
+                        .map(|p| p.data().to_vec());
                     assert!(got == want, "block {}: streams differ", first + j);
                 }
             }

@@ -108,7 +108,7 @@ impl GpuArchive {
         }
         let dec_offsets = gpu.upload(bytemuck::cast_slice(&dec_off))?;
         let resident_bytes = (a.data.len()
-            + a.entries.len() * 56
+            + a.entries.len() * std::mem::size_of::<crate::device::format::BlockEntry>()
             + a.block_offsets.len() * 8
             + tables.len() * 16384
             + index.len() * 4) as u64;

@@ -186,7 +186,7 @@ pub fn decode_blocks_lane(
         .arg(status)
         .arg(&only_fb);
     // SAFETY: argument order matches `decode_blocks_lane`; entries/offsets hold n_blocks
-    // items, tables n_tables, table_index group_count*4 words (GpuArchive::upload builds them
+    // items, tables n_tables, table_index group_count*STREAM_COUNT words (GpuArchive::upload builds them
     // from a validated Archive); scratch holds total_warps*4*(block_size+1) bytes as the kernel
     // assumes; out holds >= original_size bytes (asserted); status one word per block.
     unsafe { b.launch(cfg) }
@@ -244,7 +244,7 @@ pub fn decode_blocks_dense(
         .arg(status)
         .arg(&stages);
     // SAFETY: argument order matches `decode_blocks_dense`; `decoded` holds dec_len bytes and
-    // dec_offsets 4 words per block (GpuArchive::upload, from a validated Archive); the kernel
+    // dec_offsets STREAM_COUNT words per block (GpuArchive::upload, from a validated Archive); the kernel
     // checks every stream range against dec_len; out holds >= original_size
     // bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic shared memory is what
     // the kernel's layout (dense_layout.rs, shared with the kernel) addresses, and the
@@ -254,7 +254,7 @@ pub fn decode_blocks_dense(
         .map(|_| ())
 }
 
-/// Launches the rANS stage: every block's four slices decoded into the archive's `decoded`
+/// Launches the rANS stage: every block's slices decoded into the archive's `decoded`
 /// scratch, one warp per block (its slices' lanes packed into the warp). Zeroes `status`
 /// first; raises a block's status on a broken rule.
 pub fn rans_decode_slices(
@@ -302,7 +302,7 @@ pub fn rans_decode_slices(
         .arg(&ga.dec_offsets)
         .arg(status);
     // SAFETY: argument order matches `rans_decode_slices`; entries/offsets hold n_blocks items,
-    // tables n_tables, table_index group_count*4 words, dec_offsets 4 words per block, and
+    // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted).
     unsafe { b.launch(cfg) }

@@ -201,12 +201,7 @@ pub fn from_archive(
             status,
         };
         crate::decode::decode_streams(a, b, &mut bufs).map_err(berr)?;
-        let s = BlockStreams {
-            literals: &bufs[0],
-            lengths: &bufs[1],
-            offsets: &bufs[2],
-            commands: &bufs[3],
-        };
+        let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
         let mut p = Parser::new(s);
         let mut cur = r.start as usize;
         let mut lit = 0usize;

@@ -1,7 +1,7 @@
-//! Encoder match layer: match finding and parsing into the four streams (FORMAT.md §4).
+//! Encoder match layer: match finding and parsing into the five streams (FORMAT.md §4).
 //!
 //! [`parse_segment`] turns a range of the input into [`BlockParse`]s, one per block: the
-//! literal, length, offset and command streams that `aceapex_device::lz::decode_block`
+//! literal, length, offset, command and offset-tail streams that `aceapex_device::lz::decode_block`
 //! decodes, plus the block's dependency depth and lowest source position.
 //!
 //! The finder is a hash chain over the segment (ring-buffered to the window), with repeat
@@ -15,7 +15,7 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
-use aceapex_device::format::DEFAULT_BLOCK_SIZE;
+use aceapex_device::format::{DEFAULT_BLOCK_SIZE, STREAM_COUNT};
 use aceapex_device::lz::BlockStreams;
 
 #[doc(hidden)]
@@ -72,10 +72,12 @@ pub struct BlockParse {
     pub literals: Vec<u8>,
     /// Length varints.
     pub lengths: Vec<u8>,
-    /// Distance varints.
+    /// First bytes of the distance varints.
     pub offsets: Vec<u8>,
     /// Command bytes (starting with one reset).
     pub commands: Vec<u8>,
+    /// Remaining bytes of the distance varints (FORMAT.md §4.2).
+    pub offset_tails: Vec<u8>,
     /// Largest dependency level among the block's matches (0 if none).
     pub max_depth: u32,
     /// Lowest absolute position any match of the block reads (block start if no match).
@@ -92,12 +94,19 @@ impl BlockParse {
             lengths: &self.lengths,
             offsets: &self.offsets,
             commands: &self.commands,
+            offset_tails: &self.offset_tails,
         }
     }
 
     /// The streams in `STREAM_*` order.
-    pub fn stream_slices(&self) -> [&[u8]; 4] {
-        [&self.literals, &self.lengths, &self.offsets, &self.commands]
+    pub fn stream_slices(&self) -> [&[u8]; STREAM_COUNT] {
+        [
+            &self.literals,
+            &self.lengths,
+            &self.offsets,
+            &self.commands,
+            &self.offset_tails,
+        ]
     }
 }
 

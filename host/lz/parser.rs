@@ -4,8 +4,10 @@
 use std::cell::RefCell;
 use std::ops::Range;
 
-use aceapex_device::format::{CMD_MATCH_LONG, CMD_MATCH_SHORT, CMD_REPEAT, CMD_RESET, MATCH_BASE};
-use aceapex_device::lz::{write_varint, History};
+use aceapex_device::format::{
+    CMD_MATCH_LONG, CMD_MATCH_SHORT, CMD_REPEAT, CMD_RESET, MATCH_BASE, STREAM_COUNT,
+};
+use aceapex_device::lz::{write_offset, write_varint, History};
 
 use super::cost::{CostModel, CostTuning, SCALE};
 use super::{BlockParse, ParseParams};
@@ -697,7 +699,7 @@ fn emit_match(out: &mut BlockParse, m: &Cand, hist: &mut History) {
             out.commands.push(CMD_MATCH_LONG);
             write_varint(l, &mut out.lengths);
         }
-        write_varint(m.dist, &mut out.offsets);
+        write_offset(m.dist, &mut out.offsets, &mut out.offset_tails);
         hist.push(m.dist);
     }
 }
@@ -973,21 +975,21 @@ fn trial_parses(level: u32) -> &'static [Trial] {
 /// stream statistics of the blocks chosen before it in the segment (which approximates the
 /// group's shared tables, FORMAT.md §5.1).
 struct Chooser {
-    counts: [[u32; 256]; 4],
-    totals: [u64; 4],
+    counts: [[u32; 256]; STREAM_COUNT],
+    totals: [u64; STREAM_COUNT],
 }
 
 impl Default for Chooser {
     fn default() -> Self {
         Chooser {
-            counts: [[0; 256]; 4],
-            totals: [0; 4],
+            counts: [[0; 256]; STREAM_COUNT],
+            totals: [0; STREAM_COUNT],
         }
     }
 }
 
 impl Chooser {
-    /// Estimated coded bits of `b`'s four streams (Krichevsky-Trofimov estimator seeded with
+    /// Estimated coded bits of `b`'s streams (Krichevsky-Trofimov estimator seeded with
     /// the counts so far). Deterministic on a given platform.
     fn cost(&self, b: &BlockParse) -> f64 {
         let mut bits = 0.0;
@@ -1118,6 +1120,7 @@ fn new_block_parse(bs: usize, blen: usize) -> BlockParse {
         lengths: Vec::new(),
         offsets: Vec::with_capacity(blen / 32),
         commands: Vec::with_capacity(blen / 16 + 4),
+        offset_tails: Vec::with_capacity(blen / 32),
         max_depth: 0,
         lowest_source: bs,
         matches: 0,

@@ -27,7 +27,9 @@ pub fn put_u64(b: &mut [u8], o: usize, v: u64) {
 /// Header size (FORMAT.md §2).
 pub const HEADER: usize = 96;
 /// Block-table entry size (FORMAT.md §3.1).
-pub const ENTRY: usize = 56;
+pub const ENTRY: usize = 64;
+/// Streams per block (FORMAT.md §1): literals, lengths, offsets, commands, offset tails.
+pub const STREAMS: usize = 5;
 
 #[derive(Clone)]
 pub struct Hdr {
@@ -63,22 +65,22 @@ impl Hdr {
 #[derive(Clone, Default)]
 pub struct Ent {
     pub checksum: u64,
-    pub stored: [u32; 4],
-    pub decoded: [u32; 4],
+    pub stored: [u32; STREAMS],
+    pub decoded: [u32; STREAMS],
     pub lowest: u32,
-    pub lanes: [u8; 4],
+    pub lanes: [u8; STREAMS],
 }
 
 impl Ent {
     pub fn bytes(&self) -> [u8; ENTRY] {
         let mut e = [0u8; ENTRY];
         put_u64(&mut e, 0, self.checksum);
-        for k in 0..4 {
+        for k in 0..STREAMS {
             put_u32(&mut e, 8 + 4 * k, self.stored[k]);
-            put_u32(&mut e, 24 + 4 * k, self.decoded[k]);
-            e[48 + k] = self.lanes[k];
+            put_u32(&mut e, 28 + 4 * k, self.decoded[k]);
+            e[56 + k] = self.lanes[k];
         }
-        put_u32(&mut e, 44, self.lowest);
+        put_u32(&mut e, 52, self.lowest);
         e
     }
 }
@@ -95,7 +97,7 @@ pub fn assemble(h: &Hdr, block_table: &[u8], tables: &[u8], data: &[u8]) -> Vec<
         .unwrap_or((block_count as u64).div_ceil(h.group_blocks.max(1) as u64) as u32);
     let mut out = vec![0u8; HEADER];
     out[0..4].copy_from_slice(b"ACPX");
-    put_u16(&mut out, 4, 1);
+    put_u16(&mut out, 4, 2);
     put_u16(&mut out, 6, h.flags);
     put_u64(&mut out, 8, h.original_size);
     put_u32(&mut out, 16, h.block_size);
@@ -118,14 +120,14 @@ pub fn assemble(h: &Hdr, block_table: &[u8], tables: &[u8], data: &[u8]) -> Vec<
     out
 }
 
-/// One block: four stored slices, decoded lengths (None: = stored, raw), lanes, lowest.
+/// One block: five stored slices, decoded lengths (None: = stored, raw), lanes, lowest.
 #[derive(Clone)]
 pub struct Blk {
-    /// Stored slices: literals, lengths, offsets, commands.
-    pub slices: [Vec<u8>; 4],
+    /// Stored slices: literals, lengths, offsets, commands, offset tails.
+    pub slices: [Vec<u8>; STREAMS],
     /// Decoded lengths (default: the stored lengths, as raw slices need).
-    pub decoded: Option<[u32; 4]>,
-    pub lanes: [u8; 4],
+    pub decoded: Option<[u32; STREAMS]>,
+    pub lanes: [u8; STREAMS],
     /// Lowest source block (default: own index).
     pub lowest: Option<u32>,
     /// Checksum override (default: XXH3 of the block's original bytes).
@@ -133,12 +135,14 @@ pub struct Blk {
 }
 
 impl Blk {
-    /// Raw slices, every default.
+    /// Raw slices, every default; `offs` holds the distances as whole LEB128 varints, which
+    /// [`split_offsets`] cuts into the offset and offset-tail streams.
     pub fn raw(lits: &[u8], lens: &[u8], offs: &[u8], cmds: &[u8]) -> Blk {
+        let (heads, tails) = split_offsets(offs);
         Blk {
-            slices: [lits.to_vec(), lens.to_vec(), offs.to_vec(), cmds.to_vec()],
+            slices: [lits.to_vec(), lens.to_vec(), heads, cmds.to_vec(), tails],
             decoded: None,
-            lanes: [0; 4],
+            lanes: [0; STREAMS],
             lowest: None,
             checksum: None,
         }
@@ -153,7 +157,7 @@ pub fn build(mut h: Hdr, original: &[u8], blocks: &[Blk], tables: Option<Vec<u8>
     let bc = original.len().div_ceil(bs);
     assert_eq!(bc, blocks.len());
     let gc = bc.div_ceil(h.group_blocks as usize);
-    let tables = tables.unwrap_or_else(|| vec![0u8; 4 * gc]);
+    let tables = tables.unwrap_or_else(|| vec![0u8; STREAMS * gc]);
     let mut bt = Vec::new();
     let mut data = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
@@ -164,7 +168,7 @@ pub fn build(mut h: Hdr, original: &[u8], blocks: &[Blk], tables: Option<Vec<u8>
             lanes: b.lanes,
             ..Default::default()
         };
-        for k in 0..4 {
+        for k in 0..STREAMS {
             e.stored[k] = b.slices[k].len() as u32;
             e.decoded[k] = b.decoded.map_or(b.slices[k].len() as u32, |d| d[k]);
             data.extend_from_slice(&b.slices[k]);
@@ -176,6 +180,22 @@ pub fn build(mut h: Hdr, original: &[u8], blocks: &[Blk], tables: Option<Vec<u8>
 
 pub fn one_block(original: &[u8], blk: Blk) -> Vec<u8> {
     build(Hdr::new(0, 4096), original, &[blk], None)
+}
+
+/// Splits (possibly damaged) LEB128 distance varints into the offset stream (each varint's
+/// first byte) and the offset-tail stream (the bytes after it), FORMAT.md §4.2.
+pub fn split_offsets(leb: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let (mut heads, mut tails) = (Vec::new(), Vec::new());
+    let mut in_tail = false;
+    for &b in leb {
+        if in_tail {
+            tails.push(b);
+        } else {
+            heads.push(b);
+        }
+        in_tail = b & 0x80 != 0;
+    }
+    (heads, tails)
 }
 
 /// kind-1 table record.
