@@ -35,8 +35,8 @@ fn h0_bytes(counts: &[u64; 256]) -> f64 {
 }
 
 /// Estimated coded size of the parse and the per-stream share.
-fn estimate(blocks: &[BlockParse]) -> (f64, [f64; 4]) {
-    let mut per = [0.0f64; 4];
+fn estimate(blocks: &[BlockParse]) -> (f64, [f64; aceapex_device::format::STREAM_COUNT]) {
+    let mut per = [0.0f64; aceapex_device::format::STREAM_COUNT];
     for g in blocks.chunks(GROUP_BLOCKS) {
         for (s, p) in per.iter_mut().enumerate() {
             let mut c = [0u64; 256];
@@ -183,13 +183,14 @@ fn main() {
         let matches: u64 = blocks.iter().map(|b| b.matches as u64).sum();
         let depth = blocks.iter().map(|b| b.max_depth).max().unwrap_or(0);
         println!(
-            "  aceapex L{level}: ratio {:.4}  ({:.0} B; lit {:.0} len {:.0} off {:.0} cmd {:.0})  {:.1} MB/s (cpu {:.1})  matches {matches} maxdepth {depth}",
+            "  aceapex L{level}: ratio {:.4}  ({:.0} B; lit {:.0} len {:.0} off {:.0} cmd {:.0} tails {:.0})  {:.1} MB/s (cpu {:.1})  matches {matches} maxdepth {depth}",
             n as f64 / est,
             est,
             per[0],
             per[1],
             per[2],
             per[3],
+            per[4],
             n as f64 / secs / 1e6,
             n as f64 / cpu_secs / 1e6
         );

@@ -109,6 +109,7 @@ pub fn compress(
     let group_blocks = group_blocks_for(opts.block_size) as usize;
     let group_count = block_count.div_ceil(group_blocks);
     let window = opts.window();
+    let per_lane = entropy::symbols_per_lane(opts.level);
     let params = ParseParams {
         level: opts.level,
         min_match: opts.min_match,
@@ -150,7 +151,7 @@ pub fn compress(
                         .step_by(bs)
                         .flat_map(|s| lz::parse_segment(data, s..(s + bs).min(g_end), bs, &params))
                         .collect();
-                    let out = encode_group(data, bs, g / bs, &parses);
+                    let out = encode_group(data, bs, g / bs, &parses, per_lane);
                     progress((g_end - g) as u64);
                     out
                 })
@@ -176,7 +177,9 @@ pub fn compress(
             let groups = parses
                 .par_chunks(group_blocks)
                 .enumerate()
-                .map(|(gi, blocks)| encode_group(data, bs, first_block + gi * group_blocks, blocks))
+                .map(|(gi, blocks)| {
+                    encode_group(data, bs, first_block + gi * group_blocks, blocks, per_lane)
+                })
                 .collect();
             progress((batch_end - batch_start) as u64 - parsed.into_inner());
             groups
@@ -233,7 +236,15 @@ pub fn compress(
 type GroupOut = (Vec<u8>, Vec<(BlockEntry, Vec<u8>)>);
 
 /// Builds a group's tables from its blocks' streams and stores every slice.
-fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse]) -> GroupOut {
+///
+/// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level).
+fn encode_group(
+    data: &[u8],
+    bs: usize,
+    first_block: usize,
+    blocks: &[BlockParse],
+    per_lane: usize,
+) -> GroupOut {
     let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
     for b in blocks {
         for (h, s) in hists.iter_mut().zip(b.stream_slices()) {
@@ -271,9 +282,12 @@ fn encode_group(data: &[u8], bs: usize, first_block: usize, blocks: &[BlockParse
                 ..BlockEntry::zeroed()
             };
             let slices = b.stream_slices();
-            let lanes = entropy::block_lanes(std::array::from_fn(|k| {
-                (tables[k].is_some() && !slices[k].is_empty()).then_some(slices[k].len())
-            }));
+            let lanes = entropy::block_lanes_density(
+                std::array::from_fn(|k| {
+                    (tables[k].is_some() && !slices[k].is_empty()).then_some(slices[k].len())
+                }),
+                per_lane,
+            );
             for (k, s) in slices.into_iter().enumerate() {
                 let before = bytes.len();
                 e.lanes[k] = entropy::store_slice(

@@ -186,7 +186,12 @@ impl FreqTable {
 /// measured); more lanes mean shorter dependency chains for the decoders. [`block_lanes`]
 /// then fits a block's slices into one warp.
 pub fn lanes_for(n: usize) -> usize {
-    let want = n / SYMBOLS_PER_LANE;
+    lanes_for_density(n, SYMBOLS_PER_LANE)
+}
+
+/// [`lanes_for`] with `per_lane` symbols per lane instead of [`SYMBOLS_PER_LANE`].
+pub fn lanes_for_density(n: usize, per_lane: usize) -> usize {
+    let want = n / per_lane.max(1);
     LANE_COUNTS
         .iter()
         .rev()
@@ -195,8 +200,20 @@ pub fn lanes_for(n: usize) -> usize {
         .unwrap_or(1)
 }
 
-/// Symbols per lane that [`lanes_for`] aims at.
+/// Symbols per lane that [`lanes_for`] aims at (the encoder's levels 1-7).
 pub const SYMBOLS_PER_LANE: usize = 256;
+
+/// Symbols per lane at encoder level `level`: [`SYMBOLS_PER_LANE`] up to level 7, four times
+/// as many at level 8 and sixteen times at level 9, the levels that put ratio before decode
+/// speed (a 16 KiB text block saves ~40-70 bytes of lane states at level 9; its longest GPU
+/// rANS chain grows from ~550 to ~2,000-8,000 steps).
+pub fn symbols_per_lane(level: u32) -> usize {
+    match level {
+        ..=7 => SYMBOLS_PER_LANE,
+        8 => 4 * SYMBOLS_PER_LANE,
+        _ => 16 * SYMBOLS_PER_LANE,
+    }
+}
 
 /// Lane counts the encoder uses: the ones the CPU decoder has wide kernels for (scalar rows of
 /// 1-32 lanes, AVX2 rows of 8-lane vectors). Any count `1..=32` is valid format (FORMAT.md
@@ -214,7 +231,15 @@ pub const LANE_COUNTS: [usize; 7] = [1, 2, 4, 8, 16, 24, 32];
 /// count of [`LANE_COUNTS`]; then every slice takes the fewest lanes of [`LANE_COUNTS`] that
 /// keep its steps within 1/8 over the block's largest. Deterministic: depends on `n` alone.
 pub fn block_lanes(n: [Option<usize>; STREAM_COUNT]) -> [usize; STREAM_COUNT] {
-    let mut lanes = n.map(|x| x.map_or(0, lanes_for));
+    block_lanes_density(n, SYMBOLS_PER_LANE)
+}
+
+/// [`block_lanes`] starting from [`lanes_for_density`] with `per_lane` symbols per lane.
+pub fn block_lanes_density(
+    n: [Option<usize>; STREAM_COUNT],
+    per_lane: usize,
+) -> [usize; STREAM_COUNT] {
+    let mut lanes = n.map(|x| x.map_or(0, |n| lanes_for_density(n, per_lane)));
     while lanes.iter().sum::<usize>() > MAX_LANES as usize {
         let (k, &most) = lanes
             .iter()
@@ -494,6 +519,22 @@ mod tests {
         assert_eq!(lanes_for(7000), 24);
         assert_eq!(lanes_for(16384), 32);
         assert_eq!(lanes_for(1 << 30), 32);
+    }
+
+    #[test]
+    fn levels_8_and_9_use_fewer_lanes() {
+        assert_eq!(symbols_per_lane(5), 256);
+        assert_eq!(symbols_per_lane(7), 256);
+        assert_eq!(symbols_per_lane(8), 1024);
+        assert_eq!(symbols_per_lane(9), 4096);
+        // a text-like block: 8585 literals, 1000 offsets, 1950 commands, 800 tails
+        let n = [Some(8585), Some(30), Some(1000), Some(1950), Some(800)];
+        assert_eq!(block_lanes_density(n, 256), block_lanes(n));
+        // every slice but the literals gets one lane; the 1950 commands are then the longest
+        // chain, and the literals need only 4 lanes to stay within 1/8 of it (2147 steps)
+        assert_eq!(block_lanes_density(n, 1024), [4, 1, 1, 1, 1]);
+        // 8585 / 4096 -> 2 lanes (4293 steps): every other slice fits in one lane
+        assert_eq!(block_lanes_density(n, 4096), [2, 1, 1, 1, 1]);
     }
 
     #[test]

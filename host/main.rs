@@ -805,7 +805,7 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
     println!("blocks by depth  {}", hist.join(" "));
     for k in 0..STREAM_COUNT {
         println!(
-            "stream {:<9} {:>12} bytes decoded, {:>12} stored ({:.2} bits/byte)",
+            "stream {:<12} {:>9} bytes decoded, {:>12} stored ({:.2} bits/byte)",
             names[k],
             decoded[k],
             stored[k],

@@ -293,11 +293,11 @@ pub(crate) unsafe fn checked_slice<'a>(
 /// sequential cores (`rans::decode_slice`, `lz::decode_block`), independent blocks only.
 ///
 /// Inputs: the data section (`data`, `data_len`), `n_blocks` block entries and their slice
-/// offsets, `tables` (`DecodeTable`s) with `table_index[group * STREAM_COUNT + stream]` naming the table
-/// of each group's stream ([`NO_TABLE`] if none), per-warp scratch of `4 * (block_size + 1)`
-/// bytes, and the output of `out_len` bytes. Writes one status word per block. With
-/// `only_fallback` set, decodes only blocks whose status word is `Status::Fallback` (left by
-/// the dense kernel).
+/// offsets, `tables` (`DecodeTable`s) with `table_index[group * STREAM_COUNT + stream]`
+/// naming the table of each group's stream ([`NO_TABLE`] if none), per-warp scratch of
+/// `STREAM_COUNT * (block_size + 1)` bytes, and the output of `out_len` bytes. Writes one
+/// status word per block. With `only_fallback` set, decodes only blocks whose status word
+/// is `Status::Fallback` (left by the dense kernel).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     data: *const u8,
