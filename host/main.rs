@@ -76,8 +76,9 @@ enum Cmd {
         /// level; 7-9 parse every block several ways (a lazy parse and 1-3 price-based
         /// optimal parses) and keep the smallest: 7 two ways, 8 three, 9 four with a deeper
         /// search. 7-9 are 3x to several hundred times slower than 6 (slowest on FASTQ and
-        /// with a large --window) and within about 1 % of each other; a progress bar shows
-        /// on a terminal.
+        /// with a large --window) and within about 1 % of each other; 8 and 9 also give the
+        /// entropy coder 4x / 16x fewer interleaved lanes (smaller archives, GPU decode
+        /// slower). A progress bar shows on a terminal.
         #[arg(short, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=9))]
         level: u32,
         /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
