@@ -182,16 +182,21 @@ impl FreqTable {
 
 /// Number of interleaved lanes the encoder would give a slice of `n` symbols on its own: about
 /// one lane per [`SYMBOLS_PER_LANE`] symbols, rounded down to a count in [`LANE_COUNTS`]
-/// (at least 1, at most 32). Each lane costs about 3 bytes over the entropy (its final state,
-/// measured); more lanes mean shorter dependency chains for the decoders. [`block_lanes`]
-/// then fits a block's slices into one warp.
+/// (at least 1, at most 32), except that 2-3 lanes' worth rounds up to 4 (the CPU decoder
+/// decodes 4-lane slices two per AVX2 vector, 2-lane ones with scalar code). Each lane costs
+/// about 3 bytes over the entropy (its final state, measured); more lanes mean shorter
+/// dependency chains for the decoders. [`block_lanes`] then fits a block's slices into one
+/// warp.
 pub fn lanes_for(n: usize) -> usize {
     lanes_for_density(n, SYMBOLS_PER_LANE)
 }
 
 /// [`lanes_for`] with `per_lane` symbols per lane instead of [`SYMBOLS_PER_LANE`].
 pub fn lanes_for_density(n: usize, per_lane: usize) -> usize {
-    let want = n / per_lane.max(1);
+    let want = match n / per_lane.max(1) {
+        2 | 3 => 4,
+        w => w,
+    };
     LANE_COUNTS
         .iter()
         .rev()
@@ -215,10 +220,10 @@ pub fn symbols_per_lane(level: u32) -> usize {
     }
 }
 
-/// Lane counts the encoder uses: the ones the CPU decoder has wide kernels for (scalar rows of
-/// 1-32 lanes, AVX2 rows of 8-lane vectors). Any count `1..=32` is valid format (FORMAT.md
-/// §5.3); these are an encoder choice.
-pub const LANE_COUNTS: [usize; 7] = [1, 2, 4, 8, 16, 24, 32];
+/// Lane counts the encoder uses: the ones the CPU decoder has wide kernels for (1-lane slices
+/// several side by side, 4-lane ones two per AVX2 vector, 8-32 lanes in 8-lane vectors). Any
+/// count `1..=32` is valid format (FORMAT.md §5.3); these are an encoder choice.
+pub const LANE_COUNTS: [usize; 6] = [1, 4, 8, 16, 24, 32];
 
 /// Lane counts for the rANS slices of one block (`n[k]` symbols of stream `k`, `None` for a
 /// slice that is stored raw or empty; the result is 0 there).
@@ -514,6 +519,9 @@ mod tests {
         // one lane per 256 symbols, rounded down to 1, 2, 4, 8, 16, 24 or 32
         assert_eq!(lanes_for(0), 1);
         assert_eq!(lanes_for(511), 1);
+        // 2-3 lanes' worth rounds up to 4
+        assert_eq!(lanes_for(600), 4);
+        assert_eq!(lanes_for(1000), 4);
         assert_eq!(lanes_for(1500), 4);
         assert_eq!(lanes_for(5000), 16);
         assert_eq!(lanes_for(7000), 24);
@@ -533,8 +541,12 @@ mod tests {
         // every slice but the literals gets one lane; the 1950 commands are then the longest
         // chain, and the literals need only 4 lanes to stay within 1/8 of it (2147 steps)
         assert_eq!(block_lanes_density(n, 1024), [4, 1, 1, 1, 1]);
-        // 8585 / 4096 -> 2 lanes (4293 steps): every other slice fits in one lane
-        assert_eq!(block_lanes_density(n, 4096), [2, 1, 1, 1, 1]);
+        // 8585 / 4096 -> 2 lanes' worth, rounded up to 4
+        assert_eq!(block_lanes_density(n, 4096), [4, 1, 1, 1, 1]);
+        // a DNA-like block: 15,000 literals -> 8 lanes at level 8 (1875 steps), 4 at level 9
+        let dna = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
+        assert_eq!(block_lanes_density(dna, 1024), [8, 1, 1, 1, 1]);
+        assert_eq!(block_lanes_density(dna, 4096), [4, 1, 1, 1, 1]);
     }
 
     #[test]
@@ -546,16 +558,16 @@ mod tests {
             [24, 1, 1, 1, 1]
         );
         // text-like: 8585 literals (32 -> 24 -> 16 to fit: 537 steps, the longest), 1000
-        // offsets, 1950 commands and 800 tails at 2, 4 and 2 lanes (500, 488 and 400 steps,
-        // within 1/8 of 537; the next smaller counts would take 1000, 975 and 800)
+        // offsets, 1950 commands and 800 tails at 4 lanes each (250, 488 and 200 steps;
+        // one lane would take 1000, 1950 and 800, over 1/8 above 537)
         assert_eq!(
             block_lanes([Some(8585), Some(30), Some(1000), Some(1950), Some(800)]),
-            [16, 1, 2, 4, 2]
+            [16, 1, 4, 4, 4]
         );
         // raw or empty slices take no lanes
         assert_eq!(
             block_lanes([None, None, Some(600), None, None]),
-            [0, 0, 2, 0, 0]
+            [0, 0, 4, 0, 0]
         );
         // a lone large slice keeps its lanes
         assert_eq!(
