@@ -7,6 +7,8 @@
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 OUTD=${OUT:-/tmp/aceapex-out}
+# a fresh corpora folder: a warm machine may still hold another bundle's files
+rm -rf /tmp/corp
 mkdir -p "$OUTD" /tmp/corp
 what=" ${*:-all} "
 has() { case $what in *" $1 "* | *" all "*) [ "$1" != profile ] || case $what in *" profile "*) true ;; *) false ;; esac ;; *) false ;; esac; }

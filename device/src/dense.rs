@@ -271,8 +271,12 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         // tail byte in its chunk, then, after a barrier, joins each with its tail byte
         let n_heads = e.decoded_len[STREAM_OFFSETS] as usize;
         let n_tails = e.decoded_len[STREAM_OFFSET_TAILS] as usize;
-        let part = (warp as usize).wrapping_sub(1);
-        let (c0, c1) = varint_chunk(n_heads, WARPS - 1, part);
+        // warp w >= 1 takes chunk w - 1 of the offset bytes
+        let (c0, c1) = if warp != 0 {
+            varint_chunk(n_heads, WARPS - 1, warp as usize - 1)
+        } else {
+            (0, 0)
+        };
         if warp != 0 {
             let with_tail = count_with_tail(s.offb(), c0, c1, lane);
             if lane == 0 {
@@ -299,7 +303,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 }
                 total += c;
             }
-            if part == 0 && lane == 0 {
+            if warp == 1 && lane == 0 {
                 // SAFETY: a shared control word.
                 unsafe { *s.ctrl(C_NOFFV) = n_heads as u32 };
             }
