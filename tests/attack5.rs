@@ -1,10 +1,12 @@
-//! Throwaway differential attack on the fast CPU decoder, format version 2 (wt-attack5; a port
-//! of wt-attack4's harness): real archives of the current encoder, damaged in their five
-//! slices (with damage aimed at the split distances: offsets = first varint bytes, offset
-//! tails = the rest, FORMAT.md §4.2), their block entries and table records, compared block by
-//! block against the reference decoder. Run with
+//! Differential attack on the fast CPU decoder, format version 2 (a port of the fourth
+//! session's harness; ignored: it needs the real corpora): real archives of the current
+//! encoder, damaged in their five slices (with damage aimed at the split distances: offsets =
+//! first varint bytes, offset tails = the rest, FORMAT.md §4.2), their block entries and
+//! table records, compared block by block against the reference decoder. Run with
 //! `cargo test --release --test attack5 -- --ignored --nocapture`
-//! (env: ATTACK_CASES, ATTACK_SEED, ATTACK_KIB = KiB taken from each corpus file).
+//! (env: ATTACK_CASES, ATTACK_SEED, ATTACK_KIB = KiB taken from each corpus file,
+//! ACEAPEX_ATTACK_CORPORA = the corpora folder, default `corpora/`; failing archives are kept
+//! in `target/attack5-fails/`).
 
 use aceapex::archive::Archive;
 use aceapex::cpu;
@@ -237,7 +239,13 @@ impl<'s> Sub<'s> {
         let (first, n) = if src.cross {
             // from block 0 (sources may reach back anywhere before)
             // (more blocks for small blocks: a 64 KiB window spans 16 blocks of 4 KiB)
-            let most = if src.bs <= 4096 { 24 } else if src.blocks.len() <= 12 { 12 } else { 8 };
+            let most = if src.bs <= 4096 {
+                24
+            } else if src.blocks.len() <= 12 {
+                12
+            } else {
+                8
+            };
             (0, 1 + rng.below(most.min(bc as u64)) as usize)
         } else {
             // within one table group (blocks keep their tables), mostly 4-8 blocks
@@ -245,7 +253,11 @@ impl<'s> Sub<'s> {
             let gstart = g * src.group_blocks;
             let gend = (gstart + src.group_blocks).min(bc);
             let n = (1 + rng.below(8)).min((gend - gstart) as u64) as usize;
-            let n = if rng.below(3) > 0 { n.max(4.min(gend - gstart)) } else { n };
+            let n = if rng.below(3) > 0 {
+                n.max(4.min(gend - gstart))
+            } else {
+                n
+            };
             let first = gstart + rng.below((gend - gstart - n + 1) as u64) as usize;
             (first, n)
         };
@@ -362,7 +374,9 @@ fn special_byte(rng: &mut Rng) -> u8 {
     if rng.below(2) == 0 {
         rng.next() as u8
     } else {
-        rng.pick(&[0x00, 0xFF, 0xFE, 0xFD, 0xC0, 0xBF, 0x80, 0x8F, 0x7F, 0x01, 0x0F, 0x10])
+        rng.pick(&[
+            0x00, 0xFF, 0xFE, 0xFD, 0xC0, 0xBF, 0x80, 0x8F, 0x7F, 0x01, 0x0F, 0x10,
+        ])
     }
 }
 
@@ -441,7 +455,11 @@ fn damage_decoded(rng: &mut Rng, s: &mut Vec<u8>, k: usize) {
                 // rewrite a command into another kind
                 let i = rng.below(n as u64) as usize;
                 s[i] = rng.pick(&[0x00, 0x7F, 0x80, 0x8F, 0xBF, 0xC0, 0xFD, 0xFE, 0xFF])
-                    | if rng.below(2) == 0 { 0 } else { (rng.next() as u8) & 0x3F };
+                    | if rng.below(2) == 0 {
+                        0
+                    } else {
+                        (rng.next() as u8) & 0x3F
+                    };
             }
             _ => {
                 if n > 0 {
@@ -493,7 +511,11 @@ fn put_varints(v: &[u32]) -> Vec<u8> {
 fn damage_tail(rng: &mut Rng, b: &Blk) -> Vec<(usize, Vec<u8>)> {
     let delta = |rng: &mut Rng| -> i64 {
         let d = 1 + rng.below(40) as i64;
-        if rng.below(2) == 0 { d } else { -d }
+        if rng.below(2) == 0 {
+            d
+        } else {
+            -d
+        }
     };
     loop {
         match rng.below(7) {
@@ -528,8 +550,20 @@ fn damage_tail(rng: &mut Rng, b: &Blk) -> Vec<(usize, Vec<u8>)> {
                 v[i] = (v[i] as i64 + delta(rng)).clamp(0, u32::MAX as i64) as u32;
                 if rng.below(4) == 0 {
                     v[i] = rng.pick(&[
-                        0, 1, 127, 128, 16383, 16384, 16385, 65536, 65537, 1 << 21, (1 << 28) - 1,
-                        1 << 28, u32::MAX, u32::MAX - 5,
+                        0,
+                        1,
+                        127,
+                        128,
+                        16383,
+                        16384,
+                        16385,
+                        65536,
+                        65537,
+                        1 << 21,
+                        (1 << 28) - 1,
+                        1 << 28,
+                        u32::MAX,
+                        u32::MAX - 5,
                     ]);
                 }
                 if k == 1 {
@@ -565,7 +599,9 @@ fn damage_tail(rng: &mut Rng, b: &Blk) -> Vec<(usize, Vec<u8>)> {
             _ => {
                 // the last literal run one longer / shorter, literals adjusted to match
                 let mut c = b.decoded[3].clone();
-                let Some(i) = c.iter().rposition(|&x| x < 0x80) else { continue };
+                let Some(i) = c.iter().rposition(|&x| x < 0x80) else {
+                    continue;
+                };
                 let d = if rng.below(2) == 0 { 1i64 } else { -1 };
                 let n = c[i] as i64 + d;
                 if !(0..0x80).contains(&n) {
@@ -760,13 +796,19 @@ fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
             let nl = lane_pick(rng);
             store(sub, &mut b, 4, &t, nl);
             if h != heads {
-                let nl = if rng.below(2) == 0 { b.lanes(2) } else { lane_pick(rng) };
+                let nl = if rng.below(2) == 0 {
+                    b.lanes(2)
+                } else {
+                    lane_pick(rng)
+                };
                 store(sub, &mut b, 2, &h, nl);
             }
         }
         15 => {
             // joined LEB128 distances damaged as one stream, split again
-            let Some(mut j) = join_offsets(&heads, &tails) else { return };
+            let Some(mut j) = join_offsets(&heads, &tails) else {
+                return;
+            };
             damage_decoded(rng, &mut j, 2);
             let (h, t) = split_offsets(&j);
             let nl = lane_pick(rng);
@@ -871,14 +913,23 @@ fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
                         r[0] = 1;
                     }
                 }
-                6 => extra = Some(if rng.below(2) == 0 { vec![0] } else { recs[g][4].clone() }),
+                6 => {
+                    extra = Some(if rng.below(2) == 0 {
+                        vec![0]
+                    } else {
+                        recs[g][4].clone()
+                    })
+                }
                 _ => {
                     let r = &mut recs[g][4];
                     let cut = (1 + rng.below(4) as usize).min(r.len());
                     r.truncate(r.len() - cut);
                 }
             }
-            let mut t: Vec<u8> = recs.iter().flat_map(|r| r.iter().flatten().copied()).collect();
+            let mut t: Vec<u8> = recs
+                .iter()
+                .flat_map(|r| r.iter().flatten().copied())
+                .collect();
             if let Some(e) = extra {
                 t.extend(e);
             }
@@ -928,15 +979,29 @@ fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
                     h.pop();
                 }
                 _ => {
-                    let Some(mut v) = distances(&h, &t) else { return };
+                    let Some(mut v) = distances(&h, &t) else {
+                        return;
+                    };
                     if v.is_empty() {
                         return;
                     }
                     let back = 1 + rng.below(3.min(v.len() as u64)) as usize;
                     let i = v.len() - back;
                     v[i] = rng.pick(&[
-                        0, 1, 127, 128, 255, 16383, 16384, 65535, 65536, (1 << 21) - 1, 1 << 21,
-                        (1 << 28) - 1, 1 << 28, u32::MAX,
+                        0,
+                        1,
+                        127,
+                        128,
+                        255,
+                        16383,
+                        16384,
+                        65535,
+                        65536,
+                        (1 << 21) - 1,
+                        1 << 21,
+                        (1 << 28) - 1,
+                        1 << 28,
+                        u32::MAX,
                     ]);
                     (h, t) = put_distances(&v);
                 }
@@ -951,7 +1016,11 @@ fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
 
 fn damage(sub: &mut Sub, rng: &mut Rng, kind: usize) {
     let n = sub.blocks.len();
-    let count_blocks = if kind == 11 { 2 + rng.below(n as u64) as usize } else { 1 };
+    let count_blocks = if kind == 11 {
+        2 + rng.below(n as u64) as usize
+    } else {
+        1
+    };
     for _ in 0..count_blocks {
         let bi = rng.below(n as u64) as usize;
         let k = stream_pick(rng);
@@ -965,7 +1034,9 @@ fn damage(sub: &mut Sub, rng: &mut Rng, kind: usize) {
                 let bs = sub.src.bs as u32;
                 let w = u32_at(&sub.src.header, 36);
                 sub.window = Some(match rng.below(3) {
-                    0 => rng.pick(&[1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 255, 256, 4095, 4096]),
+                    0 => rng.pick(&[
+                        1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 255, 256, 4095, 4096,
+                    ]),
                     1 => rng.pick(&[bs - 1, bs / 2, w - 1, w / 2 + 1]).max(1),
                     _ => 1 + rng.below(w as u64) as u32,
                 });
@@ -988,33 +1059,33 @@ fn damage(sub: &mut Sub, rng: &mut Rng, kind: usize) {
         if (7..=10).contains(&kind) {
             match kind {
                 7 | 8 | 10 => {
-                        // LZ-level damage; stored raw (7), rANS with the block's lanes (8) or
-                        // rANS with 4 / 24 / other lanes (10)
-                        let mut d = b.decoded[k].clone();
-                        damage_decoded(rng, &mut d, k);
-                        let nl = match kind {
-                            7 => 0,
-                            8 => {
-                                if lanes == 0 {
-                                    4
-                                } else {
-                                    lanes as u8
-                                }
-                            }
-                            _ => rng.pick(&[4, 4, 24, 24, 2, 8, 16, 32, 1]),
-                        };
-                        store(sub, &mut b, k, &d, nl);
-                    }
-                    9 => {
-                        // valid re-encode with another lane count (every stream of the block)
-                        for kk in 0..NS {
-                            if rng.below(2) == 0 {
-                                let d = b.decoded[kk].clone();
-                                let nl = rng.pick(&[4, 4, 24, 24, 2, 8, 16, 32, 1, 3, 12]);
-                                store(sub, &mut b, kk, &d, nl);
+                    // LZ-level damage; stored raw (7), rANS with the block's lanes (8) or
+                    // rANS with 4 / 24 / other lanes (10)
+                    let mut d = b.decoded[k].clone();
+                    damage_decoded(rng, &mut d, k);
+                    let nl = match kind {
+                        7 => 0,
+                        8 => {
+                            if lanes == 0 {
+                                4
+                            } else {
+                                lanes as u8
                             }
                         }
+                        _ => rng.pick(&[4, 4, 24, 24, 2, 8, 16, 32, 1]),
+                    };
+                    store(sub, &mut b, k, &d, nl);
+                }
+                9 => {
+                    // valid re-encode with another lane count (every stream of the block)
+                    for kk in 0..NS {
+                        if rng.below(2) == 0 {
+                            let d = b.decoded[kk].clone();
+                            let nl = rng.pick(&[4, 4, 24, 24, 2, 8, 16, 32, 1, 3, 12]);
+                            store(sub, &mut b, kk, &d, nl);
+                        }
                     }
+                }
                 _ => unreachable!(),
             }
             sub.blocks[bi] = b;
@@ -1056,7 +1127,13 @@ fn damage(sub: &mut Sub, rng: &mut Rng, kind: usize) {
             4 => {
                 let add = rng.pick(&[1, 2, 2, 4, 6, 8, 16]);
                 let bytes: Vec<u8> = (0..add)
-                    .map(|_| if rng.below(2) == 0 { 0 } else { rng.next() as u8 })
+                    .map(|_| {
+                        if rng.below(2) == 0 {
+                            0
+                        } else {
+                            rng.next() as u8
+                        }
+                    })
                     .collect();
                 if rng.below(3) == 0 {
                     let i = rng.below(s.len() as u64 + 1) as usize;
@@ -1152,19 +1229,26 @@ fn check(
     let mut refr = vec![0x5Au8; n];
     let mut first: Option<(usize, Status)> = None;
     let mut block_st = vec![None; bc];
+    #[allow(clippy::needless_range_loop)] // b also names the block to both decoders
     for b in 0..bc {
         let f = decode_block_at(&a, b, &mut fast, 0);
         let r = decode_block_reference(&a, b, &mut refr, 0);
         let rg = a.block_range(b);
         let rg = rg.start as usize..rg.end as usize;
         if st(&f) != st(&r) {
-            return Err(format!("block {b}: decode_block_at {:?} reference {:?}", st(&f), st(&r)));
+            return Err(format!(
+                "block {b}: decode_block_at {:?} reference {:?}",
+                st(&f),
+                st(&r)
+            ));
         }
         if f.is_ok() && fast[rg.clone()] != refr[rg.clone()] {
             return Err(format!("block {b}: both ok but bytes differ"));
         }
         if f.is_ok() && refr[rg.clone()] != orig[rg.clone()] {
-            return Err(format!("block {b}: reference ok but bytes differ from original"));
+            return Err(format!(
+                "block {b}: reference ok but bytes differ from original"
+            ));
         }
         // keep later (cross-block) sources identical
         let (rs, re) = (rg.start, rg.end);
@@ -1199,7 +1283,9 @@ fn check(
                 match cpu::decode_streams(&a, b, &mut one) {
                     Ok(p) => {
                         if r.is_err() {
-                            return Err(format!("block {b}: cpu::decode_streams ok, reference {r:?}"));
+                            return Err(format!(
+                                "block {b}: cpu::decode_streams ok, reference {r:?}"
+                            ));
                         }
                         let got = [p.literals, p.lengths, p.offsets, p.commands, p.offset_tails];
                         for k in 0..NS {
@@ -1210,7 +1296,9 @@ fn check(
                     }
                     Err(e) => {
                         if r != Err(e) {
-                            return Err(format!("block {b}: cpu::decode_streams {e:?}, reference {r:?}"));
+                            return Err(format!(
+                                "block {b}: cpu::decode_streams {e:?}, reference {r:?}"
+                            ));
                         }
                     }
                 }
@@ -1228,7 +1316,10 @@ fn check(
         }
     }
     // 3. decompress and extract on one thread: the first failing block, in order
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let d = pool.install(|| decompress(&a));
     match (&first, &d) {
         (None, Ok(v)) => {
@@ -1243,7 +1334,11 @@ fn check(
                 ));
             }
         }
-        _ => return Err(format!("decompress {d:?} vs reference first failure {first:?}")),
+        _ => {
+            return Err(format!(
+                "decompress {d:?} vs reference first failure {first:?}"
+            ))
+        }
     }
     // the global (multi-thread) pool: any failing block may be reported
     let d2 = decompress(&a);
@@ -1251,7 +1346,11 @@ fn check(
         (None, Ok(v)) if v == orig => {}
         (Some(_), Err(DecodeError::Block { block, status, .. }))
             if block_st.get(*block as usize).copied().flatten() == Some(*status) => {}
-        _ => return Err(format!("parallel decompress {d2:?} vs reference first failure {first:?}")),
+        _ => {
+            return Err(format!(
+                "parallel decompress {d2:?} vs reference first failure {first:?}"
+            ))
+        }
     }
     if n > 0 {
         let off = rng.below(n as u64);
@@ -1261,8 +1360,8 @@ fn check(
         let hi = (off + len - 1) as usize / bs;
         // the blocks extract needs: lo..=hi plus their sources
         let mut lowest = lo;
-        for b in lo..=hi {
-            lowest = lowest.min(a.entries[b].lowest_source_block as usize);
+        for e in &a.entries[lo..=hi] {
+            lowest = lowest.min(e.lowest_source_block as usize);
         }
         let lowest = if a.cross_block() {
             let mut l = lo;
@@ -1302,7 +1401,9 @@ fn check(
 }
 
 fn sources(kib: usize) -> Vec<Source> {
-    let c = "/work/main/corpora";
+    // ACEAPEX_ATTACK_CORPORA, default `corpora/` of the crate (../shared/corpora/fetch.sh)
+    let c = std::env::var("ACEAPEX_ATTACK_CORPORA")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/corpora").to_string());
     let read = |p: &str, max: usize| {
         let mut d = std::fs::read(format!("{c}/{p}")).unwrap();
         d.truncate(max);
@@ -1330,7 +1431,12 @@ fn sources(kib: usize) -> Vec<Source> {
         let mut r = Rng(0xFA4);
         let a: Vec<u8> = (0..48 << 10).map(|_| r.next() as u8).collect();
         let mut v = a.clone();
-        v.extend(moby.iter().cycle().take((2 << 20) + 12345).map(|&x| x ^ 0x20));
+        v.extend(
+            moby.iter()
+                .cycle()
+                .take((2 << 20) + 12345)
+                .map(|&x| x ^ 0x20),
+        );
         // a's 1 KiB pieces in another order: one far match each
         for i in 0..48 {
             let j = (i * 29) % 48;
@@ -1343,30 +1449,77 @@ fn sources(kib: usize) -> Vec<Source> {
         load("moby", moby.clone(), &def),
         load("fastq", fq.clone(), &def),
         load("ecoli", dna.clone(), &def),
-        load("moby-4k", moby[..moby.len().min(512 << 10)].to_vec(), &small),
+        load(
+            "moby-4k",
+            moby[..moby.len().min(512 << 10)].to_vec(),
+            &small,
+        ),
         load("fastq-4k", fq[..fq.len().min(512 << 10)].to_vec(), &small),
-        load("moby-64k", moby.clone(), &EncodeOptions { block_size: 64 << 10, ..Default::default() }),
-        load("fastq-32k", fq.clone(), &EncodeOptions { block_size: 32 << 10, ..Default::default() }),
-        load("moby-cross", moby[..moby.len().min(256 << 10)].to_vec(), &cross),
-        load("ecoli-cross", dna[..dna.len().min(256 << 10)].to_vec(), &cross),
+        load(
+            "moby-64k",
+            moby.clone(),
+            &EncodeOptions {
+                block_size: 64 << 10,
+                ..Default::default()
+            },
+        ),
+        load(
+            "fastq-32k",
+            fq.clone(),
+            &EncodeOptions {
+                block_size: 32 << 10,
+                ..Default::default()
+            },
+        ),
+        load(
+            "moby-cross",
+            moby[..moby.len().min(256 << 10)].to_vec(),
+            &cross,
+        ),
+        load(
+            "ecoli-cross",
+            dna[..dna.len().min(256 << 10)].to_vec(),
+            &cross,
+        ),
         // `--window 64K` with 4 KiB blocks: distances up to 65536, so 2- and 3-byte varints
         // (1- and 2-byte tails) in valid data
-        load("moby-cross-4k", moby[..moby.len().min(256 << 10)].to_vec(), &cross4k),
-        load("fastq-cross-4k", fq[..fq.len().min(256 << 10)].to_vec(), &cross4k),
-        load("ecoli-cross-4k", dna[..dna.len().min(256 << 10)].to_vec(), &cross4k),
+        load(
+            "moby-cross-4k",
+            moby[..moby.len().min(256 << 10)].to_vec(),
+            &cross4k,
+        ),
+        load(
+            "fastq-cross-4k",
+            fq[..fq.len().min(256 << 10)].to_vec(),
+            &cross4k,
+        ),
+        load(
+            "ecoli-cross-4k",
+            dna[..dna.len().min(256 << 10)].to_vec(),
+            &cross4k,
+        ),
         // far repeats under a 4 MiB window: 4-byte distance varints (3-byte tails)
-        load("far-4m", far, &EncodeOptions {
-            window: Some(4 << 20),
-            block_size: 256 << 10,
-            ..Default::default()
-        }),
+        load(
+            "far-4m",
+            far,
+            &EncodeOptions {
+                window: Some(4 << 20),
+                block_size: 256 << 10,
+                ..Default::default()
+            },
+        ),
     ]
 }
 
 #[test]
 #[ignore = "throwaway attack harness (wt-attack5)"]
 fn attack_fast_decoder_with_damaged_real_archives() {
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
     let cases = env("ATTACK_CASES", 20_000) as usize;
     let seed = env("ATTACK_SEED", 0xA77AC4);
     let kib = env("ATTACK_KIB", 2048) as usize;
@@ -1389,7 +1542,11 @@ fn attack_fast_decoder_with_damaged_real_archives() {
             let now = t0.elapsed().as_millis() as u64;
             let s = st.load(Ordering::Relaxed);
             if c.load(Ordering::Relaxed) != u64::MAX && now.saturating_sub(s) > limit {
-                eprintln!("HANG: case {} running for {} ms", c.load(Ordering::Relaxed), now - s);
+                eprintln!(
+                    "HANG: case {} running for {} ms",
+                    c.load(Ordering::Relaxed),
+                    now - s
+                );
                 std::process::abort();
             }
         });
@@ -1431,15 +1588,24 @@ fn attack_fast_decoder_with_damaged_real_archives() {
             )),
         };
         if let Some(m) = msg {
-            eprintln!("FAIL case {case} src {} kind {}: {m}", srcs[si].name, KINDS[kind]);
+            eprintln!(
+                "FAIL case {case} src {} kind {}: {m}",
+                srcs[si].name, KINDS[kind]
+            );
             if failures.len() < 5 {
-                std::fs::create_dir_all("/work/wt-attack5/fails").ok();
-                std::fs::write(format!("/work/wt-attack5/fails/case{case}.acx"), &bytes).ok();
+                let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/target/attack5-fails");
+                std::fs::create_dir_all(dir).ok();
+                std::fs::write(format!("{dir}/case{case}.acx"), &bytes).ok();
             }
             failures.push(case);
         }
         if case % 2000 == 1999 {
-            eprintln!("{} cases, {:.1?}, {} failures", case + 1, t0.elapsed(), failures.len());
+            eprintln!(
+                "{} cases, {:.1?}, {} failures",
+                case + 1,
+                t0.elapsed(),
+                failures.len()
+            );
         }
     }
     for (k, t) in per_kind.iter().enumerate() {

@@ -46,7 +46,9 @@ pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
 pub const THREADS: u32 = 256;
 
 const _: () = assert!(LENB_CAP + OFFB_CAP + TAILB_CAP <= DENSE_MAX_BLOCK as usize * 2);
-const _: () = assert!(LENB_CAP % 16 == 0 && OFFB_CAP % 16 == 0 && TAILB_CAP % 16 == 0);
+const _: () = assert!(
+    LENB_CAP.is_multiple_of(16) && OFFB_CAP.is_multiple_of(16) && TAILB_CAP.is_multiple_of(16)
+);
 const _: () = assert!(SMEM_BYTES * 3 <= 227 * 1024);
 
 /// Stage bits for the stage-split benchmark: bit 0 runs the parse and pointer fill, bit 1
