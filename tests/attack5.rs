@@ -13,6 +13,7 @@ use aceapex::cpu;
 use aceapex::decode::{decode_block_at, decode_block_reference, decode_streams};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
+use aceapex::lz::{join_offsets, split_offsets};
 use aceapex::{compress, decompress, extract, DecodeError, EncodeOptions};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -182,41 +183,6 @@ fn distance_lens(heads: &[u8], tails: &[u8]) -> Vec<usize> {
         out.push(n);
     }
     out
-}
-
-/// Joins heads and tails into one LEB128 stream (v1 layout); `None` when they do not pair up.
-fn join_offsets(heads: &[u8], tails: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut tp = 0;
-    for &h in heads {
-        out.push(h);
-        if h & 0x80 != 0 {
-            loop {
-                let &t = tails.get(tp)?;
-                tp += 1;
-                out.push(t);
-                if t & 0x80 == 0 {
-                    break;
-                }
-            }
-        }
-    }
-    (tp == tails.len()).then_some(out)
-}
-
-/// Splits a (possibly damaged) LEB128 distance stream: first bytes to heads, the rest to tails.
-fn split_offsets(leb: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let (mut heads, mut tails) = (Vec::new(), Vec::new());
-    let mut in_tail = false;
-    for &b in leb {
-        if in_tail {
-            tails.push(b);
-        } else {
-            heads.push(b);
-        }
-        in_tail = b & 0x80 != 0;
-    }
-    (heads, tails)
 }
 
 /// A sub-archive: blocks `first..first + n` of one source (lowest source blocks rebased).

@@ -229,34 +229,36 @@ impl<'a> Parser<'a> {
                     len,
                 }
             }
-            0xC0..=0xFD => {
-                let len = (c & 0x3F) as u32 + MATCH_BASE;
-                let dist = read_offset(
-                    self.s.offsets,
-                    &mut self.off_pos,
-                    self.s.offset_tails,
-                    &mut self.tail_pos,
-                )?;
-                self.history.push(dist);
-                Command::Match { dist, len }
-            }
+            0xC0..=0xFD => Command::Match {
+                dist: self.new_distance()?,
+                len: (c & 0x3F) as u32 + MATCH_BASE,
+            },
             CMD_MATCH_LONG => {
                 let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
                 let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
-                let dist = read_offset(
-                    self.s.offsets,
-                    &mut self.off_pos,
-                    self.s.offset_tails,
-                    &mut self.tail_pos,
-                )?;
-                self.history.push(dist);
-                Command::Match { dist, len }
+                Command::Match {
+                    dist: self.new_distance()?,
+                    len,
+                }
             }
             _ => {
                 self.history = History::RESET;
                 Command::Reset
             }
         }))
+    }
+
+    /// A new match's distance (FORMAT.md §4.2), pushed onto the history (§4.3).
+    #[inline(always)]
+    fn new_distance(&mut self) -> Result<u32, Status> {
+        let dist = read_offset(
+            self.s.offsets,
+            &mut self.off_pos,
+            self.s.offset_tails,
+            &mut self.tail_pos,
+        )?;
+        self.history.push(dist);
+        Ok(dist)
     }
 
     /// True when the length, offset and offset-tail streams were consumed exactly.

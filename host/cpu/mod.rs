@@ -316,26 +316,9 @@ mod tests {
         assert!(ok > 1000, "too few valid random blocks ({ok}) to mean much");
     }
 
-    /// Splits a stream of (possibly damaged) LEB128 distance varints into the offset and
-    /// offset-tail streams of FORMAT.md §4.2: each varint's first byte to the first, the
-    /// bytes after it to the second.
-    fn split_offsets(leb: &[u8]) -> (Vec<u8>, Vec<u8>) {
-        let (mut heads, mut tails) = (Vec::new(), Vec::new());
-        let mut in_tail = false;
-        for &b in leb {
-            if in_tail {
-                tails.push(b);
-            } else {
-                heads.push(b);
-            }
-            in_tail = b & 0x80 != 0;
-        }
-        (heads, tails)
-    }
-
     /// Runs the fast and the reference match layer on the same streams and frame over the
     /// same random buffer of `total` bytes (offsets given as LEB128 varints, split by
-    /// [`split_offsets`]); checks status, bytes, and that nothing outside the block changed.
+    /// `lz::split_offsets`); checks status, bytes, and that nothing outside the block changed.
     /// Returns whether the block decoded.
     fn fast_vs_reference_block(
         r: &mut Rng,
@@ -345,7 +328,7 @@ mod tests {
     ) -> bool {
         let init: Vec<u8> = (0..total).map(|_| r.next_u64() as u8).collect();
         let mut want = init.clone();
-        let (heads, tails) = split_offsets(&s4[STREAM_OFFSETS]);
+        let (heads, tails) = crate::lz::split_offsets(&s4[STREAM_OFFSETS]);
         let s: [Vec<u8>; STREAM_COUNT] =
             [s4[0].clone(), s4[1].clone(), heads, s4[3].clone(), tails];
         let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));

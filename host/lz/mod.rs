@@ -110,6 +110,47 @@ impl BlockParse {
     }
 }
 
+/// Splits a stream of LEB128 distance varints (the offset stream of format version 1 and of
+/// the reference ACEAPEX grammar) into the offset and offset-tail streams of FORMAT.md §4.2:
+/// each varint's first byte to the first, the bytes after it to the second. Byte by byte, so
+/// a malformed stream splits too (a byte after one with bit 7 set goes to the tails).
+/// Inverse of [`join_offsets`] on well-formed input.
+pub fn split_offsets(leb: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let (mut heads, mut tails) = (Vec::new(), Vec::new());
+    let mut in_tail = false;
+    for &b in leb {
+        if in_tail {
+            tails.push(b);
+        } else {
+            heads.push(b);
+        }
+        in_tail = b & 0x80 != 0;
+    }
+    (heads, tails)
+}
+
+/// Joins the offset and offset-tail streams (FORMAT.md §4.2) back into one LEB128 stream:
+/// each first byte, then, when its bit 7 is set, its tail up to the first byte with bit 7
+/// clear. `None` when they do not pair up (a tail missing or cut off, or tail bytes left).
+pub fn join_offsets(heads: &[u8], tails: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(heads.len() + tails.len());
+    let mut tp = 0;
+    for &h in heads {
+        out.push(h);
+        if h & 0x80 != 0 {
+            loop {
+                let &t = tails.get(tp)?;
+                tp += 1;
+                out.push(t);
+                if t & 0x80 == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    (tp == tails.len()).then_some(out)
+}
+
 /// Parses `data[seg]` as consecutive blocks of `block_size` bytes (the last may be shorter),
 /// in order.
 ///

@@ -438,3 +438,23 @@ fn deterministic() {
         assert_eq!(a, c);
     }
 }
+
+#[test]
+fn offsets_split_and_join_by_hand() {
+    // distances 3, 300 and 16384 as LEB128: 03 | AC 02 | 80 80 01 (FORMAT.md §4.2)
+    let leb = [0x03, 0xAC, 0x02, 0x80, 0x80, 0x01];
+    let (heads, tails) = super::split_offsets(&leb);
+    assert_eq!(heads, [0x03, 0xAC, 0x80]);
+    assert_eq!(tails, [0x02, 0x80, 0x01]);
+    assert_eq!(super::join_offsets(&heads, &tails).as_deref(), Some(&leb[..]));
+    // a tail cut off, a tail missing, a tail byte left over
+    assert_eq!(super::join_offsets(&heads, &tails[..2]), None);
+    assert_eq!(super::join_offsets(&[0x83], &[]), None);
+    assert_eq!(super::join_offsets(&[0x03], &[0x01]), None);
+    // what the encoder writes is what the split gives
+    let (mut h, mut t) = (Vec::new(), Vec::new());
+    for d in [3u32, 300, 16384] {
+        aceapex_device::lz::write_offset(d, &mut h, &mut t);
+    }
+    assert_eq!((h, t), (heads, tails));
+}

@@ -136,9 +136,9 @@ pub struct Blk {
 
 impl Blk {
     /// Raw slices, every default; `offs` holds the distances as whole LEB128 varints, which
-    /// [`split_offsets`] cuts into the offset and offset-tail streams.
+    /// `aceapex::lz::split_offsets` cuts into the offset and offset-tail streams.
     pub fn raw(lits: &[u8], lens: &[u8], offs: &[u8], cmds: &[u8]) -> Blk {
-        let (heads, tails) = split_offsets(offs);
+        let (heads, tails) = aceapex::lz::split_offsets(offs);
         Blk {
             slices: [lits.to_vec(), lens.to_vec(), heads, cmds.to_vec(), tails],
             decoded: None,
@@ -180,22 +180,6 @@ pub fn build(mut h: Hdr, original: &[u8], blocks: &[Blk], tables: Option<Vec<u8>
 
 pub fn one_block(original: &[u8], blk: Blk) -> Vec<u8> {
     build(Hdr::new(0, 4096), original, &[blk], None)
-}
-
-/// Splits (possibly damaged) LEB128 distance varints into the offset stream (each varint's
-/// first byte) and the offset-tail stream (the bytes after it), FORMAT.md §4.2.
-pub fn split_offsets(leb: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let (mut heads, mut tails) = (Vec::new(), Vec::new());
-    let mut in_tail = false;
-    for &b in leb {
-        if in_tail {
-            tails.push(b);
-        } else {
-            heads.push(b);
-        }
-        in_tail = b & 0x80 != 0;
-    }
-    (heads, tails)
 }
 
 /// kind-1 table record.
