@@ -7,8 +7,9 @@
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
 //!    a population count. The dense kernel loads the decoded streams into shared memory and
 //!    turns the varints into values (continuation bits -> ballot -> index of each varint):
-//!    the lengths by warp 0, the offsets in chunks by the other seven warps, which first
-//!    count the varints ending in their chunks.
+//!    the lengths by warp 0; the distances (format v2: first bytes and one-byte tails in
+//!    two streams) in chunks by the other seven warps, which first count the first bytes
+//!    with a tail in their chunks, then join each first byte with its tail.
 //! 2. Parse, by the whole CTA: each warp takes a chunk of the commands, 32 per step. Pass A
 //!    counts varints per chunk, pass B gives each chunk's output and literal totals and its
 //!    repeat-history map; then every lane classifies its command, prefix sums over the lanes
@@ -163,9 +164,10 @@ fn set_status(s: &Smem, st: Status) {
 }
 
 /// Dense full-pipe decode of independent blocks, after `rans_decode_slices` (see module
-/// docs): `decoded` holds every slice's decoded bytes at `dec_offsets[STREAM_COUNT * block + stream]`;
-/// `stages` is `STAGES_ALL` to decode, fewer bits for timing. One status word per block;
-/// a block already marked bad by the rANS kernel keeps its status.
+/// docs): `decoded` holds every slice's decoded bytes at
+/// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
+/// bits for timing. One status word per block; a block already marked bad by the rANS
+/// kernel keeps its status.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     decoded: *const u8,

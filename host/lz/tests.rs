@@ -446,7 +446,10 @@ fn offsets_split_and_join_by_hand() {
     let (heads, tails) = super::split_offsets(&leb);
     assert_eq!(heads, [0x03, 0xAC, 0x80]);
     assert_eq!(tails, [0x02, 0x80, 0x01]);
-    assert_eq!(super::join_offsets(&heads, &tails).as_deref(), Some(&leb[..]));
+    assert_eq!(
+        super::join_offsets(&heads, &tails).as_deref(),
+        Some(&leb[..])
+    );
     // a tail cut off, a tail missing, a tail byte left over
     assert_eq!(super::join_offsets(&heads, &tails[..2]), None);
     assert_eq!(super::join_offsets(&[0x83], &[]), None);
