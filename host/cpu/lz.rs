@@ -132,9 +132,10 @@ fn varint_window<const PEXT: bool, const MAX: usize>(
 /// Reads one distance at `*head_pos` / `*tail_pos` with the rules of
 /// [`aceapex_device::lz::read_offset`] (FORMAT.md §4.2): the first byte from the offset
 /// stream, the rest (at most 4 bytes, when its bit 7 is set) from the offset-tail stream.
-/// A branch on whether a tail follows: on text and DNA nine in ten distances have one (a
+/// A branch on whether a tail follows (on text and DNA nine in ten distances have one; a
 /// branch-free form that always read the tail window cost ~45 instructions per distance
-/// against ~25, cachegrind on moby_dick).
+/// against ~25, cachegrind on moby_dick), then one on whether the tail is one byte (every
+/// distance below 2^14), which skips the general varint window.
 #[inline(always)]
 fn read_offset<const PEXT: bool>(
     s: &PaddedStreams<'_>,
@@ -151,8 +152,19 @@ fn read_offset<const PEXT: bool>(
     if h < 0x80 {
         return Ok(h as u32);
     }
+    let p = *tail_pos;
+    if p < s.offset_tails.len {
+        // SAFETY: p < len <= the buffer's length (Padded::new).
+        let t = unsafe { *s.offset_tails.bytes.get_unchecked(p) };
+        if t < 0x80 {
+            // a one-byte tail: every distance below 2^14, so nearly all of them with
+            // blocks of up to 16 KiB
+            *tail_pos = p + 1;
+            return Ok((h & 0x7F) as u32 | (t as u32) << 7);
+        }
+    }
     // `*tail_pos` only advances on success, so it never passes the stream's length
-    let p = (*tail_pos).min(s.offset_tails.len);
+    let p = p.min(s.offset_tails.len);
     let (t, used, bad) = varint_window::<PEXT, 4>(&s.offset_tails, p);
     if bad {
         return Err(Status::BadVarint);
