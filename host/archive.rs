@@ -282,7 +282,7 @@ fn encode_group(
                 ..BlockEntry::zeroed()
             };
             let slices = b.stream_slices();
-            let lanes = entropy::block_lanes_density(
+            let lanes = entropy::block_lanes(
                 std::array::from_fn(|k| {
                     (tables[k].is_some() && !slices[k].is_empty()).then_some(slices[k].len())
                 }),

@@ -181,18 +181,13 @@ impl FreqTable {
 }
 
 /// Number of interleaved lanes the encoder would give a slice of `n` symbols on its own: about
-/// one lane per [`SYMBOLS_PER_LANE`] symbols, rounded down to a count in [`LANE_COUNTS`]
-/// (at least 1, at most 32), except that 2-3 lanes' worth rounds up to 4 (the CPU decoder
-/// decodes 4-lane slices two per AVX2 vector, 2-lane ones with scalar code). Each lane costs
-/// about 3 bytes over the entropy (its final state, measured); more lanes mean shorter
-/// dependency chains for the decoders. [`block_lanes`] then fits a block's slices into one
-/// warp.
-pub fn lanes_for(n: usize) -> usize {
-    lanes_for_density(n, SYMBOLS_PER_LANE)
-}
-
-/// [`lanes_for`] with `per_lane` symbols per lane instead of [`SYMBOLS_PER_LANE`].
-pub fn lanes_for_density(n: usize, per_lane: usize) -> usize {
+/// one lane per `per_lane` symbols ([`symbols_per_lane`] of the level), rounded down to a
+/// count in [`LANE_COUNTS`] (at least 1, at most 32), except that 2-3 lanes' worth rounds up
+/// to 4 (the CPU decoder decodes 4-lane slices two per AVX2 vector, 2-lane ones with scalar
+/// code). Each lane costs about 3 bytes over the entropy (its final state, measured); more
+/// lanes mean shorter dependency chains for the decoders. [`block_lanes`] then fits a block's
+/// slices into one warp.
+pub fn lanes_for(n: usize, per_lane: usize) -> usize {
     let want = match n / per_lane.max(1) {
         2 | 3 => 4,
         w => w,
@@ -205,7 +200,7 @@ pub fn lanes_for_density(n: usize, per_lane: usize) -> usize {
         .unwrap_or(1)
 }
 
-/// Symbols per lane that [`lanes_for`] aims at (the encoder's levels 1-7).
+/// Symbols per lane at the encoder's levels 1-7 (see [`symbols_per_lane`]).
 pub const SYMBOLS_PER_LANE: usize = 256;
 
 /// Symbols per lane at encoder level `level`: [`SYMBOLS_PER_LANE`] up to level 7, four times
@@ -226,7 +221,8 @@ pub fn symbols_per_lane(level: u32) -> usize {
 pub const LANE_COUNTS: [usize; 6] = [1, 4, 8, 16, 24, 32];
 
 /// Lane counts for the rANS slices of one block (`n[k]` symbols of stream `k`, `None` for a
-/// slice that is stored raw or empty; the result is 0 there).
+/// slice that is stored raw or empty; the result is 0 there), with about `per_lane` symbols
+/// per lane ([`symbols_per_lane`] of the level).
 ///
 /// A GPU warp decodes a block's rANS slices side by side, one symbol per lane per step, so
 /// its time is the largest `ceil(n[k] / lanes[k])` (the steps) when the lanes fit in 32
@@ -234,27 +230,20 @@ pub const LANE_COUNTS: [usize; 6] = [1, 4, 8, 16, 24, 32];
 /// archive (its final state). So: each slice starts at [`lanes_for`]; while the total is over
 /// 32, the slice with the most lanes (the lowest stream on a tie) steps down to the next
 /// count of [`LANE_COUNTS`]; then every slice takes the fewest lanes of [`LANE_COUNTS`] that
-/// keep its steps within 1/8 over the block's largest. Deterministic: depends on `n` alone.
-pub fn block_lanes(n: [Option<usize>; STREAM_COUNT]) -> [usize; STREAM_COUNT] {
-    block_lanes_density(n, SYMBOLS_PER_LANE)
-}
-
-/// [`block_lanes`] starting from [`lanes_for_density`] with `per_lane` symbols per lane.
-pub fn block_lanes_density(
-    n: [Option<usize>; STREAM_COUNT],
-    per_lane: usize,
-) -> [usize; STREAM_COUNT] {
-    let mut lanes = n.map(|x| x.map_or(0, |n| lanes_for_density(n, per_lane)));
+/// keep its steps within 1/8 over the block's largest. Deterministic: depends on `n` and
+/// `per_lane` alone.
+pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize; STREAM_COUNT] {
+    let mut lanes = n.map(|x| x.map_or(0, |n| lanes_for(n, per_lane)));
     while lanes.iter().sum::<usize>() > MAX_LANES as usize {
         let (k, &most) = lanes
             .iter()
             .enumerate()
             .rev()
             .max_by_key(|&(_, &l)| l)
-            .expect("four streams");
+            .expect("five streams");
         match LANE_COUNTS.iter().rev().copied().find(|&l| l < most) {
             Some(l) => lanes[k] = l,
-            None => break, // every slice at 1 lane: 4 <= 32, unreachable
+            None => break, // every slice at 1 lane: 5 <= 32, unreachable
         }
     }
     let steps = |n: usize, l: usize| n.div_ceil(l);
@@ -517,16 +506,16 @@ mod tests {
     #[test]
     fn lane_counts_per_slice() {
         // one lane per 256 symbols, rounded down to 1, 2, 4, 8, 16, 24 or 32
-        assert_eq!(lanes_for(0), 1);
-        assert_eq!(lanes_for(511), 1);
+        assert_eq!(lanes_for(0, SYMBOLS_PER_LANE), 1);
+        assert_eq!(lanes_for(511, SYMBOLS_PER_LANE), 1);
         // 2-3 lanes' worth rounds up to 4
-        assert_eq!(lanes_for(600), 4);
-        assert_eq!(lanes_for(1000), 4);
-        assert_eq!(lanes_for(1500), 4);
-        assert_eq!(lanes_for(5000), 16);
-        assert_eq!(lanes_for(7000), 24);
-        assert_eq!(lanes_for(16384), 32);
-        assert_eq!(lanes_for(1 << 30), 32);
+        assert_eq!(lanes_for(600, SYMBOLS_PER_LANE), 4);
+        assert_eq!(lanes_for(1000, SYMBOLS_PER_LANE), 4);
+        assert_eq!(lanes_for(1500, SYMBOLS_PER_LANE), 4);
+        assert_eq!(lanes_for(5000, SYMBOLS_PER_LANE), 16);
+        assert_eq!(lanes_for(7000, SYMBOLS_PER_LANE), 24);
+        assert_eq!(lanes_for(16384, SYMBOLS_PER_LANE), 32);
+        assert_eq!(lanes_for(1 << 30, SYMBOLS_PER_LANE), 32);
     }
 
     #[test]
@@ -537,16 +526,16 @@ mod tests {
         assert_eq!(symbols_per_lane(9), 4096);
         // a text-like block: 8585 literals, 1000 offsets, 1950 commands, 800 tails
         let n = [Some(8585), Some(30), Some(1000), Some(1950), Some(800)];
-        assert_eq!(block_lanes_density(n, 256), block_lanes(n));
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 4, 4]);
         // every slice but the literals gets one lane; the 1950 commands are then the longest
         // chain, and the literals need only 4 lanes to stay within 1/8 of it (2147 steps)
-        assert_eq!(block_lanes_density(n, 1024), [4, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(n, 1024), [4, 1, 1, 1, 1]);
         // 8585 / 4096 -> 2 lanes' worth, rounded up to 4
-        assert_eq!(block_lanes_density(n, 4096), [4, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(n, 4096), [4, 1, 1, 1, 1]);
         // a DNA-like block: 15,000 literals -> 8 lanes at level 8 (1875 steps), 4 at level 9
         let dna = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
-        assert_eq!(block_lanes_density(dna, 1024), [8, 1, 1, 1, 1]);
-        assert_eq!(block_lanes_density(dna, 4096), [4, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(dna, 1024), [8, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(dna, 4096), [4, 1, 1, 1, 1]);
     }
 
     #[test]
@@ -554,30 +543,36 @@ mod tests {
         // DNA-like block: 15,000 literals, 230 commands and offsets, 200 offset tails:
         // literals 32 -> 24 to fit
         assert_eq!(
-            block_lanes([Some(15000), Some(30), Some(230), Some(230), Some(200)]),
+            block_lanes(
+                [Some(15000), Some(30), Some(230), Some(230), Some(200)],
+                SYMBOLS_PER_LANE
+            ),
             [24, 1, 1, 1, 1]
         );
         // text-like: 8585 literals (32 -> 24 -> 16 to fit: 537 steps, the longest), 1000
         // offsets, 1950 commands and 800 tails at 4 lanes each (250, 488 and 200 steps;
         // one lane would take 1000, 1950 and 800, over 1/8 above 537)
         assert_eq!(
-            block_lanes([Some(8585), Some(30), Some(1000), Some(1950), Some(800)]),
+            block_lanes(
+                [Some(8585), Some(30), Some(1000), Some(1950), Some(800)],
+                SYMBOLS_PER_LANE
+            ),
             [16, 1, 4, 4, 4]
         );
         // raw or empty slices take no lanes
         assert_eq!(
-            block_lanes([None, None, Some(600), None, None]),
+            block_lanes([None, None, Some(600), None, None], SYMBOLS_PER_LANE),
             [0, 0, 4, 0, 0]
         );
         // a lone large slice keeps its lanes
         assert_eq!(
-            block_lanes([Some(16384), None, None, None, None]),
+            block_lanes([Some(16384), None, None, None, None], SYMBOLS_PER_LANE),
             [32, 0, 0, 0, 0]
         );
         // balancing: 2000 literals at 4 lanes take 500 steps, so 2100 offsets need only 4
         // lanes (525 steps, within 1/8) instead of 8
         assert_eq!(
-            block_lanes([Some(2000), None, Some(2100), None, None]),
+            block_lanes([Some(2000), None, Some(2100), None, None], SYMBOLS_PER_LANE),
             [4, 0, 4, 0, 0]
         );
     }

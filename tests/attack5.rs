@@ -21,30 +21,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use xxhash_rust::xxh3::xxh3_64;
 
-const HEADER: usize = 96;
-const ENTRY: usize = 64;
-const NS: usize = 5;
+mod common;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-    fn pick<T: Copy>(&mut self, s: &[T]) -> T {
-        s[self.below(s.len() as u64) as usize]
-    }
-}
+use common::{Rng, ENTRY, HEADER, STREAMS as NS};
 
 fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes(b[o..o + 4].try_into().unwrap())

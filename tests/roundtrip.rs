@@ -10,34 +10,17 @@
 //! requested window, and `BlockEntry::max_depth` equals the dependency level we compute
 //! (and is below `depth_cap` when one is set).
 
+mod common;
+
 use aceapex::archive::Archive;
 use aceapex::device::format::STREAM_COUNT;
 use aceapex::{compress, decompress, extract, EncodeOptions};
+use common::Rng;
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------
 // deterministic data generators
 // ---------------------------------------------------------------------------------------
-
-/// SplitMix64: small, seedable, good enough for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: u64, hi_incl: u64) -> u64 {
-        lo + self.below(hi_incl - lo + 1)
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {

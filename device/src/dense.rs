@@ -280,7 +280,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             (0, 0)
         };
         if warp != 0 {
-            let with_tail = count_with_tail(s.offb(), c0, c1, lane);
+            let with_tail = count_bit7(s.offb(), c0, c1, lane, true);
             if lane == 0 {
                 // SAFETY: this warp's control word (W_LEN words are free until the parse).
                 unsafe { *s.ctrl(W_LEN + warp as usize) = with_tail };
@@ -289,7 +289,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         sync();
         let st = if warp == 0 {
             let n = e.decoded_len[STREAM_LENGTHS] as usize;
-            let ends = count_varint_ends(s.lenb(), 0, n, lane);
+            let ends = count_bit7(s.lenb(), 0, n, lane, false);
             if lane == 0 {
                 // SAFETY: a shared control word.
                 unsafe { *s.ctrl(C_NLENV) = ends };
@@ -777,33 +777,18 @@ fn varint_chunk(n: usize, parts: usize, part: usize) -> (usize, usize) {
     (c0, core::cmp::min(c0 + per, n))
 }
 
-/// How many varints end in bytes `[c0, c1)` (bytes with the continuation bit clear), by the
-/// warp.
+/// How many of the bytes `[c0, c1)` have bit 7 equal to `set`, by the warp: with `set`
+/// false the varints ending there (continuation bit clear), with `set` true the offset
+/// bytes whose distance has a tail.
 #[inline(always)]
-fn count_varint_ends(bytes: *const u8, c0: usize, c1: usize, lane: u32) -> u32 {
-    let mut ends = 0u32;
-    let mut base = c0;
-    while base < c1 {
-        let i = base + lane as usize;
-        // SAFETY: i < c1 <= n bytes of the region.
-        let is_end = i < c1 && unsafe { *bytes.add(i) } & 0x80 == 0;
-        ends += ballot(is_end).count_ones();
-        base += 32;
-    }
-    ends
-}
-
-/// How many of the offset bytes `[c0, c1)` have bit 7 set (their distance has a tail), by
-/// the warp.
-#[inline(always)]
-fn count_with_tail(heads: *const u8, c0: usize, c1: usize, lane: u32) -> u32 {
+fn count_bit7(bytes: *const u8, c0: usize, c1: usize, lane: u32, set: bool) -> u32 {
     let mut n = 0u32;
     let mut base = c0;
     while base < c1 {
         let i = base + lane as usize;
-        // SAFETY: i < c1 <= the block's offset bytes.
-        let t = i < c1 && unsafe { *heads.add(i) } & 0x80 != 0;
-        n += ballot(t).count_ones();
+        // SAFETY: i < c1 <= the bytes of the region.
+        let hit = i < c1 && (unsafe { *bytes.add(i) } & 0x80 != 0) == set;
+        n += ballot(hit).count_ones();
         base += 32;
     }
     n

@@ -8,6 +8,36 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
+/// SplitMix64: small, seedable, good enough for test data (tests/roundtrip.rs,
+/// tests/attack5.rs).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n`; 0 when `n == 0`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+    /// Uniform in `lo..=hi_incl`.
+    pub fn range(&mut self, lo: u64, hi_incl: u64) -> u64 {
+        lo + self.below(hi_incl - lo + 1)
+    }
+    /// A uniformly chosen element of `s` (non-empty).
+    pub fn pick<T: Copy>(&mut self, s: &[T]) -> T {
+        s[self.below(s.len() as u64) as usize]
+    }
+}
+
 pub fn get_u32(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
 }
