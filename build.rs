@@ -8,8 +8,10 @@
 //!    the upstream `llvm-bitcode-linker` component cannot be downloaded, so this very build
 //!    script is that linker (re-invoked with `ACEAPEX_PTX_LINKER=1`): it runs llvm-tools'
 //!    `llvm-link` and `llc` from `rustc --print sysroot`;
-//! 3. the PTX is checked (`.target sm_90`, at least one `.entry`) and copied to
-//!    `$OUT_DIR/aceapex.ptx`, which `host/gpu/mod.rs` embeds with `include_str!`.
+//! 3. the PTX is checked (`.target sm_90`, at least one `.entry`), the dense kernel's entry
+//!    gets its occupancy directives (`.maxntid`, `.minnctapersm`: Rust has no attribute for
+//!    them; the values are read from `device/src/dense_layout.rs`), and the result is copied
+//!    to `$OUT_DIR/aceapex.ptx`, which `host/gpu/mod.rs` embeds with `include_str!`.
 //!
 //! `ACEAPEX_SKIP_PTX=1` embeds an empty module instead (the GPU path then reports that the
 //! binary was built without kernels); everything else still builds and runs on the CPU.
@@ -116,7 +118,40 @@ fn main() {
             linked.display()
         ));
     }
+    let layout = fs::read_to_string(manifest_dir.join("device/src/dense_layout.rs"))
+        .unwrap_or_else(|e| fail(&format!("reading device/src/dense_layout.rs: {e}")));
+    let threads = layout_const(&layout, "THREADS");
+    let min_ctas = layout_const(&layout, "MIN_CTAS_PER_SM");
+    let ptx = with_entry_directives(
+        &ptx,
+        "decode_blocks_dense",
+        &format!(".maxntid {threads}, 1, 1\n.minnctapersm {min_ctas}\n"),
+    );
     fs::write(&ptx_out, ptx).expect("write PTX to OUT_DIR");
+}
+
+/// The value of `pub const NAME: u32 = VALUE;` in `src` (a layout file of the device crate).
+fn layout_const(src: &str, name: &str) -> u32 {
+    let key = format!("pub const {name}: u32 = ");
+    src.lines()
+        .find_map(|l| l.trim().strip_prefix(&key)?.strip_suffix(';')?.parse().ok())
+        .unwrap_or_else(|| fail(&format!("dense_layout.rs has no `{key}<integer>;`")))
+}
+
+/// `ptx` with `directives` placed between the parameter list and the body of `.entry name`
+/// (PTX ISA "Performance-tuning directives").
+fn with_entry_directives(ptx: &str, name: &str, directives: &str) -> String {
+    let head = format!(".entry {name}(");
+    let at = ptx
+        .find(&head)
+        .unwrap_or_else(|| fail(&format!("the PTX has no `{head}`")));
+    // the body's `{` opens the first line that starts with one after the parameter list
+    // (whose `)` line may carry a comment)
+    let body = ptx[at..]
+        .find("\n{")
+        .map(|i| at + i + 1)
+        .unwrap_or_else(|| fail(&format!("`{head}` has no body")));
+    format!("{}{}{}", &ptx[..body], directives, &ptx[body..])
 }
 
 fn fail(msg: &str) -> ! {

@@ -243,6 +243,29 @@ fn main() {
                         prev_match = is_match;
                     }
                 }
+                // 32-command steps (the dense kernel's unit): with no repeat, with repeats
+                // of history slot 0 only, with a repeat of slot 1-3
+                let (mut st_none, mut st_rep0, mut st_hi) = (0usize, 0usize, 0usize);
+                for s in &all {
+                    for step in s[3][..s[3].len() - cpu::lz::STREAM_PAD].chunks(32) {
+                        let reps = step.iter().filter(|&&c| (0x80..0xC0).contains(&c));
+                        let hi = reps.clone().any(|&c| (c >> 4) & 3 != 0);
+                        if hi {
+                            st_hi += 1;
+                        } else if reps.count() > 0 {
+                            st_rep0 += 1;
+                        } else {
+                            st_none += 1;
+                        }
+                    }
+                }
+                let steps = (st_none + st_rep0 + st_hi).max(1) as f64;
+                println!(
+                    "  32-command steps: {:.1} % without repeats, {:.1} % with slot-0 repeats only, {:.1} % with a slot 1-3 repeat",
+                    st_none as f64 * 100.0 / steps,
+                    st_rep0 as f64 * 100.0 / steps,
+                    st_hi as f64 * 100.0 / steps
+                );
                 let m = (rep + short + long).max(1) as f64;
                 println!(
                     "  commands per KiB out: {:.1}; literal runs {lit} ({:.1} % > 32 B), repeats {:.1} %, new short {:.1} %, long {:.1} % of matches; match after match {:.1} % of matches",

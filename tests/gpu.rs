@@ -10,6 +10,8 @@ use aceapex::gpu::tokens::{generate, Shape};
 use aceapex::gpu::{decoder, Gpu};
 use std::io::Write;
 
+mod common;
+
 /// The GPU, or None (with a visible skip line) when there is no driver or no device. Any
 /// other failure (a module that does not load, a kernel missing) fails the test: a GPU that
 /// is present must work.
@@ -503,5 +505,97 @@ fn wavefront_does_not_trust_the_max_depth_hint() {
             decoder::decompress_with(&g, &a, decoder::Decoder::Wavefront).unwrap(),
             data
         );
+    }
+}
+
+/// One block of random commands in the match grammar (FORMAT.md §4) and the bytes they
+/// produce, by the test's own model of the grammar: literal runs, new matches (distances
+/// below 2^14), repeats of every history slot (`p_slot` in 1/256: how often a repeat takes
+/// slot 1-3 rather than slot 0) and resets in mid-block. Returns (original bytes, raw
+/// block).
+fn random_command_block(r: &mut common::Rng, len: usize, p_slot: u64) -> (Vec<u8>, common::Blk) {
+    let (mut out, mut lits, mut offs, mut cmds) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut hist = [1u32, 2, 4, 8];
+    cmds.push(0xFF);
+    while out.len() < len {
+        let left = len - out.len();
+        let pick = r.below(16);
+        if left < 6 || out.is_empty() || pick < 5 {
+            let n = (1 + r.below(12) as usize).min(left);
+            cmds.push((n - 1) as u8);
+            for _ in 0..n {
+                let b = b"ACGT acgt\n"[r.below(10) as usize];
+                lits.push(b);
+                out.push(b);
+            }
+            continue;
+        }
+        let n = 6 + r.below(15).min(left as u64 - 6) as usize;
+        let d = if pick < 10 {
+            // a new match: distance below 2^14 and inside the output so far
+            let d = 1 + r.below(out.len().min(16383) as u64) as u32;
+            cmds.push(0xC0 + (n - 6) as u8);
+            common::varint(d, &mut offs);
+            hist = [d, hist[0], hist[1], hist[2]];
+            d
+        } else if pick < 15 {
+            // a repeat: slot 1-3 with probability p_slot / 256, else slot 0
+            let slot = if r.below(256) < p_slot {
+                1 + r.below(3) as usize
+            } else {
+                0
+            };
+            if hist[slot] as usize > out.len() {
+                continue;
+            }
+            cmds.push(0x80 | (slot as u8) << 4 | (n - 6) as u8);
+            let d = hist[slot];
+            for i in (0..slot).rev() {
+                hist[i + 1] = hist[i];
+            }
+            hist[0] = d;
+            d
+        } else {
+            cmds.push(0xFF);
+            hist = [1, 2, 4, 8];
+            continue;
+        };
+        for _ in 0..n {
+            out.push(out[out.len() - d as usize]);
+        }
+    }
+    (out, common::Blk::raw(&lits, &[], &offs, &cmds))
+}
+
+/// The dense kernel's repeat-history resolution (a map scan per 32-command step, or the
+/// push-only shortcut in steps without slot 1-3 repeats) on blocks of random commands with
+/// mid-block resets and every repeat slot, from all-shortcut to mostly-scan blocks: bit-exact
+/// against the test's own model and the CPU decoder.
+#[test]
+fn dense_kernel_resolves_repeat_history_like_the_grammar() {
+    let mut r = common::Rng(0x5EED);
+    let bs = 4096usize;
+    let (mut original, mut blocks) = (Vec::new(), Vec::new());
+    for i in 0..96 {
+        let len = if i == 95 { 1000 } else { bs };
+        let (o, b) = random_command_block(&mut r, len, [0, 0, 8, 64, 255][i % 5]);
+        original.extend_from_slice(&o);
+        blocks.push(b);
+    }
+    let packed = common::build(common::Hdr::new(0, bs as u32), &original, &blocks, None);
+    let a = Archive::parse(&packed).unwrap();
+    assert!(
+        aceapex::decompress(&a).unwrap() == original,
+        "CPU decoder disagrees with the test's model of the grammar"
+    );
+    let Some(g) = gpu_or_skip("dense_kernel_resolves_repeat_history_like_the_grammar") else {
+        return;
+    };
+    for d in [
+        decoder::Decoder::Dense,
+        decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
+    ] {
+        let out = decoder::decompress_with(&g, &a, d).unwrap_or_else(|e| panic!("{d:?}: {e}"));
+        assert!(out == original, "{d:?}: output differs from the model");
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
-//!    a population count. The dense kernel loads the decoded streams into shared memory and
+//!    a population count. The dense kernel loads the decoded streams but the literals (read
+//!    from the scratch by stage 3) into shared memory and
 //!    turns the varints into values (continuation bits -> ballot -> index of each varint):
 //!    the lengths by warp 0; the distances (format v2: first bytes and one-byte tails in
 //!    two streams) in chunks by the other seven warps, which first count the first bytes
@@ -16,10 +17,13 @@
 //!    (plus the chunk bases) give every command's output position, literal position and
 //!    varint indices, and the repeat history is an exclusive scan of per-command slot maps
 //!    (each slot of a map is a constant distance or a copy of an input slot; maps compose
-//!    associatively). Each lane then writes one 16-bit pointer per output byte of its
-//!    command: a literal index (top bit set) or the source position, period-aware for
-//!    self-overlapping matches (`src + k % dist`), so no byte waits for another.
-//! 3. Write: in a block whose table entry gives a depth below `CHASE_HOPS`, every byte
+//!    associatively; a step in which no command repeats slot 1-3 takes its history from
+//!    its new matches alone, `push_only_map`). Each lane then writes one 16-bit pointer
+//!    per output byte of its command: a literal index (top bit set) or the source
+//!    position, period-aware for self-overlapping matches (`src + k % dist`), so no byte
+//!    waits for another.
+//! 3. Write: the literals are loaded into the command region (the parse is done with the
+//!    commands); then, in a block whose table entry gives a depth below `CHASE_HOPS`, every byte
 //!    follows its own pointer chain to its literal and the CTA writes the block with 4-byte
 //!    coalesced stores. Deeper blocks (and any whose chains turn out longer than the entry
 //!    said) are resolved by pointer jumping first (`p[i] = p[p[i]]` until every pointer
@@ -90,21 +94,22 @@ struct Smem {
 
 impl Smem {
     #[inline(always)]
-    fn lit(&self) -> *mut u8 {
-        // SAFETY: offsets come from dense_layout and lie inside SMEM_BYTES.
-        unsafe { self.base.add(LIT_OFF) }
-    }
-    #[inline(always)]
     fn cmd(&self) -> *mut u8 {
+        // SAFETY: offsets come from dense_layout and lie inside SMEM_BYTES.
         unsafe { self.base.add(CMD_OFF) }
+    }
+    /// The literals, loaded after the parse (they take the command region's place).
+    #[inline(always)]
+    fn lit(&self) -> *mut u8 {
+        unsafe { self.base.add(LIT_OFF) }
     }
     #[inline(always)]
     fn lenv(&self) -> *mut u32 {
         unsafe { self.base.add(LENV_OFF) as *mut u32 }
     }
     #[inline(always)]
-    fn offv(&self) -> *mut u32 {
-        unsafe { self.base.add(OFFV_OFF) as *mut u32 }
+    fn offv(&self) -> *mut u16 {
+        unsafe { self.base.add(OFFV_OFF) as *mut u16 }
     }
     #[inline(always)]
     fn ptr(&self) -> *mut u16 {
@@ -140,10 +145,12 @@ const C_FLAG: usize = 3;
 const C_ERR: usize = 6;
 /// Set when some byte's pointer chain was longer than [`CHASE_HOPS`] (stage 3).
 const C_DEEP: usize = 7;
+/// The CTA's next block, taken from the queue by thread 0 (`decode_blocks_dense`).
+const C_NEXT: usize = 8;
 /// Per-warp parse summaries: length varints, offset varints, output bytes, literals, and
 /// the chunk's history map (4 words per warp).
 const WARPS: usize = THREADS as usize / 32;
-const W_LEN: usize = 8;
+const W_LEN: usize = 9;
 const W_OFF: usize = W_LEN + WARPS;
 const W_OUT: usize = W_OFF + WARPS;
 const W_LIT: usize = W_OUT + WARPS;
@@ -167,7 +174,9 @@ fn set_status(s: &Smem, st: Status) {
 /// docs): `decoded` holds every slice's decoded bytes at
 /// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
 /// bits for timing. One status word per block; a block already marked bad by the rANS
-/// kernel keeps its status.
+/// kernel keeps its status. `queue` is one word, zero at launch: CTA `c` decodes block `c`,
+/// then blocks `grid + queue++` until they run out, so a CTA that drew cheap blocks takes
+/// more of them.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     decoded: *const u8,
@@ -181,6 +190,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     out_len: u64,
     status: *mut u32,
     stages: u32,
+    queue: *mut u32,
 ) {
     let s = Smem {
         base: core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>() as *mut u8,
@@ -191,6 +201,9 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     let lane = tid % 32;
     let mut b = cta;
     while b < n_blocks {
+        // the next block's ticket, taken now so that the atomic's round trip overlaps this
+        // block's work (thread 0 first uses it in `next_block`)
+        let ticket = if tid == 0 { take_ticket(queue) } else { 0 };
         if tid == 0 {
             // SAFETY: control words lie in shared memory.
             unsafe {
@@ -231,18 +244,19 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 // SAFETY: one status word per block.
                 unsafe { *status.add(b as usize) = st as u32 };
             }
-            b += ncta;
-            sync();
+            b = next_block(&s, ticket, ncta, tid);
             continue;
         }
-        // ---- stage 1: the whole CTA loads the block's decoded streams (written by
-        // `rans_decode_slices` at 16-byte aligned offsets, padded to 16 bytes) with 16-byte
-        // loads and stores; then the length and offset warps turn varints into values
+        // ---- stage 1: the whole CTA loads the block's decoded streams but the literals
+        // (written by `rans_decode_slices` at 16-byte aligned offsets, padded to 16 bytes)
+        // with 16-byte loads and stores; then the length and offset warps turn varints into
+        // values. The literals are loaded after the parse, into the command region.
+        let mut lit = decoded as *const u128;
         for k in 0..STREAM_COUNT {
             // An integer offset, not a pointer per arm: LLVM turns a match over shared-memory
             // pointers into a .global table of shared addresses, which ptxas rejects.
             let region = match k {
-                STREAM_LITERALS => LIT_OFF,
+                STREAM_LITERALS => usize::MAX,
                 STREAM_LENGTHS => PTR_OFF,
                 STREAM_OFFSETS => PTR_OFF + LENB_CAP,
                 STREAM_OFFSET_TAILS => PTR_OFF + LENB_CAP + OFFB_CAP,
@@ -257,14 +271,14 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 }
                 continue;
             }
-            // SAFETY: region is a 16-aligned layout offset whose cap is >= round16(n) (fits
-            // check); [soff, soff + 16 * n16) lies inside the decoded scratch, 16-aligned.
-            let dst = unsafe { s.base.add(region) } as *mut u128;
+            // SAFETY: [soff, soff + 16 * n16) lies inside the decoded scratch, 16-aligned.
             let src = unsafe { decoded.add(soff as usize) } as *const u128;
-            let mut q = tid as u64;
-            while q < n16 {
-                unsafe { *dst.add(q as usize) = *src.add(q as usize) };
-                q += THREADS as u64;
+            if region == usize::MAX {
+                lit = src;
+            } else {
+                // SAFETY: region is a 16-aligned layout offset whose cap is >= round16(n)
+                // (fits check).
+                unsafe { copy16(s.base.add(region) as *mut u128, src, n16, tid) };
             }
         }
         sync();
@@ -347,6 +361,12 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 // written with each byte following its own pointer chain; a deeper block,
                 // or one whose entry understated its depth (the hint is not trusted:
                 // FORMAT.md §3.1), is resolved by pointer jumping and then written
+                let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
+                // SAFETY: the commands are dead after the parse's barrier; the literal
+                // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
+                // the scratch range.
+                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid) };
+                sync();
                 let shallow = e.max_depth < CHASE_HOPS;
                 if !shallow || !write_chased(&s, out, start, block_len, tid) {
                     // SAFETY: a shared control word; every writer stores 1.
@@ -372,9 +392,46 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             // SAFETY: one status word per block.
             unsafe { *status.add(b as usize) = st };
         }
-        b += ncta;
-        sync();
+        b = next_block(&s, ticket, ncta, tid);
     }
+}
+
+/// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA.
+///
+/// # Safety
+/// Both ranges hold `n16` words (`dst` shared, `src` global memory), 16-byte aligned.
+#[inline(always)]
+unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32) {
+    let mut q = tid as u64;
+    while q < n16 {
+        // SAFETY: q < n16 (the caller's ranges).
+        unsafe { *dst.add(q as usize) = *src.add(q as usize) };
+        q += THREADS as u64;
+    }
+}
+
+/// A ticket from the block queue (thread 0 of a CTA, once per block it decodes).
+#[inline(always)]
+fn take_ticket(queue: *mut u32) -> u32 {
+    // SAFETY: `queue` is the launch's one-word queue; core atomics work on global memory.
+    unsafe {
+        core::sync::atomic::AtomicU32::from_ptr(queue)
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The CTA's next block, block `ncta + ticket` (thread 0's [`take_ticket`]): thread 0 puts it
+/// in a control word and after a barrier every thread reads it (`u32::MAX` past `u32::MAX`;
+/// the caller's loop ends at the block count).
+#[inline(always)]
+fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
+    if tid == 0 {
+        // SAFETY: a shared control word; read by all threads after the barrier below and
+        // not written again before the next block's barriers.
+        unsafe { *s.ctrl(C_NEXT) = ncta.checked_add(ticket).unwrap_or(u32::MAX) };
+    }
+    sync();
+    ctrl_get(s, C_NEXT)
 }
 
 /// The rANS stage of the dense pipe and the wavefront decoder: warp `w` of the grid decodes
@@ -646,7 +703,9 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// code.
 ///
 /// Renormalisation words are handed out in lane order by a ballot and a population count
-/// (FORMAT.md §5.4) and read straight from the archive. (Two alternatives were measured and
+/// (FORMAT.md §5.4) and read straight from the archive, by predicated loads rather than a
+/// branch (some lane renormalises in ~93 % of steps, so the branch was always divergent;
+/// -10..-15 % stage time, PERFORMANCE.md sixth session). (Two alternatives were measured and
 /// dropped: a register window of words handed out by shuffles, and a copy of the round's
 /// words in shared memory; PERFORMANCE.md, 2026-11-30 third session.)
 #[inline(always)]
@@ -729,17 +788,20 @@ fn decode_packed(src: &Sources, b: u64, lanes_of: u64, sel: u32, lane: u32, mut 
             need = x < RANS_L;
         }
         let m = ballot(need) & mask;
-        if need {
-            let p = wp + (m & below).count_ones();
-            if p < nwords {
-                // SAFETY: p < nwords: word p lies inside the slice's word area.
-                let w = unsafe {
-                    u16::from_le_bytes([gb(words, 2 * p as usize), gb(words, 2 * p as usize + 1)])
-                } as u32;
-                x = (x << 16) | w;
-            } else {
-                underflow = true;
-            }
+        // branch-free: every lane computes its word index, the loads are predicated
+        let p = wp + (m & below).count_ones();
+        let take = need && p < nwords;
+        underflow |= need && !take;
+        let q = if take { 2 * p as usize } else { 0 };
+        // SAFETY: q = 2p with p < nwords (word p lies inside the slice's word area), or 0,
+        // and a lane that takes no word reads nothing (the loads are under `take`).
+        let (lo, hi) = if take {
+            unsafe { (gb(words, q), gb(words, q + 1)) }
+        } else {
+            (0, 0)
+        };
+        if take {
+            x = (x << 16) | u16::from_le_bytes([lo, hi]) as u32;
         }
         wp += m.count_ones();
         i = i.wrapping_add(lanes);
@@ -808,7 +870,7 @@ fn join_offsets(
     c0: usize,
     c1: usize,
     first: usize,
-    vals: *mut u32,
+    vals: *mut u16,
     lane: u32,
 ) -> Status {
     let below = (1u32 << lane) - 1;
@@ -834,8 +896,10 @@ fn join_offsets(
             }
         }
         if i < c1 {
-            // SAFETY: i < n_heads <= OFFV_CAP values (the block's `fits` check).
-            unsafe { *vals.add(i) = v };
+            // SAFETY: i < n_heads <= OFFV_CAP values (the block's `fits` check). v < 2^15
+            // (a first byte's 7 bits and one tail byte); a tail byte with bit 7 set makes the
+            // block Fallback below, so every value the parse uses is below 2^14.
+            unsafe { *vals.add(i) = v as u16 };
         }
         t += m.count_ones() as usize;
         base += 32;
@@ -986,6 +1050,19 @@ fn step_command(valid: bool, c: u8) -> (Class, u8, u32, u32) {
     (k, c, ballot(k.uses_len), ballot(k.uses_off))
 }
 
+/// Value `i` of a varint region of `n` values (`Some(0)` when the command uses none), or
+/// `None` past its end.
+#[inline(always)]
+fn value(used: bool, i: u32, n: u32, read: impl Fn(usize) -> u32) -> Option<u32> {
+    if !used {
+        Some(0)
+    } else if i < n {
+        Some(read(i as usize))
+    } else {
+        None
+    }
+}
+
 /// A lane's command of a step, varints looked up: `(out_n, lit_n, new_dist, bad_varint)`.
 /// `out_n` is a `u64` so that an absurd length cannot wrap.
 #[inline(always)]
@@ -1005,19 +1082,10 @@ fn command_values(
     // this lane's varint indices: the step's bases plus the lanes below that take one
     let len_i = len_base + (mlen & below).count_ones();
     let off_i = off_base + (moff & below).count_ones();
-    // value `i` of a varint region of `n` values, or None past its end
-    let value = |vals: *mut u32, used: bool, i: u32, n: u32| -> Option<u32> {
-        if !used {
-            Some(0)
-        } else if i < n {
-            // SAFETY: i < n <= the region's cap (LENV_CAP / OFFV_CAP).
-            Some(unsafe { *vals.add(i as usize) })
-        } else {
-            None
-        }
-    };
-    let extra = value(s.lenv(), k.uses_len, len_i, nlenv);
-    let dist = value(s.offv(), k.uses_off, off_i, noffv);
+    // SAFETY (both): i < n <= the region's cap (LENV_CAP / OFFV_CAP).
+    let extra = value(k.uses_len, len_i, nlenv, |i| unsafe { *s.lenv().add(i) });
+    let dist = value(k.uses_off, off_i, noffv, |i| unsafe { *s.offv().add(i) }
+        as u32);
     let bad_varint = extra.is_none() || dist.is_none();
     let (extra, new_dist) = (extra.unwrap_or(0), dist.unwrap_or(0));
     let mut out_n: u64 = 0;
@@ -1073,6 +1141,68 @@ fn scan_maps(mut map: [u32; 4], lane: u32) -> [u32; 4] {
         d <<= 1;
     }
     map
+}
+
+/// Warp lanes whose command repeats history slot 1, 2 or 3: a step with none takes
+/// [`push_only_map`] instead of the map scan.
+#[inline(always)]
+fn slot_moves(k: Class, c: u8) -> u32 {
+    ballot(k.is_rep && (c >> 4) & 3 != 0)
+}
+
+/// The history map of a 32-command step in which no command repeats slot 1-3 (`news`,
+/// `resets`: ballots of its new matches and resets; `new_dist`: this lane's new distance),
+/// without the map scan: a new match pushes its distance, a slot-0 repeat keeps the history,
+/// a reset sets [`HISTORY_RESET`] (FORMAT.md §4.3). So the history after the step holds the
+/// distances of the last (up to four) new matches after the last reset, newest first, then
+/// the history before the step (references) or, after a reset, `HISTORY_RESET`. On text most
+/// steps are of this kind (gcide 70 %, brown 90 %; PERFORMANCE.md sixth session). Called by
+/// the whole warp (`news` and `resets` are warp-uniform).
+#[inline(always)]
+fn push_only_map(news: u32, resets: u32, new_dist: u32) -> [u32; 4] {
+    let (mut v, base) = if resets != 0 {
+        let r = 31 - resets.leading_zeros();
+        let after = if r == 31 { 0 } else { u32::MAX << (r + 1) };
+        (news & after, HISTORY_RESET)
+    } else {
+        (news, IDENTITY)
+    };
+    let mut out = [0u32; 4];
+    let mut n = 0u32;
+    for slot in out.iter_mut() {
+        if v != 0 {
+            let b = 31 - v.leading_zeros();
+            *slot = shfl(new_dist, b) & !REF;
+            v &= !(1 << b);
+            n += 1;
+        }
+    }
+    for (t, slot) in out.iter_mut().enumerate() {
+        let t = t as u32;
+        if t >= n {
+            *slot = pick(base, t - n);
+        }
+    }
+    out
+}
+
+/// Slot 0 of the history before this lane's command in a [`push_only_map`] step: the
+/// distance of the nearest new match below this lane, unless a reset came after it, else
+/// `hist0` (slot 0 before the step). Called by the whole warp.
+#[inline(always)]
+fn push_only_slot0(news: u32, resets: u32, new_dist: u32, below: u32, hist0: u32) -> u32 {
+    let pb = news & below;
+    let rb = resets & below;
+    let hp = 31u32.wrapping_sub(pb.leading_zeros());
+    let hr = 31u32.wrapping_sub(rb.leading_zeros());
+    let d = shfl(new_dist, if pb != 0 { hp } else { 0 }) & !REF;
+    if pb != 0 && (rb == 0 || hp > hr) {
+        d
+    } else if rb != 0 {
+        HISTORY_RESET[0]
+    } else {
+        hist0
+    }
 }
 
 /// Lane 31's map (after an inclusive scan: the composition of the whole step).
@@ -1233,8 +1363,12 @@ fn parse_fill(
         let (io, il) = scan_counts(on, lit_n, lane);
         out_t = out_t.saturating_add(shfl(io, 31));
         lit_t += shfl(il, 31);
-        let m = scan_maps(command_map(k, c, new_dist), lane);
-        hmap = compose(hmap, last_lane_map(m));
+        let step_map = if slot_moves(k, c) == 0 {
+            push_only_map(ballot(k.is_new), ballot(k.is_reset), new_dist)
+        } else {
+            last_lane_map(scan_maps(command_map(k, c, new_dist), lane))
+        };
+        hmap = compose(hmap, step_map);
         lb += mlen.count_ones();
         ob += moff.count_ones();
     }
@@ -1282,23 +1416,29 @@ fn parse_fill(
         let (inc_out, inc_lit) = scan_counts(on, lit_n, lane);
         let dst = dst_base as u64 + (inc_out - on) as u64;
         let lit_pos = lit_base + inc_lit - lit_n;
-        // history before this command: exclusive scan of the maps applied to the carry
-        let map = scan_maps(command_map(k, c, new_dist), lane);
-        let mut exc = [
-            shfl_up(map[0], 1),
-            shfl_up(map[1], 1),
-            shfl_up(map[2], 1),
-            shfl_up(map[3], 1),
-        ];
-        if lane == 0 {
-            exc = IDENTITY;
-        }
-        let before = compose(hist, exc);
-        let dist = if k.is_rep {
-            pick(before, (c >> 4) as u32)
+        // history before this command: exclusive scan of the maps applied to the carry,
+        // or, in a step without slot 1-3 repeats, slot 0 from the nearest new match
+        let (rep_dist, step_map) = if slot_moves(k, c) == 0 {
+            let (news, resets) = (ballot(k.is_new), ballot(k.is_reset));
+            (
+                push_only_slot0(news, resets, new_dist, below, hist[0]),
+                push_only_map(news, resets, new_dist),
+            )
         } else {
-            new_dist
+            let map = scan_maps(command_map(k, c, new_dist), lane);
+            let mut exc = [
+                shfl_up(map[0], 1),
+                shfl_up(map[1], 1),
+                shfl_up(map[2], 1),
+                shfl_up(map[3], 1),
+            ];
+            if lane == 0 {
+                exc = IDENTITY;
+            }
+            let before = compose(hist, exc);
+            (pick(before, (c >> 4) as u32), last_lane_map(map))
         };
+        let dist = if k.is_rep { rep_dist } else { new_dist };
         // checks (FORMAT.md §4.4)
         let mut st = Status::Ok;
         if bad_varint {
@@ -1381,7 +1521,7 @@ fn parse_fill(
         lit_base += shfl(inc_lit, 31);
         lb += mlen.count_ones();
         ob += moff.count_ones();
-        hist = compose(hist, last_lane_map(map));
+        hist = compose(hist, step_map);
     }
     if lane == 0 {
         // SAFETY: this warp's deferral count.
@@ -1583,16 +1723,16 @@ fn write_chased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) ->
     let byte = |i: u32, all: &mut bool| -> u32 {
         // SAFETY: i < block_len pointers.
         let v = unsafe { *ptr.add(i as usize) };
-        let l = match chase(ptr, v) {
-            Some(l) => l,
+        match chase(ptr, v) {
+            // SAFETY: the parse wrote literal pointers only below the block's literal count
+            // (<= LIT_CAP, loaded into the literal region).
+            Some(l) => (unsafe { *lit.add((l & 0x7FFF) as usize) }) as u32,
             None => {
+                // a placeholder: the block is resolved and written again
                 *all = false;
-                0x8000
+                0
             }
-        };
-        // SAFETY: literal indices were checked against the literal count during the parse
-        // (<= LIT_CAP); 0x8000 is index 0.
-        (unsafe { *lit.add((l & 0x7FFF) as usize) }) as u32
+        }
     };
     let words = block_len / 4;
     let mut q = tid;

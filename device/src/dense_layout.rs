@@ -2,14 +2,17 @@
 //! the launch asks for exactly the bytes the kernel uses.
 //!
 //! One CTA decodes one block at a time. Regions (bytes):
-//! literals | commands | length values (u32) | offset values (u32) | byte pointers (u16)
-//! | control words. During the rANS stage the length, offset and offset-tail *bytes* live in
-//! the pointer region, which the parse overwrites only after they became values.
+//! commands, later literals | length values (u32) | offset values (u16) | byte pointers
+//! (u16) | control words. During the load the length, offset and offset-tail *bytes* live in
+//! the pointer region, which the parse overwrites only after they became values. The parse
+//! reads the commands and the write stage the literals, so the literals are loaded into the
+//! command region after the parse; that and 16-bit distances (below 2^14 in every block this
+//! kernel takes) keep a CTA small enough for [`MIN_CTAS_PER_SM`] of them to share an SM.
 
 /// Largest block the dense kernel decodes (pointers are 15-bit block positions).
 pub const DENSE_MAX_BLOCK: u32 = 16384;
 /// Literal bytes a block may have (a block of 16 KiB has at most 16 KiB of literals).
-pub const LIT_CAP: usize = DENSE_MAX_BLOCK as usize + 16;
+pub const LIT_CAP: usize = DENSE_MAX_BLOCK as usize;
 /// Command bytes a block may have in the dense kernel (else it falls back).
 pub const CMD_CAP: usize = 12288;
 /// Length-stream varints a block may have.
@@ -25,31 +28,47 @@ pub const OFFB_CAP: usize = OFFV_CAP;
 /// each distance has at most one tail byte (kept in the pointer region during the rANS stage).
 pub const TAILB_CAP: usize = OFFV_CAP;
 
-/// Offset of the literal region.
-pub const LIT_OFF: usize = 0;
-/// Offset of the command region.
-pub const CMD_OFF: usize = LIT_OFF + LIT_CAP;
+/// Offset of the command region, which holds the literals after the parse.
+pub const CMD_OFF: usize = 0;
+/// Offset of the literal region (the command region, reused).
+pub const LIT_OFF: usize = CMD_OFF;
 /// Offset of the length values (u32, 4-aligned).
-pub const LENV_OFF: usize = (CMD_OFF + CMD_CAP + 3) & !3;
-/// Offset of the offset values (u32).
+pub const LENV_OFF: usize = CMD_OFF + max(CMD_CAP, LIT_CAP);
+/// Offset of the offset values (u16: every distance of a block this kernel takes is below
+/// 2^14, a first byte and at most one tail byte).
 pub const OFFV_OFF: usize = LENV_OFF + LENV_CAP * 4;
 /// Offset of the byte-pointer region (u16 per output byte).
-pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 4;
+pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 2;
 /// Offset of the control words (u32).
 pub const CTRL_OFF: usize = PTR_OFF + DENSE_MAX_BLOCK as usize * 2;
-/// Number of control words: 8 per block, 17 per warp (parse summaries and deferred long
+/// Number of control words: 9 per block, 17 per warp (parse summaries and deferred long
 /// commands, `dense.rs`).
-pub const CTRL_WORDS: usize = 8 + 17 * (THREADS as usize / 32);
+pub const CTRL_WORDS: usize = 9 + 17 * (THREADS as usize / 32);
 /// Dynamic shared memory per CTA.
 pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
 /// Threads per CTA.
 pub const THREADS: u32 = 256;
 
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
 const _: () = assert!(LENB_CAP + OFFB_CAP + TAILB_CAP <= DENSE_MAX_BLOCK as usize * 2);
+const _: () = assert!(LIT_CAP.is_multiple_of(16) && CMD_CAP.is_multiple_of(16));
 const _: () = assert!(
     LENB_CAP.is_multiple_of(16) && OFFB_CAP.is_multiple_of(16) && TAILB_CAP.is_multiple_of(16)
 );
-const _: () = assert!(SMEM_BYTES * 3 <= 227 * 1024);
+/// CTAs of the dense kernel an SM holds at once: the kernel's PTX entry carries
+/// `.minnctapersm` with this value (build.rs), so ptxas keeps the registers at or below
+/// 65536 / (THREADS * MIN_CTAS_PER_SM); the shared memory fits with the 1 KiB the driver
+/// reserves per CTA out of the H100/H200's 228 KiB.
+pub const MIN_CTAS_PER_SM: u32 = 4;
+
+const _: () = assert!((SMEM_BYTES + 1024) * MIN_CTAS_PER_SM as usize <= 228 * 1024);
 
 /// Stage bits for the stage-split benchmark: bit 0 runs the parse and pointer fill, bit 1
 /// the resolve and output write. `STAGES_ALL` is the real decoder.

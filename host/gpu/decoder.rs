@@ -68,6 +68,9 @@ pub struct GpuArchive {
     pub(crate) decoded_len: u64,
     /// Per-warp scratch of the lane kernel, allocated on first use.
     pub(crate) lane_scratch: std::sync::Mutex<Option<CudaSlice<u8>>>,
+    /// The dense kernel's block queue: one word, zeroed before each launch, from which its
+    /// CTAs take their next blocks (`launch::decode_blocks_dense`).
+    pub(crate) dense_queue: std::sync::Mutex<CudaSlice<u32>>,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -107,6 +110,10 @@ impl GpuArchive {
             }
         }
         let dec_offsets = gpu.upload(bytemuck::cast_slice(&dec_off))?;
+        let dense_queue = gpu
+            .stream()
+            .alloc_zeros::<u32>(1)
+            .ctx("allocating the dense block queue")?;
         let resident_bytes = (a.data.len()
             + a.entries.len() * std::mem::size_of::<crate::device::format::BlockEntry>()
             + a.block_offsets.len() * 8
@@ -129,6 +136,7 @@ impl GpuArchive {
             decoded: std::sync::Mutex::new(None),
             decoded_len: total,
             lane_scratch: std::sync::Mutex::new(None),
+            dense_queue: std::sync::Mutex::new(dense_queue),
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),
             resident_bytes,

@@ -205,6 +205,16 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
         .ctx("raising the dense kernel's shared-memory limit")
 }
 
+/// CTAs of the dense kernel one SM holds at once, by the driver's occupancy calculator (after
+/// [`raise_shared_memory_limits`]); at least 1, so a launch always has a grid.
+pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuError> {
+    use crate::device::dense_layout::{SMEM_BYTES, THREADS};
+    k.decode_blocks_dense
+        .occupancy_max_active_blocks_per_multiprocessor(THREADS, SMEM_BYTES, None)
+        .ctx("asking the dense kernel's occupancy")
+        .map(|n| n.max(1))
+}
+
 /// Launches the dense full-pipe kernel over every block of `ga` (independent blocks only);
 /// `stages` selects the stages run (`dense_layout::STAGES_ALL` to decode; fewer for the
 /// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`.
@@ -219,7 +229,14 @@ pub fn decode_blocks_dense(
     if !has_blocks(ga, out, status) {
         return Ok(());
     }
-    let grid = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * 3) as u32;
+    // every CTA resident at once; CTA c decodes block c, then takes the next block from the
+    // queue (blocks differ in cost: a fixed stride left some CTAs one block more than others)
+    let grid =
+        (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32;
+    let mut queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+    gpu.stream()
+        .memset_zeros(&mut *queue)
+        .ctx("zeroing the dense block queue")?;
     let out_len = ga.original_size;
     let guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard
@@ -242,8 +259,10 @@ pub fn decode_blocks_dense(
         .arg(out)
         .arg(&out_len)
         .arg(status)
-        .arg(&stages);
-    // SAFETY: argument order matches `decode_blocks_dense`; `decoded` holds dec_len bytes and
+        .arg(&stages)
+        .arg(&mut *queue);
+    // SAFETY: argument order matches `decode_blocks_dense`; `queue` is one word, zeroed just
+    // above on the same stream; `decoded` holds dec_len bytes and
     // dec_offsets STREAM_COUNT words per block (GpuArchive::upload, from a validated Archive); the kernel
     // checks every stream range against dec_len; out holds >= original_size
     // bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic shared memory is what
@@ -275,8 +294,11 @@ pub fn rans_decode_slices(
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
+    // One warp per block, eight per CTA: the eight blocks of a CTA are consecutive, mostly of
+    // one table group, so an SM's warps share their decode tables in L1 (2-warp CTAs, which
+    // spread the warps more evenly over the SMs, were slower: TAIR10's stage 0.204 -> 0.277
+    // ms, PERFORMANCE.md sixth session).
     const THREADS: u32 = 256;
-    // one warp per block
     let grid = (ga.n_blocks as u64)
         .div_ceil((THREADS / 32) as u64)
         .min(gpu.sm_count() as u64 * 16) as u32;

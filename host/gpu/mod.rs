@@ -60,6 +60,9 @@ pub struct Gpu {
     pub(crate) k: kernels::Kernels,
     name: String,
     sm_count: u32,
+    /// CTAs of the dense kernel one SM holds at once (the driver's occupancy answer for its
+    /// registers and shared memory; `dense_layout::MIN_CTAS_PER_SM` on an H100/H200).
+    dense_ctas_per_sm: u32,
 }
 
 impl Gpu {
@@ -88,11 +91,27 @@ impl Gpu {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .ctx("reading the multiprocessor count")? as u32;
+        // Kernel experiments on the GPU machine (no Rust there): `ACEAPEX_DEV_PTX=FILE` loads
+        // a variant of the embedded PTX (same entry points and shared-memory layout, e.g.
+        // other occupancy directives) so one benchmark binary can time several.
+        let dev_ptx = std::env::var_os("ACEAPEX_DEV_PTX")
+            .map(|p| {
+                std::fs::read_to_string(&p).map_err(|e| {
+                    GpuError::Unsupported(format!("ACEAPEX_DEV_PTX {}: {e}", p.to_string_lossy()))
+                })
+            })
+            .transpose()?;
+        if dev_ptx.is_some() {
+            eprintln!("aceapex: kernels from ACEAPEX_DEV_PTX instead of the embedded PTX");
+        }
         let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(PTX))
+            .load_module(cudarc::nvrtc::Ptx::from_src(
+                dev_ptx.as_deref().unwrap_or(PTX),
+            ))
             .ctx("loading the PTX module")?;
         let k = kernels::Kernels::load(&module)?;
         launch::raise_shared_memory_limits(&k)?;
+        let dense_ctas_per_sm = launch::dense_ctas_per_sm(&k)?;
         // a created stream, not the legacy default stream: graphs can only be captured there
         let stream = ctx.new_stream().ctx("creating a stream")?;
         Ok(Gpu {
@@ -101,6 +120,7 @@ impl Gpu {
             k,
             name,
             sm_count,
+            dense_ctas_per_sm,
         })
     }
 
@@ -112,6 +132,11 @@ impl Gpu {
     /// Number of streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
         self.sm_count
+    }
+
+    /// CTAs of the dense kernel one SM holds at once (at least 1).
+    pub fn dense_ctas_per_sm(&self) -> u32 {
+        self.dense_ctas_per_sm
     }
 
     /// The stream all work is queued on.
