@@ -26,6 +26,14 @@ pub enum GpuError {
     /// This binary was built with `ACEAPEX_SKIP_PTX=1`.
     #[error("no GPU kernels: this binary was built with ACEAPEX_SKIP_PTX=1")]
     NoKernels,
+    /// `ACEAPEX_DEV_PTX` names a file that cannot be read (kernel experiments, README).
+    #[error("ACEAPEX_DEV_PTX: cannot read {path}: {source}")]
+    DevPtx {
+        /// The path given.
+        path: String,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA error during {what}: {source}")]
     Driver {
@@ -68,8 +76,8 @@ pub struct Gpu {
 impl Gpu {
     /// Opens device 0 and loads the embedded module.
     ///
-    /// Errors: [`GpuError::NoDriver`], [`GpuError::NoDevice`], [`GpuError::NoKernels`], or a
-    /// driver error while loading the module.
+    /// Errors: [`GpuError::NoDriver`], [`GpuError::NoDevice`], [`GpuError::NoKernels`],
+    /// [`GpuError::DevPtx`], or a driver error while loading the module.
     pub fn open() -> Result<Gpu, GpuError> {
         // SAFETY: is_culib_present only tries to dlopen the driver library; no CUDA call is made.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -96,8 +104,9 @@ impl Gpu {
         // other occupancy directives) so one benchmark binary can time several.
         let dev_ptx = std::env::var_os("ACEAPEX_DEV_PTX")
             .map(|p| {
-                std::fs::read_to_string(&p).map_err(|e| {
-                    GpuError::Unsupported(format!("ACEAPEX_DEV_PTX {}: {e}", p.to_string_lossy()))
+                std::fs::read_to_string(&p).map_err(|source| GpuError::DevPtx {
+                    path: p.to_string_lossy().into_owned(),
+                    source,
                 })
             })
             .transpose()?;
