@@ -53,7 +53,10 @@ blocks per depth range: 0, 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more.
 
 JSON (--json): max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
 the order of block_depth_buckets (\"0\", \"1\", \"2-3\", \"4-7\", \"8-15\", \"16-31\", \"32-63\",
-\"64+\").";
+\"64+\").
+
+'info' reads the header, block table and entropy tables (checking their meta checksum) but does
+not decode the data: use 'decompress' (or 'extract') to verify the blocks' checksums.";
 
 /// Labels of the block-depth histogram buckets of `info`.
 const DEPTH_BUCKETS: [&str; 8] = ["0", "1", "2-3", "4-7", "8-15", "16-31", "32-63", "64+"];

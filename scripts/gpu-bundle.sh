@@ -15,7 +15,7 @@ B=${BUNDLE_DIR:-gpu-bundle}
 if [ "${BUNDLE_KEEP_DATA:-0}" = 1 ]; then rm -rf "$B/bin"; else rm -rf "$B"; fi
 mkdir -p "$B/bin" "$B/data"
 cargo build --release --bin aceapex
-cp target/release/aceapex "$B/bin/aceapex"
+cp "${CARGO_TARGET_DIR:-target}/release/aceapex" "$B/bin/aceapex"
 collect() { # cargo subcommand args...; copies executables named <prefix>-<target name>
   local prefix=$1; shift
   cargo "$@" --message-format=json 2>/dev/null | python3 -c '
