@@ -414,6 +414,14 @@ impl OutFile {
         let name = path
             .file_name()
             .with_context(|| format!("{} names no file", path.display()))?;
+        if !dir.is_dir() {
+            let why = if dir.exists() {
+                "is not a folder"
+            } else {
+                "does not exist"
+            };
+            bail!("cannot create {}: {} {why}", path.display(), dir.display());
+        }
         let mut pending = pending();
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{}.", name.to_string_lossy()))

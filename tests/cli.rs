@@ -173,6 +173,18 @@ fn explicit_output_names_and_options() {
 }
 
 #[test]
+fn names_a_missing_output_folder() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("f"), sample(5_000)).unwrap();
+    let e = fails(&run(d, &["compress", "f", "-o", "no/such/f.acx"]));
+    assert!(e.contains("no/such does not exist"), "{e}");
+    assert!(!d.join("no").exists());
+    let e = fails(&run(d, &["compress", "f", "-o", "f/x.acx"]));
+    assert!(e.contains("f is not a folder"), "{e}");
+}
+
+#[test]
 fn refuses_to_overwrite_without_force() {
     let t = tmp();
     let d = t.path();
