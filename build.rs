@@ -10,8 +10,9 @@
 //!    `llvm-link` and `llc` from `rustc --print sysroot`;
 //! 3. the PTX is checked (`.target sm_90`, at least one `.entry`), the dense kernel's entry
 //!    gets its occupancy directives (`.maxntid`, `.minnctapersm`: Rust has no attribute for
-//!    them; the values are read from `device/src/dense_layout.rs`), and the result is copied
-//!    to `$OUT_DIR/aceapex.ptx`, which `host/gpu/mod.rs` embeds with `include_str!`.
+//!    them; the values come from `device/src/dense_layout.rs`, compiled into this script),
+//!    and the result is copied to `$OUT_DIR/aceapex.ptx`, which `host/gpu/mod.rs` embeds
+//!    with `include_str!`.
 //!
 //! `ACEAPEX_SKIP_PTX=1` embeds an empty module instead (the GPU path then reports that the
 //! binary was built without kernels); everything else still builds and runs on the CPU.
@@ -20,6 +21,12 @@ use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
+
+/// The dense kernel's layout constants (THREADS, MIN_CTAS_PER_SM), the device crate's own
+/// definitions: the file is plain `const` items, compiled here as a module.
+#[allow(dead_code)]
+#[path = "device/src/dense_layout.rs"]
+mod dense_layout;
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
 const GPU_ARCH: &str = "sm_90";
@@ -118,24 +125,16 @@ fn main() {
             linked.display()
         ));
     }
-    let layout = fs::read_to_string(manifest_dir.join("device/src/dense_layout.rs"))
-        .unwrap_or_else(|e| fail(&format!("reading device/src/dense_layout.rs: {e}")));
-    let threads = layout_const(&layout, "THREADS");
-    let min_ctas = layout_const(&layout, "MIN_CTAS_PER_SM");
     let ptx = with_entry_directives(
         &ptx,
         "decode_blocks_dense",
-        &format!(".maxntid {threads}, 1, 1\n.minnctapersm {min_ctas}\n"),
+        &format!(
+            ".maxntid {}, 1, 1\n.minnctapersm {}\n",
+            dense_layout::THREADS,
+            dense_layout::MIN_CTAS_PER_SM
+        ),
     );
     fs::write(&ptx_out, ptx).expect("write PTX to OUT_DIR");
-}
-
-/// The value of `pub const NAME: u32 = VALUE;` in `src` (a layout file of the device crate).
-fn layout_const(src: &str, name: &str) -> u32 {
-    let key = format!("pub const {name}: u32 = ");
-    src.lines()
-        .find_map(|l| l.trim().strip_prefix(&key)?.strip_suffix(';')?.parse().ok())
-        .unwrap_or_else(|| fail(&format!("dense_layout.rs has no `{key}<integer>;`")))
 }
 
 /// `ptx` with `directives` placed between the parameter list and the body of `.entry name`
