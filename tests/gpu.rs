@@ -187,8 +187,8 @@ fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
 
 /// Pieces of 48 letters, each the previous one with one letter changed: the matches of a
 /// piece read the previous piece, so a byte's pointer chain grows by one per piece until it
-/// is changed (hundreds of hops inside a 16 KiB block), beyond the dense kernel's short
-/// chain walk (`CHASE_HOPS` in device/src/dense.rs), whose fallback this reaches.
+/// is changed (hundreds of hops inside a 16 KiB block), which the dense kernel's stage 3
+/// (`write_memo` in device/src/dense.rs) must follow to the end.
 fn deep_chains() -> Vec<u8> {
     let mut r = aceapex::gpu::tokens::Rng::new(11);
     let mut piece: Vec<u8> = (0..48).map(|_| b'a' + r.below(26) as u8).collect();
@@ -201,23 +201,22 @@ fn deep_chains() -> Vec<u8> {
     out
 }
 
-/// The "deep chains" sample really has blocks deeper than the dense kernel's chain walk
-/// (runs without a GPU: it checks the test data, not a decoder).
+/// The "deep chains" sample really has deep blocks (runs without a GPU: it checks the test
+/// data, not a decoder).
 #[test]
-fn deep_chains_sample_is_deeper_than_the_chain_walk() {
+fn deep_chains_sample_has_deep_blocks() {
     let packed = compress(&deep_chains(), &EncodeOptions::default(), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     let deepest = a.entries.iter().map(|e| e.max_depth).max().unwrap();
     assert!(deepest >= 64, "deepest block {deepest}");
 }
 
-/// The dense pipe on chains longer than its chain walk: deep blocks are resolved by pointer
-/// jumping, and blocks whose table entry claims depth 0 (the hint is not trusted, FORMAT.md
-/// §3.1) start the chain walk, find the long chains and fall back; both bit-exact (small
-/// enough for the compute-sanitizer run).
+/// The dense pipe on pointer chains hundreds of hops long, with the blocks' true depths in
+/// the table and with every entry claiming depth 0 (the hint is not trusted, FORMAT.md
+/// §3.1); both bit-exact (small enough for the compute-sanitizer run).
 #[test]
-fn dense_kernel_decodes_deep_chains_through_the_fallback() {
-    let Some(g) = gpu_or_skip("dense_kernel_decodes_deep_chains_through_the_fallback") else {
+fn dense_kernel_decodes_deep_chains() {
+    let Some(g) = gpu_or_skip("dense_kernel_decodes_deep_chains") else {
         return;
     };
     let data = deep_chains();

@@ -23,11 +23,11 @@
 //!    position, period-aware for self-overlapping matches (`src + k % dist`), so no byte
 //!    waits for another.
 //! 3. Write: the literals are loaded into the command region (the parse is done with the
-//!    commands); then, in a block whose table entry gives a depth below `CHASE_HOPS`, every byte
-//!    follows its own pointer chain to its literal and the CTA writes the block with 4-byte
-//!    coalesced stores. Deeper blocks (and any whose chains turn out longer than the entry
-//!    said) are resolved by pointer jumping first (`p[i] = p[p[i]]` until every pointer
-//!    names a literal; chains halve each round), then written the same way.
+//!    commands); then every byte follows its own pointer chain to its literal, storing the
+//!    literal pointer back in its slot when it took a hop (`write_memo`: the CTA sweeps the
+//!    block upwards and pointers point down, so most chains end one hop into an already
+//!    resolved byte, at any depth), and the CTA writes the block with 4-byte coalesced
+//!    stores.
 //!
 //! Blocks larger than `DENSE_MAX_BLOCK` or whose streams exceed the region caps get status
 //! `Fallback`; the host decodes those with the lane-per-block kernel.
@@ -140,11 +140,8 @@ impl Smem {
 const C_STATUS: usize = 0;
 const C_NLENV: usize = 1;
 const C_NOFFV: usize = 2;
-const C_FLAG: usize = 3;
 /// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
 const C_ERR: usize = 6;
-/// Set when some byte's pointer chain was longer than [`CHASE_HOPS`] (stage 3).
-const C_DEEP: usize = 7;
 /// The CTA's next block, taken from the queue by thread 0 (`decode_blocks_dense`).
 const C_NEXT: usize = 8;
 /// Per-warp parse summaries: length varints, offset varints, output bytes, literals, and
@@ -210,7 +207,6 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 *s.ctrl(C_STATUS) = 0;
                 *s.ctrl(C_NLENV) = 0;
                 *s.ctrl(C_NOFFV) = 0;
-                *s.ctrl(C_DEEP) = 0;
             }
         }
         sync();
@@ -357,35 +353,15 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             sync();
             st = unsafe { *s.ctrl(C_STATUS) };
             if st == 0 && stages & 2 != 0 {
-                // ---- stage 3: a block whose table entry says its chains are short is
-                // written with each byte following its own pointer chain; a deeper block,
-                // or one whose entry understated its depth (the hint is not trusted:
-                // FORMAT.md §3.1), is resolved by pointer jumping and then written
+                // ---- stage 3: each byte follows its pointer chain, memoised (any depth;
+                // the table entry's depth hint is not used: FORMAT.md §3.1)
                 let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
                 // SAFETY: the commands are dead after the parse's barrier; the literal
                 // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
                 // the scratch range.
                 unsafe { copy16(s.lit() as *mut u128, lit, n16, tid) };
                 sync();
-                let shallow = e.max_depth < CHASE_HOPS;
-                if !shallow || !write_chased(&s, out, start, block_len, tid) {
-                    // SAFETY: a shared control word; every writer stores 1.
-                    unsafe { *s.ctrl(C_DEEP) = 1 };
-                }
-                sync();
-                if ctrl_get(&s, C_DEEP) != 0 {
-                    let r = resolve(&s, block_len, tid);
-                    if r != Status::Ok {
-                        if tid == 0 {
-                            set_status(&s, r);
-                        }
-                    } else {
-                        // every pointer now names a literal: no chain is walked
-                        write_chased(&s, out, start, block_len, tid);
-                    }
-                    sync();
-                }
-                st = unsafe { *s.ctrl(C_STATUS) };
+                write_memo(&s, out, start, block_len, tid);
             }
         }
         if tid == 0 {
@@ -1644,102 +1620,39 @@ fn parse_fill_seq(
     }
 }
 
-/// Stage 3a: pointer jumping until every pointer names a literal (at most 16 rounds: chains
-/// are shorter than 2^14 and halve each round).
-#[inline(always)]
-fn resolve(s: &Smem, block_len: u32, tid: u32) -> Status {
-    let ptr = s.ptr();
-    // Round r raises flag r % 3 and everyone reads it after the barrier; thread 0 clears flag
-    // (r + 1) % 3 before that barrier, when nobody can still read it (its readers, round
-    // r - 2, passed round r - 1's barrier) or write it yet (round r + 1 starts after this
-    // round's barrier). One flag reused every round would let a fast thread clear it before a
-    // slow one read it.
-    if tid == 0 {
-        // SAFETY: shared control words; the caller's barrier follows the parse.
-        unsafe {
-            *s.ctrl(C_FLAG) = 0;
-            *s.ctrl(C_FLAG + 1) = 0;
-            *s.ctrl(C_FLAG + 2) = 0;
-        }
-    }
-    sync();
-    for round in 0..16usize {
-        let mut open = false;
-        let mut i = tid;
-        while i < block_len {
-            // SAFETY: i < block_len pointers; every non-literal pointer is < its position.
-            let v = unsafe { *ptr.add(i as usize) };
-            if v & 0x8000 == 0 {
-                let w = unsafe { *ptr.add(v as usize) };
-                unsafe { *ptr.add(i as usize) = w };
-                if w & 0x8000 == 0 {
-                    open = true;
-                }
-            }
-            i += THREADS;
-        }
-        if open {
-            unsafe { *s.ctrl(C_FLAG + round % 3) = 1 };
-        }
-        if tid == 0 {
-            unsafe { *s.ctrl(C_FLAG + (round + 1) % 3) = 0 };
-        }
-        sync();
-        // SAFETY: read after the barrier.
-        if unsafe { *s.ctrl(C_FLAG + round % 3) } == 0 {
-            return Status::Ok;
-        }
-    }
-    Status::Trailing
-}
-
-/// Pointer hops [`write_chased`] follows per byte before it leaves the block to [`resolve`].
-const CHASE_HOPS: u32 = 8;
-
-/// The literal a byte's pointer `v` leads to, following at most [`CHASE_HOPS`] match
-/// pointers (each names an earlier position of the block); `None` if the chain is longer.
-#[inline(always)]
-fn chase(ptr: *const u16, mut v: u16) -> Option<u16> {
-    let mut hops = 0;
-    while v & 0x8000 == 0 && hops < CHASE_HOPS {
-        // SAFETY: a match pointer names a position below its own (parse checks), < block_len.
-        v = unsafe { *ptr.add(v as usize) };
-        hops += 1;
-    }
-    (v & 0x8000 != 0).then_some(v)
-}
-
-/// Stage 3: every byte follows its own pointer chain (at most [`CHASE_HOPS`] hops) to its
-/// literal, and the CTA writes the block with 4-byte coalesced stores. Returns `false` when
-/// one of this thread's chains was longer; the caller then resolves the block with
-/// [`resolve`] and calls this again, when every pointer names a literal (the bytes written
-/// here for a longer chain are placeholders, never reported: the block is rewritten).
-/// Most chains are short (a literal, or a match whose source bytes are literals), so this
-/// reads each pointer about once instead of once per jumping round, and needs no barrier.
-fn write_chased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) -> bool {
+/// Stage 3 in one pass, for any depth: every byte follows its pointer chain to the end and,
+/// when it took a hop, stores the literal pointer it found back in its own slot, so a later
+/// byte whose chain passes through it stops there. The CTA sweeps the block in increasing position and every match pointer names a lower
+/// position, so most chains end at a byte resolved a sweep step earlier. Concurrent readers
+/// of a slot see either its match pointer or the literal pointer stored back: both lie on
+/// its chain, so the result is the same either way. Every hop goes to a lower position
+/// (parse checks), so a chain ends within `block_len` hops even in a hostile block.
+fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();
-    let mut all = true;
-    let byte = |i: u32, all: &mut bool| -> u32 {
-        // SAFETY: i < block_len pointers.
-        let v = unsafe { *ptr.add(i as usize) };
-        match chase(ptr, v) {
-            // SAFETY: the parse wrote literal pointers only below the block's literal count
-            // (<= LIT_CAP, loaded into the literal region).
-            Some(l) => (unsafe { *lit.add((l & 0x7FFF) as usize) }) as u32,
-            None => {
-                // a placeholder: the block is resolved and written again
-                *all = false;
-                0
-            }
+    let byte = |i: u32| -> u32 {
+        // SAFETY: i < block_len pointers; a match pointer names a lower position.
+        let mut v = unsafe { *ptr.add(i as usize) };
+        let mut hops = 0u32;
+        while v & 0x8000 == 0 {
+            // SAFETY: as above.
+            v = unsafe { *ptr.add(v as usize) };
+            hops += 1;
         }
+        if hops > 0 {
+            // SAFETY: slot i of the pointer region; a literal pointer (see above).
+            unsafe { *ptr.add(i as usize) = v };
+        }
+        // SAFETY: the parse wrote literal pointers only below the block's literal count
+        // (<= LIT_CAP, loaded into the literal region).
+        (unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32
     };
     let words = block_len / 4;
     let mut q = tid;
     while q < words {
         let mut w: u32 = 0;
         for j in 0..4 {
-            w |= byte(4 * q + j, &mut all) << (8 * j);
+            w |= byte(4 * q + j) << (8 * j);
         }
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.
@@ -1748,10 +1661,9 @@ fn write_chased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) ->
     }
     let mut i = words * 4 + tid;
     while i < block_len {
-        let b = byte(i, &mut all) as u8;
+        let b = byte(i) as u8;
         // SAFETY: start + i < start + block_len <= out_len.
         unsafe { *out.add((start + i as u64) as usize) = b };
         i += THREADS;
     }
-    all
 }
