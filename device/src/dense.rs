@@ -410,9 +410,14 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
     ctrl_get(s, C_NEXT)
 }
 
-/// The rANS stage of the dense pipe and the wavefront decoder: warp `w` of the grid decodes
-/// blocks `w, w + warps, ...`, each block's slices into `decoded` at
-/// `dec_offsets[STREAM_COUNT * block + stream]`.
+/// The rANS stage of the dense pipe and the wavefront decoder: in rounds, warp `w` of the
+/// grid decodes blocks `w, w + warps, ...`, each block's slices into `decoded` at
+/// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
+/// decode tables of its first block's table group into dynamic shared memory (one per
+/// stream, `rans::KERNEL_SMEM_BYTES`); a warp whose block lies in that group reads them
+/// there, any other (a group size that is not a multiple of the CTA's warps) from global
+/// memory. (In L1 the tables of a few groups per SM missed often enough that most steps
+/// waited on L2: rANS stage -15 % on gcide, PERFORMANCE.md seventh session.)
 ///
 /// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
 /// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
@@ -449,8 +454,8 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         )
     };
     let lane = tid % 32;
-    let warps = (bdim / 32) as u64 * ncta as u64;
-    let mut b = cta as u64 * (bdim / 32) as u64 + (tid / 32) as u64;
+    let wpc = (bdim / 32) as u64;
+    let warps = wpc * ncta as u64;
     let src = Sources {
         data,
         data_len,
@@ -464,21 +469,70 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         decoded,
         dec_len,
     };
-    while b < n_blocks as u64 {
-        let st = decode_slices(&src, b, lane);
-        // the block's first failing slice in stream order
-        let mut first_bad = 0u32;
-        for k in (0..STREAM_COUNT).rev() {
-            let v = byte_get(st, k);
-            if v != 0 {
-                first_bad = v;
+    let smem = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>() as *mut u32;
+    // rounds of one block per warp: the CTA's blocks of a round are consecutive
+    let mut r0 = cta as u64 * wpc;
+    while r0 < n_blocks as u64 {
+        let g0 = r0 / group_blocks as u64;
+        {
+            sync();
+            for k in 0..STREAM_COUNT {
+                // SAFETY: r0 < n_blocks: its group has STREAM_COUNT table indices.
+                if let Some(ti) = unsafe {
+                    crate::kernels::stream_table_index(table_index, n_tables, group_blocks, r0, k)
+                } {
+                    // SAFETY: ti < n_tables; slot k of the STREAM_COUNT tables of dynamic
+                    // shared memory the host launches with.
+                    unsafe {
+                        copy16_cta(
+                            smem.add(k * PROB_SCALE as usize) as *mut u128,
+                            tables.add(ti as usize) as *const u128,
+                            (PROB_SCALE / 4) as u64,
+                            tid,
+                            bdim,
+                        )
+                    };
+                }
+            }
+            sync();
+        }
+        let b = r0 + (tid / 32) as u64;
+        if b < n_blocks as u64 {
+            let in_group = b / group_blocks as u64 == g0;
+            let st = decode_slices(
+                &src,
+                b,
+                lane,
+                if in_group { smem } else { core::ptr::null_mut() },
+            );
+            // the block's first failing slice in stream order
+            let mut first_bad = 0u32;
+            for k in (0..STREAM_COUNT).rev() {
+                let v = byte_get(st, k);
+                if v != 0 {
+                    first_bad = v;
+                }
+            }
+            if first_bad != 0 && lane == 0 {
+                // SAFETY: one status word per block; only this warp writes it in this kernel.
+                unsafe { *status.add(b as usize) = first_bad };
             }
         }
-        if first_bad != 0 && lane == 0 {
-            // SAFETY: one status word per block; only this warp writes it in this kernel.
-            unsafe { *status.add(b as usize) = first_bad };
-        }
-        b += warps;
+        r0 += warps;
+    }
+}
+
+/// Copies `n16` 16-byte words with a CTA of `bdim` threads.
+///
+/// # Safety
+/// Both ranges hold `n16` words, 16-byte aligned.
+#[inline(always)]
+unsafe fn copy16_cta(dst: *mut u128, src: *const u128, n16: u64, tid: u32, bdim: u32) {
+    let mut q = tid as u64;
+    while q < n16 {
+        // SAFETY: q < n16 (the caller's ranges).
+        unsafe { *dst.add(q as usize) = *src.add(q as usize) };
+        q += bdim as u64;
     }
 }
 
@@ -616,10 +670,11 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
 }
 
 /// Decodes the slices of block `b` with the whole warp: raw slices copied, rANS
-/// slices packed into rounds of at most 32 lanes (largest first, first fit). Returns each
-/// slice's status code, packed ([`byte_get`]).
+/// slices packed into rounds of at most 32 lanes (largest first, first fit). `staged` is the
+/// block's group's decode tables in shared memory, one per stream, or null (global tables).
+/// Returns each slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices(src: &Sources, b: u64, lane: u32) -> u64 {
+fn decode_slices(src: &Sources, b: u64, lane: u32, staged: *const u32) -> u64 {
     let mut st = 0u64;
     let mut lanes = 0u64;
     let mut left = 0u32;
@@ -654,7 +709,7 @@ fn decode_slices(src: &Sources, b: u64, lane: u32) -> u64 {
             round |= 1 << best;
             free -= best_lanes;
         }
-        st = decode_packed(src, b, lanes, round, lane, st);
+        st = decode_packed(src, b, lanes, round, lane, st, staged);
         left &= !round;
     }
     st
@@ -675,17 +730,26 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 
 /// Decodes the rANS slices of block `b` selected by `sel` (bit `k` = stream `k`, whose
 /// packed lane counts are `lanes_of`; at most 32 lanes together, each > 0, no earlier error)
-/// with their lanes side by side in the warp. Returns `st` with each selected slice's status
-/// code.
+/// with their lanes side by side in the warp, each slice's table from `staged` (see
+/// [`decode_slices`]) or global memory. Returns `st` with each selected slice's status code.
 ///
 /// Renormalisation words are handed out in lane order by a ballot and a population count
 /// (FORMAT.md §5.4) and read straight from the archive, by predicated loads rather than a
 /// branch (some lane renormalises in ~93 % of steps, so the branch was always divergent;
 /// -10..-15 % stage time, PERFORMANCE.md sixth session). (Two alternatives were measured and
 /// dropped: a register window of words handed out by shuffles, and a copy of the round's
-/// words in shared memory; PERFORMANCE.md, 2026-11-30 third session.)
+/// words in shared memory; PERFORMANCE.md, 2026-11-30 third session; and a prefetch of the
+/// line ahead of each slice's next word: flat, seventh session.)
 #[inline(always)]
-fn decode_packed(src: &Sources, b: u64, lanes_of: u64, sel: u32, lane: u32, mut st: u64) -> u64 {
+fn decode_packed(
+    src: &Sources,
+    b: u64,
+    lanes_of: u64,
+    sel: u32,
+    lane: u32,
+    mut st: u64,
+    staged: *const u32,
+) -> u64 {
     // my slice among the packed ones
     let mut base = 0u32;
     let mut my = STREAM_COUNT;
@@ -712,9 +776,14 @@ fn decode_packed(src: &Sources, b: u64, lanes_of: u64, sel: u32, lane: u32, mut 
     // SAFETY: dst_off + n <= dec_len (pre checks; 0 for an absent slice, never written).
     let dst = unsafe { src.decoded.add(s.dst_off as usize) };
     // SAFETY: a present slice's table index is < n_tables (slice_info); else unused.
-    let table = unsafe {
-        src.tables
-            .add(if s.table < src.n_tables { s.table } else { 0 } as usize)
+    let table = if !staged.is_null() && mine {
+        // SAFETY: the block's group's table for stream `my`, staged at slot `my`.
+        unsafe { staged.add(my * PROB_SCALE as usize) as *const DecodeTable }
+    } else {
+        unsafe {
+            src.tables
+                .add(if s.table < src.n_tables { s.table } else { 0 } as usize)
+        }
     };
     let l = lane.wrapping_sub(my_base);
     let mask = if mine { lane_mask(lanes, my_base) } else { 0 };
@@ -1214,6 +1283,10 @@ fn ctrl_get(s: &Smem, i: usize) -> u32 {
     unsafe { *s.ctrl(i) }
 }
 
+/// Commands longer than this many bytes are filled by their whole warp rather than by their
+/// own lane.
+const LANE_FILL_MAX: u64 = 24;
+
 /// Commands longer than this many bytes are filled by the whole CTA after the fill pass
 /// instead of by their warp (a 16 KiB run of `N`s would otherwise keep one warp busy while
 /// the others wait at the barrier).
@@ -1239,8 +1312,12 @@ unsafe fn fill_run(
 ) {
     let mut q = first;
     if is_match {
-        let step = stride % dist;
-        let mut m = first % dist;
+        // first < stride: with dist > stride both remainders are known without a division
+        let (step, mut m) = if dist > stride {
+            (stride, first)
+        } else {
+            (stride % dist, first % dist)
+        };
         while q < n {
             // SAFETY: q < n (caller's range).
             unsafe { *dst.add(q as usize) = (src + m) as u16 };
@@ -1446,7 +1523,7 @@ fn parse_fill(
         // consecutive 16-bit stores (a lane walking its own long run would hit one bank)
         let is_match = k.is_rep || k.is_new;
         let src = if is_match { dst as u32 - dist } else { 0 };
-        let long = (k.is_lit || is_match) && out_n > 16;
+        let long = (k.is_lit || is_match) && out_n > LANE_FILL_MAX;
         if !long {
             if k.is_lit {
                 for j in 0..lit_n {
@@ -1469,11 +1546,15 @@ fn parse_fill(
         while longs != 0 {
             let j = longs.trailing_zeros();
             longs &= longs - 1;
-            let jd = shfl(dst as u32, j);
-            let jn = shfl(out_n as u32, j);
-            let jlit = shfl(k.is_lit as u32, j);
-            let jsrc = shfl(if k.is_lit { lit_pos } else { src }, j);
-            let jdist = shfl(dist, j);
+            // two shuffles: dst and length (< 2^15 each, a long command's lanes passed the
+            // checks) with the literal flag in bit 31, then source and distance (< 2^16)
+            let a = shfl(
+                dst as u32 | (out_n as u32) << 16 | (k.is_lit as u32) << 31,
+                j,
+            );
+            let b = shfl(if k.is_lit { lit_pos } else { src } | dist << 16, j);
+            let (jd, jn, jlit) = (a & 0xFFFF, (a >> 16) & 0x7FFF, a >> 31);
+            let (jsrc, jdist) = (b & 0xFFFF, b >> 16);
             if jn > CTA_FILL_MIN && deferred < DEFER_SLOTS {
                 // very long: the whole CTA fills it after the barrier
                 if lane == 0 {
@@ -1627,6 +1708,7 @@ fn parse_fill_seq(
 /// of a slot see either its match pointer or the literal pointer stored back: both lie on
 /// its chain, so the result is the same either way. Every hop goes to a lower position
 /// (parse checks), so a chain ends within `block_len` hops even in a hostile block.
+const WRITE_WIDE: bool = false;
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();
@@ -1651,8 +1733,29 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let mut q = tid;
     while q < words {
         let mut w: u32 = 0;
-        for j in 0..4 {
-            w |= byte(4 * q + j) << (8 * j);
+        if WRITE_WIDE {
+            // SAFETY: 4q + 3 < block_len; the pointer region is 8-byte aligned.
+            let p4 = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
+            for j in 0..4 {
+                let mut v = (p4 >> (16 * j)) as u16;
+                if v & 0x8000 == 0 {
+                    let mut hops = 0u32;
+                    while v & 0x8000 == 0 {
+                        // SAFETY: a match pointer names a lower position.
+                        v = unsafe { *ptr.add(v as usize) };
+                        hops += 1;
+                    }
+                    let _ = hops;
+                    // SAFETY: slot 4q + j; a literal pointer.
+                    unsafe { *ptr.add(4 * q as usize + j as usize) = v };
+                }
+                // SAFETY: literal pointers are below the literal count.
+                w |= ((unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32) << (8 * j);
+            }
+        } else {
+            for j in 0..4 {
+                w |= byte(4 * q + j) << (8 * j);
+            }
         }
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.

@@ -5,8 +5,17 @@
 //! `i = 0..n` in order and a lane whose state drops below [`RANS_L`] takes the next word. So
 //! one warp decodes a slice with lane `j` on thread `j`, taking words in lane order.
 
-use crate::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
+use crate::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT};
 use crate::status::Status;
+
+/// Threads per CTA of the GPU rANS stage (`rans_decode_slices` in `dense.rs`): 16 warps,
+/// each decoding one block per round; 16 consecutive blocks share a table group unless the
+/// group size is not a multiple of 16 (PERFORMANCE.md, seventh session).
+pub const KERNEL_THREADS: u32 = 512;
+
+/// Dynamic shared memory of the GPU rANS stage: the decode table of each stream of the
+/// round's table group, staged once per round (80 KiB; two CTAs per SM).
+pub const KERNEL_SMEM_BYTES: usize = STREAM_COUNT * core::mem::size_of::<DecodeTable>();
 
 /// One rANS decode step on `x`: returns the symbol and updates `x` (before renormalisation).
 #[inline(always)]

@@ -2,7 +2,8 @@
 //! on, then launches; each `unsafe` states the invariant the kernel needs.
 
 use super::{Ctx, Gpu, GpuError};
-use crate::device::format::{CopyToken, LiteralRun};
+use crate::device::format::{CopyToken, LiteralRun, STREAM_COUNT};
+use crate::device::rans::{KERNEL_SMEM_BYTES, KERNEL_THREADS};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 /// Threads per block of the token kernels.
@@ -149,8 +150,7 @@ pub fn decode_blocks_lane(
     let want_warps = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * 64);
     let grid = want_warps.div_ceil(warps_per_cta as u64) as u32;
     let total_warps = grid as usize * warps_per_cta as usize;
-    let scratch_len =
-        total_warps * crate::device::format::STREAM_COUNT * (ga.block_size as usize + 1);
+    let scratch_len = total_warps * STREAM_COUNT * (ga.block_size as usize + 1);
     let mut guard = ga.lane_scratch.lock().unwrap_or_else(|e| e.into_inner());
     if guard.as_ref().is_none_or(|s| s.len() < scratch_len) {
         // SAFETY (alloc): the kernel writes scratch before reading it; no read of uninitialised
@@ -202,7 +202,10 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
         cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
     k.decode_blocks_dense
         .set_attribute(attr, SMEM_BYTES as i32)
-        .ctx("raising the dense kernel's shared-memory limit")
+        .ctx("raising the dense kernel's shared-memory limit")?;
+    k.rans_decode_slices
+        .set_attribute(attr, KERNEL_SMEM_BYTES as i32)
+        .ctx("raising the rANS kernel's shared-memory limit")
 }
 
 /// CTAs of the dense kernel one SM holds at once, by the driver's occupancy calculator (after
@@ -294,20 +297,21 @@ pub fn rans_decode_slices(
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
-    // One warp per block, eight per CTA: the eight blocks of a CTA are consecutive, mostly of
-    // one table group, so an SM's warps share their decode tables in L1 (2-warp CTAs, which
-    // spread the warps more evenly over the SMs, were slower: TAIR10's stage 0.204 -> 0.277
-    // ms, PERFORMANCE.md sixth session).
-    const THREADS: u32 = 256;
+    // One warp per block, 16 per CTA: the CTA's blocks of a round are consecutive, of one
+    // table group (unless the group size is not a multiple of 16), whose decode tables the
+    // CTA stages in shared memory (in L1 they missed often enough to stall most steps;
+    // PERFORMANCE.md seventh session).
+    let threads = KERNEL_THREADS;
+    let smem = KERNEL_SMEM_BYTES as u32;
     let grid = (ga.n_blocks as u64)
-        .div_ceil((THREADS / 32) as u64)
+        .div_ceil((threads / 32) as u64)
         .min(gpu.sm_count() as u64 * 16) as u32;
     let data_len = ga.data.len() as u64;
     let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: smem,
     };
     let mut b = gpu.stream().launch_builder(&gpu.k.rans_decode_slices);
     b.arg(&ga.data)
@@ -326,7 +330,9 @@ pub fn rans_decode_slices(
     // SAFETY: argument order matches `rans_decode_slices`; entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
-    // every slice range against data_len and dec_len; status holds n_blocks words (asserted).
+    // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
+    // KERNEL_SMEM_BYTES of dynamic shared memory (the kernel stages STREAM_COUNT tables of
+    // PROB_SCALE words there), within the limit raised in `raise_shared_memory_limits`.
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
         .map(|_| ())
