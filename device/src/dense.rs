@@ -503,7 +503,11 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
                 &src,
                 b,
                 lane,
-                if in_group { smem } else { core::ptr::null_mut() },
+                if in_group {
+                    smem
+                } else {
+                    core::ptr::null_mut()
+                },
             );
             // the block's first failing slice in stream order
             let mut first_bad = 0u32;
@@ -1708,6 +1712,13 @@ fn parse_fill_seq(
 /// of a slot see either its match pointer or the literal pointer stored back: both lie on
 /// its chain, so the result is the same either way. Every hop goes to a lower position
 /// (parse checks), so a chain ends within `block_len` hops even in a hostile block.
+///
+/// The stores race with other threads' loads by design, with plain accesses: the PTX
+/// memory model does not require race freedom (a racing aligned 16-bit load returns one of
+/// the values stored), and the generated PTX loads each slot once into the register that is
+/// both tested and used. `compute-sanitizer --tool racecheck` reports exactly these four
+/// loads and four stores (the unrolled 4-byte group); volatile accesses, which it would
+/// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
 const WRITE_WIDE: bool = false;
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
