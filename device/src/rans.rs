@@ -8,10 +8,15 @@
 use crate::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT};
 use crate::status::Status;
 
-/// Threads per CTA of the GPU rANS stage (`rans_decode_slices` in `dense.rs`): 16 warps,
-/// each decoding one block per round; 16 consecutive blocks share a table group unless the
-/// group size is not a multiple of 16 (PERFORMANCE.md, seventh session).
-pub const KERNEL_THREADS: u32 = 512;
+/// Most warps per CTA of the GPU rANS stage (`rans_decode_slices` in `dense.rs`): each warp
+/// decodes one block per round, and a CTA's blocks of a round are consecutive, so they
+/// share a table group unless the group size is not a multiple of the warp count
+/// (PERFORMANCE.md, seventh session). The host takes 8, or 16 for archives whose blocks
+/// would need a second round of 8-warp CTAs (`gpu::launch::rans_warps_per_cta`).
+pub const KERNEL_MAX_WARPS: u32 = 16;
+
+/// CTAs of the GPU rANS stage one SM holds: [`KERNEL_SMEM_BYTES`] of shared memory each.
+pub const KERNEL_CTAS_PER_SM: u32 = 2;
 
 /// Dynamic shared memory of the GPU rANS stage: the decode table of each stream of the
 /// round's table group, staged once per round (80 KiB; two CTAs per SM).

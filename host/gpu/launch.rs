@@ -3,7 +3,7 @@
 
 use super::{Ctx, Gpu, GpuError};
 use crate::device::format::{CopyToken, LiteralRun, STREAM_COUNT};
-use crate::device::rans::{KERNEL_SMEM_BYTES, KERNEL_THREADS};
+use crate::device::rans::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS, KERNEL_SMEM_BYTES};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 /// Threads per block of the token kernels.
@@ -276,6 +276,21 @@ pub fn decode_blocks_dense(
         .map(|_| ())
 }
 
+/// Warps per CTA of the rANS stage for `n_blocks` blocks on `sms` SMs: 8, or
+/// [`KERNEL_MAX_WARPS`] when 8-warp CTAs would need a second round at
+/// [`KERNEL_CTAS_PER_SM`] CTAs per SM. Measured (PERFORMANCE.md seventh session, run 10):
+/// 8 rather than 16 gains 2-4 % on archives of under ~2,100 blocks (E. coli, brown,
+/// moby_dick), 2 or 4 gain nothing more, and a second round costs ~40 % of the stage
+/// (gcide at 8: rANS 0.125 -> 0.20 ms).
+pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
+    let slots = sms as u64 * KERNEL_CTAS_PER_SM as u64;
+    if (n_blocks as u64).div_ceil(8) > slots {
+        KERNEL_MAX_WARPS
+    } else {
+        8
+    }
+}
+
 /// Launches the rANS stage: every block's slices decoded into the archive's `decoded`
 /// scratch, one warp per block (its slices' lanes packed into the warp). Zeroes `status`
 /// first; raises a block's status on a broken rule.
@@ -297,14 +312,15 @@ pub fn rans_decode_slices(
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
-    // One warp per block, 16 per CTA: the CTA's blocks of a round are consecutive, of one
-    // table group (unless the group size is not a multiple of 16), whose decode tables the
+    // One warp per block: the CTA's blocks of a round are consecutive, of one table group
+    // (unless the group size is not a multiple of the warp count), whose decode tables the
     // CTA stages in shared memory (in L1 they missed often enough to stall most steps;
     // PERFORMANCE.md seventh session).
-    let threads = KERNEL_THREADS;
+    let warps = rans_warps_per_cta(ga.n_blocks, gpu.sm_count());
+    let threads = 32 * warps;
     let smem = KERNEL_SMEM_BYTES as u32;
     let grid = (ga.n_blocks as u64)
-        .div_ceil((threads / 32) as u64)
+        .div_ceil(warps as u64)
         .min(gpu.sm_count() as u64 * 16) as u32;
     let data_len = ga.data.len() as u64;
     let dec_len = ga.decoded_len;
@@ -424,4 +440,22 @@ pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(
     unsafe { b.launch(cfg) }
         .ctx("launching wave_copy")
         .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rans_warps_per_cta;
+
+    /// Warps per rANS CTA on a 132-SM H200 (264 CTA slots at two per SM), worked by hand:
+    /// 8 while ceil(blocks / 8) <= 264, else 16.
+    #[test]
+    fn rans_ctas_take_8_warps_unless_a_second_round_would_follow() {
+        assert_eq!(rans_warps_per_cta(0, 132), 8);
+        assert_eq!(rans_warps_per_cta(75, 132), 8); // moby_dick
+        assert_eq!(rans_warps_per_cta(1889, 132), 8); // TAIR10: 237 CTAs
+        assert_eq!(rans_warps_per_cta(2112, 132), 8); // exactly 264 CTAs
+        assert_eq!(rans_warps_per_cta(2113, 132), 16);
+        assert_eq!(rans_warps_per_cta(2439, 132), 16); // gcide: 153 CTAs
+        assert_eq!(rans_warps_per_cta(100_000, 132), 16); // several rounds
+    }
 }
