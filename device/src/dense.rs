@@ -274,7 +274,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             } else {
                 // SAFETY: region is a 16-aligned layout offset whose cap is >= round16(n)
                 // (fits check).
-                unsafe { copy16(s.base.add(region) as *mut u128, src, n16, tid) };
+                unsafe { copy16(s.base.add(region) as *mut u128, src, n16, tid, THREADS) };
             }
         }
         sync();
@@ -359,7 +359,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 // SAFETY: the commands are dead after the parse's barrier; the literal
                 // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
                 // the scratch range.
-                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid) };
+                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
                 sync();
                 write_memo(&s, out, start, block_len, tid);
             }
@@ -372,17 +372,18 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     }
 }
 
-/// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA.
+/// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA of `threads` threads
+/// (`tid` < `threads`).
 ///
 /// # Safety
 /// Both ranges hold `n16` words (`dst` shared, `src` global memory), 16-byte aligned.
 #[inline(always)]
-unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32) {
+unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: u32) {
     let mut q = tid as u64;
     while q < n16 {
         // SAFETY: q < n16 (the caller's ranges).
         unsafe { *dst.add(q as usize) = *src.add(q as usize) };
-        q += THREADS as u64;
+        q += threads as u64;
     }
 }
 
@@ -474,28 +475,26 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     let mut r0 = cta as u64 * wpc;
     while r0 < n_blocks as u64 {
         let g0 = r0 / group_blocks as u64;
-        {
-            sync();
-            for k in 0..STREAM_COUNT {
-                // SAFETY: r0 < n_blocks: its group has STREAM_COUNT table indices.
-                if let Some(ti) = unsafe {
-                    crate::kernels::stream_table_index(table_index, n_tables, group_blocks, r0, k)
-                } {
-                    // SAFETY: ti < n_tables; slot k of the STREAM_COUNT tables of dynamic
-                    // shared memory the host launches with.
-                    unsafe {
-                        copy16_cta(
-                            smem.add(k * PROB_SCALE as usize) as *mut u128,
-                            tables.add(ti as usize) as *const u128,
-                            (PROB_SCALE / 4) as u64,
-                            tid,
-                            bdim,
-                        )
-                    };
-                }
+        sync();
+        for k in 0..STREAM_COUNT {
+            // SAFETY: r0 < n_blocks: its group has STREAM_COUNT table indices.
+            if let Some(ti) = unsafe {
+                crate::kernels::stream_table_index(table_index, n_tables, group_blocks, r0, k)
+            } {
+                // SAFETY: ti < n_tables; slot k of the STREAM_COUNT tables of dynamic
+                // shared memory the host launches with.
+                unsafe {
+                    copy16(
+                        smem.add(k * PROB_SCALE as usize) as *mut u128,
+                        tables.add(ti as usize) as *const u128,
+                        (PROB_SCALE / 4) as u64,
+                        tid,
+                        bdim,
+                    )
+                };
             }
-            sync();
         }
+        sync();
         let b = r0 + (tid / 32) as u64;
         if b < n_blocks as u64 {
             let in_group = b / group_blocks as u64 == g0;
@@ -523,20 +522,6 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
             }
         }
         r0 += warps;
-    }
-}
-
-/// Copies `n16` 16-byte words with a CTA of `bdim` threads.
-///
-/// # Safety
-/// Both ranges hold `n16` words, 16-byte aligned.
-#[inline(always)]
-unsafe fn copy16_cta(dst: *mut u128, src: *const u128, n16: u64, tid: u32, bdim: u32) {
-    let mut q = tid as u64;
-    while q < n16 {
-        // SAFETY: q < n16 (the caller's ranges).
-        unsafe { *dst.add(q as usize) = *src.add(q as usize) };
-        q += bdim as u64;
     }
 }
 
