@@ -3,6 +3,8 @@
 //!
 //! Archives: every `*.acx` in `ACEAPEX_BENCH_ARCHIVES` (the GPU bundle carries archives of
 //! the real corpora), else a generated DNA-like sample. Prints "no GPU: skipped" without a GPU.
+//! `ACEAPEX_BENCH_RANS_ONLY=1`: only the rANS stage is timed and nothing is verified, for
+//! diagnostic kernel variants that decode wrongly on purpose (README, "Kernel experiments").
 
 use aceapex::archive::Archive;
 use aceapex::device::dense_layout::STAGE_SEQ_PARSE;
@@ -54,6 +56,10 @@ fn bench(c: &mut Criterion) {
     grp.sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
+    // kernel experiments that break the decode on purpose (e.g. a rANS variant that reads
+    // its renormalisation words from a fixed address, to bound what their latency costs):
+    // time the rANS stage alone, without verifying anything
+    let rans_only = std::env::var_os("ACEAPEX_BENCH_RANS_ONLY").is_some();
     for (name, bytes) in archives() {
         let a = Archive::parse(&bytes).unwrap();
         let size = a.header.original_size;
@@ -63,6 +69,23 @@ fn bench(c: &mut Criterion) {
             .stream()
             .alloc_zeros::<u32>(a.block_count().max(1))
             .unwrap();
+        if rans_only {
+            let mut t: Vec<f64> = (0..5)
+                .map(|_| {
+                    g.time(10, || {
+                        ga.decode_all_with(&g, Decoder::RansOnly, &mut out, &mut status)
+                    })
+                    .unwrap()
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            println!(
+                "SUMMARY rans_only {name}: median of 5 means of 10: {:.4} ms (min {:.4})",
+                t[2] * 1e3,
+                t[0] * 1e3
+            );
+            continue;
+        }
         ga.decode_all(&g, &mut out, &mut status).unwrap();
         check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
         let back = g.download(&out).unwrap();

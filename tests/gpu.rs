@@ -234,6 +234,47 @@ fn dense_kernel_decodes_deep_chains() {
     );
 }
 
+/// An archive of more blocks than the rANS stage's CTAs hold at once (two 16-warp CTAs per
+/// SM: one block per warp), so its chunks run in two rounds in the host's longest-first
+/// order (`launch::rans_chunk_order`), which the `N` runs make differ from block order; the
+/// dense pipe and the wavefront bit-exact.
+#[test]
+fn rans_stage_decodes_archives_of_two_rounds() {
+    let Some(g) = gpu_or_skip("rans_stage_decodes_archives_of_two_rounds") else {
+        return;
+    };
+    let opts = EncodeOptions {
+        block_size: 4096,
+        level: 1,
+        ..EncodeOptions::default()
+    };
+    // one round holds 2 * SMs * 16 blocks; 300 more
+    let blocks = 2 * g.sm_count() as usize * 16 + 300;
+    let mut r = aceapex::gpu::tokens::Rng::new(11);
+    let mut data = Vec::with_capacity(blocks * 4096);
+    while data.len() < blocks * 4096 {
+        // DNA with 40 KiB runs of N now and then: those blocks decode in a few steps
+        if r.below(16) == 0 {
+            data.extend(std::iter::repeat_n(b'N', 40 << 10));
+        } else {
+            data.extend((0..4096).map(|_| b"ACGT"[r.below(4) as usize]));
+        }
+    }
+    data.truncate(blocks * 4096);
+    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    assert_eq!(a.block_count(), blocks);
+    let order = launch::rans_chunk_order(&a.entries, 16);
+    assert!(
+        order.iter().enumerate().any(|(i, &k)| i as u32 != k),
+        "the sample should reorder the chunks"
+    );
+    for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
+        let out = decoder::decompress_with(&g, &a, d).unwrap();
+        assert!(out == data, "{d:?} output differs on a two-round archive");
+    }
+}
+
 fn sample_inputs() -> Vec<(String, Vec<u8>)> {
     let mut v = Vec::new();
     let mut r = aceapex::gpu::tokens::Rng::new(7);

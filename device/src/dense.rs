@@ -87,6 +87,48 @@ unsafe fn gb(p: *const u8, i: usize) -> u8 {
     unsafe { *p.add(i) }
 }
 
+/// Reads the little-endian 16-bit word at `p` (any alignment) of global memory, two byte
+/// loads that ask L2 to fetch 256 bytes on a miss (`ld.global.L2::256B`): the rANS stage
+/// reads each slice's words once, front to back (PERFORMANCE.md eighth session, run 2).
+///
+/// # Safety
+/// `p` and `p + 1` are readable bytes of global memory.
+#[inline(always)]
+unsafe fn global_word_l2_256(p: *const u8) -> u32 {
+    let (lo, hi): (u16, u16);
+    // SAFETY: the caller's contract; the asm only loads the two bytes.
+    unsafe {
+        core::arch::asm!(
+            "ld.global.L2::256B.u8 {lo}, [{p}];",
+            "ld.global.L2::256B.u8 {hi}, [{p}+1];",
+            p = in(reg64) p,
+            lo = out(reg16) lo,
+            hi = out(reg16) hi,
+            options(pure, readonly, nostack, preserves_flags)
+        )
+    };
+    (lo as u32) | (hi as u32) << 8
+}
+
+/// Stores byte `v` at `p` of global memory without allocating the line in L1
+/// (`st.global.L1::no_allocate`): the rANS stage's per-step symbol stores otherwise take L1
+/// capacity and bandwidth from its word loads (PERFORMANCE.md eighth session, run 2).
+///
+/// # Safety
+/// `p` is a writable byte of global memory that no other thread of the kernel accesses.
+#[inline(always)]
+unsafe fn global_store_no_l1(p: *mut u8, v: u8) {
+    // SAFETY: the caller's contract; the asm only stores the byte.
+    unsafe {
+        core::arch::asm!(
+            "st.global.L1::no_allocate.u8 [{p}], {v};",
+            p = in(reg64) p,
+            v = in(reg16) v as u16,
+            options(nostack, preserves_flags)
+        )
+    };
+}
+
 /// Block-level context shared by the stages.
 struct Smem {
     base: *mut u8,
@@ -411,8 +453,12 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
     ctrl_get(s, C_NEXT)
 }
 
-/// The rANS stage of the dense pipe and the wavefront decoder: in rounds, warp `w` of the
-/// grid decodes blocks `w, w + warps, ...`, each block's slices into `decoded` at
+/// The rANS stage of the dense pipe and the wavefront decoder: in rounds, CTA `c` of the
+/// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries, a
+/// permutation of the chunks that the host orders longest chain first, so that on an
+/// archive of more than one round the last round gets the short blocks; chunk `k` is the
+/// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
+/// block `k * wpc + w`, the block's slices into `decoded` at
 /// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
 /// decode tables of its first block's table group into dynamic shared memory (one per
 /// stream, `rans::KERNEL_SMEM_BYTES`); a warp whose block lies in that group reads them
@@ -444,6 +490,8 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     dec_len: u64,
     dec_offsets: *const u64,
     status: *mut u32,
+    chunk_order: *const u32,
+    n_chunks: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -456,7 +504,6 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     };
     let lane = tid % 32;
     let wpc = (bdim / 32) as u64;
-    let warps = wpc * ncta as u64;
     let src = Sources {
         data,
         data_len,
@@ -471,9 +518,17 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         dec_len,
     };
     let smem = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>() as *mut u32;
-    // rounds of one block per warp: the CTA's blocks of a round are consecutive
-    let mut r0 = cta as u64 * wpc;
-    while r0 < n_blocks as u64 {
+    // rounds of one chunk of `wpc` consecutive blocks per CTA, one block per warp; the
+    // chunks in the host's order (longest chains first)
+    let mut slot = cta;
+    while slot < n_chunks {
+        // SAFETY: slot < n_chunks entries of the order.
+        let chunk = unsafe { *chunk_order.add(slot as usize) };
+        slot += ncta;
+        let r0 = chunk as u64 * wpc;
+        if r0 >= n_blocks as u64 {
+            continue;
+        }
         let g0 = r0 / group_blocks as u64;
         sync();
         for k in 0..STREAM_COUNT {
@@ -521,7 +576,6 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
                 unsafe { *status.add(b as usize) = first_bad };
             }
         }
-        r0 += warps;
     }
 }
 
@@ -723,7 +777,9 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// [`decode_slices`]) or global memory. Returns `st` with each selected slice's status code.
 ///
 /// Renormalisation words are handed out in lane order by a ballot and a population count
-/// (FORMAT.md §5.4) and read straight from the archive, by predicated loads rather than a
+/// (FORMAT.md §5.4) and read straight from the archive (asking L2 for 256-byte fetches; the
+/// symbols are stored without allocating L1 lines: with many warps per SM the step is bound
+/// by L1 traffic, PERFORMANCE.md eighth session), by predicated loads rather than a
 /// branch (some lane renormalises in ~93 % of steps, so the branch was always divergent;
 /// -10..-15 % stage time, PERFORMANCE.md sixth session). (Two alternatives were measured and
 /// dropped: a register window of words handed out by shuffles, and a copy of the round's
@@ -817,8 +873,8 @@ fn decode_packed(
         if active {
             // SAFETY: the table index was checked (active_slice).
             let sym = crate::rans::step(unsafe { &*table }, &mut x);
-            // SAFETY: i < n inside the decoded slot.
-            unsafe { *dst.add(i as usize) = sym };
+            // SAFETY: i < n inside the decoded slot, written by this lane alone.
+            unsafe { global_store_no_l1(dst.add(i as usize), sym) };
             need = x < RANS_L;
         }
         let m = ballot(need) & mask;
@@ -829,13 +885,13 @@ fn decode_packed(
         let q = if take { 2 * p as usize } else { 0 };
         // SAFETY: q = 2p with p < nwords (word p lies inside the slice's word area), or 0,
         // and a lane that takes no word reads nothing (the loads are under `take`).
-        let (lo, hi) = if take {
-            unsafe { (gb(words, q), gb(words, q + 1)) }
+        let word = if take {
+            unsafe { global_word_l2_256(words.add(q)) }
         } else {
-            (0, 0)
+            0
         };
         if take {
-            x = (x << 16) | u16::from_le_bytes([lo, hi]) as u32;
+            x = (x << 16) | word;
         }
         wp += m.count_ones();
         i = i.wrapping_add(lanes);
@@ -1273,8 +1329,9 @@ fn ctrl_get(s: &Smem, i: usize) -> u32 {
 }
 
 /// Commands longer than this many bytes are filled by their whole warp rather than by their
-/// own lane.
-const LANE_FILL_MAX: u64 = 24;
+/// own lane (24 with one pointer per store; 32 once the lane stored two at a time:
+/// PERFORMANCE.md eighth session, run 4).
+const LANE_FILL_MAX: u64 = 32;
 
 /// Commands longer than this many bytes are filled by the whole CTA after the fill pass
 /// instead of by their warp (a 16 KiB run of `N`s would otherwise keep one warp busy while
@@ -1322,6 +1379,45 @@ unsafe fn fill_run(
             unsafe { *dst.add(q as usize) = 0x8000 | (src + q) as u16 };
             q += stride;
         }
+    }
+}
+
+/// Writes the pointers of one short command (`n <= LANE_FILL_MAX` bytes at `dst`) by its
+/// own lane: literal indices `lit + q` (top bit set), or for a match the period-aware
+/// sources `src + q % dist`; two pointers per 32-bit store from an even position on (half
+/// the stores of one per pointer; PERFORMANCE.md eighth session).
+///
+/// # Safety
+/// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
+/// `dist >= 1` for a match.
+#[inline(always)]
+unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit: u32, dist: u32) {
+    // the next pointer of the command and the state that advances it
+    let (base, mut m) = if is_lit { (0x8000 | lit, 0) } else { (src, 0) };
+    let mut next = || {
+        let v = base + m;
+        m += 1;
+        if !is_lit && m == dist {
+            m = 0;
+        }
+        v
+    };
+    let mut q = 0u32;
+    if dst & 1 != 0 && n > 0 {
+        // SAFETY: dst < dst + n (caller's range).
+        unsafe { *ptr.add(dst as usize) = next() as u16 };
+        q = 1;
+    }
+    while q + 1 < n {
+        let lo = next();
+        let hi = next();
+        // SAFETY: dst + q is even and dst + q + 1 < dst + n; the region is 4-aligned.
+        unsafe { *(ptr.add((dst + q) as usize) as *mut u32) = (lo & 0xFFFF) | hi << 16 };
+        q += 2;
+    }
+    if q < n {
+        // SAFETY: dst + q < dst + n.
+        unsafe { *ptr.add((dst + q) as usize) = next() as u16 };
     }
 }
 
@@ -1513,23 +1609,10 @@ fn parse_fill(
         let is_match = k.is_rep || k.is_new;
         let src = if is_match { dst as u32 - dist } else { 0 };
         let long = (k.is_lit || is_match) && out_n > LANE_FILL_MAX;
-        if !long {
-            if k.is_lit {
-                for j in 0..lit_n {
-                    // SAFETY: dst + lit_n <= block_len <= DENSE_MAX_BLOCK pointers.
-                    unsafe { *ptr.add(dst as usize + j as usize) = 0x8000 | (lit_pos + j) as u16 };
-                }
-            } else if is_match {
-                let mut m = 0;
-                for j in 0..out_n as u32 {
-                    // SAFETY: dst + out_n <= block_len (checked above).
-                    unsafe { *ptr.add(dst as usize + j as usize) = (src + m) as u16 };
-                    m += 1;
-                    if m == dist {
-                        m = 0;
-                    }
-                }
-            }
+        if !long && (k.is_lit || is_match) {
+            // SAFETY: dst + out_n <= block_len (checked above); for a literal run
+            // out_n == lit_n.
+            unsafe { fill_lane(ptr, dst as u32, out_n as u32, src, k.is_lit, lit_pos, dist) };
         }
         let mut longs = ballot(long);
         while longs != 0 {
@@ -1704,7 +1787,6 @@ fn parse_fill_seq(
 /// both tested and used. `compute-sanitizer --tool racecheck` reports exactly these four
 /// loads and four stores (the unrolled 4-byte group); volatile accesses, which it would
 /// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
-const WRITE_WIDE: bool = false;
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();
@@ -1729,29 +1811,8 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let mut q = tid;
     while q < words {
         let mut w: u32 = 0;
-        if WRITE_WIDE {
-            // SAFETY: 4q + 3 < block_len; the pointer region is 8-byte aligned.
-            let p4 = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
-            for j in 0..4 {
-                let mut v = (p4 >> (16 * j)) as u16;
-                if v & 0x8000 == 0 {
-                    let mut hops = 0u32;
-                    while v & 0x8000 == 0 {
-                        // SAFETY: a match pointer names a lower position.
-                        v = unsafe { *ptr.add(v as usize) };
-                        hops += 1;
-                    }
-                    let _ = hops;
-                    // SAFETY: slot 4q + j; a literal pointer.
-                    unsafe { *ptr.add(4 * q as usize + j as usize) = v };
-                }
-                // SAFETY: literal pointers are below the literal count.
-                w |= ((unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32) << (8 * j);
-            }
-        } else {
-            for j in 0..4 {
-                w |= byte(4 * q + j) << (8 * j);
-            }
+        for j in 0..4 {
+            w |= byte(4 * q + j) << (8 * j);
         }
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.

@@ -13,7 +13,8 @@
         link_llvm_intrinsics,
         gpu_intrinsics,
         gpu_launch_sized_workgroup_mem,
-        core_intrinsics
+        core_intrinsics,
+        asm_experimental_arch
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]

@@ -71,6 +71,11 @@ pub struct GpuArchive {
     /// The dense kernel's block queue: one word, zeroed before each launch, from which its
     /// CTAs take their next blocks (`launch::decode_blocks_dense`).
     pub(crate) dense_queue: std::sync::Mutex<CudaSlice<u32>>,
+    /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
+    pub(crate) rans_wpc: u32,
+    /// The order in which the rANS stage's CTAs take chunks of `rans_wpc` blocks
+    /// (`launch::rans_chunk_order`); its length is the chunk count.
+    pub(crate) rans_order: CudaSlice<u32>,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -114,6 +119,17 @@ impl GpuArchive {
             .stream()
             .alloc_zeros::<u32>(1)
             .ctx("allocating the dense block queue")?;
+        let rans_wpc = super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count());
+        let order = super::launch::rans_chunk_order(&a.entries, rans_wpc);
+        let rans_order = if order.is_empty() {
+            gpu.stream()
+                .alloc_zeros::<u32>(1)
+                .ctx("allocating the rANS chunk order")?
+        } else {
+            gpu.stream()
+                .clone_htod(&order)
+                .ctx("uploading the rANS chunk order")?
+        };
         let resident_bytes = (a.data.len()
             + a.entries.len() * std::mem::size_of::<crate::device::format::BlockEntry>()
             + a.block_offsets.len() * 8
@@ -137,6 +153,8 @@ impl GpuArchive {
             decoded_len: total,
             lane_scratch: std::sync::Mutex::new(None),
             dense_queue: std::sync::Mutex::new(dense_queue),
+            rans_wpc,
+            rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),
             resident_bytes,

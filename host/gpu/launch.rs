@@ -291,6 +291,39 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
     }
 }
 
+/// The order in which the rANS stage's CTAs take the chunks of `wpc` consecutive blocks
+/// (chunk `k` = blocks `k * wpc .. k * wpc + wpc`): longest chain first (a chunk's chain is
+/// its blocks' longest: per block the most steps of any slice, `ceil(decoded / lanes)` for a
+/// rANS slice, `ceil(decoded / 32)` for a raw one), ties by chunk index. A CTA takes chunk
+/// `order[c]`, then `order[c + grid]`, ..., so on an archive that needs more than one round
+/// the last round gets the shortest chunks: hs37 (4,334 blocks, 110 over one round of 16-warp
+/// CTAs on an H200) has more than seven chunks of `N` runs, whose blocks decode in a few
+/// steps (PERFORMANCE.md eighth session). Deterministic; a permutation of `0..chunks`.
+pub fn rans_chunk_order(entries: &[crate::device::format::BlockEntry], wpc: u32) -> Vec<u32> {
+    use crate::device::format::LANES_RAW;
+    let wpc = wpc.max(1) as usize;
+    let chain = |e: &crate::device::format::BlockEntry| {
+        (0..STREAM_COUNT)
+            .map(|k| {
+                let lanes = if e.lanes[k] == LANES_RAW {
+                    32
+                } else {
+                    e.lanes[k] as u32
+                };
+                e.decoded_len[k].div_ceil(lanes.max(1))
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let keys: Vec<u32> = entries
+        .chunks(wpc)
+        .map(|c| c.iter().map(chain).max().unwrap_or(0))
+        .collect();
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_by_key(|&k| (std::cmp::Reverse(keys[k as usize]), k));
+    order
+}
+
 /// Launches the rANS stage: every block's slices decoded into the archive's `decoded`
 /// scratch, one warp per block (its slices' lanes packed into the warp). Zeroes `status`
 /// first; raises a block's status on a broken rule.
@@ -316,12 +349,12 @@ pub fn rans_decode_slices(
     // (unless the group size is not a multiple of the warp count), whose decode tables the
     // CTA stages in shared memory (in L1 they missed often enough to stall most steps;
     // PERFORMANCE.md seventh session).
-    let warps = rans_warps_per_cta(ga.n_blocks, gpu.sm_count());
-    let threads = 32 * warps;
+    // (warps per CTA and the chunk order were chosen at upload: `rans_warps_per_cta`,
+    // `rans_chunk_order`)
+    let threads = 32 * ga.rans_wpc;
     let smem = KERNEL_SMEM_BYTES as u32;
-    let grid = (ga.n_blocks as u64)
-        .div_ceil(warps as u64)
-        .min(gpu.sm_count() as u64 * 16) as u32;
+    let n_chunks = ga.rans_order.len() as u32;
+    let grid = n_chunks.min(gpu.sm_count() * 16);
     let data_len = ga.data.len() as u64;
     let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
@@ -342,8 +375,11 @@ pub fn rans_decode_slices(
         .arg(decoded)
         .arg(&dec_len)
         .arg(&ga.dec_offsets)
-        .arg(status);
-    // SAFETY: argument order matches `rans_decode_slices`; entries/offsets hold n_blocks items,
+        .arg(status)
+        .arg(&ga.rans_order)
+        .arg(&n_chunks);
+    // SAFETY: argument order matches `rans_decode_slices`; rans_order holds n_chunks chunk
+    // indices (a permutation, chunks of rans_wpc blocks = the CTA's warps); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
@@ -444,7 +480,32 @@ pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(
 
 #[cfg(test)]
 mod tests {
-    use super::rans_warps_per_cta;
+    use super::{rans_chunk_order, rans_warps_per_cta};
+    use crate::device::format::{BlockEntry, LANES_RAW};
+
+    /// Chunk order worked by hand: chains 300, 0, 512, 300 (two blocks per chunk).
+    #[test]
+    fn rans_chunks_go_longest_chain_first() {
+        let e = |lit: u32, lanes: u8| {
+            let mut b: BlockEntry = bytemuck::Zeroable::zeroed();
+            b.decoded_len[0] = lit;
+            b.lanes[0] = lanes;
+            b
+        };
+        let blocks = [
+            e(2400, 8),          // chunk 0: 300 steps
+            e(100, 1),           // chunk 0: 100
+            e(0, 1),             // chunk 1: 0
+            e(0, LANES_RAW),     // chunk 1: a raw empty slice
+            e(16384, LANES_RAW), // chunk 2: a raw slice, copied 32 bytes per step: 512
+            e(300, 1),           // chunk 2: 300
+            e(600, 2),           // chunk 3: 300 (ties with chunk 0: index order)
+        ];
+        assert_eq!(rans_chunk_order(&blocks, 2), vec![2, 0, 3, 1]);
+        // one block per chunk
+        assert_eq!(rans_chunk_order(&blocks, 1), vec![4, 0, 5, 6, 1, 2, 3]);
+        assert!(rans_chunk_order(&[], 16).is_empty());
+    }
 
     /// Warps per rANS CTA on a 132-SM H200 (264 CTA slots at two per SM), worked by hand:
     /// 8 while ceil(blocks / 8) <= 264, else 16.
