@@ -1329,9 +1329,10 @@ fn ctrl_get(s: &Smem, i: usize) -> u32 {
 }
 
 /// Commands longer than this many bytes are filled by their whole warp rather than by their
-/// own lane (24 with one pointer per store; 32 once the lane stored two at a time:
-/// PERFORMANCE.md eighth session, run 4).
-const LANE_FILL_MAX: u64 = 32;
+/// own lane (24 with one pointer per store; 32 once the lane stored two at a time, 48 once
+/// runs without a period went without its bookkeeping: PERFORMANCE.md eighth session, runs
+/// 4 and 9).
+const LANE_FILL_MAX: u64 = 48;
 
 /// Commands longer than this many bytes are filled by the whole CTA after the fill pass
 /// instead of by their warp (a 16 KiB run of `N`s would otherwise keep one warp busy while
@@ -1385,26 +1386,47 @@ unsafe fn fill_run(
 /// Writes the pointers of one short command (`n <= LANE_FILL_MAX` bytes at `dst`) by its
 /// own lane: literal indices `lit + q` (top bit set), or for a match the period-aware
 /// sources `src + q % dist`; two pointers per 32-bit store from an even position on (half
-/// the stores of one per pointer; PERFORMANCE.md eighth session).
+/// the stores of one per pointer; PERFORMANCE.md eighth session). A literal run or a match
+/// that does not overlap itself (`dist >= n`) is a run of consecutive pointers, written
+/// without the period's bookkeeping.
 ///
 /// # Safety
 /// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
 /// `dist >= 1` for a match.
 #[inline(always)]
 unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit: u32, dist: u32) {
-    // the next pointer of the command and the state that advances it
-    let (base, mut m) = if is_lit { (0x8000 | lit, 0) } else { (src, 0) };
+    let mut q = 0u32;
+    if is_lit || dist >= n {
+        let base = if is_lit { 0x8000 | lit } else { src };
+        if dst & 1 != 0 && n > 0 {
+            // SAFETY: dst < dst + n (caller's range).
+            unsafe { *ptr.add(dst as usize) = base as u16 };
+            q = 1;
+        }
+        while q + 1 < n {
+            let v = base + q;
+            // SAFETY: dst + q is even and dst + q + 1 < dst + n; the region is 4-aligned.
+            unsafe { *(ptr.add((dst + q) as usize) as *mut u32) = v | (v + 1) << 16 };
+            q += 2;
+        }
+        if q < n {
+            // SAFETY: dst + q < dst + n.
+            unsafe { *ptr.add((dst + q) as usize) = (base + q) as u16 };
+        }
+        return;
+    }
+    // a self-overlapping match: the phase `m = q % dist` advances with the position
+    let mut m = 0u32;
     let mut next = || {
-        let v = base + m;
+        let v = src + m;
         m += 1;
-        if !is_lit && m == dist {
+        if m == dist {
             m = 0;
         }
         v
     };
-    let mut q = 0u32;
-    if dst & 1 != 0 && n > 0 {
-        // SAFETY: dst < dst + n (caller's range).
+    if dst & 1 != 0 {
+        // SAFETY: dst < dst + n (n > dist >= 1).
         unsafe { *ptr.add(dst as usize) = next() as u16 };
         q = 1;
     }
@@ -1412,7 +1434,7 @@ unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit
         let lo = next();
         let hi = next();
         // SAFETY: dst + q is even and dst + q + 1 < dst + n; the region is 4-aligned.
-        unsafe { *(ptr.add((dst + q) as usize) as *mut u32) = (lo & 0xFFFF) | hi << 16 };
+        unsafe { *(ptr.add((dst + q) as usize) as *mut u32) = lo | hi << 16 };
         q += 2;
     }
     if q < n {
