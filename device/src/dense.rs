@@ -92,7 +92,9 @@ unsafe fn gb(p: *const u8, i: usize) -> u8 {
 /// reads each slice's words once, front to back (PERFORMANCE.md eighth session, run 2).
 ///
 /// # Safety
-/// `p` and `p + 1` are readable bytes of global memory.
+/// `p` and `p + 1` are readable bytes of global memory. (`p` is the generic address; on
+/// NVIDIA GPUs the generic window maps global memory at the same addresses, which is what
+/// LLVM's own `cvta.to.global` of a kernel parameter relies on too.)
 #[inline(always)]
 unsafe fn global_word_l2_256(p: *const u8) -> u32 {
     let (lo, hi): (u16, u16);

@@ -74,8 +74,10 @@ pub struct GpuArchive {
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,
     /// The order in which the rANS stage's CTAs take chunks of `rans_wpc` blocks
-    /// (`launch::rans_chunk_order`); its length is the chunk count.
+    /// (`launch::rans_chunk_order`; one unused word for an empty archive).
     pub(crate) rans_order: CudaSlice<u32>,
+    /// Chunks of `rans_wpc` blocks: the entries of `rans_order` the kernel reads.
+    pub(crate) rans_chunks: u32,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -154,6 +156,7 @@ impl GpuArchive {
             lane_scratch: std::sync::Mutex::new(None),
             dense_queue: std::sync::Mutex::new(dense_queue),
             rans_wpc,
+            rans_chunks: order.len() as u32,
             rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),

@@ -294,11 +294,13 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
 /// The order in which the rANS stage's CTAs take the chunks of `wpc` consecutive blocks
 /// (chunk `k` = blocks `k * wpc .. k * wpc + wpc`): longest chain first (a chunk's chain is
 /// its blocks' longest: per block the most steps of any slice, `ceil(decoded / lanes)` for a
-/// rANS slice, `ceil(decoded / 32)` for a raw one), ties by chunk index. A CTA takes chunk
-/// `order[c]`, then `order[c + grid]`, ..., so on an archive that needs more than one round
-/// the last round gets the shortest chunks: hs37 (4,334 blocks, 110 over one round of 16-warp
-/// CTAs on an H200) has more than seven chunks of `N` runs, whose blocks decode in a few
-/// steps (PERFORMANCE.md eighth session). Deterministic; a permutation of `0..chunks`.
+/// rANS slice, `ceil(decoded / 32)` for a raw one), ties by chunk index. The launch makes
+/// only as many CTAs as the GPU holds at once ([`KERNEL_CTAS_PER_SM`] per SM), and CTA `c`
+/// takes chunk `order[c]`, then `order[c + grid]`, ..., so on an archive that needs more
+/// than one round the later rounds get the shortest chunks: hs37 (4,334 blocks, 271 chunks
+/// of 16 for 264 CTAs on an H200) ends on seven chunks of `N` runs whose longest block takes
+/// 71 steps instead of 676 (PERFORMANCE.md eighth session). Deterministic; a permutation of
+/// `0..chunks`.
 pub fn rans_chunk_order(entries: &[crate::device::format::BlockEntry], wpc: u32) -> Vec<u32> {
     use crate::device::format::LANES_RAW;
     let wpc = wpc.max(1) as usize;
@@ -353,8 +355,10 @@ pub fn rans_decode_slices(
     // `rans_chunk_order`)
     let threads = 32 * ga.rans_wpc;
     let smem = KERNEL_SMEM_BYTES as u32;
-    let n_chunks = ga.rans_order.len() as u32;
-    let grid = n_chunks.min(gpu.sm_count() * 16);
+    let n_chunks = ga.rans_chunks;
+    // CTAs the GPU holds at once, at most: the kernel's loop takes the remaining chunks in
+    // the host's order (the hardware's order of starting queued CTAs is not specified)
+    let grid = n_chunks.min(gpu.sm_count() * KERNEL_CTAS_PER_SM).max(1);
     let data_len = ga.data.len() as u64;
     let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
@@ -378,8 +382,8 @@ pub fn rans_decode_slices(
         .arg(status)
         .arg(&ga.rans_order)
         .arg(&n_chunks);
-    // SAFETY: argument order matches `rans_decode_slices`; rans_order holds n_chunks chunk
-    // indices (a permutation, chunks of rans_wpc blocks = the CTA's warps); entries/offsets hold n_blocks items,
+    // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
+    // chunk indices (a permutation, chunks of rans_wpc blocks = the CTA's warps); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
