@@ -1387,19 +1387,19 @@ unsafe fn fill_run(
 
 /// Writes the pointers of one short command (`n <= LANE_FILL_MAX` bytes at `dst`) by its
 /// own lane: literal indices `lit + q` (top bit set), or for a match the period-aware
-/// sources `src + q % dist`; two pointers per 32-bit store from an even position on (half
-/// the stores of one per pointer; PERFORMANCE.md eighth session). A literal run or a match
-/// that does not overlap itself (`dist >= n`) is a run of consecutive pointers, written
-/// without the period's bookkeeping.
+/// sources `src + q % dist`. A literal run or a match that does not overlap itself
+/// (`dist >= n`) is a run of consecutive pointers, written two per 32-bit store from an even
+/// position on (PERFORMANCE.md eighth session); a self-overlapping match goes through
+/// [`fill_run`] with a stride of one.
 ///
 /// # Safety
 /// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
 /// `dist >= 1` for a match.
 #[inline(always)]
 unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit: u32, dist: u32) {
-    let mut q = 0u32;
     if is_lit || dist >= n {
         let base = if is_lit { 0x8000 | lit } else { src };
+        let mut q = 0u32;
         if dst & 1 != 0 && n > 0 {
             // SAFETY: dst < dst + n (caller's range).
             unsafe { *ptr.add(dst as usize) = base as u16 };
@@ -1415,33 +1415,10 @@ unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit
             // SAFETY: dst + q < dst + n.
             unsafe { *ptr.add((dst + q) as usize) = (base + q) as u16 };
         }
-        return;
-    }
-    // a self-overlapping match: the phase `m = q % dist` advances with the position
-    let mut m = 0u32;
-    let mut next = || {
-        let v = src + m;
-        m += 1;
-        if m == dist {
-            m = 0;
-        }
-        v
-    };
-    if dst & 1 != 0 {
-        // SAFETY: dst < dst + n (n > dist >= 1).
-        unsafe { *ptr.add(dst as usize) = next() as u16 };
-        q = 1;
-    }
-    while q + 1 < n {
-        let lo = next();
-        let hi = next();
-        // SAFETY: dst + q is even and dst + q + 1 < dst + n; the region is 4-aligned.
-        unsafe { *(ptr.add((dst + q) as usize) as *mut u32) = lo | hi << 16 };
-        q += 2;
-    }
-    if q < n {
-        // SAFETY: dst + q < dst + n.
-        unsafe { *ptr.add((dst + q) as usize) = next() as u16 };
+    } else {
+        // a self-overlapping match: the warp fill's loop on one lane, one pointer per store
+        // SAFETY: dst + n <= block_len (caller); a match (dist >= 1).
+        unsafe { fill_run(ptr.add(dst as usize), n, src, true, dist, 0, 1) };
     }
 }
 

@@ -291,10 +291,28 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
     }
 }
 
+/// Steps of the rANS stage's warp on block `e`: the most of any slice, `ceil(decoded /
+/// lanes)` for a rANS slice, `ceil(decoded / 32)` for a raw one (copied by the whole warp).
+/// With one block per warp and all blocks in flight, the stage takes at least the longest
+/// block's steps times the latency of one step (PERFORMANCE.md eighth session).
+pub fn rans_block_steps(e: &crate::device::format::BlockEntry) -> u32 {
+    use crate::device::format::LANES_RAW;
+    (0..STREAM_COUNT)
+        .map(|k| {
+            let lanes = if e.lanes[k] == LANES_RAW {
+                32
+            } else {
+                e.lanes[k] as u32
+            };
+            e.decoded_len[k].div_ceil(lanes.max(1))
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// The order in which the rANS stage's CTAs take the chunks of `wpc` consecutive blocks
 /// (chunk `k` = blocks `k * wpc .. k * wpc + wpc`): longest chain first (a chunk's chain is
-/// its blocks' longest: per block the most steps of any slice, `ceil(decoded / lanes)` for a
-/// rANS slice, `ceil(decoded / 32)` for a raw one), ties by chunk index. The launch makes
+/// its blocks' longest [`rans_block_steps`]), ties by chunk index. The launch makes
 /// only as many CTAs as the GPU holds at once ([`KERNEL_CTAS_PER_SM`] per SM), and CTA `c`
 /// takes chunk `order[c]`, then `order[c + grid]`, ..., so on an archive that needs more
 /// than one round the later rounds get the shortest chunks: hs37 (4,334 blocks, 271 chunks
@@ -302,24 +320,10 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
 /// 71 steps instead of 676 (PERFORMANCE.md eighth session). Deterministic; a permutation of
 /// `0..chunks`.
 pub fn rans_chunk_order(entries: &[crate::device::format::BlockEntry], wpc: u32) -> Vec<u32> {
-    use crate::device::format::LANES_RAW;
     let wpc = wpc.max(1) as usize;
-    let chain = |e: &crate::device::format::BlockEntry| {
-        (0..STREAM_COUNT)
-            .map(|k| {
-                let lanes = if e.lanes[k] == LANES_RAW {
-                    32
-                } else {
-                    e.lanes[k] as u32
-                };
-                e.decoded_len[k].div_ceil(lanes.max(1))
-            })
-            .max()
-            .unwrap_or(0)
-    };
     let keys: Vec<u32> = entries
         .chunks(wpc)
-        .map(|c| c.iter().map(chain).max().unwrap_or(0))
+        .map(|c| c.iter().map(rans_block_steps).max().unwrap_or(0))
         .collect();
     let mut order: Vec<u32> = (0..keys.len() as u32).collect();
     order.sort_by_key(|&k| (std::cmp::Reverse(keys[k as usize]), k));
