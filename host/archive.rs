@@ -10,8 +10,9 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 /// Header size in bytes.
 pub const HEADER_SIZE: usize = std::mem::size_of::<FileHeader>();
-/// Block-table entry size in bytes.
-pub const ENTRY_SIZE: usize = std::mem::size_of::<BlockEntry>();
+/// Block-table entry size in bytes of format version 2 (version 3 packs its entries,
+/// [`crate::entry::packed_size`]).
+pub const ENTRY_SIZE_V2: usize = std::mem::size_of::<BlockEntry>();
 /// Input bytes whose blocks share one set of frequency tables (FORMAT.md §5.1).
 pub const GROUP_BYTES: usize = 1 << 20;
 /// Largest segment one thread parses in order (sources never cross a segment start).
@@ -147,9 +148,13 @@ pub fn compress(
                 .into_par_iter()
                 .map(|g| {
                     let g_end = (g + group_bytes).min(batch_end);
+                    let mut stats = lz::GroupStats::default();
                     let parses: Vec<BlockParse> = (g..g_end)
                         .step_by(bs)
-                        .flat_map(|s| lz::parse_segment(data, s..(s + bs).min(g_end), bs, &params))
+                        .flat_map(|s| {
+                            let seg = s..(s + bs).min(g_end);
+                            lz::parse_segment_in_group(data, seg, bs, &params, &mut stats)
+                        })
                         .collect();
                     let out = encode_group(data, bs, g / bs, &parses, per_lane);
                     progress((g_end - g) as u64);
@@ -218,15 +223,17 @@ pub fn compress(
         table_bytes: tables_out.len() as u64,
         data_bytes: data_out.len() as u64,
         content_checksum: xxh3_64(data),
-        reserved: [0; 2],
+        entry_bits: crate::entry::bits_for(&entries),
         meta_checksum: 0,
     };
-    let table_bytes: &[u8] = bytemuck::cast_slice(&entries);
-    h.meta_checksum = meta_checksum(&h, table_bytes, &tables_out);
+    let mut table_bytes =
+        Vec::with_capacity(entries.len() * crate::entry::packed_size(&h.entry_bits));
+    crate::entry::pack(&entries, &h.entry_bits, &mut table_bytes);
+    h.meta_checksum = meta_checksum(&h, &table_bytes, &tables_out);
     let mut out =
         Vec::with_capacity(HEADER_SIZE + table_bytes.len() + tables_out.len() + data_out.len());
     out.extend_from_slice(bytemuck::bytes_of(&h));
-    out.extend_from_slice(table_bytes);
+    out.extend_from_slice(&table_bytes);
     out.extend_from_slice(&tables_out);
     out.extend_from_slice(&data_out);
     Ok(out)
@@ -388,10 +395,11 @@ impl<'a> Archive<'a> {
         if h.magic != MAGIC {
             return Err(FormatError::BadMagic { got: h.magic });
         }
-        if h.version != FORMAT_VERSION {
+        if !(MIN_READ_VERSION..=FORMAT_VERSION).contains(&h.version) {
             return Err(FormatError::Version {
                 got: h.version,
-                expected: FORMAT_VERSION,
+                min: MIN_READ_VERSION,
+                max: FORMAT_VERSION,
             });
         }
         if h.flags & !KNOWN_FLAGS != 0 {
@@ -441,10 +449,18 @@ impl<'a> Archive<'a> {
         if h.min_match < MATCH_BASE {
             return Err(herr("min_match", format!("{} < {MATCH_BASE}", h.min_match)));
         }
-        if h.reserved != [0; 2] {
-            return Err(herr("reserved", "must be zero"));
-        }
-        let table_len = h.block_count as u64 * ENTRY_SIZE as u64;
+        // FORMAT.md §2: version 2 has reserved zero bytes where version 3 has entry widths
+        let packed = h.version >= 3;
+        let entry_size = if packed {
+            crate::entry::check_bits(&h.entry_bits).map_err(|why| herr("entry_bits", why))?;
+            crate::entry::packed_size(&h.entry_bits)
+        } else {
+            if h.entry_bits != EntryBits::zeroed() {
+                return Err(herr("reserved", "must be zero"));
+            }
+            ENTRY_SIZE_V2
+        };
+        let table_len = h.block_count as u64 * entry_size as u64;
         let expected = (HEADER_SIZE as u64)
             .checked_add(table_len)
             .and_then(|v| v.checked_add(h.table_bytes))
@@ -463,12 +479,27 @@ impl<'a> Archive<'a> {
         if meta_checksum(&h, block_table, table_section) != h.meta_checksum {
             return Err(FormatError::MetaChecksum);
         }
-        let entries: Vec<BlockEntry> = block_table
-            .as_chunks::<ENTRY_SIZE>()
-            .0
-            .iter()
-            .map(|c| bytemuck::pod_read_unaligned(c))
-            .collect();
+        let entries: Vec<BlockEntry> = if packed {
+            block_table
+                .chunks_exact(entry_size)
+                .enumerate()
+                .map(|(i, c)| {
+                    crate::entry::unpack(c, i as u32, &h.entry_bits).map_err(|why| {
+                        FormatError::BlockEntry {
+                            block: i as u32,
+                            why,
+                        }
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        } else {
+            block_table
+                .as_chunks::<ENTRY_SIZE_V2>()
+                .0
+                .iter()
+                .map(|c| bytemuck::pod_read_unaligned(c))
+                .collect()
+        };
 
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
@@ -563,6 +594,16 @@ impl<'a> Archive<'a> {
             data: &bytes[tables_end..],
             data_offset: tables_end as u64,
         })
+    }
+
+    /// Bytes of one block-table entry on disk (FORMAT.md §3.1): packed in version 3, 64 in
+    /// version 2.
+    pub fn entry_size(&self) -> usize {
+        if self.header.version >= 3 {
+            crate::entry::packed_size(&self.header.entry_bits)
+        } else {
+            ENTRY_SIZE_V2
+        }
     }
 
     /// Number of blocks.

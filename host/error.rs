@@ -23,12 +23,14 @@ pub enum FormatError {
         got: [u8; 4],
     },
     /// A version this reader does not know.
-    #[error("unsupported format version {got} (this build reads version {expected})")]
+    #[error("unsupported format version {got} (this build reads versions {min} to {max})")]
     Version {
         /// Version found.
         got: u16,
-        /// Version supported.
-        expected: u16,
+        /// Oldest version read.
+        min: u16,
+        /// Newest version read (the one written).
+        max: u16,
     },
     /// A header field is out of range or inconsistent.
     #[error("invalid header field `{field}`: {why}")]

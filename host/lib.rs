@@ -16,6 +16,7 @@ pub mod archive;
 pub mod cpu;
 pub mod decode;
 pub mod entropy;
+pub mod entry;
 pub mod error;
 pub mod gpu;
 pub mod lz;

@@ -747,13 +747,15 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
             })
             .collect();
         println!(
-            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
+            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
             h.version,
             h.original_size,
             archive_len,
             ratio,
             h.block_size,
             h.block_count,
+            a.entry_size(),
+            h.table_bytes,
             h.group_blocks,
             h.window,
             a.cross_block(),
@@ -779,6 +781,12 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
     println!(
         "blocks           {} x {} bytes, tables shared by {} blocks",
         h.block_count, h.block_size, h.group_blocks
+    );
+    println!(
+        "block table      {} bytes ({} per block), frequency tables {} bytes",
+        h.block_count as u64 * a.entry_size() as u64,
+        a.entry_size(),
+        h.table_bytes
     );
     println!(
         "window           {} bytes ({})",

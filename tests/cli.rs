@@ -330,6 +330,31 @@ fn info_json_and_text() {
         "balanced braces: {s}"
     );
     assert!(s.contains("\"block_depth_histogram\":["), "{s}");
+    // the sections add up (FORMAT.md §1): header, block_count packed entries, tables, slices
+    let num = |key: &str| -> u64 {
+        let at = s
+            .find(&format!("\"{key}\":"))
+            .unwrap_or_else(|| panic!("{key}: {s}"));
+        let v = &s[at + key.len() + 3..];
+        v[..v.find([',', '}']).unwrap()].parse().unwrap()
+    };
+    let stored: u64 = s
+        .match_indices("\"stored\":")
+        .map(|(i, _)| {
+            let v = &s[i + 9..];
+            v[..v.find([',', '}']).unwrap()].parse::<u64>().unwrap()
+        })
+        .sum();
+    let entry = num("entry_bytes");
+    assert!(
+        (8..64).contains(&entry),
+        "packed entries (format version 3): {s}"
+    );
+    assert_eq!(
+        96 + num("block_count") * entry + num("table_bytes") + stored,
+        std::fs::metadata(d.join("i.acx")).unwrap().len(),
+        "{s}"
+    );
     assert!(
         s.contains(
             "\"block_depth_buckets\":[\"0\", \"1\", \"2-3\", \"4-7\", \"8-15\", \"16-31\", \
@@ -344,6 +369,7 @@ fn info_json_and_text() {
     assert!(s.contains("ratio"), "{s}");
     assert!(s.contains("dependency level"), "{s}");
     assert!(s.contains("blocks by depth  0:"), "{s}");
+    assert!(s.contains("block table      "), "{s}");
     assert!(s.contains(" 64+:"), "{s}");
     // the help explains the depth and its buckets
     let o = run(d, &["info", "--help"]);

@@ -151,7 +151,19 @@ fn prose(n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// 40,000 bytes of prose and their archive in 4 KiB blocks, converted to format version 2
+/// (64-byte entries at fixed offsets, `common::as_version_2`), which the entry and header
+/// tests below patch field by field; version 3 reads those fields from the same checks
+/// after unpacking (`v3_*` tests for the packing itself).
 fn small_archive() -> (Vec<u8>, Vec<u8>) {
+    let (data, packed) = small_archive_v3();
+    let v2 = common::as_version_2(&packed);
+    decodes_to(&v2, &data);
+    (data, v2)
+}
+
+/// [`small_archive`] as the encoder writes it (format version 3).
+fn small_archive_v3() -> (Vec<u8>, Vec<u8>) {
     let data = prose(40_000, 3);
     let packed = compress(
         &data,
@@ -750,15 +762,16 @@ fn bad_magic_is_refused() {
 #[test]
 fn bad_version_is_refused() {
     let (_, mut a) = small_archive();
-    // version 1 (four streams, 56-byte entries) included: this reader knows only 2
-    for v in [0u16, 1, 3, 0xFFFF] {
+    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 and 3
+    for v in [0u16, 1, 4, 0xFFFF] {
         put_u16(&mut a, H_VERSION, v);
         reseal(&mut a);
         assert_eq!(
             parse_err(&a),
             FormatError::Version {
                 got: v,
-                expected: 2
+                min: 2,
+                max: 3
             }
         );
     }
@@ -952,6 +965,8 @@ fn original_size_shrunk_within_the_last_block_fails_cleanly() {
         &|_| {},
     )
     .unwrap();
+    // version 2: `reseal` knows its 64-byte entries
+    let tiny = common::as_version_2(&tiny);
     let mut b = tiny.clone();
     put_u64(&mut b, H_ORIGINAL, 4 << 20);
     reseal(&mut b);
@@ -1165,4 +1180,162 @@ proptest! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// version 3: packed block entries (FORMAT.md §2, §3.1)
+// ---------------------------------------------------------------------------------------
+
+/// A 4 KiB-block archive with a 16 KiB window: its source distances need bits.
+fn cross_archive_v3() -> (Vec<u8>, Vec<u8>) {
+    let data = prose(40_000, 9);
+    let packed = compress(
+        &data,
+        &EncodeOptions {
+            block_size: 4096,
+            window: Some(16384),
+            ..Default::default()
+        },
+        &|_| {},
+    )
+    .unwrap();
+    (data, packed)
+}
+
+#[test]
+fn v3_entries_read_by_the_format_text_match_the_parser() {
+    for (data, a) in [small_archive_v3(), cross_archive_v3()] {
+        decodes_to(&a, &data);
+        let p = Archive::parse(&a).unwrap();
+        assert_eq!(p.header.version, 3);
+        let ours = common::v3_entries(&a);
+        assert_eq!(ours.len(), p.entries.len());
+        for (i, (o, e)) in ours.iter().zip(&p.entries).enumerate() {
+            assert_eq!(o.checksum, e.checksum, "block {i}");
+            assert_eq!(o.stored, e.stored_len, "block {i}");
+            assert_eq!(o.decoded, e.decoded_len, "block {i}");
+            assert_eq!(o.lanes, e.lanes, "block {i}");
+            assert_eq!(o.depth, e.max_depth, "block {i}");
+            assert_eq!(o.lowest, e.lowest_source_block, "block {i}");
+        }
+        // the widths are the smallest that hold the values (FORMAT.md §3.1, writer note)
+        let w = common::v3_widths(&a);
+        let need = |v: u32| 32 - v.leading_zeros();
+        for k in 0..5 {
+            assert_eq!(w[k], ours.iter().map(|e| need(e.stored[k])).max().unwrap());
+            assert_eq!(
+                w[5 + k],
+                ours.iter().map(|e| need(e.decoded[k])).max().unwrap()
+            );
+        }
+        assert_eq!(w[15], ours.iter().map(|e| need(e.depth)).max().unwrap());
+        let far = ours
+            .iter()
+            .enumerate()
+            .map(|(i, e)| i as u32 - e.lowest)
+            .max();
+        assert_eq!(w[16], need(far.unwrap()));
+    }
+    // the cross-block archive does read earlier blocks, so its source field is not empty
+    let (_, a) = cross_archive_v3();
+    assert!(common::v3_widths(&a)[16] > 0);
+}
+
+#[test]
+fn v3_entry_widths_are_checked() {
+    let (_, a) = small_archive_v3();
+    // a width above 32
+    let mut b = a.clone();
+    b[common::H_ENTRY_BITS + 11] = 33;
+    common::reseal_v3(&mut b);
+    assert_eq!(header_field(&b), "entry_bits");
+    // a reserved byte after the widths
+    for at in 13..16 {
+        let mut b = a.clone();
+        b[common::H_ENTRY_BITS + at] = 1;
+        common::reseal_v3(&mut b);
+        assert_eq!(header_field(&b), "entry_bits", "byte {at}");
+    }
+    // a wider field changes the entry size: the sections no longer add up to the file
+    let mut b = a.clone();
+    b[common::H_ENTRY_BITS] += 8;
+    common::reseal_v3(&mut b);
+    assert!(matches!(parse_err(&b), FormatError::Size { .. }));
+    // a version-2 archive must have zeros where version 3 has widths
+    let v2 = common::as_version_2(&a);
+    let mut b = v2.clone();
+    b[common::H_ENTRY_BITS + 2] = 7;
+    reseal(&mut b);
+    assert_eq!(header_field(&b), "reserved");
+}
+
+#[test]
+fn v3_packed_fields_are_validated_like_version_2() {
+    let (_, a) = small_archive_v3();
+    let ents = common::v3_entries(&a);
+    let (bi, k) = (0..ents.len())
+        .flat_map(|i| (0..5).map(move |k| (i, k)))
+        .find(|&(i, k)| ents[i].lanes[k] != 0 && ents[i].decoded[k] > 1)
+        .expect("a rANS slice");
+    // a rANS slice marked raw: its stored length differs from its decoded length
+    let mut b = a.clone();
+    common::v3_set(&mut b, bi, 10 + k, 0);
+    common::reseal_v3(&mut b);
+    assert_eq!(entry_err_block(&b), bi as u32);
+    // one stored byte less: the slices no longer add up to the data section
+    let mut b = a.clone();
+    common::v3_set(&mut b, bi, k, ents[bi].stored[k] - 1);
+    common::reseal_v3(&mut b);
+    assert!(matches!(
+        parse_err(&b),
+        FormatError::Header {
+            field: "data_bytes",
+            ..
+        }
+    ));
+    // one decoded symbol less: parses, and the block fails its rANS end check
+    let mut b = a.clone();
+    common::v3_set(&mut b, bi, 5 + k, ents[bi].decoded[k] - 1);
+    common::reseal_v3(&mut b);
+    let (block, _) = block_status(&b);
+    assert_eq!(block, bi as u32);
+}
+
+#[test]
+fn v3_source_distance_and_padding_are_checked() {
+    let (data, a) = cross_archive_v3();
+    let w = common::v3_widths(&a);
+    // block 0 cannot read before itself
+    let mut b = a.clone();
+    common::v3_set(&mut b, 0, 16, 1);
+    common::reseal_v3(&mut b);
+    assert_eq!(entry_err_block(&b), 0);
+    // a distance one beyond the block index
+    let n = get_u32(&a, H_BLOCK_COUNT) as usize;
+    let far = (1u32 << w[16]) - 1;
+    let j = far as usize - 1;
+    assert!(j < n, "{n} blocks, source width {}", w[16]);
+    let mut b = a.clone();
+    common::v3_set(&mut b, j, 16, far);
+    common::reseal_v3(&mut b);
+    assert_eq!(entry_err_block(&b), j as u32);
+    // a distance of 0 everywhere is valid (a block may read only itself)
+    let mut b = a.clone();
+    for i in 0..n {
+        common::v3_set(&mut b, i, 16, 0);
+    }
+    common::reseal_v3(&mut b);
+    let p = Archive::parse(&b).expect("lowest = own index is valid");
+    // but the decoder then finds sources outside the declared range or decodes right
+    if let Ok(out) = decompress(&p) {
+        assert_eq!(out, data);
+    }
+    // padding bits after the last field must be zero
+    let used: u32 = w.iter().sum();
+    assert_ne!(used % 8, 0, "this archive's entries end in padding bits");
+    let size = common::v3_entry_size(&a);
+    let mut b = a.clone();
+    b[HEADER + 3 * size + size - 1] |= 0x80;
+    common::reseal_v3(&mut b);
+    assert_eq!(entry_err_block(&b), 3);
 }

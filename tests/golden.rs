@@ -110,3 +110,46 @@ fn golden_archives_are_reproduced_byte_for_byte() {
         }
     }
 }
+
+/// The version-2 archives of these originals (FORMAT.md §10: 64-byte block entries), made by
+/// the encoder before version 3, in `tests/golden/v2/`.
+fn golden_v2(name: &str) -> Vec<u8> {
+    golden(&format!("v2/{name}"))
+}
+
+#[test]
+fn version_2_archives_still_decode() {
+    for (orig, arc, _) in variants() {
+        let original = golden(&orig);
+        let old = golden_v2(&arc);
+        let a = Archive::parse(&old).unwrap_or_else(|e| panic!("v2/{arc}: {e}"));
+        assert_eq!(a.header.version, 2, "v2/{arc}");
+        let out = decompress(&a).unwrap_or_else(|e| panic!("v2/{arc}: {e}"));
+        assert!(out == original, "v2/{arc} does not decode to {orig}");
+    }
+}
+
+#[test]
+fn version_3_differs_from_version_2_only_in_the_block_table() {
+    // level 5 parses as it did when the version-2 archives were made, so the packed entries
+    // must expand to the same entries and the tables and data must be the same bytes
+    for (_, arc, _) in variants() {
+        let new = golden(&arc);
+        let old = golden_v2(&arc);
+        let (a3, a2) = (Archive::parse(&new).unwrap(), Archive::parse(&old).unwrap());
+        assert_eq!(a3.header.version, 3, "{arc}");
+        assert_eq!(a3.entries, a2.entries, "{arc}: entries");
+        assert_eq!(a3.data, a2.data, "{arc}: data section");
+        let t3 = &new[new.len() - a3.data.len() - a3.header.table_bytes as usize..];
+        let t2 = &old[old.len() - a2.data.len() - a2.header.table_bytes as usize..];
+        assert_eq!(t3, t2, "{arc}: tables and data");
+        // a version-2 entry is 64 bytes; the packed ones must be smaller here
+        let bt3 = new.len() - 96 - t3.len();
+        let bt2 = old.len() - 96 - t2.len();
+        assert_eq!(bt2, 64 * a2.entries.len(), "{arc}");
+        assert!(
+            bt3 < bt2 / 2,
+            "{arc}: packed block table {bt3} bytes, v2 {bt2}"
+        );
+    }
+}

@@ -9,7 +9,10 @@ use bytemuck::{Pod, Zeroable};
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
 /// Format version written by this crate, FORMAT.md §2.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
+/// Oldest format version a reader accepts: version 2 differs only in its 64-byte block
+/// entries (FORMAT.md §3.1, §10).
+pub const MIN_READ_VERSION: u16 = 2;
 
 /// Index of the literal stream in per-stream arrays (FORMAT.md §3).
 pub const STREAM_LITERALS: usize = 0;
@@ -110,13 +113,38 @@ pub struct FileHeader {
     pub data_bytes: u64,
     /// XXH3-64 (seed 0) of the whole original data.
     pub content_checksum: u64,
-    /// Must be zero.
-    pub reserved: [u64; 2],
+    /// Version 3: bit widths of the packed block-entry fields (FORMAT.md §3.1); version 2:
+    /// all zero.
+    pub entry_bits: EntryBits,
     /// XXH3-64 of header bytes `0..88`, the block table and the table section.
     pub meta_checksum: u64,
 }
 
-/// One entry of the fixed-size block table (FORMAT.md §3). 64 bytes.
+/// Bit widths of the packed fields of a version-3 block entry (FORMAT.md §2, §3.1): each
+/// field of a [`BlockEntry`] but the checksum is stored in exactly this many bits, so the
+/// widths are the smallest that hold the archive's largest value. 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct EntryBits {
+    /// Width of each stream's `stored_len`.
+    pub stored: [u8; STREAM_COUNT],
+    /// Width of each stream's `decoded_len`.
+    pub decoded: [u8; STREAM_COUNT],
+    /// Width of each stream's lane count.
+    pub lanes: u8,
+    /// Width of `max_depth`.
+    pub depth: u8,
+    /// Width of the source distance `i - lowest_source_block` of entry `i`.
+    pub source: u8,
+    /// Must be zero.
+    pub reserved: [u8; 3],
+}
+
+/// Largest width of a packed entry field (FORMAT.md §3.1).
+pub const MAX_FIELD_BITS: u8 = 32;
+
+/// In-memory form of one block entry (FORMAT.md §3.1): the 64-byte entry of format version 2,
+/// which version-3 readers expand the packed entries into. 64 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct BlockEntry {
@@ -177,6 +205,7 @@ pub struct LiteralRun {
 const _: () = assert!(core::mem::size_of::<LiteralRun>() == 16);
 const _: () = assert!(core::mem::size_of::<FileHeader>() == 96);
 const _: () = assert!(core::mem::size_of::<BlockEntry>() == 64);
+const _: () = assert!(core::mem::size_of::<EntryBits>() == 16);
 const _: () = assert!(core::mem::size_of::<DecodeTable>() == 16384);
 const _: () = assert!(core::mem::size_of::<CopyToken>() == 16);
 

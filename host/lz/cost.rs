@@ -57,6 +57,7 @@ impl Default for CostTuning {
 
 /// Per-segment cost model: literal costs from the segment's order-0 statistics plus the
 /// tuning constants.
+#[derive(Clone)]
 pub struct CostModel {
     /// Cost of each literal byte value.
     pub lit: [u32; 256],
@@ -181,15 +182,178 @@ impl CostModel {
         c
     }
 
-    /// Cost of starting a literal run (the extra command a match cut causes).
-    #[inline(always)]
-    pub fn split(&self) -> i32 {
-        self.t.split
-    }
-
     /// Shortest acceptable new match at distance `dist`.
     #[inline(always)]
     pub fn min_len_at(&self, dist: u32) -> u32 {
         self.min_by_bits[bit_len(dist) as usize]
+    }
+}
+
+/// Prices of the optimal parser (1/16 bits): what a literal, the start of a literal run and
+/// a match add to a block's coded size.
+pub(super) trait Prices {
+    /// A literal byte `b`.
+    fn lit(&self, b: u8) -> i32;
+    /// The literal-run command that a literal after a match (or at the block start) opens.
+    fn run_start(&self) -> i32;
+    /// A new match of `len` bytes at distance `dist`: command, length and distance bytes.
+    fn new_match(&self, len: u32, dist: u32) -> i32;
+    /// A repeat match of history slot `slot`, `len` bytes.
+    fn rep_match(&self, slot: usize, len: u32) -> i32;
+}
+
+impl Prices for CostModel {
+    #[inline(always)]
+    fn lit(&self, b: u8) -> i32 {
+        self.lit[b as usize] as i32
+    }
+    #[inline(always)]
+    fn run_start(&self) -> i32 {
+        self.t.split
+    }
+    // the model's match prices include the cut of the literal run that follows; the
+    // optimal parser charges that cut at the literal instead
+    #[inline(always)]
+    fn new_match(&self, len: u32, dist: u32) -> i32 {
+        CostModel::new_match(self, len, dist) - self.t.split
+    }
+    #[inline(always)]
+    fn rep_match(&self, _slot: usize, len: u32) -> i32 {
+        CostModel::rep_match(self, len) - self.t.split
+    }
+}
+
+/// Distances below this have their price in a table ([`StatPrices::off`]).
+const OFF_TABLE: usize = 1 << 14;
+
+/// Prices from symbol statistics of the five streams (FORMAT.md §4: the exact command byte
+/// of every literal run, match and repeat, each length and distance varint byte), so the
+/// optimal parser sees what the static rANS tables of the block's group will charge
+/// (FORMAT.md §5.1). Built from stream counts of an earlier parse (the group's blocks so
+/// far and a first parse of this block); a symbol's price is `log2(total / count)` with a
+/// Krichevsky-Trofimov correction, capped at the 12-bit table resolution.
+pub(super) struct StatPrices {
+    lit: [i32; 256],
+    cmd: [i32; 256],
+    len: [i32; 256],
+    tail: [i32; 256],
+    /// Distance-varint price of every distance below [`OFF_TABLE`].
+    off: Vec<i32>,
+    off_head: [i32; 256],
+    run_start: i32,
+}
+
+/// Cap of one symbol's price: a frequency of 1 in the 12-bit tables (FORMAT.md §5).
+const MAX_SYMBOL_PRICE: i32 = aceapex_device::format::PROB_BITS as i32 * SCALE;
+
+impl StatPrices {
+    /// Prices from per-stream symbol counts in `STREAM_*` order.
+    pub fn new(counts: &[[u32; 256]; aceapex_device::format::STREAM_COUNT]) -> StatPrices {
+        use aceapex_device::format::{
+            STREAM_COMMANDS, STREAM_LENGTHS, STREAM_LITERALS, STREAM_OFFSETS, STREAM_OFFSET_TAILS,
+        };
+        let table = |c: &[u32; 256]| {
+            let total: f64 = c.iter().map(|&v| v as f64).sum::<f64>() + 128.0;
+            let mut p = [0i32; 256];
+            for (x, &v) in p.iter_mut().zip(c) {
+                let bits = (total / (v as f64 + 0.5)).log2() * SCALE as f64;
+                *x = (bits.round() as i32).clamp(1, MAX_SYMBOL_PRICE);
+            }
+            p
+        };
+        let lit = table(&counts[STREAM_LITERALS]);
+        let cmd = table(&counts[STREAM_COMMANDS]);
+        let len = table(&counts[STREAM_LENGTHS]);
+        let off_head = table(&counts[STREAM_OFFSETS]);
+        let tail = table(&counts[STREAM_OFFSET_TAILS]);
+        // the literal-run command a cut opens: the mean price of the run commands seen
+        let runs = &counts[STREAM_COMMANDS][..0x80];
+        let n_runs: u64 = runs.iter().map(|&v| v as u64).sum();
+        let weighted: u64 = runs
+            .iter()
+            .zip(&cmd[..0x80])
+            .map(|(&v, &p)| v as u64 * p as u64)
+            .sum();
+        let run_start = weighted
+            .checked_div(n_runs)
+            .map_or(6 * SCALE, |p| p as i32);
+        let mut sp = StatPrices {
+            lit,
+            cmd,
+            len,
+            tail,
+            off: Vec::new(),
+            off_head,
+            run_start,
+        };
+        sp.off = (0..OFF_TABLE as u32).map(|d| sp.dist_price(d)).collect();
+        sp
+    }
+
+    /// Price of the distance varint of `d` (FORMAT.md §4.2: first byte, then the tail).
+    fn dist_price(&self, d: u32) -> i32 {
+        if d < 0x80 {
+            return self.off_head[d as usize];
+        }
+        let mut p = self.off_head[(d as u8 | 0x80) as usize];
+        let mut v = d >> 7;
+        loop {
+            let b = (v & 0x7F) as u8;
+            v >>= 7;
+            if v == 0 {
+                return p + self.tail[b as usize];
+            }
+            p += self.tail[(b | 0x80) as usize];
+        }
+    }
+
+    /// Price of the length varint of `v`.
+    fn varint_price(&self, mut v: u32) -> i32 {
+        let mut p = 0;
+        loop {
+            let b = (v & 0x7F) as u8;
+            v >>= 7;
+            if v == 0 {
+                return p + self.len[b as usize];
+            }
+            p += self.len[(b | 0x80) as usize];
+        }
+    }
+}
+
+impl Prices for StatPrices {
+    #[inline(always)]
+    fn lit(&self, b: u8) -> i32 {
+        self.lit[b as usize]
+    }
+    #[inline(always)]
+    fn run_start(&self) -> i32 {
+        self.run_start
+    }
+    #[inline(always)]
+    fn new_match(&self, len: u32, dist: u32) -> i32 {
+        use aceapex_device::format::{CMD_MATCH_LONG, CMD_MATCH_SHORT, MATCH_BASE};
+        let l = len - MATCH_BASE;
+        let c = if l <= 61 {
+            self.cmd[(CMD_MATCH_SHORT + l as u8) as usize]
+        } else {
+            self.cmd[CMD_MATCH_LONG as usize] + self.varint_price(l)
+        };
+        let d = match self.off.get(dist as usize) {
+            Some(&p) => p,
+            None => self.dist_price(dist),
+        };
+        c + d
+    }
+    #[inline(always)]
+    fn rep_match(&self, slot: usize, len: u32) -> i32 {
+        use aceapex_device::format::{CMD_REPEAT, MATCH_BASE};
+        let l = len - MATCH_BASE;
+        let s = (slot as u8) << 4;
+        if l < 15 {
+            self.cmd[(CMD_REPEAT | s | l as u8) as usize]
+        } else {
+            self.cmd[(CMD_REPEAT | s | 15) as usize] + self.varint_price(len - 21)
+        }
     }
 }

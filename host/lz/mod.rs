@@ -184,6 +184,33 @@ pub fn parse_segment_progress(
         params,
         &CostTuning::default(),
         progress,
+        &mut GroupStats::default().0,
+    )
+}
+
+/// Stream statistics of the blocks parsed so far in one table group. Levels >= 7 price
+/// their candidate parses of a block with them, because the group's blocks share their
+/// rANS tables (FORMAT.md §5.1); other levels ignore them.
+#[derive(Default)]
+pub struct GroupStats(parser::Chooser);
+
+/// [`parse_segment`] for a segment inside a table group whose earlier blocks were parsed
+/// with the same `stats` (in block order: the result depends on that order, not on threads).
+pub fn parse_segment_in_group(
+    data: &[u8],
+    seg: std::ops::Range<usize>,
+    block_size: usize,
+    params: &ParseParams,
+    stats: &mut GroupStats,
+) -> Vec<BlockParse> {
+    parser::parse(
+        data,
+        seg,
+        block_size,
+        params,
+        &CostTuning::default(),
+        &|_| {},
+        &mut stats.0,
     )
 }
 
@@ -196,5 +223,13 @@ pub fn parse_segment_tuned(
     params: &ParseParams,
     tuning: &CostTuning,
 ) -> Vec<BlockParse> {
-    parser::parse(data, seg, block_size, params, tuning, &|_| {})
+    parser::parse(
+        data,
+        seg,
+        block_size,
+        params,
+        tuning,
+        &|_| {},
+        &mut GroupStats::default().0,
+    )
 }

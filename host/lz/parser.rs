@@ -9,7 +9,7 @@ use aceapex_device::format::{
 };
 use aceapex_device::lz::{write_offset, write_varint, History};
 
-use super::cost::{CostModel, CostTuning, SCALE};
+use super::cost::{CostModel, CostTuning, Prices, StatPrices, SCALE};
 use super::{BlockParse, ParseParams};
 
 /// Per-level search settings.
@@ -711,6 +711,7 @@ pub(super) fn parse(
     params: &ParseParams,
     tuning: &CostTuning,
     progress: &dyn Fn(u64),
+    chooser: &mut Chooser,
 ) -> Vec<BlockParse> {
     assert!(
         seg.start <= seg.end && seg.end <= data.len(),
@@ -801,6 +802,7 @@ pub(super) fn parse(
                     val,
                     litsum,
                     opt,
+                    chooser,
                 )
             }};
         }
@@ -861,6 +863,7 @@ fn parse_blocks<S: ChainSlot>(
     val: &mut [u32],
     litsum: &mut Vec<u32>,
     opt: &mut OptBufs,
+    chooser: &mut Chooser,
 ) -> Vec<BlockParse> {
     let Tables {
         ring,
@@ -898,7 +901,6 @@ fn parse_blocks<S: ChainSlot>(
 
     let nblocks = n.div_ceil(block_size);
     let mut blocks = Vec::with_capacity(nblocks);
-    let mut chooser = Chooser::default();
     let mut alt = trials.then(|| {
         let mut t = tuning.clone();
         t.cmd_new += CONSERVATIVE_EXTRA;
@@ -921,7 +923,8 @@ fn parse_blocks<S: ChainSlot>(
                 bs,
                 be,
                 trial,
-                &mut chooser,
+                stat_passes(params.level),
+                chooser,
                 alt.as_mut().expect("built for trials"),
                 eager.as_mut().expect("built for trials"),
                 litsum,
@@ -974,7 +977,7 @@ fn trial_parses(level: u32) -> &'static [Trial] {
 /// Prices candidate parses of a block by their adaptive order-0 code length, continuing the
 /// stream statistics of the blocks chosen before it in the segment (which approximates the
 /// group's shared tables, FORMAT.md §5.1).
-struct Chooser {
+pub(super) struct Chooser {
     counts: [[u32; 256]; STREAM_COUNT],
     totals: [u64; STREAM_COUNT],
 }
@@ -1023,12 +1026,15 @@ impl Chooser {
 /// [`Chooser::cost`] (the first of equals). Every trial rewrites the dependency values of
 /// the whole block; the kept trial's values are restored at the end. The chains keep every
 /// position of the block after the first trial; later trials skip those ahead of them.
+/// Then `passes` more optimal parses, each priced by [`StatPrices`] from the group's
+/// statistics so far plus the streams of the best parse yet, compete the same way.
 #[allow(clippy::too_many_arguments)]
 fn parse_block_best<S: ChainSlot>(
     f: &mut Finder<'_, S>,
     bs: usize,
     be: usize,
     trials: &[Trial],
+    passes: usize,
     chooser: &mut Chooser,
     alt: &mut super::cost::CostModel,
     eager: &mut super::cost::CostModel,
@@ -1049,31 +1055,53 @@ fn parse_block_best<S: ChainSlot>(
                 f.cfg = cfg;
                 b
             }
-            Trial::Opt => parse_block_opt(f, bs, be, opt),
+            Trial::Opt => parse_block_opt(f, bs, be, opt, None),
             Trial::OptConservative => {
                 std::mem::swap(&mut f.cm, alt);
-                let b = parse_block_opt(f, bs, be, opt);
+                let b = parse_block_opt(f, bs, be, opt, None);
                 std::mem::swap(&mut f.cm, alt);
                 b
             }
             Trial::OptEager => {
                 std::mem::swap(&mut f.cm, eager);
-                let b = parse_block_opt(f, bs, be, opt);
+                let b = parse_block_opt(f, bs, be, opt, None);
                 std::mem::swap(&mut f.cm, eager);
                 b
             }
         };
-        let cost = chooser.cost(&b);
-        if best.as_ref().is_none_or(|(_, c)| cost < *c) {
-            let (r1, r2) = f.ring_ranges(bs, be);
-            best_vals.clear();
-            best_vals.extend_from_slice(&f.val[r1]);
-            best_vals.extend_from_slice(&f.val[r2]);
-            best = Some((b, cost));
-            best_is_last = true;
-        } else {
-            best_is_last = false;
+        keep(
+            f,
+            chooser,
+            bs,
+            be,
+            b,
+            &mut best,
+            &mut best_vals,
+            &mut best_is_last,
+        );
+    }
+    // re-parses priced by the streams of the best parse so far and of the blocks before
+    for _ in 0..passes {
+        let (b0, _) = best.as_ref().expect("at least one trial");
+        let mut counts = chooser.counts;
+        for (k, s) in b0.stream_slices().into_iter().enumerate() {
+            for &x in s {
+                counts[k][x as usize] += 1;
+            }
         }
+        let prices = StatPrices::new(&counts);
+        f.val_upto = bs;
+        let b = parse_block_opt(f, bs, be, opt, Some(&prices));
+        keep(
+            f,
+            chooser,
+            bs,
+            be,
+            b,
+            &mut best,
+            &mut best_vals,
+            &mut best_is_last,
+        );
     }
     if !best_is_last {
         let (r1, r2) = f.ring_ranges(bs, be);
@@ -1085,6 +1113,44 @@ fn parse_block_best<S: ChainSlot>(
     let (b, _) = best.expect("at least one trial");
     chooser.add(&b);
     b
+}
+
+/// Keeps parse `b` of block `[bs, be)` in `best` (with the block's dependency values) when
+/// [`Chooser::cost`] prices it below the parse kept so far; `is_last` says whether the
+/// finder's current values are the kept parse's.
+#[allow(clippy::too_many_arguments)]
+fn keep<S: ChainSlot>(
+    f: &Finder<'_, S>,
+    chooser: &Chooser,
+    bs: usize,
+    be: usize,
+    b: BlockParse,
+    best: &mut Option<(BlockParse, f64)>,
+    best_vals: &mut Vec<u32>,
+    is_last: &mut bool,
+) {
+    let cost = chooser.cost(&b);
+    if best.as_ref().is_none_or(|(_, c)| cost < *c) {
+        let (r1, r2) = f.ring_ranges(bs, be);
+        best_vals.clear();
+        best_vals.extend_from_slice(&f.val[r1]);
+        best_vals.extend_from_slice(&f.val[r2]);
+        *best = Some((b, cost));
+        *is_last = true;
+    } else {
+        *is_last = false;
+    }
+}
+
+/// Optimal re-parses per block priced by stream statistics ([`StatPrices`]) at `level`
+/// (>= [`OPT_LEVEL`]): one at levels 8 and 9 (spamassassin at level 9: -0.23 % archive
+/// bytes for +25 % time; PERFORMANCE.md, ninth session), none at level 7.
+fn stat_passes(level: u32) -> usize {
+    if level >= 8 {
+        1
+    } else {
+        0
+    }
 }
 
 /// Emits literals `[lit_start, mp)` and match `m` at `mp`: streams, history, dependency
@@ -1129,12 +1195,31 @@ fn new_block_parse(bs: usize, blen: usize) -> BlockParse {
 
 /// Price-based optimal parse of one block (no depth cap): a shortest path over positions
 /// where literals cost their order-0 price and matches their estimated coded size, with the
-/// repeat history carried along the best path to each position.
+/// repeat history carried along the best path to each position. The prices are the finder's
+/// cost model, or `stats` (exact stream-symbol prices from an earlier parse).
 fn parse_block_opt<S: ChainSlot>(
     f: &mut Finder<'_, S>,
     bs: usize,
     be: usize,
     o: &mut OptBufs,
+    stats: Option<&StatPrices>,
+) -> BlockParse {
+    match stats {
+        Some(p) => opt_parse(f, bs, be, o, p),
+        None => {
+            let cm = f.cm.clone();
+            opt_parse(f, bs, be, o, &cm)
+        }
+    }
+}
+
+/// [`parse_block_opt`] under `prices`.
+fn opt_parse<S: ChainSlot, P: Prices>(
+    f: &mut Finder<'_, S>,
+    bs: usize,
+    be: usize,
+    o: &mut OptBufs,
+    prices: &P,
 ) -> BlockParse {
     const INF: i32 = i32::MAX / 2;
     let blen = be - bs;
@@ -1151,7 +1236,7 @@ fn parse_block_opt<S: ChainSlot>(
     o.hist.resize(blen + 1, History::RESET);
     o.price[0] = 0;
     let min_match = f.min_match as usize;
-    let run_start = f.cm.split();
+    let run_start = prices.run_start();
     let nice = f.cfg.nice;
     let mut cands = std::mem::take(&mut o.cands);
     let mut skip_until = 0usize;
@@ -1180,7 +1265,7 @@ fn parse_block_opt<S: ChainSlot>(
         o.hist[i] = h;
         // literal
         let p = bs + i;
-        let lit_cost = f.cm.lit[f.data[p] as usize] as i32
+        let lit_cost = prices.lit(f.data[p])
             + if i == 0 || o.len[i] != 0 {
                 run_start
             } else {
@@ -1207,9 +1292,9 @@ fn parse_block_opt<S: ChainSlot>(
             };
             for l in lmin..=lmax {
                 let cost = match rep_slot {
-                    Some(_) => f.cm.rep_match(l as u32),
-                    None => f.cm.new_match(l as u32, c.dist),
-                } - run_start;
+                    Some(s) => prices.rep_match(s, l as u32),
+                    None => prices.new_match(l as u32, c.dist),
+                };
                 let t = i + l;
                 if pi + cost < o.price[t] {
                     o.price[t] = pi + cost;

@@ -92,11 +92,12 @@ impl Hdr {
     }
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ent {
     pub checksum: u64,
     pub stored: [u32; STREAMS],
     pub decoded: [u32; STREAMS],
+    pub depth: u32,
     pub lowest: u32,
     pub lanes: [u8; STREAMS],
 }
@@ -110,9 +111,88 @@ impl Ent {
             put_u32(&mut e, 28 + 4 * k, self.decoded[k]);
             e[56 + k] = self.lanes[k];
         }
+        put_u32(&mut e, 48, self.depth);
         put_u32(&mut e, 52, self.lowest);
         e
     }
+}
+
+/// Offset of the version-3 entry widths in the header (FORMAT.md §2).
+pub const H_ENTRY_BITS: usize = 72;
+
+/// The field widths of a version-3 archive's packed entries in packing order (FORMAT.md
+/// §3.1): five stored lengths, five decoded lengths, the lane width five times, depth,
+/// source distance.
+pub fn v3_widths(archive: &[u8]) -> [u32; 17] {
+    let b = &archive[H_ENTRY_BITS..H_ENTRY_BITS + 16];
+    let mut w = [0u32; 17];
+    for k in 0..STREAMS {
+        w[k] = b[k] as u32;
+        w[STREAMS + k] = b[STREAMS + k] as u32;
+        w[2 * STREAMS + k] = b[10] as u32;
+    }
+    w[15] = b[11] as u32;
+    w[16] = b[12] as u32;
+    w
+}
+
+/// Bytes of one packed entry of a version-3 archive: 8 + the widths' sum in whole bytes.
+pub fn v3_entry_size(archive: &[u8]) -> usize {
+    8 + (v3_widths(archive).iter().sum::<u32>() as usize).div_ceil(8)
+}
+
+/// Reads the packed block table of a version-3 archive, bit by bit as FORMAT.md §3.1 says
+/// (LSB first after the 8-byte checksum; the last field is `i - lowest_source_block`).
+pub fn v3_entries(archive: &[u8]) -> Vec<Ent> {
+    assert_eq!(get_u32(archive, 4) & 0xFFFF, 3, "not a version-3 archive");
+    let n = get_u32(archive, 20) as usize;
+    let size = v3_entry_size(archive);
+    let w = v3_widths(archive);
+    (0..n)
+        .map(|i| {
+            let e = &archive[HEADER + i * size..HEADER + (i + 1) * size];
+            let bit = |j: usize| ((e[8 + j / 8] >> (j % 8)) & 1) as u32;
+            let mut pos = 0usize;
+            let mut v = [0u32; 17];
+            for (x, &wd) in v.iter_mut().zip(&w) {
+                for j in 0..wd as usize {
+                    *x |= bit(pos + j) << j;
+                }
+                pos += wd as usize;
+            }
+            let mut ent = Ent {
+                checksum: get_u64(e, 0),
+                depth: v[15],
+                lowest: i as u32 - v[16],
+                ..Default::default()
+            };
+            for k in 0..STREAMS {
+                ent.stored[k] = v[k];
+                ent.decoded[k] = v[STREAMS + k];
+                ent.lanes[k] = v[2 * STREAMS + k] as u8;
+            }
+            ent
+        })
+        .collect()
+}
+
+/// The same archive in format version 2 (64-byte entries, zero bytes at 72..88), so that the
+/// tests that patch entry fields at fixed offsets run on what the encoder makes.
+pub fn as_version_2(archive: &[u8]) -> Vec<u8> {
+    let entries = v3_entries(archive);
+    let rest = HEADER + entries.len() * v3_entry_size(archive);
+    let mut out = archive[..HEADER].to_vec();
+    put_u16(&mut out, 4, 2);
+    out[H_ENTRY_BITS..H_ENTRY_BITS + 16].fill(0);
+    for e in &entries {
+        out.extend_from_slice(&e.bytes());
+    }
+    let table_bytes = get_u64(archive, 48) as usize;
+    out.extend_from_slice(&archive[rest..]);
+    let mut covered = out[..88].to_vec();
+    covered.extend_from_slice(&out[HEADER..HEADER + entries.len() * ENTRY + table_bytes]);
+    put_u64(&mut out, 88, xxh3_64(&covered));
+    out
 }
 
 /// Assembles header, block table (given as raw bytes), tables and data; seals the meta
@@ -247,4 +327,29 @@ pub fn varint(mut v: u32, out: &mut Vec<u8>) {
         }
         out.push(b | 0x80);
     }
+}
+
+/// Writes `value` into packed field `field` (0..17, [`v3_widths`] order) of entry `i` of a
+/// version-3 archive, bit by bit (the meta checksum is left stale: [`reseal_v3`]).
+pub fn v3_set(archive: &mut [u8], i: usize, field: usize, value: u32) {
+    let w = v3_widths(archive);
+    let start = HEADER + i * v3_entry_size(archive) + 8;
+    let pos: usize = w[..field].iter().map(|&x| x as usize).sum();
+    for j in 0..w[field] as usize {
+        let (byte, bit) = (start + (pos + j) / 8, (pos + j) % 8);
+        archive[byte] = (archive[byte] & !(1 << bit)) | ((((value >> j) & 1) as u8) << bit);
+    }
+}
+
+/// Recomputes a version-3 archive's meta checksum from its own header fields.
+pub fn reseal_v3(archive: &mut [u8]) {
+    let n = get_u32(archive, 20) as usize;
+    let tb = get_u64(archive, 48) as usize;
+    let end = HEADER
+        .saturating_add(n.saturating_mul(v3_entry_size(archive)))
+        .saturating_add(tb)
+        .min(archive.len());
+    let mut covered = archive[..88].to_vec();
+    covered.extend_from_slice(&archive[HEADER..end]);
+    put_u64(archive, 88, xxh3_64(&covered));
 }
