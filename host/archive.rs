@@ -110,7 +110,7 @@ pub fn compress(
     let group_blocks = group_blocks_for(opts.block_size) as usize;
     let group_count = block_count.div_ceil(group_blocks);
     let window = opts.window();
-    let per_lane = entropy::symbols_per_lane(opts.level);
+    let per_lane = entropy::symbols_per_lane(opts.level, opts.block_size);
     let params = ParseParams {
         level: opts.level,
         min_match: opts.min_match,
@@ -244,7 +244,7 @@ type GroupOut = (Vec<u8>, Vec<(BlockEntry, Vec<u8>)>);
 
 /// Builds a group's tables from its blocks' streams and stores every slice.
 ///
-/// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level).
+/// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block size).
 fn encode_group(
     data: &[u8],
     bs: usize,
@@ -335,7 +335,9 @@ pub struct Archive<'a> {
     /// Per block: byte offset of its first slice inside the data section.
     pub block_offsets: Vec<u64>,
     /// Per group and stream: the table, if the group has one for that stream.
-    pub tables: Vec<[Option<StreamTable>; STREAM_COUNT]>,
+    /// (Boxed: an absent table costs 8 bytes, so a hostile archive of many groups without
+    /// tables cannot make the reader hold ~200x its size, ninth-session attack.)
+    pub tables: Vec<[Option<Box<StreamTable>>; STREAM_COUNT]>,
     /// The data section.
     pub data: &'a [u8],
     /// The data section's offset in the archive.
@@ -504,7 +506,7 @@ impl<'a> Archive<'a> {
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
         for group in 0..h.group_count {
-            let mut g: [Option<StreamTable>; STREAM_COUNT] = Default::default();
+            let mut g: [Option<Box<StreamTable>>; STREAM_COUNT] = Default::default();
             for (k, t) in g.iter_mut().enumerate() {
                 *t = FreqTable::deserialize(table_section, &mut pos)
                     .map_err(|e| match e {
@@ -515,7 +517,7 @@ impl<'a> Archive<'a> {
                         },
                         e => e,
                     })?
-                    .map(StreamTable::new);
+                    .map(|t| Box::new(StreamTable::new(t)));
             }
             tables.push(g);
         }
@@ -634,7 +636,7 @@ impl<'a> Archive<'a> {
     /// Decode table of stream `k` for block `b` (None if the group has none).
     pub fn table(&self, b: usize, k: usize) -> Option<&DecodeTable> {
         self.tables[b / self.header.group_blocks as usize][k]
-            .as_ref()
+            .as_deref()
             .map(StreamTable::decode_table)
     }
 

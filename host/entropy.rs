@@ -203,15 +203,29 @@ pub fn lanes_for(n: usize, per_lane: usize) -> usize {
 /// Symbols per lane at the encoder's levels 1-7 (see [`symbols_per_lane`]).
 pub const SYMBOLS_PER_LANE: usize = 256;
 
-/// Symbols per lane at encoder level `level`: [`SYMBOLS_PER_LANE`] up to level 7, four times
-/// as many at level 8 and sixteen times at level 9, the levels that put ratio before decode
-/// speed (a 16 KiB text block saves ~40-70 bytes of lane states at level 9; its longest GPU
-/// rANS chain grows from ~550 to ~2,000-8,000 steps).
-pub fn symbols_per_lane(level: u32) -> usize {
-    match level {
+/// Fewest symbols per lane [`symbols_per_lane`] gives a block smaller than 16 KiB.
+pub const MIN_SYMBOLS_PER_LANE: usize = 128;
+
+/// Symbols per lane at encoder level `level` and block size `block_size` (bytes):
+/// [`SYMBOLS_PER_LANE`] up to level 7, four times as many at level 8 and sixteen times at
+/// level 9, the levels that put ratio before decode speed (a 16 KiB text block saves ~40-70
+/// bytes of lane states at level 9; its longest GPU rANS chain grows from ~550 to
+/// ~2,000-8,000 steps). Blocks below 16 KiB take proportionally fewer symbols per lane (at
+/// least 128), so an 8 KiB block gets about the lanes of a 16 KiB one and chains half as
+/// long: a GPU decodes one block per warp, and on a small archive the rANS stage waits on
+/// its longest chain (brown at 8 KiB blocks: 56 -> 70 GB/s for 1 % of ratio; 4 KiB blocks
+/// pay 1.5-2 %; PERFORMANCE.md, ninth session).
+pub fn symbols_per_lane(level: u32, block_size: u32) -> usize {
+    let per = match level {
         ..=7 => SYMBOLS_PER_LANE,
         8 => 4 * SYMBOLS_PER_LANE,
         _ => 16 * SYMBOLS_PER_LANE,
+    };
+    let full = aceapex_device::format::DEFAULT_BLOCK_SIZE as usize;
+    if (block_size as usize) < full {
+        (per * block_size as usize / full).max(MIN_SYMBOLS_PER_LANE)
+    } else {
+        per
     }
 }
 
@@ -520,10 +534,14 @@ mod tests {
 
     #[test]
     fn levels_8_and_9_use_fewer_lanes() {
-        assert_eq!(symbols_per_lane(5), 256);
-        assert_eq!(symbols_per_lane(7), 256);
-        assert_eq!(symbols_per_lane(8), 1024);
-        assert_eq!(symbols_per_lane(9), 4096);
+        assert_eq!(symbols_per_lane(5, 16384), 256);
+        assert_eq!(symbols_per_lane(7, 1 << 20), 256);
+        assert_eq!(symbols_per_lane(8, 16384), 1024);
+        assert_eq!(symbols_per_lane(9, 16384), 4096);
+        // smaller blocks: proportionally fewer symbols per lane, at least 128
+        assert_eq!(symbols_per_lane(5, 8192), 128);
+        assert_eq!(symbols_per_lane(5, 4096), 128);
+        assert_eq!(symbols_per_lane(9, 4096), 1024);
         // a text-like block: 8585 literals, 1000 offsets, 1950 commands, 800 tails
         let n = [Some(8585), Some(30), Some(1000), Some(1950), Some(800)];
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 4, 4]);

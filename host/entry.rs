@@ -3,7 +3,7 @@
 //! pays about 28 bytes of block table instead of the 64 of version 2 (0.4-1 % of an archive).
 //! Entries keep one size, so entry `i` still lies at a computed offset.
 
-use crate::device::format::{BlockEntry, EntryBits, MAX_FIELD_BITS, STREAM_COUNT};
+use crate::device::format::{BlockEntry, EntryBits, MAX_FIELD_BITS, MAX_LANES, STREAM_COUNT};
 
 /// Packed fields after the checksum: five `stored_len`, five `decoded_len`, five lane
 /// counts, `max_depth`, the source distance.
@@ -114,7 +114,8 @@ pub fn pack(entries: &[BlockEntry], b: &EntryBits, out: &mut Vec<u8>) {
 }
 
 /// Unpacks entry `i` from its [`packed_size`] bytes. Errors (the text of a
-/// `FormatError::BlockEntry`): a source distance above `i`, or padding bits that are not zero.
+/// `FormatError::BlockEntry`): padding bits that are not zero, a lane count above 32, or a
+/// source distance above `i`.
 pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String> {
     let mut e = BlockEntry {
         checksum: u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
@@ -145,13 +146,17 @@ pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String>
     e.stored_len.copy_from_slice(&v[..STREAM_COUNT]);
     e.decoded_len
         .copy_from_slice(&v[STREAM_COUNT..2 * STREAM_COUNT]);
-    for (l, &x) in e
+    for (k, (l, &x)) in e
         .lanes
         .iter_mut()
         .zip(&v[2 * STREAM_COUNT..3 * STREAM_COUNT])
+        .enumerate()
     {
-        // a width above 8 may hold a lane count above 255: saturate, the entry check rejects it
-        *l = x.min(u8::MAX as u32) as u8;
+        // a width above 8 may hold a count that does not fit the in-memory byte
+        if x > MAX_LANES as u32 {
+            return Err(format!("stream {k} has {x} lanes (at most {MAX_LANES})"));
+        }
+        *l = x as u8;
     }
     e.max_depth = v[3 * STREAM_COUNT];
     let dist = v[3 * STREAM_COUNT + 1];
@@ -225,6 +230,28 @@ mod tests {
         let last = out.len() - 1;
         out[last] |= 0x80;
         assert!(unpack(&out, 0, &b).unwrap_err().contains("padding"));
+    }
+
+    #[test]
+    fn unpack_rejects_lane_counts_above_32_with_their_value() {
+        let e = entry(3);
+        let mut b = bits_for(&[e]);
+        b.lanes = 12;
+        let mut out = Vec::new();
+        pack(&[e], &b, &mut out);
+        // stream 1's lane field: after the ten length fields and stream 0's lanes
+        let w = widths(&b);
+        let at = 64
+            + w[..2 * STREAM_COUNT + 1]
+                .iter()
+                .map(|&x| x as usize)
+                .sum::<usize>();
+        for j in 0..12 {
+            let (byte, bit) = ((at + j) / 8, (at + j) % 8);
+            out[byte] = (out[byte] & !(1 << bit)) | ((((3000u32 >> j) & 1) as u8) << bit);
+        }
+        let err = unpack(&out, 0, &b).unwrap_err();
+        assert!(err.contains("stream 1 has 3000 lanes"), "{err}");
     }
 
     #[test]

@@ -671,7 +671,14 @@ fn run(cli: Cli) -> Result<()> {
             let bytes = read_input(&input, true)?;
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
-            print_info(&a, bytes.len() as u64, json);
+            let text = info_text(&a, bytes.len() as u64, json);
+            // a reader that stops early (`aceapex info X | head -3`) is not an error
+            match std::io::stdout().lock().write_all(text.as_bytes()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    return Err(e).context("writing to standard output")
+                }
+                _ => {}
+            }
         }
     }
     Ok(())
@@ -713,7 +720,16 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
     ))
 }
 
-fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
+/// The `info` report (text or one JSON line), to be written to standard output at once.
+fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    // writing to a String cannot fail
+    macro_rules! println {
+        ($($t:tt)*) => {
+            let _ = writeln!(s, $($t)*);
+        };
+    }
     let h = &a.header;
     let mut stored = [0u64; STREAM_COUNT];
     let mut decoded = [0u64; STREAM_COUNT];
@@ -770,7 +786,7 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
             streams.join(","),
             h.content_checksum
         );
-        return;
+        return s;
     }
     println!("format version   {}", h.version);
     println!("original size    {} bytes", h.original_size);
@@ -833,4 +849,5 @@ fn print_info(a: &Archive<'_>, archive_len: u64, json: bool) {
         );
     }
     println!("content XXH3-64  {:016x}", h.content_checksum);
+    s
 }

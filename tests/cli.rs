@@ -1043,3 +1043,19 @@ fn decompress_names_a_directory() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("adir is a directory"));
 }
+
+#[test]
+fn info_into_a_closed_pipe_is_not_a_crash() {
+    // `aceapex info X | head -1`: the reader goes away (ninth-session attack: a panic)
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("i"), sample(20_000)).unwrap();
+    ok(&run(d, &["compress", "i"]));
+    for args in [&["info", "i.acx"][..], &["info", "--json", "i.acx"][..]] {
+        let mut child = spawn_piped(d, args);
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -131,9 +131,13 @@ fn version_2_archives_still_decode() {
 
 #[test]
 fn version_3_differs_from_version_2_only_in_the_block_table() {
-    // level 5 parses as it did when the version-2 archives were made, so the packed entries
-    // must expand to the same entries and the tables and data must be the same bytes
-    for (_, arc, _) in variants() {
+    // level 5 at 16 KiB blocks parses and codes as it did when the version-2 archives were
+    // made, so the packed entries must expand to the same entries and the tables and data
+    // must be the same bytes (4 KiB blocks now get more rANS lanes, `symbols_per_lane`)
+    for (_, arc, opts) in variants() {
+        if opts.block_size < 16384 {
+            continue;
+        }
         let new = golden(&arc);
         let old = golden_v2(&arc);
         let (a3, a2) = (Archive::parse(&new).unwrap(), Archive::parse(&old).unwrap());

@@ -1134,3 +1134,54 @@ fn huge_original_size_info_and_extract_are_fine() {
         "{r:?}"
     );
 }
+
+/// A version-3 archive of `n` blocks of `bs` bytes, one group per block (`group_blocks` 1),
+/// every entry width 0 (8-byte entries: a checksum of 0), every table absent, no data: the
+/// fewest bytes per block and per group the format allows.
+fn zero_width_v3(n: usize, bs: u32, group_blocks: u32) -> Vec<u8> {
+    let mut h = Hdr::new(n as u64 * bs as u64, bs);
+    h.group_blocks = group_blocks;
+    let groups = n.div_ceil(group_blocks as usize);
+    let mut b = assemble(&h, &vec![0u8; 8 * n], &vec![0u8; STREAMS * groups], &[]);
+    put_u16(&mut b, 4, 3);
+    reseal_v3(&mut b);
+    b
+}
+
+#[test]
+fn v3_parse_memory_is_proportionate_to_the_file() {
+    // 13 bytes per group on disk (ninth-session attack: the reader held 2,680 bytes for each)
+    let b = zero_width_v3(100_000, 4096, 1);
+    let (r, peak) = peak_alloc(|| Archive::parse(&b).map(|a| a.block_count()));
+    assert_eq!(r.expect("parses"), 100_000);
+    assert!(
+        peak <= 32 * b.len(),
+        "parse of a {} byte archive allocated {} bytes ({}x)",
+        b.len(),
+        peak,
+        peak / b.len()
+    );
+}
+
+#[test]
+fn v3_huge_declared_output_fails_without_touching_it() {
+    // 2,000 blocks of 4 MiB (8 GiB declared) in 16 KB; block 0 has no commands. The output is
+    // allocated zeroed by the allocator (or refused), never filled first (took 15 s and 8 GiB)
+    let b = zero_width_v3(2000, MAX_BS, 64);
+    assert!(b.len() < 20_000);
+    let a = Archive::parse(&b).expect("parses");
+    let t = Instant::now();
+    let r = decompress(&a);
+    let dt = t.elapsed();
+    assert!(
+        matches!(
+            r,
+            Err(DecodeError::Block {
+                status: Status::NoLeadingReset,
+                ..
+            }) | Err(DecodeError::Alloc { .. })
+        ),
+        "{r:?}"
+    );
+    assert!(dt < Duration::from_secs(3), "took {dt:?}");
+}

@@ -274,9 +274,7 @@ impl StatPrices {
             .zip(&cmd[..0x80])
             .map(|(&v, &p)| v as u64 * p as u64)
             .sum();
-        let run_start = weighted
-            .checked_div(n_runs)
-            .map_or(6 * SCALE, |p| p as i32);
+        let run_start = weighted.checked_div(n_runs).map_or(6 * SCALE, |p| p as i32);
         let mut sp = StatPrices {
             lit,
             cmd,
