@@ -291,31 +291,23 @@ impl StatPrices {
     /// Price of the distance varint of `d` (FORMAT.md §4.2: first byte, then the tail).
     fn dist_price(&self, d: u32) -> i32 {
         if d < 0x80 {
-            return self.off_head[d as usize];
-        }
-        let mut p = self.off_head[(d as u8 | 0x80) as usize];
-        let mut v = d >> 7;
-        loop {
-            let b = (v & 0x7F) as u8;
-            v >>= 7;
-            if v == 0 {
-                return p + self.tail[b as usize];
-            }
-            p += self.tail[(b | 0x80) as usize];
+            self.off_head[d as usize]
+        } else {
+            self.off_head[(d as u8 | 0x80) as usize] + varint_price(&self.tail, d >> 7)
         }
     }
+}
 
-    /// Price of the length varint of `v`.
-    fn varint_price(&self, mut v: u32) -> i32 {
-        let mut p = 0;
-        loop {
-            let b = (v & 0x7F) as u8;
-            v >>= 7;
-            if v == 0 {
-                return p + self.len[b as usize];
-            }
-            p += self.len[(b | 0x80) as usize];
+/// Price of the LEB128 varint of `v` (FORMAT.md §4.2) under byte prices `table`.
+fn varint_price(table: &[i32; 256], mut v: u32) -> i32 {
+    let mut p = 0;
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            return p + table[b as usize];
         }
+        p += table[(b | 0x80) as usize];
     }
 }
 
@@ -335,7 +327,7 @@ impl Prices for StatPrices {
         let c = if l <= 61 {
             self.cmd[(CMD_MATCH_SHORT + l as u8) as usize]
         } else {
-            self.cmd[CMD_MATCH_LONG as usize] + self.varint_price(l)
+            self.cmd[CMD_MATCH_LONG as usize] + varint_price(&self.len, l)
         };
         let d = match self.off.get(dist as usize) {
             Some(&p) => p,
@@ -351,7 +343,7 @@ impl Prices for StatPrices {
         if l < 15 {
             self.cmd[(CMD_REPEAT | s | l as u8) as usize]
         } else {
-            self.cmd[(CMD_REPEAT | s | 15) as usize] + self.varint_price(len - 21)
+            self.cmd[(CMD_REPEAT | s | 15) as usize] + varint_price(&self.len, len - 21)
         }
     }
 }

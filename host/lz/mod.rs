@@ -177,14 +177,13 @@ pub fn parse_segment_progress(
     params: &ParseParams,
     progress: &dyn Fn(u64),
 ) -> Vec<BlockParse> {
-    parser::parse(
+    parse_with(
         data,
         seg,
         block_size,
         params,
-        &CostTuning::default(),
         progress,
-        &mut GroupStats::default().0,
+        &mut GroupStats::default(),
     )
 }
 
@@ -203,13 +202,26 @@ pub fn parse_segment_in_group(
     params: &ParseParams,
     stats: &mut GroupStats,
 ) -> Vec<BlockParse> {
+    parse_with(data, seg, block_size, params, &|_| {}, stats)
+}
+
+/// The parser with the default cost model, `progress` and `stats`.
+fn parse_with(
+    data: &[u8],
+    seg: std::ops::Range<usize>,
+    block_size: usize,
+    params: &ParseParams,
+    progress: &dyn Fn(u64),
+    stats: &mut GroupStats,
+) -> Vec<BlockParse> {
+    let tuning = CostTuning::default();
     parser::parse(
         data,
         seg,
         block_size,
         params,
-        &CostTuning::default(),
-        &|_| {},
+        &tuning,
+        progress,
         &mut stats.0,
     )
 }

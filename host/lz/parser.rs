@@ -1042,9 +1042,13 @@ fn parse_block_best<S: ChainSlot>(
     opt: &mut OptBufs,
 ) -> BlockParse {
     debug_assert_eq!(f.cap, 0);
-    let mut best: Option<(BlockParse, f64)> = None;
-    let mut best_vals: Vec<u32> = Vec::new();
-    let mut best_is_last = false;
+    let mut best = Best {
+        bs,
+        be,
+        parse: None,
+        vals: Vec::new(),
+        is_last: false,
+    };
     for &t in trials {
         f.val_upto = bs;
         let b = match t {
@@ -1069,20 +1073,11 @@ fn parse_block_best<S: ChainSlot>(
                 b
             }
         };
-        keep(
-            f,
-            chooser,
-            bs,
-            be,
-            b,
-            &mut best,
-            &mut best_vals,
-            &mut best_is_last,
-        );
+        best.keep(f, chooser, b);
     }
     // re-parses priced by the streams of the best parse so far and of the blocks before
     for _ in 0..passes {
-        let (b0, _) = best.as_ref().expect("at least one trial");
+        let (b0, _) = best.parse.as_ref().expect("at least one trial");
         let mut counts = chooser.counts;
         for (k, s) in b0.stream_slices().into_iter().enumerate() {
             for &x in s {
@@ -1092,53 +1087,43 @@ fn parse_block_best<S: ChainSlot>(
         let prices = StatPrices::new(&counts);
         f.val_upto = bs;
         let b = parse_block_opt(f, bs, be, opt, Some(&prices));
-        keep(
-            f,
-            chooser,
-            bs,
-            be,
-            b,
-            &mut best,
-            &mut best_vals,
-            &mut best_is_last,
-        );
+        best.keep(f, chooser, b);
     }
-    if !best_is_last {
+    if !best.is_last {
         let (r1, r2) = f.ring_ranges(bs, be);
         let n1 = r1.len();
-        f.val[r1].copy_from_slice(&best_vals[..n1]);
-        f.val[r2].copy_from_slice(&best_vals[n1..]);
+        f.val[r1].copy_from_slice(&best.vals[..n1]);
+        f.val[r2].copy_from_slice(&best.vals[n1..]);
     }
     f.val_upto = be;
-    let (b, _) = best.expect("at least one trial");
+    let (b, _) = best.parse.expect("at least one trial");
     chooser.add(&b);
     b
 }
 
-/// Keeps parse `b` of block `[bs, be)` in `best` (with the block's dependency values) when
-/// [`Chooser::cost`] prices it below the parse kept so far; `is_last` says whether the
-/// finder's current values are the kept parse's.
-#[allow(clippy::too_many_arguments)]
-fn keep<S: ChainSlot>(
-    f: &Finder<'_, S>,
-    chooser: &Chooser,
+/// The smallest parse of block `[bs, be)` so far ([`Chooser::cost`]) and the block's
+/// dependency values under it.
+struct Best {
     bs: usize,
     be: usize,
-    b: BlockParse,
-    best: &mut Option<(BlockParse, f64)>,
-    best_vals: &mut Vec<u32>,
-    is_last: &mut bool,
-) {
-    let cost = chooser.cost(&b);
-    if best.as_ref().is_none_or(|(_, c)| cost < *c) {
-        let (r1, r2) = f.ring_ranges(bs, be);
-        best_vals.clear();
-        best_vals.extend_from_slice(&f.val[r1]);
-        best_vals.extend_from_slice(&f.val[r2]);
-        *best = Some((b, cost));
-        *is_last = true;
-    } else {
-        *is_last = false;
+    parse: Option<(BlockParse, f64)>,
+    vals: Vec<u32>,
+    /// The finder's current values are the kept parse's.
+    is_last: bool,
+}
+
+impl Best {
+    /// Keeps `b` (just parsed by `f`) when it prices below the parse kept so far.
+    fn keep<S: ChainSlot>(&mut self, f: &Finder<'_, S>, chooser: &Chooser, b: BlockParse) {
+        let cost = chooser.cost(&b);
+        self.is_last = self.parse.as_ref().is_none_or(|(_, c)| cost < *c);
+        if self.is_last {
+            let (r1, r2) = f.ring_ranges(self.bs, self.be);
+            self.vals.clear();
+            self.vals.extend_from_slice(&f.val[r1]);
+            self.vals.extend_from_slice(&f.val[r2]);
+            self.parse = Some((b, cost));
+        }
     }
 }
 
