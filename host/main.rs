@@ -39,11 +39,15 @@ KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 163
 Exit status: 0 success; 1 error (a file missing or unreadable, an output that exists, a damaged
 archive, no GPU for --device gpu, ...); 2 usage error (unknown option, bad or missing value);
 130 interrupted (SIGINT, SIGTERM, SIGHUP); 141 standard output closed early (e.g. `| head`, no
-message). An output file appears under its name only when
-complete: until then it is a hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on
+message). An output file appears under its name only when complete: until then it is a
+hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on
 errors and signals (not after SIGKILL or a power cut; such a leftover is safe to delete).";
 
 const INFO_HELP: &str = "\
+Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; version-2
+archives are read too), original and archive bytes, the block table (bytes per block) and the
+frequency tables, and per stream its decoded and stored bytes.
+
 Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
 match that copies bytes written by a level-n match has level n + 1. A block's depth is the
 highest level among its matches (0 for a block without matches); a decoder that runs a block's
@@ -51,7 +55,11 @@ matches in dependency order (the GPU decoder) needs depth + 1 rounds for it, and
 compression bounds it. 'info' prints the deepest and the mean block depth, and the number of
 blocks per depth range: 0, 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more.
 
-JSON (--json): max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
+JSON (--json), one object: format_version, original_size, archive_size, ratio, block_size,
+block_count, entry_bytes (one block-table entry), block_table_bytes, table_bytes (the frequency
+tables), group_blocks, window, cross_block, level, min_match, repeat_codes, depth_cap, streams
+(literals, lengths, offsets, commands, offset_tails: decoded and stored bytes each),
+content_checksum, max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
 the order of block_depth_buckets (\"0\", \"1\", \"2-3\", \"4-7\", \"8-15\", \"16-31\", \"32-63\",
 \"64+\").
 
@@ -396,15 +404,20 @@ impl OutFile {
                     path.display()
                 );
             }
-            if !force {
-                bail!("{} already exists (use -f to overwrite)", path.display());
-            }
+            // a device or FIFO (`-o /dev/null`) is written in place and never replaced,
+            // so it needs no -f; an existing regular file does
             if !meta.is_file() {
                 let f = std::fs::OpenOptions::new()
                     .write(true)
                     .open(path)
                     .with_context(|| format!("opening {}", path.display()))?;
+                if f.is_terminal() && !force {
+                    bail!("{} is a terminal (use -f to write to it)", path.display());
+                }
                 return Ok(OutFile::InPlace(f, path.to_owned()));
+            }
+            if !force {
+                bail!("{} already exists (use -f to overwrite)", path.display());
             }
         }
         let dir = path
@@ -756,14 +769,17 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     if json {
         let streams: Vec<String> = (0..STREAM_COUNT)
             .map(|k| {
+                // JSON keys without spaces ("offset_tails"), so `jq .streams.offset_tails` works
                 format!(
                     "\"{}\":{{\"decoded\":{},\"stored\":{}}}",
-                    names[k], decoded[k], stored[k]
+                    names[k].replace(' ', "_"),
+                    decoded[k],
+                    stored[k]
                 )
             })
             .collect();
         println!(
-            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
+            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"block_table_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
             h.version,
             h.original_size,
             archive_len,
@@ -771,6 +787,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             h.block_size,
             h.block_count,
             a.entry_size(),
+            h.block_count as u64 * a.entry_size() as u64,
             h.table_bytes,
             h.group_blocks,
             h.window,

@@ -350,6 +350,9 @@ fn info_json_and_text() {
         (8..64).contains(&entry),
         "packed entries (format version 3): {s}"
     );
+    assert_eq!(num("block_table_bytes"), num("block_count") * entry, "{s}");
+    // stream keys are JSON-friendly (no spaces)
+    assert!(s.contains("\"offset_tails\":{"), "{s}");
     assert_eq!(
         96 + num("block_count") * entry + num("table_bytes") + stored,
         std::fs::metadata(d.join("i.acx")).unwrap().len(),
@@ -998,6 +1001,13 @@ fn device_output_is_written_in_place() {
     ok(&run(
         d.path(),
         &["compress", "x.txt", "-o", "/dev/null", "-f"],
+    ));
+    // and needs no -f: it is not replaced (ninth-session new-user trial)
+    ok(&run(d.path(), &["compress", "x.txt", "-o", "/dev/null"]));
+    ok(&run(d.path(), &["compress", "x.txt"]));
+    ok(&run(
+        d.path(),
+        &["decompress", "x.txt.acx", "-o", "/dev/null"],
     ));
     let t = std::fs::metadata("/dev/null").unwrap().file_type();
     assert!(
