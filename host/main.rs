@@ -24,6 +24,18 @@ use std::time::Instant;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// Print nothing but errors: no summary line, no progress bar, no note that the CPU
+    /// decodes because there is no GPU.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+/// `--quiet` (set once in `main` before any work).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether informational messages go to standard error (not under `--quiet`).
+fn chatty() -> bool {
+    !QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 const SIZES_HELP: &str = "\
@@ -493,7 +505,7 @@ impl Drop for OutFile {
 /// more) or `slow` (e.g. levels 6-9 or a cross-block window) and at least 1 MiB.
 fn progress_bar(total: u64, what: &str, slow: bool) -> ProgressBar {
     let min = if slow { 1 << 20 } else { 64 << 20 };
-    if !std::io::stderr().is_terminal() || total < min {
+    if !std::io::stderr().is_terminal() || total < min || !chatty() {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(total);
@@ -526,6 +538,7 @@ fn mbps(bytes: u64, secs: f64) -> f64 {
 fn main() {
     install_signal_cleanup();
     let cli = Cli::parse();
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     if let Err(e) = run(cli) {
         if let Some(u) = e.downcast_ref::<Usage>() {
             // clap's format and exit status, with the subcommand's usage line
@@ -601,7 +614,7 @@ fn run(cli: Cli) -> Result<()> {
             pb.finish_and_clear();
             let secs = t.elapsed().as_secs_f64();
             out.finish(&packed)?;
-            if out_path.as_os_str() != "-" {
+            if out_path.as_os_str() != "-" && chatty() {
                 eprintln!(
                     "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {:.1} MB/s",
                     input.display(),
@@ -652,7 +665,7 @@ fn run(cli: Cli) -> Result<()> {
             let (data, used) = decode_with(&a, device)?;
             let secs = t.elapsed().as_secs_f64();
             out.finish(&data)?;
-            if out_path.as_os_str() != "-" {
+            if out_path.as_os_str() != "-" && chatty() {
                 eprintln!(
                     "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
                     input.display(),
@@ -685,13 +698,12 @@ fn run(cli: Cli) -> Result<()> {
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             let text = info_text(&a, bytes.len() as u64, json);
-            // a reader that stops early (`aceapex info X | head -3`) is not an error
-            match std::io::stdout().lock().write_all(text.as_bytes()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    return Err(e).context("writing to standard output")
-                }
-                _ => {}
-            }
+            // a reader that stops early (`aceapex info X | head -3`) ends the run like one of
+            // `decompress -o -` (status 141, no message; `main`), not with a panic
+            std::io::stdout()
+                .lock()
+                .write_all(text.as_bytes())
+                .context("writing to standard output")?;
         }
     }
     Ok(())
@@ -711,13 +723,19 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
                 match gpu::decoder::decompress(&g, a) {
                     Ok(data) => return Ok((data, format!("GPU ({}, {how} decoder)", g.name()))),
                     Err(e @ gpu::GpuError::Unsupported(_)) if device == Device::Auto => {
-                        eprintln!("aceapex: {e}; decoding on the CPU")
+                        if chatty() {
+                            eprintln!("aceapex: {e}; decoding on the CPU")
+                        }
                     }
                     Err(e) => return Err(e).context("GPU decode"),
                 }
             }
             Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
-            Err(e) => eprintln!("aceapex: {e}; decoding on the CPU"),
+            Err(e) => {
+                if chatty() {
+                    eprintln!("aceapex: {e}; decoding on the CPU")
+                }
+            }
         }
     }
     let mut out = decode::zeroed_output(a.header.original_size)?;
