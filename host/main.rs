@@ -158,9 +158,9 @@ enum Cmd {
         /// First byte of the range (0-based, in the original data).
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         offset: u64,
-        /// Bytes to restore.
+        /// Bytes to restore [default: to the end of the original data].
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-        length: u64,
+        length: Option<u64>,
         /// Output file [default: standard output].
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -690,6 +690,8 @@ fn run(cli: Cli) -> Result<()> {
             let bytes = read_input(&input, true)?;
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+            // no --length: the rest of the data (an offset past the end is still an error)
+            let length = length.unwrap_or(a.header.original_size.saturating_sub(offset));
             let region = decode::extract(&a, offset, length)?;
             out.finish(&region)?;
         }

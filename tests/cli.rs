@@ -304,6 +304,14 @@ fn extract_equals_the_slice() {
             &["extract", arc, "--offset", "199999", "--length", "2"],
         ));
         assert!(e.contains("outside"), "{e}");
+        // no --length: to the end; an offset at the end gives nothing, past it an error
+        for off in [0usize, 5000, 199_999, 200_000] {
+            let o = run(d, &["extract", arc, "--offset", &off.to_string()]);
+            ok(&o);
+            assert!(o.stdout == data[off..], "{arc} extract {off}..");
+        }
+        let e = fails(&run(d, &["extract", arc, "--offset", "200001"]));
+        assert!(e.contains("outside"), "{e}");
     }
 }
 
