@@ -509,7 +509,8 @@ fn bad_arguments_fail() {
             vec!["extract", "a", "--offset", "1.5K", "--length", "1"],
             "not a size",
         ),
-        (vec!["extract", "a", "--offset", "0"], "--length"),
+        // --offset is required (--length is not: to the end)
+        (vec!["extract", "a", "--length", "5"], "--offset"),
         (vec!["frobnicate"], "unrecognized subcommand"),
         (vec![], "Usage"),
     ] {
