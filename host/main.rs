@@ -86,8 +86,10 @@ enum Cmd {
     /// Compress a file into an .acx archive (the input is kept).
     #[command(after_help = SIZES_HELP)]
     Compress {
-        /// Input file, or '-' for standard input.
-        input: PathBuf,
+        /// Input files, or '-' for standard input; several files are each compressed to
+        /// their default name (FILE.acx), and an error in one does not stop the others.
+        #[arg(required = true, value_name = "INPUT")]
+        inputs: Vec<PathBuf>,
         /// Output file [default: INPUT.acx; standard output for '-' input]; '-' for standard
         /// output.
         #[arg(short, long, value_name = "FILE")]
@@ -131,8 +133,10 @@ enum Cmd {
     },
     /// Restore the original file from an archive (every block and the whole file verified).
     Decompress {
-        /// Archive, or '-' for standard input.
-        input: PathBuf,
+        /// Archives, or '-' for standard input; several archives are each restored to their
+        /// default name (without .acx), and an error in one does not stop the others.
+        #[arg(required = true, value_name = "INPUT")]
+        inputs: Vec<PathBuf>,
         /// Output file [default: INPUT without .acx; standard output for '-' input]; '-' for
         /// standard output.
         #[arg(short, long, value_name = "FILE")]
@@ -569,7 +573,7 @@ const EXIT_BROKEN_PIPE: i32 = 141;
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Compress {
-            input,
+            inputs,
             output,
             stdout,
             level,
@@ -590,91 +594,25 @@ fn run(cli: Cli) -> Result<()> {
                 depth_cap,
             };
             opts.validate().map_err(|m| usage("compress", m))?;
+            one_output_name("compress", &inputs, output.is_some() || stdout)?;
             set_threads(threads)?;
-            let out_path = match output {
-                Some(o) => o,
-                None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
-                None => PathBuf::from(format!("{}.acx", input.display())),
-            };
-            check_not_same(&input, &out_path)?;
-            check_input(&input)?;
-            if out_path.as_os_str() == "-" && std::io::stdout().is_terminal() && !force {
-                bail!(
-                    "refusing to write compressed data to a terminal: redirect standard output, \
-                     name a file with -o, or use -f to force"
-                );
-            }
-            let out = OutFile::open(&out_path, force)?;
-            let data = read_input(&input, false)?;
-            let slow = level >= 6 || window.is_some_and(|w| w > block_size);
-            let pb = progress_bar(data.len() as u64, "compress", slow);
-            let t = Instant::now();
-            let packed =
-                archive::compress(&data, &opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
-            pb.finish_and_clear();
-            let secs = t.elapsed().as_secs_f64();
-            out.finish(&packed)?;
-            if out_path.as_os_str() != "-" && chatty() {
-                eprintln!(
-                    "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {:.1} MB/s",
-                    input.display(),
-                    out_path.display(),
-                    data.len(),
-                    packed.len(),
-                    data.len() as f64 / packed.len().max(1) as f64,
-                    secs,
-                    mbps(data.len() as u64, secs)
-                );
-            }
+            each_input(&inputs, |input| {
+                compress_one(input, output.clone(), stdout, &opts, force)
+            })?;
         }
         Cmd::Decompress {
-            input,
+            inputs,
             output,
             stdout,
             device,
             threads,
             force,
         } => {
-            let out_path = match output {
-                Some(o) => o,
-                None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
-                None => match input.to_str().and_then(|s| s.strip_suffix(".acx")) {
-                    Some(stem) if !stem.is_empty() => PathBuf::from(stem),
-                    // a directory is a runtime error, not a naming one (same message as -o)
-                    _ if input.is_dir() => bail!("{}", dir_message(&input)),
-                    _ => {
-                        return Err(usage(
-                            "decompress",
-                            format!(
-                                "{} does not end in .acx: name the output with -o (or -c for \
-                                 standard output)",
-                                input.display()
-                            ),
-                        ))
-                    }
-                },
-            };
+            one_output_name("decompress", &inputs, output.is_some() || stdout)?;
             set_threads(threads)?;
-            check_not_same(&input, &out_path)?;
-            check_input(&input)?;
-            let out = OutFile::open(&out_path, force)?;
-            let bytes = read_input(&input, true)?;
-            let a =
-                Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
-            let t = Instant::now();
-            let (data, used) = decode_with(&a, device)?;
-            let secs = t.elapsed().as_secs_f64();
-            out.finish(&data)?;
-            if out_path.as_os_str() != "-" && chatty() {
-                eprintln!(
-                    "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
-                    input.display(),
-                    out_path.display(),
-                    data.len(),
-                    secs,
-                    mbps(data.len() as u64, secs)
-                );
-            }
+            each_input(&inputs, |input| {
+                decompress_one(input, output.clone(), stdout, device, force)
+            })?;
         }
         Cmd::Extract {
             input,
@@ -707,6 +645,136 @@ fn run(cli: Cli) -> Result<()> {
                 .write_all(text.as_bytes())
                 .context("writing to standard output")?;
         }
+    }
+    Ok(())
+}
+
+/// `compress` of one input (see [`Cmd::Compress`]).
+fn compress_one(
+    input: &Path,
+    output: Option<PathBuf>,
+    stdout: bool,
+    opts: &EncodeOptions,
+    force: bool,
+) -> Result<()> {
+    let (level, block_size, window) = (opts.level, opts.block_size, opts.window);
+    let input = input.to_path_buf();
+    let out_path = match output {
+        Some(o) => o,
+        None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
+        None => PathBuf::from(format!("{}.acx", input.display())),
+    };
+    check_not_same(&input, &out_path)?;
+    check_input(&input)?;
+    if out_path.as_os_str() == "-" && std::io::stdout().is_terminal() && !force {
+        bail!(
+            "refusing to write compressed data to a terminal: redirect standard output, \
+             name a file with -o, or use -f to force"
+        );
+    }
+    let out = OutFile::open(&out_path, force)?;
+    let data = read_input(&input, false)?;
+    let slow = level >= 6 || window.is_some_and(|w| w > block_size);
+    let pb = progress_bar(data.len() as u64, "compress", slow);
+    let t = Instant::now();
+    let packed = archive::compress(&data, opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
+    pb.finish_and_clear();
+    let secs = t.elapsed().as_secs_f64();
+    out.finish(&packed)?;
+    if out_path.as_os_str() != "-" && chatty() {
+        eprintln!(
+            "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {:.1} MB/s",
+            input.display(),
+            out_path.display(),
+            data.len(),
+            packed.len(),
+            data.len() as f64 / packed.len().max(1) as f64,
+            secs,
+            mbps(data.len() as u64, secs)
+        );
+    }
+    Ok(())
+}
+
+/// `decompress` of one archive (see [`Cmd::Decompress`]).
+fn decompress_one(
+    input: &Path,
+    output: Option<PathBuf>,
+    stdout: bool,
+    device: Device,
+    force: bool,
+) -> Result<()> {
+    let input = input.to_path_buf();
+    let out_path = match output {
+        Some(o) => o,
+        None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
+        None => match input.to_str().and_then(|s| s.strip_suffix(".acx")) {
+            Some(stem) if !stem.is_empty() => PathBuf::from(stem),
+            // a directory is a runtime error, not a naming one (same message as -o)
+            _ if input.is_dir() => bail!("{}", dir_message(&input)),
+            _ => {
+                return Err(usage(
+                    "decompress",
+                    format!(
+                        "{} does not end in .acx: name the output with -o (or -c for \
+                         standard output)",
+                        input.display()
+                    ),
+                ))
+            }
+        },
+    };
+    check_not_same(&input, &out_path)?;
+    check_input(&input)?;
+    let out = OutFile::open(&out_path, force)?;
+    let bytes = read_input(&input, true)?;
+    let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+    let t = Instant::now();
+    let (data, used) = decode_with(&a, device)?;
+    let secs = t.elapsed().as_secs_f64();
+    out.finish(&data)?;
+    if out_path.as_os_str() != "-" && chatty() {
+        eprintln!(
+            "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
+            input.display(),
+            out_path.display(),
+            data.len(),
+            secs,
+            mbps(data.len() as u64, secs)
+        );
+    }
+    Ok(())
+}
+
+/// Several inputs each go to their default output name: `-o`, `-c` and '-' need exactly one.
+fn one_output_name(cmd: &'static str, inputs: &[PathBuf], named: bool) -> Result<()> {
+    if inputs.len() > 1 && (named || inputs.iter().any(|i| i.as_os_str() == "-")) {
+        return Err(usage(
+            cmd,
+            "-o, -c and '-' take a single input; several inputs are written to their default \
+             names"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `f` on every input. One input: its error is the command's. Several: each error is
+/// printed and the others still run (as gzip and zstd do); the command then fails.
+fn each_input(inputs: &[PathBuf], mut f: impl FnMut(&Path) -> Result<()>) -> Result<()> {
+    if let [one] = inputs {
+        return f(one);
+    }
+    let mut failed = 0;
+    for input in inputs {
+        // (a signal ends the process in its handler, temporaries removed)
+        if let Err(e) = f(input) {
+            eprintln!("aceapex: error: {e:#}");
+            failed += 1;
+        }
+    }
+    if failed > 0 {
+        bail!("{failed} of {} inputs failed (errors above)", inputs.len());
     }
     Ok(())
 }

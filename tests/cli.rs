@@ -1107,3 +1107,42 @@ fn quiet_prints_only_errors() {
     ok(&o);
     assert!(stderr(&o).contains("ratio"), "{}", stderr(&o));
 }
+
+#[test]
+fn several_inputs_each_go_to_their_default_names() {
+    let t = tmp();
+    let d = t.path();
+    let (a, b) = (sample(10_000), sample(30_000));
+    std::fs::write(d.join("a"), &a).unwrap();
+    std::fs::write(d.join("b"), &b).unwrap();
+    ok(&run(d, &["compress", "a", "b"]));
+    std::fs::remove_file(d.join("a")).unwrap();
+    std::fs::remove_file(d.join("b")).unwrap();
+    ok(&run(d, &["decompress", "a.acx", "b.acx"]));
+    assert_eq!(std::fs::read(d.join("a")).unwrap(), a);
+    assert_eq!(std::fs::read(d.join("b")).unwrap(), b);
+    // one failure does not stop the others, and the command fails
+    std::fs::remove_file(d.join("b.acx")).unwrap();
+    let o = run(d, &["compress", "missing", "b"]);
+    let e = fails(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("missing") && e.contains("1 of 2 inputs failed"),
+        "{e}"
+    );
+    assert!(
+        d.join("b.acx").exists(),
+        "the second input was still compressed"
+    );
+    // -o, -c and '-' need one input: a usage error
+    for args in [
+        &["compress", "a", "b", "-o", "x"][..],
+        &["compress", "a", "b", "-c"][..],
+        &["decompress", "a.acx", "-", "-f"][..],
+    ] {
+        let o = run(d, args);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains("single input"), "{args:?}: {e}");
+    }
+}
