@@ -708,7 +708,11 @@ fn decompress_one(
     let out_path = match output {
         Some(o) => o,
         None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
-        None => match input.to_str().and_then(|s| s.strip_suffix(".acx")) {
+        // the suffix in any case (`X.ACX` -> `X`), as gzip strips `.GZ`
+        None => match input.to_str().and_then(|s| {
+            let cut = s.len().checked_sub(4)?;
+            (s.is_char_boundary(cut) && s[cut..].eq_ignore_ascii_case(".acx")).then(|| &s[..cut])
+        }) {
             Some(stem) if !stem.is_empty() => PathBuf::from(stem),
             // a directory is a runtime error, not a naming one (same message as -o)
             _ if input.is_dir() => bail!("{}", dir_message(&input)),

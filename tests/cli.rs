@@ -1146,3 +1146,18 @@ fn several_inputs_each_go_to_their_default_names() {
         assert!(e.contains("single input"), "{args:?}: {e}");
     }
 }
+
+#[test]
+fn the_acx_suffix_is_stripped_in_any_case() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("u"), sample(5_000)).unwrap();
+    ok(&run(d, &["compress", "u", "-o", "U.ACX"]));
+    std::fs::remove_file(d.join("u")).unwrap();
+    ok(&run(d, &["decompress", "U.ACX"]));
+    assert_eq!(std::fs::read(d.join("U")).unwrap(), sample(5_000));
+    // a bare suffix names no output
+    std::fs::copy(d.join("U.ACX"), d.join(".Acx")).unwrap();
+    let e = fails(&run(d, &["decompress", ".Acx"]));
+    assert!(e.contains("does not end in .acx"), "{e}");
+}
