@@ -38,6 +38,13 @@ fn chatty() -> bool {
     !QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// An informational line on standard error, unless `--quiet`.
+fn note(msg: impl std::fmt::Display) {
+    if chatty() {
+        eprintln!("{msg}");
+    }
+}
+
 const SIZES_HELP: &str = "\
 Sizes (--block-size, --window, --offset, --length): bytes, or a number with a suffix
 (case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary);
@@ -52,8 +59,8 @@ Exit status: 0 success; 1 error (a file missing or unreadable, an output that ex
 archive, no GPU for --device gpu, ...); 2 usage error (unknown option, bad or missing value);
 130 interrupted (SIGINT, SIGTERM, SIGHUP); 141 standard output closed early (e.g. `| head`, no
 message). An output file appears under its name only when complete: until then it is a
-hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on
-errors and signals (not after SIGKILL or a power cut; such a leftover is safe to delete).";
+hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on errors and signals (not
+after SIGKILL or a power cut; such a leftover is safe to delete).";
 
 const INFO_HELP: &str = "\
 Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; version-2
@@ -657,15 +664,13 @@ fn compress_one(
     opts: &EncodeOptions,
     force: bool,
 ) -> Result<()> {
-    let (level, block_size, window) = (opts.level, opts.block_size, opts.window);
-    let input = input.to_path_buf();
     let out_path = match output {
         Some(o) => o,
         None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
         None => PathBuf::from(format!("{}.acx", input.display())),
     };
-    check_not_same(&input, &out_path)?;
-    check_input(&input)?;
+    check_not_same(input, &out_path)?;
+    check_input(input)?;
     if out_path.as_os_str() == "-" && std::io::stdout().is_terminal() && !force {
         bail!(
             "refusing to write compressed data to a terminal: redirect standard output, \
@@ -673,16 +678,16 @@ fn compress_one(
         );
     }
     let out = OutFile::open(&out_path, force)?;
-    let data = read_input(&input, false)?;
-    let slow = level >= 6 || window.is_some_and(|w| w > block_size);
+    let data = read_input(input, false)?;
+    let slow = opts.level >= 6 || opts.window.is_some_and(|w| w > opts.block_size);
     let pb = progress_bar(data.len() as u64, "compress", slow);
     let t = Instant::now();
     let packed = archive::compress(&data, opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
     pb.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
     out.finish(&packed)?;
-    if out_path.as_os_str() != "-" && chatty() {
-        eprintln!(
+    if out_path.as_os_str() != "-" {
+        note(format_args!(
             "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {:.1} MB/s",
             input.display(),
             out_path.display(),
@@ -691,7 +696,7 @@ fn compress_one(
             data.len() as f64 / packed.len().max(1) as f64,
             secs,
             mbps(data.len() as u64, secs)
-        );
+        ));
     }
     Ok(())
 }
@@ -704,7 +709,6 @@ fn decompress_one(
     device: Device,
     force: bool,
 ) -> Result<()> {
-    let input = input.to_path_buf();
     let out_path = match output {
         Some(o) => o,
         None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
@@ -715,7 +719,7 @@ fn decompress_one(
         }) {
             Some(stem) if !stem.is_empty() => PathBuf::from(stem),
             // a directory is a runtime error, not a naming one (same message as -o)
-            _ if input.is_dir() => bail!("{}", dir_message(&input)),
+            _ if input.is_dir() => bail!("{}", dir_message(input)),
             _ => {
                 return Err(usage(
                     "decompress",
@@ -728,24 +732,24 @@ fn decompress_one(
             }
         },
     };
-    check_not_same(&input, &out_path)?;
-    check_input(&input)?;
+    check_not_same(input, &out_path)?;
+    check_input(input)?;
     let out = OutFile::open(&out_path, force)?;
-    let bytes = read_input(&input, true)?;
+    let bytes = read_input(input, true)?;
     let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
     let t = Instant::now();
     let (data, used) = decode_with(&a, device)?;
     let secs = t.elapsed().as_secs_f64();
     out.finish(&data)?;
-    if out_path.as_os_str() != "-" && chatty() {
-        eprintln!(
+    if out_path.as_os_str() != "-" {
+        note(format_args!(
             "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
             input.display(),
             out_path.display(),
             data.len(),
             secs,
             mbps(data.len() as u64, secs)
-        );
+        ));
     }
     Ok(())
 }
@@ -797,19 +801,13 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
                 match gpu::decoder::decompress(&g, a) {
                     Ok(data) => return Ok((data, format!("GPU ({}, {how} decoder)", g.name()))),
                     Err(e @ gpu::GpuError::Unsupported(_)) if device == Device::Auto => {
-                        if chatty() {
-                            eprintln!("aceapex: {e}; decoding on the CPU")
-                        }
+                        note(format_args!("aceapex: {e}; decoding on the CPU"))
                     }
                     Err(e) => return Err(e).context("GPU decode"),
                 }
             }
             Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
-            Err(e) => {
-                if chatty() {
-                    eprintln!("aceapex: {e}; decoding on the CPU")
-                }
-            }
+            Err(e) => note(format_args!("aceapex: {e}; decoding on the CPU")),
         }
     }
     let mut out = decode::zeroed_output(a.header.original_size)?;
@@ -829,13 +827,14 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
 fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    // writing to a String cannot fail
-    macro_rules! println {
+    // a line of the report (writing to a String cannot fail)
+    macro_rules! out {
         ($($t:tt)*) => {
             let _ = writeln!(s, $($t)*);
         };
     }
     let h = &a.header;
+    let block_table_bytes = h.block_count as u64 * a.entry_size() as u64;
     let mut stored = [0u64; STREAM_COUNT];
     let mut decoded = [0u64; STREAM_COUNT];
     let mut depth_max = 0u32;
@@ -870,7 +869,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
                 )
             })
             .collect();
-        println!(
+        out!(
             "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"block_table_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
             h.version,
             h.original_size,
@@ -879,7 +878,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             h.block_size,
             h.block_count,
             a.entry_size(),
-            h.block_count as u64 * a.entry_size() as u64,
+            block_table_bytes,
             h.table_bytes,
             h.group_blocks,
             h.window,
@@ -897,23 +896,26 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         );
         return s;
     }
-    println!("format version   {}", h.version);
-    println!("original size    {} bytes", h.original_size);
-    println!(
+    out!("format version   {}", h.version);
+    out!("original size    {} bytes", h.original_size);
+    out!(
         "archive size     {} bytes (ratio {:.3})",
-        archive_len, ratio
+        archive_len,
+        ratio
     );
-    println!(
+    out!(
         "blocks           {} x {} bytes, tables shared by {} blocks",
-        h.block_count, h.block_size, h.group_blocks
+        h.block_count,
+        h.block_size,
+        h.group_blocks
     );
-    println!(
+    out!(
         "block table      {} bytes ({} per block), frequency tables {} bytes",
-        h.block_count as u64 * a.entry_size() as u64,
+        block_table_bytes,
         a.entry_size(),
         h.table_bytes
     );
-    println!(
+    out!(
         "window           {} bytes ({})",
         h.window,
         if a.cross_block() {
@@ -922,7 +924,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             "blocks independent"
         }
     );
-    println!(
+    out!(
         "encoder          level {}, min match {}, repeat codes {}, depth cap {}",
         h.level,
         h.min_match,
@@ -938,7 +940,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         }
     );
     // a block's depth: the highest dependency level of its matches (see INFO_HELP)
-    println!(
+    out!(
         "match depth      deepest block {depth_max}, mean {mean_depth:.2} (a block's depth: the \
          highest dependency level of its matches, see 'info --help')"
     );
@@ -947,9 +949,9 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         .zip(depth_hist)
         .map(|(b, n)| format!("{b}:{n}"))
         .collect();
-    println!("blocks by depth  {}", hist.join(" "));
+    out!("blocks by depth  {}", hist.join(" "));
     for k in 0..STREAM_COUNT {
-        println!(
+        out!(
             "stream {:<12} {:>9} bytes decoded, {:>12} stored ({:.2} bits/byte)",
             names[k],
             decoded[k],
@@ -957,6 +959,6 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             stored[k] as f64 * 8.0 / decoded[k].max(1) as f64
         );
     }
-    println!("content XXH3-64  {:016x}", h.content_checksum);
+    out!("content XXH3-64  {:016x}", h.content_checksum);
     s
 }

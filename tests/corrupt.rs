@@ -52,17 +52,10 @@ fn entry(i: usize) -> usize {
     HEADER + i * ENTRY
 }
 
-/// Recomputes the metadata checksum from the header's own block_count and table_bytes.
+/// Recomputes the metadata checksum of a version-2 archive from the header's own
+/// block_count and table_bytes.
 fn reseal(b: &mut [u8]) {
-    let bc = get_u32(b, H_BLOCK_COUNT) as usize;
-    let tb = get_u64(b, H_TABLE_BYTES) as usize;
-    let end = HEADER
-        .saturating_add(bc * ENTRY)
-        .saturating_add(tb)
-        .min(b.len());
-    let mut covered = b[..H_META].to_vec();
-    covered.extend_from_slice(&b[HEADER..end]);
-    put_u64(b, H_META, xxh3_64(&covered));
+    common::reseal_entries(b, ENTRY);
 }
 
 fn parse_err(b: &[u8]) -> FormatError {

@@ -288,6 +288,13 @@ impl StatPrices {
         sp
     }
 
+    /// Price of a match's command byte and length varint ([`super::match_code`]).
+    #[inline(always)]
+    fn code_price(&self, slot: Option<usize>, len: u32) -> i32 {
+        let (c, extra) = super::match_code(slot, len);
+        self.cmd[c as usize] + extra.map_or(0, |v| varint_price(&self.len, v))
+    }
+
     /// Price of the distance varint of `d` (FORMAT.md §4.2: first byte, then the tail).
     fn dist_price(&self, d: u32) -> i32 {
         if d < 0x80 {
@@ -322,28 +329,14 @@ impl Prices for StatPrices {
     }
     #[inline(always)]
     fn new_match(&self, len: u32, dist: u32) -> i32 {
-        use aceapex_device::format::{CMD_MATCH_LONG, CMD_MATCH_SHORT, MATCH_BASE};
-        let l = len - MATCH_BASE;
-        let c = if l <= 61 {
-            self.cmd[(CMD_MATCH_SHORT + l as u8) as usize]
-        } else {
-            self.cmd[CMD_MATCH_LONG as usize] + varint_price(&self.len, l)
-        };
         let d = match self.off.get(dist as usize) {
             Some(&p) => p,
             None => self.dist_price(dist),
         };
-        c + d
+        self.code_price(None, len) + d
     }
     #[inline(always)]
     fn rep_match(&self, slot: usize, len: u32) -> i32 {
-        use aceapex_device::format::{CMD_REPEAT, MATCH_BASE};
-        let l = len - MATCH_BASE;
-        let s = (slot as u8) << 4;
-        if l < 15 {
-            self.cmd[(CMD_REPEAT | s | l as u8) as usize]
-        } else {
-            self.cmd[(CMD_REPEAT | s | 15) as usize] + varint_price(&self.len, len - 21)
-        }
+        self.code_price(Some(slot), len)
     }
 }

@@ -151,6 +151,28 @@ pub fn join_offsets(heads: &[u8], tails: &[u8]) -> Option<Vec<u8>> {
     (tp == tails.len()).then_some(out)
 }
 
+/// The command byte of a match and the length-stream varint it needs, if any (FORMAT.md
+/// §4.1): a repeat of history slot `slot` (`Some`), else a new match, of `len >= 6` bytes.
+/// One definition for the parser's emission and the stream prices of the optimal parser.
+fn match_code(slot: Option<usize>, len: u32) -> (u8, Option<u32>) {
+    use aceapex_device::format::{
+        CMD_MATCH_LONG, CMD_MATCH_SHORT, CMD_REPEAT, MATCH_BASE, MAX_SHORT_MATCH, REPEAT_LEN_ESCAPE,
+    };
+    let l = len - MATCH_BASE;
+    match slot {
+        Some(s) => {
+            let c = CMD_REPEAT | (s as u8) << 4;
+            if l < REPEAT_LEN_ESCAPE {
+                (c | l as u8, None)
+            } else {
+                (c | REPEAT_LEN_ESCAPE as u8, Some(l - REPEAT_LEN_ESCAPE))
+            }
+        }
+        None if len <= MAX_SHORT_MATCH => (CMD_MATCH_SHORT + l as u8, None),
+        None => (CMD_MATCH_LONG, Some(l)),
+    }
+}
+
 /// Parses `data[seg]` as consecutive blocks of `block_size` bytes (the last may be shorter),
 /// in order.
 ///

@@ -4,9 +4,7 @@
 use std::cell::RefCell;
 use std::ops::Range;
 
-use aceapex_device::format::{
-    CMD_MATCH_LONG, CMD_MATCH_SHORT, CMD_REPEAT, CMD_RESET, MATCH_BASE, STREAM_COUNT,
-};
+use aceapex_device::format::{CMD_RESET, MATCH_BASE, STREAM_COUNT};
 use aceapex_device::lz::{write_offset, write_varint, History};
 
 use super::cost::{CostModel, CostTuning, Prices, StatPrices, SCALE};
@@ -680,27 +678,21 @@ fn emit_literals(out: &mut BlockParse, lits: &[u8]) {
 
 /// Appends match `m` and updates the history.
 fn emit_match(out: &mut BlockParse, m: &Cand, hist: &mut History) {
-    if m.slot < 4 {
-        let i = m.slot;
-        let l = m.len - MATCH_BASE;
-        if l < 15 {
-            out.commands.push(CMD_REPEAT | (i << 4) | l as u8);
-        } else {
-            out.commands.push(CMD_REPEAT | (i << 4) | 15);
-            write_varint(m.len - 21, &mut out.lengths);
+    let slot = (m.slot < 4).then_some(m.slot as usize);
+    let (c, extra) = super::match_code(slot, m.len);
+    out.commands.push(c);
+    if let Some(v) = extra {
+        write_varint(v, &mut out.lengths);
+    }
+    match slot {
+        Some(i) => {
+            let d = hist.take(i);
+            debug_assert_eq!(d, m.dist);
         }
-        let d = hist.take(i as usize);
-        debug_assert_eq!(d, m.dist);
-    } else {
-        let l = m.len - MATCH_BASE;
-        if l <= 61 {
-            out.commands.push(CMD_MATCH_SHORT + l as u8);
-        } else {
-            out.commands.push(CMD_MATCH_LONG);
-            write_varint(l, &mut out.lengths);
+        None => {
+            write_offset(m.dist, &mut out.offsets, &mut out.offset_tails);
+            hist.push(m.dist);
         }
-        write_offset(m.dist, &mut out.offsets, &mut out.offset_tails);
-        hist.push(m.dist);
     }
 }
 
@@ -977,6 +969,7 @@ fn trial_parses(level: u32) -> &'static [Trial] {
 /// Prices candidate parses of a block by their adaptive order-0 code length, continuing the
 /// stream statistics of the blocks chosen before it in the segment (which approximates the
 /// group's shared tables, FORMAT.md §5.1).
+#[derive(Clone)]
 pub(super) struct Chooser {
     counts: [[u32; 256]; STREAM_COUNT],
     totals: [u64; STREAM_COUNT],
@@ -1078,13 +1071,9 @@ fn parse_block_best<S: ChainSlot>(
     // re-parses priced by the streams of the best parse so far and of the blocks before
     for _ in 0..passes {
         let (b0, _) = best.parse.as_ref().expect("at least one trial");
-        let mut counts = chooser.counts;
-        for (k, s) in b0.stream_slices().into_iter().enumerate() {
-            for &x in s {
-                counts[k][x as usize] += 1;
-            }
-        }
-        let prices = StatPrices::new(&counts);
+        let mut seen = chooser.clone();
+        seen.add(b0);
+        let prices = StatPrices::new(&seen.counts);
         f.val_upto = bs;
         let b = parse_block_opt(f, bs, be, opt, Some(&prices));
         best.keep(f, chooser, b);

@@ -187,11 +187,8 @@ pub fn as_version_2(archive: &[u8]) -> Vec<u8> {
     for e in &entries {
         out.extend_from_slice(&e.bytes());
     }
-    let table_bytes = get_u64(archive, 48) as usize;
     out.extend_from_slice(&archive[rest..]);
-    let mut covered = out[..88].to_vec();
-    covered.extend_from_slice(&out[HEADER..HEADER + entries.len() * ENTRY + table_bytes]);
-    put_u64(&mut out, 88, xxh3_64(&covered));
+    reseal_entries(&mut out, ENTRY);
     out
 }
 
@@ -343,10 +340,18 @@ pub fn v3_set(archive: &mut [u8], i: usize, field: usize, value: u32) {
 
 /// Recomputes a version-3 archive's meta checksum from its own header fields.
 pub fn reseal_v3(archive: &mut [u8]) {
+    let size = v3_entry_size(archive);
+    reseal_entries(archive, size);
+}
+
+/// Recomputes the meta checksum (FORMAT.md §6: header bytes 0..88, block table, table
+/// section) from the header's own block count and table bytes, for entries of `entry_size`
+/// bytes (64 in version 2); a section past the file's end is cut at the end.
+pub fn reseal_entries(archive: &mut [u8], entry_size: usize) {
     let n = get_u32(archive, 20) as usize;
     let tb = get_u64(archive, 48) as usize;
     let end = HEADER
-        .saturating_add(n.saturating_mul(v3_entry_size(archive)))
+        .saturating_add(n.saturating_mul(entry_size))
         .saturating_add(tb)
         .min(archive.len());
     let mut covered = archive[..88].to_vec();
