@@ -230,13 +230,12 @@ impl FastHistory {
         self.0 = [d, h[0], h[1], h[2]];
     }
 
-    /// Slot `i` (0..=3) to the front, the others keeping their order: entry `j >= 1` becomes
-    /// the old entry `j - 1` when `j <= i`, else stays.
+    /// Slot `i` (0..=3), by selects, not an indexed load: the history can then stay in
+    /// registers.
     #[inline(always)]
-    fn take(&mut self, i: usize) -> u32 {
+    fn get(&self, i: usize) -> u32 {
         let h = self.0;
-        // selects, not an indexed load: the history can then stay in registers
-        let d = if i >= 2 {
+        if i >= 2 {
             if i >= 3 {
                 h[3]
             } else {
@@ -246,7 +245,15 @@ impl FastHistory {
             h[1]
         } else {
             h[0]
-        };
+        }
+    }
+
+    /// Slot `i` (0..=3) to the front, the others keeping their order: entry `j >= 1` becomes
+    /// the old entry `j - 1` when `j <= i`, else stays.
+    #[inline(always)]
+    fn take(&mut self, i: usize) -> u32 {
+        let h = self.0;
+        let d = self.get(i);
         self.0 = [
             d,
             if i >= 1 { h[0] } else { h[1] },
@@ -257,6 +264,57 @@ impl FastHistory {
     }
 }
 
+/// The repeat history of [`FastHistory`] in two 64-bit words (entries 0 and 1 in `lo`, 2 and
+/// 3 in `hi`, lower entry in the low half): two registers instead of four in the batch loop
+/// of [`fast_batches`], where a new match (nine in ten commands on text) only pushes.
+#[derive(Clone, Copy)]
+struct PackedHistory {
+    lo: u64,
+    hi: u64,
+}
+
+impl PackedHistory {
+    #[inline(always)]
+    fn pack(h: FastHistory) -> PackedHistory {
+        let [a, b, c, d] = h.0.map(u64::from);
+        PackedHistory {
+            lo: a | b << 32,
+            hi: c | d << 32,
+        }
+    }
+
+    #[inline(always)]
+    fn unpack(self) -> FastHistory {
+        FastHistory([
+            self.lo as u32,
+            (self.lo >> 32) as u32,
+            self.hi as u32,
+            (self.hi >> 32) as u32,
+        ])
+    }
+
+    #[inline(always)]
+    fn push(&mut self, d: u32) {
+        self.hi = self.hi << 32 | self.lo >> 32;
+        self.lo = self.lo << 32 | u64::from(d);
+    }
+
+    /// Slot `i` (0..=3).
+    #[inline(always)]
+    fn get(&self, i: usize) -> u32 {
+        let word = if i >= 2 { self.hi } else { self.lo };
+        (word >> (32 * (i & 1))) as u32
+    }
+
+    /// Slot `i` to the front ([`FastHistory::take`]).
+    #[inline(always)]
+    fn take(&mut self, i: usize) {
+        let mut h = self.unpack();
+        h.take(i);
+        *self = PackedHistory::pack(h);
+    }
+}
+
 /// Copies 16 bytes.
 ///
 /// # Safety
@@ -264,10 +322,7 @@ impl FastHistory {
 #[inline(always)]
 unsafe fn copy16(src: *const u8, dst: *mut u8) {
     // SAFETY: caller's contract.
-    unsafe {
-        dst.cast::<[u8; 16]>()
-            .write_unaligned(src.cast::<[u8; 16]>().read_unaligned())
-    }
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, 16) }
 }
 
 /// Copies 8 bytes.
@@ -298,18 +353,17 @@ const REPLICATE: [u64; 8] = {
     t
 };
 
-/// Copies a match of `len` bytes at distance `dist` to `base + cur`, spilling up to 31 bytes.
+/// Copies a match of `len` bytes at distance `dist` to `dst`, spilling up to 31 bytes.
 ///
 /// # Safety
-/// `base` is valid for reads and writes of `cur + len + WILD_COPY_MARGIN` bytes,
-/// `1 <= dist <= cur` and `len >= 1`.
+/// `dst - dist .. dst + len + WILD_COPY_MARGIN` lies in one allocation, valid for reads and
+/// writes; `dist >= 1` and `len >= 1`.
 #[inline(always)]
-unsafe fn copy_match_wild(base: *mut u8, cur: usize, dist: usize, len: usize) {
-    // SAFETY (whole body): every write lies in [cur, cur + len + 31) and every read in
-    // [cur - dist, cur + len + 31), inside the caller's range; each chunk reads only bytes
+unsafe fn copy_match_wild(dst: *mut u8, dist: usize, len: usize) {
+    // SAFETY (whole body): every write lies in [dst, dst + len + 31) and every read in
+    // [dst - dist, dst + len + 31), inside the caller's range; each chunk reads only bytes
     // before the chunk it writes (dist >= chunk size), so chunk copies never overlap.
     unsafe {
-        let dst = base.add(cur);
         let src = dst.sub(dist);
         if dist >= 16 {
             // two chunks unconditionally (most matches are at most 32 bytes: no loop branch)
@@ -475,10 +529,23 @@ pub(crate) fn decode_block_portable(
     decode_block_loop::<false>(s, out, frame, seq)
 }
 
+/// Positions of a block decode between commands: the next command, the read positions in the
+/// other streams, the output cursor and the repeat history.
+#[derive(Clone, Copy)]
+struct Cursors {
+    cmd: usize,
+    lit: usize,
+    len: usize,
+    off: usize,
+    tail: usize,
+    cur: usize,
+    history: FastHistory,
+}
+
 /// The body of [`decode_block`]; `PEXT` selects the varint form ([`read_varint`]), `SEQ`
-/// the command loop: with `SEQ` every match is preceded by a literal step whose length is 0
-/// when no run comes first (no branch on whether one does), without it a branch on each
-/// command's kind.
+/// the command loop of [`step`]. With `SEQ`, and when every distance the window allows lies
+/// inside the frame, batches of commands run through [`fast_batches`] and [`step`] takes
+/// only what a batch cannot (the block's last commands, and commands a batch leaves to it).
 #[inline(always)]
 fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     s: &PaddedStreams<'_>,
@@ -491,115 +558,300 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
             && frame.dst_end <= out.len(),
         "block frame outside the output buffer"
     );
-    let commands = s.commands.data();
-    if commands.first() != Some(&CMD_RESET) {
+    if s.commands.data().first() != Some(&CMD_RESET) {
         return Err(Status::NoLeadingReset);
     }
-    let end = frame.dst_end;
-    let lit_len = s.literals.len;
-    let mut cur = frame.dst_start;
-    let mut lit_pos = 0usize;
-    let mut len_pos = 0usize;
-    let mut off_pos = 0usize;
-    let mut tail_pos = 0usize;
-    let mut history = FastHistory::RESET;
-    let ncmd = commands.len();
-    let mut i = 0usize;
-    while i < ncmd {
-        let c = if SEQ {
-            // An optional literal run, then (unless the stream ends or another run follows)
-            // a match or reset. A match without a run before it is handled as a run of 0
-            // bytes, so whether a run comes first (30 % of text matches follow a match) is
-            // not a branch.
-            let c0 = commands[i];
-            let is_lit = c0 < CMD_REPEAT;
-            let n = std::hint::select_unpredictable(is_lit, c0 as usize + 1, 0);
-            literal_step(&s.literals, out, &mut lit_pos, &mut cur, end, n)?;
-            i += is_lit as usize;
-            if i == ncmd {
+    let mut at = Cursors {
+        cmd: 0,
+        lit: 0,
+        len: 0,
+        off: 0,
+        tail: 0,
+        cur: frame.dst_start,
+        history: FastHistory::RESET,
+    };
+    let ncmd = s.commands.len;
+    // the batches test a distance only against the frame's floor: the window must not be
+    // the tighter bound anywhere in the block
+    let mut fast = SEQ && frame.window as usize >= frame.dst_end - frame.src_floor;
+    while at.cmd < ncmd {
+        if fast {
+            fast = fast_batches(s, out, frame, &mut at);
+            if at.cmd == ncmd {
                 break;
             }
-            let c = commands[i];
-            if c < CMD_REPEAT {
-                // another run right after a run (only after runs of 128)
-                continue;
-            }
-            c
-        } else {
-            let c = commands[i];
-            if c < CMD_REPEAT {
-                literal_step(
-                    &s.literals,
-                    out,
-                    &mut lit_pos,
-                    &mut cur,
-                    end,
-                    c as usize + 1,
-                )?;
-                i += 1;
-                continue;
-            }
-            c
-        };
-        i += 1;
-        let (dist, len) = match c {
-            0x80..=0xBF => {
-                let nib = (c & 0x0F) as u32;
-                let mut len = MATCH_BASE + nib;
-                if nib == REPEAT_LEN_ESCAPE {
-                    let extra = read_varint::<PEXT>(&s.lengths, &mut len_pos)?;
-                    len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
-                }
-                (history.take(((c >> 4) & 3) as usize), len)
-            }
-            0xC0..=0xFD => {
-                let len = (c & 0x3F) as u32 + MATCH_BASE;
-                let dist = read_offset::<PEXT>(s, &mut off_pos, &mut tail_pos)?;
-                history.push(dist);
-                (dist, len)
-            }
-            CMD_MATCH_LONG => {
-                let extra = read_varint::<PEXT>(&s.lengths, &mut len_pos)?;
-                let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
-                let dist = read_offset::<PEXT>(s, &mut off_pos, &mut tail_pos)?;
-                history.push(dist);
-                (dist, len)
-            }
-            _ => {
-                history = FastHistory::RESET;
-                continue;
-            }
-        };
-        let (d, l) = (dist as usize, len as usize);
-        // The common path tests 1 <= dist <= min(window, cur - src_floor) and room for the
-        // spilling copy at once; anything else takes the reference's checks in its order.
-        if d.wrapping_sub(1) < (frame.window as usize).min(cur - frame.src_floor)
-            && l + WILD_COPY_MARGIN <= end - cur
-        {
-            // SAFETY: cur + len + WILD_COPY_MARGIN <= end <= out.len(), 1 <= dist <= cur
-            // (dist <= cur - src_floor), len >= MATCH_BASE >= 1.
-            unsafe { copy_match_wild(out.as_mut_ptr(), cur, d, l) };
-        } else {
-            // the checks of aceapex_device::lz::check_match, in its order
-            if dist == 0 || dist > frame.window || d > cur - frame.src_floor {
-                return Err(Status::BadDistance);
-            }
-            if l > end - cur {
-                return Err(Status::OutputOverrun);
-            }
-            copy_match(out, cur - d, cur, l);
         }
-        cur += l;
+        step::<PEXT, SEQ>(s, out, frame, &mut at)?;
     }
-    if cur != end
-        || lit_pos != lit_len
-        || len_pos != s.lengths.len
-        || off_pos != s.offsets.len
-        || tail_pos != s.offset_tails.len
+    if at.cur != frame.dst_end
+        || at.lit != s.literals.len
+        || at.len != s.lengths.len
+        || at.off != s.offsets.len
+        || at.tail != s.offset_tails.len
     {
         return Err(Status::Trailing);
     }
     Ok(())
+}
+
+/// One step of the command loop with every check of the reference, in its order: with
+/// `SEQ` an optional literal run and then (unless the stream ends or another run follows) a
+/// match or reset, where a match without a run before it is handled as a run of 0 bytes, so
+/// whether a run comes first (30 % of text matches follow a match) is not a branch; without
+/// `SEQ` one command, with a branch on its kind. Requires `at.cmd < commands.len`.
+#[inline(always)]
+fn step<const PEXT: bool, const SEQ: bool>(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+    at: &mut Cursors,
+) -> Result<(), Status> {
+    let commands = s.commands.data();
+    let end = frame.dst_end;
+    let c = if SEQ {
+        let c0 = commands[at.cmd];
+        let is_lit = c0 < CMD_REPEAT;
+        let n = std::hint::select_unpredictable(is_lit, c0 as usize + 1, 0);
+        literal_step(&s.literals, out, &mut at.lit, &mut at.cur, end, n)?;
+        at.cmd += is_lit as usize;
+        if at.cmd == commands.len() {
+            return Ok(());
+        }
+        let c = commands[at.cmd];
+        if c < CMD_REPEAT {
+            // another run right after a run (only after runs of 128)
+            return Ok(());
+        }
+        c
+    } else {
+        let c = commands[at.cmd];
+        if c < CMD_REPEAT {
+            at.cmd += 1;
+            return literal_step(
+                &s.literals,
+                out,
+                &mut at.lit,
+                &mut at.cur,
+                end,
+                c as usize + 1,
+            );
+        }
+        c
+    };
+    at.cmd += 1;
+    let (dist, len) = match c {
+        0x80..=0xBF => {
+            let nib = (c & 0x0F) as u32;
+            let mut len = MATCH_BASE + nib;
+            if nib == REPEAT_LEN_ESCAPE {
+                let extra = read_varint::<PEXT>(&s.lengths, &mut at.len)?;
+                len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
+            }
+            (at.history.take(((c >> 4) & 3) as usize), len)
+        }
+        0xC0..=0xFD => {
+            let len = (c & 0x3F) as u32 + MATCH_BASE;
+            let dist = read_offset::<PEXT>(s, &mut at.off, &mut at.tail)?;
+            at.history.push(dist);
+            (dist, len)
+        }
+        CMD_MATCH_LONG => {
+            let extra = read_varint::<PEXT>(&s.lengths, &mut at.len)?;
+            let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
+            let dist = read_offset::<PEXT>(s, &mut at.off, &mut at.tail)?;
+            at.history.push(dist);
+            (dist, len)
+        }
+        _ => {
+            at.history = FastHistory::RESET;
+            return Ok(());
+        }
+    };
+    let (d, l, cur) = (dist as usize, len as usize, at.cur);
+    // The common path tests 1 <= dist <= min(window, cur - src_floor) and room for the
+    // spilling copy at once; anything else takes the reference's checks in its order.
+    if d.wrapping_sub(1) < (frame.window as usize).min(cur - frame.src_floor)
+        && l + WILD_COPY_MARGIN <= end - cur
+    {
+        // SAFETY: cur + len + WILD_COPY_MARGIN <= end <= out.len(), 1 <= dist <= cur
+        // (dist <= cur - src_floor), len >= MATCH_BASE >= 1.
+        unsafe { copy_match_wild(out.as_mut_ptr().add(cur), d, l) };
+    } else {
+        // the checks of aceapex_device::lz::check_match, in its order
+        if dist == 0 || dist > frame.window || d > cur - frame.src_floor {
+            return Err(Status::BadDistance);
+        }
+        if l > end - cur {
+            return Err(Status::OutputOverrun);
+        }
+        copy_match(out, cur - d, cur, l);
+    }
+    at.cur = cur + l;
+    Ok(())
+}
+
+/// The most one pass of [`fast_batches`]' loop consumes: two commands (a literal run and a
+/// match), a run of up to 128 literals, one distance byte from each distance stream, and
+/// output for the run, a short match ([`MAX_SHORT_MATCH`]) and the spill of its copy.
+const FAST_CMDS: usize = 2;
+const FAST_LITS: usize = 128;
+const FAST_OUT: usize = 128 + MAX_SHORT_MATCH as usize;
+
+/// Runs the commands of the common kinds in batches without per-command stream checks; the
+/// first time a batch meets anything else it stops before that command and returns true, so
+/// that [`step`] (the checked loop) takes it; it returns false once too little of some stream
+/// is left for a batch of one pass (then [`step`] finishes the block).
+///
+/// A batch of `k` passes starts only when every stream holds what `k` passes can consume
+/// at most ([`FAST_CMDS`], [`FAST_LITS`], one byte of each distance stream, [`FAST_OUT`]
+/// bytes of output plus [`WILD_COPY_MARGIN`] before the block end), so inside it no read
+/// leaves a stream (with its [`STREAM_PAD`]), no write leaves the block, no literal run can
+/// exhaust the literals and no command stream can end. Each pass: a literal run (0 bytes when
+/// a match comes first, as in [`step`]) and then a reset, a new match of a short length
+/// whose distance is one byte or a head and a one-byte tail (every distance below 2^14), or
+/// a repeat without a length varint; a long match, a repeat with a varint, a longer tail and
+/// a distance outside `1..=cur - src_floor` stop the batch before the match, leaving the run
+/// done: [`step`] then starts at the match command, reads a run of 0 bytes and does the
+/// match with the reference's checks. The caller guarantees that the window allows every
+/// distance up to `dst_end - src_floor`, so the floor is the only bound a distance needs.
+#[inline(always)]
+fn fast_batches(
+    s: &PaddedStreams<'_>,
+    out: &mut [u8],
+    frame: &BlockFrame,
+    at: &mut Cursors,
+) -> bool {
+    debug_assert!(frame.window as usize >= frame.dst_end - frame.src_floor);
+    let base = out.as_mut_ptr();
+    let (cmd0, lit0, head0, tail0) = (
+        s.commands.bytes.as_ptr(),
+        s.literals.bytes.as_ptr(),
+        s.offsets.bytes.as_ptr(),
+        s.offset_tails.bytes.as_ptr(),
+    );
+    // SAFETY (pointers): every position is at most its stream's length (or the frame's end,
+    // inside `out`), so these pointers lie inside (or one past) their buffers.
+    let (
+        mut cp,
+        mut lp,
+        mut hp,
+        mut tp,
+        mut op,
+        floor,
+        cmd_end,
+        lit_end,
+        head_end,
+        tail_end,
+        dst_end,
+    ) = unsafe {
+        (
+            cmd0.add(at.cmd),
+            lit0.add(at.lit),
+            head0.add(at.off),
+            tail0.add(at.tail),
+            base.add(at.cur),
+            base.add(frame.src_floor) as *const u8,
+            cmd0.add(s.commands.len),
+            lit0.add(s.literals.len),
+            head0.add(s.offsets.len),
+            tail0.add(s.offset_tails.len),
+            base.add(frame.dst_end) as *const u8,
+        )
+    };
+    let mut history = PackedHistory::pack(at.history);
+    let mut stopped = false;
+    // SAFETY (the whole loop): each pointer stays between its stream's start and end (the
+    // frame's for `op`), so the differences below are exact; by the choice of k (see the
+    // function's docs) each of the k passes of a batch reads at most 2 commands, 128
+    // literals (+ 32 bytes of chunk overrun, inside the padding), one byte of each distance
+    // stream, and writes at most FAST_OUT + WILD_COPY_MARGIN - 1 bytes from `op`, all before
+    // dst_end <= out.len(); a match reads from `op - dist` with 1 <= dist <= op - floor
+    // (tested below), inside `out`; the literal buffer and `out` are distinct allocations.
+    unsafe {
+        loop {
+            let room = (dst_end.offset_from(op) as usize).saturating_sub(WILD_COPY_MARGIN);
+            let k = (cmd_end.offset_from(cp) as usize / FAST_CMDS)
+                .min(lit_end.offset_from(lp) as usize / FAST_LITS)
+                .min(room / FAST_OUT)
+                .min(head_end.offset_from(hp) as usize)
+                .min(tail_end.offset_from(tp) as usize);
+            if k == 0 {
+                break;
+            }
+            let mut left = k;
+            while left != 0 {
+                left -= 1;
+                let c0 = *cp;
+                let is_lit = c0 < CMD_REPEAT;
+                let n = std::hint::select_unpredictable(is_lit, c0 as usize + 1, 0);
+                copy16(lp, op);
+                copy16(lp.add(16), op.add(16));
+                let mut j = 32;
+                while j < n {
+                    copy16(lp.add(j), op.add(j));
+                    j += 16;
+                }
+                lp = lp.add(n);
+                op = op.add(n);
+                cp = cp.add(is_lit as usize);
+                let c = *cp;
+                if c < CMD_REPEAT {
+                    // another run right after a run
+                    continue;
+                }
+                let (d, l) = if c >= 0xC0 {
+                    if c >= CMD_MATCH_LONG {
+                        // a long match or a reset (the encoder writes one, first)
+                        stopped = true;
+                        break;
+                    }
+                    // the head, and (read unconditionally) the next tail byte: a tail is
+                    // taken when the head's bit 7 is set, and must then be one byte
+                    let h = *hp as u32;
+                    let t = *tp as u32;
+                    let tailed = h >> 7;
+                    if h & t & 0x80 != 0 {
+                        stopped = true;
+                        break;
+                    }
+                    let d = (h & 0x7F) | ((t << 7) & tailed.wrapping_neg());
+                    if (d as usize).wrapping_sub(1) >= op.offset_from(floor) as usize {
+                        stopped = true;
+                        break;
+                    }
+                    hp = hp.add(1);
+                    tp = tp.add(tailed as usize);
+                    history.push(d);
+                    (d as usize, (c & 0x3F) as usize + MATCH_BASE as usize)
+                } else {
+                    let nib = (c & 0x0F) as u32;
+                    let slot = ((c >> 4) & 3) as usize;
+                    let d = history.get(slot);
+                    if nib == REPEAT_LEN_ESCAPE
+                        || (d as usize).wrapping_sub(1) >= op.offset_from(floor) as usize
+                    {
+                        stopped = true;
+                        break;
+                    }
+                    history.take(slot);
+                    (d as usize, (nib + MATCH_BASE) as usize)
+                };
+                cp = cp.add(1);
+                copy_match_wild(op, d, l);
+                op = op.add(l);
+            }
+            if stopped {
+                break;
+            }
+        }
+        at.cmd = cp.offset_from(cmd0) as usize;
+        at.lit = lp.offset_from(lit0) as usize;
+        at.off = hp.offset_from(head0) as usize;
+        at.tail = tp.offset_from(tail0) as usize;
+        at.cur = op.offset_from(base) as usize;
+    }
+    at.history = history.unpack();
+    stopped
 }
 
 #[cfg(test)]

@@ -212,6 +212,11 @@ mod tests {
     /// Random command/length/offset streams biased towards valid blocks whose sources reach
     /// at most `room` bytes before the block; returns them and the block length they intend.
     fn random_streams(r: &mut Rng, room: usize) -> ([Vec<u8>; 4], usize) {
+        random_streams_of(r, room, 80)
+    }
+
+    /// [`random_streams`] with up to `max_steps` generator steps.
+    fn random_streams_of(r: &mut Rng, room: usize, max_steps: u64) -> ([Vec<u8>; 4], usize) {
         let mut lits = Vec::new();
         let mut lens = Vec::new();
         let mut offs = Vec::new();
@@ -221,7 +226,7 @@ mod tests {
         if r.below(20) != 0 {
             cmds.push(CMD_RESET);
         }
-        for _ in 0..r.below(80) {
+        for _ in 0..r.below(max_steps) {
             let reach = (pos + room) as u64;
             match r.below(10) {
                 0..=3 => {
@@ -247,9 +252,15 @@ mod tests {
                 6 | 7 if reach > 0 => {
                     let c = 0xC0 + r.below(62) as u8;
                     cmds.push(c);
-                    let d = [r.below(8) + 1, r.below(40) + 1, r.below(3000) + 1]
-                        [r.below(3) as usize]
+                    let far = if r.below(50) == 0 { 1 << 20 } else { 3000 };
+                    let d = [r.below(8) + 1, r.below(40) + 1, r.below(far) + 1][r.below(3) as usize]
                         .min(reach) as u32;
+                    // now and then one byte before the source floor
+                    let d = if r.below(150) == 0 {
+                        reach as u32 + 1
+                    } else {
+                        d
+                    };
                     varint(d, &mut offs);
                     hist.push(d);
                     pos += (c & 0x3F) as usize + MATCH_BASE as usize;
@@ -314,6 +325,37 @@ mod tests {
             ok += fast_vs_reference_block(&mut r, &s, total, frame) as usize;
         }
         assert!(ok > 1000, "too few valid random blocks ({ok}) to mean much");
+    }
+
+    /// Long blocks (hundreds of commands, so that the fast batches of `lz::fast_batches`
+    /// run and meet long matches, repeats with length varints, resets, distances of every
+    /// length, bad distances and damaged streams mid-block, then hand over to the checked
+    /// loop near the block's end), checked against the reference with frames of every kind.
+    #[test]
+    fn fast_batches_match_reference_on_long_blocks() {
+        let mut r = Rng::new(0x5851_F42D_4C95_7F2D);
+        let mut ok = 0;
+        for _ in 0..3_000 {
+            let room = [0, r.below(64), r.below(1 << 15)][r.below(3) as usize] as usize;
+            let (s, intended) = random_streams_of(&mut r, room, 1500);
+            let dst_start = room + r.below(100) as usize;
+            let src_floor = dst_start - room;
+            let dst_end = match r.below(6) {
+                0 => dst_start + r.below(intended as u64 + 1) as usize,
+                1 => dst_start + intended + 1 + r.below(40) as usize,
+                _ => dst_start + intended,
+            };
+            let window =
+                [u32::MAX, u32::MAX, 1 << 22, 1 + r.below(5000) as u32][r.below(4) as usize];
+            let frame = BlockFrame {
+                dst_start,
+                dst_end,
+                src_floor,
+                window,
+            };
+            ok += fast_vs_reference_block(&mut r, &s, dst_end + 64, frame) as usize;
+        }
+        assert!(ok > 300, "too few valid long blocks ({ok}) to mean much");
     }
 
     /// Runs the fast and the reference match layer on the same streams and frame over the
