@@ -781,7 +781,10 @@ fn fast_batches(
             let mut left = k;
             while left != 0 {
                 left -= 1;
-                let c0 = *cp;
+                // both command bytes a pass may use in one load (the second is read only
+                // when the first is a run), so the next pass's address waits on one load
+                let pair = cp.cast::<u16>().read_unaligned().to_le();
+                let c0 = pair as u8;
                 let is_lit = c0 < CMD_REPEAT;
                 let n = std::hint::select_unpredictable(is_lit, c0 as usize + 1, 0);
                 copy16(lp, op);
@@ -794,7 +797,7 @@ fn fast_batches(
                 lp = lp.add(n);
                 op = op.add(n);
                 cp = cp.add(is_lit as usize);
-                let c = *cp;
+                let c = std::hint::select_unpredictable(is_lit, (pair >> 8) as u8, c0);
                 if c < CMD_REPEAT {
                     // another run right after a run
                     continue;
