@@ -70,10 +70,10 @@ pub fn decode_streams<'s>(
 }
 
 /// Most blocks whose streams [`decode_streams_group`] entropy-decodes together.
-pub const GROUP_BLOCKS: usize = 4;
+pub const GROUP_BLOCKS: usize = 8;
 
 /// Original bytes a group of blocks should not exceed (see [`group_blocks`]).
-const GROUP_BYTES: usize = 64 << 10;
+const GROUP_BYTES: usize = 128 << 10;
 
 /// How many blocks of `block_size` bytes to decode as one group: up to [`GROUP_BLOCKS`] and
 /// [`GROUP_BYTES`] of output. Small blocks have short slices whose chains gain from being
