@@ -160,6 +160,10 @@ enum Cmd {
         /// Overwrite the output if it exists.
         #[arg(short, long)]
         force: bool,
+        /// Test: decode and verify every block and the whole file, write nothing (status 0
+        /// only if every archive is intact).
+        #[arg(short, long, conflicts_with_all = ["output", "stdout", "force"])]
+        test: bool,
     },
     /// Restore one byte range of the original, decoding only the blocks it needs.
     #[command(after_help = SIZES_HELP)]
@@ -614,11 +618,16 @@ fn run(cli: Cli) -> Result<()> {
             device,
             threads,
             force,
+            test,
         } => {
             one_output_name("decompress", &inputs, output.is_some() || stdout)?;
             set_threads(threads)?;
             each_input(&inputs, |input| {
-                decompress_one(input, output.clone(), stdout, device, force)
+                if test {
+                    test_one(input, device)
+                } else {
+                    decompress_one(input, output.clone(), stdout, device, force)
+                }
             })?;
         }
         Cmd::Extract {
@@ -738,7 +747,8 @@ fn decompress_one(
     let bytes = read_input(input, true)?;
     let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
     let t = Instant::now();
-    let (data, used) = decode_with(&a, device)?;
+    let (data, used) =
+        decode_with(&a, device).with_context(|| format!("decoding {}", input.display()))?;
     let secs = t.elapsed().as_secs_f64();
     out.finish(&data)?;
     if out_path.as_os_str() != "-" {
@@ -751,6 +761,26 @@ fn decompress_one(
             mbps(data.len() as u64, secs)
         ));
     }
+    Ok(())
+}
+
+/// `decompress --test` of one archive: decoded and verified like `decompress`, nothing
+/// written.
+fn test_one(input: &Path, device: Device) -> Result<()> {
+    check_input(input)?;
+    let bytes = read_input(input, true)?;
+    let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+    let t = Instant::now();
+    let (data, used) =
+        decode_with(&a, device).with_context(|| format!("decoding {}", input.display()))?;
+    let secs = t.elapsed().as_secs_f64();
+    note(format_args!(
+        "{}: OK, {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
+        input.display(),
+        data.len(),
+        secs,
+        mbps(data.len() as u64, secs)
+    ));
     Ok(())
 }
 

@@ -1161,3 +1161,66 @@ fn the_acx_suffix_is_stripped_in_any_case() {
     let e = fails(&run(d, &["decompress", ".Acx"]));
     assert!(e.contains("does not end in .acx"), "{e}");
 }
+
+#[test]
+fn test_flag_verifies_and_writes_nothing() {
+    let t = tmp();
+    let d = t.path();
+    let data = sample(40_000);
+    std::fs::write(d.join("t"), &data).unwrap();
+    ok(&run(d, &["compress", "t"]));
+    std::fs::remove_file(d.join("t")).unwrap();
+    let before = listing(d);
+    let o = run(d, &["decompress", "-t", "t.acx", "--device", "cpu"]);
+    ok(&o);
+    assert!(o.stdout.is_empty(), "nothing on standard output");
+    assert!(
+        stderr(&o).contains("t.acx: OK, 40000 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(listing(d), before, "no file written");
+    // quiet: nothing at all
+    let o = run(
+        d,
+        &["-q", "decompress", "--test", "t.acx", "--device", "cpu"],
+    );
+    ok(&o);
+    assert!(o.stderr.is_empty() && o.stdout.is_empty());
+    // standard input
+    let packed = std::fs::read(d.join("t.acx")).unwrap();
+    ok(&run_stdin(
+        d,
+        &["decompress", "-t", "-", "--device", "cpu"],
+        &packed,
+    ));
+    // a damaged archive fails, and with several inputs the intact one still passes
+    let mut bad = packed.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x10;
+    std::fs::write(d.join("bad.acx"), &bad).unwrap();
+    let o = run(d, &["decompress", "-t", "bad.acx", "--device", "cpu"]);
+    fails(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let o = run(
+        d,
+        &["decompress", "-t", "bad.acx", "t.acx", "--device", "cpu"],
+    );
+    let e = fails(&o);
+    assert!(
+        e.contains("bad.acx") && e.contains("1 of 2 inputs failed") && e.contains("t.acx: OK"),
+        "{e}"
+    );
+    assert!(!d.join("t").exists() && !d.join("bad").exists());
+    // nothing to write to: -o, -c and -f are usage errors
+    for extra in ["-o", "-c", "-f"] {
+        let mut args = vec!["decompress", "-t", "t.acx"];
+        args.push(extra);
+        if extra == "-o" {
+            args.push("x");
+        }
+        let o = run(d, &args);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    }
+}
