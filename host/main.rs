@@ -1,7 +1,7 @@
 //! The `aceapex` command line: compress, decompress, extract, info.
 
 use aceapex::archive::{self, Archive, EncodeOptions};
-use aceapex::device::format::{MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, STREAM_COUNT};
+use aceapex::device::format::{MATCH_BASE, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, STREAM_COUNT};
 use aceapex::{decode, gpu};
 use anyhow::{bail, Context, Result};
 use clap::error::ErrorKind;
@@ -111,7 +111,7 @@ enum Cmd {
         /// with a large --window) and within about 1 % of each other; 8 and 9 also give the
         /// entropy coder 4x / 16x fewer interleaved lanes (smaller archives, GPU decode
         /// slower). A progress bar shows on a terminal.
-        #[arg(short, long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=9))]
+        #[arg(short, long, default_value_t = 5, value_parser = parse_level)]
         level: u32,
         /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
         #[arg(long, value_name = "SIZE", default_value = "16K", value_parser = parse_block_size)]
@@ -122,7 +122,7 @@ enum Cmd {
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
         /// Shortest match to emit, in bytes (>= 6).
-        #[arg(long, value_name = "BYTES", default_value_t = 6, value_parser = clap::value_parser!(u32).range(6..))]
+        #[arg(long, value_name = "BYTES", default_value_t = 6, value_parser = parse_min_match)]
         min_match: u32,
         /// Send repeat distances as explicit offsets (no repeat codes).
         #[arg(long)]
@@ -260,6 +260,27 @@ fn parse_window(s: &str) -> Result<u32, String> {
 const MAX_THREADS: usize = 1024;
 
 /// `-T N`: 1 to [`MAX_THREADS`] threads, or 0 for all cores (as rayon's default).
+/// `--level`: 1 to 9.
+fn parse_level(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n @ 1..=9) => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a level: use 1 (fastest) to 9 (smallest)"
+        )),
+    }
+}
+
+/// `--min-match`: 6 (the format's shortest match, FORMAT.md §4) or more.
+fn parse_min_match(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if n >= MATCH_BASE => Ok(n),
+        Ok(n) => Err(format!(
+            "{n} is below {MATCH_BASE}, the shortest match the format codes"
+        )),
+        Err(_) => Err(format!("'{s}' is not a match length in bytes (6 or more)")),
+    }
+}
+
 fn parse_threads(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let range = format!("use 1 to {MAX_THREADS}, or 0 for all cores");
