@@ -183,6 +183,9 @@ impl<'a> SliceDecoder<'a> {
             // in the next run, with whatever slices are still going
             loop {
                 group.retain(|d| d.has_fast_row());
+                // longest first, so that a run's slices end together (a run stops at its
+                // shortest slice) and few are left over for the narrower groups at the end
+                group.sort_by_key(|d| std::cmp::Reverse(d.left()));
                 match (lanes, &mut group[..]) {
                     (1, [a, b, c, d, ..]) => scalar_rows_multi::<4, 1>([a, b, c, d]),
                     (1, [a, b, c]) => scalar_rows_multi::<3, 1>([a, b, c]),
