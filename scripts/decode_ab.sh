@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Same-sitting A/B of the CPU decoder: builds `examples/decode_speed` at two git revisions (in
+# temporary worktrees), then runs the two binaries alternately ROUNDS times on the same files
+# and prints, per file and revision, the best and the median of the per-process results
+# (each process already reports the best of ACEAPEX_RUNS runs, default 15) for the columns
+# total, streams (rANS alone) and lz (match layer alone), in MB/s of output. Alternating
+# inside one sitting is what makes the comparison fair on a shared VM whose speed drifts by
+# 20 % and more between minutes; the archives are the cached ones of decode_speed (same
+# bytes for both revisions when the encoder did not change).
+#
+# Usage: scripts/decode_ab.sh OLD_REV NEW_REV ROUNDS FILE...
+#   e.g. scripts/decode_ab.sh 55d42cc HEAD 8 corpora/text/gcide.txt corpora/text/moby_dick.txt
+# Env:   ACEAPEX_CACHE_TAG (passed on; the PERFORMANCE.md runs use v3), ACEAPEX_RUNS
+set -euo pipefail
+
+if [[ $# -lt 4 ]]; then
+    sed -n '2,16p' "$0" >&2
+    exit 2
+fi
+old=$1 new=$2 rounds=$3
+shift 3
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'git -C "$root" worktree remove --force "$work/old" 2>/dev/null || true;
+      git -C "$root" worktree remove --force "$work/new" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+for side in old new; do
+    rev=${!side}
+    git -C "$root" worktree add -q --detach "$work/$side" "$rev"
+    # one target folder per side, so both builds are incremental on a second call
+    (cd "$work/$side" && ACEAPEX_SKIP_PTX=1 CARGO_TARGET_DIR="$root/target/ab-$side" \
+        cargo build -q --release --example decode_speed)
+    cp "$root/target/ab-$side/release/examples/decode_speed" "$work/$side.bin"
+done
+
+# the example caches its archives under its own manifest folder; point both at ours
+export ACEAPEX_CACHE_TAG=${ACEAPEX_CACHE_TAG:-v3}
+for _ in $(seq "$rounds"); do
+    for side in old new; do
+        (cd "$root" && "$work/$side.bin" "$@") 2>&1 | awk -v s="$side" '/ratio=/ {
+            for (i = 1; i <= NF; i++) { if ($i == "total=") t = $(i+1); if ($i == "streams=") r = $(i+1); if ($i == "lz=") z = $(i+1) }
+            print s, $1, t, r, z }'
+    done
+done | python3 -c '
+import sys, collections
+runs = collections.defaultdict(list)
+for line in sys.stdin:
+    side, f, *v = line.split()
+    runs[(f, side)].append([float(x) for x in v])
+print(f"{\"file\":32} {\"rev\":4} {\"total best\":>10} {\"median\":>8} {\"streams best\":>12} {\"lz best\":>8}")
+for (f, side) in sorted(runs):
+    v = runs[(f, side)]
+    col = lambda i: sorted(x[i] for x in v)
+    t = col(0)
+    print(f"{f:32} {side:4} {t[-1]:10.1f} {t[len(t)//2]:8.1f} {col(1)[-1]:12.1f} {col(2)[-1]:8.1f}")
+'
