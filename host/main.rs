@@ -765,12 +765,7 @@ fn decompress_one(
     check_not_same(input, &out_path)?;
     check_input(input)?;
     let out = OutFile::open(&out_path, force)?;
-    let bytes = read_input(input, true)?;
-    let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
-    let t = Instant::now();
-    let (data, used) =
-        decode_with(&a, device).with_context(|| format!("decoding {}", input.display()))?;
-    let secs = t.elapsed().as_secs_f64();
+    let (data, used, secs) = read_and_decode(input, device)?;
     out.finish(&data)?;
     if out_path.as_os_str() != "-" {
         note(format_args!(
@@ -789,12 +784,7 @@ fn decompress_one(
 /// written.
 fn test_one(input: &Path, device: Device) -> Result<()> {
     check_input(input)?;
-    let bytes = read_input(input, true)?;
-    let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
-    let t = Instant::now();
-    let (data, used) =
-        decode_with(&a, device).with_context(|| format!("decoding {}", input.display()))?;
-    let secs = t.elapsed().as_secs_f64();
+    let (data, used, secs) = read_and_decode(input, device)?;
     note(format_args!(
         "{}: OK, {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
         input.display(),
@@ -803,6 +793,17 @@ fn test_one(input: &Path, device: Device) -> Result<()> {
         mbps(data.len() as u64, secs)
     ));
     Ok(())
+}
+
+/// Reads, parses and decodes (verified) the archive `input`: the data, the device used
+/// ([`decode_with`]) and the decode time in seconds.
+fn read_and_decode(input: &Path, device: Device) -> Result<(Vec<u8>, String, f64)> {
+    let bytes = read_input(input, true)?;
+    let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+    let t = Instant::now();
+    let (data, used) =
+        decode_with(&a, device).with_context(|| format!("decoding {}", input.display()))?;
+    Ok((data, used, t.elapsed().as_secs_f64()))
 }
 
 /// Several inputs each go to their default output name: `-o`, `-c` and '-' need exactly one.

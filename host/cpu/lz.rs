@@ -325,6 +325,29 @@ unsafe fn copy16(src: *const u8, dst: *mut u8) {
     unsafe { std::ptr::copy_nonoverlapping(src, dst, 16) }
 }
 
+/// Copies `max(n, 32)` bytes rounded up to whole 16-byte chunks from `src` to `dst`, the
+/// first two chunks unconditionally (most literal runs and matches are at most 32 bytes: no
+/// loop branch), chunk by chunk in order.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `max(32, n.next_multiple_of(16))` bytes (at most
+/// `n + 32`); each chunk's source does
+/// not overlap its destination (for a match: distance >= 16), and every byte a chunk reads
+/// is final when the chunk is copied (earlier chunks' bytes count as written).
+#[inline(always)]
+unsafe fn copy_chunks16(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: caller's contract, chunk by chunk.
+    unsafe {
+        copy16(src, dst);
+        copy16(src.add(16), dst.add(16));
+        let mut k = 32;
+        while k < n {
+            copy16(src.add(k), dst.add(k));
+            k += 16;
+        }
+    }
+}
+
 /// Copies 8 bytes.
 ///
 /// # Safety
@@ -366,14 +389,7 @@ unsafe fn copy_match_wild(dst: *mut u8, dist: usize, len: usize) {
     unsafe {
         let src = dst.sub(dist);
         if dist >= 16 {
-            // two chunks unconditionally (most matches are at most 32 bytes: no loop branch)
-            copy16(src, dst);
-            copy16(src.add(16), dst.add(16));
-            let mut k = 32;
-            while k < len {
-                copy16(src.add(k), dst.add(k));
-                k += 16;
-            }
+            copy_chunks16(src, dst, len);
         } else if dist >= 8 {
             let mut k = 0;
             loop {
@@ -431,16 +447,7 @@ fn literal_step(
         // buffer and `out` are distinct allocations. (With n == 0 the 32 bytes written from
         // `c` on are overwritten by the match that follows: it reads only bytes before each
         // chunk it writes.)
-        unsafe {
-            // two chunks unconditionally (most runs are at most 32 bytes)
-            copy16(src.add(lp), dst.add(c));
-            copy16(src.add(lp + 16), dst.add(c + 16));
-            let mut k = 32;
-            while k < n {
-                copy16(src.add(lp + k), dst.add(c + k));
-                k += 16;
-            }
-        }
+        unsafe { copy_chunks16(src.add(lp), dst.add(c), n) }
     } else {
         if n > lits.len - lp {
             return Err(Status::LiteralsExhausted);
@@ -787,13 +794,7 @@ fn fast_batches(
                 let c0 = pair as u8;
                 let is_lit = c0 < CMD_REPEAT;
                 let n = std::hint::select_unpredictable(is_lit, c0 as usize + 1, 0);
-                copy16(lp, op);
-                copy16(lp.add(16), op.add(16));
-                let mut j = 32;
-                while j < n {
-                    copy16(lp.add(j), op.add(j));
-                    j += 16;
-                }
+                copy_chunks16(lp, op, n);
                 lp = lp.add(n);
                 op = op.add(n);
                 cp = cp.add(is_lit as usize);
