@@ -331,9 +331,9 @@ unsafe fn copy16(src: *const u8, dst: *mut u8) {
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `max(32, n.next_multiple_of(16))` bytes (at most
-/// `n + 32`); each chunk's source does not overlap its destination (for a match: distance
-/// >= 16), and every byte a chunk reads is final when the chunk is copied (earlier chunks'
-/// bytes count as written).
+/// `n + 32`); each chunk's source does not overlap its destination (for a match: a
+/// distance of at least 16), and every byte a chunk reads is final when the chunk is copied
+/// (earlier chunks' bytes count as written).
 #[inline(always)]
 unsafe fn copy_chunks16(src: *const u8, dst: *mut u8, n: usize) {
     // SAFETY: caller's contract, chunk by chunk.
