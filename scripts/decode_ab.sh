@@ -47,7 +47,7 @@ runs = collections.defaultdict(list)
 for line in sys.stdin:
     side, f, *v = line.split()
     runs[(f, side)].append([float(x) for x in v])
-print(f"{\"file\":32} {\"rev\":4} {\"total best\":>10} {\"median\":>8} {\"streams best\":>12} {\"lz best\":>8}")
+print("%-32s %-4s %10s %8s %12s %8s" % ("file", "rev", "total best", "median", "streams best", "lz best"))
 for (f, side) in sorted(runs):
     v = runs[(f, side)]
     col = lambda i: sorted(x[i] for x in v)
