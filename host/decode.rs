@@ -225,12 +225,7 @@ fn decompress_windows(
         // window's worth of memory, 1/16 of it)
         let window = group_bytes * (window_bytes / group_bytes).max(1);
         let mut sums = vec![[0u64; 8]; window.min(out.len()).div_ceil(KIB)];
-        let mut state = xxh3::State::new();
-        let content_kibs = if out.len() > 240 {
-            xxh3::State::kibs_before_tail(out.len())
-        } else {
-            0
-        };
+        let mut content = xxh3::Folder::new(out.len());
         for (w, win) in out.chunks_mut(window).enumerate() {
             let sums = &mut sums[..win.len().div_ceil(KIB)];
             let first = w * (window / bs);
@@ -242,17 +237,9 @@ fn decompress_windows(
                     progress(chunk.len() as u64);
                     Ok::<(), DecodeError>(())
                 })?;
-            let kib0 = w * (window / KIB);
-            let n = content_kibs.saturating_sub(kib0).min(sums.len());
-            for s in &sums[..n] {
-                state.absorb(s);
-            }
+            content.absorb(w * (window / KIB), sums);
         }
-        if out.len() > 240 {
-            state.finish(out)
-        } else {
-            xxhash_rust::xxh3::xxh3_64(out)
-        }
+        content.finish(out)
     } else {
         let runs = independent_runs(a)?;
         // carve `out` into the runs' disjoint byte ranges

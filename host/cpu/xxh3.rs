@@ -209,6 +209,47 @@ impl State {
     }
 }
 
+/// The XXH3-64 of a whole output of `len` bytes, folded from the per-KiB sums of its windows
+/// in order (the decoders hash each output byte once, per block, and fold the same sums into
+/// the content checksum; a window's sums are dropped once folded).
+pub struct Folder {
+    state: State,
+    /// KiBs of the output that XXH3 absorbs before its tail (0 for at most 240 bytes).
+    content_kibs: usize,
+}
+
+impl Folder {
+    /// A fold for an output of `len` bytes.
+    pub fn new(len: usize) -> Folder {
+        Folder {
+            state: State::new(),
+            content_kibs: if len > MID_SIZE_MAX {
+                State::kibs_before_tail(len)
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Folds `sums`, the sums of KiBs `kib0..` of the output (windows in order, from 0).
+    pub fn absorb(&mut self, kib0: usize, sums: &[KibSums]) {
+        debug_assert_eq!(kib0.min(self.content_kibs), self.state.kibs());
+        let n = self.content_kibs.saturating_sub(kib0).min(sums.len());
+        for s in &sums[..n] {
+            self.state.absorb(s);
+        }
+    }
+
+    /// The hash of `data`, the whole output, once every window is folded.
+    pub fn finish(self, data: &[u8]) -> u64 {
+        if data.len() > MID_SIZE_MAX {
+            self.state.finish(data)
+        } else {
+            xxhash_rust::xxh3::xxh3_64(data)
+        }
+    }
+}
+
 /// XXH3-64 of `data`, where `sums[k]` are the [`kib_sums`] of KiB `k` of `data` for at least
 /// every `k <` [`State::kibs_before_tail`]`(data.len())` (unused for inputs of at most 240
 /// bytes); reads only the tail of `data`.

@@ -9,7 +9,7 @@
 
 use super::{launch, Ctx, Gpu, GpuError};
 use crate::archive::Archive;
-use crate::cpu::xxh3::xxh3_64;
+use crate::cpu::xxh3::{self, KIB};
 use crate::device::format::{DecodeTable, STREAM_COUNT};
 use crate::device::status::Status;
 use cudarc::driver::CudaSlice;
@@ -89,20 +89,24 @@ pub struct GpuArchive {
 impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables.
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
-        let mut tables: Vec<DecodeTable> = Vec::new();
+        let mut phases = Phases::from_env();
+        // (reserved up front: growing a vector of 16 KiB tables copies them again and again)
+        let mut tables: Vec<DecodeTable> =
+            Vec::with_capacity(a.tables.iter().flatten().flatten().count());
         let mut index: Vec<u32> = Vec::with_capacity(a.tables.len() * STREAM_COUNT);
-        for g in &a.tables {
-            for t in g {
-                match t {
-                    Some(t) => {
-                        index.push(tables.len() as u32);
-                        tables.push(*t.decode_table());
-                    }
-                    None => index.push(NO_TABLE),
+        for t in a.tables.iter().flatten() {
+            match t {
+                Some(t) => {
+                    index.push(tables.len() as u32);
+                    tables.push(*t.decode_table());
                 }
+                None => index.push(NO_TABLE),
             }
         }
+        phases.lap("  upload: decode tables");
         let data = gpu.upload(a.data)?;
+        gpu.sync()?;
+        phases.lap("  upload: data section");
         let entries = gpu.upload(bytemuck::cast_slice(&a.entries))?;
         let offsets = gpu.upload(bytemuck::cast_slice(&a.block_offsets))?;
         let tables_d = gpu.upload(bytemuck::cast_slice(&tables))?;
@@ -121,6 +125,8 @@ impl GpuArchive {
             .stream()
             .alloc_zeros::<u32>(1)
             .ctx("allocating the dense block queue")?;
+        gpu.sync()?;
+        phases.lap("  upload: block table, tables, offsets");
         let rans_wpc = super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count());
         let order = super::launch::rans_chunk_order(&a.entries, rans_wpc);
         let rans_order = if order.is_empty() {
@@ -329,42 +335,159 @@ pub fn decompress(gpu: &Gpu, a: &Archive<'_>) -> Result<Vec<u8>, GpuError> {
 }
 
 /// [`decompress`] with a chosen decoder.
+///
+/// With the environment variable `ACEAPEX_GPU_PHASES` set, prints the wall time of each
+/// phase (upload, output allocation, decode with status, download, host verification) to
+/// standard error: the end-to-end split that PERFORMANCE.md quotes.
 pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>, GpuError> {
+    let mut phases = Phases::from_env();
+    let mut lap = |name: &str| phases.lap(name);
     let ga = GpuArchive::upload(gpu, a)?;
+    gpu.sync()?;
+    lap("upload");
     let mut out = gpu.alloc_filled(a.header.original_size as usize, 0xA5)?;
     let mut status = gpu
         .stream()
         .alloc_zeros::<u32>(ga.n_blocks.max(1) as usize)
         .ctx("allocating status")?;
+    gpu.sync()?;
+    lap("alloc+poison");
     let st = ga.decode_all_status(gpu, d, &mut out, &mut status)?;
     check_status(&st[..ga.n_blocks as usize])?;
+    lap("decode+status");
     let mut bytes = gpu.download(&out)?;
     bytes.truncate(a.header.original_size as usize);
+    lap("download");
     verify(a, &bytes)?;
+    lap("verify");
     Ok(bytes)
 }
 
 /// Checks decoded bytes against the block checksums and the content checksum (with
-/// [`crate::cpu::xxh3`], AVX2 when the CPU has it).
+/// [`crate::cpu::xxh3`], AVX2 when the CPU has it), hashing each byte once: the blocks in
+/// parallel into per-KiB sums, which give each block's checksum and, folded in order, the
+/// content checksum (as the CPU decoder does; windows of 64 MiB bound the sums' memory).
 pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     use rayon::prelude::*;
+    // block sizes are whole KiBs (FORMAT.md §2), so every block starts on a KiB
     let bs = a.header.block_size as usize;
-    bytes
-        .par_chunks(bs)
-        .zip(a.entries.par_iter())
-        .enumerate()
-        .try_for_each(|(b, (chunk, e))| {
-            if xxh3_64(chunk) != e.checksum {
-                Err(GpuError::Status(format!(
-                    "block {b}: {}",
-                    Status::Checksum.describe()
-                )))
-            } else {
+    let window = bs * (WINDOW_BYTES / bs).max(1);
+    let mut sums = vec![[0u64; 8]; window.min(bytes.len()).div_ceil(KIB)];
+    let mut content = xxh3::Folder::new(bytes.len());
+    for (w, win) in bytes.chunks(window).enumerate() {
+        let sums = &mut sums[..win.len().div_ceil(KIB)];
+        let first = w * (window / bs);
+        win.par_chunks(bs)
+            .zip(sums.par_chunks_mut(bs / KIB))
+            .zip(a.entries[first..].par_iter())
+            .enumerate()
+            .try_for_each(|(j, ((chunk, s), e))| {
+                let s = &mut s[..chunk.len() / KIB];
+                xxh3::kib_sums(chunk, s);
+                if xxh3::hash_with_sums(chunk, s) != e.checksum {
+                    return Err(GpuError::Status(format!(
+                        "block {}: {}",
+                        first + j,
+                        Status::Checksum.describe()
+                    )));
+                }
                 Ok(())
-            }
-        })?;
-    if xxh3_64(bytes) != a.header.content_checksum {
+            })?;
+        content.absorb(w * (window / KIB), sums);
+    }
+    if content.finish(bytes) != a.header.content_checksum {
         return Err(GpuError::Status("content checksum mismatch".into()));
     }
     Ok(())
+}
+
+/// Wall-time laps printed to standard error when `ACEAPEX_GPU_PHASES` is set (the caller
+/// synchronises before each lap, so each is its phase's time).
+struct Phases(Option<std::time::Instant>);
+
+impl Phases {
+    fn from_env() -> Phases {
+        Phases(std::env::var_os("ACEAPEX_GPU_PHASES").map(|_| std::time::Instant::now()))
+    }
+
+    fn lap(&mut self, name: &str) {
+        if let Some(t) = &mut self.0 {
+            eprintln!("phase {name}: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+            *t = std::time::Instant::now();
+        }
+    }
+}
+
+/// Output bytes whose per-KiB sums [`verify`] holds at once.
+const WINDOW_BYTES: usize = 64 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::{compress, EncodeOptions};
+
+    /// Text with repeats, `n` bytes.
+    fn text(n: usize) -> Vec<u8> {
+        let words = [
+            "lorem ",
+            "ipsum ",
+            "dolor ",
+            "sit ",
+            "amet,\n",
+            "consectetur ",
+        ];
+        let mut x = 7u32;
+        let mut v = Vec::with_capacity(n + 16);
+        while v.len() < n {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            v.extend_from_slice(words[(x >> 16) as usize % words.len()].as_bytes());
+        }
+        v.truncate(n);
+        v
+    }
+
+    /// The host check after a GPU decode: intact output passes at every size (one KiB sum
+    /// per byte hashed once; short inputs, partial last blocks and KiBs, several windows of
+    /// sums), and a flipped byte anywhere fails, naming the block; so does output that
+    /// passes every block but not the content checksum.
+    #[test]
+    fn verify_accepts_the_original_and_names_the_damaged_block() {
+        for (n, bs) in [
+            (0, 4096),
+            (1, 4096),
+            (240, 4096),
+            (241, 4096),
+            (4096, 4096),
+            (5000, 4096),
+            (100_000, 16384),
+            (70 << 20 | 777, 1 << 20),
+        ] {
+            let data = text(n);
+            let opts = EncodeOptions {
+                block_size: bs,
+                level: 1,
+                ..Default::default()
+            };
+            let packed = compress(&data, &opts, &|_| {}).unwrap();
+            let a = Archive::parse(&packed).unwrap();
+            verify(&a, &data).unwrap_or_else(|e| panic!("n {n}: {e}"));
+            if n == 0 {
+                continue;
+            }
+            for at in [0, n / 2, n - 1] {
+                let mut bad = data.clone();
+                bad[at] ^= 0x40;
+                let e = verify(&a, &bad).expect_err("a flipped byte").to_string();
+                let block = at / bs as usize;
+                assert!(e.contains(&format!("block {block}:")), "n {n} at {at}: {e}");
+            }
+        }
+        // every block intact but the content checksum wrong (a damaged header field)
+        let data = text(50_000);
+        let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let mut a = Archive::parse(&packed).unwrap();
+        a.header.content_checksum ^= 1;
+        let e = verify(&a, &data).expect_err("content checksum").to_string();
+        assert!(e.contains("content checksum"), "{e}");
+    }
 }

@@ -167,23 +167,51 @@ impl Gpu {
     }
 
     /// A device buffer of `n` bytes, every byte set to `poison` (so unwritten output shows).
+    ///
+    /// Filled on the device (`cuMemsetD8Async` on the stream): no host buffer and no copy
+    /// of the output's size (filling and copying one cost 23-31 ms of a 40 MB end-to-end
+    /// decode on the H200, a third of it; PERFORMANCE.md tenth session).
     pub fn alloc_filled(&self, n: usize, poison: u8) -> Result<CudaSlice<u8>, GpuError> {
+        use cudarc::driver::DevicePtrMut;
         let n = n.max(1);
-        let mut host = Vec::new();
+        // SAFETY: u8 has no invalid values, and the memset below writes every byte before
+        // anything on this stream can read them.
+        let mut buf = unsafe { self.stream.alloc::<u8>(n) }.ctx("allocating the output")?;
+        {
+            let (ptr, _record) = buf.device_ptr_mut(&self.stream);
+            // SAFETY: `ptr` is this stream's live allocation of `n` bytes; the memset is
+            // ordered on the same stream as every later use.
+            unsafe {
+                cudarc::driver::result::memset_d8_async(ptr, poison, n, self.stream.cu_stream())
+            }
+            .ctx("filling the output with the poison byte")?;
+        }
+        Ok(buf)
+    }
+
+    /// Copies a device buffer back to the host.
+    ///
+    /// The host buffer's pages are touched in parallel first (rayon): a fresh buffer's page
+    /// faults, taken one by one inside the driver's copy, otherwise cost more than the copy.
+    pub fn download(&self, buf: &CudaSlice<u8>) -> Result<Vec<u8>, GpuError> {
+        use rayon::prelude::*;
+        let n = buf.len();
+        let mut host: Vec<u8> = Vec::new();
         host.try_reserve_exact(n).map_err(|_| {
             GpuError::Status(format!(
                 "cannot allocate {n} bytes of host memory for the output"
             ))
         })?;
-        host.resize(n, poison);
-        self.stream
-            .clone_htod(&host)
-            .ctx("allocating a poisoned buffer")
-    }
-
-    /// Copies a device buffer back to the host.
-    pub fn download(&self, buf: &CudaSlice<u8>) -> Result<Vec<u8>, GpuError> {
-        self.stream.clone_dtoh(buf).ctx("downloading")
+        host.spare_capacity_mut()[..n]
+            .par_chunks_mut(1 << 20)
+            .for_each(|c| {
+                c.fill(std::mem::MaybeUninit::new(0));
+            });
+        // SAFETY: the loop above initialised all n bytes of the reserved capacity.
+        unsafe { host.set_len(n) };
+        self.stream.memcpy_dtoh(buf, &mut host).ctx("downloading")?;
+        self.sync()?;
+        Ok(host)
     }
 
     /// Waits for all queued work.
