@@ -502,7 +502,8 @@ fn decode_block_loop<const PEXT: bool>(
 /// Which command loop suits the block: true (literal step before every match, see
 /// [`decode_block_impl`]) when it has at least one command per 32 bytes of output, as text
 /// and FASTQ do (86-112 per KiB); DNA and protein (14-23 per KiB, long literal runs, many
-/// repeats) run faster with a branch on the command kind. Either loop gives the same result.
+/// repeats) run faster with a branch on the command kind. Either loop gives the same result
+/// (and either takes the commands [`fast_batches`] leaves).
 #[inline(always)]
 fn dense_commands(s: &PaddedStreams<'_>, frame: &BlockFrame) -> bool {
     s.commands.len.saturating_mul(32) >= frame.dst_end.saturating_sub(frame.dst_start)
@@ -550,9 +551,10 @@ struct Cursors {
 }
 
 /// The body of [`decode_block`]; `PEXT` selects the varint form ([`read_varint`]), `SEQ`
-/// the command loop of [`step`]. With `SEQ`, and when every distance the window allows lies
-/// inside the frame, batches of commands run through [`fast_batches`] and [`step`] takes
-/// only what a batch cannot (the block's last commands, and commands a batch leaves to it).
+/// the command loop of [`step`]. When every distance the window allows lies inside the
+/// frame, batches of commands run through [`fast_batches`] (with either loop: on DNA and
+/// protein too, match layer +1..+6 %) and [`step`] takes only what a batch cannot (the
+/// block's last commands, and commands a batch leaves to it).
 #[inline(always)]
 fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     s: &PaddedStreams<'_>,
@@ -580,7 +582,7 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     let ncmd = s.commands.len;
     // the batches test a distance only against the frame's floor: the window must not be
     // the tighter bound anywhere in the block
-    let mut fast = SEQ && frame.window as usize >= frame.dst_end - frame.src_floor;
+    let mut fast = frame.window as usize >= frame.dst_end - frame.src_floor;
     while at.cmd < ncmd {
         if fast {
             fast = fast_batches(s, out, frame, &mut at);
