@@ -259,7 +259,6 @@ fn parse_window(s: &str) -> Result<u32, String> {
 /// Most worker threads `-T` accepts (more only costs memory and start-up time).
 const MAX_THREADS: usize = 1024;
 
-/// `-T N`: 1 to [`MAX_THREADS`] threads, or 0 for all cores (as rayon's default).
 /// `--level`: 1 to 9.
 fn parse_level(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
@@ -277,10 +276,13 @@ fn parse_min_match(s: &str) -> Result<u32, String> {
         Ok(n) => Err(format!(
             "{n} is below {MATCH_BASE}, the shortest match the format codes"
         )),
-        Err(_) => Err(format!("'{s}' is not a match length in bytes (6 or more)")),
+        Err(_) => Err(format!(
+            "'{s}' is not a match length in bytes ({MATCH_BASE} or more)"
+        )),
     }
 }
 
+/// `-T N`: 1 to [`MAX_THREADS`] threads, or 0 for all cores (as rayon's default).
 fn parse_threads(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let range = format!("use 1 to {MAX_THREADS}, or 0 for all cores");
@@ -783,7 +785,6 @@ fn decompress_one(
 /// `decompress --test` of one archive: decoded and verified like `decompress`, nothing
 /// written.
 fn test_one(input: &Path, device: Device) -> Result<()> {
-    check_input(input)?;
     let (data, used, secs) = read_and_decode(input, device)?;
     note(format_args!(
         "{}: OK, {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",

@@ -392,25 +392,7 @@ fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mut
         h.window = window;
     }
     let packed = build(h, &out, &blocks, None);
-    let fast = per_block(&packed, true);
-    let reference = per_block(&packed, false);
-    for (b, (f, rf)) in fast.iter().zip(&reference).enumerate() {
-        // a failed block's bytes are unspecified: with cross-block sources, later blocks may
-        // read them, so compare only up to the first failure
-        if cross && b > 0 && (fast[b - 1].is_err() || reference[b - 1].is_err()) {
-            break;
-        }
-        match (f, rf) {
-            (Ok(x), Ok(y)) => assert!(x == y, "block {b}: bytes differ (bs {bs}, cross {cross})"),
-            (
-                Err(DecodeError::Block { status: sf, .. }),
-                Err(DecodeError::Block { status: sr, .. }),
-            ) => {
-                assert_eq!(sf, sr, "block {b}: status differs (bs {bs}, cross {cross})")
-            }
-            _ => panic!("block {b}: fast {f:?} vs reference {rf:?}"),
-        }
-    }
+    compare_archive(&packed, cross, &format!("bs {bs}, cross {cross}"));
     let all_ok = sums.iter().all(|s| s.is_ok());
     let a = Archive::parse(&packed).unwrap();
     let whole = aceapex::decompress(&a);
@@ -498,20 +480,24 @@ fn restore_raw(packed: &[u8]) -> (Hdr, Vec<Blk>) {
     (h, blocks)
 }
 
-fn compare_archive(packed: &[u8], cross: bool) {
+/// Every block of `packed` decoded by the fast and the reference path: same bytes or the
+/// same status. (`what` names the case in the messages.)
+fn compare_archive(packed: &[u8], cross: bool, what: &str) {
     let fast = per_block(packed, true);
     let reference = per_block(packed, false);
     for (b, (f, rf)) in fast.iter().zip(&reference).enumerate() {
+        // a failed block's bytes are unspecified: with cross-block sources, later blocks may
+        // read them, so compare only up to the first failure
         if cross && b > 0 && (fast[b - 1].is_err() || reference[b - 1].is_err()) {
             break;
         }
         match (f, rf) {
-            (Ok(x), Ok(y)) => assert!(x == y, "block {b}: bytes differ"),
+            (Ok(x), Ok(y)) => assert!(x == y, "block {b}: bytes differ ({what})"),
             (
                 Err(DecodeError::Block { status: sf, .. }),
                 Err(DecodeError::Block { status: sr, .. }),
             ) => {
-                assert_eq!(sf, sr, "block {b}: status differs")
+                assert_eq!(sf, sr, "block {b}: status differs ({what})")
             }
             _ => panic!("block {b}: fast {f:?} vs reference {rf:?}"),
         }
@@ -546,7 +532,11 @@ fn encoder_blocks_restored_raw_and_damaged() {
             // the checksums stay those of the original data (build): blocks the mutation
             // leaves decodable to other bytes fail with Checksum on both paths
             let bad = build(h.clone(), &data, &bl, None);
-            compare_archive(&bad, cross);
+            compare_archive(
+                &bad,
+                cross,
+                &format!("encoder archive, bs {bs}, cross {cross}"),
+            );
         }
     }
 }

@@ -103,10 +103,9 @@ impl GpuArchive {
                 None => index.push(NO_TABLE),
             }
         }
-        phases.lap("  upload: decode tables");
+        phases.lap(gpu, "  upload: decode tables")?;
         let data = gpu.upload(a.data)?;
-        gpu.sync()?;
-        phases.lap("  upload: data section");
+        phases.lap(gpu, "  upload: data section")?;
         let entries = gpu.upload(bytemuck::cast_slice(&a.entries))?;
         let offsets = gpu.upload(bytemuck::cast_slice(&a.block_offsets))?;
         let tables_d = gpu.upload(bytemuck::cast_slice(&tables))?;
@@ -125,8 +124,7 @@ impl GpuArchive {
             .stream()
             .alloc_zeros::<u32>(1)
             .ctx("allocating the dense block queue")?;
-        gpu.sync()?;
-        phases.lap("  upload: block table, tables, offsets");
+        phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_wpc = super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count());
         let order = super::launch::rans_chunk_order(&a.entries, rans_wpc);
         let rans_order = if order.is_empty() {
@@ -341,25 +339,22 @@ pub fn decompress(gpu: &Gpu, a: &Archive<'_>) -> Result<Vec<u8>, GpuError> {
 /// standard error: the end-to-end split that PERFORMANCE.md quotes.
 pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>, GpuError> {
     let mut phases = Phases::from_env();
-    let mut lap = |name: &str| phases.lap(name);
     let ga = GpuArchive::upload(gpu, a)?;
-    gpu.sync()?;
-    lap("upload");
+    phases.lap(gpu, "upload")?;
     let mut out = gpu.alloc_filled(a.header.original_size as usize, 0xA5)?;
     let mut status = gpu
         .stream()
         .alloc_zeros::<u32>(ga.n_blocks.max(1) as usize)
         .ctx("allocating status")?;
-    gpu.sync()?;
-    lap("alloc+poison");
+    phases.lap(gpu, "alloc+poison")?;
     let st = ga.decode_all_status(gpu, d, &mut out, &mut status)?;
     check_status(&st[..ga.n_blocks as usize])?;
-    lap("decode+status");
+    phases.lap(gpu, "decode+status")?;
     let mut bytes = gpu.download(&out)?;
     bytes.truncate(a.header.original_size as usize);
-    lap("download");
+    phases.lap(gpu, "download")?;
     verify(a, &bytes)?;
-    lap("verify");
+    phases.lap(gpu, "verify")?;
     Ok(bytes)
 }
 
@@ -401,8 +396,9 @@ pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// Wall-time laps printed to standard error when `ACEAPEX_GPU_PHASES` is set (the caller
-/// synchronises before each lap, so each is its phase's time).
+/// Wall-time laps printed to standard error when `ACEAPEX_GPU_PHASES` is set; only then does
+/// a lap wait for the GPU (so that each lap is its phase's time), and otherwise costs
+/// nothing.
 struct Phases(Option<std::time::Instant>);
 
 impl Phases {
@@ -410,11 +406,13 @@ impl Phases {
         Phases(std::env::var_os("ACEAPEX_GPU_PHASES").map(|_| std::time::Instant::now()))
     }
 
-    fn lap(&mut self, name: &str) {
+    fn lap(&mut self, gpu: &Gpu, name: &str) -> Result<(), GpuError> {
         if let Some(t) = &mut self.0 {
+            gpu.sync()?;
             eprintln!("phase {name}: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
             *t = std::time::Instant::now();
         }
+        Ok(())
     }
 }
 
