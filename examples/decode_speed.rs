@@ -163,6 +163,7 @@ fn main() {
                         dst_end: chunk.len(),
                         src_floor: 0,
                         window: a.header.window,
+                        match_base: a.header.match_base(),
                     };
                     cpu::lz::decode_block(&ps, chunk, &frame).unwrap();
                 }

@@ -175,6 +175,7 @@ fn main() {
                 dst_end: (start + bs).min(n),
                 src_floor: b.lowest_source / bs * bs,
                 window,
+                match_base: aceapex::lz::match_base(min_match),
             };
             decode_block(b.streams(), &mut out, &frame).expect("decode");
         }

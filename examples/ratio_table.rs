@@ -242,9 +242,11 @@ fn measure(name: String, data: &[u8], args: &Args) -> Result<Row, String> {
     (sizes[2], secs[2]) = timed(&|| blockwise(data, bs, brotli_size));
     (sizes[3], secs[3]) = timed(&|| blockwise(data, bs, |c| zstd_size(c, 19)));
 
+    // the CLI's choice of minimum match (4 at levels 8-9 on text-like data, else 6)
     let opts = aceapex::EncodeOptions {
         level: args.level,
         block_size: u32::try_from(bs).map_err(|_| format!("block size {bs} too large"))?,
+        min_match: aceapex::archive::default_min_match(args.level, data),
         ..Default::default()
     };
     let t = Instant::now();

@@ -60,6 +60,7 @@ fn block_frame(a: &Archive<'_>, b: usize, out_len: usize, base: u64) -> BlockFra
         dst_end: (r.end - base) as usize,
         src_floor: (lowest - base) as usize,
         window: a.header.window,
+        match_base: a.header.match_base(),
     }
 }
 

@@ -56,7 +56,8 @@ pub fn bits_for(entries: &[BlockEntry]) -> EntryBits {
         lanes: 0,
         depth: w[3 * STREAM_COUNT],
         source: w[3 * STREAM_COUNT + 1],
-        reserved: [0; 3],
+        match_base: 0,
+        reserved: [0; 2],
     };
     b.stored.copy_from_slice(&w[..STREAM_COUNT]);
     b.decoded
@@ -72,7 +73,7 @@ pub fn bits_for(entries: &[BlockEntry]) -> EntryBits {
 /// Checks the header's widths (FORMAT.md §2: each at most [`MAX_FIELD_BITS`], reserved bytes
 /// zero). Returns what is wrong.
 pub fn check_bits(b: &EntryBits) -> Result<(), String> {
-    if b.reserved != [0; 3] {
+    if b.reserved != [0; 2] {
         return Err("reserved bytes are not zero".into());
     }
     match widths(b).into_iter().max() {
@@ -261,7 +262,7 @@ mod tests {
         b.depth = 33;
         assert!(check_bits(&b).is_err());
         b.depth = 32;
-        b.reserved[2] = 1;
+        b.reserved[1] = 1;
         assert!(check_bits(&b).is_err());
     }
 }

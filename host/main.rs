@@ -1,7 +1,9 @@
 //! The `aceapex` command line: compress, decompress, extract, info.
 
 use aceapex::archive::{self, Archive, EncodeOptions};
-use aceapex::device::format::{MATCH_BASE, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, STREAM_COUNT};
+use aceapex::device::format::{
+    MATCH_BASE, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, MIN_MATCH_BASE, STREAM_COUNT,
+};
 use aceapex::{decode, gpu};
 use anyhow::{bail, Context, Result};
 use clap::error::ErrorKind;
@@ -121,9 +123,12 @@ enum Cmd {
         /// but a block then decodes only after those blocks.
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
-        /// Shortest match to emit, in bytes (>= 6).
-        #[arg(long, value_name = "BYTES", default_value_t = 6, value_parser = parse_min_match)]
-        min_match: u32,
+        /// Shortest match to emit, in bytes (>= 4). Below 6 the length codes start there
+        /// too (a version-4 archive): smaller archives on text at levels 8-9, slower decode
+        /// (more, shorter matches). [default: 4 at levels 8-9 when the input's first 4 MiB
+        /// carry 3 or more bits per byte (text, FASTQ, protein), else 6]
+        #[arg(long, value_name = "BYTES", value_parser = parse_min_match)]
+        min_match: Option<u32>,
         /// Send repeat distances as explicit offsets (no repeat codes).
         #[arg(long)]
         no_rep: bool,
@@ -269,15 +274,15 @@ fn parse_level(s: &str) -> Result<u32, String> {
     }
 }
 
-/// `--min-match`: 6 (the format's shortest match, FORMAT.md §4) or more.
+/// `--min-match`: 4 (the smallest match base, FORMAT.md §2) or more.
 fn parse_min_match(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
-        Ok(n) if n >= MATCH_BASE => Ok(n),
+        Ok(n) if n >= MIN_MATCH_BASE => Ok(n),
         Ok(n) => Err(format!(
-            "{n} is below {MATCH_BASE}, the shortest match the format codes"
+            "{n} is below {MIN_MATCH_BASE}, the shortest match the format codes"
         )),
         Err(_) => Err(format!(
-            "'{s}' is not a match length in bytes ({MATCH_BASE} or more)"
+            "'{s}' is not a match length in bytes ({MIN_MATCH_BASE} or more)"
         )),
     }
 }
@@ -623,7 +628,7 @@ fn run(cli: Cli) -> Result<()> {
                 level,
                 block_size,
                 window,
-                min_match,
+                min_match: min_match.unwrap_or(MATCH_BASE),
                 repeat_codes: !no_rep,
                 depth_cap,
             };
@@ -631,7 +636,14 @@ fn run(cli: Cli) -> Result<()> {
             one_output_name("compress", &inputs, output.is_some() || stdout)?;
             set_threads(threads)?;
             each_input(&inputs, |input| {
-                compress_one(input, output.clone(), stdout, &opts, force)
+                compress_one(
+                    input,
+                    output.clone(),
+                    stdout,
+                    &opts,
+                    min_match.is_none(),
+                    force,
+                )
             })?;
         }
         Cmd::Decompress {
@@ -694,6 +706,7 @@ fn compress_one(
     output: Option<PathBuf>,
     stdout: bool,
     opts: &EncodeOptions,
+    auto_min_match: bool,
     force: bool,
 ) -> Result<()> {
     let out_path = match output {
@@ -711,6 +724,14 @@ fn compress_one(
     }
     let out = OutFile::open(&out_path, force)?;
     let data = read_input(input, false)?;
+    let opts = &EncodeOptions {
+        min_match: if auto_min_match {
+            archive::default_min_match(opts.level, &data)
+        } else {
+            opts.min_match
+        },
+        ..opts.clone()
+    };
     let slow = opts.level >= 6 || opts.window.is_some_and(|w| w > opts.block_size);
     let pb = progress_bar(data.len() as u64, "compress", slow);
     let t = Instant::now();
@@ -923,7 +944,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             })
             .collect();
         out!(
-            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"block_table_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
+            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"block_table_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"match_base\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
             h.version,
             h.original_size,
             archive_len,
@@ -938,6 +959,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             a.cross_block(),
             h.level,
             h.min_match,
+            h.match_base(),
             h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0,
             h.depth_cap,
             depth_max,
@@ -978,9 +1000,10 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         }
     );
     out!(
-        "encoder          level {}, min match {}, repeat codes {}, depth cap {}",
+        "encoder          level {}, min match {} (match base {}), repeat codes {}, depth cap {}",
         h.level,
         h.min_match,
+        h.match_base(),
         if h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0 {
             "on"
         } else {

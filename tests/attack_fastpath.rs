@@ -268,6 +268,7 @@ fn direct(seed: u64, iters: usize, max_steps: u64, mutate_pct: u64) {
             dst_end,
             src_floor,
             window,
+            match_base: MATCH_BASE,
         };
         ok += check_direct(&mut r, &s, frame, total) as usize;
     }
@@ -374,6 +375,7 @@ fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mut
             dst_end: i * bs + len,
             src_floor: lowest * bs,
             window,
+            match_base: MATCH_BASE,
         };
         let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));
         let st = ref_lz::decode_block(rs, &mut out, &frame);

@@ -481,8 +481,8 @@ fn bad_arguments_fail() {
         (vec!["compress", "a", "-l", "0"], "use 1 (fastest) to 9"),
         (vec!["compress", "a", "-l", "10"], "use 1 (fastest) to 9"),
         (
-            vec!["compress", "a", "--min-match", "5"],
-            "5 is below 6, the shortest match",
+            vec!["compress", "a", "--min-match", "3"],
+            "3 is below 4, the shortest match",
         ),
         (
             vec!["compress", "a", "--min-match", "six"],

@@ -755,8 +755,8 @@ fn bad_magic_is_refused() {
 #[test]
 fn bad_version_is_refused() {
     let (_, mut a) = small_archive();
-    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 and 3
-    for v in [0u16, 1, 4, 0xFFFF] {
+    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 to 4
+    for v in [0u16, 1, 5, 0xFFFF] {
         put_u16(&mut a, H_VERSION, v);
         reseal(&mut a);
         assert_eq!(
@@ -764,7 +764,7 @@ fn bad_version_is_refused() {
             FormatError::Version {
                 got: v,
                 min: 2,
-                max: 3
+                max: 4
             }
         );
     }
@@ -1242,12 +1242,13 @@ fn v3_entry_widths_are_checked() {
     b[common::H_ENTRY_BITS + 11] = 33;
     common::reseal_v3(&mut b);
     assert_eq!(header_field(&b), "entry_bits");
-    // a reserved byte after the widths
+    // the match base byte of version 4 (FORMAT.md §2), then the reserved bytes
     for at in 13..16 {
         let mut b = a.clone();
         b[common::H_ENTRY_BITS + at] = 1;
         common::reseal_v3(&mut b);
-        assert_eq!(header_field(&b), "entry_bits", "byte {at}");
+        let want = if at == 13 { "reserved" } else { "entry_bits" };
+        assert_eq!(header_field(&b), want, "byte {at}");
     }
     // a wider field changes the entry size: the sections no longer add up to the file
     let mut b = a.clone();
@@ -1331,4 +1332,93 @@ fn v3_source_distance_and_padding_are_checked() {
     b[HEADER + 3 * size + size - 1] |= 0x80;
     common::reseal_v3(&mut b);
     assert_eq!(entry_err_block(&b), 3);
+}
+
+/// Header byte 85 (FORMAT.md §2): the match base of a version-4 archive.
+const H_MATCH_BASE: usize = common::H_ENTRY_BITS + 13;
+
+/// [`prose`] compressed with minimum match `min_match` (4 KiB blocks, level 8).
+fn archive_with_min_match(min_match: u32) -> (Vec<u8>, Vec<u8>) {
+    let data = prose(40_000, 5);
+    let packed = compress(
+        &data,
+        &EncodeOptions {
+            block_size: 4096,
+            level: 8,
+            min_match,
+            ..Default::default()
+        },
+        &|_| {},
+    )
+    .unwrap();
+    (data, packed)
+}
+
+#[test]
+fn short_minimum_matches_write_version_4_with_their_base() {
+    // FORMAT.md §2: base = the minimum match, at most 6; version 4 only below 6
+    for (min_match, version, base) in [(4u32, 4u16, 4u8), (5, 4, 5), (6, 3, 0), (9, 3, 0)] {
+        let (data, a) = archive_with_min_match(min_match);
+        assert_eq!(
+            u16::from_le_bytes([a[4], a[5]]),
+            version,
+            "min match {min_match}"
+        );
+        assert_eq!(a[H_MATCH_BASE], base, "min match {min_match}");
+        assert_eq!(get_u32(&a, H_MIN_MATCH), min_match);
+        decodes_to(&a, &data);
+    }
+    // the base matters: the prose has 4- and 5-byte repeats that base 4 codes
+    let (_, a4) = archive_with_min_match(4);
+    let (_, a6) = archive_with_min_match(6);
+    assert!(a4.len() < a6.len(), "{} >= {}", a4.len(), a6.len());
+}
+
+#[test]
+fn v4_match_base_is_checked() {
+    let (_, a) = archive_with_min_match(4);
+    for bad in [0u8, 1, 3, 7, 255] {
+        let mut b = a.clone();
+        b[H_MATCH_BASE] = bad;
+        common::reseal_v3(&mut b);
+        assert_eq!(header_field(&b), "match_base", "base {bad}");
+    }
+    // the minimum match may not lie below the base
+    let mut b = a.clone();
+    put_u32(&mut b, H_MIN_MATCH, 3);
+    common::reseal_v3(&mut b);
+    assert_eq!(header_field(&b), "min_match");
+    let (_, a6) = archive_with_min_match(6);
+    let mut b = a6.clone();
+    put_u32(&mut b, H_MIN_MATCH, 5);
+    common::reseal_v3(&mut b);
+    assert_eq!(header_field(&b), "min_match", "version 3: base 6");
+}
+
+#[test]
+fn a_wrong_match_base_fails_closed() {
+    // an archive relabelled with another base parses (the header is consistent) but its
+    // matches then have other lengths: every decoder must report an error, never the
+    // wrong bytes as right
+    let (data, a) = archive_with_min_match(4);
+    for base in [5u8, 6] {
+        let mut b = a.clone();
+        b[H_MATCH_BASE] = base;
+        put_u32(&mut b, H_MIN_MATCH, 6);
+        common::reseal_v3(&mut b);
+        let arc = Archive::parse(&b).expect("a consistent header");
+        match decompress(&arc) {
+            Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
+            Ok(out) => panic!("base {base}: decoded {} bytes without an error", out.len()),
+            Err(e) => panic!("base {base}: unexpected error {e:?}"),
+        }
+        assert!(extract(&arc, 0, data.len() as u64).is_err());
+    }
+    // a base-6 archive relabelled as version 4 with base 6 is the same archive
+    let (data6, a6) = archive_with_min_match(6);
+    let mut b = a6.clone();
+    put_u16(&mut b, H_VERSION, 4);
+    b[H_MATCH_BASE] = 6;
+    common::reseal_v3(&mut b);
+    decodes_to(&b, &data6);
 }

@@ -17,7 +17,7 @@ fn recomputed_depths(a: &Archive<'_>, n: usize) -> Vec<u32> {
     for b in 0..a.block_count() {
         aceapex::decode::decode_streams(a, b, &mut bufs).unwrap();
         let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
-        let mut p = Parser::new(s);
+        let mut p = Parser::new(s, a.header.match_base());
         let mut cur = a.block_range(b).start as usize;
         let mut depth = 0;
         while let Some(c) = p.next_command().unwrap() {

@@ -46,6 +46,55 @@ fn variants() -> Vec<(String, String, EncodeOptions)> {
     v
 }
 
+/// The version-4 archives (match base below 6, FORMAT.md §2): `-l 8 --min-match 4` of the
+/// text and `-l 8 --min-match 5 --block-size 4K` of the records.
+fn variants_v4() -> Vec<(String, String, EncodeOptions)> {
+    vec![
+        (
+            "moby_dick_64k.txt".into(),
+            "moby_dick_64k.txt.l8-mm4.acx".into(),
+            EncodeOptions {
+                level: 8,
+                min_match: 4,
+                ..default_settings()
+            },
+        ),
+        (
+            "records.csv".into(),
+            "records.csv.l8-mm5-b4k.acx".into(),
+            EncodeOptions {
+                level: 8,
+                min_match: 5,
+                block_size: 4096,
+                ..default_settings()
+            },
+        ),
+    ]
+}
+
+/// Every committed archive of the current encoder, versions 3 and 4.
+fn all_variants() -> Vec<(String, String, EncodeOptions)> {
+    let mut v = variants();
+    v.extend(variants_v4());
+    v
+}
+
+#[test]
+fn version_4_golden_archives_declare_their_base() {
+    for (_, arc, opts) in variants_v4() {
+        let archive = golden(&arc);
+        let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
+        assert_eq!(a.header.version, 4, "{arc}");
+        assert_eq!(a.header.match_base(), opts.min_match, "{arc}");
+        assert_eq!(archive[85] as u32, opts.min_match, "{arc}: header byte 85");
+    }
+    for (_, arc, _) in variants() {
+        let a = golden(&arc);
+        assert_eq!(u16::from_le_bytes([a[4], a[5]]), 3, "{arc}");
+        assert_eq!(a[85], 0, "{arc}: header byte 85");
+    }
+}
+
 #[test]
 fn golden_originals_are_intact() {
     // sizes as committed (a truncated or re-encoded original would make the rest meaningless)
@@ -59,7 +108,7 @@ fn golden_originals_are_intact() {
 
 #[test]
 fn golden_archives_decode_to_their_originals() {
-    for (orig, arc, opts) in variants() {
+    for (orig, arc, opts) in all_variants() {
         let original = golden(&orig);
         let archive = golden(&arc);
         let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
@@ -91,7 +140,7 @@ fn golden_archives_decode_to_their_originals() {
 
 #[test]
 fn golden_archives_are_reproduced_byte_for_byte() {
-    for (orig, arc, opts) in variants() {
+    for (orig, arc, opts) in all_variants() {
         let original = golden(&orig);
         let archive = golden(&arc);
         let again = compress(&original, &opts, &|_| {}).unwrap();

@@ -326,9 +326,13 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
         return;
     };
     for (name, data) in sample_inputs() {
-        for block_size in [4096u32, 16384, 65536] {
+        // minimum matches 4 and 5: match bases below 6 (format version 4, FORMAT.md §2)
+        for (block_size, min_match) in [(4096u32, 6), (16384, 6), (65536, 6), (16384, 4), (4096, 5)]
+        {
             let opts = EncodeOptions {
                 block_size,
+                min_match,
+                level: if min_match < 6 { 8 } else { 5 },
                 ..Default::default()
             };
             let packed = compress(&data, &opts, &|_| {}).unwrap();
@@ -342,14 +346,14 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
                 decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
             ] {
                 let gpu = decoder::decompress_with(&g, &a, d)
-                    .unwrap_or_else(|e| panic!("{name} bs {block_size} {d:?}: {e}"));
+                    .unwrap_or_else(|e| panic!("{name} bs {block_size} mm {min_match} {d:?}: {e}"));
                 assert!(
                     gpu == data,
-                    "{name} bs {block_size} {d:?}: GPU output differs from the original"
+                    "{name} bs {block_size} mm {min_match} {d:?}: GPU output differs from the original"
                 );
                 assert!(
                     gpu == cpu,
-                    "{name} bs {block_size} {d:?}: GPU output differs from the CPU decoder"
+                    "{name} bs {block_size} mm {min_match} {d:?}: GPU output differs from the CPU decoder"
                 );
             }
         }

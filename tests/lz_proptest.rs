@@ -1,5 +1,6 @@
-//! Property test: any input, block size, level and parameter set round-trips through the
-//! reference decoder, and the reported statistics hold.
+//! Property test: any input, block size, level and parameter set (minimum match 4 and up,
+//! so match bases 4-6) round-trips through the reference decoder, and the reported
+//! statistics hold.
 
 use aceapex::lz::{parse_segment, ParseParams};
 use aceapex_device::lz::{decode_block, BlockFrame, Command, Parser};
@@ -37,7 +38,7 @@ proptest! {
         data in input(),
         bs_pow in 8u32..13,
         level in 1u32..=9,
-        min_match in 6u32..12,
+        min_match in 4u32..12,
         window_kind in 0u8..4,
         rep in any::<bool>(),
         cap in 0u32..4,
@@ -60,10 +61,12 @@ proptest! {
             if window as usize <= bs {
                 prop_assert!(low >= s);
             }
-            let frame = BlockFrame { dst_start: s, dst_end: e, src_floor: low / bs * bs, window };
+            // FORMAT.md §2: the base is the minimum match, at most 6
+            let base = min_match.min(6);
+            let frame = BlockFrame { dst_start: s, dst_end: e, src_floor: low / bs * bs, window, match_base: base };
             prop_assert!(decode_block(b.streams(), &mut out, &frame).is_ok());
             prop_assert_eq!(&out[s..e], &data[start + s..start + e]);
-            let mut parser = Parser::new(b.streams());
+            let mut parser = Parser::new(b.streams(), base);
             let mut cur = s;
             let mut maxl = 0;
             while let Some(cmd) = parser.next_command().unwrap() {

@@ -198,6 +198,8 @@ struct Walker {
 fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
     let window = opts.window.unwrap_or(opts.block_size) as usize;
     let bs = opts.block_size as usize;
+    // FORMAT.md §2: the match base is the minimum match, at most 6
+    let base = opts.min_match.min(6);
     let mut w = Walker {
         out: vec![0u8; original.len()],
         val: vec![0u32; original.len()],
@@ -247,9 +249,9 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
                     let slot = ((c >> 4) & 3) as usize;
                     let nib = (c & 0xF) as u32;
                     let len = if nib == 15 {
-                        21 + read_leb(lens, &mut lenp)
+                        base + 15 + read_leb(lens, &mut lenp)
                     } else {
-                        6 + nib
+                        base + nib
                     };
                     let d = hist[slot];
                     // move to front
@@ -260,13 +262,13 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
                     (d, len)
                 }
                 0xC0..=0xFD => {
-                    let len = 6 + (c - 0xC0) as u32;
+                    let len = base + (c - 0xC0) as u32;
                     let d = read_dist(&mut offp);
                     hist = [d, hist[0], hist[1], hist[2]];
                     (d, len)
                 }
                 0xFE => {
-                    let len = 6 + read_leb(lens, &mut lenp);
+                    let len = base + read_leb(lens, &mut lenp);
                     let d = read_dist(&mut offp);
                     hist = [d, hist[0], hist[1], hist[2]];
                     (d, len)
@@ -350,6 +352,14 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
+    // FORMAT.md §2: version 4 with its base byte exactly when the minimum match is below 6
+    if opts.min_match < 6 {
+        assert_eq!(h.version, 4);
+        assert_eq!(h.entry_bits.match_base as u32, opts.min_match);
+    } else {
+        assert_eq!(h.version, 3);
+        assert_eq!(h.entry_bits.match_base, 0);
+    }
     assert_eq!(h.depth_cap, opts.depth_cap);
     assert_eq!(h.window, opts.window.unwrap_or(opts.block_size));
     assert_eq!(h.flags & 1 != 0, opts.repeat_codes, "repeat-codes flag");
@@ -506,7 +516,7 @@ proptest! {
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
 
-    /// Repeat codes off, min_match 6/8/12/32, depth caps 0/1/2/8, windows at or above the
+    /// Repeat codes off, min_match 4/5/6/8/12/32, depth caps 0/1/2/8, windows at or above the
     /// block: the reference walker checks every match length, distance and depth.
     #[test]
     fn prop_roundtrip_parser_options(
@@ -514,7 +524,7 @@ proptest! {
         level in 1u32..=9,
         bsi in 0usize..3,
         repeat_codes in any::<bool>(),
-        min_match in prop::sample::select(vec![6u32, 8, 12, 32]),
+        min_match in prop::sample::select(vec![4u32, 5, 6, 8, 12, 32]),
         depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
         cross in any::<bool>(),
         sel in 0u8..7,
@@ -552,7 +562,7 @@ fn each_parser_option_alone() {
             },
             &r,
         );
-        for mm in [6, 8, 12, 32] {
+        for mm in [4, 5, 6, 8, 12, 32] {
             roundtrip(
                 &data,
                 &EncodeOptions {
@@ -692,7 +702,7 @@ fn invalid_options_are_refused() {
             ..Default::default()
         },
         EncodeOptions {
-            min_match: 5,
+            min_match: 3,
             ..Default::default()
         },
         EncodeOptions {

@@ -227,6 +227,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     n_blocks: u32,
     block_size: u32,
     window: u32,
+    match_base: u32,
     out: *mut u8,
     out_len: u64,
     status: *mut u32,
@@ -383,12 +384,22 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             // parsing sequentially, for the parse comparison)
             let r = if stages & STAGE_SEQ_PARSE != 0 {
                 if tid == 0 {
-                    parse_fill_seq(&s, decoded, dec_len, dec_offsets, b, &e, block_len, window)
+                    parse_fill_seq(
+                        &s,
+                        decoded,
+                        dec_len,
+                        dec_offsets,
+                        b,
+                        &e,
+                        block_len,
+                        window,
+                        match_base,
+                    )
                 } else {
                     Status::Ok
                 }
             } else {
-                parse_fill(&s, &e, block_len, window, warp, lane)
+                parse_fill(&s, &e, block_len, window, match_base, warp, lane)
             };
             sync();
             if r != Status::Ok && tid == 0 {
@@ -1163,6 +1174,7 @@ fn command_values(
     s: &Smem,
     k: Class,
     c: u8,
+    match_base: u32,
     len_base: u32,
     off_base: u32,
     mlen: u32,
@@ -1186,12 +1198,12 @@ fn command_values(
         lit_n = c as u32 + 1;
         out_n = lit_n as u64;
     } else if k.is_rep {
-        out_n = MATCH_BASE as u64 + (c & 0x0F) as u64 + if k.uses_len { extra as u64 } else { 0 };
+        out_n = match_base as u64 + (c & 0x0F) as u64 + if k.uses_len { extra as u64 } else { 0 };
     } else if k.is_new {
         out_n = if c == CMD_MATCH_LONG {
-            MATCH_BASE as u64 + extra as u64
+            match_base as u64 + extra as u64
         } else {
-            MATCH_BASE as u64 + (c & 0x3F) as u64
+            match_base as u64 + (c & 0x3F) as u64
         };
     }
     (out_n, lit_n, new_dist, bad_varint)
@@ -1437,6 +1449,7 @@ fn parse_fill(
     e: &BlockEntry,
     block_len: u32,
     window: u32,
+    base: u32,
     warp: u32,
     lane: u32,
 ) -> Status {
@@ -1497,7 +1510,7 @@ fn parse_fill(
         let ci = step * 32 + lane as usize;
         let (k, c, mlen, moff) = step_command(ci < ncmd, cmd_at(ci));
         let (out_n, lit_n, new_dist, _) =
-            command_values(s, k, c, lb, ob, mlen, moff, below, nlenv, noffv);
+            command_values(s, k, c, base, lb, ob, mlen, moff, below, nlenv, noffv);
         let on = core::cmp::min(out_n, block_len as u64 + 1) as u32;
         let (io, il) = scan_counts(on, lit_n, lane);
         out_t = out_t.saturating_add(shfl(io, 31));
@@ -1545,7 +1558,7 @@ fn parse_fill(
         let ci = step * 32 + lane as usize;
         let (k, c, mlen, moff) = step_command(ci < ncmd, cmd_at(ci));
         let (out_n, lit_n, new_dist, bad_varint) =
-            command_values(s, k, c, lb, ob, mlen, moff, below, nlenv, noffv);
+            command_values(s, k, c, base, lb, ob, mlen, moff, below, nlenv, noffv);
         let too_long = out_n > block_len as u64;
         let on = if too_long {
             block_len + 1
@@ -1749,6 +1762,7 @@ fn parse_fill_seq(
     e: &BlockEntry,
     block_len: u32,
     window: u32,
+    match_base: u32,
 ) -> Status {
     let mut bufs: [&[u8]; STREAM_COUNT] = [&[]; STREAM_COUNT];
     for (k, buf) in bufs.iter_mut().enumerate() {
@@ -1767,6 +1781,7 @@ fn parse_fill_seq(
         dst_end: block_len as usize,
         src_floor: 0,
         window,
+        match_base,
     };
     match crate::lz::walk_block(streams, &frame, &mut PtrSink { ptr: s.ptr() }) {
         Ok(()) => Status::Ok,

@@ -1,4 +1,4 @@
-//! Format v2 structures and constants shared by the encoder, the host decoders and the kernels.
+//! Format structures and constants (versions 2-4) shared by the encoder, the host decoders and the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
 //! [`bytemuck::Pod`], little-endian on disk, and has a compile-time size check, so the bytes in
@@ -8,8 +8,12 @@ use bytemuck::{Pod, Zeroable};
 
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
-/// Format version written by this crate, FORMAT.md §2.
-pub const FORMAT_VERSION: u16 = 3;
+/// Newest format version this crate reads and writes, FORMAT.md §2. The writer uses it only
+/// for archives whose match base is below [`MATCH_BASE`]; others are written as
+/// [`VERSION_BASE_6`] archives, byte for byte as before version 4 existed.
+pub const FORMAT_VERSION: u16 = 4;
+/// The version the writer uses when the match base is [`MATCH_BASE`] (FORMAT.md §2, §10).
+pub const VERSION_BASE_6: u16 = 3;
 /// Oldest format version a reader accepts: version 2 differs only in its 64-byte block
 /// entries (FORMAT.md §3.1, §10).
 pub const MIN_READ_VERSION: u16 = 2;
@@ -39,8 +43,12 @@ pub const MAX_BLOCK_SIZE: u32 = 4 << 20;
 /// Default block size in bytes.
 pub const DEFAULT_BLOCK_SIZE: u32 = 16 << 10;
 
-/// Every match is at least this long; length codes are relative to it (FORMAT.md §4).
+/// The default match base, and the base of every version-2 and version-3 archive: the
+/// length of the shortest match the command bytes code, to which length codes are relative
+/// (FORMAT.md §2, §4.1). Also the largest base any version allows.
 pub const MATCH_BASE: u32 = 6;
+/// The smallest match base a version-4 archive may declare (FORMAT.md §2).
+pub const MIN_MATCH_BASE: u32 = 4;
 /// Most bytes a LEB128 varint of the length or offset stream may take (FORMAT.md §4).
 pub const VARINT_MAX_BYTES: usize = 5;
 /// Repeat-distance history after a reset command (FORMAT.md §4).
@@ -56,8 +64,11 @@ pub const CMD_MATCH_SHORT: u8 = 0xC0;
 pub const CMD_REPEAT: u8 = 0x80;
 /// Longest literal run one command carries.
 pub const MAX_LITERAL_RUN: usize = 128;
-/// Longest length a short new-match command carries (0xFD).
-pub const MAX_SHORT_MATCH: u32 = MATCH_BASE + 61;
+/// Length codes of a short new-match command (0xC0..=0xFD): lengths `base..=base + 61`.
+pub const SHORT_MATCH_CODES: u32 = 62;
+/// Longest length a short new-match command carries at any base (0xFD at base
+/// [`MATCH_BASE`]).
+pub const MAX_SHORT_MATCH: u32 = MATCH_BASE + SHORT_MATCH_CODES - 1;
 /// Repeat length nibble that means "add a varint from the length stream".
 pub const REPEAT_LEN_ESCAPE: u32 = 15;
 
@@ -99,7 +110,7 @@ pub struct FileHeader {
     pub group_blocks: u32,
     /// `ceil(block_count / group_blocks)`.
     pub group_count: u32,
-    /// Encoder parameter: shortest match it emitted (informational, >= 6).
+    /// Encoder parameter: shortest match it emitted (informational, >= the match base).
     pub min_match: u32,
     /// Largest match distance in bytes.
     pub window: u32,
@@ -113,16 +124,17 @@ pub struct FileHeader {
     pub data_bytes: u64,
     /// XXH3-64 (seed 0) of the whole original data.
     pub content_checksum: u64,
-    /// Version 3: bit widths of the packed block-entry fields (FORMAT.md §3.1); version 2:
-    /// all zero.
+    /// Version 3 and 4: bit widths of the packed block-entry fields (FORMAT.md §3.1) and,
+    /// version 4, the match base; version 2: all zero.
     pub entry_bits: EntryBits,
     /// XXH3-64 of header bytes `0..88`, the block table and the table section.
     pub meta_checksum: u64,
 }
 
-/// Bit widths of the packed fields of a version-3 block entry (FORMAT.md §2, §3.1): each
-/// field of a [`BlockEntry`] but the checksum is stored in exactly this many bits, so the
-/// widths are the smallest that hold the archive's largest value. 16 bytes.
+/// Header bytes 72..88 (FORMAT.md §2): the bit widths of the packed fields of a version-3 or
+/// version-4 block entry (§3.1; each field of a [`BlockEntry`] but the checksum is stored in
+/// exactly this many bits, so the widths are the smallest that hold the archive's largest
+/// value) and, version 4, the match base. 16 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct EntryBits {
@@ -136,8 +148,11 @@ pub struct EntryBits {
     pub depth: u8,
     /// Width of the source distance `i - lowest_source_block` of entry `i`.
     pub source: u8,
+    /// Version 4: the match base, [`MIN_MATCH_BASE`]..=[`MATCH_BASE`]; earlier versions: 0
+    /// (their base is [`MATCH_BASE`]). Read it through [`FileHeader::match_base`].
+    pub match_base: u8,
     /// Must be zero.
-    pub reserved: [u8; 3],
+    pub reserved: [u8; 2],
 }
 
 /// Largest width of a packed entry field (FORMAT.md §3.1).
@@ -212,6 +227,19 @@ const _: () = assert!(core::mem::size_of::<CopyToken>() == 16);
 /// Byte offset of `meta_checksum` in the header: the checksum covers the bytes before it.
 pub const META_CHECKSUM_OFFSET: usize = 88;
 const _: () = assert!(core::mem::offset_of!(FileHeader, meta_checksum) == META_CHECKSUM_OFFSET);
+
+impl FileHeader {
+    /// The match base of the archive (FORMAT.md §2): the header's byte for version 4,
+    /// [`MATCH_BASE`] for earlier versions. Meaningful once the header was validated.
+    #[inline]
+    pub fn match_base(&self) -> u32 {
+        if self.version >= 4 {
+            self.entry_bits.match_base as u32
+        } else {
+            MATCH_BASE
+        }
+    }
+}
 
 impl DecodeTable {
     /// Unpacks slot `slot`: `(symbol, freq, bias)`.

@@ -311,6 +311,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     group_blocks: u32,
     block_size: u32,
     window: u32,
+    match_base: u32,
     scratch: *mut u8,
     out: *mut u8,
     out_len: u64,
@@ -349,6 +350,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
             group_blocks,
             block_size,
             window,
+            match_base,
             my_scratch,
             out,
             out_len,
@@ -373,6 +375,7 @@ fn decode_one_lane(
     group_blocks: u32,
     block_size: u32,
     window: u32,
+    match_base: u32,
     scratch: *mut u8,
     out: *mut u8,
     out_len: u64,
@@ -426,6 +429,7 @@ fn decode_one_lane(
         dst_end: (end - start) as usize,
         src_floor: 0,
         window,
+        match_base,
     };
     match crate::lz::decode_block(streams, block_out, &frame) {
         Ok(()) => Status::Ok,

@@ -9,7 +9,8 @@ use crate::status::Status;
 pub struct BlockStreams<'a> {
     /// Literal bytes, consumed in order by literal runs.
     pub literals: &'a [u8],
-    /// LEB128 varints: match lengths minus 6 (0xFE) or minus 21 (escaped repeats).
+    /// LEB128 varints: match lengths minus the match base (0xFE) or minus the base + 15
+    /// (escaped repeats).
     pub lengths: &'a [u8],
     /// The first byte of each new match's distance varint (FORMAT.md §4.2).
     pub offsets: &'a [u8],
@@ -48,6 +49,9 @@ pub struct BlockFrame {
     pub src_floor: usize,
     /// Largest distance allowed (header `window`).
     pub window: u32,
+    /// The archive's match base (FORMAT.md §2, [`FileHeader::match_base`]): length codes
+    /// are relative to it. 4, 5 or 6 in a validated archive.
+    pub match_base: u32,
 }
 
 /// Reads one LEB128 varint of at most 5 bytes that fits a `u32` (FORMAT.md §4.2).
@@ -172,7 +176,7 @@ pub enum Command {
     Match {
         /// Backward distance in bytes.
         dist: u32,
-        /// Length in bytes (>= 6).
+        /// Length in bytes (>= the match base).
         len: u32,
     },
     /// History reset.
@@ -192,13 +196,16 @@ pub struct Parser<'a> {
     pub tail_pos: usize,
     /// Repeat history.
     pub history: History,
+    /// Match base (FORMAT.md §4.1).
+    base: u32,
 }
 
 impl<'a> Parser<'a> {
-    /// A parser at the start of a block.
-    pub fn new(s: BlockStreams<'a>) -> Self {
+    /// A parser at the start of a block whose archive has match base `base`.
+    pub fn new(s: BlockStreams<'a>, base: u32) -> Self {
         Parser {
             s,
+            base,
             cmd_pos: 0,
             len_pos: 0,
             off_pos: 0,
@@ -219,7 +226,7 @@ impl<'a> Parser<'a> {
             0x80..=0xBF => {
                 let slot = ((c >> 4) & 3) as usize;
                 let nib = (c & 0x0F) as u32;
-                let mut len = MATCH_BASE + nib;
+                let mut len = self.base + nib;
                 if nib == REPEAT_LEN_ESCAPE {
                     let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
                     len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
@@ -231,11 +238,11 @@ impl<'a> Parser<'a> {
             }
             0xC0..=0xFD => Command::Match {
                 dist: self.new_distance()?,
-                len: (c & 0x3F) as u32 + MATCH_BASE,
+                len: (c & 0x3F) as u32 + self.base,
             },
             CMD_MATCH_LONG => {
                 let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
-                let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
+                let len = self.base.checked_add(extra).ok_or(Status::OutputOverrun)?;
                 Command::Match {
                     dist: self.new_distance()?,
                     len,
@@ -334,7 +341,7 @@ pub fn walk_block<S: BlockSink>(
     if s.commands.first() != Some(&CMD_RESET) {
         return Err(Status::NoLeadingReset);
     }
-    let mut p = Parser::new(s);
+    let mut p = Parser::new(s, frame.match_base);
     let mut cursor = frame.dst_start;
     let mut lit_pos = 0usize;
     while let Some(cmd) = p.next_command()? {

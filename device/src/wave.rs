@@ -185,6 +185,7 @@ fn parse_block(a: &WaveArgs, b: u64) -> (Status, u32) {
         dst_end: end as usize,
         src_floor: (e.lowest_source_block as u64 * bs) as usize,
         window: a.window,
+        match_base: a.match_base,
     };
     let mut sink = Sink {
         a,

@@ -31,7 +31,7 @@ pub struct WaveSeg {
 }
 
 /// Arguments of every wavefront kernel, uploaded once per decode (addresses are device
-/// pointers as `u64`). 144 bytes.
+/// pointers as `u64`). 152 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct WaveArgs {
@@ -78,7 +78,11 @@ pub struct WaveArgs {
     /// Levels the graph has copy launches for (1..=n_waves); a match above it marks its block
     /// `Status::DepthHint`.
     pub n_waves: u32,
+    /// The archive's match base (FORMAT.md §2).
+    pub match_base: u32,
+    /// Zero (keeps the size a multiple of 8).
+    pub pad: u32,
 }
 
 const _: () = assert!(core::mem::size_of::<WaveSeg>() == 16);
-const _: () = assert!(core::mem::size_of::<WaveArgs>() == 144);
+const _: () = assert!(core::mem::size_of::<WaveArgs>() == 152);

@@ -648,10 +648,11 @@ fn step<const PEXT: bool, const SEQ: bool>(
         c
     };
     at.cmd += 1;
+    let base = frame.match_base;
     let (dist, len) = match c {
         0x80..=0xBF => {
             let nib = (c & 0x0F) as u32;
-            let mut len = MATCH_BASE + nib;
+            let mut len = base + nib;
             if nib == REPEAT_LEN_ESCAPE {
                 let extra = read_varint::<PEXT>(&s.lengths, &mut at.len)?;
                 len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
@@ -659,14 +660,14 @@ fn step<const PEXT: bool, const SEQ: bool>(
             (at.history.take(((c >> 4) & 3) as usize), len)
         }
         0xC0..=0xFD => {
-            let len = (c & 0x3F) as u32 + MATCH_BASE;
+            let len = (c & 0x3F) as u32 + base;
             let dist = read_offset::<PEXT>(s, &mut at.off, &mut at.tail)?;
             at.history.push(dist);
             (dist, len)
         }
         CMD_MATCH_LONG => {
             let extra = read_varint::<PEXT>(&s.lengths, &mut at.len)?;
-            let len = MATCH_BASE.checked_add(extra).ok_or(Status::OutputOverrun)?;
+            let len = base.checked_add(extra).ok_or(Status::OutputOverrun)?;
             let dist = read_offset::<PEXT>(s, &mut at.off, &mut at.tail)?;
             at.history.push(dist);
             (dist, len)
@@ -683,7 +684,7 @@ fn step<const PEXT: bool, const SEQ: bool>(
         && l + WILD_COPY_MARGIN <= end - cur
     {
         // SAFETY: cur + len + WILD_COPY_MARGIN <= end <= out.len(), 1 <= dist <= cur
-        // (dist <= cur - src_floor), len >= MATCH_BASE >= 1.
+        // (dist <= cur - src_floor), len >= match base >= 1.
         unsafe { copy_match_wild(out.as_mut_ptr().add(cur), d, l) };
     } else {
         // the checks of aceapex_device::lz::check_match, in its order
@@ -773,6 +774,10 @@ fn fast_batches(
     };
     let mut history = PackedHistory::pack(at.history);
     let mut stopped = false;
+    // a validated archive's base is at most MATCH_BASE; the min keeps every short match
+    // within FAST_OUT whatever the caller passed
+    debug_assert!(frame.match_base <= MATCH_BASE);
+    let mbase = frame.match_base.min(MATCH_BASE) as usize;
     // SAFETY (the whole loop): each pointer stays between its stream's start and end (the
     // frame's for `op`), so the differences below are exact; by the choice of k (see the
     // function's docs) each of the k passes of a batch reads at most 2 commands, 128
@@ -832,7 +837,7 @@ fn fast_batches(
                     hp = hp.add(1);
                     tp = tp.add(tailed as usize);
                     history.push(d);
-                    (d as usize, (c & 0x3F) as usize + MATCH_BASE as usize)
+                    (d as usize, (c & 0x3F) as usize + mbase)
                 } else {
                     let nib = (c & 0x0F) as u32;
                     let slot = ((c >> 4) & 3) as usize;
@@ -844,7 +849,7 @@ fn fast_batches(
                         break;
                     }
                     history.take(slot);
-                    (d as usize, (nib + MATCH_BASE) as usize)
+                    (d as usize, nib as usize + mbase)
                 };
                 cp = cp.add(1);
                 copy_match_wild(op, d, l);

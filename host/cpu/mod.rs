@@ -212,13 +212,24 @@ mod tests {
     }
 
     /// Random command/length/offset streams biased towards valid blocks whose sources reach
-    /// at most `room` bytes before the block; returns them and the block length they intend.
-    fn random_streams(r: &mut Rng, room: usize) -> ([Vec<u8>; 4], usize) {
-        random_streams_of(r, room, 80)
+    /// at most `room` bytes before the block, at match base `base`; returns them and the
+    /// block length they intend.
+    fn random_streams(r: &mut Rng, room: usize, base: u32) -> ([Vec<u8>; 4], usize) {
+        random_streams_of(r, room, 80, base)
+    }
+
+    /// A match base of FORMAT.md §2, 4 to 6, the default 6 half the time.
+    fn random_base(r: &mut Rng) -> u32 {
+        [4, 5, 6, 6][r.below(4) as usize]
     }
 
     /// [`random_streams`] with up to `max_steps` generator steps.
-    fn random_streams_of(r: &mut Rng, room: usize, max_steps: u64) -> ([Vec<u8>; 4], usize) {
+    fn random_streams_of(
+        r: &mut Rng,
+        room: usize,
+        max_steps: u64,
+        base: u32,
+    ) -> ([Vec<u8>; 4], usize) {
         let mut lits = Vec::new();
         let mut lens = Vec::new();
         let mut offs = Vec::new();
@@ -242,7 +253,7 @@ mod tests {
                 4 | 5 => {
                     let c = 0x80 | r.below(64) as u8;
                     cmds.push(c);
-                    let mut len = MATCH_BASE + (c & 0x0F) as u32;
+                    let mut len = base + (c & 0x0F) as u32;
                     if c & 0x0F == 0x0F {
                         let extra = r.below(300) as u32;
                         varint(extra, &mut lens);
@@ -265,7 +276,7 @@ mod tests {
                     };
                     varint(d, &mut offs);
                     hist.push(d);
-                    pos += (c & 0x3F) as usize + MATCH_BASE as usize;
+                    pos += (c & 0x3F) as usize + base as usize;
                 }
                 8 if reach > 0 => {
                     cmds.push(CMD_MATCH_LONG);
@@ -274,7 +285,7 @@ mod tests {
                     let d = (r.below(64) + 1).min(reach) as u32;
                     varint(d, &mut offs);
                     hist.push(d);
-                    pos += (extra + MATCH_BASE) as usize;
+                    pos += (extra + base) as usize;
                 }
                 9 => {
                     cmds.push(CMD_RESET);
@@ -311,7 +322,8 @@ mod tests {
             let total = 64 + r.below(12_000) as usize;
             let dst_start = r.below(total as u64 / 2) as usize;
             let src_floor = dst_start - r.below(dst_start as u64 + 1) as usize;
-            let (s, intended) = random_streams(&mut r, dst_start - src_floor);
+            let base = random_base(&mut r);
+            let (s, intended) = random_streams(&mut r, dst_start - src_floor, base);
             let dst_end = if r.below(4) != 0 && dst_start + intended <= total {
                 dst_start + intended
             } else {
@@ -323,6 +335,7 @@ mod tests {
                 dst_end,
                 src_floor,
                 window,
+                match_base: base,
             };
             ok += fast_vs_reference_block(&mut r, &s, total, frame) as usize;
         }
@@ -339,7 +352,8 @@ mod tests {
         let mut ok = 0;
         for _ in 0..3_000 {
             let room = [0, r.below(64), r.below(1 << 15)][r.below(3) as usize] as usize;
-            let (s, intended) = random_streams_of(&mut r, room, 1500);
+            let base = random_base(&mut r);
+            let (s, intended) = random_streams_of(&mut r, room, 1500, base);
             let dst_start = room + r.below(100) as usize;
             let src_floor = dst_start - room;
             let dst_end = match r.below(6) {
@@ -354,6 +368,7 @@ mod tests {
                 dst_end,
                 src_floor,
                 window,
+                match_base: base,
             };
             ok += fast_vs_reference_block(&mut r, &s, dst_end + 64, frame) as usize;
         }
@@ -427,6 +442,7 @@ mod tests {
         for _ in 0..40_000 {
             let room = r.below(48) as usize; // bytes between the source floor and the block
             let window = [u32::MAX, u32::MAX, 4096, 1 + r.below(40) as u32][r.below(4) as usize];
+            let base = random_base(&mut r);
             let (mut lits, mut lens, mut offs, mut cmds) =
                 (vec![], vec![], vec![], vec![CMD_RESET]);
             let mut pos = 0usize;
@@ -442,7 +458,7 @@ mod tests {
                     // a repeat, sometimes with a length varint
                     let c = 0x80 | r.below(64) as u8;
                     cmds.push(c);
-                    let mut len = MATCH_BASE as usize + (c & 0x0F) as usize;
+                    let mut len = base as usize + (c & 0x0F) as usize;
                     if c & 0x0F == 0x0F {
                         let extra = r.below(100) as u32;
                         varint(extra, &mut lens);
@@ -469,11 +485,11 @@ mod tests {
                     cmds.push(CMD_MATCH_LONG);
                     let extra = r.below(90) as u32;
                     varint(extra, &mut lens);
-                    pos += (extra + MATCH_BASE) as usize;
+                    pos += (extra + base) as usize;
                 } else {
                     let c = 0xC0 + r.below(62) as u8;
                     cmds.push(c);
-                    pos += (c & 0x3F) as usize + MATCH_BASE as usize;
+                    pos += (c & 0x3F) as usize + base as usize;
                 }
             }
             let dst_start = room + r.below(64) as usize;
@@ -485,6 +501,7 @@ mod tests {
                 dst_end,
                 src_floor: dst_start - room,
                 window,
+                match_base: base,
             };
             ok += fast_vs_reference_block(&mut r, &[lits, lens, offs, cmds], total, frame) as usize;
         }

@@ -59,6 +59,8 @@ pub struct GpuArchive {
     pub(crate) group_blocks: u32,
     pub(crate) block_size: u32,
     pub(crate) window: u32,
+    /// The archive's match base (FORMAT.md §2).
+    pub(crate) match_base: u32,
     pub(crate) original_size: u64,
     pub(crate) cross_block: bool,
     /// Per slice (`4 * block + stream`): where its decoded bytes go in `decoded`.
@@ -152,6 +154,7 @@ impl GpuArchive {
             group_blocks: a.header.group_blocks,
             block_size: a.header.block_size,
             window: a.header.window,
+            match_base: a.header.match_base(),
             original_size: a.header.original_size,
             cross_block: a.cross_block(),
             dec_offsets,

@@ -202,7 +202,7 @@ pub fn from_archive(
         };
         crate::decode::decode_streams(a, b, &mut bufs).map_err(berr)?;
         let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
-        let mut p = Parser::new(s);
+        let mut p = Parser::new(s, a.header.match_base());
         let mut cur = r.start as usize;
         let mut lit = 0usize;
         while let Some(c) = p.next_command().map_err(berr)? {

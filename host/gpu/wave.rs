@@ -209,6 +209,8 @@ impl WaveState {
             block_size: ga.block_size,
             window: ga.window,
             n_waves: self.n_waves,
+            match_base: ga.match_base,
+            pad: 0,
         };
         drop(dec);
         if self.args_host != Some(args) {

@@ -65,6 +65,8 @@ pub struct CostModel {
     pub avg_lit: i32,
     /// Shortest new match accepted regardless of distance.
     pub new_min_len: u32,
+    /// The match base the codes are relative to ([`super::match_base`]).
+    pub match_base: u32,
     /// Shortest new match worth trying per `bit_length(dist)`: a bound from the match cost
     /// and 1.5x the average literal cost (plus the optional fixed distance table).
     min_by_bits: [u32; 33],
@@ -84,7 +86,8 @@ pub fn varint_len(v: u32) -> i32 {
 }
 
 impl CostModel {
-    /// Builds the model from a histogram of (a sample of) the segment.
+    /// Builds the model from a histogram of (a sample of) the segment, for the encoder's
+    /// minimum match `min_match` (which also sets the match base).
     pub fn new(hist: &[u64; 256], min_match: u32, t: &CostTuning) -> CostModel {
         let total: u64 = hist.iter().sum();
         let raw_avg = if total > 0 {
@@ -138,13 +141,14 @@ impl CostModel {
             lit,
             avg_lit,
             new_min_len,
+            match_base: super::match_base(min_match),
             min_by_bits: [new_min_len; 33],
             t: t.clone(),
         };
         let per_byte = (avg_lit.max(1) * 3 / 2).max(1);
         for b in 0..33u32 {
             let d = if b == 0 { 0 } else { 1u32 << (b - 1) };
-            let cost = cm.new_match(6, d.max(1));
+            let cost = cm.new_match(cm.match_base, d.max(1));
             let mut m = ((cost + per_byte - 1) / per_byte) as u32;
             if t.dist_table {
                 m = m.max(if b <= 7 {
@@ -166,8 +170,9 @@ impl CostModel {
     #[inline(always)]
     pub fn new_match(&self, len: u32, dist: u32) -> i32 {
         let mut c = self.t.cmd_new + self.t.split + (bit_len(dist) * SCALE) + self.t.off_extra;
-        if len - 6 > 61 {
-            c += varint_len(len - 6) * self.t.len_byte;
+        let l = len - self.match_base;
+        if l >= aceapex_device::format::SHORT_MATCH_CODES {
+            c += varint_len(l) * self.t.len_byte;
         }
         c
     }
@@ -176,8 +181,9 @@ impl CostModel {
     #[inline(always)]
     pub fn rep_match(&self, len: u32) -> i32 {
         let mut c = self.t.cmd_rep + self.t.split;
-        if len >= 21 {
-            c += varint_len(len - 21) * self.t.len_byte;
+        let escape = self.match_base + aceapex_device::format::REPEAT_LEN_ESCAPE;
+        if len >= escape {
+            c += varint_len(len - escape) * self.t.len_byte;
         }
         c
     }
@@ -241,14 +247,20 @@ pub(super) struct StatPrices {
     off: Vec<i32>,
     off_head: [i32; 256],
     run_start: i32,
+    /// The match base the command codes are relative to.
+    match_base: u32,
 }
 
 /// Cap of one symbol's price: a frequency of 1 in the 12-bit tables (FORMAT.md §5).
 const MAX_SYMBOL_PRICE: i32 = aceapex_device::format::PROB_BITS as i32 * SCALE;
 
 impl StatPrices {
-    /// Prices from per-stream symbol counts in `STREAM_*` order.
-    pub fn new(counts: &[[u32; 256]; aceapex_device::format::STREAM_COUNT]) -> StatPrices {
+    /// Prices from per-stream symbol counts in `STREAM_*` order, for codes at match base
+    /// `match_base`.
+    pub fn new(
+        counts: &[[u32; 256]; aceapex_device::format::STREAM_COUNT],
+        match_base: u32,
+    ) -> StatPrices {
         use aceapex_device::format::{
             STREAM_COMMANDS, STREAM_LENGTHS, STREAM_LITERALS, STREAM_OFFSETS, STREAM_OFFSET_TAILS,
         };
@@ -283,6 +295,7 @@ impl StatPrices {
             off: Vec::new(),
             off_head,
             run_start,
+            match_base,
         };
         sp.off = (0..OFF_TABLE as u32).map(|d| sp.dist_price(d)).collect();
         sp
@@ -291,7 +304,7 @@ impl StatPrices {
     /// Price of a match's command byte and length varint ([`super::match_code`]).
     #[inline(always)]
     fn code_price(&self, slot: Option<usize>, len: u32) -> i32 {
-        let (c, extra) = super::match_code(slot, len);
+        let (c, extra) = super::match_code(slot, len, self.match_base);
         self.cmd[c as usize] + extra.map_or(0, |v| varint_price(&self.len, v))
     }
 

@@ -33,7 +33,8 @@ pub const MAX_LEVEL: u32 = 9;
 pub struct ParseParams {
     /// 1..=9, speed/ratio trade-off (clamped into that range); default [`DEFAULT_LEVEL`].
     pub level: u32,
-    /// Shortest match ever emitted, >= 6 (smaller values are treated as 6).
+    /// Shortest match ever emitted, >= 4 (smaller values are treated as 4); below 6 it is
+    /// also the match base of the codes ([`match_base`]).
     pub min_match: u32,
     /// Largest distance allowed.
     pub window: u32,
@@ -151,14 +152,24 @@ pub fn join_offsets(heads: &[u8], tails: &[u8]) -> Option<Vec<u8>> {
     (tp == tails.len()).then_some(out)
 }
 
+/// The match base of an archive whose encoder's minimum match is `min_match` (FORMAT.md §2):
+/// `min_match` clamped to 4..=6. (A minimum of 6 or more keeps the base 6, whose archives
+/// are version 3.)
+pub fn match_base(min_match: u32) -> u32 {
+    use aceapex_device::format::{MATCH_BASE, MIN_MATCH_BASE};
+    min_match.clamp(MIN_MATCH_BASE, MATCH_BASE)
+}
+
 /// The command byte of a match and the length-stream varint it needs, if any (FORMAT.md
-/// §4.1): a repeat of history slot `slot` (`Some`), else a new match, of `len >= 6` bytes.
-/// One definition for the parser's emission and the stream prices of the optimal parser.
-fn match_code(slot: Option<usize>, len: u32) -> (u8, Option<u32>) {
+/// §4.1): a repeat of history slot `slot` (`Some`), else a new match, of `len >= base`
+/// bytes at match base `base`. One definition for the parser's emission and the stream
+/// prices of the optimal parser.
+fn match_code(slot: Option<usize>, len: u32, base: u32) -> (u8, Option<u32>) {
     use aceapex_device::format::{
-        CMD_MATCH_LONG, CMD_MATCH_SHORT, CMD_REPEAT, MATCH_BASE, MAX_SHORT_MATCH, REPEAT_LEN_ESCAPE,
+        CMD_MATCH_LONG, CMD_MATCH_SHORT, CMD_REPEAT, REPEAT_LEN_ESCAPE, SHORT_MATCH_CODES,
     };
-    let l = len - MATCH_BASE;
+    debug_assert!(len >= base);
+    let l = len - base;
     match slot {
         Some(s) => {
             let c = CMD_REPEAT | (s as u8) << 4;
@@ -168,7 +179,7 @@ fn match_code(slot: Option<usize>, len: u32) -> (u8, Option<u32>) {
                 (c | REPEAT_LEN_ESCAPE as u8, Some(l - REPEAT_LEN_ESCAPE))
             }
         }
-        None if len <= MAX_SHORT_MATCH => (CMD_MATCH_SHORT + l as u8, None),
+        None if l < SHORT_MATCH_CODES => (CMD_MATCH_SHORT + l as u8, None),
         None => (CMD_MATCH_LONG, Some(l)),
     }
 }

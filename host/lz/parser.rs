@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::ops::Range;
 
-use aceapex_device::format::{CMD_RESET, MATCH_BASE, STREAM_COUNT};
+use aceapex_device::format::{CMD_RESET, MIN_MATCH_BASE, STREAM_COUNT};
 use aceapex_device::lz::{write_offset, write_varint, History};
 
 use super::cost::{CostModel, CostTuning, Prices, StatPrices, SCALE};
@@ -677,9 +677,9 @@ fn emit_literals(out: &mut BlockParse, lits: &[u8]) {
 }
 
 /// Appends match `m` and updates the history.
-fn emit_match(out: &mut BlockParse, m: &Cand, hist: &mut History) {
+fn emit_match(out: &mut BlockParse, m: &Cand, hist: &mut History, base: u32) {
     let slot = (m.slot < 4).then_some(m.slot as usize);
-    let (c, extra) = super::match_code(slot, m.len);
+    let (c, extra) = super::match_code(slot, m.len, base);
     out.commands.push(c);
     if let Some(v) = extra {
         write_varint(v, &mut out.lengths);
@@ -716,7 +716,7 @@ pub(super) fn parse(
         return Vec::new();
     }
     let cfg = level_cfg(params.level);
-    let min_match = params.min_match.max(MATCH_BASE);
+    let min_match = params.min_match.max(MIN_MATCH_BASE);
     let window = params.window as usize;
 
     let mut hist_counts = [0u64; 256];
@@ -1073,7 +1073,7 @@ fn parse_block_best<S: ChainSlot>(
         let (b0, _) = best.parse.as_ref().expect("at least one trial");
         let mut seen = chooser.clone();
         seen.add(b0);
-        let prices = StatPrices::new(&seen.counts);
+        let prices = StatPrices::new(&seen.counts, f.cm.match_base);
         f.val_upto = bs;
         let b = parse_block_opt(f, bs, be, opt, Some(&prices));
         best.keep(f, chooser, b);
@@ -1151,7 +1151,7 @@ fn commit<S: ChainSlot>(
     out.max_depth = out.max_depth.max(lvl);
     out.lowest_source = out.lowest_source.min(src);
     out.matches += 1;
-    emit_match(out, m, hist);
+    emit_match(out, m, hist, f.cm.match_base);
 }
 
 fn new_block_parse(bs: usize, blen: usize) -> BlockParse {

@@ -1,7 +1,7 @@
 //! Round-trip and invariant tests of the match parser against the reference decoder.
 
 use super::*;
-use aceapex_device::format::{CMD_RESET, MATCH_BASE};
+use aceapex_device::format::{CMD_RESET, MATCH_BASE, MIN_MATCH_BASE};
 use aceapex_device::lz::{decode_block, BlockFrame, Command, Parser};
 
 /// Deterministic xorshift generator.
@@ -120,7 +120,9 @@ fn check_parse(
     let mut out = vec![0u8; n];
     let mut vals = vec![0u32; n];
     let independent = p.window as usize <= bs;
-    let min_match = p.min_match.max(MATCH_BASE);
+    let min_match = p.min_match.max(MIN_MATCH_BASE);
+    // FORMAT.md §2: the base is the minimum match, at most 6
+    let base = min_match.min(MATCH_BASE);
     for (bi, b) in blocks.iter().enumerate() {
         let start = bi * bs;
         let end = (start + bs).min(n);
@@ -146,6 +148,7 @@ fn check_parse(
             dst_end: end,
             src_floor: low / bs * bs,
             window: p.window,
+            match_base: base,
         };
         decode_block(b.streams(), &mut out, &frame).expect("decode");
         assert_eq!(
@@ -155,7 +158,7 @@ fn check_parse(
         );
 
         // independent recomputation of levels and statistics
-        let mut parser = Parser::new(b.streams());
+        let mut parser = Parser::new(b.streams(), base);
         let mut cur = start;
         let mut r = Recheck {
             max_level: 0,
