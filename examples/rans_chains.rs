@@ -5,9 +5,10 @@
 //! so on an archive whose blocks are all in flight at once the stage takes at least the
 //! longest chain times the latency of one step; with many warps per SM it is bound by the
 //! L1 traffic of the steps instead (PERFORMANCE.md, eighth session).
+//! Also counts the blocks whose streams exceed the dense GPU kernel's caps (`dense_layout`),
+//! which that kernel hands to the slow lane-per-block kernel.
 //! Usage: `cargo run --release --example rans_chains -- ARCHIVE...`
 use aceapex::archive::Archive;
-use aceapex::device::format::LANES_RAW;
 use aceapex::gpu::launch::rans_block_steps;
 
 fn main() {
@@ -37,6 +38,36 @@ fn main() {
             pct(0.99),
             pct(0.5),
             lanes as f64 / n.max(1) as f64
+        );
+        // blocks the dense GPU kernel hands to the lane-per-block kernel (its stream caps)
+        use aceapex::device::dense_layout::{CMD_CAP, LENB_CAP, LIT_CAP, OFFB_CAP, TAILB_CAP};
+        use aceapex::device::format::*;
+        let caps = [
+            (STREAM_LITERALS, LIT_CAP),
+            (STREAM_LENGTHS, LENB_CAP),
+            (STREAM_OFFSETS, OFFB_CAP),
+            (STREAM_COMMANDS, CMD_CAP),
+            (STREAM_OFFSET_TAILS, TAILB_CAP),
+        ];
+        let over: Vec<String> = caps
+            .iter()
+            .map(|&(k, cap)| {
+                let c = a
+                    .entries
+                    .iter()
+                    .filter(|e| e.decoded_len[k] as usize > cap)
+                    .count();
+                format!("{} {c}", STREAM_NAMES[k])
+            })
+            .collect();
+        let any = a
+            .entries
+            .iter()
+            .filter(|e| caps.iter().any(|&(k, cap)| e.decoded_len[k] as usize > cap))
+            .count();
+        println!(
+            "  blocks over the dense kernel's stream caps: {any} of {n} ({})",
+            over.join(", ")
         );
     }
 }
