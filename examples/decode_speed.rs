@@ -3,7 +3,9 @@
 //!
 //! Run: `cargo run --release --example decode_speed -- [FILES...]` (default: the six files of
 //! `benches/codec.rs` under `corpora/`). Each file is cut to its first 16 MiB, compressed
-//! with the default options (level 5, 16 KiB blocks) and decoded on one thread `RUNS` times
+//! with the default options (level 5, 16 KiB blocks; `ACEAPEX_LEVEL` and `ACEAPEX_MIN_MATCH`
+//! override the level and the minimum match, which defaults to the CLI's choice) and
+//! decoded on one thread `RUNS` times
 //! (`$ACEAPEX_RUNS` overrides, e.g. 1 under valgrind; `ACEAPEX_TOTAL_ONLY=1` measures only
 //! `total`, so that a valgrind count is two whole decodes: the check decode and one run);
 //! the best run counts. Archives are cached in `target/decode-speed-cache/` keyed by file
@@ -77,13 +79,25 @@ fn best(mut f: impl FnMut()) -> f64 {
 
 fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     let tag = std::env::var("ACEAPEX_CACHE_TAG").unwrap_or_default();
+    let env_u32 = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
+    let level = env_u32("ACEAPEX_LEVEL").unwrap_or(5);
+    let min_match = env_u32("ACEAPEX_MIN_MATCH")
+        .unwrap_or_else(|| aceapex::archive::default_min_match(level, 16384, input));
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
-    let cached = dir.join(format!("{name}.{}.{tag}.acx", input.len()));
+    let cached = dir.join(format!(
+        "{name}.{}.l{level}-mm{min_match}.{tag}.acx",
+        input.len()
+    ));
     if let Ok(a) = std::fs::read(&cached) {
         return a;
     }
-    let a = compress(input, &EncodeOptions::default(), &|_| {}).expect("compress");
+    let opts = EncodeOptions {
+        level,
+        min_match,
+        ..Default::default()
+    };
+    let a = compress(input, &opts, &|_| {}).expect("compress");
     std::fs::create_dir_all(&dir).ok();
     std::fs::write(&cached, &a).ok();
     a

@@ -95,37 +95,57 @@ impl EncodeOptions {
     }
 }
 
-/// The lowest level at which [`default_min_match`] lowers the minimum match to 4.
+/// The lowest level at which [`default_min_match`] tries a minimum match of 4.
 pub const SHORT_MATCH_LEVEL: u32 = 8;
 
-/// Order-0 entropy, in bits per byte, below which [`default_min_match`] keeps 6.
-const SHORT_MATCH_MIN_ENTROPY: f64 = 3.0;
+/// Pieces of the input [`default_min_match`] compresses both ways, and their size in bytes
+/// (rounded up to whole blocks).
+const SHORT_MATCH_PIECES: usize = 4;
+const SHORT_MATCH_PIECE: usize = 64 << 10;
 
-/// The minimum match the CLI uses when `--min-match` is not given: 4 (so match base 4, a
-/// version-4 archive, FORMAT.md §2) at levels [`SHORT_MATCH_LEVEL`] and up when the
-/// order-0 entropy of the first 4 MiB of `data` is at least 3 bits per byte, else 6.
+/// The minimum match the CLI uses when `--min-match` is not given (a minimum below 6 also
+/// lowers the match base, a version-4 archive, FORMAT.md §2): 6 below level
+/// [`SHORT_MATCH_LEVEL`]; at levels 8-9, 4 or 6, whichever compresses a sample of `data`
+/// smaller with these `level` and `block_size` (6 on a tie). The sample is four pieces of
+/// 64 KiB (whole blocks) spread evenly over the input, or all of a smaller input, so the
+/// choice costs about two level-`level` compressions of 256 KiB.
 ///
-/// Measured (PERFORMANCE.md, eleventh session, level 9, first 4 MiB): text and FASTQ
-/// archives 2.5-3.8 % smaller with 4; DNA 0.7 % larger (a 4-byte match never pays at two
-/// bits per base, and the shorter codes cost the longer matches), protein level; levels
-/// 5-7 gain nothing (their lazy parses rarely take a short match that pays).
-pub fn default_min_match(level: u32, data: &[u8]) -> u32 {
-    if level < SHORT_MATCH_LEVEL {
+/// Measured (PERFORMANCE.md, eleventh session, level 9, first 4 MiB): 4 makes text, FASTQ
+/// and GenBank archives 0.6-3.8 % smaller and DNA FASTA 0.1-0.7 % larger (a 4-byte match
+/// never pays at two bits per base, and the shorter codes cost the longer matches);
+/// order-0 entropy does not separate them (whitefly FASTQ 2.99 bits per byte gains 3.6 %,
+/// dm3 2.97 loses 0.1 %), a trial does. Levels 5-7 gain nothing from 4.
+pub fn default_min_match(level: u32, block_size: u32, data: &[u8]) -> u32 {
+    if level < SHORT_MATCH_LEVEL || data.is_empty() {
         return MATCH_BASE;
     }
-    let sample = &data[..data.len().min(4 << 20)];
-    let mut h: entropy::Histogram = [0; 256];
-    entropy::count(&mut h, sample);
-    let n = sample.len() as f64;
-    let bits: f64 = h
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| c as f64 / n * (n / c as f64).log2())
-        .sum();
-    if sample.is_empty() || bits < SHORT_MATCH_MIN_ENTROPY {
-        MATCH_BASE
+    let bs = block_size.max(1) as usize;
+    let piece = SHORT_MATCH_PIECE.div_ceil(bs) * bs;
+    let sample: std::borrow::Cow<'_, [u8]> = if data.len() <= SHORT_MATCH_PIECES * piece {
+        data.into()
     } else {
+        // block-aligned piece starts, the last piece ending at the input's end at most
+        let blocks = (data.len() - piece) / bs;
+        let mut v = Vec::with_capacity(SHORT_MATCH_PIECES * piece);
+        for i in 0..SHORT_MATCH_PIECES {
+            let at = blocks * i / (SHORT_MATCH_PIECES - 1) * bs;
+            v.extend_from_slice(&data[at..at + piece]);
+        }
+        v.into()
+    };
+    let size = |min_match| {
+        let opts = EncodeOptions {
+            level,
+            block_size,
+            min_match,
+            ..Default::default()
+        };
+        compress(&sample, &opts, &|_| {}).map_or(usize::MAX, |a| a.len())
+    };
+    if size(MIN_MATCH_BASE) < size(MATCH_BASE) {
         MIN_MATCH_BASE
+    } else {
+        MATCH_BASE
     }
 }
 

@@ -124,9 +124,9 @@ enum Cmd {
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
         /// Shortest match to emit, in bytes (>= 4). Below 6 the length codes start there
-        /// too (a version-4 archive): smaller archives on text at levels 8-9, slower decode
-        /// (more, shorter matches). [default: 4 at levels 8-9 when the input's first 4 MiB
-        /// carry 3 or more bits per byte (text, FASTQ, protein), else 6]
+        /// too (a version-4 archive): 1-4 % smaller archives on text and FASTQ at levels
+        /// 8-9, slower decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
+        /// whichever compresses a 256 KiB sample of the input smaller; else 6]
         #[arg(long, value_name = "BYTES", value_parser = parse_min_match)]
         min_match: Option<u32>,
         /// Send repeat distances as explicit offsets (no repeat codes).
@@ -726,7 +726,7 @@ fn compress_one(
     let data = read_input(input, false)?;
     let opts = &EncodeOptions {
         min_match: if auto_min_match {
-            archive::default_min_match(opts.level, &data)
+            archive::default_min_match(opts.level, opts.block_size, &data)
         } else {
             opts.min_match
         },

@@ -1231,3 +1231,34 @@ fn test_flag_verifies_and_writes_nothing() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
     }
 }
+
+/// `--min-match` left out: levels 8-9 try 4 against 6 on a sample and keep the smaller
+/// (FORMAT.md §2: 4 writes a version-4 archive with match base 4); lower levels keep 6.
+#[test]
+fn minimum_match_default_follows_level_and_data() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("t"), sample(200_000)).unwrap();
+    let json = |args: &[&str]| {
+        ok(&run(d, args));
+        let o = run(d, &["info", "--json", "t.acx"]);
+        ok(&o);
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // words of 4-8 bytes: 4- and 5-byte matches pay
+    let s = json(&["compress", "t", "-f", "-l", "8"]);
+    assert!(s.contains("\"format_version\":4"), "{s}");
+    assert!(s.contains("\"min_match\":4,\"match_base\":4"), "{s}");
+    let s = json(&["compress", "t", "-f"]);
+    assert!(s.contains("\"format_version\":3"), "{s}");
+    assert!(s.contains("\"min_match\":6,\"match_base\":6"), "{s}");
+    // an explicit value wins, and above 6 the base stays 6
+    let s = json(&["compress", "t", "-f", "-l", "8", "--min-match", "5"]);
+    assert!(s.contains("\"min_match\":5,\"match_base\":5"), "{s}");
+    let s = json(&["compress", "t", "-f", "-l", "8", "--min-match", "7"]);
+    assert!(s.contains("\"format_version\":3"), "{s}");
+    assert!(s.contains("\"min_match\":7,\"match_base\":6"), "{s}");
+    // and the archives restore
+    ok(&run(d, &["decompress", "t.acx", "-o", "back", "-f"]));
+    assert_eq!(std::fs::read(d.join("back")).unwrap(), sample(200_000));
+}

@@ -201,6 +201,56 @@ fn deep_chains() -> Vec<u8> {
     out
 }
 
+/// 1 MiB of `len`-letter tokens drawn from `kinds` random ones: at minimum match 4 (match
+/// base 4, format v4) nearly every token is a new match.
+fn tokens(len: usize, kinds: usize) -> Vec<u8> {
+    let mut r = aceapex::gpu::tokens::Rng::new(len as u64 * 1000 + kinds as u64);
+    let toks: Vec<Vec<u8>> = (0..kinds)
+        .map(|_| (0..len).map(|_| b'a' + r.below(26) as u8).collect())
+        .collect();
+    let mut t = Vec::with_capacity(1 << 20);
+    while t.len() < 1 << 20 {
+        t.extend_from_slice(&toks[r.below(kinds as u64) as usize]);
+    }
+    t.truncate(1 << 20);
+    t
+}
+
+/// The token samples: 5-byte tokens give more new matches per 16 KiB block than the dense
+/// kernel holds (`OFFV_CAP`: the lane kernel takes those blocks), 6-byte ones between the
+/// cap before format v4 (2048) and today's.
+const TOKEN_SAMPLES: [(usize, usize); 2] = [(5, 300), (6, 400)];
+
+/// The token samples really reach those counts at level 8 with minimum match 4 (runs
+/// without a GPU: it checks the test data, not a decoder).
+#[test]
+fn token_samples_straddle_the_dense_distance_cap() {
+    use aceapex::device::dense_layout::OFFV_CAP;
+    use aceapex::device::format::STREAM_OFFSETS;
+    for ((len, kinds), (lo, hi)) in TOKEN_SAMPLES
+        .into_iter()
+        .zip([(OFFV_CAP + 1, usize::MAX), (2049, OFFV_CAP)])
+    {
+        let opts = EncodeOptions {
+            level: 8,
+            min_match: 4,
+            ..Default::default()
+        };
+        let packed = compress(&tokens(len, kinds), &opts, &|_| {}).unwrap();
+        let a = Archive::parse(&packed).unwrap();
+        let inside = a
+            .entries
+            .iter()
+            .filter(|e| (lo..=hi).contains(&(e.decoded_len[STREAM_OFFSETS] as usize)))
+            .count();
+        assert!(
+            inside * 2 > a.entries.len(),
+            "{len}-byte tokens: {inside} of {} blocks have {lo}..={hi} new matches",
+            a.entries.len()
+        );
+    }
+}
+
 /// The "deep chains" sample really has deep blocks (runs without a GPU: it checks the test
 /// data, not a decoder).
 #[test]
@@ -307,6 +357,10 @@ fn sample_inputs() -> Vec<(String, Vec<u8>)> {
         "period runs".into(),
         (0..500_000u32).map(|i| (i % 97 % 13) as u8).collect(),
     ));
+    // short tokens: new matches near and beyond the dense kernel's distance cap
+    for (len, kinds) in TOKEN_SAMPLES {
+        v.push((format!("{len}-byte tokens"), tokens(len, kinds)));
+    }
     // real corpora when the bundle carries them (scripts/gpu-bundle.sh)
     if let Ok(dir) = std::env::var("ACEAPEX_TEST_CORPORA") {
         if let Ok(rd) = std::fs::read_dir(&dir) {

@@ -934,3 +934,21 @@ fn progress_adds_up_to_the_size() {
         assert!(out == data);
     }
 }
+
+/// `archive::default_min_match` (the CLI's choice when `--min-match` is left out): 6 below
+/// level 8 whatever the data; at level 8, 4 on text whose 4- and 5-byte repeats pay, and 6
+/// on a tie (random bytes: no match at all, the same archive size either way) and for
+/// empty input.
+#[test]
+fn default_min_match_tries_both_at_levels_8_and_9() {
+    use aceapex::archive::default_min_match;
+    let text = generate(Kind::Text, 5, 300_000);
+    let random = generate(Kind::Random, 5, 300_000);
+    for level in 1..8 {
+        assert_eq!(default_min_match(level, 16384, &text), 6, "level {level}");
+    }
+    assert_eq!(default_min_match(8, 16384, &text), 4);
+    assert_eq!(default_min_match(9, 4096, &text[..50_000]), 4);
+    assert_eq!(default_min_match(8, 16384, &random), 6);
+    assert_eq!(default_min_match(9, 16384, &[]), 6);
+}
