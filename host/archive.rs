@@ -87,7 +87,7 @@ impl EncodeOptions {
     /// The match base the archive gets (FORMAT.md §2): the minimum match, at most
     /// [`MATCH_BASE`].
     pub fn match_base(&self) -> u32 {
-        self.min_match.min(MATCH_BASE)
+        lz::match_base(self.min_match)
     }
 
     fn cross_block(&self) -> bool {

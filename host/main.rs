@@ -65,8 +65,8 @@ hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on errors and sig
 after SIGKILL or a power cut; such a leftover is safe to delete).";
 
 const INFO_HELP: &str = "\
-Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; version-2
-archives are read too), original and archive bytes, the block table (bytes per block) and the
+Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
+match base below 6, §2; version-2 archives are read too), original and archive bytes, the block table (bytes per block) and the
 frequency tables, and per stream its decoded and stored bytes.
 
 Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
@@ -78,7 +78,8 @@ blocks per depth range: 0, 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more.
 
 JSON (--json), one object: format_version, original_size, archive_size, ratio, block_size,
 block_count, entry_bytes (one block-table entry), block_table_bytes, table_bytes (the frequency
-tables), group_blocks, window, cross_block, level, min_match, repeat_codes, depth_cap, streams
+tables), group_blocks, window, cross_block, level, min_match, match_base (the shortest match the
+length codes count from, FORMAT.md §2), repeat_codes, depth_cap, streams
 (literals, lengths, offsets, commands, offset_tails: decoded and stored bytes each),
 content_checksum, max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
 the order of block_depth_buckets (\"0\", \"1\", \"2-3\", \"4-7\", \"8-15\", \"16-31\", \"32-63\",

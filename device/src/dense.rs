@@ -217,7 +217,8 @@ fn set_status(s: &Smem, st: Status) {
 /// bits for timing. One status word per block; a block already marked bad by the rANS
 /// kernel keeps its status. `queue` is one word, zero at launch: CTA `c` decodes block `c`,
 /// then blocks `grid + queue++` until they run out, so a CTA that drew cheap blocks takes
-/// more of them.
+/// more of them. `match_base` is the archive's (FORMAT.md §2: 4 to 6, from a validated
+/// header).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     decoded: *const u8,
@@ -1449,7 +1450,7 @@ fn parse_fill(
     e: &BlockEntry,
     block_len: u32,
     window: u32,
-    base: u32,
+    match_base: u32,
     warp: u32,
     lane: u32,
 ) -> Status {
@@ -1510,7 +1511,7 @@ fn parse_fill(
         let ci = step * 32 + lane as usize;
         let (k, c, mlen, moff) = step_command(ci < ncmd, cmd_at(ci));
         let (out_n, lit_n, new_dist, _) =
-            command_values(s, k, c, base, lb, ob, mlen, moff, below, nlenv, noffv);
+            command_values(s, k, c, match_base, lb, ob, mlen, moff, below, nlenv, noffv);
         let on = core::cmp::min(out_n, block_len as u64 + 1) as u32;
         let (io, il) = scan_counts(on, lit_n, lane);
         out_t = out_t.saturating_add(shfl(io, 31));
@@ -1558,7 +1559,7 @@ fn parse_fill(
         let ci = step * 32 + lane as usize;
         let (k, c, mlen, moff) = step_command(ci < ncmd, cmd_at(ci));
         let (out_n, lit_n, new_dist, bad_varint) =
-            command_values(s, k, c, base, lb, ob, mlen, moff, below, nlenv, noffv);
+            command_values(s, k, c, match_base, lb, ob, mlen, moff, below, nlenv, noffv);
         let too_long = out_n > block_len as u64;
         let on = if too_long {
             block_len + 1

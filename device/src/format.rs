@@ -1,4 +1,5 @@
-//! Format structures and constants (versions 2-4) shared by the encoder, the host decoders and the kernels.
+//! Format structures and constants (versions 2-4) shared by the encoder, the host decoders
+//! and the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
 //! [`bytemuck::Pod`], little-endian on disk, and has a compile-time size check, so the bytes in

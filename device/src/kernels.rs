@@ -297,7 +297,8 @@ pub(crate) unsafe fn checked_slice<'a>(
 /// naming the table of each group's stream ([`NO_TABLE`] if none), per-warp scratch of
 /// `STREAM_COUNT * (block_size + 1)` bytes, and the output of `out_len` bytes. Writes one
 /// status word per block. With `only_fallback` set, decodes only blocks whose status word
-/// is `Status::Fallback` (left by the dense kernel).
+/// is `Status::Fallback` (left by the dense kernel). `window` and `match_base` are the
+/// header's (FORMAT.md §2).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     data: *const u8,
