@@ -725,17 +725,24 @@ fn compress_one(
     }
     let out = OutFile::open(&out_path, force)?;
     let data = read_input(input, false)?;
-    let opts = &EncodeOptions {
-        min_match: if auto_min_match {
-            archive::default_min_match(opts.level, opts.block_size, &data)
-        } else {
-            opts.min_match
-        },
-        ..opts.clone()
-    };
     let slow = opts.level >= 6 || opts.window.is_some_and(|w| w > opts.block_size);
     let pb = progress_bar(data.len() as u64, "compress", slow);
     let t = Instant::now();
+    let min_match = if auto_min_match {
+        if opts.level >= archive::SHORT_MATCH_LEVEL {
+            // two compressions of a sample, seconds at levels 8-9: say what is going on
+            pb.set_message("compress (trying minimum matches 4 and 6 on a sample)");
+        }
+        let m = archive::default_min_match(opts.level, opts.block_size, &data);
+        pb.set_message("compress");
+        m
+    } else {
+        opts.min_match
+    };
+    let opts = &EncodeOptions {
+        min_match,
+        ..opts.clone()
+    };
     let packed = archive::compress(&data, opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
     pb.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
