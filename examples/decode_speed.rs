@@ -81,8 +81,13 @@ fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     let tag = std::env::var("ACEAPEX_CACHE_TAG").unwrap_or_default();
     let env_u32 = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
     let level = env_u32("ACEAPEX_LEVEL").unwrap_or(5);
-    let min_match = env_u32("ACEAPEX_MIN_MATCH")
-        .unwrap_or_else(|| aceapex::archive::default_min_match(level, 16384, input));
+    let min_match = env_u32("ACEAPEX_MIN_MATCH").unwrap_or_else(|| {
+        let o = EncodeOptions {
+            level,
+            ..Default::default()
+        };
+        aceapex::archive::default_min_match(&o, input)
+    });
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
     let cached = dir.join(format!(

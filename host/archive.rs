@@ -98,55 +98,106 @@ impl EncodeOptions {
 /// The lowest level at which [`default_min_match`] tries a minimum match of 4.
 pub const SHORT_MATCH_LEVEL: u32 = 8;
 
-/// Pieces of the input [`default_min_match`] compresses both ways, and their size in bytes
-/// (rounded up to whole blocks).
+/// Bytes of the sample [`default_min_match`] compresses both ways (or one block, if blocks
+/// are larger): four pieces of 64 KiB spread over the input.
+const SHORT_MATCH_SAMPLE: usize = 256 << 10;
 const SHORT_MATCH_PIECES: usize = 4;
-const SHORT_MATCH_PIECE: usize = 64 << 10;
+
+/// The sample of [`default_min_match`]: `SHORT_MATCH_PIECES` block-aligned pieces of whole
+/// blocks spread evenly over `data` (fewer, of one block each, when blocks are larger than
+/// a piece), `SHORT_MATCH_SAMPLE` bytes or one block in all; `None` when that is not smaller
+/// than `data` (then the trial is the whole input).
+fn short_match_sample(data: &[u8], block_size: u32) -> Option<Vec<u8>> {
+    let bs = block_size.max(1) as usize;
+    let pieces = (SHORT_MATCH_SAMPLE / bs).clamp(1, SHORT_MATCH_PIECES);
+    let piece = (SHORT_MATCH_SAMPLE / pieces).div_ceil(bs) * bs;
+    if data.len() <= pieces * piece {
+        return None;
+    }
+    // block-aligned starts from 0 to the last one that leaves a whole piece
+    let last = (data.len() - piece) / bs;
+    let mut v = Vec::with_capacity(pieces * piece);
+    for i in 0..pieces {
+        let at = last * i / (pieces - 1).max(1) * bs;
+        v.extend_from_slice(&data[at..at + piece]);
+    }
+    Some(v)
+}
+
+/// `opts` with minimum match 4 and with 6.
+fn short_match_options(opts: &EncodeOptions) -> [EncodeOptions; 2] {
+    [MIN_MATCH_BASE, MATCH_BASE].map(|min_match| EncodeOptions {
+        min_match,
+        ..opts.clone()
+    })
+}
 
 /// The minimum match the CLI uses when `--min-match` is not given (a minimum below 6 also
 /// lowers the match base, a version-4 archive, FORMAT.md §2): 6 below level
-/// [`SHORT_MATCH_LEVEL`]; at levels 8-9, 4 or 6, whichever compresses a sample of `data`
-/// smaller with these `level` and `block_size` (6 on a tie). The sample is four pieces of
-/// 64 KiB (whole blocks) spread evenly over the input, or all of a smaller input, so the
-/// choice costs about two level-`level` compressions of 256 KiB.
+/// [`SHORT_MATCH_LEVEL`] (for decode speed: a base of 4 means more, shorter matches); at
+/// levels 8-9, 4 or 6, whichever compresses a sample of `data` smaller under `opts` (its
+/// `min_match` aside; 6 on a tie). The sample is four pieces of 64 KiB spread over the
+/// input (with blocks over 64 KiB: one block per piece, 256 KiB or one block in all), or
+/// the whole input when that is smaller, so the choice costs two compressions of the
+/// sample; [`compress_choosing_min_match`] also keeps the archive when the sample was
+/// the whole input.
 ///
 /// Measured (PERFORMANCE.md, eleventh session, level 9, first 4 MiB): 4 makes text, FASTQ
 /// and GenBank archives 0.6-3.8 % smaller and DNA FASTA 0.1-0.7 % larger (a 4-byte match
 /// never pays at two bits per base, and the shorter codes cost the longer matches);
 /// order-0 entropy does not separate them (whitefly FASTQ 2.99 bits per byte gains 3.6 %,
-/// dm3 2.97 loses 0.1 %), a trial does. Levels 5-7 gain nothing from 4.
-pub fn default_min_match(level: u32, block_size: u32, data: &[u8]) -> u32 {
-    if level < SHORT_MATCH_LEVEL || data.is_empty() {
+/// dm3 2.97 loses 0.1 %), a trial does. At levels 5-7, 4 helps some text (moby_dick
+/// -2.3..-3.5 %) and not other (gcide's first 4 MiB: +0.5 % at level 5).
+pub fn default_min_match(opts: &EncodeOptions, data: &[u8]) -> u32 {
+    if opts.level < SHORT_MATCH_LEVEL || data.is_empty() {
         return MATCH_BASE;
     }
-    let bs = block_size.max(1) as usize;
-    let piece = SHORT_MATCH_PIECE.div_ceil(bs) * bs;
-    let sample: std::borrow::Cow<'_, [u8]> = if data.len() <= SHORT_MATCH_PIECES * piece {
-        data.into()
-    } else {
-        // block-aligned piece starts, the last piece ending at the input's end at most
-        let blocks = (data.len() - piece) / bs;
-        let mut v = Vec::with_capacity(SHORT_MATCH_PIECES * piece);
-        for i in 0..SHORT_MATCH_PIECES {
-            let at = blocks * i / (SHORT_MATCH_PIECES - 1) * bs;
-            v.extend_from_slice(&data[at..at + piece]);
-        }
-        v.into()
-    };
-    let size = |min_match| {
-        let opts = EncodeOptions {
-            level,
-            block_size,
-            min_match,
-            ..Default::default()
-        };
-        compress(&sample, &opts, &|_| {}).map_or(usize::MAX, |a| a.len())
-    };
-    if size(MIN_MATCH_BASE) < size(MATCH_BASE) {
+    let sample = short_match_sample(data, opts.block_size);
+    let sample = sample.as_deref().unwrap_or(data);
+    let [o4, o6] = short_match_options(opts);
+    let size = |o: &EncodeOptions| compress(sample, o, &|_| {}).map_or(usize::MAX, |a| a.len());
+    if size(&o4) < size(&o6) {
         MIN_MATCH_BASE
     } else {
         MATCH_BASE
     }
+}
+
+/// [`compress`] with the minimum match of [`default_min_match`] (`opts.min_match` is not
+/// used); returns the archive and the minimum match chosen. When the sample would be the
+/// whole input, compresses it both ways and keeps the smaller archive (`progress` then
+/// counts each byte half for each pass). Errors: as [`compress`].
+pub fn compress_choosing_min_match(
+    data: &[u8],
+    opts: &EncodeOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Vec<u8>, u32), String> {
+    let [o4, o6] = short_match_options(opts);
+    if opts.level < SHORT_MATCH_LEVEL || data.is_empty() {
+        return Ok((compress(data, &o6, progress)?, MATCH_BASE));
+    }
+    if short_match_sample(data, opts.block_size).is_some() {
+        let o = if default_min_match(opts, data) == MIN_MATCH_BASE {
+            o4
+        } else {
+            o6
+        };
+        return Ok((compress(data, &o, progress)?, o.min_match));
+    }
+    // the whole input is the sample: two passes, each reporting half of its bytes
+    let halves = |pass_done: &std::sync::atomic::AtomicU64, n: u64| {
+        use std::sync::atomic::Ordering::Relaxed;
+        let before = pass_done.fetch_add(n, Relaxed);
+        progress((before + n) / 2 - before / 2);
+    };
+    let (d4, d6) = Default::default();
+    let a4 = compress(data, &o4, &|n| halves(&d4, n))?;
+    let a6 = compress(data, &o6, &|n| halves(&d6, n))?;
+    Ok(if a4.len() < a6.len() {
+        (a4, MIN_MATCH_BASE)
+    } else {
+        (a6, MATCH_BASE)
+    })
 }
 
 /// Blocks per table group for a block size.
@@ -531,7 +582,7 @@ impl<'a> Archive<'a> {
                 ));
             }
         } else if h.entry_bits.match_base != 0 {
-            return Err(herr("reserved", "must be zero before version 4"));
+            return Err(herr("match_base", "must be 0 before version 4"));
         }
         if h.min_match < h.match_base() {
             return Err(herr(

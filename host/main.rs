@@ -66,8 +66,8 @@ after SIGKILL or a power cut; such a leftover is safe to delete).";
 
 const INFO_HELP: &str = "\
 Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
-match base below 6, §2; version-2 archives are read too), original and archive bytes, the block table (bytes per block) and the
-frequency tables, and per stream its decoded and stored bytes.
+match base below 6, §2; version-2 archives are read too), original and archive bytes, the block
+table (bytes per block) and the frequency tables, and per stream its decoded and stored bytes.
 
 Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
 match that copies bytes written by a level-n match has level n + 1. A block's depth is the
@@ -125,9 +125,11 @@ enum Cmd {
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
         /// Shortest match to emit, in bytes (>= 4). Below 6 the length codes start there
-        /// too (a version-4 archive): 1-4 % smaller archives on text and FASTQ at levels
-        /// 8-9, slower decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
-        /// whichever compresses a 256 KiB sample of the input smaller; else 6]
+        /// too (a version-4 archive): 1-4 % smaller archives on text and FASTQ, about 10 %
+        /// slower decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
+        /// whichever compresses a sample of the input smaller (256 KiB, or one block if
+        /// larger; a smaller input is compressed both ways); levels 1-7: 6, for decode
+        /// speed]
         #[arg(long, value_name = "BYTES", value_parser = parse_min_match)]
         min_match: Option<u32>,
         /// Send repeat distances as explicit offsets (no repeat codes).
@@ -277,8 +279,9 @@ fn parse_level(s: &str) -> Result<u32, String> {
 
 /// `--min-match`: 4 (the smallest match base, FORMAT.md §2) or more.
 fn parse_min_match(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(n) if n >= MIN_MATCH_BASE => Ok(n),
+    match s.trim().parse::<u64>() {
+        Ok(n) if n > u32::MAX as u64 => Err(format!("{n} is too large (at most {})", u32::MAX)),
+        Ok(n) if n >= MIN_MATCH_BASE as u64 => Ok(n as u32),
         Ok(n) => Err(format!(
             "{n} is below {MIN_MATCH_BASE}, the shortest match the format codes"
         )),
@@ -575,8 +578,15 @@ fn set_threads(threads: Option<usize>) -> Result<()> {
     Ok(())
 }
 
-fn mbps(bytes: u64, secs: f64) -> f64 {
-    bytes as f64 / secs.max(1e-9) / 1e6
+/// Speed in MB/s as text: one decimal, three below 1 MB/s (level 9 on FASTQ runs at a few
+/// hundred KB/s, which one decimal would print as 0.0).
+fn mbps(bytes: u64, secs: f64) -> String {
+    let v = bytes as f64 / secs.max(1e-9) / 1e6;
+    if v < 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
 }
 
 fn main() {
@@ -728,28 +738,29 @@ fn compress_one(
     let slow = opts.level >= 6 || opts.window.is_some_and(|w| w > opts.block_size);
     let pb = progress_bar(data.len() as u64, "compress", slow);
     let t = Instant::now();
-    let min_match = if auto_min_match {
+    let packed = if auto_min_match {
         if opts.level >= archive::SHORT_MATCH_LEVEL {
-            // two compressions of a sample, seconds at levels 8-9: say what is going on
-            pb.set_message("compress (trying minimum matches 4 and 6 on a sample)");
+            // levels 8-9 first compress a sample both ways (seconds): say what is going on
+            pb.set_message("compress (minimum match 4 or 6: trying both on a sample)");
         }
-        let m = archive::default_min_match(opts.level, opts.block_size, &data);
-        pb.set_message("compress");
-        m
+        let started = std::sync::atomic::AtomicBool::new(false);
+        archive::compress_choosing_min_match(&data, opts, &|n| {
+            if !started.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                pb.set_message("compress");
+            }
+            pb.inc(n)
+        })
+        .map_err(anyhow::Error::msg)?
+        .0
     } else {
-        opts.min_match
+        archive::compress(&data, opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?
     };
-    let opts = &EncodeOptions {
-        min_match,
-        ..opts.clone()
-    };
-    let packed = archive::compress(&data, opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?;
     pb.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
     out.finish(&packed)?;
     if out_path.as_os_str() != "-" {
         note(format_args!(
-            "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {:.1} MB/s",
+            "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {} MB/s",
             input.display(),
             out_path.display(),
             data.len(),
@@ -800,7 +811,7 @@ fn decompress_one(
     out.finish(&data)?;
     if out_path.as_os_str() != "-" {
         note(format_args!(
-            "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
+            "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {} MB/s",
             input.display(),
             out_path.display(),
             data.len(),
@@ -816,7 +827,7 @@ fn decompress_one(
 fn test_one(input: &Path, device: Device) -> Result<()> {
     let (data, used, secs) = read_and_decode(input, device)?;
     note(format_args!(
-        "{}: OK, {} bytes on the {used}, verified, {:.2} s, {:.1} MB/s",
+        "{}: OK, {} bytes on the {used}, verified, {:.2} s, {} MB/s",
         input.display(),
         data.len(),
         secs,

@@ -6,228 +6,13 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::cpu::lz::{self as fast_lz, Padded, PaddedStreams, STREAM_PAD};
 use aceapex::decode::{decode_block_at, decode_block_reference};
 use aceapex::device::format::*;
 use aceapex::device::lz::{self as ref_lz, BlockFrame, BlockStreams};
 use aceapex::DecodeError;
 use common::{build, Blk, Hdr, Rng};
 
-fn exact(v: &[u8], pad_byte: u8) -> Box<[u8]> {
-    let mut b = Vec::with_capacity(v.len() + STREAM_PAD);
-    b.extend_from_slice(v);
-    b.extend(std::iter::repeat_n(pad_byte, STREAM_PAD));
-    b.into_boxed_slice()
-}
-
-type S5 = [Vec<u8>; STREAM_COUNT];
-
-fn push_dist(r: &mut Rng, s: &mut S5, d: u32) {
-    if d < 128 && r.below(20) != 0 {
-        s[STREAM_OFFSETS].push(d as u8);
-        return;
-    }
-    s[STREAM_OFFSETS].push(0x80 | (d & 0x7F) as u8);
-    let mut t = d >> 7;
-    loop {
-        if t < 0x80 {
-            if r.below(15) == 0 {
-                s[STREAM_OFFSET_TAILS].extend_from_slice(&[0x80 | t as u8, 0]); // overlong
-            } else {
-                s[STREAM_OFFSET_TAILS].push(t as u8);
-            }
-            return;
-        }
-        s[STREAM_OFFSET_TAILS].push(0x80 | (t & 0x7F) as u8);
-        t >>= 7;
-    }
-}
-
-/// Commands aimed at the batch limits. `room`: bytes between the source floor and the block.
-/// With `target`, stops near it and fills to exactly `target` bytes with literal runs.
-/// `valid_only`: no distance outside the frame. Returns the streams and the intended length.
-fn gen_block(
-    r: &mut Rng,
-    room: usize,
-    steps: usize,
-    target: Option<usize>,
-    valid_only: bool,
-) -> (S5, usize) {
-    let mut s: S5 = Default::default();
-    s[STREAM_COMMANDS].push(CMD_RESET);
-    let mut pos = 0usize;
-    let mut hist = [1u32, 2, 4, 8];
-    let w = [
-        r.range(1, 6),
-        r.range(1, 8),
-        r.below(4),
-        r.below(2),
-        (r.below(4) == 0) as u64,
-    ];
-    let tot: u64 = w.iter().sum();
-    let mut i = 0;
-    loop {
-        if let Some(t) = target {
-            if pos + 400 > t {
-                break;
-            }
-        } else if i >= steps {
-            break;
-        }
-        i += 1;
-        let reach = (pos + room) as u32;
-        let mut x = r.below(tot);
-        let mut kind = 0;
-        while x >= w[kind] {
-            x -= w[kind];
-            kind += 1;
-        }
-        match kind {
-            0 => {
-                let n = r.pick(&[128u32, 128, 127, 1, 16, 17, 32, 33, 64]);
-                let n = if r.below(3) == 0 {
-                    r.range(1, 128) as u32
-                } else {
-                    n
-                };
-                s[STREAM_COMMANDS].push((n - 1) as u8);
-                s[STREAM_LITERALS].extend((0..n).map(|_| r.next() as u8));
-                pos += n as usize;
-            }
-            1 if reach > 0 => {
-                let rb = r.below(62) as u8;
-                let c = 0xC0 + r.pick(&[0u8, 61, 61, 10, 26, 27, rb]);
-                let mut d = match r.below(16) {
-                    0 => reach,
-                    1 => reach + 1,
-                    2 => 0,
-                    3 => reach.min(r.range(1, 7) as u32),
-                    4 => reach.min(r.range(8, 15) as u32),
-                    5 => reach.min(16),
-                    6 => reach.min(127),
-                    7 => reach.min(128),
-                    8 => reach.min(16383),
-                    9 => reach.min(16384),
-                    10 => reach.saturating_sub(r.below(3) as u32).max(1),
-                    _ => r.range(1, reach as u64) as u32,
-                };
-                if valid_only {
-                    d = d.clamp(1, reach);
-                }
-                push_dist(r, &mut s, d);
-                s[STREAM_COMMANDS].push(c);
-                hist = [d, hist[0], hist[1], hist[2]];
-                pos += ((c & 0x3F) as u32 + MATCH_BASE) as usize;
-            }
-            2 => {
-                let slot = r.below(4) as usize;
-                if valid_only && (hist[slot] == 0 || hist[slot] > reach) {
-                    continue;
-                }
-                let rb = r.below(16) as u8;
-                let nib = r.pick(&[0u8, 14, 15, rb]);
-                s[STREAM_COMMANDS].push(0x80 | (slot as u8) << 4 | nib);
-                let mut len = MATCH_BASE + nib as u32;
-                if nib == 15 {
-                    let e = r.below(200) as u32;
-                    ref_lz::write_varint(e, &mut s[STREAM_LENGTHS]);
-                    len += e;
-                }
-                let d = hist[slot];
-                for j in (1..=slot).rev() {
-                    hist[j] = hist[j - 1];
-                }
-                hist[0] = d;
-                pos += len as usize;
-            }
-            3 if reach > 0 => {
-                let rb = r.below(300) as u32;
-                let e = r.pick(&[0u32, 61, 62, rb]);
-                ref_lz::write_varint(e, &mut s[STREAM_LENGTHS]);
-                let d = r.range(1, reach as u64) as u32;
-                push_dist(r, &mut s, d);
-                s[STREAM_COMMANDS].push(CMD_MATCH_LONG);
-                hist = [d, hist[0], hist[1], hist[2]];
-                pos += (e + MATCH_BASE) as usize;
-            }
-            4 => {
-                s[STREAM_COMMANDS].push(CMD_RESET);
-                hist = [1, 2, 4, 8];
-            }
-            _ => {}
-        }
-    }
-    if let Some(t) = target {
-        while pos < t {
-            let n = (t - pos).min(128);
-            s[STREAM_COMMANDS].push((n - 1) as u8);
-            s[STREAM_LITERALS].extend((0..n).map(|_| r.next() as u8));
-            pos += n;
-        }
-    }
-    (s, pos)
-}
-
-fn mutate(r: &mut Rng, s: &mut S5) {
-    for _ in 0..r.range(1, 2) {
-        let k = r.below(STREAM_COUNT as u64) as usize;
-        let v = &mut s[k];
-        let n = v.len();
-        match r.below(8) {
-            0 if n > 0 => v.truncate(n - r.range(1, 3.min(n as u64)) as usize),
-            1 => v.push(r.next() as u8),
-            2 if n > 0 => {
-                let i = n - 1 - r.below(n.min(8) as u64) as usize;
-                v[i] ^= 1 << r.below(8);
-            }
-            3 if n > 0 => {
-                let i = r.below(n as u64) as usize;
-                v[i] ^= 0x80;
-            }
-            4 if n > 0 => {
-                let i = r.below(n as u64) as usize;
-                v[i] = r.next() as u8;
-            }
-            5 => v.push(0x80 | r.next() as u8),
-            _ => {}
-        }
-    }
-}
-
-fn check_direct(r: &mut Rng, s: &S5, frame: BlockFrame, total: usize) -> bool {
-    let init: Vec<u8> = (0..total).map(|_| r.next() as u8).collect();
-    let mut want = init.clone();
-    let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));
-    let r_ref = ref_lz::decode_block(rs, &mut want, &frame);
-    let pad = r.pick(&[0u8, 0x80, 0xFF, 0x7F]);
-    let padded: Vec<Box<[u8]>> = s.iter().map(|v| exact(v, pad)).collect();
-    let p = |k: usize| Padded::new(&padded[k], s[k].len()).unwrap();
-    let fs = PaddedStreams {
-        literals: p(0),
-        lengths: p(1),
-        offsets: p(2),
-        commands: p(3),
-        offset_tails: p(4),
-    };
-    let mut got = init.clone().into_boxed_slice();
-    let r_fast = fast_lz::decode_block(&fs, &mut got, &frame);
-    assert_eq!(
-        r_fast, r_ref,
-        "status differs, frame {frame:?}, streams {s:?}"
-    );
-    assert!(
-        got[..frame.dst_start] == init[..frame.dst_start],
-        "bytes below the block changed"
-    );
-    assert!(
-        got[frame.dst_end..] == init[frame.dst_end..],
-        "bytes past the block changed"
-    );
-    if r_ref.is_ok() {
-        assert!(*got == *want, "bytes differ, frame {frame:?}");
-    }
-    r_ref.is_ok()
-}
+use common::attack::*;
 
 fn direct(seed: u64, iters: usize, max_steps: u64, mutate_pct: u64) {
     let mut r = Rng(seed);
@@ -242,7 +27,7 @@ fn direct(seed: u64, iters: usize, max_steps: u64, mutate_pct: u64) {
         };
         let steps = r.range(1, max_steps) as usize;
         let valid = mutate_pct < 100 && r.below(4) != 0;
-        let (mut s, pos) = gen_block(&mut r, room, steps, None, valid);
+        let (mut s, pos) = gen_block(&mut r, room, steps, None, valid, MATCH_BASE);
         if r.below(100) < mutate_pct {
             mutate(&mut r, &mut s);
         }
@@ -366,7 +151,7 @@ fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mut
         } else {
             0
         };
-        let (mut s, _) = gen_block(r, room, 0, Some(len), true);
+        let (mut s, _) = gen_block(r, room, 0, Some(len), true, MATCH_BASE);
         if mutate_blocks > 0 && r.below(nb as u64) < mutate_blocks as u64 {
             mutate(r, &mut s);
         }

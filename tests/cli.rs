@@ -488,6 +488,10 @@ fn bad_arguments_fail() {
             vec!["compress", "a", "--min-match", "six"],
             "not a match length",
         ),
+        (
+            vec!["compress", "a", "--min-match", "4294967296"],
+            "is too large",
+        ),
         (vec!["compress", "a", "--window", "0"], "at least 1 byte"),
         (vec!["compress", "a", "--window", "lots"], "not a size"),
         (vec!["compress", "a", "--window", "4G"], "largest window"),

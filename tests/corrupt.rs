@@ -1247,7 +1247,7 @@ fn v3_entry_widths_are_checked() {
         let mut b = a.clone();
         b[common::H_ENTRY_BITS + at] = 1;
         common::reseal_v3(&mut b);
-        let want = if at == 13 { "reserved" } else { "entry_bits" };
+        let want = if at == 13 { "match_base" } else { "entry_bits" };
         assert_eq!(header_field(&b), want, "byte {at}");
     }
     // a wider field changes the entry size: the sections no longer add up to the file

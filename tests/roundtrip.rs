@@ -938,17 +938,58 @@ fn progress_adds_up_to_the_size() {
 /// `archive::default_min_match` (the CLI's choice when `--min-match` is left out): 6 below
 /// level 8 whatever the data; at level 8, 4 on text whose 4- and 5-byte repeats pay, and 6
 /// on a tie (random bytes: no match at all, the same archive size either way) and for
-/// empty input.
+/// empty input; `compress_choosing_min_match` keeps the smaller of the two whole-input
+/// archives when the input is no larger than the sample, and compresses with the choice
+/// otherwise.
 #[test]
 fn default_min_match_tries_both_at_levels_8_and_9() {
-    use aceapex::archive::default_min_match;
+    use aceapex::archive::{compress_choosing_min_match, default_min_match};
     let text = generate(Kind::Text, 5, 300_000);
     let random = generate(Kind::Random, 5, 300_000);
+    let at = |level, block_size| EncodeOptions {
+        level,
+        block_size,
+        ..Default::default()
+    };
     for level in 1..8 {
-        assert_eq!(default_min_match(level, 16384, &text), 6, "level {level}");
+        assert_eq!(
+            default_min_match(&at(level, 16384), &text),
+            6,
+            "level {level}"
+        );
     }
-    assert_eq!(default_min_match(8, 16384, &text), 4);
-    assert_eq!(default_min_match(9, 4096, &text[..50_000]), 4);
-    assert_eq!(default_min_match(8, 16384, &random), 6);
-    assert_eq!(default_min_match(9, 16384, &[]), 6);
+    assert_eq!(default_min_match(&at(8, 16384), &text), 4);
+    assert_eq!(default_min_match(&at(9, 4096), &text[..50_000]), 4);
+    // blocks of 1 MiB: the sample is one block, here the whole input, so the choice is
+    // whichever whole-input archive is smaller
+    let sizes = [4, 6].map(|min_match| {
+        let o = EncodeOptions {
+            min_match,
+            ..at(8, 1 << 20)
+        };
+        compress(&text, &o, &|_| {}).unwrap().len()
+    });
+    let want = if sizes[0] < sizes[1] { 4 } else { 6 };
+    assert_eq!(default_min_match(&at(8, 1 << 20), &text), want, "{sizes:?}");
+    assert_eq!(default_min_match(&at(8, 16384), &random), 6);
+    assert_eq!(default_min_match(&at(9, 16384), &[]), 6);
+    // a small input is compressed both ways: the kept archive is the smaller one
+    let small = &text[..100_000];
+    let (a, mm) = compress_choosing_min_match(small, &at(8, 16384), &|_| {}).unwrap();
+    assert_eq!(mm, 4);
+    let both = [4, 6].map(|min_match| {
+        let o = EncodeOptions {
+            min_match,
+            ..at(8, 16384)
+        };
+        compress(small, &o, &|_| {}).unwrap()
+    });
+    assert!(both[0].len() < both[1].len());
+    assert!(a == both[0]);
+    // a larger one with the sample's choice, and below level 8 always 6
+    let (a, mm) = compress_choosing_min_match(&text, &at(8, 16384), &|_| {}).unwrap();
+    assert_eq!(mm, 4);
+    assert_eq!(Archive::parse(&a).unwrap().header.match_base(), 4);
+    let (_, mm) = compress_choosing_min_match(&text, &at(5, 16384), &|_| {}).unwrap();
+    assert_eq!(mm, 6);
 }

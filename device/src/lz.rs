@@ -226,7 +226,9 @@ impl<'a> Parser<'a> {
             0x80..=0xBF => {
                 let slot = ((c >> 4) & 3) as usize;
                 let nib = (c & 0x0F) as u32;
-                let mut len = self.base + nib;
+                // checked: a frame's base is 4-6 from a validated archive, anything from a
+                // direct caller
+                let mut len = self.base.checked_add(nib).ok_or(Status::OutputOverrun)?;
                 if nib == REPEAT_LEN_ESCAPE {
                     let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
                     len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
@@ -236,10 +238,16 @@ impl<'a> Parser<'a> {
                     len,
                 }
             }
-            0xC0..=0xFD => Command::Match {
-                dist: self.new_distance()?,
-                len: (c & 0x3F) as u32 + self.base,
-            },
+            0xC0..=0xFD => {
+                let len = self
+                    .base
+                    .checked_add((c & 0x3F) as u32)
+                    .ok_or(Status::OutputOverrun)?;
+                Command::Match {
+                    dist: self.new_distance()?,
+                    len,
+                }
+            }
             CMD_MATCH_LONG => {
                 let extra = read_varint(self.s.lengths, &mut self.len_pos)?;
                 let len = self.base.checked_add(extra).ok_or(Status::OutputOverrun)?;

@@ -581,8 +581,11 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     };
     let ncmd = s.commands.len;
     // the batches test a distance only against the frame's floor: the window must not be
-    // the tighter bound anywhere in the block
-    let mut fast = frame.window as usize >= frame.dst_end - frame.src_floor;
+    // the tighter bound anywhere in the block; and their output budget holds a short match
+    // of a base up to MATCH_BASE (a validated archive's; a larger one, only reachable by a
+    // direct caller, runs in `step` like the reference)
+    let mut fast =
+        frame.window as usize >= frame.dst_end - frame.src_floor && frame.match_base <= MATCH_BASE;
     while at.cmd < ncmd {
         if fast {
             fast = fast_batches(s, out, frame, &mut at);
@@ -652,7 +655,8 @@ fn step<const PEXT: bool, const SEQ: bool>(
     let (dist, len) = match c {
         0x80..=0xBF => {
             let nib = (c & 0x0F) as u32;
-            let mut len = base + nib;
+            // (checked: a direct caller's base may be anything; the reference checks too)
+            let mut len = base.checked_add(nib).ok_or(Status::OutputOverrun)?;
             if nib == REPEAT_LEN_ESCAPE {
                 let extra = read_varint::<PEXT>(&s.lengths, &mut at.len)?;
                 len = len.checked_add(extra).ok_or(Status::OutputOverrun)?;
@@ -660,7 +664,9 @@ fn step<const PEXT: bool, const SEQ: bool>(
             (at.history.take(((c >> 4) & 3) as usize), len)
         }
         0xC0..=0xFD => {
-            let len = (c & 0x3F) as u32 + base;
+            let len = base
+                .checked_add((c & 0x3F) as u32)
+                .ok_or(Status::OutputOverrun)?;
             let dist = read_offset::<PEXT>(s, &mut at.off, &mut at.tail)?;
             at.history.push(dist);
             (dist, len)
@@ -774,10 +780,9 @@ fn fast_batches(
     };
     let mut history = PackedHistory::pack(at.history);
     let mut stopped = false;
-    // a validated archive's base is at most MATCH_BASE; the min keeps every short match
-    // within FAST_OUT whatever the caller passed
+    // the caller checked the base against MATCH_BASE: a short match fits FAST_OUT
     debug_assert!(frame.match_base <= MATCH_BASE);
-    let mbase = frame.match_base.min(MATCH_BASE) as usize;
+    let mbase = frame.match_base as usize;
     // SAFETY (the whole loop): each pointer stays between its stream's start and end (the
     // frame's for `op`), so the differences below are exact; by the choice of k (see the
     // function's docs) each of the k passes of a batch reads at most 2 commands, 128

@@ -6,6 +6,8 @@
 // each test crate uses a different part
 #![allow(dead_code)]
 
+pub mod attack;
+
 use xxhash_rust::xxh3::xxh3_64;
 
 /// SplitMix64: small, seedable, good enough for test data (tests/roundtrip.rs,

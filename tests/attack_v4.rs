@@ -1,0 +1,625 @@
+//! Attack on format version 4 (match base 4..=6, header byte 85): the CPU fast match layer
+//! (host/cpu/lz.rs) against the reference walker (device/src/lz.rs) at every base, hand-made
+//! v4 archives, encoder v4 archives relabelled to other bases/versions, and resealed random
+//! mutation of real v4 archives. Nothing may panic, and nothing may decode Ok to bytes other
+//! than the original. Env: ATTACK_SEED, ATTACK_ITERS, ATTACK_FUZZ_ITERS.
+
+mod common;
+
+use aceapex::archive::Archive;
+use aceapex::decode::{decode_block_at, decode_block_reference};
+use aceapex::device::format::*;
+use aceapex::device::lz::{self as ref_lz, BlockFrame, BlockStreams};
+use aceapex::{DecodeError, EncodeOptions, FormatError};
+use common::{build, get_u32, put_u16, put_u32, Blk, Hdr, Rng};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+const H_VERSION: usize = 4;
+const H_MIN_MATCH: usize = 32;
+const H_BASE: usize = 85;
+
+const HEADER_SIZE: usize = 96;
+
+use common::attack::*;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+// ---------------------------------------------------------------------------------------
+// direct: fast vs reference, streams generated at one base and decoded at another
+// ---------------------------------------------------------------------------------------
+
+fn direct(seed: u64, iters: usize, max_steps: u64, mutate_pct: u64, mixed: bool) {
+    let mut r = Rng(seed);
+    let mut ok = 0;
+    for _ in 0..iters {
+        let gen_base = r.range(4, 6) as u32;
+        // the base the frame claims: the generator's, or (mixed) any valid one
+        let base = if mixed {
+            r.range(4, 6) as u32
+        } else {
+            gen_base
+        };
+        let room = match r.below(6) {
+            0 => 0,
+            1 => r.below(4) as usize,
+            2 => 32,
+            3 => r.below(300) as usize,
+            _ => r.below(40_000) as usize,
+        };
+        let steps = r.range(1, max_steps) as usize;
+        let valid = mutate_pct < 100 && r.below(4) != 0;
+        let (mut s, pos) = gen_block(&mut r, room, steps, None, valid, gen_base);
+        if r.below(100) < mutate_pct {
+            mutate(&mut r, &mut s);
+        }
+        let dst_start = room + r.pick(&[0usize, 0, 1, 7]);
+        let src_floor = dst_start - room;
+        let delta: i64 = match r.below(8) {
+            3 => r.pick(&[-1i64, 1, 31, 32, 33, -31, -32, -33]),
+            4 => r.below(200) as i64 - 100,
+            _ => 0,
+        };
+        let dst_end = ((dst_start + pos) as i64 + delta).max(dst_start as i64) as usize;
+        let span = (dst_end - src_floor) as u32;
+        let window = match r.below(6) {
+            0 => span,
+            1 => span.saturating_sub(1).max(1),
+            2 => span + 1,
+            3 => r.range(1, span as u64 + 1) as u32,
+            _ => u32::MAX,
+        };
+        let total = dst_end + r.pick(&[0usize, 0, 0, 1, 31, 32]);
+        let frame = BlockFrame {
+            dst_start,
+            dst_end,
+            src_floor,
+            window,
+            match_base: base,
+        };
+        ok += check_direct(&mut r, &s, frame, total) as usize;
+    }
+    eprintln!("seed {seed:#x}: {ok}/{iters} valid");
+    if !mixed {
+        let floor = if mutate_pct == 0 {
+            iters / 4
+        } else {
+            iters / 400
+        };
+        assert!(ok > floor, "only {ok} of {iters} blocks valid");
+    }
+}
+
+#[test]
+fn v4_direct_valid_short_blocks() {
+    let n = env("ATTACK_ITERS", 40_000) as usize;
+    direct(0xB4_0001 + env("ATTACK_SEED", 0), n, 60, 0, false);
+}
+
+#[test]
+fn v4_direct_valid_long_blocks() {
+    let n = env("ATTACK_ITERS", 40_000) as usize / 10;
+    direct(0xB4_0002 + env("ATTACK_SEED", 0), n, 3000, 0, false);
+}
+
+#[test]
+fn v4_direct_mutated_blocks() {
+    let n = env("ATTACK_ITERS", 40_000) as usize;
+    direct(0xB4_0003 + env("ATTACK_SEED", 0), n, 400, 100, false);
+}
+
+#[test]
+fn v4_direct_wrong_base() {
+    let n = env("ATTACK_ITERS", 40_000) as usize;
+    direct(0xB4_0004 + env("ATTACK_SEED", 0), n, 400, 0, true);
+}
+
+// ---------------------------------------------------------------------------------------
+// archives: version conversion and relabelling
+// ---------------------------------------------------------------------------------------
+
+/// Re-encodes any parsable archive as `version` (2, 3 or 4) with header byte 85 = `byte85`
+/// and minimum match `min_match`, entries packed (3, 4) or 64-byte (2); meta checksum resealed.
+fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
+    let arc = Archive::parse(a).expect("source archive parses");
+    let rest = HEADER_SIZE + arc.block_count() * arc.entry_size();
+    let mut out = a[..HEADER_SIZE].to_vec();
+    put_u16(&mut out, H_VERSION, version);
+    put_u32(&mut out, H_MIN_MATCH, min_match);
+    let mut table = Vec::new();
+    let entry_size = if version >= 3 {
+        let mut bits = aceapex::entry::bits_for(&arc.entries);
+        bits.match_base = byte85;
+        out[72..88].copy_from_slice(bytemuck::bytes_of(&bits));
+        aceapex::entry::pack(&arc.entries, &bits, &mut table);
+        aceapex::entry::packed_size(&bits)
+    } else {
+        out[72..88].fill(0);
+        out[H_BASE] = byte85;
+        for e in &arc.entries {
+            table.extend_from_slice(bytemuck::bytes_of(e));
+        }
+        64
+    };
+    out.extend_from_slice(&table);
+    out.extend_from_slice(&a[rest..]);
+    common::reseal_entries(&mut out, entry_size);
+    out
+}
+
+fn set_base(a: &[u8], base: u32) -> Vec<u8> {
+    if base == 6 && a[H_VERSION] == 2 {
+        return a.to_vec();
+    }
+    relabel(
+        a,
+        if base == 6 { 3 } else { 4 },
+        if base == 6 { 0 } else { base as u8 },
+        base,
+    )
+}
+
+fn per_block(packed: &[u8], fast: bool) -> Vec<Result<Vec<u8>, DecodeError>> {
+    let a = Archive::parse(packed).expect("archive parses");
+    let mut out = vec![0u8; a.header.original_size as usize];
+    (0..a.block_count())
+        .map(|b| {
+            let r = if fast {
+                decode_block_at(&a, b, &mut out, 0)
+            } else {
+                decode_block_reference(&a, b, &mut out, 0)
+            };
+            let range = a.block_range(b);
+            r.map(|()| out[range.start as usize..range.end as usize].to_vec())
+        })
+        .collect()
+}
+
+/// Fast and reference path agree on every block (bytes or status) up to the first failure
+/// when cross-block.
+fn compare_archive(packed: &[u8], what: &str) {
+    let cross = Archive::parse(packed).unwrap().cross_block();
+    let fast = per_block(packed, true);
+    let reference = per_block(packed, false);
+    for (b, (f, rf)) in fast.iter().zip(&reference).enumerate() {
+        if cross && b > 0 && (fast[b - 1].is_err() || reference[b - 1].is_err()) {
+            break;
+        }
+        match (f, rf) {
+            (Ok(x), Ok(y)) => assert!(x == y, "block {b}: bytes differ ({what})"),
+            (
+                Err(DecodeError::Block { status: sf, .. }),
+                Err(DecodeError::Block { status: sr, .. }),
+            ) => assert_eq!(sf, sr, "block {b}: status differs ({what})"),
+            _ => panic!("block {b}: fast {f:?} vs reference {rf:?} ({what})"),
+        }
+    }
+}
+
+/// Every decoder on `packed`: never Ok with bytes other than `data`; fast == reference.
+/// Returns whether decompress succeeded.
+fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> bool {
+    let Ok(a) = Archive::parse(packed) else {
+        return false;
+    };
+    let whole = aceapex::decompress(&a);
+    if let Ok(out) = &whole {
+        assert!(
+            out[..] == data[..],
+            "decompress Ok with wrong bytes ({what})"
+        );
+    }
+    let size = a.header.original_size;
+    for _ in 0..3 {
+        let off = r.below(size + 1);
+        let len = r.below(size - off + 1);
+        if let Ok(got) = aceapex::extract(&a, off, len) {
+            // extract verifies block checksums only: compare where the claimed size fits
+            if size == data.len() as u64 {
+                assert!(
+                    got[..] == data[off as usize..(off + len) as usize],
+                    "extract({off}, {len}) Ok with wrong bytes ({what})"
+                );
+            }
+        }
+    }
+    if size <= 64 << 20 {
+        compare_archive(packed, what);
+    }
+    whole.is_ok()
+}
+
+/// Generated archives (the generator at base `b`), stored raw, labelled with base `b`:
+/// decode; then labelled with each other base: never wrong, paths agree.
+fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mutate_blocks: usize) {
+    let base = r.range(4, 6) as u32;
+    let total = bs * (nb - 1) + last;
+    let mut out = vec![0u8; total];
+    let window = if cross {
+        r.pick(&[u32::MAX, (bs * 4) as u32])
+    } else {
+        bs as u32
+    };
+    let mut blocks = Vec::new();
+    let mut sums = Vec::new();
+    for i in 0..nb {
+        let len = if i + 1 == nb { last } else { bs };
+        let lowest = if cross {
+            i - r.below(i as u64 + 1).min(3) as usize
+        } else {
+            i
+        };
+        let room = if cross {
+            ((i - lowest) * bs).min(window as usize)
+        } else {
+            0
+        };
+        let (mut s, _) = gen_block(r, room, 0, Some(len), true, base);
+        if mutate_blocks > 0 && r.below(nb as u64) < mutate_blocks as u64 {
+            mutate(r, &mut s);
+        }
+        let frame = BlockFrame {
+            dst_start: i * bs,
+            dst_end: i * bs + len,
+            src_floor: lowest * bs,
+            window,
+            match_base: base,
+        };
+        let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));
+        sums.push(ref_lz::decode_block(rs, &mut out, &frame));
+        blocks.push(Blk {
+            slices: s,
+            decoded: None,
+            lanes: [0; 5],
+            lowest: Some(lowest as u32),
+            checksum: None,
+        });
+    }
+    let mut h = Hdr::new(0, bs as u32);
+    if cross {
+        h.flags = 2;
+        h.window = window;
+    }
+    let v2 = build(h, &out, &blocks, None);
+    let packed = set_base(&v2, base);
+    let what = format!("bs {bs}, cross {cross}, base {base}");
+    compare_archive(&packed, &what);
+    let all_ok = sums.iter().all(|s| s.is_ok());
+    let a = Archive::parse(&packed).unwrap();
+    assert_eq!(a.header.match_base(), base);
+    let whole = aceapex::decompress(&a);
+    if all_ok {
+        assert!(
+            whole.as_deref().ok() == Some(&out[..]),
+            "decompress: {:?} ({what})",
+            whole.err()
+        );
+        for _ in 0..3 {
+            let off = r.below(total as u64);
+            let len = r.below(total as u64 - off + 1);
+            let got = aceapex::extract(&a, off, len).unwrap();
+            assert!(got[..] == out[off as usize..(off + len) as usize]);
+        }
+    } else {
+        assert!(
+            whole.is_err(),
+            "a block the reference rejects decoded Ok ({what})"
+        );
+    }
+    for other in 4..=6u32 {
+        if other != base {
+            let b = set_base(&v2, other);
+            never_wrong(&b, &out, r, &format!("{what} relabelled {other}"));
+        }
+    }
+}
+
+#[test]
+fn v4_archives_small_blocks() {
+    let mut r = Rng(0xB4_1000 + env("ATTACK_SEED", 0));
+    for round in 0..env("ATTACK_ROUNDS", 60) {
+        let bs = r.pick(&[4096usize, 4096, 16384, 65536]);
+        let nb = r.range(1, 20) as usize;
+        let rr = r.range(1, bs as u64) as usize;
+        let last = r.pick(&[bs, bs, rr, 1024, 33, 195 + 32]);
+        let cross = round % 2 == 1;
+        let m = [0, 0, 1, 3][r.below(4) as usize];
+        archive_case(&mut r, bs, nb, last, cross, m);
+    }
+}
+
+#[test]
+fn v4_archives_4mib_blocks() {
+    let mut r = Rng(0xB4_2000 + env("ATTACK_SEED", 0));
+    for round in 0..env("ATTACK_BIG_ROUNDS", 2) {
+        let bs = 4 << 20;
+        let rr = r.range(1, bs as u64) as usize;
+        let last = r.pick(&[bs, rr]);
+        archive_case(
+            &mut r,
+            bs,
+            1 + (round as usize % 2),
+            last,
+            round % 2 == 1,
+            0,
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// encoder archives
+// ---------------------------------------------------------------------------------------
+
+fn text(r: &mut Rng, n: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "the ", "whale ", "Ahab ", "sea ", "and ", "of ", "ship, ", "a ", "white ", "Ishmael ",
+        "harpoon ", "\n", "captain ", "to ", "in ", "that ", "his ", "it. ", "ACGT", "NNNN", "ab",
+        "abcd", "abcde",
+    ];
+    let mut d = Vec::with_capacity(n);
+    while d.len() < n {
+        if r.below(40) == 0 {
+            d.extend((0..r.below(60)).map(|_| r.next() as u8));
+        } else {
+            d.extend_from_slice(r.pick(WORDS).as_bytes());
+        }
+    }
+    d.truncate(n);
+    d
+}
+
+fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
+    let bs = [4096u32, 16384, 65536][round % 3];
+    let cross = round / 3 % 2 == 1;
+    let n = r.range(20_000, 150_000) as usize;
+    let data = text(r, n);
+    let opts = EncodeOptions {
+        block_size: bs,
+        window: if cross { Some(bs * 4) } else { None },
+        level: [1, 5, 8, 9][round % 4],
+        min_match: [4, 5, 4, 5, 7][round % 5],
+        ..Default::default()
+    };
+    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    (data, packed, opts)
+}
+
+/// Encoder v4 archives relabelled to every (version, byte 85) combination.
+#[test]
+fn v4_encoder_relabelled() {
+    let mut r = Rng(0xB4_3000 + env("ATTACK_SEED", 0));
+    let mut stats = [0usize; 3];
+    for round in 0..env("ATTACK_ENC_ROUNDS", 10) as usize {
+        let (data, packed, opts) = encoder_archive(&mut r, round);
+        let a = Archive::parse(&packed).unwrap();
+        let base = opts.min_match.min(6);
+        assert_eq!(a.header.match_base(), base);
+        assert_eq!(aceapex::decompress(&a).unwrap(), data);
+        for version in [2u16, 3, 4] {
+            for byte85 in [0u8, 3, 4, 5, 6, 7, 0x80, 0xFF] {
+                for mm in [3u32, 4, 5, 6, opts.min_match, u32::MAX] {
+                    let b = relabel(&packed, version, byte85, mm);
+                    let what = format!("round {round}: v{version} byte85 {byte85} mm {mm}");
+                    let parsed = Archive::parse(&b);
+                    let claimed = if version >= 4 { byte85 as u32 } else { 6 };
+                    let expect_ok = (version < 4 && byte85 == 0
+                        || (4..=6).contains(&byte85) && version >= 4)
+                        && mm >= claimed;
+                    match &parsed {
+                        Ok(_) => assert!(expect_ok, "{what}: parsed"),
+                        Err(FormatError::Header { field, .. }) => {
+                            assert!(!expect_ok, "{what}: refused {field}");
+                            stats[0] += 1;
+                            continue;
+                        }
+                        Err(e) => panic!("{what}: {e:?}"),
+                    }
+                    let ok = never_wrong(&b, &data, &mut r, &what);
+                    if claimed == base {
+                        assert!(ok, "{what}: same base but fails");
+                    }
+                    stats[1 + ok as usize] += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "refused {}, decode failed {}, decoded {}",
+        stats[0], stats[1], stats[2]
+    );
+}
+
+/// Resealed random byte mutations of encoder v4 archives: no panic, never wrong.
+#[test]
+fn v4_encoder_mutation_fuzz() {
+    let mut r = Rng(0xB4_4000 + env("ATTACK_SEED", 0));
+    let iters = env("ATTACK_FUZZ_ITERS", 3000) as usize;
+    let mut stats = [0usize; 3];
+    let mut archives = Vec::new();
+    for round in 0..6 {
+        archives.push(encoder_archive(&mut r, round));
+    }
+    for it in 0..iters {
+        let (data, packed, _) = &archives[it % archives.len()];
+        let a = Archive::parse(packed).unwrap();
+        let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
+        let tables_end = bt_end + a.header.table_bytes as usize;
+        let mut b = packed.clone();
+        for _ in 0..r.range(1, 4) {
+            let at = match r.below(5) {
+                0 => r.below(88) as usize,
+                1 => r.range(72, 87) as usize,
+                2 => r.range(HEADER_SIZE as u64, bt_end as u64 - 1) as usize,
+                3 if tables_end > bt_end => r.range(bt_end as u64, tables_end as u64 - 1) as usize,
+                _ => r.range(tables_end as u64, b.len() as u64 - 1) as usize,
+            };
+            match r.below(4) {
+                0 => b[at] ^= 1 << r.below(8),
+                1 => b[at] = r.next() as u8,
+                2 => b[at] = b[at].wrapping_add(1),
+                _ => b[at] = b[at].wrapping_sub(1),
+            }
+        }
+        if r.below(4) == 0 {
+            b[H_BASE] = r.range(3, 7) as u8;
+        }
+        let es = if get_u32(&b, 4) & 0xFFFF == 2 {
+            64
+        } else {
+            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
+            aceapex::entry::packed_size(&bits)
+        };
+        common::reseal_entries(&mut b, es);
+        let what = format!("fuzz iteration {it}");
+        let res = catch_unwind(AssertUnwindSafe(|| {
+            never_wrong(&b, data, &mut Rng(it as u64), &what)
+        }));
+        match res {
+            Ok(ok) => stats[ok as usize] += 1,
+            Err(_) => {
+                let path = format!("/tmp/attack_v4_fail_{it}.acx");
+                std::fs::write(&path, &b).unwrap();
+                stats[2] += 1;
+                eprintln!("PANIC at {what}: saved {path}");
+            }
+        }
+    }
+    eprintln!(
+        "fuzz: {} failed cleanly, {} decoded, {} panics",
+        stats[0], stats[1], stats[2]
+    );
+    assert_eq!(stats[2], 0, "panics");
+}
+
+/// Encoder v4 archives re-stored raw at their base, match-layer streams damaged: fast ==
+/// reference, never wrong.
+#[test]
+fn v4_encoder_streams_damaged() {
+    let mut r = Rng(0xB4_5000 + env("ATTACK_SEED", 0));
+    for round in 0..env("ATTACK_ENC_ROUNDS", 10) as usize {
+        let (data, packed, opts) = encoder_archive(&mut r, round);
+        let base = opts.min_match.min(6);
+        let a = Archive::parse(&packed).unwrap();
+        let mut h = Hdr::new(0, a.header.block_size);
+        h.flags = a.header.flags;
+        h.window = a.header.window;
+        let mut blocks = Vec::new();
+        for b in 0..a.block_count() {
+            let mut bufs: S5 = Default::default();
+            aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
+            blocks.push(Blk {
+                slices: bufs,
+                decoded: None,
+                lanes: [0; 5],
+                lowest: Some(a.entries[b].lowest_source_block),
+                checksum: None,
+            });
+        }
+        let raw = set_base(&build(h.clone(), &data, &blocks, None), base);
+        assert_eq!(
+            aceapex::decompress(&Archive::parse(&raw).unwrap()).unwrap(),
+            data
+        );
+        for _ in 0..40 {
+            let mut bl = blocks.clone();
+            for _ in 0..r.range(1, 3) {
+                let b = r.below(bl.len() as u64) as usize;
+                mutate(&mut r, &mut bl[b].slices);
+            }
+            let bad = set_base(&build(h.clone(), &data, &bl, None), base);
+            never_wrong(
+                &bad,
+                &data,
+                &mut r,
+                &format!("round {round} damaged streams"),
+            );
+        }
+    }
+}
+
+/// Writes crafted v4 archives to $ATTACK_DUMP for CLI runs (`cargo test --test attack_v4 --
+/// --ignored dump_cli_cases`): the original `orig.bin`, its v4 archive at bases 4 and 5,
+/// each relabelled to the other bases (and versions 2/3), byte 85 bad, and resealed mutants.
+#[test]
+#[ignore]
+fn dump_cli_cases() {
+    let dir = std::env::var("ATTACK_DUMP").expect("ATTACK_DUMP");
+    let mut r = Rng(0xB4_6000);
+    let data = text(&mut r, 300_000);
+    std::fs::write(format!("{dir}/orig.bin"), &data).unwrap();
+    for (mm, cross) in [(4u32, false), (5, true)] {
+        let opts = EncodeOptions {
+            block_size: 16384,
+            window: cross.then_some(65536),
+            level: 8,
+            min_match: mm,
+            ..Default::default()
+        };
+        let a = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        std::fs::write(format!("{dir}/b{mm}.acx"), &a).unwrap();
+        for (v, b85, m) in [
+            (4u16, 4u8, 6u32),
+            (4, 5, 6),
+            (4, 6, 6),
+            (3, 0, 6),
+            (2, 0, 6),
+            (3, mm as u8, 6),
+            (2, mm as u8, 6),
+            (4, 3, 4),
+            (4, 7, 7),
+            (4, 0, 6),
+            (4, mm as u8, 3),
+        ] {
+            let b = relabel(&a, v, b85, m);
+            std::fs::write(format!("{dir}/b{mm}_v{v}_base{b85}_mm{m}.acx"), &b).unwrap();
+        }
+        let bt_end = HEADER_SIZE
+            + Archive::parse(&a).unwrap().block_count() * Archive::parse(&a).unwrap().entry_size();
+        for i in 0..40 {
+            let mut b = a.clone();
+            let at = if i % 2 == 0 {
+                r.range(bt_end as u64, b.len() as u64 - 1) as usize
+            } else {
+                r.range(HEADER_SIZE as u64, bt_end as u64 - 1) as usize
+            };
+            b[at] ^= 1 << r.below(8);
+            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
+            common::reseal_entries(&mut b, aceapex::entry::packed_size(&bits));
+            std::fs::write(format!("{dir}/b{mm}_mut{i}.acx"), &b).unwrap();
+        }
+    }
+}
+
+/// Out-of-contract frames through the public block API (`cpu::lz::decode_block` with a
+/// `BlockFrame::match_base` no validated archive has, up to one whose length codes overflow
+/// 32 bits): the fast path still agrees with the reference, status and bytes (it found the
+/// batch path clamping a base above 6, and unchecked `base + code` sums, since fixed).
+#[test]
+fn direct_invalid_bases() {
+    let mut r = Rng(0xB4_7000);
+    for base in [0u32, 1, 2, 3, 7, 8, 64, 255, u32::MAX - 2] {
+        let mut bad = 0;
+        for _ in 0..2000 {
+            let (s, pos) = gen_block(&mut r, 0, 200, None, true, base.clamp(1, 300));
+            let frame = BlockFrame {
+                dst_start: 0,
+                dst_end: pos,
+                src_floor: 0,
+                window: u32::MAX,
+                match_base: base,
+            };
+            if catch_unwind(AssertUnwindSafe(|| {
+                check_direct(&mut Rng(1), &s, frame, pos + 32)
+            }))
+            .is_err()
+            {
+                bad += 1;
+            }
+        }
+        assert_eq!(bad, 0, "base {base}: {bad}/2000 disagree");
+    }
+}
