@@ -6,74 +6,12 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::decode::{decode_block_at, decode_block_reference};
 use aceapex::device::format::*;
 use aceapex::device::lz::{self as ref_lz, BlockFrame, BlockStreams};
 use aceapex::DecodeError;
 use common::{build, Blk, Hdr, Rng};
 
 use common::attack::*;
-
-fn direct(seed: u64, iters: usize, max_steps: u64, mutate_pct: u64) {
-    let mut r = Rng(seed);
-    let mut ok = 0;
-    for _ in 0..iters {
-        let room = match r.below(6) {
-            0 => 0,
-            1 => r.below(4) as usize,
-            2 => 32,
-            3 => r.below(300) as usize,
-            _ => r.below(40_000) as usize,
-        };
-        let steps = r.range(1, max_steps) as usize;
-        let valid = mutate_pct < 100 && r.below(4) != 0;
-        let (mut s, pos) = gen_block(&mut r, room, steps, None, valid, MATCH_BASE);
-        if r.below(100) < mutate_pct {
-            mutate(&mut r, &mut s);
-        }
-        let dst_start = room + r.pick(&[0usize, 0, 1, 7]);
-        let src_floor = dst_start - room;
-        let delta: i64 = match r.below(8) {
-            3 => r.pick(&[-1i64, 1, 31, 32, 33, -31, -32, -33]),
-            4 => r.below(200) as i64 - 100,
-            _ => 0,
-        };
-        let dst_end = ((dst_start + pos) as i64 + delta).max(dst_start as i64) as usize;
-        let span = (dst_end - src_floor) as u32;
-        let window = match r.below(6) {
-            0 => span,
-            1 => span.saturating_sub(1).max(1),
-            2 => span + 1,
-            3 => r.range(1, span as u64 + 1) as u32,
-            _ => u32::MAX,
-        };
-        let total = dst_end + r.pick(&[0usize, 0, 0, 1, 31, 32]);
-        let frame = BlockFrame {
-            dst_start,
-            dst_end,
-            src_floor,
-            window,
-            match_base: MATCH_BASE,
-        };
-        ok += check_direct(&mut r, &s, frame, total) as usize;
-    }
-    eprintln!("seed {seed:#x}: {ok}/{iters} valid");
-    // enough blocks decode that the comparison of bytes means something (unmutated runs:
-    // about half; mutated: about 1 %)
-    let floor = if mutate_pct == 0 {
-        iters / 4
-    } else {
-        iters / 400
-    };
-    assert!(ok > floor, "only {ok} of {iters} blocks valid");
-}
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
 
 #[test]
 fn direct_valid_short_blocks() {
@@ -82,6 +20,8 @@ fn direct_valid_short_blocks() {
         env("ATTACK_ITERS", 40_000) as usize,
         60,
         0,
+        &[MATCH_BASE],
+        false,
     );
 }
 
@@ -92,6 +32,8 @@ fn direct_valid_long_blocks() {
         env("ATTACK_ITERS", 40_000) as usize / 10,
         3000,
         0,
+        &[MATCH_BASE],
+        false,
     );
 }
 
@@ -102,28 +44,14 @@ fn direct_mutated_blocks() {
         env("ATTACK_ITERS", 40_000) as usize,
         400,
         100,
+        &[MATCH_BASE],
+        false,
     );
 }
 
 // ---------------------------------------------------------------------------------------
 // whole archives
 // ---------------------------------------------------------------------------------------
-
-fn per_block(packed: &[u8], fast: bool) -> Vec<Result<Vec<u8>, DecodeError>> {
-    let a = Archive::parse(packed).expect("archive parses");
-    let mut out = vec![0u8; a.header.original_size as usize];
-    (0..a.block_count())
-        .map(|b| {
-            let r = if fast {
-                decode_block_at(&a, b, &mut out, 0)
-            } else {
-                decode_block_reference(&a, b, &mut out, 0)
-            };
-            let range = a.block_range(b);
-            r.map(|()| out[range.start as usize..range.end as usize].to_vec())
-        })
-        .collect()
-}
 
 /// Builds an archive of `nb` blocks of `bs` bytes (the last `last` bytes long), cross-block
 /// when `cross` (window `window`, lowest source block up to 3 back); blocks made valid with
@@ -229,23 +157,6 @@ fn archives_4mib_blocks() {
 // ---------------------------------------------------------------------------------------
 // encoder archives re-stored raw (text-like dense blocks), then damaged at the match layer
 // ---------------------------------------------------------------------------------------
-
-fn text(r: &mut Rng, n: usize) -> Vec<u8> {
-    const WORDS: &[&str] = &[
-        "the ", "whale ", "Ahab ", "sea ", "and ", "of ", "ship, ", "a ", "white ", "Ishmael ",
-        "harpoon ", "\n", "captain ", "to ", "in ", "that ", "his ", "it. ", "ACGTTGCA", "NNNN",
-    ];
-    let mut d = Vec::with_capacity(n);
-    while d.len() < n {
-        if r.below(40) == 0 {
-            d.extend((0..r.below(60)).map(|_| r.next() as u8));
-        } else {
-            d.extend_from_slice(r.pick(WORDS).as_bytes());
-        }
-    }
-    d.truncate(n);
-    d
-}
 
 fn restore_raw(packed: &[u8]) -> (Hdr, Vec<Blk>) {
     let a = Archive::parse(packed).unwrap();
