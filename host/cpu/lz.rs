@@ -581,14 +581,19 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     };
     let ncmd = s.commands.len;
     // the batches test a distance only against the frame's floor: the window must not be
-    // the tighter bound anywhere in the block; and their output budget holds a short match
-    // of a base up to MATCH_BASE (a validated archive's; a larger one, only reachable by a
-    // direct caller, runs in `step` like the reference)
-    let mut fast =
-        frame.window as usize >= frame.dst_end - frame.src_floor && frame.match_base <= MATCH_BASE;
+    // the tighter bound anywhere in the block; they exist for the bases a validated archive
+    // has, 4 to 6, each with its base a constant (a runtime base cost the match layer 6-8 %,
+    // PERFORMANCE.md eleventh session); any other base, only reachable by a direct caller,
+    // runs in `step` like the reference
+    let mut fast = frame.window as usize >= frame.dst_end - frame.src_floor
+        && (MIN_MATCH_BASE..=MATCH_BASE).contains(&frame.match_base);
     while at.cmd < ncmd {
         if fast {
-            fast = fast_batches(s, out, frame, &mut at);
+            fast = match frame.match_base {
+                4 => fast_batches::<4>(s, out, frame, &mut at),
+                5 => fast_batches::<5>(s, out, frame, &mut at),
+                _ => fast_batches::<6>(s, out, frame, &mut at),
+            };
             if at.cmd == ncmd {
                 break;
             }
@@ -735,7 +740,7 @@ const FAST_OUT: usize = 128 + MAX_SHORT_MATCH as usize;
 /// in [`step`]; a per-distance test instead measured slower on text, PERFORMANCE.md tenth
 /// session.)
 #[inline(always)]
-fn fast_batches(
+fn fast_batches<const BASE: usize>(
     s: &PaddedStreams<'_>,
     out: &mut [u8],
     frame: &BlockFrame,
@@ -780,9 +785,10 @@ fn fast_batches(
     };
     let mut history = PackedHistory::pack(at.history);
     let mut stopped = false;
-    // the caller checked the base against MATCH_BASE: a short match fits FAST_OUT
-    debug_assert!(frame.match_base <= MATCH_BASE);
-    let mbase = frame.match_base as usize;
+    // the caller passes the frame's base as BASE, at most MATCH_BASE: a short match fits
+    // FAST_OUT
+    debug_assert!(frame.match_base as usize == BASE && BASE <= MATCH_BASE as usize);
+    let mbase = BASE;
     // SAFETY (the whole loop): each pointer stays between its stream's start and end (the
     // frame's for `op`), so the differences below are exact; by the choice of k (see the
     // function's docs) each of the k passes of a batch reads at most 2 commands, 128
