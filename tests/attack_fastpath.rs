@@ -7,7 +7,6 @@ mod common;
 
 use aceapex::archive::Archive;
 use aceapex::device::format::*;
-use aceapex::device::lz::{self as ref_lz, BlockFrame, BlockStreams};
 use aceapex::DecodeError;
 use common::{build, Blk, Hdr, Rng};
 
@@ -53,93 +52,18 @@ fn direct_mutated_blocks() {
 // whole archives
 // ---------------------------------------------------------------------------------------
 
-/// Builds an archive of `nb` blocks of `bs` bytes (the last `last` bytes long), cross-block
-/// when `cross` (window `window`, lowest source block up to 3 back); blocks made valid with
-/// the reference decoding them in order; then `mutate_blocks` of them damaged (checksums
-/// stay those of the reference's output on the damaged streams when it succeeds).
+/// An archive of [`gen_archive`] at base 6: fast and reference paths agree per block, and
+/// the whole decode and some extracts equal the reference's output ([`check_whole`]).
 fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mutate_blocks: usize) {
-    let total = bs * (nb - 1) + last;
-    let mut out = vec![0u8; total];
-    let window = if cross {
-        r.pick(&[u32::MAX, (bs * 4) as u32])
-    } else {
-        bs as u32
-    };
-    let mut blocks = Vec::new();
-    let mut sums = Vec::new();
-    for i in 0..nb {
-        let len = if i + 1 == nb { last } else { bs };
-        let lowest = if cross {
-            i - r.below(i as u64 + 1).min(3) as usize
-        } else {
-            i
-        };
-        let room = if cross {
-            ((i - lowest) * bs).min(window as usize)
-        } else {
-            0
-        };
-        let (mut s, _) = gen_block(r, room, 0, Some(len), true, MATCH_BASE);
-        if mutate_blocks > 0 && r.below(nb as u64) < mutate_blocks as u64 {
-            mutate(r, &mut s);
-        }
-        let frame = BlockFrame {
-            dst_start: i * bs,
-            dst_end: i * bs + len,
-            src_floor: lowest * bs,
-            window,
-            match_base: MATCH_BASE,
-        };
-        let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));
-        let st = ref_lz::decode_block(rs, &mut out, &frame);
-        sums.push(st);
-        blocks.push(Blk {
-            slices: s,
-            decoded: None,
-            lanes: [0; 5],
-            lowest: Some(lowest as u32),
-            checksum: None,
-        });
-    }
-    let mut h = Hdr::new(0, bs as u32);
-    if cross {
-        h.flags = 2;
-        h.window = window;
-    }
-    let packed = build(h, &out, &blocks, None);
-    compare_archive(&packed, cross, &format!("bs {bs}, cross {cross}"));
-    let all_ok = sums.iter().all(|s| s.is_ok());
-    let a = Archive::parse(&packed).unwrap();
-    let whole = aceapex::decompress(&a);
-    if all_ok {
-        assert!(
-            whole.as_deref().ok() == Some(&out[..]),
-            "decompress differs: {:?}",
-            whole.err()
-        );
-        for _ in 0..3 {
-            let off = r.below(total as u64);
-            let len = r.below(total as u64 - off + 1);
-            let got = aceapex::extract(&a, off, len).unwrap();
-            assert!(got[..] == out[off as usize..(off + len) as usize]);
-        }
-    } else {
-        assert!(whole.is_err(), "a block the reference rejects decoded Ok");
-    }
+    let (packed, out, all_ok) = gen_archive(r, bs, nb, last, cross, mutate_blocks, MATCH_BASE);
+    let what = format!("bs {bs}, cross {cross}");
+    compare_archive(&packed, cross, &what);
+    check_whole(r, &packed, &out, all_ok, &what);
 }
 
 #[test]
 fn archives_small_blocks() {
-    let mut r = Rng(0xA77A_1000 + env("ATTACK_SEED", 0));
-    for round in 0..env("ATTACK_ROUNDS", 60) {
-        let bs = r.pick(&[4096usize, 4096, 16384, 65536]);
-        let nb = r.range(1, 20) as usize;
-        let rr = r.range(1, bs as u64) as usize;
-        let last = r.pick(&[bs, bs, rr, 1024, 33, 195 + 32]);
-        let cross = round % 2 == 1;
-        let m = [0, 0, 1, 3][r.below(4) as usize];
-        archive_case(&mut r, bs, nb, last, cross, m);
-    }
+    small_archive_rounds(0xA77A_1000 + env("ATTACK_SEED", 0), archive_case);
 }
 
 #[test]

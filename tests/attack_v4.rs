@@ -8,7 +8,7 @@ mod common;
 
 use aceapex::archive::Archive;
 use aceapex::device::format::*;
-use aceapex::device::lz::{self as ref_lz, BlockFrame, BlockStreams};
+use aceapex::device::lz::BlockFrame;
 use aceapex::{DecodeError, EncodeOptions, FormatError};
 use common::{build, get_u32, put_u16, put_u32, Blk, Hdr, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -176,83 +176,16 @@ fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> bool {
     whole.is_ok()
 }
 
-/// Generated archives (the generator at base `b`), stored raw, labelled with base `b`:
-/// decode; then labelled with each other base: never wrong, paths agree.
+/// Generated archives ([`gen_archive`] at base `b`), labelled with base `b`: decode
+/// ([`check_whole`]); then labelled with each other base: never wrong, paths agree.
 fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mutate_blocks: usize) {
     let base = r.range(4, 6) as u32;
-    let total = bs * (nb - 1) + last;
-    let mut out = vec![0u8; total];
-    let window = if cross {
-        r.pick(&[u32::MAX, (bs * 4) as u32])
-    } else {
-        bs as u32
-    };
-    let mut blocks = Vec::new();
-    let mut sums = Vec::new();
-    for i in 0..nb {
-        let len = if i + 1 == nb { last } else { bs };
-        let lowest = if cross {
-            i - r.below(i as u64 + 1).min(3) as usize
-        } else {
-            i
-        };
-        let room = if cross {
-            ((i - lowest) * bs).min(window as usize)
-        } else {
-            0
-        };
-        let (mut s, _) = gen_block(r, room, 0, Some(len), true, base);
-        if mutate_blocks > 0 && r.below(nb as u64) < mutate_blocks as u64 {
-            mutate(r, &mut s);
-        }
-        let frame = BlockFrame {
-            dst_start: i * bs,
-            dst_end: i * bs + len,
-            src_floor: lowest * bs,
-            window,
-            match_base: base,
-        };
-        let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));
-        sums.push(ref_lz::decode_block(rs, &mut out, &frame));
-        blocks.push(Blk {
-            slices: s,
-            decoded: None,
-            lanes: [0; 5],
-            lowest: Some(lowest as u32),
-            checksum: None,
-        });
-    }
-    let mut h = Hdr::new(0, bs as u32);
-    if cross {
-        h.flags = 2;
-        h.window = window;
-    }
-    let v2 = build(h, &out, &blocks, None);
+    let (v2, out, all_ok) = gen_archive(r, bs, nb, last, cross, mutate_blocks, base);
     let packed = set_base(&v2, base);
     let what = format!("bs {bs}, cross {cross}, base {base}");
     compare_archive(&packed, &what);
-    let all_ok = sums.iter().all(|s| s.is_ok());
-    let a = Archive::parse(&packed).unwrap();
-    assert_eq!(a.header.match_base(), base);
-    let whole = aceapex::decompress(&a);
-    if all_ok {
-        assert!(
-            whole.as_deref().ok() == Some(&out[..]),
-            "decompress: {:?} ({what})",
-            whole.err()
-        );
-        for _ in 0..3 {
-            let off = r.below(total as u64);
-            let len = r.below(total as u64 - off + 1);
-            let got = aceapex::extract(&a, off, len).unwrap();
-            assert!(got[..] == out[off as usize..(off + len) as usize]);
-        }
-    } else {
-        assert!(
-            whole.is_err(),
-            "a block the reference rejects decoded Ok ({what})"
-        );
-    }
+    assert_eq!(Archive::parse(&packed).unwrap().header.match_base(), base);
+    check_whole(r, &packed, &out, all_ok, &what);
     for other in 4..=6u32 {
         if other != base {
             let b = set_base(&v2, other);
@@ -263,16 +196,7 @@ fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mut
 
 #[test]
 fn v4_archives_small_blocks() {
-    let mut r = Rng(0xB4_1000 + env("ATTACK_SEED", 0));
-    for round in 0..env("ATTACK_ROUNDS", 60) {
-        let bs = r.pick(&[4096usize, 4096, 16384, 65536]);
-        let nb = r.range(1, 20) as usize;
-        let rr = r.range(1, bs as u64) as usize;
-        let last = r.pick(&[bs, bs, rr, 1024, 33, 195 + 32]);
-        let cross = round % 2 == 1;
-        let m = [0, 0, 1, 3][r.below(4) as usize];
-        archive_case(&mut r, bs, nb, last, cross, m);
-    }
+    small_archive_rounds(0xB4_1000 + env("ATTACK_SEED", 0), archive_case);
 }
 
 #[test]

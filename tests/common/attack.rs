@@ -3,7 +3,7 @@
 //! base (FORMAT.md §2), their mutation, and the direct check of the fast match layer
 //! against the reference walker on exact-size buffers (so ASan sees overruns).
 
-use super::Rng;
+use super::{build, Blk, Hdr, Rng};
 use aceapex::archive::Archive;
 use aceapex::cpu::lz::{self as fast_lz, Padded, PaddedStreams, STREAM_PAD};
 use aceapex::decode::{decode_block_at, decode_block_reference};
@@ -333,5 +333,112 @@ pub fn direct(
             iters / 400
         };
         assert!(ok > floor, "only {ok} of {iters} blocks valid");
+    }
+}
+
+/// Builds a version-2 archive (`build`) of `nb` blocks of `bs` bytes (the last `last` bytes
+/// long) generated at match base `base`, cross-block when `cross` (window unbounded or
+/// 4 blocks, lowest source block up to 3 back); blocks made valid with the reference
+/// decoding them in order, then `mutate_blocks` of them damaged (checksums stay those of
+/// the reference's output on the damaged streams when it succeeds). Returns the archive,
+/// the reference's output and whether it decoded every block.
+pub fn gen_archive(
+    r: &mut Rng,
+    bs: usize,
+    nb: usize,
+    last: usize,
+    cross: bool,
+    mutate_blocks: usize,
+    base: u32,
+) -> (Vec<u8>, Vec<u8>, bool) {
+    let total = bs * (nb - 1) + last;
+    let mut out = vec![0u8; total];
+    let window = if cross {
+        r.pick(&[u32::MAX, (bs * 4) as u32])
+    } else {
+        bs as u32
+    };
+    let mut blocks = Vec::new();
+    let mut all_ok = true;
+    for i in 0..nb {
+        let len = if i + 1 == nb { last } else { bs };
+        let lowest = if cross {
+            i - r.below(i as u64 + 1).min(3) as usize
+        } else {
+            i
+        };
+        let room = if cross {
+            ((i - lowest) * bs).min(window as usize)
+        } else {
+            0
+        };
+        let (mut s, _) = gen_block(r, room, 0, Some(len), true, base);
+        if mutate_blocks > 0 && r.below(nb as u64) < mutate_blocks as u64 {
+            mutate(r, &mut s);
+        }
+        let frame = BlockFrame {
+            dst_start: i * bs,
+            dst_end: i * bs + len,
+            src_floor: lowest * bs,
+            window,
+            match_base: base,
+        };
+        let rs = BlockStreams::from_slices(s.each_ref().map(|v| v.as_slice()));
+        all_ok &= ref_lz::decode_block(rs, &mut out, &frame).is_ok();
+        blocks.push(Blk {
+            slices: s,
+            decoded: None,
+            lanes: [0; 5],
+            lowest: Some(lowest as u32),
+            checksum: None,
+        });
+    }
+    let mut h = Hdr::new(0, bs as u32);
+    if cross {
+        h.flags = 2;
+        h.window = window;
+    }
+    (build(h, &out, &blocks, None), out, all_ok)
+}
+
+/// The whole archive `packed` against the reference's output `out` of [`gen_archive`]:
+/// when the reference decoded every block (`all_ok`), `decompress` and three random
+/// extracts equal it; otherwise `decompress` fails.
+pub fn check_whole(r: &mut Rng, packed: &[u8], out: &[u8], all_ok: bool, what: &str) {
+    let a = Archive::parse(packed).unwrap();
+    let whole = aceapex::decompress(&a);
+    if all_ok {
+        assert!(
+            whole.as_deref().ok() == Some(out),
+            "decompress: {:?} ({what})",
+            whole.err()
+        );
+        let total = out.len() as u64;
+        for _ in 0..3 {
+            let off = r.below(total);
+            let len = r.below(total - off + 1);
+            let got = aceapex::extract(&a, off, len).unwrap();
+            assert!(got[..] == out[off as usize..(off + len) as usize]);
+        }
+    } else {
+        assert!(
+            whole.is_err(),
+            "a block the reference rejects decoded Ok ({what})"
+        );
+    }
+}
+
+/// `ATTACK_ROUNDS` (default 60) archive cases of 1-19 blocks of 4-64 KiB, every other one
+/// cross-block, some with damaged blocks: `case(r, bs, nb, last, cross, mutate_blocks)`.
+pub fn small_archive_rounds(seed: u64, case: fn(&mut Rng, usize, usize, usize, bool, usize)) {
+    let mut r = Rng(seed);
+    for round in 0..env("ATTACK_ROUNDS", 60) {
+        let bs = r.pick(&[4096usize, 4096, 16384, 65536]);
+        let nb = r.range(1, 20) as usize;
+        let rr = r.range(1, bs as u64) as usize;
+        let last = r.pick(&[bs, bs, rr, 1024, 33, 195 + 32]);
+        let cross = round % 2 == 1;
+        let m = [0, 0, 1, 3][r.below(4) as usize];
+        case(&mut r, bs, nb, last, cross, m);
     }
 }
