@@ -9,7 +9,7 @@ mod common;
 use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::lz::BlockFrame;
-use aceapex::{DecodeError, EncodeOptions, FormatError};
+use aceapex::{EncodeOptions, FormatError};
 use common::{build, get_u32, put_u16, put_u32, Blk, Hdr, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -120,27 +120,6 @@ fn set_base(a: &[u8], base: u32) -> Vec<u8> {
         if base == 6 { 0 } else { base as u8 },
         base,
     )
-}
-
-/// Fast and reference path agree on every block (bytes or status) up to the first failure
-/// when cross-block.
-fn compare_archive(packed: &[u8], what: &str) {
-    let cross = Archive::parse(packed).unwrap().cross_block();
-    let fast = per_block(packed, true);
-    let reference = per_block(packed, false);
-    for (b, (f, rf)) in fast.iter().zip(&reference).enumerate() {
-        if cross && b > 0 && (fast[b - 1].is_err() || reference[b - 1].is_err()) {
-            break;
-        }
-        match (f, rf) {
-            (Ok(x), Ok(y)) => assert!(x == y, "block {b}: bytes differ ({what})"),
-            (
-                Err(DecodeError::Block { status: sf, .. }),
-                Err(DecodeError::Block { status: sr, .. }),
-            ) => assert_eq!(sf, sr, "block {b}: status differs ({what})"),
-            _ => panic!("block {b}: fast {f:?} vs reference {rf:?} ({what})"),
-        }
-    }
 }
 
 /// Every decoder on `packed`: never Ok with bytes other than `data`; fast == reference.
