@@ -153,7 +153,12 @@ pub fn default_min_match(opts: &EncodeOptions, data: &[u8]) -> u32 {
         return MATCH_BASE;
     }
     let sample = short_match_sample(data, opts.block_size);
-    let sample = sample.as_deref().unwrap_or(data);
+    short_match_wins(opts, sample.as_deref().unwrap_or(data))
+}
+
+/// The trial of [`default_min_match`] on `sample`: 4 if it compresses `sample` smaller
+/// than 6 under `opts`, else 6.
+fn short_match_wins(opts: &EncodeOptions, sample: &[u8]) -> u32 {
     let [o4, o6] = short_match_options(opts);
     let size = |o: &EncodeOptions| compress(sample, o, &|_| {}).map_or(usize::MAX, |a| a.len());
     if size(&o4) < size(&o6) {
@@ -176,8 +181,8 @@ pub fn compress_choosing_min_match(
     if opts.level < SHORT_MATCH_LEVEL || data.is_empty() {
         return Ok((compress(data, &o6, progress)?, MATCH_BASE));
     }
-    if short_match_sample(data, opts.block_size).is_some() {
-        let o = if default_min_match(opts, data) == MIN_MATCH_BASE {
+    if let Some(sample) = short_match_sample(data, opts.block_size) {
+        let o = if short_match_wins(opts, &sample) == MIN_MATCH_BASE {
             o4
         } else {
             o6
