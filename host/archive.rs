@@ -145,8 +145,8 @@ fn short_match_options(opts: &EncodeOptions) -> [EncodeOptions; 2] {
 /// Measured (PERFORMANCE.md, eleventh session, level 9, first 4 MiB): 4 makes text, FASTQ
 /// and GenBank archives 0.6-3.8 % smaller and DNA FASTA 0.1-0.7 % larger (a 4-byte match
 /// never pays at two bits per base, and the shorter codes cost the longer matches);
-/// order-0 entropy does not separate them (whitefly FASTQ 2.99 bits per byte gains 3.6 %,
-/// dm3 2.97 loses 0.1 %), a trial does. At levels 5-7, 4 helps some text (moby_dick
+/// a threshold on order-0 entropy (3 bits per byte, tried first) did not separate them
+/// (it put whitefly FASTQ, which gains 3.6 %, with dm3, which loses 0.1 %), a trial does. At levels 5-7, 4 helps some text (moby_dick
 /// -2.3..-3.5 %) and not other (gcide's first 4 MiB: +0.5 % at level 5).
 pub fn default_min_match(opts: &EncodeOptions, data: &[u8]) -> u32 {
     if opts.level < SHORT_MATCH_LEVEL || data.is_empty() {
