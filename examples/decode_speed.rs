@@ -4,7 +4,8 @@
 //! Run: `cargo run --release --example decode_speed -- [FILES...]` (default: the six files of
 //! `benches/codec.rs` under `corpora/`). Each file is cut to its first 16 MiB, compressed
 //! with the default options (level 5, 16 KiB blocks; `ACEAPEX_LEVEL` and `ACEAPEX_MIN_MATCH`
-//! override the level and the minimum match, which defaults to the CLI's choice) and
+//! override the level and the minimum match, which defaults to the CLI's choice;
+//! `ACEAPEX_NO_CONTEXT=1` turns the context tables of format version 5 off) and
 //! decoded on one thread `RUNS` times
 //! (`$ACEAPEX_RUNS` overrides, e.g. 1 under valgrind; `ACEAPEX_TOTAL_ONLY=1` measures only
 //! `total`, so that a valgrind count is two whole decodes: the check decode and one run);
@@ -19,8 +20,9 @@
 //! the output with [`cpu::xxh3`], which the decoder makes once per byte).
 //!
 //! `ACEAPEX_STREAM_STATS=1` adds per stream: symbols per output byte, time per symbol and the
-//! lane counts used; `ACEAPEX_LIT_AB=1` adds the literal slices alone, decoded one by one
-//! against decoded together in groups ([`cpu::rans::SliceDecoder::fast_rows_together`]).
+//! lane counts used; `ACEAPEX_LIT_AB=1` adds the slices of each of the first four streams
+//! alone, decoded one by one against decoded together in groups
+//! ([`cpu::rans::SliceDecoder::fast_rows_together`]).
 
 use aceapex::archive::Archive;
 use aceapex::cpu;
@@ -88,11 +90,14 @@ fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
         };
         aceapex::archive::default_min_match(&o, input)
     });
+    // context tables (format version 5) unless ACEAPEX_NO_CONTEXT is set
+    let context_tables = std::env::var_os("ACEAPEX_NO_CONTEXT").is_none();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
     let cached = dir.join(format!(
-        "{name}.{}.l{level}-mm{min_match}.{tag}.acx",
-        input.len()
+        "{name}.{}.l{level}-mm{min_match}{}.{tag}.acx",
+        input.len(),
+        if context_tables { "" } else { "-noctx" }
     ));
     if let Ok(a) = std::fs::read(&cached) {
         return a;
@@ -100,6 +105,7 @@ fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     let opts = EncodeOptions {
         level,
         min_match,
+        context_tables,
         ..Default::default()
     };
     let a = compress(input, &opts, &|_| {}).expect("compress");
@@ -187,20 +193,20 @@ fn main() {
                     cpu::lz::decode_block(&ps, chunk, &frame).unwrap();
                 }
             });
-            if std::env::var_os("ACEAPEX_LIT_AB").is_some() {
-                // literal slices only: one by one vs. together in groups
+            for k in (0..4usize).filter(|_| std::env::var_os("ACEAPEX_LIT_AB").is_some()) {
+                // the slices of stream k only: one by one vs. together in groups
                 let mut bufs: Vec<Vec<u8>> = (0..blocks).map(|_| vec![0u8; bs + 64]).collect();
                 let (mut single, mut together) = (f64::INFINITY, f64::INFINITY);
                 for _ in 0..3 {
                     single = single.min(best(|| {
                         for b in 0..blocks {
                             let e = &a.entries[b];
-                            let o = &mut bufs[b][..e.decoded_len[0] as usize];
-                            if e.lanes[0] != 0 {
+                            let o = &mut bufs[b][..e.decoded_len[k] as usize];
+                            if e.lanes[k] != 0 {
                                 cpu::rans::decode_slice(
-                                    a.slices(b)[0],
-                                    e.lanes[0] as usize,
-                                    a.table(b, 0).unwrap(),
+                                    a.slices(b)[k],
+                                    e.lanes[k] as usize,
+                                    a.table(b, k).unwrap(),
                                     o,
                                 )
                                 .unwrap();
@@ -213,13 +219,13 @@ fn main() {
                             for (j, buf) in chunk.iter_mut().enumerate() {
                                 let b = g * cpu::GROUP_BLOCKS + j;
                                 let e = &a.entries[b];
-                                if e.lanes[0] != 0 {
+                                if e.lanes[k] != 0 {
                                     decs.push(
                                         cpu::rans::SliceDecoder::new(
-                                            a.slices(b)[0],
-                                            e.lanes[0] as usize,
-                                            a.table(b, 0).unwrap(),
-                                            &mut buf[..e.decoded_len[0] as usize],
+                                            a.slices(b)[k],
+                                            e.lanes[k] as usize,
+                                            a.table(b, k).unwrap(),
+                                            &mut buf[..e.decoded_len[k] as usize],
                                         )
                                         .unwrap(),
                                     );
@@ -234,7 +240,7 @@ fn main() {
                     }));
                 }
                 println!(
-                    "  literals: single {:.3} ns/B, together {:.3} ns/B",
+                    "  stream {k}: single {:.3} ns/B, together {:.3} ns/B",
                     single * 1e9 / n,
                     together * 1e9 / n
                 );

@@ -2,7 +2,8 @@
 //! with every size, offset and table checked before any block is touched.
 
 use crate::device::format::*;
-use crate::entropy::{self, EncodeTable, FreqTable, Histogram};
+use crate::device::rans::SliceTables;
+use crate::entropy::{self, FreqTable, Histogram};
 use crate::error::FormatError;
 use crate::lz::{self, BlockParse, ParseParams};
 use rayon::prelude::*;
@@ -37,6 +38,10 @@ pub struct EncodeOptions {
     pub repeat_codes: bool,
     /// Dependency depth cap (0 = none): every match's level is below it.
     pub depth_cap: u32,
+    /// Allow context tables (FORMAT.md §5.4, a version-5 archive): a group's stream gets
+    /// two tables picked by a bit of each lane's previous symbol where that saves bytes
+    /// ([`entropy::choose_record`]); default on.
+    pub context_tables: bool,
 }
 
 impl Default for EncodeOptions {
@@ -48,6 +53,7 @@ impl Default for EncodeOptions {
             min_match: 6,
             repeat_codes: true,
             depth_cap: 0,
+            context_tables: true,
         }
     }
 }
@@ -251,6 +257,7 @@ pub fn compress(
 
     let mut entries: Vec<BlockEntry> = Vec::with_capacity(block_count);
     let mut tables_out: Vec<u8> = Vec::new();
+    let mut any_context = false;
     let mut data_out: Vec<u8> = Vec::new();
     let mut batch_start = 0usize;
     while batch_start < data.len() {
@@ -274,7 +281,15 @@ pub fn compress(
                             lz::parse_segment_in_group(data, seg, bs, &params, &mut stats)
                         })
                         .collect();
-                    let out = encode_group(data, bs, g / bs, &parses, per_lane);
+                    let out = encode_group(
+                        data,
+                        bs,
+                        g / bs,
+                        &parses,
+                        per_lane,
+                        opts.context_tables,
+                        opts.level,
+                    );
                     progress((g_end - g) as u64);
                     out
                 })
@@ -301,14 +316,23 @@ pub fn compress(
                 .par_chunks(group_blocks)
                 .enumerate()
                 .map(|(gi, blocks)| {
-                    encode_group(data, bs, first_block + gi * group_blocks, blocks, per_lane)
+                    encode_group(
+                        data,
+                        bs,
+                        first_block + gi * group_blocks,
+                        blocks,
+                        per_lane,
+                        opts.context_tables,
+                        opts.level,
+                    )
                 })
                 .collect();
             progress((batch_end - batch_start) as u64 - parsed.into_inner());
             groups
         };
-        for (tables, blocks) in groups {
+        for (tables, context, blocks) in groups {
             tables_out.extend_from_slice(&tables);
+            any_context |= context;
             for (e, bytes) in blocks {
                 entries.push(e);
                 data_out.extend_from_slice(&bytes);
@@ -327,14 +351,18 @@ pub fn compress(
     }
     let base = opts.match_base();
     let mut entry_bits = crate::entry::bits_for(&entries);
-    // FORMAT.md §2: version 4 only where the base is not 6, so that every other archive
-    // stays readable by version-3 readers
-    let version = if base == MATCH_BASE {
+    // FORMAT.md §2: version 5 only where a group has a context table, version 4 only where
+    // the base is not 6, so that every other archive stays readable by older readers
+    let version = if any_context {
+        FORMAT_VERSION
+    } else if base == MATCH_BASE {
         VERSION_BASE_6
     } else {
-        entry_bits.match_base = base as u8;
-        FORMAT_VERSION
+        VERSION_MATCH_BASE
     };
+    if version >= VERSION_MATCH_BASE {
+        entry_bits.match_base = base as u8;
+    }
     let mut h = FileHeader {
         magic: MAGIC,
         version,
@@ -367,18 +395,23 @@ pub fn compress(
     Ok(out)
 }
 
-/// One encoded table group: its table records, then each block's entry and stored slices.
-type GroupOut = (Vec<u8>, Vec<(BlockEntry, Vec<u8>)>);
+/// One encoded table group: its table records, whether one is a context pair, then each
+/// block's entry and stored slices.
+type GroupOut = (Vec<u8>, bool, Vec<(BlockEntry, Vec<u8>)>);
 
 /// Builds a group's tables from its blocks' streams and stores every slice.
 ///
-/// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block size).
+/// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block
+/// size); `context`: allow context pairs ([`entropy::choose_record`]), where they save what
+/// `level` asks ([`entropy::context_min_gain`]).
 fn encode_group(
     data: &[u8],
     bs: usize,
     first_block: usize,
     blocks: &[BlockParse],
     per_lane: usize,
+    context: bool,
+    level: u32,
 ) -> GroupOut {
     let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
     for b in blocks {
@@ -386,26 +419,51 @@ fn encode_group(
             entropy::count(h, s);
         }
     }
-    let tables: Vec<Option<(FreqTable, EncodeTable)>> = hists
+    // lanes depend only on which streams have a table and the slices' lengths
+    let lanes: Vec<[usize; STREAM_COUNT]> = blocks
         .iter()
-        .map(|h| {
-            FreqTable::from_histogram(h).map(|t| {
-                let e = EncodeTable::new(&t, &t.cumulative());
-                (t, e)
-            })
+        .map(|b| {
+            let slices = b.stream_slices();
+            entropy::block_lanes(
+                std::array::from_fn(|k| {
+                    (hists[k].iter().any(|&c| c > 0) && !slices[k].is_empty())
+                        .then_some(slices[k].len())
+                }),
+                per_lane,
+            )
         })
         .collect();
+    let min_gain =
+        entropy::context_min_gain(level, hists.iter().map(entropy::coded_bytes).sum::<f64>());
+    let records: Vec<Option<entropy::TableRecord>> = (0..STREAM_COUNT)
+        .map(|k| {
+            let pairs = context.then(|| {
+                let mut p = entropy::PairCounts::default();
+                for (b, l) in blocks.iter().zip(&lanes) {
+                    p.add(b.stream_slices()[k], l[k]);
+                }
+                p
+            });
+            entropy::choose_record(&hists[k], pairs.as_ref(), min_gain)
+        })
+        .collect();
+    let coders: Vec<Option<entropy::SliceCoder>> = records
+        .iter()
+        .map(|r| r.as_ref().map(entropy::SliceCoder::new))
+        .collect();
     let mut table_bytes = Vec::new();
-    for t in &tables {
-        match t {
-            Some((t, _)) => t.serialize(&mut table_bytes),
-            None => table_bytes.push(0),
+    for r in &records {
+        match r {
+            Some(r) => r.serialize(&mut table_bytes),
+            None => table_bytes.push(entropy::TABLE_KIND_NONE),
         }
     }
+    let has_context = records.iter().flatten().any(|r| r.tables.len() == 2);
     let out = blocks
         .iter()
+        .zip(&lanes)
         .enumerate()
-        .map(|(i, b)| {
+        .map(|(i, (b, lanes))| {
             let index = first_block + i;
             let start = index * bs;
             let end = (start + bs).min(data.len());
@@ -416,28 +474,16 @@ fn encode_group(
                 lowest_source_block: (b.lowest_source / bs) as u32,
                 ..BlockEntry::zeroed()
             };
-            let slices = b.stream_slices();
-            let lanes = entropy::block_lanes(
-                std::array::from_fn(|k| {
-                    (tables[k].is_some() && !slices[k].is_empty()).then_some(slices[k].len())
-                }),
-                per_lane,
-            );
-            for (k, s) in slices.into_iter().enumerate() {
+            for (k, s) in b.stream_slices().into_iter().enumerate() {
                 let before = bytes.len();
-                e.lanes[k] = entropy::store_slice(
-                    s,
-                    tables[k].as_ref().map(|(_, e)| e),
-                    lanes[k],
-                    &mut bytes,
-                );
+                e.lanes[k] = entropy::store_slice(s, coders[k].as_ref(), lanes[k], &mut bytes);
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }
             (e, bytes)
         })
         .collect();
-    (table_bytes, out)
+    (table_bytes, has_context, out)
 }
 
 use bytemuck::Zeroable;
@@ -472,34 +518,69 @@ pub struct Archive<'a> {
     pub data_offset: u64,
 }
 
-/// One group's frequency table for one stream, kept compact (512 bytes) and expanded to the
-/// 16 KiB slot form on first use: a hostile archive of many tiny groups then costs memory in
-/// proportion to its size at parse time, and expansion only for groups actually decoded.
+/// One group's table record for one stream (one table or a context pair, FORMAT.md §5.2),
+/// kept compact (512 bytes per table, the second boxed) and expanded to the 16 KiB slot form on first use: a
+/// hostile archive of many tiny groups then costs memory in proportion to its size at parse
+/// time, and expansion only for groups actually decoded.
 pub struct StreamTable {
     freq: [u16; 256],
-    expanded: std::sync::OnceLock<Box<DecodeTable>>,
+    /// A context pair's second table (boxed: a one-table record stays 512 bytes).
+    freq1: Option<Box<[u16; 256]>>,
+    ctx_bit: u8,
+    expanded: std::sync::OnceLock<Box<[DecodeTable]>>,
 }
 
 impl StreamTable {
-    fn new(t: FreqTable) -> StreamTable {
-        // frequencies are at most PROB_SCALE = 4096 (FreqTable::deserialize checks)
+    fn new(r: entropy::TableRecord) -> StreamTable {
+        // frequencies are at most PROB_SCALE = 4096 (deserialize checks)
+        let compact = |t: &FreqTable| t.freq.map(|f| f as u16);
         StreamTable {
-            freq: t.freq.map(|f| f as u16),
+            freq: compact(&r.tables[0]),
+            freq1: r.tables.get(1).map(|t| Box::new(compact(t))),
+            ctx_bit: r.ctx_bit,
             expanded: std::sync::OnceLock::new(),
         }
     }
 
-    /// The frequencies as read from the archive.
+    /// The record as read from the archive.
+    pub fn record(&self) -> entropy::TableRecord {
+        let full = |f: &[u16; 256]| FreqTable {
+            freq: f.map(u32::from),
+        };
+        entropy::TableRecord {
+            tables: std::iter::once(&self.freq)
+                .chain(self.freq1.as_deref())
+                .map(full)
+                .collect(),
+            ctx_bit: self.ctx_bit,
+        }
+    }
+
+    /// The (first) table's frequencies.
     pub fn freq_table(&self) -> FreqTable {
         FreqTable {
             freq: self.freq.map(u32::from),
         }
     }
 
-    /// The expanded decode table (built once).
-    pub fn decode_table(&self) -> &DecodeTable {
-        self.expanded
-            .get_or_init(|| self.freq_table().decode_table())
+    /// True for a context pair (kind-2 record).
+    pub fn has_context(&self) -> bool {
+        self.freq1.is_some()
+    }
+
+    /// The expanded decode table(s) (built once), as the decoders take them.
+    pub fn tables(&self) -> SliceTables<'_> {
+        let t = self.expanded.get_or_init(|| {
+            self.record()
+                .tables
+                .iter()
+                .map(|t| *t.decode_table())
+                .collect()
+        });
+        SliceTables {
+            tables: t,
+            ctx_bit: self.ctx_bit as u32,
+        }
     }
 }
 
@@ -576,9 +657,9 @@ impl<'a> Archive<'a> {
                 "larger than a block without the cross-block flag",
             ));
         }
-        // FORMAT.md §2: version 4 declares a match base of 4 to 6; earlier versions have a
-        // zero byte there and the base 6
-        if h.version >= 4 {
+        // FORMAT.md §2: versions 4 and 5 declare a match base of 4 to 6; earlier versions
+        // have a zero byte there and the base 6
+        if h.version >= VERSION_MATCH_BASE {
             let b = h.entry_bits.match_base as u32;
             if !(MIN_MATCH_BASE..=MATCH_BASE).contains(&b) {
                 return Err(herr(
@@ -649,10 +730,12 @@ impl<'a> Archive<'a> {
 
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
+        // FORMAT.md §5.2: kind-2 (context) records from version 5 on
+        let context_ok = h.version >= FORMAT_VERSION;
         for group in 0..h.group_count {
             let mut g: [Option<Box<StreamTable>>; STREAM_COUNT] = Default::default();
             for (k, t) in g.iter_mut().enumerate() {
-                *t = FreqTable::deserialize(table_section, &mut pos)
+                *t = entropy::TableRecord::deserialize(table_section, &mut pos, context_ok)
                     .map_err(|e| match e {
                         FormatError::Table { what } => FormatError::GroupTable {
                             group,
@@ -777,11 +860,11 @@ impl<'a> Archive<'a> {
         out
     }
 
-    /// Decode table of stream `k` for block `b` (None if the group has none).
-    pub fn table(&self, b: usize, k: usize) -> Option<&DecodeTable> {
+    /// Decode table(s) of stream `k` for block `b` (None if the group has none).
+    pub fn table(&self, b: usize, k: usize) -> Option<SliceTables<'_>> {
         self.tables[b / self.header.group_blocks as usize][k]
             .as_deref()
-            .map(StreamTable::decode_table)
+            .map(StreamTable::tables)
     }
 
     /// True when match sources may lie in earlier blocks.

@@ -112,35 +112,53 @@ impl FreqTable {
         Some(bits)
     }
 
-    /// Appends the compact form (FORMAT.md §5.2): a 32-byte presence bitmap, then for each
-    /// present symbol in increasing order the LEB128 varint of `freq - 1`.
+    /// Appends a kind-1 table record (FORMAT.md §5.2): the kind byte, then the table body.
     pub fn serialize(&self, out: &mut Vec<u8>) {
+        out.push(TABLE_KIND_ONE);
+        self.serialize_body(out);
+    }
+
+    /// Appends the table body (FORMAT.md §5.2): a 32-byte presence bitmap, then for each
+    /// present symbol in increasing order the LEB128 varint of `freq - 1`.
+    pub fn serialize_body(&self, out: &mut Vec<u8>) {
         let mut bitmap = [0u8; 32];
         for s in 0..256 {
             if self.freq[s] > 0 {
                 bitmap[s / 8] |= 1 << (s % 8);
             }
         }
-        out.push(1);
         out.extend_from_slice(&bitmap);
         for &f in self.freq.iter().filter(|&&f| f > 0) {
             crate::device::lz::write_varint(f - 1, out);
         }
     }
 
-    /// Reads one table record (FORMAT.md §5.2) at `*pos`; `Ok(None)` for an absent table.
+    /// Bytes of the table body ([`Self::serialize_body`]).
+    pub fn body_len(&self) -> usize {
+        32 + self
+            .freq
+            .iter()
+            .filter(|&&f| f > 0)
+            .map(|&f| ((32 - (f - 1).leading_zeros()).max(1) as usize).div_ceil(7))
+            .sum::<usize>()
+    }
+
+    /// Reads one kind-0 or kind-1 table record (FORMAT.md §5.2) at `*pos`; `Ok(None)` for an
+    /// absent table. A kind-2 record is an error here ([`TableRecord::deserialize`] reads all
+    /// kinds).
     ///
     /// Errors name the rule broken: truncated record, unknown kind, frequency out of range,
     /// sum not equal to [`PROB_SCALE`].
     pub fn deserialize(buf: &[u8], pos: &mut usize) -> Result<Option<FreqTable>, FormatError> {
-        let bad = |what: &'static str| FormatError::Table { what };
-        let kind = *buf.get(*pos).ok_or(bad("truncated table section"))?;
-        *pos += 1;
-        match kind {
-            0 => return Ok(None),
-            1 => {}
-            _ => return Err(bad("unknown table kind (must be 0 or 1)")),
+        match TableRecord::deserialize(buf, pos, false)? {
+            None => Ok(None),
+            Some(r) => Ok(Some(r.tables[0].clone())),
         }
+    }
+
+    /// Reads a table body (FORMAT.md §5.2) at `*pos`.
+    fn deserialize_body(buf: &[u8], pos: &mut usize) -> Result<FreqTable, FormatError> {
+        let bad = |what: &'static str| FormatError::Table { what };
         let bitmap = buf
             .get(*pos..*pos + 32)
             .ok_or(bad("truncated symbol bitmap"))?;
@@ -162,7 +180,7 @@ impl FreqTable {
         if sum != PROB_SCALE as u64 {
             return Err(bad("frequencies do not sum to 4096"));
         }
-        Ok(Some(FreqTable { freq }))
+        Ok(FreqTable { freq })
     }
 
     /// Expands the table into the slot form the decoders read.
@@ -178,6 +196,267 @@ impl FreqTable {
         debug_assert_eq!(slot, PROB_SCALE as usize);
         t
     }
+}
+
+/// Kind byte of an absent table record (FORMAT.md §5.2).
+pub const TABLE_KIND_NONE: u8 = 0;
+/// Kind byte of a one-table record.
+pub const TABLE_KIND_ONE: u8 = 1;
+/// Kind byte of a context-pair record (format version 5): a context bit and two tables.
+pub const TABLE_KIND_CONTEXT: u8 = 2;
+
+/// One group's table record for one stream (FORMAT.md §5.2): one table, or (kind 2) two
+/// tables and the context bit that picks between them (§5.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableRecord {
+    /// The table (context 0 of a pair) and, for a pair, the context-1 table.
+    pub tables: Vec<FreqTable>,
+    /// Bit of a lane's previous symbol that picks the table (0-7; 0 for a single table).
+    pub ctx_bit: u8,
+}
+
+impl TableRecord {
+    /// Appends the record: kind 1 for one table, kind 2 (`ctx_bit`, then both bodies) for a
+    /// pair.
+    pub fn serialize(&self, out: &mut Vec<u8>) {
+        match &self.tables[..] {
+            [t] => t.serialize(out),
+            [t0, t1] => {
+                out.push(TABLE_KIND_CONTEXT);
+                out.push(self.ctx_bit);
+                t0.serialize_body(out);
+                t1.serialize_body(out);
+            }
+            _ => unreachable!("a record holds one or two tables"),
+        }
+    }
+
+    /// Bytes of the serialised record.
+    pub fn len(&self) -> usize {
+        match &self.tables[..] {
+            [t] => 1 + t.body_len(),
+            ts => 2 + ts.iter().map(FreqTable::body_len).sum::<usize>(),
+        }
+    }
+
+    /// Always false: a record holds at least one table ([`Self::len`] is its byte count).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Reads one table record at `*pos` (FORMAT.md §5.2); `Ok(None)` for kind 0. Kind 2 only
+    /// when `context_ok` (format version 5).
+    ///
+    /// Errors name the rule broken: truncated record, unknown kind, context bit above 7,
+    /// frequency out of range, sum not equal to [`PROB_SCALE`].
+    pub fn deserialize(
+        buf: &[u8],
+        pos: &mut usize,
+        context_ok: bool,
+    ) -> Result<Option<TableRecord>, FormatError> {
+        let bad = |what: &'static str| FormatError::Table { what };
+        let kind = *buf.get(*pos).ok_or(bad("truncated table section"))?;
+        *pos += 1;
+        match kind {
+            TABLE_KIND_NONE => Ok(None),
+            TABLE_KIND_ONE => Ok(Some(TableRecord {
+                tables: vec![FreqTable::deserialize_body(buf, pos)?],
+                ctx_bit: 0,
+            })),
+            TABLE_KIND_CONTEXT if context_ok => {
+                let ctx_bit = *buf.get(*pos).ok_or(bad("truncated context bit"))?;
+                *pos += 1;
+                if ctx_bit > 7 {
+                    return Err(bad("context bit above 7"));
+                }
+                let t0 = FreqTable::deserialize_body(buf, pos)?;
+                let t1 = FreqTable::deserialize_body(buf, pos)?;
+                Ok(Some(TableRecord {
+                    tables: vec![t0, t1],
+                    ctx_bit,
+                }))
+            }
+            TABLE_KIND_CONTEXT => Err(bad(
+                "context table (kind 2) in an archive older than version 5",
+            )),
+            _ => Err(bad("unknown table kind (must be 0, 1 or 2)")),
+        }
+    }
+}
+
+/// Joint counts of (lane's previous symbol, symbol) pairs, `[prev * 256 + symbol]`: the
+/// statistics of the context choice ([`choose_record`]). Heap-allocated (256 KiB).
+pub struct PairCounts(Box<[u32]>);
+
+impl Default for PairCounts {
+    fn default() -> Self {
+        PairCounts(vec![0; 256 * 256].into_boxed_slice())
+    }
+}
+
+impl PairCounts {
+    /// Adds a slice coded with `lanes` lanes: symbol `i` paired with symbol `i - lanes`, the
+    /// previous symbol of its lane (0 for each lane's first, FORMAT.md §5.4).
+    pub fn add(&mut self, data: &[u8], lanes: usize) {
+        let lanes = lanes.max(1);
+        for (i, &x) in data.iter().enumerate() {
+            let prev = if i >= lanes { data[i - lanes] } else { 0 };
+            self.0[(prev as usize) << 8 | x as usize] += 1;
+        }
+    }
+
+    /// The two histograms that context bit `bit` splits the counts into.
+    fn split(&self, bit: u32) -> [Histogram; 2] {
+        let mut h = [[0u64; 256]; 2];
+        for prev in 0..256 {
+            let c = (prev >> bit) & 1;
+            let row = &self.0[prev << 8..(prev + 1) << 8];
+            for (d, &v) in h[c].iter_mut().zip(row) {
+                *d += v as u64;
+            }
+        }
+        h
+    }
+}
+
+/// Fewest bytes a context pair must save over one table to be chosen ([`choose_record`]):
+/// the estimate ignores the lanes' final states and the raw fallback, so small gains are
+/// noise.
+pub const CONTEXT_MIN_GAIN: f64 = 64.0;
+
+/// Share of a group's coded bytes a context pair must save at levels 1-7
+/// ([`context_min_gain`]), where decode speed comes first: a pair costs the GPU rANS stage
+/// 3-4 % (two more staged tables, a table pick per step) and the CPU its side-by-side
+/// decoding of that slice, which pays on soft-masked genomes (dm3 at level 5: -7.7 %) but
+/// not for the 0.1-0.6 % that text and unmasked DNA gain at 24-32 lanes (PERFORMANCE.md,
+/// twelfth session).
+pub const CONTEXT_MIN_SHARE_FAST_LEVELS: f64 = 0.01;
+
+/// Bytes a context pair must save in a group whose streams code to about `group_bytes`
+/// (single tables), at encoder level `level`: [`CONTEXT_MIN_GAIN`], and at levels 1-7 also
+/// [`CONTEXT_MIN_SHARE_FAST_LEVELS`] of the group.
+pub fn context_min_gain(level: u32, group_bytes: f64) -> f64 {
+    if level <= 7 {
+        CONTEXT_MIN_GAIN.max(CONTEXT_MIN_SHARE_FAST_LEVELS * group_bytes)
+    } else {
+        CONTEXT_MIN_GAIN
+    }
+}
+
+/// Estimated bytes of `h`'s symbols under one table quantised from it (no table record).
+pub fn coded_bytes(h: &Histogram) -> f64 {
+    FreqTable::from_histogram(h)
+        .and_then(|t| t.cost_bits(h))
+        .map_or(0.0, |b| b / 8.0)
+}
+
+/// The table record for one stream of one group: one table quantised from `h`, or the
+/// context pair (FORMAT.md §5.4) that codes the group's symbols in the fewest bytes
+/// (estimated from the quantised tables, records included) when that saves more than
+/// `min_gain` bytes ([`context_min_gain`]). `pairs` holds the same symbols as `h`, paired by
+/// lane. `None` for an empty histogram.
+pub fn choose_record(
+    h: &Histogram,
+    pairs: Option<&PairCounts>,
+    min_gain: f64,
+) -> Option<TableRecord> {
+    let t = FreqTable::from_histogram(h)?;
+    let record_bytes = |ts: &[(&FreqTable, &Histogram)]| -> f64 {
+        let bits: f64 = ts
+            .iter()
+            .map(|(t, h)| t.cost_bits(h).expect("table quantised from h"))
+            .sum();
+        let header = if ts.len() == 1 { 1 } else { 2 };
+        bits / 8.0 + (header + ts.iter().map(|(t, _)| t.body_len()).sum::<usize>()) as f64
+    };
+    // a pair must beat the single table by min_gain bytes
+    let mut bar = record_bytes(&[(&t, h)]) - min_gain;
+    let mut best = TableRecord {
+        tables: vec![t],
+        ctx_bit: 0,
+    };
+    for bit in 0..8u32 {
+        let Some(pairs) = pairs else { break };
+        let [h0, h1] = pairs.split(bit);
+        let (Some(t0), Some(t1)) = (
+            FreqTable::from_histogram(&h0),
+            FreqTable::from_histogram(&h1),
+        ) else {
+            continue;
+        };
+        let bytes = record_bytes(&[(&t0, &h0), (&t1, &h1)]);
+        if bytes < bar {
+            bar = bytes;
+            best = TableRecord {
+                tables: vec![t0, t1],
+                ctx_bit: bit as u8,
+            };
+        }
+    }
+    Some(best)
+}
+
+/// The encoder form of a [`TableRecord`]: its tables as [`EncodeTable`]s.
+#[derive(Clone, Debug)]
+pub struct SliceCoder {
+    tables: Vec<EncodeTable>,
+    ctx_bit: u32,
+}
+
+impl SliceCoder {
+    /// Expands a record's tables.
+    pub fn new(r: &TableRecord) -> SliceCoder {
+        SliceCoder {
+            tables: r
+                .tables
+                .iter()
+                .map(|t| EncodeTable::new(t, &t.cumulative()))
+                .collect(),
+            ctx_bit: r.ctx_bit as u32,
+        }
+    }
+
+    /// Encodes `symbols` with `lanes` lanes: [`encode_slice_with`] for one table, else each
+    /// symbol under the table its lane's previous symbol picks (FORMAT.md §5.4).
+    pub fn encode(&self, symbols: &[u8], lanes: usize, out: &mut Vec<u8>) {
+        match &self.tables[..] {
+            [t] => encode_slice_with(symbols, lanes, t, out),
+            ts => encode_context_slice(symbols, lanes, [&ts[0], &ts[1]], self.ctx_bit, out),
+        }
+    }
+}
+
+/// Encodes with a context pair: symbol `i` (lane `i % lanes`) under `t[c]`, `c` bit
+/// `ctx_bit` of symbol `i - lanes` (0 for `i < lanes`). Output as [`encode_slice_with`].
+pub fn encode_context_slice(
+    symbols: &[u8],
+    lanes: usize,
+    t: [&EncodeTable; 2],
+    ctx_bit: u32,
+    out: &mut Vec<u8>,
+) {
+    assert!((1..=MAX_LANES as usize).contains(&lanes));
+    let mut states = [RANS_L; MAX_LANES as usize];
+    let mut words = vec![0u16; symbols.len() + 1];
+    let mut nw = 0;
+    for (i, &s) in symbols.iter().enumerate().rev() {
+        let c = if i >= lanes {
+            (symbols[i - lanes] >> ctx_bit) & 1
+        } else {
+            0
+        };
+        put_symbol(
+            &mut states[i % lanes],
+            &t[c as usize].sym[s as usize],
+            &mut words,
+            &mut nw,
+        );
+    }
+    out.reserve(lanes * 4 + nw * 2);
+    for x in &states[..lanes] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.extend(words[..nw].iter().rev().flat_map(|w| w.to_le_bytes()));
 }
 
 /// Number of interleaved lanes the encoder would give a slice of `n` symbols on its own: about
@@ -419,14 +698,14 @@ fn encode_any_lanes(
 /// (`LANES_RAW` for raw).
 pub fn store_slice(
     symbols: &[u8],
-    table: Option<&EncodeTable>,
+    table: Option<&SliceCoder>,
     lanes: usize,
     out: &mut Vec<u8>,
 ) -> u8 {
     if let Some(t) = table {
         if !symbols.is_empty() {
             let start = out.len();
-            encode_slice_with(symbols, lanes, t, out);
+            t.encode(symbols, lanes, out);
             if out.len() - start < symbols.len() {
                 return lanes as u8;
             }
@@ -440,7 +719,7 @@ pub fn store_slice(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::rans::decode_slice;
+    use crate::device::rans::{decode_slice, SliceTables};
 
     fn roundtrip(data: &[u8]) {
         let mut h = [0u64; 256];
@@ -453,7 +732,7 @@ mod tests {
             let mut enc = Vec::new();
             encode_slice(data, lanes, &t, &cum, &mut enc);
             let mut out = vec![0xAAu8; data.len()];
-            decode_slice(&enc, lanes, &dt, &mut out).unwrap();
+            decode_slice(&enc, lanes, SliceTables::single(&dt), &mut out).unwrap();
             assert_eq!(out, data, "lanes {lanes}");
         }
     }
@@ -493,7 +772,7 @@ mod tests {
             let mut bad = enc.clone();
             bad[i] ^= 0x10;
             let mut out = vec![0u8; data.len()];
-            if decode_slice(&bad, 4, &dt, &mut out).is_err() || out != data {
+            if decode_slice(&bad, 4, SliceTables::single(&dt), &mut out).is_err() || out != data {
                 detected += 1;
             }
         }

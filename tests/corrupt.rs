@@ -162,6 +162,7 @@ fn small_archive_v3() -> (Vec<u8>, Vec<u8>) {
         &data,
         &EncodeOptions {
             block_size: 4096,
+            context_tables: false,
             ..Default::default()
         },
         &|_| {},
@@ -755,8 +756,8 @@ fn bad_magic_is_refused() {
 #[test]
 fn bad_version_is_refused() {
     let (_, mut a) = small_archive();
-    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 to 4
-    for v in [0u16, 1, 5, 0xFFFF] {
+    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 to 5
+    for v in [0u16, 1, 6, 0xFFFF] {
         put_u16(&mut a, H_VERSION, v);
         reseal(&mut a);
         assert_eq!(
@@ -764,7 +765,7 @@ fn bad_version_is_refused() {
             FormatError::Version {
                 got: v,
                 min: 2,
-                max: 4
+                max: 5
             }
         );
     }
@@ -1346,6 +1347,7 @@ fn archive_with_min_match(min_match: u32) -> (Vec<u8>, Vec<u8>) {
             block_size: 4096,
             level: 8,
             min_match,
+            context_tables: false,
             ..Default::default()
         },
         &|_| {},
@@ -1421,4 +1423,167 @@ fn a_wrong_match_base_fails_closed() {
     b[H_MATCH_BASE] = 6;
     common::reseal_v3(&mut b);
     decodes_to(&b, &data6);
+}
+
+// ---------------------------------------------------------------------------------------
+// version 5: context tables (FORMAT.md §5.2, §5.4)
+// ---------------------------------------------------------------------------------------
+
+/// Soft-masked DNA-like text (FORMAT.md §5.4's case): runs of upper- and lower-case bases in
+/// 60-column lines, so the literal stream's context tables pay.
+fn soft_masked(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed | 1);
+    let mut out = Vec::with_capacity(n + 64);
+    let mut lower = false;
+    while out.len() < n {
+        if r.next().is_multiple_of(200) {
+            lower = !lower;
+        }
+        let b = b"ACGT"[(r.next() % 4) as usize];
+        out.push(if lower { b.to_ascii_lowercase() } else { b });
+        if out.len() % 61 == 60 {
+            out.push(b'\n');
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+/// [`soft_masked`] data and its archive (4 KiB blocks, defaults otherwise: context tables).
+fn context_archive() -> (Vec<u8>, Vec<u8>) {
+    let data = soft_masked(60_000, 11);
+    let opts = EncodeOptions {
+        block_size: 4096,
+        ..Default::default()
+    };
+    (data.clone(), compress(&data, &opts, &|_| {}).unwrap())
+}
+
+/// Start and kind of each table record of a version-3+ archive's table section.
+fn table_records(a: &[u8]) -> Vec<(usize, u8)> {
+    let start = HEADER + get_u32(a, 20) as usize * common::v3_entry_size(a);
+    let end = start + get_u64(a, 48) as usize;
+    let body = |mut p: usize| {
+        let bitmap = &a[p..p + 32];
+        p += 32;
+        for s in 0..256 {
+            if bitmap[s / 8] >> (s % 8) & 1 == 1 {
+                while a[p] & 0x80 != 0 {
+                    p += 1;
+                }
+                p += 1;
+            }
+        }
+        p
+    };
+    let mut out = Vec::new();
+    let mut p = start;
+    while p < end {
+        out.push((p, a[p]));
+        p = match a[p] {
+            0 => p + 1,
+            1 => body(p + 1),
+            2 => body(body(p + 2)),
+            k => panic!("kind {k}"),
+        };
+    }
+    assert_eq!(p, end);
+    out
+}
+
+#[test]
+fn context_tables_write_version_5_and_shrink_soft_masked_dna() {
+    let (data, a) = context_archive();
+    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 5);
+    assert_eq!(a[H_MATCH_BASE], 6, "version 5 declares its base");
+    let kinds: Vec<u8> = table_records(&a).iter().map(|r| r.1).collect();
+    assert!(kinds.contains(&2), "a context pair: {kinds:?}");
+    decodes_to(&a, &data);
+    // the same input without context tables: version 3, and larger
+    let plain = compress(
+        &data,
+        &EncodeOptions {
+            block_size: 4096,
+            context_tables: false,
+            ..Default::default()
+        },
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(u16::from_le_bytes([plain[4], plain[5]]), 3);
+    assert!(
+        a.len() * 100 < plain.len() * 95,
+        "{} vs {}",
+        a.len(),
+        plain.len()
+    );
+}
+
+#[test]
+fn context_records_are_checked() {
+    let (_, a) = context_archive();
+    let (at, _) = *table_records(&a).iter().find(|r| r.1 == 2).unwrap();
+    let table_err = |b: &[u8]| match parse_err(b) {
+        FormatError::GroupTable { what, .. } => what,
+        e => panic!("expected a table error, got {e:?}"),
+    };
+    // a kind-2 record only from version 5 on (relabelled as version 4 with its base)
+    let mut b = a.clone();
+    put_u16(&mut b, H_VERSION, 4);
+    common::reseal_v3(&mut b);
+    assert!(
+        table_err(&b).contains("older than version 5"),
+        "{}",
+        table_err(&b)
+    );
+    // context bits 8 and above
+    for bad in [8u8, 9, 0x80, 0xFF] {
+        let mut b = a.clone();
+        b[at + 1] = bad;
+        common::reseal_v3(&mut b);
+        assert_eq!(table_err(&b), "context bit above 7", "bit {bad}");
+    }
+    // the second table's frequencies must sum to 4096 too: its last varint changed
+    let second_end = table_records(&a)
+        .iter()
+        .skip_while(|r| r.0 != at)
+        .nth(1)
+        .map(|r| r.0)
+        .unwrap_or(
+            HEADER
+                + get_u32(&a, 20) as usize * common::v3_entry_size(&a)
+                + get_u64(&a, 48) as usize,
+        );
+    let mut b = a.clone();
+    b[second_end - 1] ^= 1;
+    common::reseal_v3(&mut b);
+    assert_eq!(table_err(&b), "frequencies do not sum to 4096");
+    // unknown kinds
+    let mut b = a.clone();
+    b[at] = 3;
+    common::reseal_v3(&mut b);
+    assert!(table_err(&b).contains("unknown table kind"));
+}
+
+#[test]
+fn a_relabelled_context_fails_closed() {
+    // another context bit, or a pair read as its first table alone, decodes other
+    // symbols: every decoder must report an error, never the wrong bytes as right
+    let (data, a) = context_archive();
+    let (at, _) = *table_records(&a).iter().find(|r| r.1 == 2).unwrap();
+    for bit in 0u8..8 {
+        if bit == a[at + 1] {
+            continue;
+        }
+        let mut b = a.clone();
+        b[at + 1] = bit;
+        common::reseal_v3(&mut b);
+        let arc = Archive::parse(&b).expect("a consistent table section");
+        match decompress(&arc) {
+            Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
+            Ok(out) => panic!("bit {bit}: decoded {} bytes without an error", out.len()),
+            Err(e) => panic!("bit {bit}: unexpected error {e:?}"),
+        }
+        assert!(extract(&arc, 0, data.len() as u64).is_err(), "bit {bit}");
+    }
 }

@@ -16,8 +16,9 @@ fn golden(name: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
 }
 
-/// The CLI's defaults, spelled out (not `EncodeOptions::default()`, so a changed default
-/// also shows up here).
+/// The CLI's defaults of before version 5, spelled out (not `EncodeOptions::default()`, so a
+/// changed default also shows up here): the version-3 and version-4 archives are made
+/// without context tables (`--no-context`).
 fn default_settings() -> EncodeOptions {
     EncodeOptions {
         level: 5,
@@ -26,6 +27,7 @@ fn default_settings() -> EncodeOptions {
         min_match: 6,
         repeat_codes: true,
         depth_cap: 0,
+        context_tables: false,
     }
 }
 
@@ -72,11 +74,62 @@ fn variants_v4() -> Vec<(String, String, EncodeOptions)> {
     ]
 }
 
-/// Every committed archive of the current encoder, versions 3 and 4.
+/// The version-5 archives (context tables, FORMAT.md §5.4): the DNA at the CLI's defaults
+/// and the text at `-l 9 --min-match 4`.
+fn variants_v5() -> Vec<(String, String, EncodeOptions)> {
+    let ctx = EncodeOptions {
+        context_tables: true,
+        ..default_settings()
+    };
+    vec![
+        ("dna.fa".into(), "dna.fa.ctx.acx".into(), ctx.clone()),
+        (
+            "moby_dick_64k.txt".into(),
+            "moby_dick_64k.txt.l9-mm4-ctx.acx".into(),
+            EncodeOptions {
+                level: 9,
+                min_match: 4,
+                ..ctx
+            },
+        ),
+    ]
+}
+
+/// Every committed archive of the current encoder, versions 3 to 5.
 fn all_variants() -> Vec<(String, String, EncodeOptions)> {
     let mut v = variants();
     v.extend(variants_v4());
+    v.extend(variants_v5());
     v
+}
+
+#[test]
+fn version_5_golden_archives_have_context_pairs() {
+    for (_, arc, opts) in variants_v5() {
+        let archive = golden(&arc);
+        let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
+        assert_eq!(a.header.version, 5, "{arc}");
+        assert_eq!(a.header.match_base(), opts.min_match.min(6), "{arc}");
+        let pairs = a
+            .tables
+            .iter()
+            .flatten()
+            .flatten()
+            .filter(|t| t.has_context())
+            .count();
+        assert!(pairs > 0, "{arc}: no context pair");
+        // the same settings without context tables: an older version, larger
+        let plain = compress(
+            &golden(&arc.replace(".ctx.acx", "").replace(".l9-mm4-ctx.acx", "")),
+            &EncodeOptions {
+                context_tables: false,
+                ..opts
+            },
+            &|_| {},
+        )
+        .unwrap();
+        assert!(plain[4] < 5 && plain.len() > archive.len(), "{arc}");
+    }
 }
 
 #[test]

@@ -342,6 +342,26 @@ fn sample_inputs() -> Vec<(String, Vec<u8>)> {
         })
         .collect();
     v.push(("dna-like".into(), dna));
+    // soft-masked: case in runs, so the literal stream takes context tables (FORMAT.md §5.4)
+    let mut lower = false;
+    let masked: Vec<u8> = (0..2_000_000)
+        .map(|i| {
+            if r.below(300) == 0 {
+                lower = !lower;
+            }
+            let b = if i % 61 == 60 {
+                b'\n'
+            } else {
+                b"ACGT"[r.below(4) as usize]
+            };
+            if lower {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            }
+        })
+        .collect();
+    v.push(("soft-masked".into(), masked));
     let words = [
         "the ", "whale ", "sea ", "ship ", "Ahab ", "and ", "of ", "a ", "white ", "\n",
     ];
@@ -380,15 +400,7 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
         return;
     };
     for (name, data) in sample_inputs() {
-        // minimum matches 4 and 5: match bases below 6 (format version 4, FORMAT.md §2)
-        for (block_size, min_match) in [(4096u32, 6), (16384, 6), (65536, 6), (16384, 4), (4096, 5)]
-        {
-            let opts = EncodeOptions {
-                block_size,
-                min_match,
-                level: if min_match < 6 { 8 } else { 5 },
-                ..Default::default()
-            };
+        for (block_size, min_match, opts) in sample_options() {
             let packed = compress(&data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             let cpu = aceapex::decompress(&a).unwrap();
@@ -412,6 +424,54 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
             }
         }
     }
+}
+
+/// The encoder settings of the bit-exact test: block sizes, minimum matches 4 and 5 (match
+/// bases below 6, format version 4, FORMAT.md §2), context tables on (the default, version 5
+/// where they pay) and off. Returns `(block_size, min_match, options)`.
+fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
+    [
+        (4096u32, 6, true),
+        (16384, 6, true),
+        (16384, 6, false),
+        (65536, 6, true),
+        (16384, 4, true),
+        (4096, 5, false),
+    ]
+    .into_iter()
+    .map(|(block_size, min_match, context_tables)| {
+        let opts = EncodeOptions {
+            block_size,
+            min_match,
+            level: if min_match < 6 { 8 } else { 5 },
+            context_tables,
+            ..Default::default()
+        };
+        (block_size, min_match, opts)
+    })
+    .collect()
+}
+
+/// Without a GPU too: the bit-exact test's samples and settings give archives of every
+/// version the writer makes (3 to 5), so the GPU decoders see each.
+#[test]
+fn bit_exact_samples_cover_versions_3_to_5() {
+    let mut versions = std::collections::BTreeSet::new();
+    let samples = sample_inputs();
+    for (name, data) in samples
+        .iter()
+        .filter(|(n, _)| n == "soft-masked" || n == "text-like")
+    {
+        for (_, _, opts) in sample_options() {
+            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let v = u16::from_le_bytes([packed[4], packed[5]]);
+            versions.insert(v);
+            if name == "soft-masked" && opts.context_tables {
+                assert_eq!(v, 5, "soft-masked, {opts:?}: a context pair");
+            }
+        }
+    }
+    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5]);
 }
 
 #[test]

@@ -352,8 +352,17 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
-    // FORMAT.md §2: version 4 with its base byte exactly when the minimum match is below 6
-    if opts.min_match < 6 {
+    // FORMAT.md §2: version 5 exactly when a group has a context pair (§5.2), else 4 with
+    // its base byte exactly when the minimum match is below 6
+    let pairs = a.tables.iter().flatten().flatten().any(|t| t.has_context());
+    assert!(
+        opts.context_tables || !pairs,
+        "a context pair without context tables"
+    );
+    if pairs {
+        assert_eq!(h.version, 5);
+        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
+    } else if opts.min_match < 6 {
         assert_eq!(h.version, 4);
         assert_eq!(h.entry_bits.match_base as u32, opts.min_match);
     } else {
@@ -516,14 +525,16 @@ proptest! {
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
 
-    /// Repeat codes off, min_match 4/5/6/8/12/32, depth caps 0/1/2/8, windows at or above the
-    /// block: the reference walker checks every match length, distance and depth.
+    /// Repeat codes off, context tables on or off, min_match 4/5/6/8/12/32, depth caps 0/1/2/8,
+    /// windows at or above the block: the reference walker checks every match length,
+    /// distance and depth.
     #[test]
     fn prop_roundtrip_parser_options(
         kind in kind_strategy(),
         level in 1u32..=9,
         bsi in 0usize..3,
         repeat_codes in any::<bool>(),
+        context_tables in any::<bool>(),
         min_match in prop::sample::select(vec![4u32, 5, 6, 8, 12, 32]),
         depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
         cross in any::<bool>(),
@@ -541,6 +552,7 @@ proptest! {
             min_match,
             repeat_codes,
             depth_cap,
+            context_tables,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }

@@ -506,6 +506,7 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     status: *mut u32,
     chunk_order: *const u32,
     n_chunks: u32,
+    staged_tables: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -547,20 +548,32 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         sync();
         for k in 0..STREAM_COUNT {
             // SAFETY: r0 < n_blocks: its group has STREAM_COUNT table indices.
-            if let Some(ti) = unsafe {
+            if let Some((ti, ctx)) = unsafe {
                 crate::kernels::stream_table_index(table_index, n_tables, group_blocks, r0, k)
             } {
-                // SAFETY: ti < n_tables; slot k of the STREAM_COUNT tables of dynamic
-                // shared memory the host launches with.
-                unsafe {
-                    copy16(
-                        smem.add(k * PROB_SCALE as usize) as *mut u128,
-                        tables.add(ti as usize) as *const u128,
-                        (PROB_SCALE / 4) as u64,
-                        tid,
-                        bdim,
-                    )
+                // the first table in slot k, a context pair's second in its staged slot
+                // when the host launched with room for it
+                let second = if ctx != 0 && staged_tables as usize > STREAM_COUNT {
+                    staged_slot(k)
+                } else {
+                    None
                 };
+                for (slot, t) in [(Some(k), ti), (second, ti + 1)] {
+                    if let Some(slot) = slot {
+                        // SAFETY: t < n_tables (a pair's second too: stream_table_index);
+                        // slot < KERNEL_STAGED_TABLES tables of dynamic shared memory the
+                        // host launches with.
+                        unsafe {
+                            copy16(
+                                smem.add(slot * PROB_SCALE as usize) as *mut u128,
+                                tables.add(t as usize) as *const u128,
+                                (PROB_SCALE / 4) as u64,
+                                tid,
+                                bdim,
+                            )
+                        };
+                    }
+                }
             }
         }
         sync();
@@ -576,6 +589,7 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
                 } else {
                     core::ptr::null_mut()
                 },
+                staged_tables as usize > STREAM_COUNT,
             );
             // the block's first failing slice in stream order
             let mut first_bad = 0u32;
@@ -592,6 +606,21 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         }
     }
 }
+
+/// Shared-memory slot of the second (context-1) table of stream `k`'s context pair, if the
+/// rANS stage stages it (`crate::rans::KERNEL_STAGED_TABLES`): the literal and command streams,
+/// where the encoder's context tables pay; any other stream's second table is read from
+/// global memory.
+#[inline(always)]
+fn staged_slot(k: usize) -> Option<usize> {
+    match k {
+        STREAM_LITERALS => Some(STREAM_COUNT),
+        STREAM_COMMANDS => Some(STREAM_COUNT + 1),
+        _ => None,
+    }
+}
+
+const _: () = assert!(STREAM_COUNT + 2 == crate::rans::KERNEL_STAGED_TABLES);
 
 /// Byte `i` of a packed per-slice array (a block's five slices in a `u64`: lane counts or
 /// status codes, both < 256), one register pair instead of an array held in five.
@@ -644,6 +673,9 @@ struct SliceInfo {
     dst_off: u64,
     /// Index of its group's table for its stream (rANS slices; `u32::MAX`: none).
     table: u32,
+    /// `ctx_bit + 1` when the group's tables for the stream are a context pair (`table`,
+    /// `table + 1`), else 0 (`crate::kernels::stream_table_index`).
+    ctx: u32,
     /// Decoded length.
     n: u32,
     /// Stored length.
@@ -659,6 +691,7 @@ impl SliceInfo {
         off: 0,
         dst_off: 0,
         table: u32::MAX,
+        ctx: 0,
         n: 0,
         stored: 0,
         lanes: 0,
@@ -688,10 +721,10 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
     let n = e.decoded_len[k] as u64;
     let lanes = e.lanes[k] as u32;
     // SAFETY: the host passes group_count * STREAM_COUNT indices.
-    let table = unsafe {
+    let (table, ctx) = unsafe {
         crate::kernels::stream_table_index(src.table_index, src.n_tables, src.group_blocks, b, k)
     }
-    .unwrap_or(u32::MAX);
+    .unwrap_or((u32::MAX, 0));
     let mut pre = Status::Ok;
     if doff > src.dec_len
         || n > src.dec_len - doff
@@ -715,6 +748,7 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
         off: pos,
         dst_off: if ok { doff } else { 0 },
         table,
+        ctx,
         n: n as u32,
         stored: stored as u32,
         lanes: if ok && lanes != LANES_RAW as u32 {
@@ -731,14 +765,17 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
 /// block's group's decode tables in shared memory, one per stream, or null (global tables).
 /// Returns each slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices(src: &Sources, b: u64, lane: u32, staged: *const u32) -> u64 {
+fn decode_slices(src: &Sources, b: u64, lane: u32, staged: *const u32, staged_pairs: bool) -> u64 {
     let mut st = 0u64;
     let mut lanes = 0u64;
     let mut left = 0u32;
+    // slices whose tables are a context pair
+    let mut ctxs = 0u32;
     for i in 0..STREAM_COUNT {
         let s = slice_info(src, b, i);
         st = byte_set(st, i, s.pre as u32);
         lanes = byte_set(lanes, i, s.lanes);
+        ctxs |= ((s.ctx != 0) as u32) << i;
         if s.pre == Status::Ok {
             if s.lanes == 0 {
                 copy_raw_slice(src, &s, lane);
@@ -766,7 +803,13 @@ fn decode_slices(src: &Sources, b: u64, lane: u32, staged: *const u32) -> u64 {
             round |= 1 << best;
             free -= best_lanes;
         }
-        st = decode_packed(src, b, lanes, round, lane, st, staged);
+        // the context step only where a slice of the round needs it (its table pick and
+        // the lane's previous symbol cost every step)
+        st = if round & ctxs != 0 {
+            decode_packed::<true>(src, b, lanes, round, lane, st, staged, staged_pairs)
+        } else {
+            decode_packed::<false>(src, b, lanes, round, lane, st, staged, staged_pairs)
+        };
         left &= !round;
     }
     st
@@ -799,8 +842,13 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// dropped: a register window of words handed out by shuffles, and a copy of the round's
 /// words in shared memory; PERFORMANCE.md, 2026-11-30 third session; and a prefetch of the
 /// line ahead of each slice's next word: flat, seventh session.)
+///
+/// `CTX`: some selected slice has a context pair (FORMAT.md §5.4; each lane then picks its
+/// table by its previous symbol); `staged_pairs`: the pairs' second tables of the literal and
+/// command streams are staged too ([`staged_slot`]).
 #[inline(always)]
-fn decode_packed(
+#[allow(clippy::too_many_arguments)]
+fn decode_packed<const CTX: bool>(
     src: &Sources,
     b: u64,
     lanes_of: u64,
@@ -808,6 +856,7 @@ fn decode_packed(
     lane: u32,
     mut st: u64,
     staged: *const u32,
+    staged_pairs: bool,
 ) -> u64 {
     // my slice among the packed ones
     let mut base = 0u32;
@@ -834,16 +883,29 @@ fn decode_packed(
     let data = src.data;
     // SAFETY: dst_off + n <= dec_len (pre checks; 0 for an absent slice, never written).
     let dst = unsafe { src.decoded.add(s.dst_off as usize) };
-    // SAFETY: a present slice's table index is < n_tables (slice_info); else unused.
+    // SAFETY: a present slice's table index is < n_tables (slice_info), and so is a context
+    // pair's second; else unused.
+    let global = |t: u32| unsafe {
+        src.tables
+            .add(if t < src.n_tables { t } else { 0 } as usize)
+    };
     let table = if !staged.is_null() && mine {
         // SAFETY: the block's group's table for stream `my`, staged at slot `my`.
         unsafe { staged.add(my * PROB_SCALE as usize) as *const DecodeTable }
     } else {
-        unsafe {
-            src.tables
-                .add(if s.table < src.n_tables { s.table } else { 0 } as usize)
-        }
+        global(s.table)
     };
+    // a context pair's second table (FORMAT.md §5.4), staged or global; `table` otherwise
+    let table1 = match (s.ctx, if mine { staged_slot(my) } else { None }) {
+        (0, _) => table,
+        // SAFETY: the second table of the group's pair for stream `my`, staged at `slot`.
+        (_, Some(slot)) if !staged.is_null() && staged_pairs => unsafe {
+            staged.add(slot * PROB_SCALE as usize) as *const DecodeTable
+        },
+        _ => global(s.table.wrapping_add(1)),
+    };
+    let ctx_bit = s.ctx.saturating_sub(1);
+    let mut prev = 0u32;
     let l = lane.wrapping_sub(my_base);
     let mask = if mine { lane_mask(lanes, my_base) } else { 0 };
     let below = (1u32 << lane) - 1;
@@ -885,8 +947,16 @@ fn decode_packed(
         let active = active_slice && i < n;
         let mut need = false;
         if active {
-            // SAFETY: the table index was checked (active_slice).
-            let sym = crate::rans::step(unsafe { &*table }, &mut x);
+            let t = if CTX && (prev >> ctx_bit) & 1 != 0 {
+                table1
+            } else {
+                table
+            };
+            // SAFETY: the table index was checked (active_slice), a pair's second too.
+            let sym = crate::rans::step(unsafe { &*t }, &mut x);
+            if CTX {
+                prev = sym as u32;
+            }
             // SAFETY: i < n inside the decoded slot, written by this lane alone.
             unsafe { global_store_no_l1(dst.add(i as usize), sym) };
             need = x < RANS_L;

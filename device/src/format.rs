@@ -1,4 +1,4 @@
-//! Format structures and constants (versions 2-4) shared by the encoder, the host decoders
+//! Format structures and constants (versions 2-5) shared by the encoder, the host decoders
 //! and the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
@@ -10,10 +10,15 @@ use bytemuck::{Pod, Zeroable};
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
 /// Newest format version this crate reads and writes, FORMAT.md §2. The writer uses it only
-/// for archives whose match base is below [`MATCH_BASE`]; others are written as
-/// [`VERSION_BASE_6`] archives, byte for byte as before version 4 existed.
-pub const FORMAT_VERSION: u16 = 4;
-/// The version the writer uses when the match base is [`MATCH_BASE`] (FORMAT.md §2, §10).
+/// for archives with a context table (a kind-2 table record, §5.2); others are written as
+/// [`VERSION_MATCH_BASE`] or [`VERSION_BASE_6`] archives, byte for byte as before version 5
+/// existed.
+pub const FORMAT_VERSION: u16 = 5;
+/// The version the writer uses for an archive without context tables whose match base is
+/// below [`MATCH_BASE`] (FORMAT.md §2, §10).
+pub const VERSION_MATCH_BASE: u16 = 4;
+/// The version the writer uses when the match base is [`MATCH_BASE`] and no group has a
+/// context table (FORMAT.md §2, §10).
 pub const VERSION_BASE_6: u16 = 3;
 /// Oldest format version a reader accepts: version 2 differs only in its 64-byte block
 /// entries (FORMAT.md §3.1, §10).
@@ -261,4 +266,20 @@ pub fn unpack_slot(e: u32) -> (u8, u32, u32) {
 #[inline(always)]
 pub const fn pack_slot(symbol: u8, freq: u32, bias: u32) -> u32 {
     symbol as u32 | ((freq - 1) << 8) | (bias << 20)
+}
+
+/// Sentinel in the table index: the group has no table for that stream.
+pub const NO_TABLE: u32 = u32::MAX;
+
+/// Bit of a `table_index` entry from which the entry holds `ctx_bit + 1` for a context pair
+/// (FORMAT.md §5.4: tables `ti` and `ti + 1`, with `ti` in the bits below), 0 for one table.
+pub const TABLE_CTX_SHIFT: u32 = 24;
+
+/// The `table_index` entry of a group's stream: one table at `ti`, or a context pair at
+/// `ti, ti + 1` picking by bit `ctx_bit` (`Some`). `ti < 2^24`.
+pub const fn table_index_entry(ti: u32, ctx_bit: Option<u32>) -> u32 {
+    match ctx_bit {
+        Some(c) => ti | ((c + 1) << TABLE_CTX_SHIFT),
+        None => ti,
+    }
 }

@@ -231,12 +231,13 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     unsafe { trap() }
 }
 
-/// Sentinel in the table index: the group has no table for that stream.
-pub const NO_TABLE: u32 = u32::MAX;
+use crate::format::{NO_TABLE, TABLE_CTX_SHIFT};
 
-/// The index of stream `k`'s decode table for block `b`:
-/// `table_index[(b / group_blocks) * STREAM_COUNT + k]`, or `None` when the group has no table for the
-/// stream ([`NO_TABLE`]) or the index is not below `n_tables` (FORMAT.md §5.1).
+/// Stream `k`'s decode table(s) for block `b`, from
+/// `table_index[(b / group_blocks) * STREAM_COUNT + k]` ([`table_index_entry`]): the first
+/// table's index and `ctx_bit + 1` for a context pair (0 for a single table), or `None` when
+/// the group has no table for the stream ([`NO_TABLE`]) or the entry is not a valid index
+/// below `n_tables` (FORMAT.md §5.1).
 ///
 /// # Safety
 /// `table_index` holds an entry for `b`'s group (group_count * STREAM_COUNT words).
@@ -247,14 +248,17 @@ pub(crate) unsafe fn stream_table_index(
     group_blocks: u32,
     b: u64,
     k: usize,
-) -> Option<u32> {
+) -> Option<(u32, u32)> {
     let g = (b / group_blocks as u64) as usize * crate::format::STREAM_COUNT + k;
     // SAFETY: the caller passes group_count * STREAM_COUNT indices and b's group is below group_count.
-    let ti = unsafe { *table_index.add(g) };
-    (ti != NO_TABLE && ti < n_tables).then_some(ti)
+    let v = unsafe { *table_index.add(g) };
+    let ti = v & ((1 << TABLE_CTX_SHIFT) - 1);
+    let ctx = v >> TABLE_CTX_SHIFT;
+    let count = if ctx == 0 { 1 } else { 2 };
+    (v != NO_TABLE && ctx <= 8 && ti < n_tables && count <= n_tables - ti).then_some((ti, ctx))
 }
 
-/// The decode table of stream `k` of block `b` ([`stream_table_index`] into `tables`).
+/// The decode table(s) of stream `k` of block `b` ([`stream_table_index`] into `tables`).
 ///
 /// # Safety
 /// `table_index` holds an entry for `b`'s group (group_count * STREAM_COUNT words) and `tables` holds
@@ -267,11 +271,15 @@ pub(crate) unsafe fn stream_table<'a>(
     group_blocks: u32,
     b: u64,
     k: usize,
-) -> Option<&'a crate::format::DecodeTable> {
+) -> Option<crate::rans::SliceTables<'a>> {
     // SAFETY: forwarded from the caller.
-    let ti = unsafe { stream_table_index(table_index, n_tables, group_blocks, b, k) }?;
-    // SAFETY: ti < n_tables (stream_table_index).
-    Some(unsafe { &*tables.add(ti as usize) })
+    let (ti, ctx) = unsafe { stream_table_index(table_index, n_tables, group_blocks, b, k) }?;
+    let count = if ctx == 0 { 1 } else { 2 };
+    Some(crate::rans::SliceTables {
+        // SAFETY: ti + count <= n_tables (stream_table_index).
+        tables: unsafe { core::slice::from_raw_parts(tables.add(ti as usize), count) },
+        ctx_bit: ctx.saturating_sub(1),
+    })
 }
 
 /// Builds a slice from a device pointer after checking `off + len <= total`.

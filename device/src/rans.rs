@@ -18,9 +18,58 @@ pub const KERNEL_MAX_WARPS: u32 = 16;
 /// CTAs of the GPU rANS stage one SM holds: [`KERNEL_SMEM_BYTES`] of shared memory each.
 pub const KERNEL_CTAS_PER_SM: u32 = 2;
 
-/// Dynamic shared memory of the GPU rANS stage: the decode table of each stream of the
-/// round's table group, staged once per round (80 KiB; two CTAs per SM).
-pub const KERNEL_SMEM_BYTES: usize = STREAM_COUNT * core::mem::size_of::<DecodeTable>();
+/// Most tables the GPU rANS stage stages in shared memory per round: the first table of
+/// each stream, then the second (context-1) table of the literal and the command streams,
+/// the two streams whose group tables take a context bit where one pays (`dense.rs`,
+/// `staged_slot`); a second table of another stream is read from global memory. The host
+/// stages the seconds only for archives that have such pairs (the kernel's `staged` argument):
+/// 112 KiB of shared memory per CTA leaves L1 a third of the room that 80 KiB leaves, and
+/// the stage is bound by L1 traffic (version-3 archives: rANS stage +13 %, PERFORMANCE.md
+/// twelfth session).
+pub const KERNEL_STAGED_TABLES: usize = STREAM_COUNT + 2;
+
+/// Most dynamic shared memory of the GPU rANS stage: [`KERNEL_STAGED_TABLES`] decode tables
+/// (112 KiB; two CTAs per SM). Without context pairs it takes [`STREAM_COUNT`] tables (80 KiB).
+pub const KERNEL_SMEM_BYTES: usize = KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>();
+
+/// The decode tables of one stream of one group (FORMAT.md §5.2, §5.4): one table, or
+/// (version 5, a kind-2 table record) two and a context bit: the symbol a lane decodes uses
+/// `tables[c]`, where `c` is bit `ctx_bit` of the symbol the same lane decoded before it
+/// (`c = 0` for each lane's first symbol).
+#[derive(Clone, Copy)]
+pub struct SliceTables<'a> {
+    /// One table, or two (context 0 and 1) side by side.
+    pub tables: &'a [DecodeTable],
+    /// Bit of the lane's previous symbol that picks the table (0-7; unused with one table).
+    pub ctx_bit: u32,
+}
+
+impl<'a> SliceTables<'a> {
+    /// A single table (no context).
+    #[inline(always)]
+    pub fn single(t: &'a DecodeTable) -> SliceTables<'a> {
+        SliceTables {
+            tables: core::slice::from_ref(t),
+            ctx_bit: 0,
+        }
+    }
+
+    /// True for a context pair.
+    #[inline(always)]
+    pub fn has_context(&self) -> bool {
+        self.tables.len() == 2
+    }
+
+    /// The table for a symbol whose lane decoded `prev` before it (0 for the lane's first).
+    #[inline(always)]
+    pub fn pick(&self, prev: u8) -> &'a DecodeTable {
+        if self.has_context() && (prev >> self.ctx_bit) & 1 == 1 {
+            &self.tables[1]
+        } else {
+            &self.tables[0]
+        }
+    }
+}
 
 /// One rANS decode step on `x`: returns the symbol and updates `x` (before renormalisation).
 #[inline(always)]
@@ -62,19 +111,23 @@ pub fn read_states(
 ///
 /// Fails closed: every word must be consumed and every lane must end in state [`RANS_L`],
 /// which the encoder starts from, so most corruptions are caught even in a raw-looking stream.
+/// With a context pair (`tables`, FORMAT.md §5.4) each lane's symbol picks its table by the
+/// lane's previous symbol.
 pub fn decode_slice(
     slice: &[u8],
     lanes: usize,
-    table: &DecodeTable,
+    tables: SliceTables<'_>,
     out: &mut [u8],
 ) -> Result<(), Status> {
     let (mut states, words) = read_states(slice, lanes)?;
     let nwords = words.len() / 2;
     let mut wp = 0usize;
+    let mut prev = [0u8; MAX_LANES as usize];
     let mut chunks = out.chunks_mut(lanes);
     for chunk in &mut chunks {
-        for (x, o) in states.iter_mut().zip(chunk.iter_mut()) {
-            *o = step(table, x);
+        for ((x, o), p) in states.iter_mut().zip(chunk.iter_mut()).zip(prev.iter_mut()) {
+            *o = step(tables.pick(*p), x);
+            *p = *o;
             if *x < RANS_L {
                 if wp >= nwords {
                     return Err(Status::RansUnderflow);

@@ -29,7 +29,7 @@
 //! slices scalar.
 
 use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
-use crate::device::rans;
+use crate::device::rans::{self, SliceTables};
 use crate::device::status::Status;
 
 /// Lane states of a slice, indexed by lane.
@@ -42,10 +42,10 @@ type States = [u32; MAX_LANES as usize];
 pub fn decode_slice(
     slice: &[u8],
     lanes: usize,
-    table: &DecodeTable,
+    tables: SliceTables<'_>,
     out: &mut [u8],
 ) -> Result<(), Status> {
-    let mut d = SliceDecoder::new(slice, lanes, table, out)?;
+    let mut d = SliceDecoder::new(slice, lanes, tables, out)?;
     while d.fast_rows(usize::MAX) > 0 {}
     d.finish()
 }
@@ -60,7 +60,12 @@ pub struct SliceDecoder<'a> {
     lanes: usize,
     words: &'a [u8],
     wp: usize,
+    /// The first (or only) table.
     table: &'a DecodeTable,
+    /// All tables: a context pair's two, or the one (FORMAT.md §5.4).
+    tables: SliceTables<'a>,
+    /// Per lane, the last symbol it decoded (0 before its first): the context of its next.
+    prev: [u8; MAX_LANES as usize],
     out: &'a mut [u8],
     done: usize,
     kernel: Kernel,
@@ -81,11 +86,43 @@ enum Kernel {
     Avx2x4,
     Scalar16,
     Scalar32,
+    /// Context pairs (FORMAT.md §5.4): scalar rows with 1, 2 or 4 lanes, AVX2 vectors of
+    /// eight lanes from 8 lanes on.
+    Ctx1,
+    Ctx2,
+    Ctx4,
+    #[cfg(target_arch = "x86_64")]
+    CtxAvx2x1,
+    #[cfg(target_arch = "x86_64")]
+    CtxAvx2x2,
+    #[cfg(target_arch = "x86_64")]
+    CtxAvx2x3,
+    #[cfg(target_arch = "x86_64")]
+    CtxAvx2x4,
     /// No fast loop: everything goes through the tail loop.
     Tail,
 }
 
 impl Kernel {
+    /// The loop for a slice of `lanes` lanes decoded with a context pair.
+    fn for_context(lanes: usize) -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if lanes.is_multiple_of(8) && std::is_x86_feature_detected!("avx2") {
+            return match lanes {
+                8 => Kernel::CtxAvx2x1,
+                16 => Kernel::CtxAvx2x2,
+                24 => Kernel::CtxAvx2x3,
+                _ => Kernel::CtxAvx2x4,
+            };
+        }
+        match lanes {
+            1 => Kernel::Ctx1,
+            2 => Kernel::Ctx2,
+            4 => Kernel::Ctx4,
+            _ => Kernel::Tail,
+        }
+    }
+
     fn for_lanes(lanes: usize) -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if lanes >= 16 && lanes.is_multiple_of(8) && std::is_x86_feature_detected!("avx2") {
@@ -112,7 +149,7 @@ impl<'a> SliceDecoder<'a> {
     pub fn new(
         slice: &'a [u8],
         lanes: usize,
-        table: &'a DecodeTable,
+        tables: SliceTables<'a>,
         out: &'a mut [u8],
     ) -> Result<SliceDecoder<'a>, Status> {
         let (states, words) = rans::read_states(slice, lanes)?;
@@ -121,10 +158,16 @@ impl<'a> SliceDecoder<'a> {
             lanes,
             words,
             wp: 0,
-            table,
+            table: &tables.tables[0],
+            tables,
+            prev: [0; MAX_LANES as usize],
             out,
             done: 0,
-            kernel: Kernel::for_lanes(lanes),
+            kernel: if tables.has_context() {
+                Kernel::for_context(lanes)
+            } else {
+                Kernel::for_lanes(lanes)
+            },
         })
     }
 
@@ -148,6 +191,27 @@ impl<'a> SliceDecoder<'a> {
             Kernel::Avx2x3 => unsafe { avx2::rows::<3>(st, w, wp, t, out, max_rows) },
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2x4 => unsafe { avx2::rows::<4>(st, w, wp, t, out, max_rows) },
+            Kernel::Ctx1 => ctx_rows::<1>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
+            Kernel::Ctx2 => ctx_rows::<2>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
+            Kernel::Ctx4 => ctx_rows::<4>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
+            // SAFETY (context AVX2 kernels): chosen only when the CPU has AVX2
+            // (Kernel::for_context); the slice has a context pair.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::CtxAvx2x1 => unsafe {
+                avx2::ctx_rows::<1>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
+            },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::CtxAvx2x2 => unsafe {
+                avx2::ctx_rows::<2>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
+            },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::CtxAvx2x3 => unsafe {
+                avx2::ctx_rows::<3>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
+            },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::CtxAvx2x4 => unsafe {
+                avx2::ctx_rows::<4>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
+            },
             Kernel::Tail => 0,
         };
         self.done += n;
@@ -228,9 +292,12 @@ impl<'a> SliceDecoder<'a> {
         }
     }
 
-    /// True when the fast loops can decode at least one more whole row.
+    /// True when the fast loops can decode at least one more whole row side by side with
+    /// other slices (slices with a context pair go alone, [`Self::fast_rows`]).
     fn has_fast_row(&self) -> bool {
-        self.left() >= self.lanes && rows_fit(self.words.len() / 2, self.wp, self.lanes)
+        !self.tables.has_context()
+            && self.left() >= self.lanes
+            && rows_fit(self.words.len() / 2, self.wp, self.lanes)
     }
 
     /// Decodes the remaining symbols with the reference loop and runs the trailer check.
@@ -240,7 +307,8 @@ impl<'a> SliceDecoder<'a> {
             self.lanes,
             self.words,
             &mut self.wp,
-            self.table,
+            self.tables,
+            &mut self.prev,
             &mut self.out[self.done..],
         )?;
         if self.wp != self.words.len() / 2 || self.states[..self.lanes].iter().any(|&x| x != RANS_L)
@@ -305,6 +373,63 @@ fn scalar_rows<const N: usize>(
         done += N;
     }
     states[..N].copy_from_slice(&x);
+    *wp = w;
+    done
+}
+
+/// The `2 * PROB_SCALE` slots of a context pair, context 0's then context 1's: the slot of
+/// state `x` under context `c` is `(x & (PROB_SCALE - 1)) | c << PROB_BITS`.
+#[inline(always)]
+fn pair_slots<'a>(tables: SliceTables<'a>) -> &'a [u32; 2 * PROB_SCALE as usize] {
+    let slots: &[u32] = bytemuck::cast_slice(tables.tables);
+    slots.try_into().expect("a context pair")
+}
+
+/// Whole rows with `N` lanes under a context pair (FORMAT.md §5.4), scalar and branchless
+/// like [`scalar_rows`]; `prev` holds each lane's last symbol and is updated.
+#[inline(always)]
+fn ctx_rows<const N: usize>(
+    tables: SliceTables<'_>,
+    prev: &mut [u8; MAX_LANES as usize],
+    states: &mut States,
+    words: &[u8],
+    wp: &mut usize,
+    out: &mut [u8],
+    max_rows: usize,
+) -> usize {
+    const { assert!(N.is_power_of_two() && N <= MAX_LANES as usize) };
+    let slots = pair_slots(tables);
+    let bit = tables.ctx_bit;
+    let (word_pairs, _) = words.as_chunks::<2>();
+    let mut x = [0u32; N];
+    x.copy_from_slice(&states[..N]);
+    let mut p = [0u8; N];
+    p.copy_from_slice(&prev[..N]);
+    let mut w = *wp;
+    let mut done = 0usize;
+    for row in out.as_chunks_mut::<N>().0.iter_mut().take(max_rows) {
+        if !rows_fit(word_pairs.len(), w, N) {
+            break;
+        }
+        let row_words: &[[u8; 2]; N] = word_pairs[w..w + N].try_into().expect("N words");
+        let mut k = 0usize;
+        for j in 0..N {
+            let c = ((p[j] >> bit) & 1) as u32;
+            // masked to 2 * PROB_SCALE - 1: no bounds check
+            let e = slots[((x[j] & (PROB_SCALE - 1)) | (c << PROB_BITS)) as usize];
+            let v = (((e >> 8) & 0xFFF) + 1) * (x[j] >> PROB_BITS) + (e >> 20);
+            row[j] = e as u8;
+            p[j] = e as u8;
+            let need = v < RANS_L;
+            let word = u16::from_le_bytes(row_words[k & (N - 1)]) as u32;
+            x[j] = std::hint::select_unpredictable(need, (v << 16) | word, v);
+            k += need as usize;
+        }
+        w += k;
+        done += N;
+    }
+    states[..N].copy_from_slice(&x);
+    prev[..N].copy_from_slice(&p);
     *wp = w;
     done
 }
@@ -386,7 +511,8 @@ fn decode_tail(
     lanes: usize,
     words: &[u8],
     wp: &mut usize,
-    table: &DecodeTable,
+    tables: SliceTables<'_>,
+    prev: &mut [u8; MAX_LANES as usize],
     out: &mut [u8],
 ) -> Result<(), Status> {
     // read_states guarantees an even word area
@@ -394,9 +520,10 @@ fn decode_tail(
     let nwords = word_pairs.len();
     for chunk in out.chunks_mut(lanes) {
         let mut k = 0usize;
-        for (x, o) in states.iter_mut().zip(chunk.iter_mut()) {
-            let (sym, v) = step(&table.slots, *x);
+        for ((x, o), p) in states.iter_mut().zip(chunk.iter_mut()).zip(prev.iter_mut()) {
+            let (sym, v) = step(&tables.pick(*p).slots, *x);
             *o = sym;
+            *p = sym;
             let need = v < RANS_L;
             let word = word_pairs
                 .get(*wp + k)
@@ -414,8 +541,8 @@ fn decode_tail(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{rows_fit, States};
-    use crate::device::format::{DecodeTable, PROB_SCALE, RANS_L};
+    use super::{rows_fit, SliceTables, States};
+    use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
     use std::arch::x86_64::*;
 
     /// Word-rank rows for 8 lanes split into slices of `width` lanes (8: one slice, 4: two):
@@ -538,6 +665,105 @@ mod avx2 {
         for (v, xv) in x.iter().enumerate() {
             // SAFETY: as for the loads above.
             unsafe { _mm256_storeu_si256(states.as_mut_ptr().add(8 * v) as *mut __m256i, *xv) };
+        }
+        *wp = w;
+        done
+    }
+
+    /// Whole rows with `8 * V` lanes under a context pair (FORMAT.md §5.4), as [`rows`]
+    /// with each lane's slot index taking bit `ctx_bit` of the lane's previous symbol as bit
+    /// 12 (the pair's two tables lie side by side: [`super::pair_slots`]). `prev` holds each
+    /// lane's last symbol and is updated.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; `tables` must be a context pair.
+    #[target_feature(enable = "avx2,popcnt")]
+    #[inline]
+    pub unsafe fn ctx_rows<const V: usize>(
+        tables: SliceTables<'_>,
+        prev: &mut [u8; MAX_LANES as usize],
+        states: &mut States,
+        words: &[u8],
+        wp: &mut usize,
+        out: &mut [u8],
+        max_rows: usize,
+    ) -> usize {
+        let n = 8 * V;
+        let nwords = words.len() / 2;
+        let slots = super::pair_slots(tables).as_ptr() as *const i32;
+        let mut x = [_mm256_setzero_si256(); V];
+        // per vector: the lanes' previous symbols in the low byte of each 32-bit lane (the
+        // table entries of the last row have their symbol there too)
+        let mut pe = [_mm256_setzero_si256(); V];
+        for v in 0..V {
+            // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state and prev arrays (V <= 4).
+            unsafe {
+                x[v] = _mm256_loadu_si256(states.as_ptr().add(8 * v) as *const __m256i);
+                pe[v] = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                    prev.as_ptr().add(8 * v) as *const __m128i
+                ));
+            }
+        }
+        // bit ctx_bit of the symbol moved to bit 12: every other bit of an entry lands
+        // below 12 (symbol bits under ctx_bit) or at 13 and above (entry bits from 8 on)
+        let to12 = _mm_cvtsi32_si128((PROB_BITS - tables.ctx_bit) as i32);
+        let bit12 = _mm256_set1_epi32(PROB_SCALE as i32);
+        let mask12 = _mm256_set1_epi32((PROB_SCALE - 1) as i32);
+        let one = _mm256_set1_epi32(1);
+        let zero = _mm256_setzero_si256();
+        let pick = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+        let wbase = words.as_ptr();
+        let mut w = *wp;
+        let mut done = 0usize;
+        let limit = out.len().min(max_rows.saturating_mul(n));
+        while limit - done >= n && rows_fit(nwords, w, n) {
+            for v in 0..V {
+                let xs = x[v];
+                let ctx = _mm256_and_si256(_mm256_sll_epi32(pe[v], to12), bit12);
+                let idx = _mm256_or_si256(_mm256_and_si256(xs, mask12), ctx);
+                // SAFETY: every index is below 2 * PROB_SCALE, the pair's slots.
+                let e = unsafe { lookup(slots, idx) };
+                pe[v] = e;
+                let freq = _mm256_add_epi32(
+                    _mm256_and_si256(_mm256_srli_epi32::<8>(e), _mm256_set1_epi32(0xFFF)),
+                    one,
+                );
+                let nv = _mm256_add_epi32(
+                    _mm256_mullo_epi32(freq, _mm256_srli_epi32::<12>(xs)),
+                    _mm256_srli_epi32::<20>(e),
+                );
+                const _: () = assert!(RANS_L == 1 << 16);
+                let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(nv), zero);
+                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
+                // SAFETY: as in `rows`: w + 8 <= nwords inside the row.
+                let raw = unsafe { _mm_loadu_si128(wbase.add(2 * w) as *const __m128i) };
+                // SAFETY: m < 256 indexes PERM; the row is 32 bytes.
+                let perm = unsafe { _mm256_loadu_si256(PERM.as_ptr().add(m) as *const __m256i) };
+                let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
+                let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(nv), wv);
+                x[v] = _mm256_blendv_epi8(nv, renorm, need);
+                w += m.count_ones() as usize;
+                let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
+                // SAFETY: done + 8 <= limit <= out.len() inside the row.
+                unsafe {
+                    _mm_storel_epi64(
+                        out.as_mut_ptr().add(done) as *mut __m128i,
+                        _mm256_castsi256_si128(syms),
+                    )
+                };
+                done += 8;
+            }
+        }
+        for (v, xv) in x.iter().enumerate() {
+            // SAFETY: as for the loads above.
+            unsafe { _mm256_storeu_si256(states.as_mut_ptr().add(8 * v) as *mut __m256i, *xv) };
+        }
+        if done > 0 {
+            prev[..n].copy_from_slice(&out[done - n..done]);
         }
         *wp = w;
         done
@@ -805,14 +1031,42 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entropy::{count, encode_slice, FreqTable};
+    use crate::entropy::{count, encode_context_slice, encode_slice, EncodeTable, FreqTable};
 
     use crate::gpu::tokens::Rng;
+
+    /// A context pair for `data` coded with `lanes` lanes and context bit `bit` (FORMAT.md
+    /// §5.4): both tables hold symbol 0 too, so neither is empty.
+    fn context_pair(data: &[u8], lanes: usize, bit: u32) -> [FreqTable; 2] {
+        let mut h = [[0u64; 256]; 2];
+        for (i, &x) in data.iter().enumerate() {
+            let prev = if i >= lanes { data[i - lanes] } else { 0 };
+            h[((prev >> bit) & 1) as usize][x as usize] += 1;
+        }
+        h[0][0] += 1;
+        h[1][0] += 1;
+        h.map(|h| FreqTable::from_histogram(&h).unwrap())
+    }
+
+    /// Encodes `data` with the pair; returns the slice and the pair's decode tables.
+    fn encode_with_pair(
+        data: &[u8],
+        lanes: usize,
+        pair: &[FreqTable; 2],
+        bit: u32,
+    ) -> (Vec<u8>, Vec<DecodeTable>) {
+        let et = pair
+            .each_ref()
+            .map(|t| EncodeTable::new(t, &t.cumulative()));
+        let mut enc = Vec::new();
+        encode_context_slice(data, lanes, [&et[0], &et[1]], bit, &mut enc);
+        (enc, pair.iter().map(|t| *t.decode_table()).collect())
+    }
 
     fn both(
         slice: &[u8],
         lanes: usize,
-        t: &DecodeTable,
+        t: SliceTables<'_>,
         n: usize,
     ) -> (Result<(), Status>, Vec<u8>) {
         let mut want = vec![0u8; n];
@@ -838,30 +1092,60 @@ mod tests {
             let mut h = [0u64; 256];
             count(&mut h, &data);
             let ft = FreqTable::from_histogram(&h).unwrap();
-            let t = ft.decode_table();
+            let one = ft.decode_table();
+            let bit = (r.next_u64() % 8) as u32;
             for lanes in [1usize, 2, 3, 4, 5, 8, 16, 24, 31, 32] {
-                let mut enc = Vec::new();
-                encode_slice(&data, lanes, &ft, &ft.cumulative(), &mut enc);
-                let (st, got) = both(&enc, lanes, &t, n);
+                // odd rounds: a context pair (FORMAT.md §5.4)
+                let (enc, pair) = if round % 2 == 1 {
+                    encode_with_pair(&data, lanes, &context_pair(&data, lanes, bit), bit)
+                } else {
+                    let mut enc = Vec::new();
+                    encode_slice(&data, lanes, &ft, &ft.cumulative(), &mut enc);
+                    (enc, Vec::new())
+                };
+                let t = if pair.is_empty() {
+                    SliceTables::single(&one)
+                } else {
+                    SliceTables {
+                        tables: &pair,
+                        ctx_bit: bit,
+                    }
+                };
+                let (st, got) = both(&enc, lanes, t, n);
                 assert_eq!(st, Ok(()));
                 assert_eq!(got, data);
                 // wrong lane counts and lengths, truncations, flips
-                let _ = both(&enc, lanes % 32 + 1, &t, n);
-                let _ = both(&enc, lanes, &t, n + 1 + (r.next_u64() % 40) as usize);
+                let _ = both(&enc, lanes % 32 + 1, t, n);
+                let _ = both(&enc, lanes, t, n + 1 + (r.next_u64() % 40) as usize);
                 let _ = both(
                     &enc,
                     lanes,
-                    &t,
+                    t,
                     n.saturating_sub(1 + (r.next_u64() % 40) as usize),
                 );
                 let cut = (r.next_u64() as usize) % enc.len();
-                let _ = both(&enc[..cut], lanes, &t, n);
-                let _ = both(&enc[..enc.len() - 2], lanes, &t, n);
+                let _ = both(&enc[..cut], lanes, t, n);
+                let _ = both(&enc[..enc.len() - 2], lanes, t, n);
                 for _ in 0..4 {
                     let mut bad = enc.clone();
                     let i = (r.next_u64() as usize) % bad.len();
                     bad[i] ^= 1 << (r.next_u64() % 8);
-                    let _ = both(&bad, lanes, &t, n);
+                    let _ = both(&bad, lanes, t, n);
+                }
+                // the other table set: a pair read as one table, one table as a pair
+                if pair.is_empty() {
+                    let p2 = [*one.as_ref(), *one.as_ref()];
+                    let _ = both(
+                        &enc,
+                        lanes,
+                        SliceTables {
+                            tables: &p2,
+                            ctx_bit: bit,
+                        },
+                        n,
+                    );
+                } else {
+                    let _ = both(&enc, lanes, SliceTables::single(&pair[0]), n);
                 }
             }
             // pure noise
@@ -869,7 +1153,12 @@ mod tests {
                 .map(|_| r.next_u64() as u8)
                 .collect();
             for lanes in [0usize, 1, 8, 16, 32, 33] {
-                let _ = both(&noise, lanes, &t, (r.next_u64() % 5000) as usize);
+                let _ = both(
+                    &noise,
+                    lanes,
+                    SliceTables::single(&one),
+                    (r.next_u64() % 5000) as usize,
+                );
             }
         }
     }
@@ -916,8 +1205,15 @@ mod tests {
                 h[0] += 1; // a table even for an empty slice
                 let ft = FreqTable::from_histogram(&h).unwrap();
                 let lanes = lane_choices[r.below(lane_choices.len() as u64) as usize];
-                let mut enc = Vec::new();
-                encode_slice(&data, lanes, &ft, &ft.cumulative(), &mut enc);
+                // one slice in three with a context pair (FORMAT.md §5.4), decoded alone
+                let bit = r.below(8) as u32;
+                let (mut enc, tables) = if r.below(3) == 0 {
+                    encode_with_pair(&data, lanes, &context_pair(&data, lanes, bit), bit)
+                } else {
+                    let mut enc = Vec::new();
+                    encode_slice(&data, lanes, &ft, &ft.cumulative(), &mut enc);
+                    (enc, vec![*ft.decode_table()])
+                };
                 // damage some: flips, truncation, a wrong length
                 let mut len = n;
                 match r.below(8) {
@@ -929,20 +1225,26 @@ mod tests {
                     2 => len += 1 + r.below(30) as usize,
                     _ => {}
                 }
-                cases.push((enc, lanes, ft.decode_table(), len));
+                cases.push((enc, lanes, tables, bit, len));
+            }
+            fn st_of(t: &[DecodeTable], bit: u32) -> SliceTables<'_> {
+                SliceTables {
+                    tables: t,
+                    ctx_bit: bit,
+                }
             }
             let mut want = Vec::new();
-            for (enc, lanes, t, len) in &cases {
+            for (enc, lanes, t, bit, len) in &cases {
                 let mut o = vec![0u8; *len];
-                let st = rans::decode_slice(enc, *lanes, t, &mut o);
+                let st = rans::decode_slice(enc, *lanes, st_of(t, *bit), &mut o);
                 want.push((st, o));
             }
-            let mut outs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0u8; c.3]).collect();
+            let mut outs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0u8; c.4]).collect();
             let mut got_status = vec![None; cases.len()];
             let mut decs = Vec::new();
             let mut owner = Vec::new();
-            for (i, ((enc, lanes, t, _), o)) in cases.iter().zip(outs.iter_mut()).enumerate() {
-                match SliceDecoder::new(enc, *lanes, t, o) {
+            for (i, ((enc, lanes, t, bit, _), o)) in cases.iter().zip(outs.iter_mut()).enumerate() {
+                match SliceDecoder::new(enc, *lanes, st_of(t, *bit), o) {
                     Ok(d) => {
                         decs.push(d);
                         owner.push(i);

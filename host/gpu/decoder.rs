@@ -10,7 +10,8 @@
 use super::{launch, Ctx, Gpu, GpuError};
 use crate::archive::Archive;
 use crate::cpu::xxh3::{self, KIB};
-use crate::device::format::{DecodeTable, STREAM_COUNT};
+use crate::device::format::{table_index_entry, NO_TABLE, TABLE_CTX_SHIFT};
+use crate::device::format::{DecodeTable, STREAM_COMMANDS, STREAM_COUNT, STREAM_LITERALS};
 use crate::device::status::Status;
 use cudarc::driver::CudaSlice;
 
@@ -43,9 +44,6 @@ impl Decoder {
         }
     }
 }
-
-/// Table index value for "no table" (matches the kernel's `NO_TABLE`).
-const NO_TABLE: u32 = u32::MAX;
 
 /// An archive uploaded once and kept in device memory.
 pub struct GpuArchive {
@@ -80,6 +78,10 @@ pub struct GpuArchive {
     pub(crate) rans_order: CudaSlice<u32>,
     /// Chunks of `rans_wpc` blocks: the entries of `rans_order` the kernel reads.
     pub(crate) rans_chunks: u32,
+    /// Decode tables the rANS stage stages per round: [`STREAM_COUNT`], or
+    /// [`crate::device::rans::KERNEL_STAGED_TABLES`] when a group has a context pair on the
+    /// literal or command stream (FORMAT.md §5.4).
+    pub(crate) rans_staged: u32,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -93,14 +95,29 @@ impl GpuArchive {
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
         let mut phases = Phases::from_env();
         // (reserved up front: growing a vector of 16 KiB tables copies them again and again)
-        let mut tables: Vec<DecodeTable> =
-            Vec::with_capacity(a.tables.iter().flatten().flatten().count());
+        let mut tables: Vec<DecodeTable> = Vec::with_capacity(
+            a.tables
+                .iter()
+                .flatten()
+                .flatten()
+                .map(|t| t.tables().tables.len())
+                .sum(),
+        );
+        if tables.capacity() >= 1 << TABLE_CTX_SHIFT {
+            return Err(GpuError::Unsupported(format!(
+                "{} decode tables (the GPU table index holds fewer than 2^24)",
+                tables.capacity()
+            )));
+        }
         let mut index: Vec<u32> = Vec::with_capacity(a.tables.len() * STREAM_COUNT);
         for t in a.tables.iter().flatten() {
             match t {
                 Some(t) => {
-                    index.push(tables.len() as u32);
-                    tables.push(*t.decode_table());
+                    // a context pair side by side, its bit in the index (FORMAT.md §5.4)
+                    let st = t.tables();
+                    let ctx = st.has_context().then_some(st.ctx_bit);
+                    index.push(table_index_entry(tables.len() as u32, ctx));
+                    tables.extend_from_slice(st.tables);
                 }
                 None => index.push(NO_TABLE),
             }
@@ -128,6 +145,16 @@ impl GpuArchive {
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_wpc = super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count());
+        let pairs_staged = a.tables.iter().any(|g| {
+            [STREAM_LITERALS, STREAM_COMMANDS]
+                .iter()
+                .any(|&k| g[k].as_ref().is_some_and(|t| t.has_context()))
+        });
+        let rans_staged = if pairs_staged {
+            crate::device::rans::KERNEL_STAGED_TABLES
+        } else {
+            STREAM_COUNT
+        } as u32;
         let order = super::launch::rans_chunk_order(&a.entries, rans_wpc);
         let rans_order = if order.is_empty() {
             gpu.stream()
@@ -164,6 +191,7 @@ impl GpuArchive {
             dense_queue: std::sync::Mutex::new(dense_queue),
             rans_wpc,
             rans_chunks: order.len() as u32,
+            rans_staged,
             rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),

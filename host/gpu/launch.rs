@@ -2,7 +2,7 @@
 //! on, then launches; each `unsafe` states the invariant the kernel needs.
 
 use super::{Ctx, Gpu, GpuError};
-use crate::device::format::{CopyToken, LiteralRun, STREAM_COUNT};
+use crate::device::format::{CopyToken, DecodeTable, LiteralRun, STREAM_COUNT};
 use crate::device::rans::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS, KERNEL_SMEM_BYTES};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -360,7 +360,9 @@ pub fn rans_decode_slices(
     // (warps per CTA and the chunk order were chosen at upload: `rans_warps_per_cta`,
     // `rans_chunk_order`)
     let threads = 32 * ga.rans_wpc;
-    let smem = KERNEL_SMEM_BYTES as u32;
+    // the context pairs' second tables staged too only where the archive has such pairs
+    // (`KERNEL_STAGED_TABLES`: more shared memory leaves L1 less room)
+    let smem = ga.rans_staged * std::mem::size_of::<DecodeTable>() as u32;
     let n_chunks = ga.rans_chunks;
     // CTAs the GPU holds at once, at most: the kernel's loop takes the remaining chunks in
     // the host's order (the hardware's order of starting queued CTAs is not specified)
@@ -387,14 +389,16 @@ pub fn rans_decode_slices(
         .arg(&ga.dec_offsets)
         .arg(status)
         .arg(&ga.rans_order)
-        .arg(&n_chunks);
+        .arg(&n_chunks)
+        .arg(&ga.rans_staged);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
     // chunk indices (a permutation, chunks of rans_wpc blocks = the CTA's warps); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
-    // KERNEL_SMEM_BYTES of dynamic shared memory (the kernel stages STREAM_COUNT tables of
-    // PROB_SCALE words there), within the limit raised in `raise_shared_memory_limits`.
+    // rans_staged tables of PROB_SCALE words of dynamic shared memory, the tables the kernel
+    // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), at most
+    // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`.
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
         .map(|_| ())
