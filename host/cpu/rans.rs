@@ -302,7 +302,12 @@ impl<'a> SliceDecoder<'a> {
 
     /// Decodes the remaining symbols with the reference loop and runs the trailer check.
     pub fn finish(mut self) -> Result<(), Status> {
-        decode_tail(
+        let tail = if self.tables.has_context() {
+            decode_tail::<true>
+        } else {
+            decode_tail::<false>
+        };
+        tail(
             &mut self.states,
             self.lanes,
             self.words,
@@ -498,7 +503,7 @@ fn scalar_rows_multi<const S: usize, const L: usize>(mut decs: [&mut SliceDecode
 
 /// The rest of the slice from a row boundary, one row at a time with the words checked per
 /// row: decodes `out` and fails with [`Status::RansUnderflow`] exactly when the reference
-/// does.
+/// does. `CTX`: the slice has a context pair (`prev` holds and gets each lane's last symbol).
 ///
 /// Which lanes of a row renormalise depends only on the states at the start of the row, not
 /// on the words the row reads, so the row needs `k` words (the number of lanes below
@@ -506,7 +511,7 @@ fn scalar_rows_multi<const S: usize, const L: usize>(mut decs: [&mut SliceDecode
 /// inside the row exactly when fewer than `k` are left; here the row is decoded branchlessly
 /// (a missing word reads as 0) and then fails as a whole in that case. The status is the same;
 /// the output of a failed slice is unspecified in both.
-fn decode_tail(
+fn decode_tail<const CTX: bool>(
     states: &mut States,
     lanes: usize,
     words: &[u8],
@@ -521,9 +526,13 @@ fn decode_tail(
     for chunk in out.chunks_mut(lanes) {
         let mut k = 0usize;
         for ((x, o), p) in states.iter_mut().zip(chunk.iter_mut()).zip(prev.iter_mut()) {
-            let (sym, v) = step(&tables.pick(*p).slots, *x);
+            // CTX: a context pair, each lane's table picked by its previous symbol
+            let t = if CTX { tables.pick(*p) } else { &tables.tables[0] };
+            let (sym, v) = step(&t.slots, *x);
             *o = sym;
-            *p = sym;
+            if CTX {
+                *p = sym;
+            }
             let need = v < RANS_L;
             let word = word_pairs
                 .get(*wp + k)
