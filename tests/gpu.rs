@@ -426,6 +426,45 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
     }
 }
 
+/// A context archive (FORMAT.md §5.4) decodes the same with the pairs' second tables staged in
+/// shared memory and read from global memory (`ACEAPEX_GPU_STAGE_PAIRS`), every decoder.
+#[test]
+fn context_pairs_decode_staged_and_unstaged() {
+    let Some(g) = gpu_or_skip("context_pairs_decode_staged_and_unstaged") else {
+        return;
+    };
+    let samples = sample_inputs();
+    let data = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
+    for level in [5u32, 9] {
+        let opts = EncodeOptions {
+            level,
+            ..Default::default()
+        };
+        let packed = compress(data, &opts, &|_| {}).unwrap();
+        assert_eq!(
+            u16::from_le_bytes([packed[4], packed[5]]),
+            5,
+            "level {level}"
+        );
+        for stage in ["0", "1"] {
+            // SAFETY (of the test): the GPU tests run on one thread (run.sh), so no other
+            // thread reads the environment meanwhile.
+            unsafe { std::env::set_var("ACEAPEX_GPU_STAGE_PAIRS", stage) };
+            let a = Archive::parse(&packed).unwrap();
+            for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
+                let out = decoder::decompress_with(&g, &a, d)
+                    .unwrap_or_else(|e| panic!("level {level} staged {stage} {d:?}: {e}"));
+                assert!(
+                    &out == data,
+                    "level {level} staged {stage} {d:?}: output differs"
+                );
+            }
+        }
+        // SAFETY (of the test): as above.
+        unsafe { std::env::remove_var("ACEAPEX_GPU_STAGE_PAIRS") };
+    }
+}
+
 /// The encoder settings of the bit-exact test: block sizes, minimum matches 4 and 5 (match
 /// bases below 6, format version 4, FORMAT.md §2), context tables on (the default, version 5
 /// where they pay) and off. Returns `(block_size, min_match, options)`.

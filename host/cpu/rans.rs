@@ -527,7 +527,11 @@ fn decode_tail<const CTX: bool>(
         let mut k = 0usize;
         for ((x, o), p) in states.iter_mut().zip(chunk.iter_mut()).zip(prev.iter_mut()) {
             // CTX: a context pair, each lane's table picked by its previous symbol
-            let t = if CTX { tables.pick(*p) } else { &tables.tables[0] };
+            let t = if CTX {
+                tables.pick(*p)
+            } else {
+                &tables.tables[0]
+            };
             let (sym, v) = step(&t.slots, *x);
             *o = sym;
             if CTX {

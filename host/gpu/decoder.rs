@@ -90,6 +90,30 @@ pub struct GpuArchive {
     pub resident_bytes: u64,
 }
 
+/// Whether the rANS stage stages the context pairs' second tables of the literal and command
+/// streams (FORMAT.md §5.4; `crate::device::rans::KERNEL_STAGED_TABLES`): when at least a
+/// quarter of the groups have such a pair. Staging them takes shared memory that every block
+/// then lacks as L1 (-3..-4 % on the stage, PERFORMANCE.md twelfth session), so an archive
+/// with pairs in a few groups reads those groups' second tables from global memory instead.
+/// `ACEAPEX_GPU_STAGE_PAIRS=0|1` forces the choice (tests: both paths on the same archive).
+fn stage_pair_tables(a: &Archive<'_>) -> bool {
+    match std::env::var("ACEAPEX_GPU_STAGE_PAIRS").as_deref() {
+        Ok("0") => return false,
+        Ok("1") => return true,
+        _ => {}
+    }
+    let with_pairs = a
+        .tables
+        .iter()
+        .filter(|g| {
+            [STREAM_LITERALS, STREAM_COMMANDS]
+                .iter()
+                .any(|&k| g[k].as_ref().is_some_and(|t| t.has_context()))
+        })
+        .count();
+    with_pairs > 0 && 4 * with_pairs >= a.tables.len()
+}
+
 impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables.
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
@@ -145,12 +169,7 @@ impl GpuArchive {
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_wpc = super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count());
-        let pairs_staged = a.tables.iter().any(|g| {
-            [STREAM_LITERALS, STREAM_COMMANDS]
-                .iter()
-                .any(|&k| g[k].as_ref().is_some_and(|t| t.has_context()))
-        });
-        let rans_staged = if pairs_staged {
+        let rans_staged = if stage_pair_tables(a) {
             crate::device::rans::KERNEL_STAGED_TABLES
         } else {
             STREAM_COUNT
