@@ -1,5 +1,6 @@
 //! Single-thread encode speed per file: the whole `compress` (match layer, entropy coding,
-//! checksums) and the match layer alone, in thread CPU time (robust against other processes
+//! checksums), the same without context tables (`context_tables: false`, alternated with it),
+//! and the match layer alone, in thread CPU time (robust against other processes
 //! on a shared machine), plus the archive ratio. Every archive is decoded and compared.
 //!
 //! ```text
@@ -87,15 +88,23 @@ fn main() {
                 level,
                 ..Default::default()
             };
+            // the same without context tables (format version 5), alternated with it
+            let plain = EncodeOptions {
+                context_tables: false,
+                ..opts.clone()
+            };
             let params = ParseParams::with_level(level);
             let bs = opts.block_size as usize;
             let mut best_full = f64::INFINITY;
+            let mut best_plain = f64::INFINITY;
             let mut best_parse = f64::INFINITY;
             let mut archive = Vec::new();
             for _ in 0..runs {
                 let (a, s) = pool.install(|| timed(|| compress(&data, &opts, &|_| {})));
                 archive = a.expect("compress");
                 best_full = best_full.min(s);
+                let (_, s) = pool.install(|| timed(|| compress(&data, &plain, &|_| {})));
+                best_plain = best_plain.min(s);
                 let (_, s) = pool.install(|| {
                     timed(|| {
                         let mut m = 0u64;
@@ -114,10 +123,11 @@ fn main() {
             decode::decompress_into(&a, &mut out, &|_| {}).expect("archive decodes");
             assert!(out == data, "{name}: round trip mismatch");
             println!(
-                "{name:<40} L{level} bytes={n:>9} archive={:>9} ratio={:>6.3} encode={:>6.1} MB/s parse={:>6.1} MB/s",
+                "{name:<40} L{level} bytes={n:>9} archive={:>9} ratio={:>6.3} encode={:>6.1} MB/s (no context tables {:>6.1}) parse={:>6.1} MB/s",
                 archive.len(),
                 n as f64 / archive.len() as f64,
                 n as f64 / best_full / 1e6,
+                n as f64 / best_plain / 1e6,
                 n as f64 / best_parse / 1e6,
             );
         }

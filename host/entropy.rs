@@ -285,12 +285,19 @@ impl TableRecord {
 }
 
 /// Joint counts of (lane's previous symbol, symbol) pairs, `[prev * 256 + symbol]`: the
-/// statistics of the context choice ([`choose_record`]). Heap-allocated (256 KiB).
-pub struct PairCounts(Box<[u32]>);
+/// statistics of the context choice ([`choose_record`]). Heap-allocated (256 KiB); the
+/// previous symbols that occur are tracked, so a split reads only their rows.
+pub struct PairCounts {
+    counts: Box<[u32]>,
+    rows: [bool; 256],
+}
 
 impl Default for PairCounts {
     fn default() -> Self {
-        PairCounts(vec![0; 256 * 256].into_boxed_slice())
+        PairCounts {
+            counts: vec![0; 256 * 256].into_boxed_slice(),
+            rows: [false; 256],
+        }
     }
 }
 
@@ -298,25 +305,46 @@ impl PairCounts {
     /// Adds a slice coded with `lanes` lanes: symbol `i` paired with symbol `i - lanes`, the
     /// previous symbol of its lane (0 for each lane's first, FORMAT.md §5.4).
     pub fn add(&mut self, data: &[u8], lanes: usize) {
-        let lanes = lanes.max(1);
-        for (i, &x) in data.iter().enumerate() {
-            let prev = if i >= lanes { data[i - lanes] } else { 0 };
-            self.0[(prev as usize) << 8 | x as usize] += 1;
+        let lanes = lanes.max(1).min(data.len().max(1));
+        if data.is_empty() {
+            return;
+        }
+        self.rows[0] = true;
+        for &x in &data[..lanes] {
+            self.counts[x as usize] += 1;
+        }
+        for (&prev, &x) in data.iter().zip(&data[lanes..]) {
+            self.rows[prev as usize] = true;
+            self.counts[(prev as usize) << 8 | x as usize] += 1;
         }
     }
 
     /// The two histograms that context bit `bit` splits the counts into.
     fn split(&self, bit: u32) -> [Histogram; 2] {
         let mut h = [[0u64; 256]; 2];
-        for prev in 0..256 {
+        for prev in (0..256).filter(|&p| self.rows[p]) {
             let c = (prev >> bit) & 1;
-            let row = &self.0[prev << 8..(prev + 1) << 8];
+            let row = &self.counts[prev << 8..(prev + 1) << 8];
             for (d, &v) in h[c].iter_mut().zip(row) {
                 *d += v as u64;
             }
         }
         h
     }
+}
+
+/// Order-0 entropy of `h` in bytes (no table): the screening estimate of [`choose_record`].
+fn entropy_bytes(h: &Histogram) -> f64 {
+    let n: u64 = h.iter().sum();
+    if n == 0 {
+        return 0.0;
+    }
+    let nf = n as f64;
+    h.iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| c as f64 * (nf / c as f64).log2())
+        .sum::<f64>()
+        / 8.0
 }
 
 /// Fewest bytes a context pair must save over one table to be chosen ([`choose_record`]):
@@ -350,11 +378,11 @@ pub fn coded_bytes(h: &Histogram) -> f64 {
         .map_or(0.0, |b| b / 8.0)
 }
 
-/// The table record for one stream of one group: one table quantised from `h`, or the
-/// context pair (FORMAT.md §5.4) that codes the group's symbols in the fewest bytes
-/// (estimated from the quantised tables, records included) when that saves more than
-/// `min_gain` bytes ([`context_min_gain`]). `pairs` holds the same symbols as `h`, paired by
-/// lane. `None` for an empty histogram.
+/// The table record for one stream of one group: one table quantised from `h`, or a context
+/// pair (FORMAT.md §5.4): the bit whose split of `pairs` has the least order-0 entropy, taken
+/// when its two quantised tables, records included, code the group's symbols more than
+/// `min_gain` bytes ([`context_min_gain`]) below the single table. `pairs` holds the same
+/// symbols as `h`, paired by lane. `None` for an empty histogram.
 pub fn choose_record(
     h: &Histogram,
     pairs: Option<&PairCounts>,
@@ -370,28 +398,34 @@ pub fn choose_record(
         bits / 8.0 + (header + ts.iter().map(|(t, _)| t.body_len()).sum::<usize>()) as f64
     };
     // a pair must beat the single table by min_gain bytes
-    let mut bar = record_bytes(&[(&t, h)]) - min_gain;
+    let single = record_bytes(&[(&t, h)]);
     let mut best = TableRecord {
         tables: vec![t],
         ctx_bit: 0,
     };
-    for bit in 0..8u32 {
-        let Some(pairs) = pairs else { break };
-        let [h0, h1] = pairs.split(bit);
-        let (Some(t0), Some(t1)) = (
-            FreqTable::from_histogram(&h0),
-            FreqTable::from_histogram(&h1),
-        ) else {
-            continue;
+    let Some(pairs) = pairs else {
+        return Some(best);
+    };
+    // the bit whose split has the least entropy, then its quantised pair against the bar
+    let Some((bit, [h0, h1])) = (0..8u32)
+        .map(|bit| (bit, pairs.split(bit)))
+        .filter(|(_, [h0, h1])| h0.iter().any(|&c| c > 0) && h1.iter().any(|&c| c > 0))
+        .min_by(|a, b| {
+            let e = |h: &[Histogram; 2]| entropy_bytes(&h[0]) + entropy_bytes(&h[1]);
+            e(&a.1).total_cmp(&e(&b.1))
+        })
+    else {
+        return Some(best);
+    };
+    let (t0, t1) = (
+        FreqTable::from_histogram(&h0).expect("non-empty"),
+        FreqTable::from_histogram(&h1).expect("non-empty"),
+    );
+    if record_bytes(&[(&t0, &h0), (&t1, &h1)]) < single - min_gain {
+        best = TableRecord {
+            tables: vec![t0, t1],
+            ctx_bit: bit as u8,
         };
-        let bytes = record_bytes(&[(&t0, &h0), (&t1, &h1)]);
-        if bytes < bar {
-            bar = bytes;
-            best = TableRecord {
-                tables: vec![t0, t1],
-                ctx_bit: bit as u8,
-            };
-        }
     }
     Some(best)
 }
