@@ -128,7 +128,7 @@ enum Cmd {
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
         /// Shortest match to emit, in bytes (>= 4). Below 6 the length codes start there
-        /// too (a version-4 archive): 1-4 % smaller archives on text and FASTQ, about 10 %
+        /// too (a version-4 archive, or 5 with context tables): 1-4 % smaller archives on text and FASTQ, about 10 %
         /// slower decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
         /// whichever compresses a sample of the input smaller (256 KiB, or one block if
         /// larger; a smaller input is compressed both ways); levels 1-7: 6, for decode
@@ -138,10 +138,13 @@ enum Cmd {
         /// Send repeat distances as explicit offsets (no repeat codes).
         #[arg(long)]
         no_rep: bool,
-        /// One frequency table per stream and group only: no context tables (which pick
-        /// each symbol's table by a bit of the symbol its rANS lane decoded before, where
-        /// that pays: soft-masked genomes 5-10 % smaller, text ~1 %; a version-5 archive).
-        /// For readers of versions 2-4.
+        /// One frequency table per stream and group only: no context tables (a pair of
+        /// tables, each symbol's picked by a bit of the symbol its rANS lane decoded before;
+        /// a version-5 archive). Levels 8-9 take a pair wherever it saves more than 64
+        /// bytes (soft-masked genomes 8-17 % smaller, text and FASTQ 1-2 %), levels 1-7 only
+        /// where it saves more than 3 % of a group, since pairs decode slower (soft-masked
+        /// genomes like dm3 up to 10-17 %, most other files nothing). Without pairs the
+        /// archive stays version 3 or 4, for readers of those versions.
         #[arg(long)]
         no_context: bool,
         /// Cap the dependency depth (chains of matches that copy from matches): every match

@@ -137,10 +137,10 @@ pub struct FileHeader {
     pub meta_checksum: u64,
 }
 
-/// Header bytes 72..88 (FORMAT.md §2): the bit widths of the packed fields of a version-3 or
-/// version-4 block entry (§3.1; each field of a [`BlockEntry`] but the checksum is stored in
+/// Header bytes 72..88 (FORMAT.md §2): the bit widths of the packed fields of a version-3 to
+/// version-5 block entry (§3.1; each field of a [`BlockEntry`] but the checksum is stored in
 /// exactly this many bits, so the widths are the smallest that hold the archive's largest
-/// value) and, version 4, the match base. 16 bytes.
+/// value) and, versions 4 and 5, the match base. 16 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct EntryBits {

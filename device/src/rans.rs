@@ -40,7 +40,9 @@ pub const KERNEL_SMEM_BYTES: usize = KERNEL_STAGED_TABLES * core::mem::size_of::
 pub struct SliceTables<'a> {
     /// One table, or two (context 0 and 1) side by side.
     pub tables: &'a [DecodeTable],
-    /// Bit of the lane's previous symbol that picks the table (0-7; unused with one table).
+    /// Bit of the lane's previous symbol that picks the table (0-7, FORMAT.md §5.2; every
+    /// decoder reads it modulo 8, so a value above 7 from the public fields cannot make two
+    /// decoders differ; unused with one table).
     pub ctx_bit: u32,
 }
 
@@ -63,7 +65,7 @@ impl<'a> SliceTables<'a> {
     /// The table for a symbol whose lane decoded `prev` before it (0 for the lane's first).
     #[inline(always)]
     pub fn pick(&self, prev: u8) -> &'a DecodeTable {
-        if self.has_context() && (prev >> self.ctx_bit) & 1 == 1 {
+        if self.has_context() && (prev >> (self.ctx_bit & 7)) & 1 == 1 {
             &self.tables[1]
         } else {
             &self.tables[0]

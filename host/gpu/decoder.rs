@@ -124,7 +124,7 @@ impl GpuArchive {
                 .iter()
                 .flatten()
                 .flatten()
-                .map(|t| t.tables().tables.len())
+                .map(|t| 1 + t.has_context() as usize)
                 .sum(),
         );
         if tables.capacity() >= 1 << TABLE_CTX_SHIFT {
