@@ -122,37 +122,9 @@ fn set_base(a: &[u8], base: u32) -> Vec<u8> {
     )
 }
 
-/// Every decoder on `packed`: never Ok with bytes other than `data`; fast == reference.
-/// Returns whether decompress succeeded.
+/// [`common::attack::never_wrong`]; false also when the archive does not parse.
 fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> bool {
-    let Ok(a) = Archive::parse(packed) else {
-        return false;
-    };
-    let whole = aceapex::decompress(&a);
-    if let Ok(out) = &whole {
-        assert!(
-            out[..] == data[..],
-            "decompress Ok with wrong bytes ({what})"
-        );
-    }
-    let size = a.header.original_size;
-    for _ in 0..3 {
-        let off = r.below(size + 1);
-        let len = r.below(size - off + 1);
-        if let Ok(got) = aceapex::extract(&a, off, len) {
-            // extract verifies block checksums only: compare where the claimed size fits
-            if size == data.len() as u64 {
-                assert!(
-                    got[..] == data[off as usize..(off + len) as usize],
-                    "extract({off}, {len}) Ok with wrong bytes ({what})"
-                );
-            }
-        }
-    }
-    if size <= 64 << 20 {
-        compare_archive(packed, what);
-    }
-    whole.is_ok()
+    common::attack::never_wrong(packed, data, r, what).unwrap_or(false)
 }
 
 /// Generated archives ([`gen_archive`] at base `b`), labelled with base `b`: decode

@@ -634,36 +634,10 @@ fn with_tables(p: &Parts, version: u16, byte85: u8, tables: &[u8]) -> Vec<u8> {
     assemble(p, version, byte85, &p.entries, tables, &p.data)
 }
 
-/// Every decoder on `packed`: never Ok with bytes other than `data`; fast == reference block
-/// by block. Returns whether the archive parsed and `decompress` succeeded.
+/// [`common::attack::never_wrong`]: whether the archive parsed and `decompress` succeeded.
 fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> (bool, bool) {
-    let Ok(a) = Archive::parse(packed) else {
-        return (false, false);
-    };
-    let whole = aceapex::decompress(&a);
-    if let Ok(out) = &whole {
-        assert!(
-            out[..] == data[..],
-            "decompress Ok with wrong bytes ({what})"
-        );
-    }
-    let size = a.header.original_size;
-    for _ in 0..3 {
-        let off = r.below(size + 1);
-        let len = r.below(size - off + 1);
-        if let Ok(got) = aceapex::extract(&a, off, len) {
-            if size == data.len() as u64 {
-                assert!(
-                    got[..] == data[off as usize..(off + len) as usize],
-                    "extract({off}, {len}) Ok with wrong bytes ({what})"
-                );
-            }
-        }
-    }
-    if size <= 64 << 20 {
-        compare_archive(packed, what);
-    }
-    (true, whole.is_ok())
+    let res = common::attack::never_wrong(packed, data, r, what);
+    (res.is_some(), res == Some(true))
 }
 
 fn soft_masked(r: &mut Rng, n: usize) -> Vec<u8> {

@@ -464,3 +464,35 @@ pub fn compare_archive(packed: &[u8], what: &str) {
         }
     }
 }
+
+/// Every decoder on `packed`: never Ok with bytes other than `data` (`decompress`, and
+/// `extract` of three random ranges where the claimed size fits, which verifies block
+/// checksums only); fast == reference block by block ([`compare_archive`]). `None` when the
+/// archive does not parse, else whether `decompress` succeeded.
+pub fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> Option<bool> {
+    let a = Archive::parse(packed).ok()?;
+    let whole = aceapex::decompress(&a);
+    if let Ok(out) = &whole {
+        assert!(
+            out[..] == data[..],
+            "decompress Ok with wrong bytes ({what})"
+        );
+    }
+    let size = a.header.original_size;
+    for _ in 0..3 {
+        let off = r.below(size + 1);
+        let len = r.below(size - off + 1);
+        if let Ok(got) = aceapex::extract(&a, off, len) {
+            if size == data.len() as u64 {
+                assert!(
+                    got[..] == data[off as usize..(off + len) as usize],
+                    "extract({off}, {len}) Ok with wrong bytes ({what})"
+                );
+            }
+        }
+    }
+    if size <= 64 << 20 {
+        compare_archive(packed, what);
+    }
+    Some(whole.is_ok())
+}
