@@ -176,17 +176,14 @@ impl<'a> SliceDecoder<'a> {
     #[inline]
     pub fn fast_rows(&mut self, max_rows: usize) -> usize {
         let (st, w, wp, t) = (&mut self.states, self.words, &mut self.wp, self.table);
-        // the context bit modulo 8, as every decoder reads it (`SliceTables::ctx_bit`)
-        let (tables, bit, pv) = (self.tables, self.tables.ctx_bit & 7, &mut self.prev);
-        let pair = || pair_slots(tables);
         let out = &mut self.out[self.done..];
         let n = match self.kernel {
-            Kernel::Scalar1 => scalar_rows::<1, _>(&t.slots, 0, pv, st, w, wp, out, max_rows),
-            Kernel::Scalar2 => scalar_rows::<2, _>(&t.slots, 0, pv, st, w, wp, out, max_rows),
-            Kernel::Scalar4 => scalar_rows::<4, _>(&t.slots, 0, pv, st, w, wp, out, max_rows),
-            Kernel::Scalar8 => scalar_rows::<8, _>(&t.slots, 0, pv, st, w, wp, out, max_rows),
-            Kernel::Scalar16 => scalar_rows::<16, _>(&t.slots, 0, pv, st, w, wp, out, max_rows),
-            Kernel::Scalar32 => scalar_rows::<32, _>(&t.slots, 0, pv, st, w, wp, out, max_rows),
+            Kernel::Scalar1 => scalar_rows::<1>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar2 => scalar_rows::<2>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar4 => scalar_rows::<4>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar8 => scalar_rows::<8>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar16 => scalar_rows::<16>(st, w, wp, t, out, max_rows),
+            Kernel::Scalar32 => scalar_rows::<32>(st, w, wp, t, out, max_rows),
             // SAFETY: these kernels are only chosen when the CPU has AVX2 (Kernel::for_lanes).
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2x2 => unsafe { avx2::rows::<2>(st, w, wp, t, out, max_rows) },
@@ -194,26 +191,26 @@ impl<'a> SliceDecoder<'a> {
             Kernel::Avx2x3 => unsafe { avx2::rows::<3>(st, w, wp, t, out, max_rows) },
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2x4 => unsafe { avx2::rows::<4>(st, w, wp, t, out, max_rows) },
-            Kernel::Ctx1 => scalar_rows::<1, _>(pair(), bit, pv, st, w, wp, out, max_rows),
-            Kernel::Ctx2 => scalar_rows::<2, _>(pair(), bit, pv, st, w, wp, out, max_rows),
-            Kernel::Ctx4 => scalar_rows::<4, _>(pair(), bit, pv, st, w, wp, out, max_rows),
+            Kernel::Ctx1 => ctx_rows::<1>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
+            Kernel::Ctx2 => ctx_rows::<2>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
+            Kernel::Ctx4 => ctx_rows::<4>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
             // SAFETY (context AVX2 kernels): chosen only when the CPU has AVX2
             // (Kernel::for_context); the slice has a context pair.
             #[cfg(target_arch = "x86_64")]
             Kernel::CtxAvx2x1 => unsafe {
-                avx2::ctx_rows::<1>(tables, pv, st, w, wp, out, max_rows)
+                avx2::ctx_rows::<1>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
             },
             #[cfg(target_arch = "x86_64")]
             Kernel::CtxAvx2x2 => unsafe {
-                avx2::ctx_rows::<2>(tables, pv, st, w, wp, out, max_rows)
+                avx2::ctx_rows::<2>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
             },
             #[cfg(target_arch = "x86_64")]
             Kernel::CtxAvx2x3 => unsafe {
-                avx2::ctx_rows::<3>(tables, pv, st, w, wp, out, max_rows)
+                avx2::ctx_rows::<3>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
             },
             #[cfg(target_arch = "x86_64")]
             Kernel::CtxAvx2x4 => unsafe {
-                avx2::ctx_rows::<4>(tables, pv, st, w, wp, out, max_rows)
+                avx2::ctx_rows::<4>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
             },
             Kernel::Tail => 0,
         };
@@ -343,44 +340,13 @@ fn step(slots: &[u32; PROB_SCALE as usize], x: u32) -> (u8, u32) {
     (e as u8, freq * (x >> PROB_BITS) + (e >> 20))
 }
 
-/// The slots a row loop reads: one table ([`PROB_SCALE`] slots) or a context pair (twice as
-/// many, context 0's then context 1's: [`pair_slots`]). The masked index needs no bounds
-/// check.
-trait Slots {
-    /// A context pair.
-    const CTX: bool;
-    /// The slot of state `x` under context `c` (0 or 1; ignored for one table).
-    fn slot(&self, x: u32, c: u32) -> u32;
-}
-
-impl Slots for [u32; PROB_SCALE as usize] {
-    const CTX: bool = false;
-    #[inline(always)]
-    fn slot(&self, x: u32, _c: u32) -> u32 {
-        self[(x & (PROB_SCALE - 1)) as usize]
-    }
-}
-
-impl Slots for [u32; 2 * PROB_SCALE as usize] {
-    const CTX: bool = true;
-    #[inline(always)]
-    fn slot(&self, x: u32, c: u32) -> u32 {
-        self[((x & (PROB_SCALE - 1)) | (c << PROB_BITS)) as usize]
-    }
-}
-
-/// Whole rows with `N` lanes, scalar and branchless. Under a context pair (`T::CTX`,
-/// FORMAT.md §5.4) each lane's slot takes bit `ctx_bit` of its previous symbol, which `prev`
-/// holds and gets.
+/// Whole rows with `N` lanes, scalar and branchless.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn scalar_rows<const N: usize, T: Slots>(
-    slots: &T,
-    ctx_bit: u32,
-    prev: &mut [u8; MAX_LANES as usize],
+fn scalar_rows<const N: usize>(
     states: &mut States,
     words: &[u8],
     wp: &mut usize,
+    table: &DecodeTable,
     out: &mut [u8],
     max_rows: usize,
 ) -> usize {
@@ -389,10 +355,6 @@ fn scalar_rows<const N: usize, T: Slots>(
     let (word_pairs, _) = words.as_chunks::<2>();
     let mut x = [0u32; N];
     x.copy_from_slice(&states[..N]);
-    let mut p = [0u8; N];
-    if T::CTX {
-        p.copy_from_slice(&prev[..N]);
-    }
     let mut w = *wp;
     let mut done = 0usize;
     for row in out.as_chunks_mut::<N>().0.iter_mut().take(max_rows) {
@@ -403,17 +365,8 @@ fn scalar_rows<const N: usize, T: Slots>(
         let row_words: &[[u8; 2]; N] = word_pairs[w..w + N].try_into().expect("N words");
         let mut k = 0usize;
         for j in 0..N {
-            let c = if T::CTX {
-                ((p[j] >> ctx_bit) & 1) as u32
-            } else {
-                0
-            };
-            let e = slots.slot(x[j], c);
-            let v = (((e >> 8) & 0xFFF) + 1) * (x[j] >> PROB_BITS) + (e >> 20);
-            row[j] = e as u8;
-            if T::CTX {
-                p[j] = e as u8;
-            }
+            let (sym, v) = step(&table.slots, x[j]);
+            row[j] = sym;
             let need = v < RANS_L;
             // k <= j < N and N is a power of two, so the mask keeps k and drops the bounds check
             let word = u16::from_le_bytes(row_words[k & (N - 1)]) as u32;
@@ -425,9 +378,6 @@ fn scalar_rows<const N: usize, T: Slots>(
         done += N;
     }
     states[..N].copy_from_slice(&x);
-    if T::CTX {
-        prev[..N].copy_from_slice(&p);
-    }
     *wp = w;
     done
 }
@@ -438,6 +388,56 @@ fn scalar_rows<const N: usize, T: Slots>(
 fn pair_slots<'a>(tables: SliceTables<'a>) -> &'a [u32; 2 * PROB_SCALE as usize] {
     let slots: &[u32] = bytemuck::cast_slice(tables.tables);
     slots.try_into().expect("a context pair")
+}
+
+/// Whole rows with `N` lanes under a context pair (FORMAT.md §5.4), scalar and branchless
+/// like [`scalar_rows`]; `prev` holds each lane's last symbol and is updated.
+#[inline(always)]
+fn ctx_rows<const N: usize>(
+    tables: SliceTables<'_>,
+    prev: &mut [u8; MAX_LANES as usize],
+    states: &mut States,
+    words: &[u8],
+    wp: &mut usize,
+    out: &mut [u8],
+    max_rows: usize,
+) -> usize {
+    const { assert!(N.is_power_of_two() && N <= MAX_LANES as usize) };
+    let slots = pair_slots(tables);
+    // the context bit modulo 8, as every decoder reads it (`SliceTables::ctx_bit`)
+    let bit = tables.ctx_bit & 7;
+    let (word_pairs, _) = words.as_chunks::<2>();
+    let mut x = [0u32; N];
+    x.copy_from_slice(&states[..N]);
+    let mut p = [0u8; N];
+    p.copy_from_slice(&prev[..N]);
+    let mut w = *wp;
+    let mut done = 0usize;
+    for row in out.as_chunks_mut::<N>().0.iter_mut().take(max_rows) {
+        if !rows_fit(word_pairs.len(), w, N) {
+            break;
+        }
+        let row_words: &[[u8; 2]; N] = word_pairs[w..w + N].try_into().expect("N words");
+        let mut k = 0usize;
+        for j in 0..N {
+            let c = ((p[j] >> bit) & 1) as u32;
+            // masked to 2 * PROB_SCALE - 1: no bounds check
+            let e = slots[((x[j] & (PROB_SCALE - 1)) | (c << PROB_BITS)) as usize];
+            let v = (((e >> 8) & 0xFFF) + 1) * (x[j] >> PROB_BITS) + (e >> 20);
+            row[j] = e as u8;
+            p[j] = e as u8;
+            let need = v < RANS_L;
+            let word = u16::from_le_bytes(row_words[k & (N - 1)]) as u32;
+            x[j] = std::hint::select_unpredictable(need, (v << 16) | word, v);
+            k += need as usize;
+        }
+        w += k;
+        done += N;
+    }
+    states[..N].copy_from_slice(&x);
+    prev[..N].copy_from_slice(&p);
+    *wp = w;
+    done
 }
 
 /// Whole rows of `S` slices with `L` lanes each, their rows interleaved (scalar and
@@ -617,75 +617,13 @@ mod avx2 {
         out: &mut [u8],
         max_rows: usize,
     ) -> usize {
-        let slots = table.slots.as_ptr() as *const i32;
-        let mut unused = [0u8; MAX_LANES as usize];
-        // SAFETY: AVX2 (caller); one table, every index masked below PROB_SCALE.
-        unsafe { rows_with::<V, false>(slots, 0, &mut unused, states, words, wp, out, max_rows) }
-    }
-
-    /// [`rows`] under a context pair (FORMAT.md §5.4): each lane's slot index takes bit
-    /// `ctx_bit` of the lane's previous symbol as bit 12 (the pair's two tables lie side by
-    /// side: [`super::pair_slots`]). `prev` holds each lane's last symbol and is updated.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2; `tables` must be a context pair.
-    #[target_feature(enable = "avx2,popcnt")]
-    #[inline]
-    pub unsafe fn ctx_rows<const V: usize>(
-        tables: SliceTables<'_>,
-        prev: &mut [u8; MAX_LANES as usize],
-        states: &mut States,
-        words: &[u8],
-        wp: &mut usize,
-        out: &mut [u8],
-        max_rows: usize,
-    ) -> usize {
-        let slots = super::pair_slots(tables).as_ptr() as *const i32;
-        let bit = tables.ctx_bit;
-        // SAFETY: AVX2 (caller); a pair, every index below 2 * PROB_SCALE.
-        unsafe { rows_with::<V, true>(slots, bit, prev, states, words, wp, out, max_rows) }
-    }
-
-    /// The row loop of [`rows`] (`CTX` false: `slots` is one table) and [`ctx_rows`] (`CTX`
-    /// true: `slots` is a pair of [`PROB_SCALE`]-slot tables).
-    ///
-    /// # Safety
-    /// The CPU must support AVX2; `slots` must hold `PROB_SCALE` slots, twice as many with
-    /// `CTX`.
-    #[target_feature(enable = "avx2,popcnt")]
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn rows_with<const V: usize, const CTX: bool>(
-        slots: *const i32,
-        ctx_bit: u32,
-        prev: &mut [u8; MAX_LANES as usize],
-        states: &mut States,
-        words: &[u8],
-        wp: &mut usize,
-        out: &mut [u8],
-        max_rows: usize,
-    ) -> usize {
         let n = 8 * V;
         let nwords = words.len() / 2;
         let mut x = [_mm256_setzero_si256(); V];
-        // with CTX, per vector: the lanes' previous symbols in the low byte of each 32-bit
-        // lane (the table entries of the last row have their symbol there too)
-        let mut pe = [_mm256_setzero_si256(); V];
-        for v in 0..V {
-            // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state and prev arrays (V <= 4).
-            unsafe {
-                x[v] = _mm256_loadu_si256(states.as_ptr().add(8 * v) as *const __m256i);
-                if CTX {
-                    pe[v] = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-                        prev.as_ptr().add(8 * v) as *const __m128i
-                    ));
-                }
-            }
+        for (v, xv) in x.iter_mut().enumerate() {
+            // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state array (V <= 4).
+            *xv = unsafe { _mm256_loadu_si256(states.as_ptr().add(8 * v) as *const __m256i) };
         }
-        // bit ctx_bit of the symbol moved to bit 12: every other bit of an entry lands
-        // below 12 (symbol bits under ctx_bit) or at 13 and above (entry bits from 8 on)
-        let to12 = _mm_cvtsi32_si128((PROB_BITS - (ctx_bit & 7)) as i32);
-        let bit12 = _mm256_set1_epi32(PROB_SCALE as i32);
         let mask12 = _mm256_set1_epi32((PROB_SCALE - 1) as i32);
         let one = _mm256_set1_epi32(1);
         let zero = _mm256_setzero_si256();
@@ -695,35 +633,27 @@ mod avx2 {
             0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
         );
         let join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+        let slots = table.slots.as_ptr() as *const i32;
         let wbase = words.as_ptr();
         let mut w = *wp;
         let mut done = 0usize;
         let limit = out.len().min(max_rows.saturating_mul(n));
         while limit - done >= n && rows_fit(nwords, w, n) {
-            for v in 0..V {
-                let xs = x[v];
-                let mut idx = _mm256_and_si256(xs, mask12);
-                if CTX {
-                    let ctx = _mm256_and_si256(_mm256_sll_epi32(pe[v], to12), bit12);
-                    idx = _mm256_or_si256(idx, ctx);
-                }
-                // SAFETY: every index is below PROB_SCALE, or 2 * PROB_SCALE with CTX: the
-                // slots the caller passes.
-                let e = unsafe { lookup(slots, idx) };
-                if CTX {
-                    pe[v] = e;
-                }
+            for xv in x.iter_mut() {
+                let xs = *xv;
+                // SAFETY: every index is masked to PROB_SCALE - 1 < slots.len().
+                let e = unsafe { lookup(slots, _mm256_and_si256(xs, mask12)) };
                 let freq = _mm256_add_epi32(
                     _mm256_and_si256(_mm256_srli_epi32::<8>(e), _mm256_set1_epi32(0xFFF)),
                     one,
                 );
-                let nv = _mm256_add_epi32(
+                let v = _mm256_add_epi32(
                     _mm256_mullo_epi32(freq, _mm256_srli_epi32::<12>(xs)),
                     _mm256_srli_epi32::<20>(e),
                 );
                 // lanes below RANS_L = 2^16 have a zero upper half
                 const _: () = assert!(RANS_L == 1 << 16);
-                let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(nv), zero);
+                let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(v), zero);
                 let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
                 // SAFETY: the row started with at least n words left (rows_fit) and the
                 // vectors before this one took at most 8 each, so w + 8 <= nwords: the 16-byte
@@ -732,8 +662,8 @@ mod avx2 {
                 // SAFETY: m < 256 indexes PERM; the row is 32 bytes.
                 let perm = unsafe { _mm256_loadu_si256(PERM.as_ptr().add(m) as *const __m256i) };
                 let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
-                let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(nv), wv);
-                x[v] = _mm256_blendv_epi8(nv, renorm, need);
+                let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(v), wv);
+                *xv = _mm256_blendv_epi8(v, renorm, need);
                 w += m.count_ones() as usize;
                 let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
                 // SAFETY: done + n <= limit <= out.len() (loop condition): these 8 bytes are in `out`.
@@ -750,7 +680,104 @@ mod avx2 {
             // SAFETY: as for the loads above.
             unsafe { _mm256_storeu_si256(states.as_mut_ptr().add(8 * v) as *mut __m256i, *xv) };
         }
-        if CTX && done > 0 {
+        *wp = w;
+        done
+    }
+
+    /// Whole rows with `8 * V` lanes under a context pair (FORMAT.md §5.4), as [`rows`]
+    /// with each lane's slot index taking bit `ctx_bit` of the lane's previous symbol as bit
+    /// 12 (the pair's two tables lie side by side: [`super::pair_slots`]). `prev` holds each
+    /// lane's last symbol and is updated.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; `tables` must be a context pair.
+    #[target_feature(enable = "avx2,popcnt")]
+    #[inline]
+    pub unsafe fn ctx_rows<const V: usize>(
+        tables: SliceTables<'_>,
+        prev: &mut [u8; MAX_LANES as usize],
+        states: &mut States,
+        words: &[u8],
+        wp: &mut usize,
+        out: &mut [u8],
+        max_rows: usize,
+    ) -> usize {
+        let n = 8 * V;
+        let nwords = words.len() / 2;
+        let slots = super::pair_slots(tables).as_ptr() as *const i32;
+        let mut x = [_mm256_setzero_si256(); V];
+        // per vector: the lanes' previous symbols in the low byte of each 32-bit lane (the
+        // table entries of the last row have their symbol there too)
+        let mut pe = [_mm256_setzero_si256(); V];
+        for v in 0..V {
+            // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state and prev arrays (V <= 4).
+            unsafe {
+                x[v] = _mm256_loadu_si256(states.as_ptr().add(8 * v) as *const __m256i);
+                pe[v] = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                    prev.as_ptr().add(8 * v) as *const __m128i
+                ));
+            }
+        }
+        // bit ctx_bit of the symbol moved to bit 12: every other bit of an entry lands
+        // below 12 (symbol bits under ctx_bit) or at 13 and above (entry bits from 8 on)
+        // (the context bit modulo 8, as every decoder reads it: `SliceTables::ctx_bit`)
+        let to12 = _mm_cvtsi32_si128((PROB_BITS - (tables.ctx_bit & 7)) as i32);
+        let bit12 = _mm256_set1_epi32(PROB_SCALE as i32);
+        let mask12 = _mm256_set1_epi32((PROB_SCALE - 1) as i32);
+        let one = _mm256_set1_epi32(1);
+        let zero = _mm256_setzero_si256();
+        let pick = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+        let wbase = words.as_ptr();
+        let mut w = *wp;
+        let mut done = 0usize;
+        let limit = out.len().min(max_rows.saturating_mul(n));
+        while limit - done >= n && rows_fit(nwords, w, n) {
+            for v in 0..V {
+                let xs = x[v];
+                let ctx = _mm256_and_si256(_mm256_sll_epi32(pe[v], to12), bit12);
+                let idx = _mm256_or_si256(_mm256_and_si256(xs, mask12), ctx);
+                // SAFETY: every index is below 2 * PROB_SCALE, the pair's slots.
+                let e = unsafe { lookup(slots, idx) };
+                pe[v] = e;
+                let freq = _mm256_add_epi32(
+                    _mm256_and_si256(_mm256_srli_epi32::<8>(e), _mm256_set1_epi32(0xFFF)),
+                    one,
+                );
+                let nv = _mm256_add_epi32(
+                    _mm256_mullo_epi32(freq, _mm256_srli_epi32::<12>(xs)),
+                    _mm256_srli_epi32::<20>(e),
+                );
+                const _: () = assert!(RANS_L == 1 << 16);
+                let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(nv), zero);
+                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
+                // SAFETY: as in `rows`: w + 8 <= nwords inside the row.
+                let raw = unsafe { _mm_loadu_si128(wbase.add(2 * w) as *const __m128i) };
+                // SAFETY: m < 256 indexes PERM; the row is 32 bytes.
+                let perm = unsafe { _mm256_loadu_si256(PERM.as_ptr().add(m) as *const __m256i) };
+                let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
+                let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(nv), wv);
+                x[v] = _mm256_blendv_epi8(nv, renorm, need);
+                w += m.count_ones() as usize;
+                let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
+                // SAFETY: done + 8 <= limit <= out.len() inside the row.
+                unsafe {
+                    _mm_storel_epi64(
+                        out.as_mut_ptr().add(done) as *mut __m128i,
+                        _mm256_castsi256_si128(syms),
+                    )
+                };
+                done += 8;
+            }
+        }
+        for (v, xv) in x.iter().enumerate() {
+            // SAFETY: as for the loads above.
+            unsafe { _mm256_storeu_si256(states.as_mut_ptr().add(8 * v) as *mut __m256i, *xv) };
+        }
+        if done > 0 {
             prev[..n].copy_from_slice(&out[done - n..done]);
         }
         *wp = w;
