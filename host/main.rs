@@ -143,7 +143,7 @@ enum Cmd {
         /// a version-5 archive). Levels 8-9 take a pair wherever it saves more than 64
         /// bytes (soft-masked genomes 8-17 % smaller, text and FASTQ 1-2 %), levels 1-7 only
         /// where it saves more than 3 % of a group, since pairs decode slower (soft-masked
-        /// genomes like dm3 up to 10-17 %, most other files nothing). Without pairs the
+        /// genomes like dm3 7-17 %, most other files nothing). Without pairs the
         /// archive stays version 3 or 4, for readers of those versions.
         #[arg(long)]
         no_context: bool,
