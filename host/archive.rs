@@ -433,10 +433,19 @@ fn encode_group(
             )
         })
         .collect();
-    let min_gain =
-        entropy::context_min_gain(level, hists.iter().map(entropy::coded_bytes).sum::<f64>());
-    let records: Vec<Option<entropy::TableRecord>> = (0..STREAM_COUNT)
-        .map(|k| {
+    // one table per stream quantised once: the group's size estimate and the single choice
+    let singles = hists.each_ref().map(FreqTable::from_histogram);
+    let group_bytes = singles
+        .iter()
+        .zip(&hists)
+        .filter_map(|(t, h)| t.as_ref().map(|t| entropy::coded_bytes(t, h)))
+        .sum::<f64>();
+    let min_gain = entropy::context_min_gain(level, group_bytes);
+    let records: Vec<Option<entropy::TableRecord>> = singles
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let t = t?;
             let pairs = context.then(|| {
                 let mut p = entropy::PairCounts::default();
                 for (b, l) in blocks.iter().zip(&lanes) {
@@ -444,7 +453,12 @@ fn encode_group(
                 }
                 p
             });
-            entropy::choose_record(&hists[k], pairs.as_ref(), min_gain)
+            Some(entropy::choose_record(
+                t,
+                &hists[k],
+                pairs.as_ref(),
+                min_gain,
+            ))
         })
         .collect();
     let coders: Vec<Option<entropy::SliceCoder>> = records
@@ -553,13 +567,6 @@ impl StreamTable {
                 .map(full)
                 .collect(),
             ctx_bit: self.ctx_bit,
-        }
-    }
-
-    /// The (first) table's frequencies.
-    pub fn freq_table(&self) -> FreqTable {
-        FreqTable {
-            freq: self.freq.map(u32::from),
         }
     }
 

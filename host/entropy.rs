@@ -139,7 +139,7 @@ impl FreqTable {
             .freq
             .iter()
             .filter(|&&f| f > 0)
-            .map(|&f| ((32 - (f - 1).leading_zeros()).max(1) as usize).div_ceil(7))
+            .map(|&f| crate::lz::varint_len(f - 1) as usize)
             .sum::<usize>()
     }
 
@@ -371,40 +371,37 @@ pub fn context_min_gain(level: u32, group_bytes: f64) -> f64 {
     }
 }
 
-/// Estimated bytes of `h`'s symbols under one table quantised from it (no table record).
-pub fn coded_bytes(h: &Histogram) -> f64 {
-    FreqTable::from_histogram(h)
-        .and_then(|t| t.cost_bits(h))
-        .map_or(0.0, |b| b / 8.0)
+/// Estimated bytes of `h`'s symbols under `t`, a table quantised from it (no table record).
+pub fn coded_bytes(t: &FreqTable, h: &Histogram) -> f64 {
+    t.cost_bits(h).expect("table quantised from h") / 8.0
 }
 
-/// The table record for one stream of one group: one table quantised from `h`, or a context
-/// pair (FORMAT.md §5.4): the bit whose split of `pairs` has the least order-0 entropy, taken
-/// when its two quantised tables, records included, code the group's symbols more than
-/// `min_gain` bytes ([`context_min_gain`]) below the single table. `pairs` holds the same
-/// symbols as `h`, paired by lane. `None` for an empty histogram.
+/// The table record for one stream of one group: `t`, the table quantised from `h`, or a
+/// context pair (FORMAT.md §5.4): the bit whose split of `pairs` has the least order-0
+/// entropy, taken when its two quantised tables, records included, code the group's symbols
+/// more than `min_gain` bytes ([`context_min_gain`]) below `t`. `pairs` holds the same
+/// symbols as `h`, paired by lane.
 pub fn choose_record(
+    t: FreqTable,
     h: &Histogram,
     pairs: Option<&PairCounts>,
     min_gain: f64,
-) -> Option<TableRecord> {
-    let t = FreqTable::from_histogram(h)?;
-    let record_bytes = |ts: &[(&FreqTable, &Histogram)]| -> f64 {
-        let bits: f64 = ts
+) -> TableRecord {
+    // the symbols under the record's tables, plus the record itself
+    let record_bytes = |r: &TableRecord, hs: &[&Histogram]| -> f64 {
+        r.tables
             .iter()
-            .map(|(t, h)| t.cost_bits(h).expect("table quantised from h"))
-            .sum();
-        let header = if ts.len() == 1 { 1 } else { 2 };
-        bits / 8.0 + (header + ts.iter().map(|(t, _)| t.body_len()).sum::<usize>()) as f64
+            .zip(hs)
+            .map(|(t, h)| coded_bytes(t, h))
+            .sum::<f64>()
+            + r.len() as f64
     };
-    // a pair must beat the single table by min_gain bytes
-    let single = record_bytes(&[(&t, h)]);
-    let mut best = TableRecord {
+    let single = TableRecord {
         tables: vec![t],
         ctx_bit: 0,
     };
     let Some(pairs) = pairs else {
-        return Some(best);
+        return single;
     };
     // the bit whose split has the least entropy, then its quantised pair against the bar
     let Some((bit, [h0, h1])) = (0..8u32)
@@ -415,19 +412,21 @@ pub fn choose_record(
             e(&a.1).total_cmp(&e(&b.1))
         })
     else {
-        return Some(best);
+        return single;
     };
-    let (t0, t1) = (
-        FreqTable::from_histogram(&h0).expect("non-empty"),
-        FreqTable::from_histogram(&h1).expect("non-empty"),
-    );
-    if record_bytes(&[(&t0, &h0), (&t1, &h1)]) < single - min_gain {
-        best = TableRecord {
-            tables: vec![t0, t1],
-            ctx_bit: bit as u8,
-        };
+    let pair = TableRecord {
+        tables: vec![
+            FreqTable::from_histogram(&h0).expect("non-empty"),
+            FreqTable::from_histogram(&h1).expect("non-empty"),
+        ],
+        ctx_bit: bit as u8,
+    };
+    // a pair must beat the single table by min_gain bytes
+    if record_bytes(&pair, &[&h0, &h1]) < record_bytes(&single, &[h]) - min_gain {
+        pair
+    } else {
+        single
     }
-    Some(best)
 }
 
 /// The encoder form of a [`TableRecord`]: its tables as [`EncodeTable`]s.
@@ -469,28 +468,23 @@ pub fn encode_context_slice(
     ctx_bit: u32,
     out: &mut Vec<u8>,
 ) {
-    assert!((1..=MAX_LANES as usize).contains(&lanes));
-    let mut states = [RANS_L; MAX_LANES as usize];
-    let mut words = vec![0u16; symbols.len() + 1];
-    let mut nw = 0;
-    for (i, &s) in symbols.iter().enumerate().rev() {
-        let c = if i >= lanes {
-            (symbols[i - lanes] >> ctx_bit) & 1
-        } else {
-            0
-        };
-        put_symbol(
-            &mut states[i % lanes],
-            &t[c as usize].sym[s as usize],
-            &mut words,
-            &mut nw,
-        );
-    }
-    out.reserve(lanes * 4 + nw * 2);
-    for x in &states[..lanes] {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out.extend(words[..nw].iter().rev().flat_map(|w| w.to_le_bytes()));
+    encode_into(symbols, lanes, out, |states, words| {
+        let mut nw = 0;
+        for (i, &s) in symbols.iter().enumerate().rev() {
+            let c = if i >= lanes {
+                (symbols[i - lanes] >> ctx_bit) & 1
+            } else {
+                0
+            };
+            put_symbol(
+                &mut states[i % lanes],
+                &t[c as usize].sym[s as usize],
+                words,
+                &mut nw,
+            );
+        }
+        nw
+    });
 }
 
 /// Number of interleaved lanes the encoder would give a slice of `n` symbols on its own: about
@@ -645,20 +639,32 @@ pub fn encode_slice(
 
 /// [`encode_slice`] with a prebuilt [`EncodeTable`].
 pub fn encode_slice_with(symbols: &[u8], lanes: usize, table: &EncodeTable, out: &mut Vec<u8>) {
+    encode_into(symbols, lanes, out, |states, words| match lanes {
+        1 => encode_lanes::<1>(symbols, table, states, words),
+        2 => encode_lanes::<2>(symbols, table, states, words),
+        4 => encode_lanes::<4>(symbols, table, states, words),
+        8 => encode_lanes::<8>(symbols, table, states, words),
+        16 => encode_lanes::<16>(symbols, table, states, words),
+        32 => encode_lanes::<32>(symbols, table, states, words),
+        _ => encode_any_lanes(symbols, lanes, table, states, words),
+    });
+}
+
+/// The frame of every slice encoder: `code` codes the symbols into the lane states (all
+/// starting at [`RANS_L`]) and the word buffer and returns the words written, in emission
+/// order; the slice (the final states, then the words last first) is appended to `out`.
+fn encode_into(
+    symbols: &[u8],
+    lanes: usize,
+    out: &mut Vec<u8>,
+    code: impl FnOnce(&mut [u32], &mut [u16]) -> usize,
+) {
     assert!((1..=MAX_LANES as usize).contains(&lanes));
     let mut states = [RANS_L; MAX_LANES as usize];
     // at most one word per symbol, plus the slot the branch-free renormalisation may write
     // after the last word
     let mut words = vec![0u16; symbols.len() + 1];
-    let nw = match lanes {
-        1 => encode_lanes::<1>(symbols, table, &mut states, &mut words),
-        2 => encode_lanes::<2>(symbols, table, &mut states, &mut words),
-        4 => encode_lanes::<4>(symbols, table, &mut states, &mut words),
-        8 => encode_lanes::<8>(symbols, table, &mut states, &mut words),
-        16 => encode_lanes::<16>(symbols, table, &mut states, &mut words),
-        32 => encode_lanes::<32>(symbols, table, &mut states, &mut words),
-        _ => encode_any_lanes(symbols, lanes, table, &mut states, &mut words),
-    };
+    let nw = code(&mut states, &mut words);
     out.reserve(lanes * 4 + nw * 2);
     for x in &states[..lanes] {
         out.extend_from_slice(&x.to_le_bytes());

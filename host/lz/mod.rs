@@ -18,6 +18,7 @@ mod tests;
 use aceapex_device::format::{DEFAULT_BLOCK_SIZE, STREAM_COUNT};
 use aceapex_device::lz::BlockStreams;
 
+pub(crate) use cost::varint_len;
 #[doc(hidden)]
 pub use cost::CostTuning;
 
