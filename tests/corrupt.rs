@@ -155,19 +155,20 @@ fn small_archive() -> (Vec<u8>, Vec<u8>) {
     (data, v2)
 }
 
+/// `data`'s archive in 4 KiB blocks, defaults otherwise, context tables on or off.
+fn compress_4k(data: &[u8], context_tables: bool) -> Vec<u8> {
+    let opts = EncodeOptions {
+        block_size: 4096,
+        context_tables,
+        ..Default::default()
+    };
+    compress(data, &opts, &|_| {}).unwrap()
+}
+
 /// [`small_archive`] as the encoder writes it (format version 3).
 fn small_archive_v3() -> (Vec<u8>, Vec<u8>) {
     let data = prose(40_000, 3);
-    let packed = compress(
-        &data,
-        &EncodeOptions {
-            block_size: 4096,
-            context_tables: false,
-            ..Default::default()
-        },
-        &|_| {},
-    )
-    .unwrap();
+    let packed = compress_4k(&data, false);
     (data, packed)
 }
 
@@ -1452,11 +1453,8 @@ fn soft_masked(n: usize, seed: u64) -> Vec<u8> {
 /// [`soft_masked`] data and its archive (4 KiB blocks, defaults otherwise: context tables).
 fn context_archive() -> (Vec<u8>, Vec<u8>) {
     let data = soft_masked(60_000, 11);
-    let opts = EncodeOptions {
-        block_size: 4096,
-        ..Default::default()
-    };
-    (data.clone(), compress(&data, &opts, &|_| {}).unwrap())
+    let packed = compress_4k(&data, true);
+    (data, packed)
 }
 
 /// Start and kind of each table record of a version-3+ archive's table section.
@@ -1500,16 +1498,7 @@ fn context_tables_write_version_5_and_shrink_soft_masked_dna() {
     assert!(kinds.contains(&2), "a context pair: {kinds:?}");
     decodes_to(&a, &data);
     // the same input without context tables: version 3, and larger
-    let plain = compress(
-        &data,
-        &EncodeOptions {
-            block_size: 4096,
-            context_tables: false,
-            ..Default::default()
-        },
-        &|_| {},
-    )
-    .unwrap();
+    let plain = compress_4k(&data, false);
     assert_eq!(u16::from_le_bytes([plain[4], plain[5]]), 3);
     assert!(
         a.len() * 100 < plain.len() * 95,
