@@ -28,6 +28,10 @@ use std::process::{exit, Command};
 #[path = "device/src/dense_layout.rs"]
 mod dense_layout;
 
+/// The rANS kernel's launch bounds (KERNEL_MAX_WARPS, KERNEL_CTAS_PER_SM), likewise.
+#[path = "device/src/rans_launch.rs"]
+mod rans_launch;
+
 const TARGET: &str = "nvptx64-nvidia-cuda";
 const GPU_ARCH: &str = "sm_90";
 
@@ -134,6 +138,22 @@ fn main() {
             dense_layout::MIN_CTAS_PER_SM
         ),
     );
+    let mut ptx = ptx;
+    for entry in [
+        "rans_decode_slices",
+        "rans_decode_slices_ctx",
+        "rans_decode_slices_pack",
+    ] {
+        ptx = with_entry_directives(
+            &ptx,
+            entry,
+            &format!(
+                ".maxntid {}, 1, 1\n.minnctapersm {}\n",
+                32 * rans_launch::KERNEL_MAX_WARPS,
+                rans_launch::KERNEL_CTAS_PER_SM
+            ),
+        );
+    }
     fs::write(&ptx_out, ptx).expect("write PTX to OUT_DIR");
 }
 

@@ -5,7 +5,8 @@
 //! `benches/codec.rs` under `corpora/`). Each file is cut to its first 16 MiB, compressed
 //! with the default options (level 5, 16 KiB blocks; `ACEAPEX_LEVEL` and `ACEAPEX_MIN_MATCH`
 //! override the level and the minimum match, which defaults to the CLI's choice;
-//! `ACEAPEX_NO_CONTEXT=1` turns the context tables of format version 5 off) and
+//! `ACEAPEX_NO_CONTEXT=1` turns the context tables of format version 5 off,
+//! `ACEAPEX_NO_PACK=1` the packed literal tables of version 6) and
 //! decoded on one thread `RUNS` times
 //! (`$ACEAPEX_RUNS` overrides, e.g. 1 under valgrind; `ACEAPEX_TOTAL_ONLY=1` measures only
 //! `total`, so that a valgrind count is two whole decodes: the check decode and one run);
@@ -92,12 +93,15 @@ fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     });
     // context tables (format version 5) unless ACEAPEX_NO_CONTEXT is set
     let context_tables = std::env::var_os("ACEAPEX_NO_CONTEXT").is_none();
+    // packed literal tables (format version 6) unless ACEAPEX_NO_PACK is set
+    let packed_literals = std::env::var_os("ACEAPEX_NO_PACK").is_none();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
     let cached = dir.join(format!(
-        "{name}.{}.l{level}-mm{min_match}{}.{tag}.acx",
+        "{name}.{}.l{level}-mm{min_match}{}{}.{tag}.acx",
         input.len(),
-        if context_tables { "" } else { "-noctx" }
+        if context_tables { "" } else { "-noctx" },
+        if packed_literals { "" } else { "-nopack" }
     ));
     if let Ok(a) = std::fs::read(&cached) {
         return a;
@@ -106,6 +110,7 @@ fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
         level,
         min_match,
         context_tables,
+        packed_literals,
         ..Default::default()
     };
     let a = compress(input, &opts, &|_| {}).expect("compress");

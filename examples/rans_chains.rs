@@ -1,5 +1,6 @@
 //! The GPU rANS stage's dependency chains of archives: per block the steps of its warp
-//! (`gpu::launch::rans_block_steps`: the longest slice's `ceil(symbols / lanes)`, a raw slice
+//! (`gpu::launch::rans_block_steps`: the longest slice's `ceil(symbols / lanes)`, packed
+//! literals counted in symbols, a raw slice
 //! copied 32 bytes per step); their maximum, 99th percentile and median, and the mean rANS
 //! lanes per block (each lane costs about 3 bytes of archive). One warp decodes one block,
 //! so on an archive whose blocks are all in flight at once the stage takes at least the
@@ -15,7 +16,9 @@ fn main() {
     for path in std::env::args().skip(1) {
         let bytes = std::fs::read(&path).expect("reading the archive");
         let a = Archive::parse(&bytes).expect("parsing the archive");
-        let mut chains: Vec<u32> = a.entries.iter().map(rans_block_steps).collect();
+        let mut chains: Vec<u32> = (a.entries.iter().enumerate())
+            .map(|(b, e)| rans_block_steps(e, a.literal_width(b) as u32))
+            .collect();
         let lanes: u64 = a
             .entries
             .iter()
@@ -39,6 +42,22 @@ fn main() {
             pct(0.5),
             lanes as f64 / n.max(1) as f64
         );
+        // the three longest blocks: per slice (decoded bytes, lanes), and the literal width
+        let mut by_chain: Vec<usize> = (0..n).collect();
+        by_chain.sort_by_key(|&b| {
+            std::cmp::Reverse(rans_block_steps(&a.entries[b], a.literal_width(b) as u32))
+        });
+        for &b in by_chain.iter().take(3) {
+            let e = &a.entries[b];
+            println!(
+                "  block {b}: {} steps; (decoded, lanes) per slice {:?}, literal width {}",
+                rans_block_steps(e, a.literal_width(b) as u32),
+                (0..e.lanes.len())
+                    .map(|k| (e.decoded_len[k], e.lanes[k]))
+                    .collect::<Vec<_>>(),
+                a.literal_width(b)
+            );
+        }
         // blocks the dense GPU kernel hands to the lane-per-block kernel (its stream caps)
         use aceapex::device::dense_layout::{CMD_CAP, LENB_CAP, LIT_CAP, OFFB_CAP, TAILB_CAP};
         use aceapex::device::format::*;

@@ -42,6 +42,11 @@ pub struct EncodeOptions {
     /// two tables picked by a bit of each lane's previous symbol where that saves bytes
     /// ([`entropy::choose_record`]); default on.
     pub context_tables: bool,
+    /// Allow packed literal tables (FORMAT.md §5.6, a version-6 archive): where a group's
+    /// literals have at most 16 distinct bytes (DNA, with or without soft masking), each rANS
+    /// symbol carries 2-4 of them, which decodes them 2-4 times faster and, on DNA, codes
+    /// them smaller; default on.
+    pub packed_literals: bool,
 }
 
 impl Default for EncodeOptions {
@@ -54,6 +59,7 @@ impl Default for EncodeOptions {
             repeat_codes: true,
             depth_cap: 0,
             context_tables: true,
+            packed_literals: true,
         }
     }
 }
@@ -257,7 +263,7 @@ pub fn compress(
 
     let mut entries: Vec<BlockEntry> = Vec::with_capacity(block_count);
     let mut tables_out: Vec<u8> = Vec::new();
-    let mut any_context = false;
+    let mut needs_version = VERSION_BASE_6;
     let mut data_out: Vec<u8> = Vec::new();
     let mut batch_start = 0usize;
     while batch_start < data.len() {
@@ -281,15 +287,7 @@ pub fn compress(
                             lz::parse_segment_in_group(data, seg, bs, &params, &mut stats)
                         })
                         .collect();
-                    let out = encode_group(
-                        data,
-                        bs,
-                        g / bs,
-                        &parses,
-                        per_lane,
-                        opts.context_tables,
-                        opts.level,
-                    );
+                    let out = encode_group(data, bs, g / bs, &parses, per_lane, opts);
                     progress((g_end - g) as u64);
                     out
                 })
@@ -322,17 +320,16 @@ pub fn compress(
                         first_block + gi * group_blocks,
                         blocks,
                         per_lane,
-                        opts.context_tables,
-                        opts.level,
+                        opts,
                     )
                 })
                 .collect();
             progress((batch_end - batch_start) as u64 - parsed.into_inner());
             groups
         };
-        for (tables, context, blocks) in groups {
+        for (tables, version, blocks) in groups {
             tables_out.extend_from_slice(&tables);
-            any_context |= context;
+            needs_version = needs_version.max(version);
             for (e, bytes) in blocks {
                 entries.push(e);
                 data_out.extend_from_slice(&bytes);
@@ -351,12 +348,11 @@ pub fn compress(
     }
     let base = opts.match_base();
     let mut entry_bits = crate::entry::bits_for(&entries);
-    // FORMAT.md §2: version 5 only where a group has a context table, version 4 only where
-    // the base is not 6, so that every other archive stays readable by older readers
-    let version = if any_context {
-        FORMAT_VERSION
-    } else if base == MATCH_BASE {
-        VERSION_BASE_6
+    // FORMAT.md §2: version 6 only where a group has a packed literal table, version 5 only
+    // where one has a context table, version 4 only where the base is not 6, so that every
+    // other archive stays readable by older readers
+    let version = if needs_version > VERSION_BASE_6 || base == MATCH_BASE {
+        needs_version
     } else {
         VERSION_MATCH_BASE
     };
@@ -395,23 +391,31 @@ pub fn compress(
     Ok(out)
 }
 
-/// One encoded table group: its table records, whether one is a context pair, then each
-/// block's entry and stored slices.
-type GroupOut = (Vec<u8>, bool, Vec<(BlockEntry, Vec<u8>)>);
+/// One encoded table group: its table records, the lowest format version they need
+/// ([`VERSION_BASE_6`] when one table per stream, FORMAT.md §10), then each block's entry
+/// and stored slices.
+type GroupOut = (Vec<u8>, u16, Vec<(BlockEntry, Vec<u8>)>);
+
+/// Share of a group's literal bytes by which a packed literal table (FORMAT.md §5.6) may
+/// code larger than the record chosen without it and still be taken at levels 1-7, where
+/// decode speed comes first: a packed slice decodes its literals `w` at a time.
+pub const PACK_MAX_LOSS_FAST_LEVELS: f64 = 0.03;
 
 /// Builds a group's tables from its blocks' streams and stores every slice.
 ///
 /// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block
-/// size); `context`: allow context pairs ([`entropy::choose_record`]), where they save what
-/// `level` asks ([`entropy::context_min_gain`]).
+/// size). `opts.context_tables`: allow context pairs ([`entropy::choose_record`]), where they
+/// save what the level asks ([`entropy::context_min_gain`]); `opts.packed_literals`: allow a
+/// packed literal table where the group's literals have at most 16 distinct bytes and it
+/// codes them in fewer bytes than the record chosen otherwise (at levels 1-7 in at most
+/// [`PACK_MAX_LOSS_FAST_LEVELS`] more).
 fn encode_group(
     data: &[u8],
     bs: usize,
     first_block: usize,
     blocks: &[BlockParse],
     per_lane: usize,
-    context: bool,
-    level: u32,
+    opts: &EncodeOptions,
 ) -> GroupOut {
     let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
     for b in blocks {
@@ -419,20 +423,32 @@ fn encode_group(
             entropy::count(h, s);
         }
     }
-    // lanes depend only on which streams have a table and the slices' lengths
-    let lanes: Vec<[usize; STREAM_COUNT]> = blocks
-        .iter()
-        .map(|b| {
-            let slices = b.stream_slices();
-            entropy::block_lanes(
-                std::array::from_fn(|k| {
-                    (hists[k].iter().any(|&c| c > 0) && !slices[k].is_empty())
-                        .then_some(slices[k].len())
-                }),
-                per_lane,
-            )
-        })
-        .collect();
+    // lanes depend only on which streams have a table and the slices' lengths (in symbols)
+    // (`literal_symbols(i)`: the symbols of block i's literal slice, None when stored raw)
+    let lanes_of = |literal_symbols: &dyn Fn(usize) -> Option<usize>, width: usize| {
+        (blocks.iter().enumerate())
+            .map(|(i, b)| {
+                let slices = b.stream_slices();
+                entropy::block_lanes_packed(
+                    std::array::from_fn(|k| {
+                        if !hists[k].iter().any(|&c| c > 0) || slices[k].is_empty() {
+                            None
+                        } else if k == STREAM_LITERALS {
+                            literal_symbols(i)
+                        } else {
+                            Some(slices[k].len())
+                        }
+                    }),
+                    per_lane,
+                    width,
+                )
+            })
+            .collect::<Vec<[usize; STREAM_COUNT]>>()
+    };
+    let mut lanes = lanes_of(
+        &|i| Some(blocks[i].stream_slices()[STREAM_LITERALS].len()),
+        1,
+    );
     // one table per stream quantised once: the group's size estimate and the single choice
     let singles = hists.each_ref().map(FreqTable::from_histogram);
     let group_bytes = singles
@@ -440,27 +456,78 @@ fn encode_group(
         .zip(&hists)
         .filter_map(|(t, h)| t.as_ref().map(|t| entropy::coded_bytes(t, h)))
         .sum::<f64>();
-    let min_gain = entropy::context_min_gain(level, group_bytes);
-    let records: Vec<Option<entropy::TableRecord>> = singles
-        .into_iter()
-        .enumerate()
-        .map(|(k, t)| {
-            let t = t?;
-            let pairs = context.then(|| {
-                let mut p = entropy::PairCounts::default();
-                for (b, l) in blocks.iter().zip(&lanes) {
-                    p.add(b.stream_slices()[k], l[k]);
-                }
-                p
-            });
-            Some(entropy::choose_record(
-                t,
-                &hists[k],
-                pairs.as_ref(),
-                min_gain,
-            ))
-        })
+    let min_gain = entropy::context_min_gain(opts.level, group_bytes);
+    // stream k's record with the blocks' lane counts `lanes` (a context pair's tables hold
+    // the (lane's previous symbol, symbol) pairs of exactly those lanes: every symbol must be
+    // present in the table its context picks)
+    let mut singles = singles.map(Some);
+    let mut choose = |k: usize, lanes: &[[usize; STREAM_COUNT]]| {
+        let t = singles[k].take().flatten()?;
+        let pairs = opts.context_tables.then(|| {
+            let mut p = entropy::PairCounts::default();
+            for (b, l) in blocks.iter().zip(lanes) {
+                p.add(b.stream_slices()[k], l[k]);
+            }
+            p
+        });
+        Some(entropy::choose_record(
+            t,
+            &hists[k],
+            pairs.as_ref(),
+            min_gain,
+        ))
+    };
+    // the literals first: packing changes the blocks' lane counts, which the other streams'
+    // context pairs depend on
+    let mut literal_record = choose(STREAM_LITERALS, &lanes);
+    // packed literals (FORMAT.md §5.6): the group's literals in symbols of `w` literals each,
+    // when that codes them smaller (or, at levels 1-7, hardly larger) than the record above;
+    // the few blocks with letters outside the alphabet (a FASTA header) store theirs raw
+    let mut packed: Vec<Option<Vec<u8>>> = Vec::new();
+    if let (true, Some((_, chosen))) = (opts.packed_literals, &literal_record) {
+        let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
+        if let Some((alphabet, raw)) = entropy::literal_alphabet(lits()) {
+            let symbols: Vec<Option<Vec<u8>>> = (lits().zip(&raw))
+                .map(|(l, &raw)| {
+                    (!raw).then(|| {
+                        let mut v = Vec::new();
+                        entropy::pack_literals(l, &alphabet, &mut v);
+                        v
+                    })
+                })
+                .collect();
+            let mut h = [0u64; 256];
+            for v in symbols.iter().flatten() {
+                entropy::count(&mut h, v);
+            }
+            let raw_bytes: usize = (lits().zip(&raw))
+                .filter(|&(_, &r)| r)
+                .map(|(l, _)| l.len())
+                .sum();
+            let t = FreqTable::from_histogram(&h).expect("literals present");
+            let record = entropy::TableRecord {
+                alphabet: Some(alphabet),
+                ..entropy::TableRecord::single(t)
+            };
+            let cost = entropy::record_bytes(&record, &[&h]) + raw_bytes as f64;
+            let allowed = if opts.level <= 7 {
+                chosen * (1.0 + PACK_MAX_LOSS_FAST_LEVELS)
+            } else {
+                *chosen
+            };
+            if cost < allowed {
+                let w = pack_width(record.alphabet.as_ref().map_or(0, Vec::len)) as usize;
+                literal_record = Some((record, cost));
+                packed = symbols;
+                lanes = lanes_of(&|i| packed[i].as_ref().map(Vec::len), w);
+            }
+        }
+    }
+    let records: Vec<Option<(entropy::TableRecord, f64)>> = std::iter::once(literal_record)
+        .chain((1..STREAM_COUNT).map(|k| choose(k, &lanes)))
         .collect();
+    let records: Vec<Option<entropy::TableRecord>> =
+        records.into_iter().map(|r| r.map(|(r, _)| r)).collect();
     let coders: Vec<Option<entropy::SliceCoder>> = records
         .iter()
         .map(|r| r.as_ref().map(entropy::SliceCoder::new))
@@ -472,7 +539,14 @@ fn encode_group(
             None => table_bytes.push(entropy::TABLE_KIND_NONE),
         }
     }
-    let has_context = records.iter().flatten().any(|r| r.tables.len() == 2);
+    let r = records.iter().flatten();
+    let version = if !packed.is_empty() {
+        FORMAT_VERSION
+    } else if r.clone().any(|r| r.tables.len() == 2) {
+        VERSION_CONTEXT
+    } else {
+        VERSION_BASE_6
+    };
     let out = blocks
         .iter()
         .zip(&lanes)
@@ -490,14 +564,33 @@ fn encode_group(
             };
             for (k, s) in b.stream_slices().into_iter().enumerate() {
                 let before = bytes.len();
-                e.lanes[k] = entropy::store_slice(s, coders[k].as_ref(), lanes[k], &mut bytes);
+                e.lanes[k] = match (k, packed.get(i), coders[k].as_ref()) {
+                    // packed literals: rANS over the packed symbols when shorter than the
+                    // literals themselves, else the literals raw (FORMAT.md §5.6); a block
+                    // with letters outside the alphabet stores them raw
+                    (STREAM_LITERALS, Some(None), _) => {
+                        bytes.extend_from_slice(s);
+                        LANES_RAW
+                    }
+                    (STREAM_LITERALS, Some(Some(p)), Some(c)) if !s.is_empty() => {
+                        c.encode(p, lanes[k], &mut bytes);
+                        if bytes.len() - before < s.len() {
+                            lanes[k] as u8
+                        } else {
+                            bytes.truncate(before);
+                            bytes.extend_from_slice(s);
+                            LANES_RAW
+                        }
+                    }
+                    _ => entropy::store_slice(s, coders[k].as_ref(), lanes[k], &mut bytes),
+                };
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }
             (e, bytes)
         })
         .collect();
-    (table_bytes, has_context, out)
+    (table_bytes, version, out)
 }
 
 use bytemuck::Zeroable;
@@ -541,6 +634,8 @@ pub struct StreamTable {
     /// A context pair's second table (boxed: a one-table record stays 512 bytes).
     freq1: Option<Box<[u16; 256]>>,
     ctx_bit: u8,
+    /// A packed literal table's alphabet (FORMAT.md §5.6).
+    alphabet: Option<Box<[u8]>>,
     expanded: std::sync::OnceLock<Box<[DecodeTable]>>,
 }
 
@@ -552,6 +647,7 @@ impl StreamTable {
             freq: compact(&r.tables[0]),
             freq1: r.tables.get(1).map(|t| Box::new(compact(t))),
             ctx_bit: r.ctx_bit,
+            alphabet: r.alphabet.map(Vec::into_boxed_slice),
             expanded: std::sync::OnceLock::new(),
         }
     }
@@ -567,6 +663,7 @@ impl StreamTable {
                 .map(full)
                 .collect(),
             ctx_bit: self.ctx_bit,
+            alphabet: self.alphabet.as_deref().map(<[u8]>::to_vec),
         }
     }
 
@@ -575,18 +672,32 @@ impl StreamTable {
         self.freq1.is_some()
     }
 
-    /// The expanded decode table(s) (built once), as the decoders take them.
+    /// True for a packed literal table (kind-3 record, FORMAT.md §5.6).
+    pub fn is_packed(&self) -> bool {
+        self.alphabet.is_some()
+    }
+
+    /// The expanded decode table(s) (built once), as the decoders take them: a packed
+    /// literal table's expansion table (`entropy::expansion_table`) after its decode table.
     pub fn tables(&self) -> SliceTables<'_> {
         let t = self.expanded.get_or_init(|| {
-            self.record()
-                .tables
-                .iter()
-                .map(|t| *t.decode_table())
-                .collect()
+            let r = self.record();
+            let mut t: Vec<DecodeTable> = r.tables.iter().map(|t| *t.decode_table()).collect();
+            if let Some(a) = &r.alphabet {
+                t.push(*entropy::expansion_table(a));
+            }
+            t.into_boxed_slice()
         });
-        SliceTables {
-            tables: t,
-            ctx_bit: self.ctx_bit as u32,
+        match &self.alphabet {
+            Some(_) => SliceTables {
+                pack: Some(&t[1]),
+                ..SliceTables::single(&t[0])
+            },
+            None => SliceTables {
+                tables: t,
+                ctx_bit: self.ctx_bit as u32,
+                pack: None,
+            },
         }
     }
 }
@@ -737,12 +848,12 @@ impl<'a> Archive<'a> {
 
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
-        // FORMAT.md §5.2: kind-2 (context) records from version 5 on
-        let context_ok = h.version >= FORMAT_VERSION;
+        // FORMAT.md §5.2: kind-2 (context) records from version 5 on, kind 3 (packed
+        // literals) from version 6 on
         for group in 0..h.group_count {
             let mut g: [Option<Box<StreamTable>>; STREAM_COUNT] = Default::default();
             for (k, t) in g.iter_mut().enumerate() {
-                *t = entropy::TableRecord::deserialize(table_section, &mut pos, context_ok)
+                *t = entropy::TableRecord::deserialize(table_section, &mut pos, h.version, k)
                     .map_err(|e| match e {
                         FormatError::Table { what } => FormatError::GroupTable {
                             group,
@@ -872,6 +983,12 @@ impl<'a> Archive<'a> {
         self.tables[b / self.header.group_blocks as usize][k]
             .as_deref()
             .map(StreamTable::tables)
+    }
+
+    /// Literals per rANS symbol of block `b`'s literal slice: the pack width of its group's
+    /// packed literal table (2-4, FORMAT.md §5.6), else 1.
+    pub fn literal_width(&self, b: usize) -> usize {
+        self.table(b, STREAM_LITERALS).map_or(1, |t| t.width())
     }
 
     /// True when match sources may lie in earlier blocks.

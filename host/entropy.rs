@@ -3,7 +3,8 @@
 //! interleaved rANS slice encoder whose output `aceapex_device::rans::decode_slice` reads.
 
 use crate::device::format::{
-    pack_slot, DecodeTable, LANES_RAW, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT,
+    pack_slot, pack_width, DecodeTable, FORMAT_VERSION, LANES_RAW, MAX_LANES, MAX_PACK_ALPHABET,
+    PACK_WIDTH_SLOT, PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT, STREAM_LITERALS, VERSION_CONTEXT,
 };
 use crate::error::FormatError;
 
@@ -144,13 +145,13 @@ impl FreqTable {
     }
 
     /// Reads one kind-0 or kind-1 table record (FORMAT.md §5.2) at `*pos`; `Ok(None)` for an
-    /// absent table. A kind-2 record is an error here ([`TableRecord::deserialize`] reads all
-    /// kinds).
+    /// absent table. Kind-2 and kind-3 records are errors here ([`TableRecord::deserialize`]
+    /// reads all kinds).
     ///
     /// Errors name the rule broken: truncated record, unknown kind, frequency out of range,
     /// sum not equal to [`PROB_SCALE`].
     pub fn deserialize(buf: &[u8], pos: &mut usize) -> Result<Option<FreqTable>, FormatError> {
-        match TableRecord::deserialize(buf, pos, false)? {
+        match TableRecord::deserialize(buf, pos, VERSION_CONTEXT - 1, STREAM_LITERALS)? {
             None => Ok(None),
             Some(r) => Ok(Some(r.tables[0].clone())),
         }
@@ -204,21 +205,43 @@ pub const TABLE_KIND_NONE: u8 = 0;
 pub const TABLE_KIND_ONE: u8 = 1;
 /// Kind byte of a context-pair record (format version 5): a context bit and two tables.
 pub const TABLE_KIND_CONTEXT: u8 = 2;
+/// Kind byte of a packed literal record (format version 6): a literal alphabet and one table
+/// over packed symbols (FORMAT.md §5.6).
+pub const TABLE_KIND_PACKED: u8 = 3;
 
-/// One group's table record for one stream (FORMAT.md §5.2): one table, or (kind 2) two
-/// tables and the context bit that picks between them (§5.4).
+/// One group's table record for one stream (FORMAT.md §5.2): one table, (kind 2) two tables
+/// and the context bit that picks between them (§5.4), or (kind 3, literals only) one table
+/// whose symbols each stand for several literals of a small alphabet (§5.6).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableRecord {
     /// The table (context 0 of a pair) and, for a pair, the context-1 table.
     pub tables: Vec<FreqTable>,
     /// Bit of a lane's previous symbol that picks the table (0-7; 0 for a single table).
     pub ctx_bit: u8,
+    /// Kind 3: the literal alphabet, strictly increasing, 1 to [`MAX_PACK_ALPHABET`] bytes.
+    pub alphabet: Option<Vec<u8>>,
 }
 
 impl TableRecord {
+    /// A one-table record.
+    pub fn single(t: FreqTable) -> TableRecord {
+        TableRecord {
+            tables: vec![t],
+            ctx_bit: 0,
+            alphabet: None,
+        }
+    }
+
     /// Appends the record: kind 1 for one table, kind 2 (`ctx_bit`, then both bodies) for a
-    /// pair.
+    /// pair, kind 3 (alphabet size, alphabet, body) for packed literals.
     pub fn serialize(&self, out: &mut Vec<u8>) {
+        if let Some(alphabet) = &self.alphabet {
+            out.push(TABLE_KIND_PACKED);
+            out.push(alphabet.len() as u8);
+            out.extend_from_slice(alphabet);
+            self.tables[0].serialize_body(out);
+            return;
+        }
         match &self.tables[..] {
             [t] => t.serialize(out),
             [t0, t1] => {
@@ -233,6 +256,9 @@ impl TableRecord {
 
     /// Bytes of the serialised record.
     pub fn len(&self) -> usize {
+        if let Some(alphabet) = &self.alphabet {
+            return 2 + alphabet.len() + self.tables[0].body_len();
+        }
         match &self.tables[..] {
             [t] => 1 + t.body_len(),
             ts => 2 + ts.iter().map(FreqTable::body_len).sum::<usize>(),
@@ -244,26 +270,61 @@ impl TableRecord {
         false
     }
 
-    /// Reads one table record at `*pos` (FORMAT.md §5.2); `Ok(None)` for kind 0. Kind 2 only
-    /// when `context_ok` (format version 5).
+    /// Reads one table record of stream `stream` at `*pos` (FORMAT.md §5.2) of an archive of
+    /// format `version`; `Ok(None)` for kind 0. Kind 2 from version 5 on, kind 3 from version
+    /// 6 on and for the literal stream only.
     ///
     /// Errors name the rule broken: truncated record, unknown kind, context bit above 7,
-    /// frequency out of range, sum not equal to [`PROB_SCALE`].
+    /// packed alphabet empty, too large or not increasing, a packed table with a symbol
+    /// beyond the alphabet's combinations, frequency out of range, sum not equal to
+    /// [`PROB_SCALE`].
     pub fn deserialize(
         buf: &[u8],
         pos: &mut usize,
-        context_ok: bool,
+        version: u16,
+        stream: usize,
     ) -> Result<Option<TableRecord>, FormatError> {
         let bad = |what: &'static str| FormatError::Table { what };
         let kind = *buf.get(*pos).ok_or(bad("truncated table section"))?;
         *pos += 1;
         match kind {
             TABLE_KIND_NONE => Ok(None),
-            TABLE_KIND_ONE => Ok(Some(TableRecord {
-                tables: vec![FreqTable::deserialize_body(buf, pos)?],
-                ctx_bit: 0,
-            })),
-            TABLE_KIND_CONTEXT if context_ok => {
+            TABLE_KIND_ONE => Ok(Some(TableRecord::single(FreqTable::deserialize_body(
+                buf, pos,
+            )?))),
+            TABLE_KIND_PACKED if version < FORMAT_VERSION => Err(bad(
+                "packed literal table (kind 3) in an archive older than version 6",
+            )),
+            TABLE_KIND_PACKED if stream != STREAM_LITERALS => Err(bad(
+                "packed table (kind 3) for a stream other than literals",
+            )),
+            TABLE_KIND_PACKED => {
+                let a = *buf.get(*pos).ok_or(bad("truncated packed alphabet"))? as usize;
+                *pos += 1;
+                if a == 0 || a > MAX_PACK_ALPHABET {
+                    return Err(bad("packed alphabet size not in 1..=16"));
+                }
+                let alphabet = buf
+                    .get(*pos..*pos + a)
+                    .ok_or(bad("truncated packed alphabet"))?
+                    .to_vec();
+                *pos += a;
+                if alphabet.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(bad("packed alphabet not strictly increasing"));
+                }
+                let t = FreqTable::deserialize_body(buf, pos)?;
+                if t.freq[packed_symbols(a)..].iter().any(|&f| f != 0) {
+                    return Err(bad(
+                        "packed table has a symbol beyond its alphabet's combinations",
+                    ));
+                }
+                Ok(Some(TableRecord {
+                    tables: vec![t],
+                    ctx_bit: 0,
+                    alphabet: Some(alphabet),
+                }))
+            }
+            TABLE_KIND_CONTEXT if version >= VERSION_CONTEXT => {
                 let ctx_bit = *buf.get(*pos).ok_or(bad("truncated context bit"))?;
                 *pos += 1;
                 if ctx_bit > 7 {
@@ -274,14 +335,111 @@ impl TableRecord {
                 Ok(Some(TableRecord {
                     tables: vec![t0, t1],
                     ctx_bit,
+                    alphabet: None,
                 }))
             }
             TABLE_KIND_CONTEXT => Err(bad(
                 "context table (kind 2) in an archive older than version 5",
             )),
-            _ => Err(bad("unknown table kind (must be 0, 1 or 2)")),
+            _ => Err(bad("unknown table kind (must be 0, 1, 2 or 3)")),
         }
     }
+}
+
+/// Number of packed symbols of an alphabet of `a` letters: `a^w` for its pack width `w`
+/// ([`pack_width`], FORMAT.md §5.6).
+pub fn packed_symbols(a: usize) -> usize {
+    a.max(1).pow(pack_width(a))
+}
+
+/// Most blocks of a group, as a fraction `1 / RAW_LITERAL_BLOCKS_DIV`, whose literals
+/// [`literal_alphabet`] may leave out of a packed group (stored raw): a FASTA header line
+/// brings dozens of letters into the first block, which would otherwise keep its whole group
+/// (64 blocks) unpacked, and those blocks then had the longest rANS chains of the archive
+/// (hs37: 618 steps against a median of 221).
+pub const RAW_LITERAL_BLOCKS_DIV: usize = 8;
+
+/// The literal alphabet of a group of blocks (FORMAT.md §5.6), given each block's literals:
+/// the distinct literal bytes of all but a few blocks, in increasing order, and which blocks
+/// have a literal outside it (their literal slices are then stored raw). The alphabet is the
+/// [`MAX_PACK_ALPHABET`] letters found in the most blocks (ties: the lower byte); `None`
+/// when the blocks outside it would be more than `1 / RAW_LITERAL_BLOCKS_DIV` of the group,
+/// or no block inside it has a literal.
+pub fn literal_alphabet<'a>(
+    slices: impl Iterator<Item = &'a [u8]>,
+) -> Option<(Vec<u8>, Vec<bool>)> {
+    let mut sets: Vec<[bool; 256]> = Vec::new();
+    let mut blocks_with = [0usize; 256];
+    for s in slices {
+        let mut seen = [false; 256];
+        for &x in s {
+            seen[x as usize] = true;
+        }
+        for (c, &y) in blocks_with.iter_mut().zip(&seen) {
+            *c += y as usize;
+        }
+        sets.push(seen);
+    }
+    let mut letters: Vec<u8> = (0..=255u8)
+        .filter(|&x| blocks_with[x as usize] > 0)
+        .collect();
+    letters.sort_by_key(|&x| (std::cmp::Reverse(blocks_with[x as usize]), x));
+    letters.truncate(MAX_PACK_ALPHABET);
+    letters.sort_unstable();
+    let mut inside = [false; 256];
+    for &x in &letters {
+        inside[x as usize] = true;
+    }
+    let raw: Vec<bool> = (sets.iter())
+        .map(|seen| (0..256).any(|x| seen[x] && !inside[x]))
+        .collect();
+    let n_raw = raw.iter().filter(|&&r| r).count();
+    let packed_with_literals =
+        (sets.iter().zip(&raw)).any(|(seen, &r)| !r && seen.iter().any(|&y| y));
+    (n_raw * RAW_LITERAL_BLOCKS_DIV <= sets.len() && packed_with_literals).then_some((letters, raw))
+}
+
+/// Packs `literals` over `alphabet` (which holds every one of them; FORMAT.md §5.6): symbol
+/// `j` is `sum of code(literal w*j + t) * a^t` for `t < w`, `code` a literal's index in the
+/// alphabet, codes past the end 0. `out` is cleared first.
+pub fn pack_literals(literals: &[u8], alphabet: &[u8], out: &mut Vec<u8>) {
+    let a = alphabet.len() as u32;
+    let w = pack_width(alphabet.len()) as usize;
+    let mut code = [0u8; 256];
+    for (i, &x) in alphabet.iter().enumerate() {
+        code[x as usize] = i as u8;
+    }
+    out.clear();
+    out.extend(literals.chunks(w).map(|c| {
+        c.iter()
+            .rev()
+            .fold(0u32, |s, &x| s * a + code[x as usize] as u32) as u8
+    }));
+}
+
+/// The expansion table of a packed literal table (FORMAT.md §5.6) in the decoders' form
+/// ([`aceapex_device::rans::SliceTables::pack`]): slot `s < a^w` holds symbol `s`'s `w`
+/// literals, the first in the low byte; slot [`PACK_WIDTH_SLOT`] holds `w`.
+pub fn expansion_table(alphabet: &[u8]) -> Box<DecodeTable> {
+    let a = alphabet.len().max(1);
+    let w = pack_width(alphabet.len());
+    let mut t = Box::new(DecodeTable {
+        slots: [0; PROB_SCALE as usize],
+    });
+    for (s, slot) in t.slots[..packed_symbols(alphabet.len())]
+        .iter_mut()
+        .enumerate()
+    {
+        let mut rest = s;
+        let mut lits = 0u32;
+        for i in 0..w {
+            lits |= (alphabet[rest % a] as u32) << (8 * i);
+            rest /= a;
+        }
+        *slot = lits;
+    }
+    t.slots[PACK_WIDTH_SLOT] = w;
+    t
 }
 
 /// Joint counts of (lane's previous symbol, symbol) pairs, `[prev * 256 + symbol]`: the
@@ -380,28 +538,18 @@ pub fn coded_bytes(t: &FreqTable, h: &Histogram) -> f64 {
 /// context pair (FORMAT.md §5.4): the bit whose split of `pairs` has the least order-0
 /// entropy, taken when its two quantised tables, records included, code the group's symbols
 /// more than `min_gain` bytes ([`context_min_gain`]) below `t`. `pairs` holds the same
-/// symbols as `h`, paired by lane.
+/// symbols as `h`, paired by lane. Returns the record and its estimated bytes (symbols and
+/// record).
 pub fn choose_record(
     t: FreqTable,
     h: &Histogram,
     pairs: Option<&PairCounts>,
     min_gain: f64,
-) -> TableRecord {
-    // the symbols under the record's tables, plus the record itself
-    let record_bytes = |r: &TableRecord, hs: &[&Histogram]| -> f64 {
-        r.tables
-            .iter()
-            .zip(hs)
-            .map(|(t, h)| coded_bytes(t, h))
-            .sum::<f64>()
-            + r.len() as f64
-    };
-    let single = TableRecord {
-        tables: vec![t],
-        ctx_bit: 0,
-    };
+) -> (TableRecord, f64) {
+    let single = TableRecord::single(t);
+    let single_bytes = record_bytes(&single, &[h]);
     let Some(pairs) = pairs else {
-        return single;
+        return (single, single_bytes);
     };
     // the bit whose split has the least entropy, then its quantised pair against the bar
     let Some((bit, [h0, h1])) = (0..8u32)
@@ -412,7 +560,7 @@ pub fn choose_record(
             e(&a.1).total_cmp(&e(&b.1))
         })
     else {
-        return single;
+        return (single, single_bytes);
     };
     let pair = TableRecord {
         tables: vec![
@@ -420,13 +568,25 @@ pub fn choose_record(
             FreqTable::from_histogram(&h1).expect("non-empty"),
         ],
         ctx_bit: bit as u8,
+        alphabet: None,
     };
     // a pair must beat the single table by min_gain bytes
-    if record_bytes(&pair, &[&h0, &h1]) < record_bytes(&single, &[h]) - min_gain {
-        pair
+    let pair_bytes = record_bytes(&pair, &[&h0, &h1]);
+    if pair_bytes < single_bytes - min_gain {
+        (pair, pair_bytes)
     } else {
-        single
+        (single, single_bytes)
     }
+}
+
+/// Estimated bytes of a record and the symbols of histograms `hs` under its tables.
+pub fn record_bytes(r: &TableRecord, hs: &[&Histogram]) -> f64 {
+    r.tables
+        .iter()
+        .zip(hs)
+        .map(|(t, h)| coded_bytes(t, h))
+        .sum::<f64>()
+        + r.len() as f64
 }
 
 /// The encoder form of a [`TableRecord`]: its tables as [`EncodeTable`]s.
@@ -476,12 +636,12 @@ pub fn encode_context_slice(
             } else {
                 0
             };
-            put_symbol(
-                &mut states[i % lanes],
-                &t[c as usize].sym[s as usize],
-                words,
-                &mut nw,
-            );
+            let e = &t[c as usize].sym[s as usize];
+            // a pair's tables come from the pairs of exactly these lanes (encode_group), so
+            // every symbol is present in the table its context picks; were it not, the slice
+            // would decode to other bytes: fail loudly rather than write such an archive
+            assert!(e.freq > 0, "context table lacks symbol {s} (encoder bug)");
+            put_symbol(&mut states[i % lanes], e, words, &mut nw);
         }
         nw
     });
@@ -554,7 +714,31 @@ pub const LANE_COUNTS: [usize; 6] = [1, 4, 8, 16, 24, 32];
 /// keep its steps within 1/8 over the block's largest. Deterministic: depends on `n` and
 /// `per_lane` alone.
 pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize; STREAM_COUNT] {
-    let mut lanes = n.map(|x| x.map_or(0, |n| lanes_for(n, per_lane)));
+    block_lanes_packed(n, per_lane, 1)
+}
+
+/// [`block_lanes`] for a block whose literal slice holds packed symbols of `literal_width`
+/// literals each (FORMAT.md §5.6; `n[0]` counts symbols): its starting lane count is the
+/// one of its `n[0] * literal_width` literals, so packing shortens the chains rather than
+/// trading lanes for them; the steps are counted in symbols. With packed literals the
+/// longest chain is often a slice with few lanes (DNA's command slice: ~270 symbols on one
+/// lane against ~200 steps of literals), so after the trim to 1/8 over the longest, the
+/// slice with the longest chain steps up to the next lane count while the warp has room,
+/// and the trim runs again (each lane ~3 bytes; only for packed blocks, so that other
+/// archives stay as they were).
+pub fn block_lanes_packed(
+    n: [Option<usize>; STREAM_COUNT],
+    per_lane: usize,
+    literal_width: usize,
+) -> [usize; STREAM_COUNT] {
+    let mut lanes = std::array::from_fn(|k| {
+        let w = if k == STREAM_LITERALS {
+            literal_width.max(1)
+        } else {
+            1
+        };
+        n[k].map_or(0, |n| lanes_for(n * w, per_lane))
+    });
     while lanes.iter().sum::<usize>() > MAX_LANES as usize {
         let (k, &most) = lanes
             .iter()
@@ -568,19 +752,37 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
         }
     }
     let steps = |n: usize, l: usize| n.div_ceil(l);
-    let longest = (0..STREAM_COUNT)
-        .filter_map(|k| n[k].map(|n| steps(n, lanes[k])))
-        .max()
-        .unwrap_or(0);
-    let allowed = longest + longest / 8;
-    for k in 0..STREAM_COUNT {
-        if let Some(n) = n[k] {
-            lanes[k] = LANE_COUNTS
-                .iter()
-                .copied()
-                .find(|&l| l >= lanes[k] || steps(n, l) <= allowed)
-                .unwrap_or(lanes[k]);
+    // each slice down to the fewest lanes that keep its steps within 1/8 over the longest
+    let trim = |lanes: &mut [usize; STREAM_COUNT]| {
+        let longest = (0..STREAM_COUNT)
+            .filter_map(|k| n[k].map(|n| steps(n, lanes[k])))
+            .max()
+            .unwrap_or(0);
+        let allowed = longest + longest / 8;
+        for k in 0..STREAM_COUNT {
+            if let Some(n) = n[k] {
+                lanes[k] = LANE_COUNTS
+                    .iter()
+                    .copied()
+                    .find(|&l| l >= lanes[k] || steps(n, l) <= allowed)
+                    .unwrap_or(lanes[k]);
+            }
         }
+    };
+    trim(&mut lanes);
+    if literal_width > 1 {
+        // the longest chain's slice up a lane count while the warp has room, then trim again
+        while let Some((k, _)) = (0..STREAM_COUNT)
+            .filter_map(|k| n[k].map(|n| (k, steps(n, lanes[k]))))
+            .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))
+        {
+            let total: usize = lanes.iter().sum();
+            match LANE_COUNTS.iter().copied().find(|&l| l > lanes[k]) {
+                Some(l) if total - lanes[k] + l <= MAX_LANES as usize => lanes[k] = l,
+                _ => break,
+            }
+        }
+        trim(&mut lanes);
     }
     lanes
 }
@@ -873,6 +1075,23 @@ mod tests {
         let dna = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
         assert_eq!(block_lanes(dna, 1024), [8, 1, 1, 1, 1]);
         assert_eq!(block_lanes(dna, 4096), [4, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn packed_literal_blocks_give_the_longest_chain_more_lanes() {
+        // hs37-like block at level 5-7: 14,400 literals, three per symbol (4,800 symbols),
+        // 268 commands. Lanes from the literals' count: 32 -> 24 to fit (28 in all); the
+        // commands' 268 steps on one lane are then the longest chain, so they step up to 4
+        // (31 lanes); the literals' 200 steps are next, and 32 lanes would not fit
+        let n = [Some(4800), Some(10), Some(100), Some(268), Some(60)];
+        assert_eq!(block_lanes_packed(n, SYMBOLS_PER_LANE, 3), [24, 1, 1, 4, 1]);
+        // the same block unpacked keeps one command lane (the literals' 600 steps are longest)
+        let unpacked = [Some(14400), Some(10), Some(100), Some(268), Some(60)];
+        assert_eq!(block_lanes(unpacked, SYMBOLS_PER_LANE), [24, 1, 1, 1, 1]);
+        assert_eq!(
+            block_lanes_packed(unpacked, SYMBOLS_PER_LANE, 1),
+            [24, 1, 1, 1, 1]
+        );
     }
 
     #[test]

@@ -181,6 +181,7 @@ fn slice_tables(t: &[DecodeTable], bit: u32) -> SliceTables<'_> {
     SliceTables {
         tables: t,
         ctx_bit: bit,
+        pack: None,
     }
 }
 
@@ -683,6 +684,8 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         window: if cross { Some(bs * 4) } else { None },
         level: [9, 5, 9, 8][round % 4],
         min_match: [4, 6, 5, 6, 4][round % 5],
+        // the version-5 harness: no packed literal tables (version 6)
+        packed_literals: false,
         ..Default::default()
     };
     let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
@@ -1192,6 +1195,8 @@ fn v5_real_corpora() {
                 block_size: [16384u32, 4096, 65536][(i + level as usize) % 3],
                 level,
                 min_match: if level == 9 { 4 } else { 6 },
+                // the version-5 harness: no packed literal tables (version 6)
+                packed_literals: false,
                 ..Default::default()
             };
             let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
@@ -1239,6 +1244,8 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
     let opts = EncodeOptions {
         block_size: 4096,
         level: 1,
+        // the version-5 harness: no packed literal tables (version 6)
+        packed_literals: false,
         ..Default::default()
     };
     let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();

@@ -155,11 +155,13 @@ fn small_archive() -> (Vec<u8>, Vec<u8>) {
     (data, v2)
 }
 
-/// `data`'s archive in 4 KiB blocks, defaults otherwise, context tables on or off.
+/// `data`'s archive in 4 KiB blocks, defaults otherwise, context tables on or off, no packed
+/// literal tables (the version-5 tests; [`compress_4k_packed`] for version 6).
 fn compress_4k(data: &[u8], context_tables: bool) -> Vec<u8> {
     let opts = EncodeOptions {
         block_size: 4096,
         context_tables,
+        packed_literals: false,
         ..Default::default()
     };
     compress(data, &opts, &|_| {}).unwrap()
@@ -757,8 +759,8 @@ fn bad_magic_is_refused() {
 #[test]
 fn bad_version_is_refused() {
     let (_, mut a) = small_archive();
-    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 to 5
-    for v in [0u16, 1, 6, 0xFFFF] {
+    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 to 6
+    for v in [0u16, 1, 7, 0xFFFF] {
         put_u16(&mut a, H_VERSION, v);
         reseal(&mut a);
         assert_eq!(
@@ -766,7 +768,7 @@ fn bad_version_is_refused() {
             FormatError::Version {
                 got: v,
                 min: 2,
-                max: 5
+                max: 6
             }
         );
     }
@@ -955,6 +957,7 @@ fn original_size_shrunk_within_the_last_block_fails_cleanly() {
         b"0123456789",
         &EncodeOptions {
             block_size: 4 << 20,
+            packed_literals: false,
             ..Default::default()
         },
         &|_| {},
@@ -1482,6 +1485,7 @@ fn table_records(a: &[u8]) -> Vec<(usize, u8)> {
             0 => p + 1,
             1 => body(p + 1),
             2 => body(body(p + 2)),
+            3 => body(p + 2 + a[p + 1] as usize),
             k => panic!("kind {k}"),
         };
     }
@@ -1547,11 +1551,15 @@ fn context_records_are_checked() {
     b[second_end - 1] ^= 1;
     common::reseal_v3(&mut b);
     assert_eq!(table_err(&b), "frequencies do not sum to 4096");
-    // unknown kinds
+    // unknown kinds (kind 3 is a packed literal table: refused in this version-5 archive)
+    let mut b = a.clone();
+    b[at] = 4;
+    common::reseal_v3(&mut b);
+    assert!(table_err(&b).contains("unknown table kind"));
     let mut b = a.clone();
     b[at] = 3;
     common::reseal_v3(&mut b);
-    assert!(table_err(&b).contains("unknown table kind"));
+    assert!(table_err(&b).contains("older than version 6"));
 }
 
 #[test]
@@ -1575,4 +1583,115 @@ fn a_relabelled_context_fails_closed() {
         }
         assert!(extract(&arc, 0, data.len() as u64).is_err(), "bit {bit}");
     }
+}
+
+/// [`compress_4k`] with packed literal tables allowed (and context tables): version 6 where
+/// a group's literals have at most 16 distinct bytes (FORMAT.md §5.6).
+fn compress_4k_packed(data: &[u8]) -> Vec<u8> {
+    let opts = EncodeOptions {
+        block_size: 4096,
+        ..Default::default()
+    };
+    compress(data, &opts, &|_| {}).unwrap()
+}
+
+/// Soft-masked DNA (ten letters with the newline: two per packed symbol) and its version-6
+/// archive, and the start of its kind-3 record.
+fn packed_archive() -> (Vec<u8>, Vec<u8>, usize) {
+    let data = soft_masked(60_000, 11);
+    let a = compress_4k_packed(&data);
+    let (at, _) = *table_records(&a)
+        .iter()
+        .find(|r| r.1 == 3)
+        .expect("a packed literal record");
+    (data, a, at)
+}
+
+#[test]
+fn packed_literals_write_version_6_and_shrink_soft_masked_dna() {
+    let (data, a, at) = packed_archive();
+    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 6);
+    assert_eq!(a[H_MATCH_BASE], 6, "version 6 declares its base");
+    // the record: kind 3, the alphabet size, the alphabet (strictly increasing)
+    let n = a[at + 1] as usize;
+    let alphabet = &a[at + 2..at + 2 + n];
+    let mut letters: Vec<u8> = data.clone();
+    letters.sort_unstable();
+    letters.dedup();
+    assert!(
+        alphabet.iter().all(|x| letters.contains(x)) && alphabet.is_sorted() && n <= 16,
+        "alphabet {alphabet:?}, data letters {letters:?}"
+    );
+    decodes_to(&a, &data);
+    // without packed literals: an older version; larger with one table per stream, and at
+    // level 5 at most 3 % smaller with context tables (`PACK_MAX_LOSS_FAST_LEVELS`)
+    let plain = compress_4k(&data, false);
+    let ctx = compress_4k(&data, true);
+    assert!(u16::from_le_bytes([plain[4], plain[5]]) < 6);
+    assert!(u16::from_le_bytes([ctx[4], ctx[5]]) < 6);
+    assert!(a.len() < plain.len(), "{} vs {}", a.len(), plain.len());
+    assert!(
+        a.len() * 100 <= ctx.len() * 103,
+        "{} vs {}",
+        a.len(),
+        ctx.len()
+    );
+}
+
+#[test]
+fn packed_records_are_checked() {
+    let (_, a, at) = packed_archive();
+    let table_err = |b: &[u8]| match parse_err(b) {
+        FormatError::GroupTable { what, .. } => what,
+        e => panic!("expected a table error, got {e:?}"),
+    };
+    // a kind-3 record only from version 6 on (relabelled as version 5)
+    let mut b = a.clone();
+    put_u16(&mut b, H_VERSION, 5);
+    common::reseal_v3(&mut b);
+    assert!(
+        table_err(&b).contains("older than version 6"),
+        "{}",
+        table_err(&b)
+    );
+    // alphabet sizes 0 and above 16
+    for bad in [0u8, 17, 0xFF] {
+        let mut b = a.clone();
+        b[at + 1] = bad;
+        common::reseal_v3(&mut b);
+        assert!(
+            table_err(&b).contains("alphabet size"),
+            "{bad}: {}",
+            table_err(&b)
+        );
+    }
+    // an alphabet out of order: two letters swapped, or one repeated
+    let mut b = a.clone();
+    b.swap(at + 2, at + 3);
+    common::reseal_v3(&mut b);
+    assert!(table_err(&b).contains("increasing"), "{}", table_err(&b));
+    let mut b = a.clone();
+    b[at + 3] = b[at + 2];
+    common::reseal_v3(&mut b);
+    assert!(table_err(&b).contains("increasing"), "{}", table_err(&b));
+}
+
+#[test]
+fn a_relabelled_packed_alphabet_fails_closed() {
+    // other letters (still increasing) or a narrower pack width decode other bytes: every
+    // decoder must report an error, never the wrong bytes as right
+    let (data, a, at) = packed_archive();
+    let n = a[at + 1] as usize;
+    // the last letter raised by one (still increasing, the same width)
+    let mut b = a.clone();
+    b[at + 1 + n] = b[at + 1 + n].wrapping_add(1);
+    common::reseal_v3(&mut b);
+    let arc = Archive::parse(&b).expect("a consistent table section");
+    assert_eq!(arc.literal_width(0), 2);
+    match decompress(&arc) {
+        Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
+        Ok(out) => panic!("decoded {} bytes without an error", out.len()),
+        Err(e) => panic!("unexpected error {e:?}"),
+    }
+    assert!(extract(&arc, 0, data.len() as u64).is_err());
 }

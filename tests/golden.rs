@@ -18,7 +18,7 @@ fn golden(name: &str) -> Vec<u8> {
 
 /// The CLI's defaults of before version 5, spelled out (not `EncodeOptions::default()`, so a
 /// changed default also shows up here): the version-3 and version-4 archives are made
-/// without context tables (`--no-context`).
+/// without context tables and packed literals (`--no-context --no-pack`).
 fn default_settings() -> EncodeOptions {
     EncodeOptions {
         level: 5,
@@ -28,6 +28,7 @@ fn default_settings() -> EncodeOptions {
         repeat_codes: true,
         depth_cap: 0,
         context_tables: false,
+        packed_literals: false,
     }
 }
 
@@ -95,12 +96,57 @@ fn variants_v5() -> Vec<(String, String, EncodeOptions)> {
     ]
 }
 
-/// Every committed archive of the current encoder, versions 3 to 5.
+/// The version-6 archive (packed literal tables, FORMAT.md §5.6): a real genome sample at the
+/// CLI's defaults.
+fn variants_v6() -> Vec<(String, String, EncodeOptions)> {
+    vec![(
+        "ecoli_48k.fa".into(),
+        "ecoli_48k.fa.acx".into(),
+        EncodeOptions {
+            context_tables: true,
+            packed_literals: true,
+            ..default_settings()
+        },
+    )]
+}
+
+/// Every committed archive of the current encoder, versions 3 to 6.
 fn all_variants() -> Vec<(String, String, EncodeOptions)> {
     let mut v = variants();
     v.extend(variants_v4());
     v.extend(variants_v5());
+    v.extend(variants_v6());
     v
+}
+
+#[test]
+fn version_6_golden_archive_has_packed_literals() {
+    for (orig, arc, opts) in variants_v6() {
+        let archive = golden(&arc);
+        let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
+        assert_eq!(a.header.version, 6, "{arc}");
+        // one group (48 KiB), its literals ACGT and newline: five letters, three per symbol
+        assert_eq!(a.tables.len(), 1, "{arc}");
+        let t = a.tables[0][0].as_ref().expect("a literal table");
+        assert!(t.is_packed(), "{arc}: literal table not packed");
+        assert_eq!(a.literal_width(0), 3, "{arc}");
+        assert_eq!(
+            t.record().alphabet.as_deref(),
+            Some(&b"\nACGT"[..]),
+            "{arc}: alphabet"
+        );
+        // the same settings without packed literals: an older version, larger
+        let plain = compress(
+            &golden(&orig),
+            &EncodeOptions {
+                packed_literals: false,
+                ..opts
+            },
+            &|_| {},
+        )
+        .unwrap();
+        assert!(plain[4] < 6 && plain.len() > archive.len(), "{arc}");
+    }
 }
 
 #[test]

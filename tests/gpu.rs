@@ -314,7 +314,11 @@ fn rans_stage_decodes_archives_of_two_rounds() {
     let packed = compress(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
-    let order = launch::rans_chunk_order(&a.entries, aceapex::device::rans::KERNEL_MAX_WARPS);
+    let order = launch::rans_chunk_order(
+        &a.entries,
+        |b| a.literal_width(b) as u32,
+        aceapex::device::rans::KERNEL_MAX_WARPS,
+    );
     assert!(
         order.len() > 2 * g.sm_count() as usize,
         "more chunks than CTAs"
@@ -438,6 +442,7 @@ fn context_pairs_decode_staged_and_unstaged() {
     for level in [5u32, 9] {
         let opts = EncodeOptions {
             level,
+            packed_literals: false,
             ..Default::default()
         };
         let packed = compress(data, &opts, &|_| {}).unwrap();
@@ -466,24 +471,27 @@ fn context_pairs_decode_staged_and_unstaged() {
 }
 
 /// The encoder settings of the bit-exact test: block sizes, minimum matches 4 and 5 (match
-/// bases below 6, format version 4, FORMAT.md §2), context tables on (the default, version 5
-/// where they pay) and off. Returns `(block_size, min_match, options)`.
+/// bases below 6, format version 4, FORMAT.md §2), context tables and packed literal tables
+/// on (the defaults: version 5 or 6 where they pay) and off. Returns `(block_size,
+/// min_match, options)`.
 fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
     [
-        (4096u32, 6, true),
-        (16384, 6, true),
-        (16384, 6, false),
-        (65536, 6, true),
-        (16384, 4, true),
-        (4096, 5, false),
+        (4096u32, 6, true, true),
+        (16384, 6, true, true),
+        (16384, 6, true, false),
+        (16384, 6, false, false),
+        (65536, 6, true, true),
+        (16384, 4, true, false),
+        (4096, 5, false, false),
     ]
     .into_iter()
-    .map(|(block_size, min_match, context_tables)| {
+    .map(|(block_size, min_match, context_tables, packed_literals)| {
         let opts = EncodeOptions {
             block_size,
             min_match,
             level: if min_match < 6 { 8 } else { 5 },
             context_tables,
+            packed_literals,
             ..Default::default()
         };
         (block_size, min_match, opts)
@@ -492,9 +500,9 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
 }
 
 /// Without a GPU too: the bit-exact test's samples and settings give archives of every
-/// version the writer makes (3 to 5), so the GPU decoders see each.
+/// version the writer makes (3 to 6), so the GPU decoders see each.
 #[test]
-fn bit_exact_samples_cover_versions_3_to_5() {
+fn bit_exact_samples_cover_versions_3_to_6() {
     let mut versions = std::collections::BTreeSet::new();
     let samples = sample_inputs();
     for (name, data) in samples
@@ -505,12 +513,137 @@ fn bit_exact_samples_cover_versions_3_to_5() {
             let packed = compress(data, &opts, &|_| {}).unwrap();
             let v = u16::from_le_bytes([packed[4], packed[5]]);
             versions.insert(v);
-            if name == "soft-masked" && opts.context_tables {
-                assert_eq!(v, 5, "soft-masked, {opts:?}: a context pair");
+            // soft-masked: a context pair, or (16 KiB blocks) packed literals
+            if name == "soft-masked" && opts.packed_literals && opts.block_size == 16384 {
+                assert_eq!(v, 6, "soft-masked, {opts:?}: packed literals");
+            } else if name == "soft-masked" && opts.context_tables {
+                assert!(v >= 5, "soft-masked, {opts:?}: a context pair");
             }
         }
     }
-    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5]);
+    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5, 6]);
+}
+
+/// Without a GPU too: the rANS stage's entry point follows the archive's table kinds (a
+/// kernel without a kind would fail such slices closed, `dense.rs` `rans_decode_slices`).
+#[test]
+fn rans_kernel_follows_the_table_kinds() {
+    use decoder::RansKernel;
+    let samples = sample_inputs();
+    let masked = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
+    let text = &samples.iter().find(|(n, _)| n == "text-like").unwrap().1;
+    let kind = |data: &[u8], context_tables: bool, packed_literals: bool| {
+        let opts = EncodeOptions {
+            context_tables,
+            packed_literals,
+            ..Default::default()
+        };
+        let packed = compress(data, &opts, &|_| {}).unwrap();
+        RansKernel::for_archive(&Archive::parse(&packed).unwrap())
+    };
+    assert_eq!(kind(text, false, false), RansKernel::Plain);
+    assert_eq!(kind(masked, false, false), RansKernel::Plain);
+    assert_eq!(kind(masked, true, false), RansKernel::Context);
+    assert_eq!(kind(masked, true, true), RansKernel::Packed);
+}
+
+/// Packed literal archives (FORMAT.md §5.6: widths 2, 3 and 4) decode the same with the
+/// expansion table staged in shared memory and read from global memory
+/// (`ACEAPEX_GPU_STAGE_EXPAND`), every decoder, at levels 5 and 9 (few lanes).
+#[test]
+fn packed_literals_decode_staged_and_unstaged() {
+    let mut r = aceapex::gpu::tokens::Rng::new(5);
+    // width 3: ACGT (a base repeats the one before it a third of the time, so that
+    // packed symbols code smaller than single letters, as on real genomes), N and the newline
+    let mut prev = b'A';
+    let fasta: Vec<u8> = (0..1_500_000u32)
+        .map(|i| match i % 61 {
+            60 => b'\n',
+            _ if (i / 9000) % 11 == 4 => b'N',
+            _ => {
+                if r.below(3) != 0 {
+                    prev = b"ACGT"[r.below(4) as usize];
+                }
+                prev
+            }
+        })
+        .collect();
+    // width 4: four letters, in runs and repeats
+    let four: Vec<u8> = (0..600_000u32)
+        .map(|i| b"ACGT"[((i / 3) ^ (i / 1000)) as usize % 4])
+        .collect();
+    // width 2: the FASTA soft-masked, case in runs of about 40 bases
+    let mut lower = false;
+    let masked: Vec<u8> = (fasta.iter())
+        .map(|&b| {
+            if r.below(40) == 0 {
+                lower = !lower;
+            }
+            if lower {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            }
+        })
+        .collect();
+    // (at level 9 the soft-masked sample takes a context pair instead: smaller there)
+    let inputs = [
+        ("fasta".to_string(), fasta, 3, &[5u32, 9][..]),
+        ("four letters".to_string(), four, 4, &[5, 9]),
+        ("soft-masked".to_string(), masked, 2, &[5]),
+    ];
+    // the archives and their widths are checked without a GPU too
+    let mut archives = Vec::new();
+    for (name, data, width, levels) in &inputs {
+        for &level in *levels {
+            let opts = EncodeOptions {
+                level,
+                ..Default::default()
+            };
+            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let a = Archive::parse(&packed).unwrap();
+            assert_eq!(a.header.version, 6, "{name} level {level}");
+            assert_eq!(
+                a.literal_width(a.block_count() - 1),
+                *width,
+                "{name} level {level}"
+            );
+            // the CPU decoder first
+            assert!(
+                aceapex::decompress(&a).unwrap() == *data,
+                "{name} level {level}: CPU"
+            );
+            archives.push((name, data, level, packed));
+        }
+    }
+    let Some(g) = gpu_or_skip("packed_literals_decode_staged_and_unstaged") else {
+        return;
+    };
+    for (name, data, level, packed) in archives {
+        {
+            for stage in ["0", "1"] {
+                // SAFETY (of the test): the GPU tests run on one thread (run.sh), so no other
+                // thread reads the environment meanwhile.
+                unsafe { std::env::set_var("ACEAPEX_GPU_STAGE_EXPAND", stage) };
+                let a = Archive::parse(&packed).unwrap();
+                for d in [
+                    decoder::Decoder::Dense,
+                    decoder::Decoder::Lane,
+                    decoder::Decoder::Wavefront,
+                ] {
+                    let out = decoder::decompress_with(&g, &a, d).unwrap_or_else(|e| {
+                        panic!("{name} level {level} staged {stage} {d:?}: {e}")
+                    });
+                    assert!(
+                        out == *data,
+                        "{name} level {level} staged {stage} {d:?}: output differs"
+                    );
+                }
+            }
+            // SAFETY (of the test): as above.
+            unsafe { std::env::remove_var("ACEAPEX_GPU_STAGE_EXPAND") };
+        }
+    }
 }
 
 #[test]

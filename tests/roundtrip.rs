@@ -352,14 +352,29 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
-    // FORMAT.md §2: version 5 exactly when a group has a context pair (§5.2), else 4 with
-    // its base byte exactly when the minimum match is below 6
+    // FORMAT.md §2: version 6 exactly when a group has a packed literal table (§5.6), else 5
+    // exactly when one has a context pair (§5.2), else 4 with its base byte exactly when the
+    // minimum match is below 6
     let pairs = a.tables.iter().flatten().flatten().any(|t| t.has_context());
+    let packs = a.tables.iter().flatten().flatten().any(|t| t.is_packed());
     assert!(
         opts.context_tables || !pairs,
         "a context pair without context tables"
     );
-    if pairs {
+    assert!(
+        opts.packed_literals || !packs,
+        "a packed literal table without packed literals"
+    );
+    // a packed table is a literal table (FORMAT.md §5.2)
+    for g in &a.tables {
+        for t in g[1..].iter().flatten() {
+            assert!(!t.is_packed(), "a packed table outside the literal stream");
+        }
+    }
+    if packs {
+        assert_eq!(h.version, 6);
+        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
+    } else if pairs {
         assert_eq!(h.version, 5);
         assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
     } else if opts.min_match < 6 {
@@ -525,7 +540,7 @@ proptest! {
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
 
-    /// Repeat codes off, context tables on or off, min_match 4/5/6/8/12/32, depth caps 0/1/2/8,
+    /// Repeat codes off, context tables and packed literals on or off, min_match 4/5/6/8/12/32, depth caps 0/1/2/8,
     /// windows at or above the block: the reference walker checks every match length,
     /// distance and depth.
     #[test]
@@ -535,6 +550,7 @@ proptest! {
         bsi in 0usize..3,
         repeat_codes in any::<bool>(),
         context_tables in any::<bool>(),
+        packed_literals in any::<bool>(),
         min_match in prop::sample::select(vec![4u32, 5, 6, 8, 12, 32]),
         depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
         cross in any::<bool>(),
@@ -553,6 +569,7 @@ proptest! {
             repeat_codes,
             depth_cap,
             context_tables,
+            packed_literals,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }

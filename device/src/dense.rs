@@ -131,6 +131,25 @@ unsafe fn global_store_no_l1(p: *mut u8, v: u8) {
     };
 }
 
+/// Stores the 4-byte word `v` at `p` of global memory without allocating the line in L1
+/// (as [`global_store_no_l1`]).
+///
+/// # Safety
+/// `p` is a 4-aligned, writable word of global memory that no other thread of the kernel
+/// accesses.
+#[inline(always)]
+unsafe fn global_store_no_l1_u32(p: *mut u32, v: u32) {
+    // SAFETY: the caller's contract; the asm only stores the word.
+    unsafe {
+        core::arch::asm!(
+            "st.global.L1::no_allocate.u32 [{p}], {v};",
+            p = in(reg64) p,
+            v = in(reg32) v,
+            options(nostack, preserves_flags)
+        )
+    };
+}
+
 /// Block-level context shared by the stages.
 struct Smem {
     base: *mut u8,
@@ -489,6 +508,16 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
 /// decoder reports it); the host zeroes the status words first. (Packing two blocks per warp
 /// was measured and dropped: fewer, longer chains, slower on every corpus; PERFORMANCE.md,
 /// 2026-11-30 third session.)
+///
+/// Three entry points share this body, one per kind of table the archive has, so that each
+/// holds only the step variants it needs (their registers are allocated per kernel: the
+/// kernel with every variant took 78 registers, and at 64, the most two 16-warp CTAs per SM
+/// allow, it spilled; PERFORMANCE.md thirteenth session): `rans_decode_slices` for single
+/// tables, `rans_decode_slices_ctx` for context pairs (FORMAT.md §5.4),
+/// `rans_decode_slices_pack` for packed literal tables (§5.6) and context pairs, whose
+/// rounds never put a packed slice and a context slice together (`decode_slices`). A slice
+/// whose table kind its kernel lacks decodes wrong and fails its trailer check: the host
+/// picks the kernel from the archive's tables (`gpu::launch::rans_decode_slices`).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     data: *const u8,
@@ -507,6 +536,147 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
     chunk_order: *const u32,
     n_chunks: u32,
     staged_tables: u32,
+    stage_expand: u32,
+) {
+    // SAFETY: forwarded (the host's contract of all three entry points).
+    unsafe {
+        rans_stage::<false, false>(
+            data,
+            data_len,
+            entries,
+            offsets,
+            n_blocks,
+            tables,
+            n_tables,
+            table_index,
+            group_blocks,
+            decoded,
+            dec_len,
+            dec_offsets,
+            status,
+            chunk_order,
+            n_chunks,
+            staged_tables,
+            stage_expand,
+        )
+    }
+}
+
+/// [`rans_decode_slices`] with context pairs (FORMAT.md §5.4).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn rans_decode_slices_ctx(
+    data: *const u8,
+    data_len: u64,
+    entries: *const BlockEntry,
+    offsets: *const u64,
+    n_blocks: u32,
+    tables: *const DecodeTable,
+    n_tables: u32,
+    table_index: *const u32,
+    group_blocks: u32,
+    decoded: *mut u8,
+    dec_len: u64,
+    dec_offsets: *const u64,
+    status: *mut u32,
+    chunk_order: *const u32,
+    n_chunks: u32,
+    staged_tables: u32,
+    stage_expand: u32,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        rans_stage::<true, false>(
+            data,
+            data_len,
+            entries,
+            offsets,
+            n_blocks,
+            tables,
+            n_tables,
+            table_index,
+            group_blocks,
+            decoded,
+            dec_len,
+            dec_offsets,
+            status,
+            chunk_order,
+            n_chunks,
+            staged_tables,
+            stage_expand,
+        )
+    }
+}
+
+/// [`rans_decode_slices`] with packed literal tables (FORMAT.md §5.6) and context pairs.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn rans_decode_slices_pack(
+    data: *const u8,
+    data_len: u64,
+    entries: *const BlockEntry,
+    offsets: *const u64,
+    n_blocks: u32,
+    tables: *const DecodeTable,
+    n_tables: u32,
+    table_index: *const u32,
+    group_blocks: u32,
+    decoded: *mut u8,
+    dec_len: u64,
+    dec_offsets: *const u64,
+    status: *mut u32,
+    chunk_order: *const u32,
+    n_chunks: u32,
+    staged_tables: u32,
+    stage_expand: u32,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        rans_stage::<true, true>(
+            data,
+            data_len,
+            entries,
+            offsets,
+            n_blocks,
+            tables,
+            n_tables,
+            table_index,
+            group_blocks,
+            decoded,
+            dec_len,
+            dec_offsets,
+            status,
+            chunk_order,
+            n_chunks,
+            staged_tables,
+            stage_expand,
+        )
+    }
+}
+
+/// The body of the rANS stage's entry points: `CTX_OK` decodes context pairs, `PACK_OK`
+/// packed literal tables ([`rans_decode_slices`]).
+///
+/// # Safety
+/// The host's contract of [`rans_decode_slices`] (`gpu::launch::rans_decode_slices`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
+    data: *const u8,
+    data_len: u64,
+    entries: *const BlockEntry,
+    offsets: *const u64,
+    n_blocks: u32,
+    tables: *const DecodeTable,
+    n_tables: u32,
+    table_index: *const u32,
+    group_blocks: u32,
+    decoded: *mut u8,
+    dec_len: u64,
+    dec_offsets: *const u64,
+    status: *mut u32,
+    chunk_order: *const u32,
+    n_chunks: u32,
+    staged_tables: u32,
+    stage_expand: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -533,6 +703,15 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         dec_len,
     };
     let smem = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>() as *mut u32;
+    // the expansion table of a packed literal table (FORMAT.md §5.6) after the staged tables,
+    // when the host launched with room for it
+    let expand_smem = if stage_expand != 0 {
+        // SAFETY: the host launches with staged_tables tables plus one expansion table's
+        // slots 0..256 (`crate::rans::KERNEL_EXPAND_BYTES`) when stage_expand is set.
+        unsafe { smem.add(staged_tables as usize * PROB_SCALE as usize) }
+    } else {
+        core::ptr::null_mut()
+    };
     // rounds of one chunk of `wpc` consecutive blocks per CTA, one block per warp; the
     // chunks in the host's order (longest chains first)
     let mut slot = cta;
@@ -548,12 +727,25 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         sync();
         for k in 0..STREAM_COUNT {
             // SAFETY: r0 < n_blocks: its group has STREAM_COUNT table indices.
-            if let Some((ti, ctx)) = unsafe {
+            if let Some((ti, tag)) = unsafe {
                 crate::kernels::stream_table_index(table_index, n_tables, group_blocks, r0, k)
             } {
+                if tag == TABLE_PACKED && !expand_smem.is_null() {
+                    // SAFETY: ti + 1 < n_tables (stream_table_index); its first 256 slots
+                    // (1 KiB) go to the expansion area of the launch's shared memory.
+                    unsafe {
+                        copy16(
+                            expand_smem as *mut u128,
+                            tables.add(ti as usize + 1) as *const u128,
+                            64,
+                            tid,
+                            bdim,
+                        )
+                    };
+                }
                 // the first table in slot k, a context pair's second in its staged slot
                 // when the host launched with room for it
-                let second = if ctx != 0 && staged_tables as usize > STREAM_COUNT {
+                let second = if is_context(tag) && staged_tables as usize > STREAM_COUNT {
                     staged_slot(k)
                 } else {
                     None
@@ -580,16 +772,20 @@ pub unsafe extern "ptx-kernel" fn rans_decode_slices(
         let b = r0 + (tid / 32) as u64;
         if b < n_blocks as u64 {
             let in_group = b / group_blocks as u64 == g0;
-            let st = decode_slices(
+            let (staged, staged_expand) = if in_group {
+                (smem, expand_smem)
+            } else {
+                (core::ptr::null_mut(), core::ptr::null_mut())
+            };
+            let st = decode_slices::<CTX_OK, PACK_OK>(
                 &src,
                 b,
                 lane,
-                if in_group {
-                    smem
-                } else {
-                    core::ptr::null_mut()
+                Staged {
+                    tables: staged,
+                    pairs: staged_tables as usize > STREAM_COUNT,
+                    expand: staged_expand,
                 },
-                staged_tables as usize > STREAM_COUNT,
             );
             // the block's first failing slice in stream order
             let mut first_bad = 0u32;
@@ -621,6 +817,25 @@ fn staged_slot(k: usize) -> Option<usize> {
 }
 
 const _: () = assert!(STREAM_COUNT + 2 == crate::rans::KERNEL_STAGED_TABLES);
+
+/// True for the table-index tag of a context pair (`ctx_bit + 1`, 1-8; FORMAT.md §5.4).
+#[inline(always)]
+fn is_context(tag: u32) -> bool {
+    tag != 0 && tag <= 8
+}
+
+/// What the rANS stage staged in shared memory for the block's group (all null / false when
+/// the block's group is not the one its CTA staged).
+#[derive(Clone, Copy)]
+struct Staged {
+    /// The first table of each stream, slot `k` for stream `k`, or null (global tables).
+    tables: *const u32,
+    /// The context pairs' second tables of the literal and command streams too
+    /// ([`staged_slot`]).
+    pairs: bool,
+    /// A packed literal table's expansion slots 0..256 (FORMAT.md §5.6), or null (global).
+    expand: *const u32,
+}
 
 /// Byte `i` of a packed per-slice array (a block's five slices in a `u64`: lane counts or
 /// status codes, both < 256), one register pair instead of an array held in five.
@@ -673,8 +888,9 @@ struct SliceInfo {
     dst_off: u64,
     /// Index of its group's table for its stream (rANS slices; `u32::MAX`: none).
     table: u32,
-    /// `ctx_bit + 1` when the group's tables for the stream are a context pair (`table`,
-    /// `table + 1`), else 0 (`crate::kernels::stream_table_index`).
+    /// The table-index tag (`crate::kernels::stream_table_index`): `ctx_bit + 1` when the
+    /// group's tables for the stream are a context pair (`table`, `table + 1`),
+    /// [`TABLE_PACKED`] for a packed literal table (its expansion table at `table + 1`), else 0.
     ctx: u32,
     /// Decoded length.
     n: u32,
@@ -760,22 +976,30 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
     }
 }
 
-/// Decodes the slices of block `b` with the whole warp: raw slices copied, rANS
+/// Decodes the slices of block `b` with the whole warp (`CTX_OK`, `PACK_OK`: the table kinds of
+/// the kernel, [`rans_decode_slices`]): raw slices copied, rANS
 /// slices packed into rounds of at most 32 lanes (largest first, first fit). `staged` is the
 /// block's group's decode tables in shared memory, one per stream, or null (global tables).
 /// Returns each slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices(src: &Sources, b: u64, lane: u32, staged: *const u32, staged_pairs: bool) -> u64 {
+fn decode_slices<const CTX_OK: bool, const PACK_OK: bool>(
+    src: &Sources,
+    b: u64,
+    lane: u32,
+    staged: Staged,
+) -> u64 {
     let mut st = 0u64;
     let mut lanes = 0u64;
     let mut left = 0u32;
-    // slices whose tables are a context pair
+    // slices whose tables are a context pair, slices of packed literals
     let mut ctxs = 0u32;
+    let mut packs = 0u32;
     for i in 0..STREAM_COUNT {
         let s = slice_info(src, b, i);
         st = byte_set(st, i, s.pre as u32);
         lanes = byte_set(lanes, i, s.lanes);
-        ctxs |= ((s.ctx != 0) as u32) << i;
+        ctxs |= (is_context(s.ctx) as u32) << i;
+        packs |= ((s.ctx == TABLE_PACKED) as u32) << i;
         if s.pre == Status::Ok {
             if s.lanes == 0 {
                 copy_raw_slice(src, &s, lane);
@@ -792,7 +1016,11 @@ fn decode_slices(src: &Sources, b: u64, lane: u32, staged: *const u32, staged_pa
             let mut best_lanes = 0u32;
             for i in 0..STREAM_COUNT {
                 let l = byte_get(lanes, i);
-                if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes {
+                // never a packed slice and a context slice in one round (the kernel holds no
+                // step variant for both)
+                let with = round | (1 << i);
+                let mixed = PACK_OK && with & ctxs != 0 && with & packs != 0;
+                if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes && !mixed {
                     best = i;
                     best_lanes = l;
                 }
@@ -805,10 +1033,14 @@ fn decode_slices(src: &Sources, b: u64, lane: u32, staged: *const u32, staged_pa
         }
         // the context step only where a slice of the round needs it (its table pick and
         // the lane's previous symbol cost every step)
-        st = if round & ctxs != 0 {
-            decode_packed::<true>(src, b, lanes, round, lane, st, staged, staged_pairs)
+        // (a kernel without a table kind decodes such a slice as a single table, which
+        // fails its trailer check: the host picks the kernel by the archive's tables)
+        st = if CTX_OK && round & ctxs != 0 {
+            decode_packed::<true, false>(src, b, lanes, round, lane, st, staged)
+        } else if PACK_OK && round & packs != 0 {
+            decode_packed::<false, true>(src, b, lanes, round, lane, st, staged)
         } else {
-            decode_packed::<false>(src, b, lanes, round, lane, st, staged, staged_pairs)
+            decode_packed::<false, false>(src, b, lanes, round, lane, st, staged)
         };
         left &= !round;
     }
@@ -844,20 +1076,23 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// line ahead of each slice's next word: flat, seventh session.)
 ///
 /// `CTX`: some selected slice has a context pair (FORMAT.md §5.4; each lane then picks its
-/// table by its previous symbol); `staged_pairs`: the pairs' second tables of the literal and
-/// command streams are staged too ([`staged_slot`]).
+/// table by its previous symbol); `PACK`: some selected slice holds packed literals (§5.6;
+/// each of its symbols is expanded into its `w` literals through the expansion table).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn decode_packed<const CTX: bool>(
+fn decode_packed<const CTX: bool, const PACK: bool>(
     src: &Sources,
     b: u64,
     lanes_of: u64,
     sel: u32,
     lane: u32,
     mut st: u64,
-    staged: *const u32,
-    staged_pairs: bool,
+    staged: Staged,
 ) -> u64 {
+    let Staged {
+        tables: staged,
+        pairs: staged_pairs,
+        expand: staged_expand,
+    } = staged;
     // my slice among the packed ones
     let mut base = 0u32;
     let mut my = STREAM_COUNT;
@@ -897,7 +1132,7 @@ fn decode_packed<const CTX: bool>(
     };
     // a context pair's second table (FORMAT.md §5.4), staged or global; `table` otherwise
     let table1 = match (s.ctx, if mine { staged_slot(my) } else { None }) {
-        (0, _) => table,
+        (c, _) if !is_context(c) => table,
         // SAFETY: the second table of the group's pair for stream `my`, staged at `slot`.
         (_, Some(slot)) if !staged.is_null() && staged_pairs => unsafe {
             staged.add(slot * PROB_SCALE as usize) as *const DecodeTable
@@ -905,8 +1140,48 @@ fn decode_packed<const CTX: bool>(
         _ => global(s.table.wrapping_add(1)),
     };
     let ctx_bit = s.ctx.saturating_sub(1);
+    // packed literals: the expansion table (staged or global) and the width, 1 otherwise
+    let packed = PACK && s.ctx == TABLE_PACKED;
+    let expand: *const u32 = if !packed {
+        core::ptr::null()
+    } else if !staged_expand.is_null() {
+        staged_expand
+    } else {
+        global(s.table.wrapping_add(1)) as *const u32
+    };
+    let width = if packed {
+        // SAFETY: slot PACK_WIDTH_SLOT of the expansion table at table + 1 < n_tables.
+        unsafe { (*global(s.table.wrapping_add(1))).slots[PACK_WIDTH_SLOT] }
+            .clamp(1, MAX_PACK_WIDTH)
+    } else {
+        1
+    };
+    // symbols of the slice: ceil(decoded length / width)
+    let m = if packed { n.div_ceil(width) } else { n };
     let mut prev = 0u32;
     let l = lane.wrapping_sub(my_base);
+    // Packed literals in words: a step's `lanes` symbols are `width * lanes` consecutive
+    // bytes, which the slice's lanes store as aligned 4-byte words when that is a whole
+    // number of words (lanes % 4 == 0): lane l writes word l of the step, assembled from the
+    // literals of the step's symbols `4l / width` (from byte `o` of them on) and
+    // `(4l + 3) / width`, fetched from their lanes by two shuffles. (One byte store per
+    // literal, 3 per step at width 3, wrote 3 times the L1 sectors per byte of the
+    // unpacked stage's single coalesced byte store; PERFORMANCE.md thirteenth session.)
+    let coalesce = packed && lanes % 4 == 0;
+    let word_lane = coalesce && l < width * lanes / 4;
+    let (src0, src1, o) = if word_lane {
+        let b = 4 * l;
+        // b / width for width 2-4 without a division (b < 128; b * 171 >> 9 is b / 3 there)
+        let div = |b: u32| match width {
+            2 => b >> 1,
+            4 => b >> 2,
+            _ => (b * 171) >> 9,
+        };
+        let s0 = div(b);
+        (my_base + s0, my_base + div(b + 3), b - s0 * width)
+    } else {
+        (lane, lane, 0)
+    };
     let mask = if mine { lane_mask(lanes, my_base) } else { 0 };
     let below = (1u32 << lane) - 1;
     let mut x: u32 = RANS_L;
@@ -928,7 +1203,7 @@ fn decode_packed<const CTX: bool>(
             ])
         };
         nwords = (s.stored - 4 * lanes) / 2;
-        steps = n.div_ceil(lanes);
+        steps = m.div_ceil(lanes);
     }
     let header_bad = ballot(active_slice && x < RANS_L);
     // the longest chain of the packed slices
@@ -944,8 +1219,9 @@ fn decode_packed<const CTX: bool>(
     // keeps the step short
     let mut i = l;
     for _ in 0..max_steps {
-        let active = active_slice && i < n;
+        let active = active_slice && i < m;
         let mut need = false;
+        let mut lits = 0u32;
         if active {
             let t = if CTX && (prev >> ctx_bit) & 1 != 0 {
                 table1
@@ -957,9 +1233,50 @@ fn decode_packed<const CTX: bool>(
             if CTX {
                 prev = sym as u32;
             }
-            // SAFETY: i < n inside the decoded slot, written by this lane alone.
-            unsafe { global_store_no_l1(dst.add(i as usize), sym) };
+            if packed {
+                // SAFETY: sym < 256 slots of the expansion table (staged or global).
+                lits = unsafe { *expand.add(sym as usize) };
+                if !coalesce {
+                    let at = i * width;
+                    // a fixed trip count: four predicated stores, no loop
+                    for t in 0..MAX_PACK_WIDTH {
+                        if t < width && at + t < n {
+                            // SAFETY: at + t < n inside the decoded slot, this lane's alone
+                            // (symbol i's literals).
+                            unsafe {
+                                global_store_no_l1(
+                                    dst.add((at + t) as usize),
+                                    (lits >> (8 * t)) as u8,
+                                )
+                            };
+                        }
+                    }
+                }
+            } else {
+                // SAFETY: i < n inside the decoded slot, written by this lane alone.
+                unsafe { global_store_no_l1(dst.add(i as usize), sym) };
+            }
             need = x < RANS_L;
+        }
+        if PACK {
+            // every lane of the warp shuffles (uniform); word lanes store their word
+            let v0 = shfl(lits, src0);
+            let v1 = shfl(lits, src1);
+            // the step's first byte: its first symbol (i - l) times the width
+            let at = i.wrapping_sub(l) * width + 4 * l;
+            if word_lane && at < n {
+                let word = if width == 4 {
+                    v0
+                } else {
+                    (v0 >> (8 * o)) | (v1 << (8 * (width - o)))
+                };
+                // SAFETY: `at` is 4-aligned (the slot is 16-aligned, a step is width *
+                // lanes bytes, a multiple of 4) and below n; the word's bytes past n (at
+                // most 3, zeros or the next symbol's) fall in the slot's padding
+                // (`gpu::decoder` pads every slot by `rans::KERNEL_SLOT_SLACK` bytes). Word l of the step
+                // is this lane's alone.
+                unsafe { global_store_no_l1_u32(dst.add(at as usize) as *mut u32, word) };
+            }
         }
         let m = ballot(need) & mask;
         // branch-free: every lane computes its word index, the loads are predicated

@@ -1,4 +1,4 @@
-//! Format structures and constants (versions 2-5) shared by the encoder, the host decoders
+//! Format structures and constants (versions 2-6) shared by the encoder, the host decoders
 //! and the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
@@ -10,10 +10,13 @@ use bytemuck::{Pod, Zeroable};
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
 /// Newest format version this crate reads and writes, FORMAT.md §2. The writer uses it only
-/// for archives with a context table (a kind-2 table record, §5.2); others are written as
-/// [`VERSION_MATCH_BASE`] or [`VERSION_BASE_6`] archives, byte for byte as before version 5
-/// existed.
-pub const FORMAT_VERSION: u16 = 5;
+/// for archives with a packed literal table (a kind-3 table record, §5.2, §5.6); others are
+/// written as [`VERSION_CONTEXT`], [`VERSION_MATCH_BASE`] or [`VERSION_BASE_6`] archives,
+/// byte for byte as before version 6 existed.
+pub const FORMAT_VERSION: u16 = 6;
+/// The version the writer uses for an archive with a context table (a kind-2 table record,
+/// §5.2, §5.4) but no packed literal table; the first version that reads kind-2 records.
+pub const VERSION_CONTEXT: u16 = 5;
 /// The version the writer uses for an archive without context tables whose match base is
 /// below [`MATCH_BASE`] (FORMAT.md §2, §10).
 pub const VERSION_MATCH_BASE: u16 = 4;
@@ -268,12 +271,51 @@ pub const fn pack_slot(symbol: u8, freq: u32, bias: u32) -> u32 {
     symbol as u32 | ((freq - 1) << 8) | (bias << 20)
 }
 
+/// Most literals one packed symbol carries (FORMAT.md §5.6).
+pub const MAX_PACK_WIDTH: u32 = 4;
+/// Largest literal alphabet a packed literal table may declare (FORMAT.md §5.6): with 16
+/// letters, two literals still fit one 8-bit symbol.
+pub const MAX_PACK_ALPHABET: usize = 16;
+/// Slot of an expansion table ([`DecodeTable`] form, see [`TABLE_PACKED`]) that holds the
+/// pack width `w`; slots `0..256` hold each packed symbol's `w` literals, the first in the low
+/// byte.
+pub const PACK_WIDTH_SLOT: usize = 256;
+
+/// The pack width `w` of `alphabet` letters (FORMAT.md §5.6): the most literals, at most
+/// [`MAX_PACK_WIDTH`], whose `alphabet^w` combinations fit the 256 symbols; 0 when fewer
+/// than two fit (more than [`MAX_PACK_ALPHABET`] letters).
+pub const fn pack_width(alphabet: usize) -> u32 {
+    let a = if alphabet == 0 { 1 } else { alphabet };
+    let mut w = 0u32;
+    let mut combos = 1usize;
+    while w < MAX_PACK_WIDTH && combos * a <= 256 {
+        combos *= a;
+        w += 1;
+    }
+    if w < 2 {
+        0
+    } else {
+        w
+    }
+}
+
 /// Sentinel in the table index: the group has no table for that stream.
 pub const NO_TABLE: u32 = u32::MAX;
 
 /// Bit of a `table_index` entry from which the entry holds `ctx_bit + 1` for a context pair
 /// (FORMAT.md §5.4: tables `ti` and `ti + 1`, with `ti` in the bits below), 0 for one table.
 pub const TABLE_CTX_SHIFT: u32 = 24;
+
+/// Tag of a `table_index` entry (the bits from [`TABLE_CTX_SHIFT`]) for a packed literal
+/// table (FORMAT.md §5.6): the decode table at `ti`, its expansion table ([`PACK_WIDTH_SLOT`])
+/// at `ti + 1`. (Context pairs take tags 1-8.)
+pub const TABLE_PACKED: u32 = 16;
+
+/// The `table_index` entry of a group's packed literal table at `ti, ti + 1`
+/// ([`TABLE_PACKED`]). `ti < 2^24`.
+pub const fn packed_table_index_entry(ti: u32) -> u32 {
+    ti | (TABLE_PACKED << TABLE_CTX_SHIFT)
+}
 
 /// The `table_index` entry of a group's stream: one table at `ti`, or a context pair at
 /// `ti, ti + 1` picking by bit `ctx_bit` (`Some`). `ti < 2^24`.

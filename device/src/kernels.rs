@@ -231,11 +231,12 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     unsafe { trap() }
 }
 
-use crate::format::{NO_TABLE, TABLE_CTX_SHIFT};
+use crate::format::{NO_TABLE, TABLE_CTX_SHIFT, TABLE_PACKED};
 
 /// Stream `k`'s decode table(s) for block `b`, from
 /// `table_index[(b / group_blocks) * STREAM_COUNT + k]` ([`table_index_entry`]): the first
-/// table's index and `ctx_bit + 1` for a context pair (0 for a single table), or `None` when
+/// table's index and its tag: `ctx_bit + 1` for a context pair, [`TABLE_PACKED`] for a packed
+/// literal table and its expansion table (FORMAT.md §5.6), 0 for a single table; or `None` when
 /// the group has no table for the stream ([`NO_TABLE`]) or the entry is not a valid index
 /// below `n_tables` (FORMAT.md §5.1).
 ///
@@ -253,9 +254,10 @@ pub(crate) unsafe fn stream_table_index(
     // SAFETY: the caller passes group_count * STREAM_COUNT indices and b's group is below group_count.
     let v = unsafe { *table_index.add(g) };
     let ti = v & ((1 << TABLE_CTX_SHIFT) - 1);
-    let ctx = v >> TABLE_CTX_SHIFT;
-    let count = if ctx == 0 { 1 } else { 2 };
-    (v != NO_TABLE && ctx <= 8 && ti < n_tables && count <= n_tables - ti).then_some((ti, ctx))
+    let tag = v >> TABLE_CTX_SHIFT;
+    let count = if tag == 0 { 1 } else { 2 };
+    (v != NO_TABLE && (tag <= 8 || tag == TABLE_PACKED) && ti < n_tables && count <= n_tables - ti)
+        .then_some((ti, tag))
 }
 
 /// The decode table(s) of stream `k` of block `b` ([`stream_table_index`] into `tables`).
@@ -273,12 +275,21 @@ pub(crate) unsafe fn stream_table<'a>(
     k: usize,
 ) -> Option<crate::rans::SliceTables<'a>> {
     // SAFETY: forwarded from the caller.
-    let (ti, ctx) = unsafe { stream_table_index(table_index, n_tables, group_blocks, b, k) }?;
-    let count = if ctx == 0 { 1 } else { 2 };
-    Some(crate::rans::SliceTables {
-        // SAFETY: ti + count <= n_tables (stream_table_index).
-        tables: unsafe { core::slice::from_raw_parts(tables.add(ti as usize), count) },
-        ctx_bit: ctx.saturating_sub(1),
+    let (ti, tag) = unsafe { stream_table_index(table_index, n_tables, group_blocks, b, k) }?;
+    // SAFETY: ti + (tag != 0) < n_tables (stream_table_index).
+    let at = |i: u32| unsafe { &*tables.add(i as usize) };
+    Some(match tag {
+        0 => crate::rans::SliceTables::single(at(ti)),
+        TABLE_PACKED => crate::rans::SliceTables {
+            pack: Some(at(ti + 1)),
+            ..crate::rans::SliceTables::single(at(ti))
+        },
+        ctx => crate::rans::SliceTables {
+            // SAFETY: ti + 2 <= n_tables (stream_table_index).
+            tables: unsafe { core::slice::from_raw_parts(tables.add(ti as usize), 2) },
+            ctx_bit: ctx - 1,
+            pack: None,
+        },
     })
 }
 

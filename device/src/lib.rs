@@ -22,6 +22,7 @@
 pub mod format;
 pub mod lz;
 pub mod rans;
+pub mod rans_launch;
 pub mod status;
 
 #[cfg(target_arch = "nvptx64")]

@@ -5,18 +5,13 @@
 //! `i = 0..n` in order and a lane whose state drops below [`RANS_L`] takes the next word. So
 //! one warp decodes a slice with lane `j` on thread `j`, taking words in lane order.
 
-use crate::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT};
+use crate::format::{
+    DecodeTable, MAX_LANES, MAX_PACK_WIDTH, PACK_WIDTH_SLOT, PROB_BITS, PROB_SCALE, RANS_L,
+    STREAM_COUNT,
+};
 use crate::status::Status;
 
-/// Most warps per CTA of the GPU rANS stage (`rans_decode_slices` in `dense.rs`): each warp
-/// decodes one block per round, and a CTA's blocks of a round are consecutive, so they
-/// share a table group unless the group size is not a multiple of the warp count
-/// (PERFORMANCE.md, seventh session). The host takes 8, or 16 for archives whose blocks
-/// would need a second round of 8-warp CTAs (`gpu::launch::rans_warps_per_cta`).
-pub const KERNEL_MAX_WARPS: u32 = 16;
-
-/// CTAs of the GPU rANS stage one SM holds: [`KERNEL_SMEM_BYTES`] of shared memory each.
-pub const KERNEL_CTAS_PER_SM: u32 = 2;
+pub use crate::rans_launch::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS};
 
 /// Most tables the GPU rANS stage stages in shared memory per round: the first table of
 /// each stream, then the second (context-1) table of the literal and the command streams,
@@ -30,12 +25,23 @@ pub const KERNEL_STAGED_TABLES: usize = STREAM_COUNT + 2;
 
 /// Most dynamic shared memory of the GPU rANS stage: [`KERNEL_STAGED_TABLES`] decode tables
 /// (112 KiB; two CTAs per SM). Without context pairs it takes [`STREAM_COUNT`] tables (80 KiB).
-pub const KERNEL_SMEM_BYTES: usize = KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>();
+pub const KERNEL_SMEM_BYTES: usize =
+    KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>() + KERNEL_EXPAND_BYTES;
 
-/// The decode tables of one stream of one group (FORMAT.md §5.2, §5.4): one table, or
+/// Bytes of slack the GPU rANS stage needs after each decoded slice in its scratch (the
+/// host pads every slot by at least this): packed literals are stored in 4-byte words, the
+/// last of which may reach up to 3 bytes past the slice (`dense.rs`, FORMAT.md §5.6).
+pub const KERNEL_SLOT_SLACK: u64 = 4;
+
+/// Shared memory the GPU rANS stage takes after its staged tables for a packed literal
+/// table's expansion slots (256 `u32`, FORMAT.md §5.6) when the archive has packed groups.
+pub const KERNEL_EXPAND_BYTES: usize = 256 * 4;
+
+/// The decode tables of one stream of one group (FORMAT.md §5.2, §5.4, §5.6): one table, or
 /// (version 5, a kind-2 table record) two and a context bit: the symbol a lane decodes uses
 /// `tables[c]`, where `c` is bit `ctx_bit` of the symbol the same lane decoded before it
-/// (`c = 0` for each lane's first symbol).
+/// (`c = 0` for each lane's first symbol); or (version 6, a kind-3 record) one table whose
+/// symbols each stand for `w` literals, expanded by `pack`.
 #[derive(Clone, Copy)]
 pub struct SliceTables<'a> {
     /// One table, or two (context 0 and 1) side by side.
@@ -44,6 +50,10 @@ pub struct SliceTables<'a> {
     /// decoder reads it modulo 8, so a value above 7 from the public fields cannot make two
     /// decoders differ; unused with one table).
     pub ctx_bit: u32,
+    /// Packed literals (FORMAT.md §5.6): the expansion table (slots `0..256`: symbol `s`'s
+    /// literals, the first in the low byte; slot [`PACK_WIDTH_SLOT`]: the width `w`), or
+    /// `None`: one symbol per decoded byte.
+    pub pack: Option<&'a DecodeTable>,
 }
 
 impl<'a> SliceTables<'a> {
@@ -53,7 +63,20 @@ impl<'a> SliceTables<'a> {
         SliceTables {
             tables: core::slice::from_ref(t),
             ctx_bit: 0,
+            pack: None,
         }
+    }
+
+    /// Literals per symbol: the pack width (2-4, FORMAT.md §5.6), or 1.
+    #[inline(always)]
+    pub fn width(&self) -> usize {
+        self.pack.map_or(1, pack_width_of)
+    }
+
+    /// Symbols a slice that decodes to `n` bytes holds: `ceil(n / width)`.
+    #[inline(always)]
+    pub fn symbols(&self, n: usize) -> usize {
+        n.div_ceil(self.width())
     }
 
     /// True for a context pair.
@@ -70,6 +93,29 @@ impl<'a> SliceTables<'a> {
         } else {
             &self.tables[0]
         }
+    }
+}
+
+/// The pack width of an expansion table (its slot [`PACK_WIDTH_SLOT`], which the host
+/// builds as 2-4; clamped to `1..=MAX_PACK_WIDTH` so that no table can make a decoder
+/// write outside its slice).
+#[inline(always)]
+pub fn pack_width_of(expand: &DecodeTable) -> usize {
+    expand.slots[PACK_WIDTH_SLOT].clamp(1, MAX_PACK_WIDTH) as usize
+}
+
+/// Expands packed literals in place (FORMAT.md §5.6): `out[..ceil(n / w)]` holds the
+/// symbols of a slice that decodes to `n = out.len()` literals; afterwards `out` holds the
+/// literals (symbol `j` gives literals `w * j .. w * j + w`, the last symbol's beyond `n`
+/// dropped). Back to front, so no symbol is overwritten before it is read (`w * j >= j`).
+pub fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
+    let w = pack_width_of(expand);
+    let n = out.len();
+    for j in (0..n.div_ceil(w)).rev() {
+        let lits = expand.slots[out[j] as usize].to_le_bytes();
+        let at = w * j;
+        let take = w.min(n - at);
+        out[at..at + take].copy_from_slice(&lits[..take]);
     }
 }
 
@@ -114,7 +160,8 @@ pub fn read_states(
 /// Fails closed: every word must be consumed and every lane must end in state [`RANS_L`],
 /// which the encoder starts from, so most corruptions are caught even in a raw-looking stream.
 /// With a context pair (`tables`, FORMAT.md §5.4) each lane's symbol picks its table by the
-/// lane's previous symbol.
+/// lane's previous symbol; with packed literals (§5.6) the slice holds `ceil(n / w)`
+/// symbols, expanded into the `n` bytes of `out`.
 pub fn decode_slice(
     slice: &[u8],
     lanes: usize,
@@ -125,7 +172,8 @@ pub fn decode_slice(
     let nwords = words.len() / 2;
     let mut wp = 0usize;
     let mut prev = [0u8; MAX_LANES as usize];
-    let mut chunks = out.chunks_mut(lanes);
+    let m = tables.symbols(out.len());
+    let mut chunks = out[..m].chunks_mut(lanes);
     for chunk in &mut chunks {
         for ((x, o), p) in states.iter_mut().zip(chunk.iter_mut()).zip(prev.iter_mut()) {
             *o = step(tables.pick(*p), x);
@@ -142,6 +190,9 @@ pub fn decode_slice(
     }
     if wp != nwords || states[..lanes].iter().any(|&x| x != RANS_L) {
         return Err(Status::RansTrailer);
+    }
+    if let Some(t) = tables.pack {
+        expand_in_place(out, t);
     }
     Ok(())
 }

@@ -66,7 +66,11 @@ pub struct SliceDecoder<'a> {
     tables: SliceTables<'a>,
     /// Per lane, the last symbol it decoded (0 before its first): the context of its next.
     prev: [u8; MAX_LANES as usize],
+    /// The decoded bytes; the symbols go to `out[..len]` (packed literals, FORMAT.md §5.6:
+    /// expanded into all of `out` by [`Self::finish`]).
     out: &'a mut [u8],
+    /// Symbols of the slice: `out.len()`, or `ceil(out.len() / w)` for packed literals.
+    len: usize,
     done: usize,
     kernel: Kernel,
 }
@@ -161,6 +165,7 @@ impl<'a> SliceDecoder<'a> {
             table: &tables.tables[0],
             tables,
             prev: [0; MAX_LANES as usize],
+            len: tables.symbols(out.len()),
             out,
             done: 0,
             kernel: if tables.has_context() {
@@ -176,7 +181,7 @@ impl<'a> SliceDecoder<'a> {
     #[inline]
     pub fn fast_rows(&mut self, max_rows: usize) -> usize {
         let (st, w, wp, t) = (&mut self.states, self.words, &mut self.wp, self.table);
-        let out = &mut self.out[self.done..];
+        let out = &mut self.out[self.done..self.len];
         let n = match self.kernel {
             Kernel::Scalar1 => scalar_rows::<1>(st, w, wp, t, out, max_rows),
             Kernel::Scalar2 => scalar_rows::<2>(st, w, wp, t, out, max_rows),
@@ -220,7 +225,7 @@ impl<'a> SliceDecoder<'a> {
 
     /// Symbols left to decode.
     fn left(&self) -> usize {
-        self.out.len() - self.done
+        self.len - self.done
     }
 
     /// Decodes whole rows of several slices at once, interleaving their rows so that their
@@ -300,7 +305,8 @@ impl<'a> SliceDecoder<'a> {
             && rows_fit(self.words.len() / 2, self.wp, self.lanes)
     }
 
-    /// Decodes the remaining symbols with the reference loop and runs the trailer check.
+    /// Decodes the remaining symbols with the reference loop, runs the trailer check and
+    /// expands packed literals (FORMAT.md §5.6).
     pub fn finish(mut self) -> Result<(), Status> {
         let tail = if self.tables.has_context() {
             decode_tail::<true>
@@ -314,13 +320,43 @@ impl<'a> SliceDecoder<'a> {
             &mut self.wp,
             self.tables,
             &mut self.prev,
-            &mut self.out[self.done..],
+            &mut self.out[self.done..self.len],
         )?;
         if self.wp != self.words.len() / 2 || self.states[..self.lanes].iter().any(|&x| x != RANS_L)
         {
             return Err(Status::RansTrailer);
         }
+        if let Some(t) = self.tables.pack {
+            expand_in_place(self.out, t);
+        }
         Ok(())
+    }
+}
+
+/// [`rans::expand_in_place`] with fixed-width stores: the same bytes.
+fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
+    match rans::pack_width_of(expand) {
+        2 => expand_width::<2>(out, expand),
+        3 => expand_width::<3>(out, expand),
+        4 => expand_width::<4>(out, expand),
+        _ => rans::expand_in_place(out, expand),
+    }
+}
+
+/// Expands packed symbols of `W` literals in place, back to front: the last (possibly
+/// partial) symbol by the reference, every other with one `W`-byte copy.
+#[inline(always)]
+fn expand_width<const W: usize>(out: &mut [u8], expand: &DecodeTable) {
+    let full = out.len() / W;
+    if full * W < out.len() {
+        // the partial symbol: its literals beyond the end dropped
+        let lits = expand.slots[out[full] as usize].to_le_bytes();
+        let rest = out.len() - full * W;
+        out[full * W..].copy_from_slice(&lits[..rest]);
+    }
+    for j in (0..full).rev() {
+        let lits = expand.slots[out[j] as usize].to_le_bytes();
+        out[W * j..W * j + W].copy_from_slice(&lits[..W]);
     }
 }
 
@@ -1124,6 +1160,7 @@ mod tests {
                     SliceTables {
                         tables: &pair,
                         ctx_bit: bit,
+                        pack: None,
                     }
                 };
                 let (st, got) = both(&enc, lanes, t, n);
@@ -1156,6 +1193,7 @@ mod tests {
                         SliceTables {
                             tables: &p2,
                             ctx_bit: bit,
+                            pack: None,
                         },
                         n,
                     );
@@ -1246,6 +1284,7 @@ mod tests {
                 SliceTables {
                     tables: t,
                     ctx_bit: bit,
+                    pack: None,
                 }
             }
             let mut want = Vec::new();

@@ -10,7 +10,9 @@
 use super::{launch, Ctx, Gpu, GpuError};
 use crate::archive::Archive;
 use crate::cpu::xxh3::{self, KIB};
-use crate::device::format::{table_index_entry, NO_TABLE, TABLE_CTX_SHIFT};
+use crate::device::format::{
+    packed_table_index_entry, table_index_entry, NO_TABLE, TABLE_CTX_SHIFT,
+};
 use crate::device::format::{DecodeTable, STREAM_COMMANDS, STREAM_COUNT, STREAM_LITERALS};
 use crate::device::status::Status;
 use cudarc::driver::CudaSlice;
@@ -82,6 +84,11 @@ pub struct GpuArchive {
     /// [`crate::device::rans::KERNEL_STAGED_TABLES`] when a group has a context pair on the
     /// literal or command stream (FORMAT.md §5.4).
     pub(crate) rans_staged: u32,
+    /// 1 when the rANS stage stages a packed literal table's expansion slots (FORMAT.md §5.6)
+    /// in shared memory, else 0 (it reads them from global memory).
+    pub(crate) rans_stage_expand: u32,
+    /// The rANS stage's entry point for the archive's table kinds.
+    pub(crate) rans_kernel: RansKernel,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -114,6 +121,49 @@ fn stage_pair_tables(a: &Archive<'_>) -> bool {
     with_pairs > 0 && 4 * with_pairs >= a.tables.len()
 }
 
+/// Which entry point of the GPU rANS stage decodes an archive (`dense.rs`,
+/// `rans_decode_slices`): each holds only the step variants its table kinds need, so that
+/// archives without context pairs or packed literals keep the registers (and the speed) of
+/// the plain kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RansKernel {
+    /// One table per stream and group (format versions 2-4, and 5-6 archives without pairs
+    /// or packing).
+    Plain,
+    /// Context pairs somewhere (FORMAT.md §5.4).
+    Context,
+    /// Packed literal tables somewhere (§5.6), context pairs too.
+    Packed,
+}
+
+impl RansKernel {
+    /// The entry point for `a`'s tables.
+    pub fn for_archive(a: &Archive<'_>) -> RansKernel {
+        let tables = || a.tables.iter().flatten().flatten();
+        if tables().any(|t| t.is_packed()) {
+            RansKernel::Packed
+        } else if tables().any(|t| t.has_context()) {
+            RansKernel::Context
+        } else {
+            RansKernel::Plain
+        }
+    }
+}
+
+/// Whether the rANS stage stages packed literal tables' expansion slots in shared memory
+/// (FORMAT.md §5.6; 1 KiB per CTA): when a group has a packed literal table.
+/// `ACEAPEX_GPU_STAGE_EXPAND=0|1` forces the choice (tests and benchmarks: both paths).
+fn stage_expansion_tables(a: &Archive<'_>) -> bool {
+    match std::env::var("ACEAPEX_GPU_STAGE_EXPAND").as_deref() {
+        Ok("0") => return false,
+        Ok("1") => return true,
+        _ => {}
+    }
+    a.tables
+        .iter()
+        .any(|g| g[STREAM_LITERALS].as_ref().is_some_and(|t| t.is_packed()))
+}
+
 impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables.
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
@@ -124,7 +174,7 @@ impl GpuArchive {
                 .iter()
                 .flatten()
                 .flatten()
-                .map(|t| 1 + t.has_context() as usize)
+                .map(|t| 1 + (t.has_context() || t.is_packed()) as usize)
                 .sum(),
         );
         if tables.capacity() >= 1 << TABLE_CTX_SHIFT {
@@ -137,11 +187,18 @@ impl GpuArchive {
         for t in a.tables.iter().flatten() {
             match t {
                 Some(t) => {
-                    // a context pair side by side, its bit in the index (FORMAT.md §5.4)
+                    // a context pair side by side, its bit in the index (FORMAT.md §5.4); a
+                    // packed literal table, then its expansion table (§5.6)
                     let st = t.tables();
-                    let ctx = st.has_context().then_some(st.ctx_bit);
-                    index.push(table_index_entry(tables.len() as u32, ctx));
+                    let ti = tables.len() as u32;
                     tables.extend_from_slice(st.tables);
+                    if let Some(expand) = st.pack {
+                        index.push(packed_table_index_entry(ti));
+                        tables.push(*expand);
+                    } else {
+                        let ctx = st.has_context().then_some(st.ctx_bit);
+                        index.push(table_index_entry(ti, ctx));
+                    }
                 }
                 None => index.push(NO_TABLE),
             }
@@ -157,9 +214,10 @@ impl GpuArchive {
         let mut total = 0u64;
         for e in &a.entries {
             for &len in &e.decoded_len {
-                // 16-byte aligned and padded: the dense kernel loads streams 16 bytes at a time
+                // 16-byte aligned and padded: the dense kernel loads streams 16 bytes at a
+                // time; with room for the rANS stage's packed-literal words past the end
                 dec_off.push(total);
-                total += (len as u64).div_ceil(16) * 16;
+                total += (len as u64 + crate::device::rans::KERNEL_SLOT_SLACK).div_ceil(16) * 16;
             }
         }
         let dec_offsets = gpu.upload(bytemuck::cast_slice(&dec_off))?;
@@ -174,7 +232,9 @@ impl GpuArchive {
         } else {
             STREAM_COUNT
         } as u32;
-        let order = super::launch::rans_chunk_order(&a.entries, rans_wpc);
+        let rans_stage_expand = stage_expansion_tables(a) as u32;
+        let order =
+            super::launch::rans_chunk_order(&a.entries, |b| a.literal_width(b) as u32, rans_wpc);
         let rans_order = if order.is_empty() {
             gpu.stream()
                 .alloc_zeros::<u32>(1)
@@ -211,6 +271,8 @@ impl GpuArchive {
             rans_wpc,
             rans_chunks: order.len() as u32,
             rans_staged,
+            rans_stage_expand,
+            rans_kernel: RansKernel::for_archive(a),
             rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),

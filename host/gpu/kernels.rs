@@ -27,6 +27,8 @@ kernels!(
     decode_blocks_lane,
     decode_blocks_dense,
     rans_decode_slices,
+    rans_decode_slices_ctx,
+    rans_decode_slices_pack,
     wave_parse,
     wave_scan,
     wave_place,

@@ -1,9 +1,12 @@
 //! The one place kernels are launched. Each function checks the buffer sizes its kernel relies
 //! on, then launches; each `unsafe` states the invariant the kernel needs.
 
+use super::decoder::RansKernel;
 use super::{Ctx, Gpu, GpuError};
 use crate::device::format::{CopyToken, DecodeTable, LiteralRun, STREAM_COUNT};
-use crate::device::rans::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS, KERNEL_SMEM_BYTES};
+use crate::device::rans::{
+    KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_SMEM_BYTES,
+};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 /// Threads per block of the token kernels.
@@ -204,9 +207,15 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
     k.decode_blocks_dense
         .set_attribute(attr, SMEM_BYTES as i32)
         .ctx("raising the dense kernel's shared-memory limit")?;
-    k.rans_decode_slices
-        .set_attribute(attr, KERNEL_SMEM_BYTES as i32)
-        .ctx("raising the rANS kernel's shared-memory limit")
+    for f in [
+        &k.rans_decode_slices,
+        &k.rans_decode_slices_ctx,
+        &k.rans_decode_slices_pack,
+    ] {
+        f.set_attribute(attr, KERNEL_SMEM_BYTES as i32)
+            .ctx("raising the rANS kernel's shared-memory limit")?;
+    }
+    Ok(())
 }
 
 /// CTAs of the dense kernel one SM holds at once, by the driver's occupancy calculator (after
@@ -293,20 +302,26 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
     }
 }
 
-/// Steps of the rANS stage's warp on block `e`: the most of any slice, `ceil(decoded /
+/// Steps of the rANS stage's warp on block `e`: the most of any slice, `ceil(symbols /
 /// lanes)` for a rANS slice, `ceil(decoded / 32)` for a raw one (copied by the whole warp).
-/// With one block per warp and all blocks in flight, the stage takes at least the longest
-/// block's steps times the latency of one step (PERFORMANCE.md eighth session).
-pub fn rans_block_steps(e: &crate::device::format::BlockEntry) -> u32 {
-    use crate::device::format::LANES_RAW;
+/// A rANS slice's symbols are its decoded bytes, but `ceil(decoded / literal_width)` for the
+/// literals of a group with a packed literal table (FORMAT.md §5.6,
+/// [`crate::archive::Archive::literal_width`]). With one block per warp and all blocks in
+/// flight, the stage takes at least the longest block's steps times the latency of one step
+/// (PERFORMANCE.md eighth session).
+pub fn rans_block_steps(e: &crate::device::format::BlockEntry, literal_width: u32) -> u32 {
+    use crate::device::format::{LANES_RAW, STREAM_LITERALS};
     (0..STREAM_COUNT)
         .map(|k| {
-            let lanes = if e.lanes[k] == LANES_RAW {
-                32
+            if e.lanes[k] == LANES_RAW {
+                return e.decoded_len[k].div_ceil(32);
+            }
+            let width = if k == STREAM_LITERALS {
+                literal_width.max(1)
             } else {
-                e.lanes[k] as u32
+                1
             };
-            e.decoded_len[k].div_ceil(lanes.max(1))
+            e.decoded_len[k].div_ceil(width).div_ceil(e.lanes[k] as u32)
         })
         .max()
         .unwrap_or(0)
@@ -314,18 +329,29 @@ pub fn rans_block_steps(e: &crate::device::format::BlockEntry) -> u32 {
 
 /// The order in which the rANS stage's CTAs take the chunks of `wpc` consecutive blocks
 /// (chunk `k` = blocks `k * wpc .. k * wpc + wpc`): longest chain first (a chunk's chain is
-/// its blocks' longest [`rans_block_steps`]), ties by chunk index. The launch makes
+/// its blocks' longest [`rans_block_steps`], block `b`'s literal width `literal_width(b)`),
+/// ties by chunk index. The launch makes
 /// only as many CTAs as the GPU holds at once ([`KERNEL_CTAS_PER_SM`] per SM), and CTA `c`
 /// takes chunk `order[c]`, then `order[c + grid]`, ..., so on an archive that needs more
 /// than one round the later rounds get the shortest chunks: hs37 (4,334 blocks, 271 chunks
 /// of 16 for 264 CTAs on an H200) ends on seven chunks of `N` runs whose longest block takes
 /// 71 steps instead of 676 (PERFORMANCE.md eighth session). Deterministic; a permutation of
 /// `0..chunks`.
-pub fn rans_chunk_order(entries: &[crate::device::format::BlockEntry], wpc: u32) -> Vec<u32> {
+pub fn rans_chunk_order(
+    entries: &[crate::device::format::BlockEntry],
+    literal_width: impl Fn(usize) -> u32,
+    wpc: u32,
+) -> Vec<u32> {
     let wpc = wpc.max(1) as usize;
     let keys: Vec<u32> = entries
         .chunks(wpc)
-        .map(|c| c.iter().map(rans_block_steps).max().unwrap_or(0))
+        .enumerate()
+        .map(|(c, blocks)| {
+            (blocks.iter().enumerate())
+                .map(|(j, e)| rans_block_steps(e, literal_width(c * wpc + j)))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut order: Vec<u32> = (0..keys.len() as u32).collect();
     order.sort_by_key(|&k| (std::cmp::Reverse(keys[k as usize]), k));
@@ -362,7 +388,12 @@ pub fn rans_decode_slices(
     let threads = 32 * ga.rans_wpc;
     // the context pairs' second tables staged too only where the archive has such pairs
     // (`KERNEL_STAGED_TABLES`: more shared memory leaves L1 less room)
-    let smem = ga.rans_staged * std::mem::size_of::<DecodeTable>() as u32;
+    let smem = ga.rans_staged * std::mem::size_of::<DecodeTable>() as u32
+        + if ga.rans_stage_expand != 0 {
+            KERNEL_EXPAND_BYTES as u32
+        } else {
+            0
+        };
     let n_chunks = ga.rans_chunks;
     // CTAs the GPU holds at once, at most: the kernel's loop takes the remaining chunks in
     // the host's order (the hardware's order of starting queued CTAs is not specified)
@@ -374,7 +405,14 @@ pub fn rans_decode_slices(
         block_dim: (threads, 1, 1),
         shared_mem_bytes: smem,
     };
-    let mut b = gpu.stream().launch_builder(&gpu.k.rans_decode_slices);
+    // the entry point with the step variants the archive's tables need (FORMAT.md §5.4,
+    // §5.6; `dense.rs`, `rans_decode_slices`)
+    let kernel = match ga.rans_kernel {
+        RansKernel::Plain => &gpu.k.rans_decode_slices,
+        RansKernel::Context => &gpu.k.rans_decode_slices_ctx,
+        RansKernel::Packed => &gpu.k.rans_decode_slices_pack,
+    };
+    let mut b = gpu.stream().launch_builder(kernel);
     b.arg(&ga.data)
         .arg(&data_len)
         .arg(&ga.entries)
@@ -390,14 +428,16 @@ pub fn rans_decode_slices(
         .arg(status)
         .arg(&ga.rans_order)
         .arg(&n_chunks)
-        .arg(&ga.rans_staged);
+        .arg(&ga.rans_staged)
+        .arg(&ga.rans_stage_expand);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
     // chunk indices (a permutation, chunks of rans_wpc blocks = the CTA's warps); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
     // rans_staged tables of PROB_SCALE words of dynamic shared memory, the tables the kernel
-    // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), at most
+    // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), and with
+    // rans_stage_expand set KERNEL_EXPAND_BYTES more for an expansion table: at most
     // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`.
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
@@ -515,10 +555,18 @@ mod tests {
             e(300, 1),           // chunk 2: 300
             e(600, 2),           // chunk 3: 300 (ties with chunk 0: index order)
         ];
-        assert_eq!(rans_chunk_order(&blocks, 2), vec![2, 0, 3, 1]);
+        assert_eq!(rans_chunk_order(&blocks, |_| 1, 2), vec![2, 0, 3, 1]);
         // one block per chunk
-        assert_eq!(rans_chunk_order(&blocks, 1), vec![4, 0, 5, 6, 1, 2, 3]);
-        assert!(rans_chunk_order(&[], 16).is_empty());
+        assert_eq!(
+            rans_chunk_order(&blocks, |_| 1, 1),
+            vec![4, 0, 5, 6, 1, 2, 3]
+        );
+        assert!(rans_chunk_order(&[], |_| 1, 16).is_empty());
+        // packed literals (FORMAT.md §5.6): block 0's 2400 literals in 800 symbols of three,
+        // 100 steps; block 6's 600 in 300 pairs, 150 steps; a raw slice is copied as is
+        let widths = |b: usize| [3, 1, 1, 1, 3, 1, 2][b];
+        assert_eq!(rans_chunk_order(&blocks, widths, 2), vec![2, 3, 0, 1]);
+        assert_eq!(super::rans_block_steps(&blocks[4], 3), 512);
     }
 
     /// Warps per rANS CTA on a 132-SM H200 (264 CTA slots at two per SM), worked by hand:

@@ -1,0 +1,19 @@
+//! Launch bounds of the GPU rANS stage (`rans_decode_slices` in `dense.rs`), plain `const`
+//! items so that `build.rs` can compile this file as a module too: it writes them into the
+//! kernel's PTX as `.maxntid` and `.minnctapersm`, which makes `ptxas` keep the kernel within
+//! the registers that [`KERNEL_CTAS_PER_SM`] CTAs of [`KERNEL_MAX_WARPS`] warps need (64 per
+//! thread). Re-exported by [`crate::rans`].
+
+/// Most warps per CTA of the GPU rANS stage (`rans_decode_slices` in `dense.rs`): each warp
+/// decodes one block per round, and a CTA's blocks of a round are consecutive, so they
+/// share a table group unless the group size is not a multiple of the warp count
+/// (PERFORMANCE.md, seventh session). The host takes 8, or 16 for archives whose blocks
+/// would need a second round of 8-warp CTAs (`gpu::launch::rans_warps_per_cta`).
+pub const KERNEL_MAX_WARPS: u32 = 16;
+
+/// CTAs of the GPU rANS stage one SM holds: `crate::rans::KERNEL_SMEM_BYTES` of shared
+/// memory each, and (PTX launch bounds, `build.rs`) at most 64 registers per thread at
+/// [`KERNEL_MAX_WARPS`] warps: with more, an SM holds one 16-warp CTA instead of two (the
+/// packed-literal kernel of the thirteenth session took 78 and lost a third of its speed on
+/// hs37, PERFORMANCE.md).
+pub const KERNEL_CTAS_PER_SM: u32 = 2;
