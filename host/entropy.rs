@@ -362,23 +362,42 @@ pub const RAW_LITERAL_BLOCKS_DIV: usize = 8;
 /// The literal alphabet of a group of blocks (FORMAT.md §5.6), given each block's literals:
 /// the distinct literal bytes of all but a few blocks, in increasing order, and which blocks
 /// have a literal outside it (their literal slices are then stored raw). The alphabet is the
-/// [`MAX_PACK_ALPHABET`] letters found in the most blocks (ties: the lower byte); `None`
-/// when the blocks outside it would be more than `1 / RAW_LITERAL_BLOCKS_DIV` of the group,
-/// or no block inside it has a literal.
+/// [`MAX_PACK_ALPHABET`] letters found in the most blocks of at most 16 letters (ties: the
+/// lower byte); `None` when the blocks outside it would be more than
+/// `1 / RAW_LITERAL_BLOCKS_DIV` of the group (rounded down), or no block inside it has a
+/// literal.
 pub fn literal_alphabet<'a>(
     slices: impl Iterator<Item = &'a [u8]>,
 ) -> Option<(Vec<u8>, Vec<bool>)> {
-    let mut sets: Vec<[bool; 256]> = Vec::new();
+    let slices: Vec<&[u8]> = slices.collect();
+    let most_raw = slices.len() / RAW_LITERAL_BLOCKS_DIV;
+    // per block its letters, `None` once it has more than 16 (raw whatever the alphabet:
+    // the scan stops there, and gives up once too many blocks are raw, so text costs little)
+    let mut sets: Vec<Option<[bool; 256]>> = Vec::with_capacity(slices.len());
     let mut blocks_with = [0usize; 256];
+    let mut wide = 0usize;
     for s in slices {
         let mut seen = [false; 256];
+        let mut distinct = 0usize;
         for &x in s {
+            distinct += !seen[x as usize] as usize;
             seen[x as usize] = true;
+            if distinct > MAX_PACK_ALPHABET {
+                break;
+            }
+        }
+        if distinct > MAX_PACK_ALPHABET {
+            wide += 1;
+            if wide > most_raw {
+                return None;
+            }
+            sets.push(None);
+            continue;
         }
         for (c, &y) in blocks_with.iter_mut().zip(&seen) {
             *c += y as usize;
         }
-        sets.push(seen);
+        sets.push(Some(seen));
     }
     let mut letters: Vec<u8> = (0..=255u8)
         .filter(|&x| blocks_with[x as usize] > 0)
@@ -391,12 +410,12 @@ pub fn literal_alphabet<'a>(
         inside[x as usize] = true;
     }
     let raw: Vec<bool> = (sets.iter())
-        .map(|seen| (0..256).any(|x| seen[x] && !inside[x]))
+        .map(|seen| seen.is_none_or(|seen| (0..256).any(|x| seen[x] && !inside[x])))
         .collect();
     let n_raw = raw.iter().filter(|&&r| r).count();
-    let packed_with_literals =
-        (sets.iter().zip(&raw)).any(|(seen, &r)| !r && seen.iter().any(|&y| y));
-    (n_raw * RAW_LITERAL_BLOCKS_DIV <= sets.len() && packed_with_literals).then_some((letters, raw))
+    let packed_with_literals = (sets.iter().zip(&raw))
+        .any(|(seen, &r)| !r && seen.is_some_and(|seen| seen.iter().any(|&y| y)));
+    (n_raw <= most_raw && packed_with_literals).then_some((letters, raw))
 }
 
 /// Packs `literals` over `alphabet` (which holds every one of them; FORMAT.md §5.6): symbol
@@ -1075,6 +1094,37 @@ mod tests {
         let dna = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
         assert_eq!(block_lanes(dna, 1024), [8, 1, 1, 1, 1]);
         assert_eq!(block_lanes(dna, 4096), [4, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn literal_alphabet_leaves_out_a_few_wide_blocks() {
+        // a FASTA group: a header block of many letters, then 15 blocks of ACGT and newlines
+        let header: &[u8] = b">chr1 Homo sapiens, GRCh37 primary assembly\nACGTN";
+        let dna: &[u8] = b"ACGTACGTNNNN\nACGT";
+        let mut blocks = vec![header];
+        blocks.extend(std::iter::repeat_n(dna, 15));
+        let (alphabet, raw) = literal_alphabet(blocks.iter().copied()).unwrap();
+        assert_eq!(alphabet, b"\nACGNT");
+        assert_eq!(raw, [[true].as_slice(), &[false; 15]].concat());
+        // two wide blocks of 16 are 1/8: packing; three are more: none
+        let mut two = vec![header, header];
+        two.extend(std::iter::repeat_n(dna, 14));
+        assert!(literal_alphabet(two.iter().copied()).is_some());
+        let mut three = vec![header, header, header];
+        three.extend(std::iter::repeat_n(dna, 13));
+        assert!(literal_alphabet(three.iter().copied()).is_none());
+        // 17 letters spread over every block: none
+        let text: &[u8] = b"Call me Ishmael. Some years ago - never mind how long";
+        assert!(literal_alphabet(std::iter::repeat_n(text, 8)).is_none());
+        // a block of 16 letters but one outside the 16 most common: raw
+        let rare: &[u8] = b"ACGTZ";
+        let mut r = vec![rare];
+        r.extend(std::iter::repeat_n(b"ACGTBDEFHIJKLMOP".as_slice(), 8));
+        let (alphabet, raw) = literal_alphabet(r.iter().copied()).unwrap();
+        assert_eq!(alphabet.len(), 16);
+        assert!(!alphabet.contains(&b'Z'));
+        assert!(raw[0]);
+        assert!(raw[1..].iter().all(|&x| !x));
     }
 
     #[test]
