@@ -486,171 +486,92 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
     ctrl_get(s, C_NEXT)
 }
 
-/// The rANS stage of the dense pipe and the wavefront decoder: in rounds, CTA `c` of the
-/// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries, a
-/// permutation of the chunks that the host orders longest chain first, so that on an
-/// archive of more than one round the last round gets the short blocks; chunk `k` is the
-/// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
-/// block `k * wpc + w`, the block's slices into `decoded` at
-/// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
-/// decode tables of its first block's table group into dynamic shared memory (one per
-/// stream, `rans::KERNEL_SMEM_BYTES`); a warp whose block lies in that group reads them
-/// there, any other (a group size that is not a multiple of the CTA's warps) from global
-/// memory. (In L1 the tables of a few groups per SM missed often enough that most steps
-/// waited on L2: rANS stage -15 % on gcide, PERFORMANCE.md seventh session.)
-///
-/// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
-/// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
-/// 24-lane literal slice, a 1-lane command slice and a 1-lane offset slice in one round; the
-/// encoder picks lane counts that fit one round, `entropy::block_lanes`), so
-/// the state chains of the slices advance in the same steps. Raw slices are copied by the
-/// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
-/// decoder reports it); the host zeroes the status words first. (Packing two blocks per warp
-/// was measured and dropped: fewer, longer chains, slower on every corpus; PERFORMANCE.md,
-/// 2026-11-30 third session.)
-///
-/// Three entry points share this body, one per kind of table the archive has, so that each
-/// holds only the step variants it needs (their registers are allocated per kernel: the
-/// kernel with every variant took 78 registers, and at 64, the most two 16-warp CTAs per SM
-/// allow, it spilled; PERFORMANCE.md thirteenth session): `rans_decode_slices` for single
-/// tables, `rans_decode_slices_ctx` for context pairs (FORMAT.md §5.4),
-/// `rans_decode_slices_pack` for packed literal tables (§5.6) and context pairs, whose
-/// rounds never put a packed slice and a context slice together (`decode_slices`). A slice
-/// whose table kind its kernel lacks decodes wrong and fails its trailer check: the host
-/// picks the kernel from the archive's tables (`gpu::launch::rans_decode_slices`).
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn rans_decode_slices(
-    data: *const u8,
-    data_len: u64,
-    entries: *const BlockEntry,
-    offsets: *const u64,
-    n_blocks: u32,
-    tables: *const DecodeTable,
-    n_tables: u32,
-    table_index: *const u32,
-    group_blocks: u32,
-    decoded: *mut u8,
-    dec_len: u64,
-    dec_offsets: *const u64,
-    status: *mut u32,
-    chunk_order: *const u32,
-    n_chunks: u32,
-    staged_tables: u32,
-    stage_expand: u32,
-) {
-    // SAFETY: forwarded (the host's contract of all three entry points).
-    unsafe {
-        rans_stage::<false, false>(
-            data,
-            data_len,
-            entries,
-            offsets,
-            n_blocks,
-            tables,
-            n_tables,
-            table_index,
-            group_blocks,
-            decoded,
-            dec_len,
-            dec_offsets,
-            status,
-            chunk_order,
-            n_chunks,
-            staged_tables,
-            stage_expand,
-        )
-    }
+/// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK>` with the one
+/// parameter list of all three ([`rans_decode_slices`]).
+macro_rules! rans_entry {
+    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(
+            data: *const u8,
+            data_len: u64,
+            entries: *const BlockEntry,
+            offsets: *const u64,
+            n_blocks: u32,
+            tables: *const DecodeTable,
+            n_tables: u32,
+            table_index: *const u32,
+            group_blocks: u32,
+            decoded: *mut u8,
+            dec_len: u64,
+            dec_offsets: *const u64,
+            status: *mut u32,
+            chunk_order: *const u32,
+            n_chunks: u32,
+            staged_tables: u32,
+            stage_expand: u32,
+        ) {
+            // SAFETY: forwarded (the host's contract of all three entry points).
+            unsafe {
+            rans_stage::<$ctx, $pack>(
+                data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
+                group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
+                staged_tables, stage_expand,
+            )
+            }
+        }
+    };
 }
 
-/// [`rans_decode_slices`] with context pairs (FORMAT.md §5.4).
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn rans_decode_slices_ctx(
-    data: *const u8,
-    data_len: u64,
-    entries: *const BlockEntry,
-    offsets: *const u64,
-    n_blocks: u32,
-    tables: *const DecodeTable,
-    n_tables: u32,
-    table_index: *const u32,
-    group_blocks: u32,
-    decoded: *mut u8,
-    dec_len: u64,
-    dec_offsets: *const u64,
-    status: *mut u32,
-    chunk_order: *const u32,
-    n_chunks: u32,
-    staged_tables: u32,
-    stage_expand: u32,
-) {
-    // SAFETY: forwarded.
-    unsafe {
-        rans_stage::<true, false>(
-            data,
-            data_len,
-            entries,
-            offsets,
-            n_blocks,
-            tables,
-            n_tables,
-            table_index,
-            group_blocks,
-            decoded,
-            dec_len,
-            dec_offsets,
-            status,
-            chunk_order,
-            n_chunks,
-            staged_tables,
-            stage_expand,
-        )
-    }
-}
-
-/// [`rans_decode_slices`] with packed literal tables (FORMAT.md §5.6) and context pairs.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn rans_decode_slices_pack(
-    data: *const u8,
-    data_len: u64,
-    entries: *const BlockEntry,
-    offsets: *const u64,
-    n_blocks: u32,
-    tables: *const DecodeTable,
-    n_tables: u32,
-    table_index: *const u32,
-    group_blocks: u32,
-    decoded: *mut u8,
-    dec_len: u64,
-    dec_offsets: *const u64,
-    status: *mut u32,
-    chunk_order: *const u32,
-    n_chunks: u32,
-    staged_tables: u32,
-    stage_expand: u32,
-) {
-    // SAFETY: forwarded.
-    unsafe {
-        rans_stage::<true, true>(
-            data,
-            data_len,
-            entries,
-            offsets,
-            n_blocks,
-            tables,
-            n_tables,
-            table_index,
-            group_blocks,
-            decoded,
-            dec_len,
-            dec_offsets,
-            status,
-            chunk_order,
-            n_chunks,
-            staged_tables,
-            stage_expand,
-        )
-    }
-}
+rans_entry!(
+    /// The rANS stage of the dense pipe and the wavefront decoder: in rounds, CTA `c` of the
+    /// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries, a
+    /// permutation of the chunks that the host orders longest chain first, so that on an
+    /// archive of more than one round the last round gets the short blocks; chunk `k` is the
+    /// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
+    /// block `k * wpc + w`, the block's slices into `decoded` at
+    /// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
+    /// decode tables of its first block's table group into dynamic shared memory (one per
+    /// stream, `rans::KERNEL_SMEM_BYTES`); a warp whose block lies in that group reads them
+    /// there, any other (a group size that is not a multiple of the CTA's warps) from global
+    /// memory. (In L1 the tables of a few groups per SM missed often enough that most steps
+    /// waited on L2: rANS stage -15 % on gcide, PERFORMANCE.md seventh session.)
+    ///
+    /// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
+    /// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
+    /// 24-lane literal slice, a 1-lane command slice and a 1-lane offset slice in one round; the
+    /// encoder picks lane counts that fit one round, `entropy::block_lanes`), so
+    /// the state chains of the slices advance in the same steps. Raw slices are copied by the
+    /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
+    /// decoder reports it); the host zeroes the status words first. (Packing two blocks per warp
+    /// was measured and dropped: fewer, longer chains, slower on every corpus; PERFORMANCE.md,
+    /// 2026-11-30 third session.)
+    ///
+    /// Three entry points share this body, one per kind of table the archive has, so that each
+    /// holds only the step variants it needs (their registers are allocated per kernel: the
+    /// kernel with every variant took 78 registers, and at 64, the most two 16-warp CTAs per SM
+    /// allow, it spilled; PERFORMANCE.md thirteenth session): `rans_decode_slices` for single
+    /// tables, `rans_decode_slices_ctx` for context pairs (FORMAT.md §5.4),
+    /// `rans_decode_slices_pack` for packed literal tables (§5.6) and context pairs, whose
+    /// rounds never put a packed slice and a context slice together (`decode_slices`). A slice
+    /// whose table kind its kernel lacks decodes wrong and fails its trailer check: the host
+    /// picks the kernel from the archive's tables (`gpu::launch::rans_decode_slices`).
+    rans_decode_slices,
+    false,
+    false
+);
+rans_entry!(
+    /// [`rans_decode_slices`] with context pairs (FORMAT.md §5.4).
+    rans_decode_slices_ctx,
+    true,
+    false
+);
+rans_entry!(
+    /// [`rans_decode_slices`] with packed literal tables (FORMAT.md §5.6) and context pairs.
+    rans_decode_slices_pack,
+    true,
+    true
+);
 
 /// The body of the rANS stage's entry points: `CTX_OK` decodes context pairs, `PACK_OK`
 /// packed literal tables ([`rans_decode_slices`]).
