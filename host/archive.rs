@@ -396,9 +396,10 @@ pub fn compress(
 /// and stored slices.
 type GroupOut = (Vec<u8>, u16, Vec<(BlockEntry, Vec<u8>)>);
 
-/// Share of a group's literal bytes by which a packed literal table (FORMAT.md §5.6) may
-/// code larger than the record chosen without it and still be taken at levels 1-7, where
-/// decode speed comes first: a packed slice decodes its literals `w` at a time.
+/// Share by which a packed literal table's estimated bytes (FORMAT.md §5.6; symbols, record
+/// and the raw literals of blocks outside its alphabet) may exceed those of the literal record
+/// chosen without it and still be taken at levels 1-7, where decode speed comes first: a
+/// packed slice decodes its literals `w` at a time.
 pub const PACK_MAX_LOSS_FAST_LEVELS: f64 = 0.03;
 
 /// Builds a group's tables from its blocks' streams and stores every slice.

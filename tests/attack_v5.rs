@@ -26,17 +26,14 @@ use aceapex::device::status::Status;
 use aceapex::entropy::{encode_context_slice, encode_slice_with, EncodeTable, FreqTable};
 use aceapex::{EncodeOptions, FormatError};
 use common::attack::{compare_archive, env, text};
-use common::{get_u32, put_u16, put_u32, put_u64, Rng};
+use common::parts::{assemble, body_len, parts, with_tables, Parts};
+use common::{get_u32, put_u32, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use xxhash_rust::xxh3::xxh3_64;
 
 const HEADER_SIZE: usize = 96;
 const H_VERSION: usize = 4;
 const H_GROUP_BLOCKS: usize = 24;
 const H_GROUP_COUNT: usize = 28;
-const H_TABLE_BYTES: usize = 48;
-const H_DATA_BYTES: usize = 56;
-const H_BITS: usize = 72;
 const H_BASE: usize = 85;
 
 // ---------------------------------------------------------------------------------------
@@ -519,23 +516,6 @@ struct Rec {
     bodies: Vec<std::ops::Range<usize>>,
 }
 
-/// Bytes of the table body at `at` (bitmap plus varints); None if truncated.
-fn body_len(s: &[u8], at: usize) -> Option<usize> {
-    let bm = s.get(at..at + 32)?;
-    let count: u32 = bm.iter().map(|b| b.count_ones()).sum();
-    let mut p = at + 32;
-    for _ in 0..count {
-        loop {
-            let b = *s.get(p)?;
-            p += 1;
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
-    }
-    Some(p - at)
-}
-
 /// The records of a valid table section.
 fn records(s: &[u8]) -> Vec<Rec> {
     let mut out = Vec::new();
@@ -570,69 +550,6 @@ fn records(s: &[u8]) -> Vec<Rec> {
         });
     }
     out
-}
-
-/// Header, block table and table section of a parsed archive.
-struct Parts {
-    header: Vec<u8>,
-    entries: Vec<BlockEntry>,
-    tables: Vec<u8>,
-    data: Vec<u8>,
-}
-
-fn parts(bytes: &[u8]) -> Parts {
-    let a = Archive::parse(bytes).expect("source archive parses");
-    let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-    let te = bt_end + a.header.table_bytes as usize;
-    Parts {
-        header: bytes[..HEADER_SIZE].to_vec(),
-        entries: a.entries.clone(),
-        tables: bytes[bt_end..te].to_vec(),
-        data: bytes[te..].to_vec(),
-    }
-}
-
-/// Assembles an archive of `version` (entries packed from 3 on, 64-byte in 2; header byte
-/// 85 = `byte85`) from a header template, entries, table section and data; sizes and the
-/// meta checksum computed.
-fn assemble(
-    p: &Parts,
-    version: u16,
-    byte85: u8,
-    entries: &[BlockEntry],
-    tables: &[u8],
-    data: &[u8],
-) -> Vec<u8> {
-    let mut out = p.header.clone();
-    put_u16(&mut out, H_VERSION, version);
-    put_u64(&mut out, H_TABLE_BYTES, tables.len() as u64);
-    put_u64(&mut out, H_DATA_BYTES, data.len() as u64);
-    let mut bt = Vec::new();
-    if version >= 3 {
-        let mut bits = aceapex::entry::bits_for(entries);
-        bits.match_base = byte85;
-        out[H_BITS..H_BITS + 16].copy_from_slice(bytemuck::bytes_of(&bits));
-        aceapex::entry::pack(entries, &bits, &mut bt);
-    } else {
-        out[H_BITS..H_BITS + 16].fill(0);
-        out[H_BASE] = byte85;
-        for e in entries {
-            bt.extend_from_slice(bytemuck::bytes_of(e));
-        }
-    }
-    let mut covered = out[..88].to_vec();
-    covered.extend_from_slice(&bt);
-    covered.extend_from_slice(tables);
-    put_u64(&mut out, 88, xxh3_64(&covered));
-    out.extend_from_slice(&bt);
-    out.extend_from_slice(tables);
-    out.extend_from_slice(data);
-    out
-}
-
-/// Same archive with another table section (and optionally version / byte 85).
-fn with_tables(p: &Parts, version: u16, byte85: u8, tables: &[u8]) -> Vec<u8> {
-    assemble(p, version, byte85, &p.entries, tables, &p.data)
 }
 
 /// [`common::attack::never_wrong`]: whether the archive parsed and `decompress` succeeded.

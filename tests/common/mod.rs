@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod attack;
+pub mod parts;
 
 use xxhash_rust::xxh3::xxh3_64;
 

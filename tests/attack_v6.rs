@@ -1,0 +1,1978 @@
+//! Attack on format version 6 (packed literals: kind-3 table records, FORMAT.md §5.2, §5.3,
+//! §5.6): the reference rANS decoder with its expansion (`aceapex::device::rans::
+//! decode_slice`, `expand_in_place`) against the fast CPU decoder (host/cpu/rans.rs:
+//! `decode_slice`, `SliceDecoder` stepwise, `fast_rows_together`, `finish` with its
+//! fixed-width expansion) on valid, damaged and hostile packed slices (every alphabet size
+//! 1..=16, so widths 4, 3 and 2, every lane count 1..=32, decoded lengths that are not a
+//! multiple of the width, nonzero padding digits, which decoders must ignore); the table
+//! reader on kind-3 records in every stream position and every version 2-6, alphabet sizes
+//! 0..=255, unsorted and repeated alphabets, symbols at and beyond `a^w`; whole archives:
+//! encoder v6 archives relabelled (alphabets, kinds, versions, decoded lengths, lanes),
+//! hand-made v6 archives (chosen alphabets with unused letters, any lane counts, raw literal
+//! slices in packed groups, nonzero padding digits, small groups), resealed random mutation,
+//! real DNA (corpora/dna) at levels 1, 5 and 9; and the encoder on random small-alphabet
+//! inputs (1-16 letters, and 17+ letters in a few blocks) at every level. Nothing may panic,
+//! the decoders agree on every slice and block (status, and bytes when Ok), and no decoder
+//! returns Ok with bytes other than the original.
+//!
+//! Env (counts scale the work; the defaults run in well under a minute in release):
+//! ATTACK_SEED, ATTACK_ITERS (direct slices), ATTACK_ROUNDS (slices decoded together,
+//! hand-made archive rounds), ATTACK_ENC_ROUNDS (encoder archives), ATTACK_ENC_SCALE (input
+//! size multiplier of the encoder round trips), ATTACK_FUZZ_ITERS (resealed mutation),
+//! ATTACK_DAMAGE (damaged variants per archive), ATTACK_CORPORA (the corpora folder, default
+//! `corpora/`; the real-data test is skipped without it), ATTACK_KIB (KiB taken from each
+//! DNA file).
+
+mod common;
+
+use aceapex::archive::Archive;
+use aceapex::cpu::rans::{self as fast, SliceDecoder};
+use aceapex::device::format::*;
+use aceapex::device::rans::{self as reference, SliceTables};
+use aceapex::device::status::Status;
+use aceapex::entropy::{
+    encode_context_slice, encode_slice_with, expansion_table, pack_literals, EncodeTable, FreqTable,
+};
+use aceapex::{DecodeError, EncodeOptions, FormatError};
+use common::attack::{compare_archive, env};
+use common::parts::{assemble, body_len, parts, with_tables, Parts};
+use common::{get_u32, put_u32, Rng};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+const HEADER_SIZE: usize = 96;
+const H_VERSION: usize = 4;
+const H_GROUP_BLOCKS: usize = 24;
+const H_GROUP_COUNT: usize = 28;
+const H_BASE: usize = 85;
+
+// ---------------------------------------------------------------------------------------
+// FORMAT.md §5.6, written out from the text (not from the crate)
+// ---------------------------------------------------------------------------------------
+
+/// The pack width of an alphabet of `a` letters: the largest of 4, 3, 2 with `a^w <= 256`.
+fn width(a: usize) -> usize {
+    match a {
+        1..=4 => 4,
+        5 | 6 => 3,
+        7..=16 => 2,
+        _ => panic!("alphabet size {a}"),
+    }
+}
+
+/// `a^w`: the packed symbols an alphabet of `a` letters may use.
+fn combos(a: usize) -> usize {
+    a.pow(width(a) as u32)
+}
+
+/// Packs `lits` (every one in `alphabet`) per §5.6: symbol `j` is `sum c_t a^t` over the
+/// literals `w j + t`; the digits past the last literal come from `pad` (the writer's 0, or
+/// anything below `a`: decoders ignore them).
+fn pack_spec(lits: &[u8], alphabet: &[u8], pad: &mut dyn FnMut() -> u8) -> Vec<u8> {
+    let a = alphabet.len();
+    let w = width(a);
+    let code = |x: u8| {
+        alphabet
+            .iter()
+            .position(|&y| y == x)
+            .expect("letter in alphabet")
+    };
+    (0..lits.len().div_ceil(w))
+        .map(|j| {
+            let mut s = 0usize;
+            for t in (0..w).rev() {
+                let c = match lits.get(w * j + t) {
+                    Some(&x) => code(x),
+                    None => pad() as usize % a,
+                };
+                s = s * a + c;
+            }
+            assert!(s < combos(a));
+            s as u8
+        })
+        .collect()
+}
+
+/// Literals of `n` bytes over `alphabet`: skewed, in runs, or uniform.
+fn gen_lits(r: &mut Rng, alphabet: &[u8], n: usize) -> Vec<u8> {
+    let a = alphabet.len() as u64;
+    match r.below(3) {
+        0 => (0..n)
+            .map(|_| alphabet[r.below(a).min(r.below(a)) as usize])
+            .collect(),
+        1 => {
+            let mut d = Vec::with_capacity(n);
+            while d.len() < n {
+                let c = alphabet[r.below(a) as usize];
+                for _ in 0..r.range(1, 30) {
+                    d.push(c);
+                }
+            }
+            d.truncate(n);
+            d
+        }
+        _ => (0..n).map(|_| alphabet[r.below(a) as usize]).collect(),
+    }
+}
+
+/// `a` distinct bytes, increasing: random, or the DNA letters first.
+fn random_alphabet(r: &mut Rng, a: usize) -> Vec<u8> {
+    let mut set = [false; 256];
+    let mut out = Vec::new();
+    if r.below(2) == 0 {
+        for &c in b"ACGT\nNacgtn".iter().take(a) {
+            set[c as usize] = true;
+            out.push(c);
+        }
+    }
+    while out.len() < a {
+        let c = r.next() as u8;
+        if !set[c as usize] {
+            set[c as usize] = true;
+            out.push(c);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// A table holding every symbol of `h` (which may be empty) and sometimes a few more, all
+/// below `limit` (`a^w`: a table beyond it is refused, §5.2).
+fn table_below(r: &mut Rng, mut h: [u64; 256], limit: usize) -> FreqTable {
+    if r.below(3) == 0 || h.iter().all(|&c| c == 0) {
+        for _ in 0..r.range(1, 12) {
+            h[r.below(limit as u64) as usize] += r.range(1, 5);
+        }
+    }
+    FreqTable::from_histogram(&h).unwrap()
+}
+
+/// A random valid table over all 256 symbols or a few (hostile: unrelated to any data).
+fn random_table(r: &mut Rng) -> FreqTable {
+    let mut h = [0u64; 256];
+    match r.below(3) {
+        0 => h[r.below(256) as usize] = 1,
+        1 => {
+            for _ in 0..r.range(1, 8) {
+                h[r.below(256) as usize] += r.range(1, 1000);
+            }
+        }
+        _ => {
+            for x in h.iter_mut() {
+                *x = r.range(1, 50);
+            }
+        }
+    }
+    FreqTable::from_histogram(&h).unwrap()
+}
+
+fn encode(symbols: &[u8], lanes: usize, t: &FreqTable) -> Vec<u8> {
+    let et = EncodeTable::new(t, &t.cumulative());
+    let mut out = Vec::new();
+    encode_slice_with(symbols, lanes, &et, &mut out);
+    out
+}
+
+fn packed_tables<'a>(t: &'a DecodeTable, exp: &'a DecodeTable) -> SliceTables<'a> {
+    SliceTables {
+        pack: Some(exp),
+        ..SliceTables::single(t)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// slices: fast vs reference
+// ---------------------------------------------------------------------------------------
+
+/// The reference, `fast::decode_slice` and a `SliceDecoder` driven in random steps
+/// (`fast_rows(k)`, then `finish`) on one slice into exact-size buffers: same status, same
+/// bytes when Ok. Returns the reference's outcome and bytes.
+fn check_slice(
+    r: &mut Rng,
+    slice: &[u8],
+    lanes: usize,
+    t: SliceTables<'_>,
+    n: usize,
+    what: &dyn Fn() -> String,
+) -> (Result<(), Status>, Vec<u8>) {
+    let mut want = vec![0xA5u8; n];
+    let st_ref = reference::decode_slice(slice, lanes, t, &mut want);
+    let mut got = vec![0x5Au8; n];
+    let st_fast = fast::decode_slice(slice, lanes, t, &mut got);
+    assert_eq!(st_fast, st_ref, "decode_slice status differs: {}", what());
+    if st_ref.is_ok() {
+        assert!(got == want, "decode_slice bytes differ: {}", what());
+    }
+    let mut got2 = vec![0x33u8; n];
+    let st_step = match SliceDecoder::new(slice, lanes, t, &mut got2) {
+        Ok(mut d) => {
+            loop {
+                let k = r.pick(&[1usize, 1, 2, 3, 7, 64, usize::MAX]);
+                if d.fast_rows(k) == 0 {
+                    break;
+                }
+            }
+            d.finish()
+        }
+        Err(e) => Err(e),
+    };
+    assert_eq!(st_step, st_ref, "stepwise status differs: {}", what());
+    if st_ref.is_ok() {
+        assert!(got2 == want, "stepwise bytes differ: {}", what());
+    }
+    (st_ref, want)
+}
+
+/// The crate's packing helpers against the text of §5.6: `pack_literals` (zero padding) and
+/// `expansion_table` (slot `s`: its `w` literals, the first in the low byte; the width at
+/// `PACK_WIDTH_SLOT`; nothing at or beyond `a^w`).
+#[test]
+fn v6_pack_helpers_follow_the_text() {
+    let mut r = Rng(0xC6_0000 + env("ATTACK_SEED", 0));
+    for a in 1..=16usize {
+        for _ in 0..4 {
+            let alphabet = random_alphabet(&mut r, a);
+            let w = width(a);
+            assert_eq!(pack_width(a) as usize, w, "pack_width({a})");
+            let exp = expansion_table(&alphabet);
+            assert_eq!(exp.slots[PACK_WIDTH_SLOT] as usize, w, "a {a}");
+            assert_eq!(reference::pack_width_of(&exp), w);
+            for (s, &got) in exp.slots[..256].iter().enumerate() {
+                let want = if s < combos(a) {
+                    let mut rest = s;
+                    let mut v = 0u32;
+                    for t in 0..w {
+                        v |= (alphabet[rest % a] as u32) << (8 * t);
+                        rest /= a;
+                    }
+                    v
+                } else {
+                    0
+                };
+                assert_eq!(got, want, "a {a}, symbol {s}");
+            }
+            for n in [0usize, 1, w - 1, w, w + 1, 3 * w + 1, 1000] {
+                let lits = gen_lits(&mut r, &alphabet, n);
+                let mut got = Vec::new();
+                pack_literals(&lits, &alphabet, &mut got);
+                assert_eq!(got, pack_spec(&lits, &alphabet, &mut || 0), "a {a}, n {n}");
+                // and back: expansion of the symbols (with any padding) gives the literals
+                let mut buf = pack_spec(&lits, &alphabet, &mut || r.next() as u8);
+                buf.resize(n, 0x77);
+                reference::expand_in_place(&mut buf, &exp);
+                assert_eq!(buf, lits, "expand_in_place, a {a}, n {n}");
+            }
+        }
+    }
+}
+
+/// One packed slice: alphabet size `a`, `lanes` lanes, `n` literals, padding digits zero or
+/// random; returns (literals, alphabet, table, slice).
+fn packed_case(
+    r: &mut Rng,
+    a: usize,
+    lanes: usize,
+    n: usize,
+    pad_nonzero: bool,
+) -> (Vec<u8>, Vec<u8>, FreqTable, Vec<u8>) {
+    let alphabet = random_alphabet(r, a);
+    let lits = gen_lits(r, &alphabet, n);
+    let mut pr = Rng(r.next());
+    let syms = pack_spec(&lits, &alphabet, &mut || {
+        if pad_nonzero {
+            pr.next() as u8
+        } else {
+            0
+        }
+    });
+    let mut h = [0u64; 256];
+    aceapex::entropy::count(&mut h, &syms);
+    let t = table_below(r, h, combos(a));
+    let enc = encode(&syms, lanes, &t);
+    (lits, alphabet, t, enc)
+}
+
+/// Every alphabet size 1..=16 (widths 4, 3, 2) with every lane count 1..=32, lengths around
+/// multiples of the width and of the lane count, padding digits zero and nonzero: every
+/// decoder gives the literals (FORMAT.md §5.6: decoders ignore the padding digits).
+#[test]
+fn v6_every_alphabet_and_lane_count() {
+    let mut r = Rng(0xC6_0001 + env("ATTACK_SEED", 0));
+    let mut count = 0;
+    for a in 1..=16usize {
+        let w = width(a);
+        for lanes in 1..=32usize {
+            let (x, y) = (r.below(w as u64) as usize, r.below(5000) as usize);
+            for n in [
+                0usize,
+                1,
+                w - 1,
+                w + 1,
+                w * lanes - 1,
+                w * lanes + 1,
+                w * lanes * 7 + x,
+                y,
+                3001,
+            ] {
+                let pad = r.below(2) == 0 || n % w != 0;
+                let (lits, alphabet, t, enc) = packed_case(&mut r, a, lanes, n, pad);
+                let dt = t.decode_table();
+                let exp = expansion_table(&alphabet);
+                let w_ = || format!("a {a}, lanes {lanes}, n {n}, pad {pad}");
+                let (st, got) = check_slice(&mut r, &enc, lanes, packed_tables(&dt, &exp), n, &w_);
+                assert_eq!(st, Ok(()), "{}", w_());
+                assert!(got == lits, "wrong literals: {}", w_());
+                count += 1;
+            }
+        }
+    }
+    eprintln!("{count} valid packed slices");
+}
+
+/// One random packed slice, valid, then damaged every way: lane counts, decoded lengths
+/// (within the last symbol and beyond), truncation, flips, appended words, the slice read
+/// unpacked, another alphabet of the same or another size, hostile tables and (out of
+/// contract: the host builds them) hostile expansion tables and a context pair with packing.
+fn direct_case(r: &mut Rng, it: usize, stats: &mut [usize; 2]) {
+    let a = r.range(1, 16) as usize;
+    let w = width(a);
+    let n = match r.below(4) {
+        0 => r.below(40) as usize,
+        1 => r.below(700) as usize,
+        _ => r.below(40000) as usize,
+    };
+    let lanes = if r.below(2) == 0 {
+        r.pick(&[1usize, 2, 4, 8, 16, 24, 32])
+    } else {
+        r.range(1, 32) as usize
+    };
+    let pad = r.below(2) == 0;
+    let (lits, alphabet, t, enc) = packed_case(r, a, lanes, n, pad);
+    let dt = t.decode_table();
+    let exp = expansion_table(&alphabet);
+    let w_ = || format!("it {it}: valid, a {a}, n {n}, lanes {lanes}, pad {pad}");
+    let (st, got) = check_slice(r, &enc, lanes, packed_tables(&dt, &exp), n, &w_);
+    assert_eq!(st, Ok(()), "{}", w_());
+    assert!(got == lits, "valid slice decodes wrong: {}", w_());
+
+    for v in 0..18 {
+        let mut s = enc.clone();
+        let mut l = lanes;
+        let mut len = n;
+        let mut tabs = vec![*dt];
+        let mut ex = Some(*exp);
+        match v {
+            0 => l = r.range(0, 33) as usize,
+            1 => len = n + r.range(1, w as u64) as usize,
+            2 => len = n.saturating_sub(r.range(1, w as u64) as usize),
+            3 => len = n + r.range(1, 200) as usize,
+            4 if !s.is_empty() => s.truncate(r.below(s.len() as u64) as usize),
+            5 if s.len() >= 2 => s.truncate(s.len() - 2),
+            6 if !s.is_empty() => {
+                let i = r.below((4 * lanes).min(s.len()) as u64) as usize;
+                s[i] ^= 1 << r.below(8);
+            }
+            7 if !s.is_empty() => {
+                for _ in 0..r.range(1, 4) {
+                    let i = r.below(s.len() as u64) as usize;
+                    s[i] ^= 1 << r.below(8);
+                }
+            }
+            8 => s.extend_from_slice(&(r.next() as u16).to_le_bytes()),
+            // read unpacked: the symbols as bytes, n symbols instead of ceil(n / w)
+            9 => ex = None,
+            // another alphabet of the same size: same width, other letters
+            10 => ex = Some(*expansion_table(&random_alphabet(r, a))),
+            // another size: maybe another width
+            11 => {
+                let k = r.range(1, 16) as usize;
+                ex = Some(*expansion_table(&random_alphabet(r, k)));
+            }
+            12 => tabs = vec![*random_table(r).decode_table()],
+            13 => {
+                l = r.range(1, 32) as usize;
+                len = r.below(2 * n as u64 + 40) as usize;
+            }
+            // out of contract from here on (an archive cannot make these): hostile width slot
+            14 => {
+                let mut e = *exp;
+                e.slots[PACK_WIDTH_SLOT] = r.pick(&[0u32, 1, 2, 3, 4, 5, 8, 255, u32::MAX]);
+                ex = Some(e);
+            }
+            // garbage expansion slots
+            15 => {
+                let mut e = *exp;
+                for x in e.slots[..256].iter_mut() {
+                    *x = r.next() as u32;
+                }
+                ex = Some(e);
+            }
+            // a context pair and packing at once
+            16 => tabs = vec![*dt, *random_table(r).decode_table()],
+            17 => {
+                s.clear();
+                s.extend((0..r.below(400)).map(|_| r.next() as u8));
+            }
+            _ => continue,
+        }
+        let st = SliceTables {
+            tables: &tabs,
+            ctx_bit: r.below(8) as u32,
+            pack: ex.as_ref(),
+        };
+        let w_ = || {
+            format!(
+                "it {it}: variant {v}, a {a}, n {n}->{len}, lanes {lanes}->{l}, slice {}",
+                s.len()
+            )
+        };
+        let (res, got) = check_slice(r, &s, l, st, len, &w_);
+        stats[res.is_ok() as usize] += 1;
+        // a length within the last symbol: the same symbols, so the literals (a prefix, or
+        // the padding digits' letters after them)
+        if v == 2 && res.is_ok() {
+            assert!(got[..] == lits[..len], "{}", w_());
+        }
+        if v == 1 && n.div_ceil(w) == len.div_ceil(w) {
+            assert_eq!(res, Ok(()), "{}", w_());
+            assert!(got[..n] == lits[..], "{}", w_());
+        }
+    }
+}
+
+#[test]
+fn v6_direct_slices() {
+    let mut r = Rng(0xC6_0002 + env("ATTACK_SEED", 0));
+    let mut stats = [0usize; 2];
+    for it in 0..env("ATTACK_ITERS", 2500) as usize {
+        direct_case(&mut r, it, &mut stats);
+    }
+    eprintln!("damaged slices: {} failed, {} decoded", stats[0], stats[1]);
+}
+
+/// One slice of a batch decoded together.
+struct Case {
+    enc: Vec<u8>,
+    lanes: usize,
+    tables: Vec<DecodeTable>,
+    exp: Option<DecodeTable>,
+    len: usize,
+}
+
+/// 1-40 slices, packed (any alphabet), plain and context-coded, lane counts mostly those
+/// `fast_rows_together` groups, some damaged, decoded with `fast_rows_together` (some first
+/// advanced alone a few rows), then each to its end: status and bytes of every slice as the
+/// reference's.
+fn together_case(r: &mut Rng, round: usize) {
+    let count = r.range(1, 40) as usize;
+    let lane_set = r.pick(&[
+        &[1usize, 2, 4, 8, 16, 24][..],
+        &[4, 4, 4, 8, 8][..],
+        &[1, 1, 2, 2][..],
+        &[8, 16, 24, 32][..],
+        &[1, 2, 3, 4, 5, 8, 16, 24, 31, 32][..],
+    ]);
+    let pack_pct = r.pick(&[50u64, 90, 100]);
+    let mut cases = Vec::new();
+    for _ in 0..count {
+        let max = r.pick(&[64u64, 600, 4000, 20000]);
+        let n = r.below(max) as usize;
+        let lanes = r.pick(lane_set);
+        let mut c = if r.below(100) < pack_pct {
+            let a = r.range(1, 16) as usize;
+            let pad = r.below(2) == 0;
+            let (_, alphabet, t, enc) = packed_case(r, a, lanes, n, pad);
+            Case {
+                enc,
+                lanes,
+                tables: vec![*t.decode_table()],
+                exp: Some(*expansion_table(&alphabet)),
+                len: n,
+            }
+        } else {
+            let k = r.range(1, 40) as usize;
+            let alphabet = random_alphabet(r, k);
+            let data = gen_lits(r, &alphabet, n);
+            let mut h = [0u64; 256];
+            aceapex::entropy::count(&mut h, &data);
+            let t = table_below(r, h, 256);
+            if r.below(3) == 0 {
+                // a context pair (bit 0 of the previous symbol), both tables holding every symbol
+                let t1 = table_below(r, h, 256);
+                let et = [
+                    EncodeTable::new(&t, &t.cumulative()),
+                    EncodeTable::new(&t1, &t1.cumulative()),
+                ];
+                let mut enc = Vec::new();
+                encode_context_slice(&data, lanes, [&et[0], &et[1]], 0, &mut enc);
+                Case {
+                    enc,
+                    lanes,
+                    tables: vec![*t.decode_table(), *t1.decode_table()],
+                    exp: None,
+                    len: n,
+                }
+            } else {
+                Case {
+                    enc: encode(&data, lanes, &t),
+                    lanes,
+                    tables: vec![*t.decode_table()],
+                    exp: None,
+                    len: n,
+                }
+            }
+        };
+        match r.below(12) {
+            0 if !c.enc.is_empty() => {
+                let i = r.below(c.enc.len() as u64) as usize;
+                c.enc[i] ^= 1 << r.below(8);
+            }
+            1 if c.enc.len() > 2 => {
+                let l = c.enc.len();
+                c.enc.truncate(l - 2);
+            }
+            2 => c.len += r.range(1, 40) as usize,
+            3 => c.len = c.len.saturating_sub(r.range(1, 5) as usize),
+            4 => c.lanes = r.pick(lane_set),
+            5 if c.exp.is_some() => c.exp = None,
+            6 if c.exp.is_some() => {
+                let k = r.range(1, 16) as usize;
+                c.exp = Some(*expansion_table(&random_alphabet(r, k)))
+            }
+            _ => {}
+        }
+        cases.push(c);
+    }
+    fn st_of(c: &Case) -> SliceTables<'_> {
+        SliceTables {
+            tables: &c.tables,
+            ctx_bit: 0,
+            pack: c.exp.as_ref(),
+        }
+    }
+    let want: Vec<(Result<(), Status>, Vec<u8>)> = cases
+        .iter()
+        .map(|c| {
+            let mut o = vec![0u8; c.len];
+            let st = reference::decode_slice(&c.enc, c.lanes, st_of(c), &mut o);
+            (st, o)
+        })
+        .collect();
+    let mut outs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0xEEu8; c.len]).collect();
+    let mut got: Vec<Option<Result<(), Status>>> = vec![None; cases.len()];
+    let mut decs = Vec::new();
+    let mut owner = Vec::new();
+    for (i, (c, o)) in cases.iter().zip(outs.iter_mut()).enumerate() {
+        match SliceDecoder::new(&c.enc, c.lanes, st_of(c), o) {
+            Ok(d) => {
+                decs.push(d);
+                owner.push(i);
+            }
+            Err(st) => got[i] = Some(Err(st)),
+        }
+    }
+    if r.below(2) == 0 {
+        for d in decs.iter_mut() {
+            if r.below(2) == 0 {
+                d.fast_rows(r.range(1, 5) as usize);
+            }
+        }
+    }
+    SliceDecoder::fast_rows_together(&mut decs);
+    for (d, i) in decs.into_iter().zip(owner) {
+        let mut d = d;
+        while d.fast_rows(r.pick(&[1usize, 5, usize::MAX])) > 0 {}
+        got[i] = Some(d.finish());
+    }
+    for (i, (st, o)) in want.iter().enumerate() {
+        let c = &cases[i];
+        let what = format!(
+            "round {round} slice {i}/{count}: lanes {}, tables {}, packed {}, len {}",
+            c.lanes,
+            c.tables.len(),
+            c.exp.is_some(),
+            c.len
+        );
+        assert_eq!(got[i], Some(*st), "together: status differs ({what})");
+        if st.is_ok() {
+            assert!(outs[i] == *o, "together: bytes differ ({what})");
+        }
+    }
+}
+
+#[test]
+fn v6_slices_together() {
+    let mut r = Rng(0xC6_0003 + env("ATTACK_SEED", 0));
+    for round in 0..env("ATTACK_ROUNDS", 150) as usize {
+        together_case(&mut r, round);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// archives: parts, records, assembly
+// ---------------------------------------------------------------------------------------
+
+/// One table record of a table section, located (FORMAT.md §5.2).
+#[derive(Clone, Debug)]
+struct Rec {
+    start: usize,
+    end: usize,
+    kind: u8,
+    /// Stream of the record (position in its group).
+    stream: usize,
+    /// kind 3: the alphabet bytes.
+    alpha: std::ops::Range<usize>,
+    /// kind 1 and 3: the body; kind 2: both.
+    bodies: Vec<std::ops::Range<usize>>,
+}
+
+/// The records of a valid table section.
+fn records(s: &[u8]) -> Vec<Rec> {
+    let mut out = Vec::new();
+    let mut p = 0;
+    let mut i = 0;
+    while p < s.len() {
+        let start = p;
+        let kind = s[p];
+        p += 1;
+        let mut bodies = Vec::new();
+        let mut alpha = 0..0;
+        match kind {
+            0 => {}
+            1 => {
+                let l = body_len(s, p).unwrap();
+                bodies.push(p..p + l);
+                p += l;
+            }
+            2 => {
+                p += 1;
+                for _ in 0..2 {
+                    let l = body_len(s, p).unwrap();
+                    bodies.push(p..p + l);
+                    p += l;
+                }
+            }
+            3 => {
+                let a = s[p] as usize;
+                alpha = p + 1..p + 1 + a;
+                p += 1 + a;
+                let l = body_len(s, p).unwrap();
+                bodies.push(p..p + l);
+                p += l;
+            }
+            _ => panic!("bad kind {kind} at {p}"),
+        }
+        out.push(Rec {
+            start,
+            end: p,
+            kind,
+            stream: i % STREAM_COUNT,
+            alpha,
+            bodies,
+        });
+        i += 1;
+    }
+    out
+}
+
+fn version_of(b: &[u8]) -> u16 {
+    (get_u32(b, H_VERSION) & 0xFFFF) as u16
+}
+
+/// Same archive, same version, other entries / tables / data.
+fn rebuilt(p: &Parts, entries: &[BlockEntry], tables: &[u8], data: &[u8]) -> Vec<u8> {
+    let v = version_of(&p.header);
+    let b85 = p.header[H_BASE];
+    assemble(p, v, b85, entries, tables, data)
+}
+
+/// [`common::attack::never_wrong`]: (parsed, decompress succeeded).
+/// Also: the grouped fast path of `decompress` (`decode_streams_group`, slices of up to
+/// eight blocks decoded together) reports, on one thread, the reference's first failing block
+/// and status (archives without cross-block sources).
+fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> (bool, bool) {
+    let res = common::attack::never_wrong(packed, data, r, what);
+    if res.is_some() {
+        group_path_agrees(packed, what);
+    }
+    (res.is_some(), res == Some(true))
+}
+
+/// `decompress` on a one-thread pool (groups and blocks in order) against the reference block
+/// by block: the same first failing block and status, or both Ok.
+fn group_path_agrees(packed: &[u8], what: &str) {
+    let a = Archive::parse(packed).unwrap();
+    if a.cross_block() || a.header.original_size > 64 << 20 {
+        return;
+    }
+    let reference = common::attack::per_block(packed, false);
+    let first_bad = reference.iter().enumerate().find_map(|(b, x)| match x {
+        Err(DecodeError::Block { status, .. }) => Some((b as u32, *status)),
+        Err(e) => panic!("reference: {e:?} ({what})"),
+        Ok(_) => None,
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let got = pool.install(|| aceapex::decompress(&a));
+    match (got, first_bad) {
+        (Ok(_), None) | (Err(DecodeError::ContentChecksum), None) => {}
+        (Err(DecodeError::Block { block, status, .. }), Some((b, st))) => {
+            assert_eq!(
+                (block, status),
+                (b, st),
+                "grouped path vs reference ({what})"
+            )
+        }
+        (got, want) => panic!(
+            "grouped path {:?} vs reference first failure {want:?} ({what})",
+            got.map(|v| v.len())
+        ),
+    }
+}
+
+/// The parse error's table message, or a panic naming what parsed.
+fn table_err(b: &[u8], what: &str) -> &'static str {
+    match Archive::parse(b) {
+        Err(FormatError::GroupTable { what: w, .. }) => w,
+        Err(e) => panic!("{what}: expected a table error, got {e:?}"),
+        Ok(_) => panic!("{what}: parsed"),
+    }
+}
+
+/// Each block's literal slice, decoded with the reference (all streams: `decode_streams`).
+fn block_streams(a: &Archive<'_>) -> Vec<[Vec<u8>; STREAM_COUNT]> {
+    (0..a.block_count())
+        .map(|b| {
+            let mut bufs: [Vec<u8>; STREAM_COUNT] = Default::default();
+            aceapex::decode::decode_streams(a, b, &mut bufs).unwrap();
+            bufs
+        })
+        .collect()
+}
+
+/// Block `b`'s streams, decoded with the reference.
+fn block_streams_one(a: &Archive<'_>, b: usize) -> [Vec<u8>; STREAM_COUNT] {
+    let mut bufs: [Vec<u8>; STREAM_COUNT] = Default::default();
+    aceapex::decode::decode_streams(a, b, &mut bufs).unwrap();
+    bufs
+}
+
+// ---------------------------------------------------------------------------------------
+// data and encoder archives
+// ---------------------------------------------------------------------------------------
+
+/// DNA-like data over `letters` (repeats copied now and then, so the parser finds matches),
+/// optionally soft-masked (the letters' lower case too) and with newlines.
+fn small_alphabet_data(r: &mut Rng, n: usize, letters: &[u8]) -> Vec<u8> {
+    let mut d: Vec<u8> = Vec::with_capacity(n);
+    let skew = r.below(2) == 0;
+    while d.len() < n {
+        if d.len() > 500 && r.below(8) == 0 {
+            let back = r.range(1, d.len().min(60_000) as u64) as usize;
+            let len = r.range(4, 300) as usize;
+            let from = d.len() - back;
+            for i in 0..len {
+                let c = d[from + i % back];
+                d.push(c);
+            }
+        } else {
+            for _ in 0..r.range(1, 200) {
+                let k = letters.len() as u64;
+                let i = if skew {
+                    r.below(k).min(r.below(k))
+                } else {
+                    r.below(k)
+                };
+                d.push(letters[i as usize]);
+            }
+        }
+    }
+    d.truncate(n);
+    d
+}
+
+/// Data whose literals use `k` letters: distinct bytes drawn at random (or DNA letters).
+fn letters_for(r: &mut Rng, k: usize) -> Vec<u8> {
+    random_alphabet(r, k)
+}
+
+/// An encoder archive with packed literals: DNA-like data of 1-16 letters, soft-masked
+/// DNA, or DNA with a FASTA header; random level, block size, context tables, window.
+fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
+    let bs = [4096u32, 16384, 65536, 8192][round % 4];
+    let n = r.range(20_000, 200_000) as usize;
+    let data = match round % 3 {
+        0 => {
+            let k = r.range(1, 16) as usize;
+            let l = letters_for(r, k);
+            small_alphabet_data(r, n, &l)
+        }
+        1 => small_alphabet_data(r, n, b"ACGTacgt\nN"),
+        _ => {
+            let mut d = b">chr1 some header line: 123,456 bp [test] {v6}\n".to_vec();
+            d.extend(small_alphabet_data(r, n, b"ACGT\n"));
+            d
+        }
+    };
+    let level = [1u32, 5, 9, 6, 8, 3][round % 6];
+    let opts = EncodeOptions {
+        block_size: bs,
+        window: if round % 5 == 4 { Some(bs * 4) } else { None },
+        level,
+        min_match: [6u32, 4, 5][round % 3],
+        context_tables: round.is_multiple_of(2),
+        ..Default::default()
+    };
+    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    (data, packed, opts)
+}
+
+/// Rebuilds a table section with record `i` replaced by `bytes`.
+fn replace_record(t: &[u8], rec: &Rec, bytes: &[u8]) -> Vec<u8> {
+    let mut out = t[..rec.start].to_vec();
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(&t[rec.end..]);
+    out
+}
+
+/// A kind-3 record: `a` (the size byte), the alphabet bytes, a table body.
+fn kind3(a: u8, alphabet: &[u8], t: &FreqTable) -> Vec<u8> {
+    let mut out = vec![3u8, a];
+    out.extend_from_slice(alphabet);
+    t.serialize_body(&mut out);
+    out
+}
+
+fn freq_of(body: &[u8]) -> FreqTable {
+    // a valid body: read it back as a kind-1 record
+    let mut rec = vec![1u8];
+    rec.extend_from_slice(body);
+    let mut pos = 0;
+    FreqTable::deserialize(&rec, &mut pos).unwrap().unwrap()
+}
+
+/// Encoder v6 archives: valid through every path; version labels 2-5 refused; the kind-3
+/// record moved to every other stream position; every alphabet size byte 0..=255;
+/// alphabets swapped, repeated, relabelled; bodies with a symbol at `a^w`; kind 3 read as
+/// kind 1; a kind-1 literal record read as kind 3; decoded lengths and lanes of packed
+/// slices changed. Never wrong, fast == reference, and the refusals named.
+#[test]
+fn v6_encoder_relabelled() {
+    let mut r = Rng(0xC6_1000 + env("ATTACK_SEED", 0));
+    let mut stats = [0usize; 3];
+    let mut kind3_seen = 0;
+    for round in 0..env("ATTACK_ENC_ROUNDS", 24) as usize {
+        let (data, packed, opts) = encoder_archive(&mut r, round);
+        let a = Archive::parse(&packed).unwrap();
+        assert_eq!(aceapex::decompress(&a).unwrap(), data, "round {round}");
+        compare_archive(&packed, "encoder archive");
+        let version = a.header.version;
+        let base = a.header.match_base() as u8;
+        let p = parts(&packed);
+        let recs = records(&p.tables);
+        let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
+        assert_eq!(version == 6, !k3.is_empty(), "version {version}");
+        for rec in &k3 {
+            assert_eq!(rec.stream, STREAM_LITERALS);
+        }
+        kind3_seen += k3.len();
+        let what = |s: &str| format!("round {round} (v{version}, {opts:?}): {s}");
+        let b85 = if version >= 4 { base } else { 0 };
+        assert_eq!(with_tables(&p, version, b85, &p.tables), packed);
+
+        // every version label: kind 3 only in 6
+        for v in 2u16..=6 {
+            let b85 = if v >= 4 { base } else { 0 };
+            if v < 4 && base != 6 {
+                continue;
+            }
+            let b = with_tables(&p, v, b85, &p.tables);
+            let has_ctx = recs.iter().any(|x| x.kind == 2);
+            if v < 6 && !k3.is_empty() {
+                let w = table_err(&b, &what(&format!("v{v}")));
+                assert!(
+                    w.contains("older than version 6") || (has_ctx && v < 5),
+                    "{w}"
+                );
+                stats[0] += 1;
+            } else if v >= 5 || !has_ctx {
+                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what(&format!("v{v}")));
+                assert!(parsed && ok, "{}", what(&format!("v{v}")));
+            }
+        }
+
+        for rec in k3.iter().take(3) {
+            let g0 = recs.iter().position(|x| x.start == rec.start).unwrap();
+            let asz = rec.alpha.len();
+            let rec_bytes = p.tables[rec.start..rec.end].to_vec();
+            // moved to every other stream of its group (swapped with that record)
+            for k in 1..STREAM_COUNT {
+                let other = &recs[g0 + k];
+                let mut t = p.tables[..rec.start].to_vec();
+                t.extend_from_slice(&p.tables[other.start..other.end]);
+                t.extend_from_slice(&p.tables[rec.end..other.start]);
+                t.extend_from_slice(&rec_bytes);
+                t.extend_from_slice(&p.tables[other.end..]);
+                let w = table_err(&with_tables(&p, 6, base, &t), &what(&format!("to {k}")));
+                assert!(w.contains("other than literals"), "{}", what(w));
+                // and the kind-3 record added in place of stream k's (literals keep theirs)
+                let t = replace_record(&p.tables, other, &rec_bytes);
+                let w = table_err(&with_tables(&p, 6, base, &t), &what(&format!("dup {k}")));
+                assert!(w.contains("other than literals"), "{}", what(w));
+                stats[0] += 2;
+            }
+            // every alphabet size byte
+            for nb in 0..=255u8 {
+                let mut t = p.tables.clone();
+                t[rec.start + 1] = nb;
+                let b = with_tables(&p, 6, base, &t);
+                let w = what(&format!("alphabet size {asz} -> {nb}"));
+                match Archive::parse(&b) {
+                    Err(FormatError::GroupTable { what: m, .. }) => {
+                        if nb == 0 || nb > 16 {
+                            assert!(m.contains("alphabet size"), "{w}: {m}");
+                        }
+                        stats[0] += 1;
+                    }
+                    Err(e) => panic!("{w}: {e:?}"),
+                    Ok(_) => {
+                        assert!((1..=16).contains(&nb), "{w}: parsed");
+                        let (_, ok) = never_wrong(&b, &data, &mut r, &w);
+                        stats[1 + ok as usize] += 1;
+                    }
+                }
+            }
+            // alphabets out of order (any two letters swapped) or repeated
+            if asz >= 2 {
+                for _ in 0..4 {
+                    let i = rec.alpha.start + r.below(asz as u64) as usize;
+                    let j = rec.alpha.start + r.below(asz as u64) as usize;
+                    let mut t = p.tables.clone();
+                    if i == j {
+                        let k = if i > rec.alpha.start { i - 1 } else { i + 1 };
+                        t[i] = t[k];
+                    } else {
+                        t.swap(i, j);
+                    }
+                    let b = with_tables(&p, 6, base, &t);
+                    let m = table_err(&b, &what("unsorted"));
+                    assert!(m.contains("increasing"), "{}", what(m));
+                    stats[0] += 1;
+                }
+            }
+            // relabelled alphabets (still increasing): never wrong
+            for _ in 0..6 {
+                let mut t = p.tables.clone();
+                let al = random_alphabet(&mut r, asz);
+                t[rec.alpha.clone()].copy_from_slice(&al);
+                let b = with_tables(&p, 6, base, &t);
+                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("relabelled"));
+                assert!(parsed);
+                stats[1 + ok as usize] += 1;
+            }
+            // a symbol at a^w (or beyond): refused; one unit moved from the largest symbol
+            let ft = freq_of(&p.tables[rec.bodies[0].clone()]);
+            let lim = combos(asz);
+            if lim < 256 {
+                for target in [lim, lim + 1, 255].into_iter().filter(|&s| s < 256) {
+                    let mut f = ft.freq;
+                    let big = (0..256).max_by_key(|&s| f[s]).unwrap();
+                    if f[big] < 2 {
+                        continue;
+                    }
+                    f[big] -= 1;
+                    f[target] += 1;
+                    let t2 = FreqTable { freq: f };
+                    let t = replace_record(
+                        &p.tables,
+                        rec,
+                        &kind3(asz as u8, &p.tables[rec.alpha.clone()], &t2),
+                    );
+                    let m = table_err(&with_tables(&p, 6, base, &t), &what("beyond a^w"));
+                    assert!(m.contains("beyond"), "{}", what(m));
+                    stats[0] += 1;
+                }
+            }
+            // read as kind 1 (the alphabet dropped): never wrong
+            let mut one = vec![1u8];
+            one.extend_from_slice(&p.tables[rec.bodies[0].clone()]);
+            for v in [5u16, 6] {
+                let b = with_tables(&p, v, base, &replace_record(&p.tables, rec, &one));
+                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("kind 3 as 1"));
+                assert!(parsed);
+                stats[1 + ok as usize] += 1;
+            }
+            // the same record with an alphabet one letter longer (maybe another width)
+            if asz < 16 {
+                let mut al = p.tables[rec.alpha.clone()].to_vec();
+                let extra = (0..=255u8).find(|x| !al.contains(x)).unwrap();
+                al.push(extra);
+                al.sort_unstable();
+                let t2 = ft.clone();
+                if t2.freq[combos(asz + 1).min(256)..].iter().all(|&f| f == 0) {
+                    let t = replace_record(&p.tables, rec, &kind3(al.len() as u8, &al, &t2));
+                    let b = with_tables(&p, 6, base, &t);
+                    let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("alphabet + 1"));
+                    assert!(parsed);
+                    stats[1 + ok as usize] += 1;
+                }
+            }
+        }
+
+        // kind-1 literal records read as kind 3 (alphabet: the first letters of the table)
+        for rec in recs.iter().filter(|x| x.kind == 1 && x.stream == 0).take(3) {
+            let ft = freq_of(&p.tables[rec.bodies[0].clone()]);
+            let top = (0..256).rev().find(|&s| ft.freq[s] > 0).unwrap();
+            if let Some(asz) = (1..=16usize).find(|&a| combos(a) > top) {
+                let al = random_alphabet(&mut r, asz);
+                let t = replace_record(&p.tables, rec, &kind3(asz as u8, &al, &ft));
+                let b = with_tables(&p, 6, base, &t);
+                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("kind 1 as 3"));
+                assert!(parsed);
+                stats[1 + ok as usize] += 1;
+            }
+        }
+
+        // packed slices: decoded lengths +- up to 2w, lanes 1..=32, raw <-> rANS
+        let gb = a.header.group_blocks as usize;
+        let packed_blocks: Vec<usize> = (0..p.entries.len())
+            .filter(|&b| {
+                a.tables[b / gb][STREAM_LITERALS]
+                    .as_ref()
+                    .is_some_and(|t| t.is_packed())
+                    && p.entries[b].lanes[STREAM_LITERALS] != 0
+            })
+            .collect();
+        for it in 0..env("ATTACK_DAMAGE", 24) as usize {
+            if packed_blocks.is_empty() {
+                break;
+            }
+            let b = r.pick(&packed_blocks);
+            let mut e = p.entries.clone();
+            let mut d = p.data.clone();
+            let w = a.literal_width(b);
+            match it % 4 {
+                0 => {
+                    let delta = r.range(1, 2 * w as u64) as i64 * r.pick(&[-1i64, 1]);
+                    let dl = &mut e[b].decoded_len[0];
+                    *dl = (*dl as i64 + delta).max(0) as u32;
+                }
+                1 => e[b].lanes[0] = r.range(1, 32) as u8,
+                2 => {
+                    // read as raw: stored must equal decoded (a parse error otherwise)
+                    e[b].lanes[0] = 0;
+                    e[b].decoded_len[0] = e[b].stored_len[0];
+                }
+                _ => {
+                    // the slice's last word flipped (the last symbols, with the padding)
+                    let off = a.block_offsets[b] as usize + e[b].stored_len[0] as usize;
+                    if off >= 2 && e[b].stored_len[0] >= 2 {
+                        d[off - 1 - r.below(2) as usize] ^= 1 << r.below(8);
+                    }
+                }
+            }
+            let bad = rebuilt(&p, &e, &p.tables, &d);
+            let (_, ok) = never_wrong(&bad, &data, &mut r, &what(&format!("damage {it}")));
+            stats[1 + ok as usize] += 1;
+        }
+    }
+    eprintln!(
+        "kind-3 records {kind3_seen}; refused {}, decode failed {}, decoded {}",
+        stats[0], stats[1], stats[2]
+    );
+    assert!(kind3_seen > 0, "no packed records in the encoder archives");
+}
+
+// ---------------------------------------------------------------------------------------
+// hand-made archives
+// ---------------------------------------------------------------------------------------
+
+/// Options of a hand-made v6 archive.
+#[derive(Clone, Copy, Debug)]
+struct Hand {
+    group_blocks: u32,
+    /// % of groups whose literals get a kind-3 record (where the letters allow).
+    pack_pct: u64,
+    /// % of blocks of a packed group stored raw.
+    raw_pct: u64,
+    /// % of packed slices with random (nonzero) padding digits.
+    pad_pct: u64,
+    /// % of other streams' records that are context pairs.
+    ctx_pct: u64,
+    /// Extra (unused) letters in alphabets.
+    extra: bool,
+}
+
+/// A hand-made archive from the LZ streams of `packed` (decoded by the reference): each
+/// group's literals a kind-3 record where its packed blocks' letters fit 16 (alphabet: those
+/// letters and, with `extra`, unused ones up to a random size), the other streams no table,
+/// one or a pair; each rANS slice any lane count 1..=32; packed slices with padding digits
+/// chosen by `pad_pct`; some literal slices raw. Always version 6 (match base as the source).
+fn handmade(r: &mut Rng, packed: &[u8], o: Hand) -> Vec<u8> {
+    let a = Archive::parse(packed).unwrap();
+    let p = parts(packed);
+    let nb = a.block_count();
+    let streams = block_streams(&a);
+    let gb = o.group_blocks as usize;
+    let mut entries = p.entries.clone();
+    let mut tables = Vec::new();
+    let mut encoded: Vec<[Option<Vec<u8>>; STREAM_COUNT]> = vec![Default::default(); nb];
+    let lane = |r: &mut Rng| {
+        if r.below(2) == 0 {
+            r.range(1, 32) as usize
+        } else {
+            r.pick(&[1usize, 2, 4, 8, 16, 24, 32])
+        }
+    };
+    for g in 0..nb.div_ceil(gb) {
+        let blocks = g * gb..((g + 1) * gb).min(nb);
+        for k in 0..STREAM_COUNT {
+            if k == STREAM_LITERALS && r.below(100) < o.pack_pct {
+                // raw blocks chosen first; the alphabet from the others' letters
+                let raw: Vec<bool> = blocks.clone().map(|_| r.below(100) < o.raw_pct).collect();
+                let mut seen = [false; 256];
+                for (b, &rw) in blocks.clone().zip(&raw) {
+                    if !rw {
+                        for &x in &streams[b][k] {
+                            seen[x as usize] = true;
+                        }
+                    }
+                }
+                let mut al: Vec<u8> = (0..=255u8).filter(|&x| seen[x as usize]).collect();
+                if al.len() <= 16 {
+                    let want = if o.extra {
+                        r.range(al.len().max(1) as u64, 16) as usize
+                    } else {
+                        al.len().max(1)
+                    };
+                    while al.len() < want {
+                        let x = r.next() as u8;
+                        if !al.contains(&x) {
+                            al.push(x);
+                        }
+                    }
+                    al.sort_unstable();
+                    let syms: Vec<Vec<u8>> = blocks
+                        .clone()
+                        .map(|b| {
+                            let pad = r.below(100) < o.pad_pct;
+                            let mut pr = Rng(r.next());
+                            let lits = &streams[b][k];
+                            let mut f = || if pad { pr.next() as u8 } else { 0 };
+                            if raw[b - blocks.start] {
+                                Vec::new()
+                            } else {
+                                pack_spec(lits, &al, &mut f)
+                            }
+                        })
+                        .collect();
+                    let mut h = [0u64; 256];
+                    for s in &syms {
+                        aceapex::entropy::count(&mut h, s);
+                    }
+                    let t = table_below(r, h, combos(al.len()));
+                    tables.extend_from_slice(&kind3(al.len() as u8, &al, &t));
+                    for (j, b) in blocks.clone().enumerate() {
+                        if raw[j] || (streams[b][k].is_empty() && r.below(2) == 0) {
+                            encoded[b][k] = None;
+                            entries[b].lanes[k] = LANES_RAW;
+                        } else {
+                            let l = lane(r);
+                            encoded[b][k] = Some(encode(&syms[j], l, &t));
+                            entries[b].lanes[k] = l as u8;
+                        }
+                    }
+                    continue;
+                }
+            }
+            let kind = if k != STREAM_LITERALS && r.below(100) < o.ctx_pct {
+                2
+            } else {
+                r.pick(&[0u8, 1, 1, 1])
+            };
+            let bit = r.below(8) as u32;
+            let lanes: Vec<usize> = blocks.clone().map(|_| lane(r)).collect();
+            let mut h = [[0u64; 256]; 2];
+            for (b, &l) in blocks.clone().zip(&lanes) {
+                let s = &streams[b][k];
+                for (i, &x) in s.iter().enumerate() {
+                    let c = if kind == 2 && i >= l {
+                        (s[i - l] >> bit) & 1
+                    } else {
+                        0
+                    };
+                    h[c as usize][x as usize] += 1;
+                }
+            }
+            let ft: Vec<FreqTable> = match kind {
+                0 => {
+                    tables.push(0);
+                    Vec::new()
+                }
+                1 => {
+                    let t = table_below(r, h[0], 256);
+                    t.serialize(&mut tables);
+                    vec![t]
+                }
+                _ => {
+                    let ts = vec![table_below(r, h[0], 256), table_below(r, h[1], 256)];
+                    tables.push(2);
+                    tables.push(bit as u8);
+                    ts[0].serialize_body(&mut tables);
+                    ts[1].serialize_body(&mut tables);
+                    ts
+                }
+            };
+            for (b, &l) in blocks.clone().zip(&lanes) {
+                let s = &streams[b][k];
+                if ft.is_empty() || (s.is_empty() && r.below(2) == 0) {
+                    encoded[b][k] = None;
+                    entries[b].lanes[k] = LANES_RAW;
+                } else {
+                    let et: Vec<EncodeTable> = ft
+                        .iter()
+                        .map(|t| EncodeTable::new(t, &t.cumulative()))
+                        .collect();
+                    let mut out = Vec::new();
+                    if et.len() == 2 {
+                        encode_context_slice(s, l, [&et[0], &et[1]], bit, &mut out);
+                    } else {
+                        encode_slice_with(s, l, &et[0], &mut out);
+                    }
+                    encoded[b][k] = Some(out);
+                    entries[b].lanes[k] = l as u8;
+                }
+            }
+        }
+    }
+    let mut data = Vec::new();
+    for b in 0..nb {
+        for k in 0..STREAM_COUNT {
+            let bytes = encoded[b][k]
+                .clone()
+                .unwrap_or_else(|| streams[b][k].clone());
+            entries[b].stored_len[k] = bytes.len() as u32;
+            entries[b].decoded_len[k] = streams[b][k].len() as u32;
+            data.extend_from_slice(&bytes);
+        }
+    }
+    let mut hp = p.clone();
+    put_u32(&mut hp.header, H_GROUP_BLOCKS, o.group_blocks);
+    put_u32(&mut hp.header, H_GROUP_COUNT, nb.div_ceil(gb) as u32);
+    assemble(
+        &hp,
+        6,
+        a.header.match_base() as u8,
+        &entries,
+        &tables,
+        &data,
+    )
+}
+
+/// Hand-made v6 archives (unused alphabet letters, nonzero padding digits, raw literal
+/// slices in packed groups, any lane counts, small groups): decode to the original through
+/// every path; then damaged slices, entries, alphabets and table bytes, resealed: never
+/// wrong, fast == reference.
+#[test]
+fn v6_handmade_archives() {
+    let mut r = Rng(0xC6_3000 + env("ATTACK_SEED", 0));
+    let mut stats = [0usize; 2];
+    let mut k3 = 0;
+    for round in 0..env("ATTACK_ROUNDS", 150) as usize / 5 {
+        let (data, packed, _) = encoder_archive(&mut r, round);
+        let o = Hand {
+            group_blocks: r.pick(&[1u32, 2, 3, 8, 64]),
+            pack_pct: r.pick(&[70u64, 100]),
+            raw_pct: r.pick(&[0u64, 10, 40]),
+            pad_pct: r.pick(&[0u64, 50, 100]),
+            ctx_pct: r.pick(&[0u64, 30]),
+            extra: r.below(2) == 0,
+        };
+        let b = handmade(&mut r, &packed, o);
+        let what = format!("round {round}, {o:?}");
+        let a = Archive::parse(&b).expect("hand-made archive parses");
+        let p = parts(&b);
+        let recs = records(&p.tables);
+        k3 += recs.iter().filter(|x| x.kind == 3).count();
+        match aceapex::decompress(&a) {
+            Ok(out) => assert!(out == data, "hand-made decodes wrong ({what})"),
+            Err(e) => panic!("hand-made archive fails: {e:?} ({what})"),
+        }
+        compare_archive(&b, &what);
+        let (parsed, ok) = never_wrong(&b, &data, &mut r, &what);
+        assert!(parsed && ok, "{what}");
+        for it in 0..env("ATTACK_DAMAGE", 24) as usize {
+            let mut t = p.tables.clone();
+            let mut entries = p.entries.clone();
+            let mut d = p.data.clone();
+            for _ in 0..r.range(1, 3) {
+                let bi = r.below(entries.len() as u64) as usize;
+                match r.below(7) {
+                    0 if !d.is_empty() => {
+                        let i = r.below(d.len() as u64) as usize;
+                        d[i] ^= 1 << r.below(8);
+                    }
+                    1 => {
+                        let k3r: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
+                        if !k3r.is_empty() {
+                            let rec = r.pick(&k3r);
+                            let al = random_alphabet(&mut r, rec.alpha.len());
+                            t[rec.alpha.clone()].copy_from_slice(&al);
+                        }
+                    }
+                    2 if entries[bi].lanes[0] != 0 => {
+                        entries[bi].lanes[0] = r.range(1, 32) as u8;
+                    }
+                    3 if entries[bi].lanes[0] != 0 => {
+                        let dl = &mut entries[bi].decoded_len[0];
+                        *dl = dl.saturating_add_signed(r.range(0, 8) as i32 - 4);
+                    }
+                    4 => {
+                        // the alphabet size byte of a kind-3 record
+                        let k3r: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
+                        if !k3r.is_empty() {
+                            let rec = r.pick(&k3r);
+                            t[rec.start + 1] = r.range(1, 16) as u8;
+                        }
+                    }
+                    5 => {
+                        if !t.is_empty() {
+                            let i = r.below(t.len() as u64) as usize;
+                            t[i] = t[i].wrapping_add(1);
+                        }
+                    }
+                    _ => {
+                        // a packed slice shortened by its last word, lanes kept
+                        let off = a.block_offsets[bi] as usize;
+                        if entries[bi].lanes[0] != 0 && entries[bi].stored_len[0] >= 2 {
+                            let sl = entries[bi].stored_len[0] as usize;
+                            d.drain(off + sl - 2..off + sl);
+                            entries[bi].stored_len[0] -= 2;
+                        }
+                    }
+                }
+            }
+            let bad = rebuilt(&p, &entries, &t, &d);
+            let (_, ok) = never_wrong(&bad, &data, &mut r, &format!("{what}, damage {it}"));
+            stats[ok as usize] += 1;
+        }
+    }
+    eprintln!(
+        "hand-made: {k3} kind-3 records; damaged: {} failed, {} decoded",
+        stats[0], stats[1]
+    );
+    assert!(k3 > 0);
+}
+
+/// Kind-3 records in every stream position (0-4) of every version (2-6), and every alphabet
+/// size byte 0..=255 with an increasing, an unsorted and a repeated alphabet, and a body
+/// with a symbol at `a^w` for every size: the reader accepts exactly what §5.2 allows.
+#[test]
+fn v6_record_rules() {
+    let mut r = Rng(0xC6_4000 + env("ATTACK_SEED", 0));
+    // source: a small DNA archive, rebuilt by hand with one group per block and packing
+    let data = small_alphabet_data(&mut r, 3 * 4096 + 100, b"ACGT");
+    let opts = EncodeOptions {
+        block_size: 4096,
+        ..Default::default()
+    };
+    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let hand = Hand {
+        group_blocks: 1,
+        pack_pct: 100,
+        raw_pct: 0,
+        pad_pct: 50,
+        ctx_pct: 0,
+        extra: false,
+    };
+    let b = handmade(&mut r, &packed, hand);
+    let a = Archive::parse(&b).unwrap();
+    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    let p = parts(&b);
+    let recs = records(&p.tables);
+    let base = p.header[H_BASE];
+    let rec = recs
+        .iter()
+        .find(|x| x.kind == 3)
+        .expect("a kind-3 record")
+        .clone();
+    let rec_bytes = p.tables[rec.start..rec.end].to_vec();
+    let g0 = recs.iter().position(|x| x.start == rec.start).unwrap();
+    // every stream position and version
+    for v in 2u16..=6 {
+        for k in 0..STREAM_COUNT {
+            let t = replace_record(&p.tables, &recs[g0 + k], &rec_bytes);
+            let bb = with_tables(&p, v, if v >= 4 { base } else { 0 }, &t);
+            let w = format!("v{v}, kind 3 at stream {k}");
+            if base != 6 && v < 4 {
+                assert!(Archive::parse(&bb).is_err());
+                continue;
+            }
+            if v == 6 && k == 0 {
+                never_wrong(&bb, &data, &mut r, &w);
+            } else {
+                let m = table_err(&bb, &w);
+                let why = if v < 6 {
+                    "older than version 6"
+                } else {
+                    "other than literals"
+                };
+                assert!(m.contains(why), "{w}: {m}");
+            }
+        }
+    }
+    // every alphabet size byte with 0..=255 letters of a body over its symbols
+    let mut parsed = 0;
+    for n in 0..=255usize {
+        let sizes = [n, n.saturating_sub(1), (n + 1).min(255)];
+        for shape in 0..3 {
+            let mut al: Vec<u8> = random_alphabet(&mut r, n.min(256));
+            match shape {
+                1 if n >= 2 => al.swap(0, n - 1),
+                2 if n >= 2 => al[1] = al[0],
+                _ => {}
+            }
+            let lim = if (1..=16).contains(&n) { combos(n) } else { 4 };
+            let t = table_below(&mut r, [0; 256], lim);
+            let bad_shape = shape != 0 && n >= 2;
+            for &declared in &sizes {
+                let recb = kind3(declared as u8, &al, &t);
+                let tt = replace_record(&p.tables, &rec, &recb);
+                let bb = with_tables(&p, 6, base, &tt);
+                let w = format!("{n} letters, shape {shape}, declared {declared}");
+                let res = Archive::parse(&bb);
+                let ok_rule = declared == n && (1..=16).contains(&n) && !bad_shape;
+                match res {
+                    Ok(_) => {
+                        assert!(
+                            ok_rule || declared != n,
+                            "{w}: parsed a record §5.2 forbids"
+                        );
+                        parsed += 1;
+                        never_wrong(&bb, &data, &mut r, &w);
+                    }
+                    Err(FormatError::GroupTable { what, .. }) => {
+                        assert!(!ok_rule, "{w}: refused a valid record: {what}");
+                        if declared == n && (n == 0 || n > 16) {
+                            assert!(what.contains("alphabet size"), "{w}: {what}");
+                        } else if declared == n && bad_shape {
+                            assert!(what.contains("increasing"), "{w}: {what}");
+                        }
+                    }
+                    Err(e) => panic!("{w}: {e:?}"),
+                }
+            }
+        }
+    }
+    // every size: a symbol at a^w (and the last one, 255) refused, a^w - 1 accepted
+    for n in 1..=16usize {
+        let al = random_alphabet(&mut r, n);
+        let lim = combos(n);
+        for s in [lim - 1, lim, 255] {
+            if s >= 256 {
+                continue;
+            }
+            let mut h = [0u64; 256];
+            h[0] = 1000;
+            h[s] += 1;
+            let t = FreqTable::from_histogram(&h).unwrap();
+            let tt = replace_record(&p.tables, &rec, &kind3(n as u8, &al, &t));
+            let bb = with_tables(&p, 6, base, &tt);
+            let w = format!("{n} letters, symbol {s} of {lim}");
+            if s < lim {
+                assert!(Archive::parse(&bb).is_ok(), "{w}");
+                never_wrong(&bb, &data, &mut r, &w);
+            } else {
+                let m = table_err(&bb, &w);
+                assert!(m.contains("beyond"), "{w}: {m}");
+            }
+        }
+    }
+    // the section ends inside a kind-3 record: every cut refused (§5.1)
+    for cut in 1..rec.end - rec.start {
+        let t = p.tables[..rec.start + cut].to_vec();
+        let bb = with_tables(&p, 6, base, &t);
+        assert!(Archive::parse(&bb).is_err(), "cut {cut}");
+    }
+    eprintln!("record rules: {parsed} odd records parsed");
+}
+
+/// Resealed random byte mutations of encoder and hand-made v6 archives, aimed at kind-3
+/// records (kind, size, alphabet, body), the block table and the packed slices: no panic,
+/// never wrong.
+#[test]
+fn v6_mutation_fuzz() {
+    let mut r = Rng(0xC6_5000 + env("ATTACK_SEED", 0));
+    let iters = env("ATTACK_FUZZ_ITERS", 3000) as usize;
+    let mut archives = Vec::new();
+    for round in 0..4 {
+        let (data, packed, _) = encoder_archive(&mut r, round);
+        let b = if round % 2 == 1 {
+            let o = Hand {
+                group_blocks: r.pick(&[1u32, 3]),
+                pack_pct: 100,
+                raw_pct: 10,
+                pad_pct: 50,
+                ctx_pct: 20,
+                extra: true,
+            };
+            handmade(&mut r, &packed, o)
+        } else {
+            packed
+        };
+        let p = parts(&b);
+        let recs = records(&p.tables);
+        archives.push((data, b, recs));
+    }
+    let mut stats = [0usize; 3];
+    for it in 0..iters {
+        let (data, packed, recs) = &archives[it % archives.len()];
+        let a = Archive::parse(packed).unwrap();
+        let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
+        let tables_end = bt_end + a.header.table_bytes as usize;
+        let mut b = packed.clone();
+        let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
+        for _ in 0..r.range(1, 4) {
+            let rec = if !k3.is_empty() && r.below(3) != 0 {
+                r.pick(&k3)
+            } else {
+                &recs[r.below(recs.len() as u64) as usize]
+            };
+            let at = match r.below(9) {
+                0 => bt_end + rec.start,
+                1 if rec.kind == 3 => bt_end + rec.start + 1,
+                2 | 3 if rec.kind == 3 && !rec.alpha.is_empty() => {
+                    bt_end + r.range(rec.alpha.start as u64, rec.alpha.end as u64 - 1) as usize
+                }
+                4 if !rec.bodies.is_empty() => {
+                    let bd = &rec.bodies[0];
+                    bt_end + r.range(bd.start as u64, bd.end as u64 - 1) as usize
+                }
+                5 => r.range(HEADER_SIZE as u64, bt_end as u64 - 1) as usize,
+                6 if b.len() > tables_end => {
+                    r.range(tables_end as u64, b.len() as u64 - 1) as usize
+                }
+                7 => H_VERSION,
+                _ => r.range(bt_end as u64, tables_end as u64 - 1) as usize,
+            };
+            match r.below(5) {
+                0 => b[at] ^= 1 << r.below(8),
+                1 => b[at] = r.next() as u8,
+                2 => b[at] = b[at].wrapping_add(1),
+                3 => b[at] = b[at].wrapping_sub(1),
+                _ => b[at] = r.below(18) as u8,
+            }
+        }
+        let es = if version_of(&b) == 2 {
+            64
+        } else {
+            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
+            aceapex::entry::packed_size(&bits)
+        };
+        common::reseal_entries(&mut b, es);
+        let what = format!("fuzz iteration {it}");
+        let res = catch_unwind(AssertUnwindSafe(|| {
+            never_wrong(&b, data, &mut Rng(it as u64), &what)
+        }));
+        match res {
+            Ok((_, ok)) => stats[ok as usize] += 1,
+            Err(_) => {
+                let path = std::env::temp_dir().join(format!("attack_v6_fail_{it}.acx"));
+                std::fs::write(&path, &b).unwrap();
+                stats[2] += 1;
+                eprintln!("PANIC at {what}: saved {}", path.display());
+            }
+        }
+    }
+    eprintln!(
+        "fuzz: {} failed cleanly, {} decoded, {} panics",
+        stats[0], stats[1], stats[2]
+    );
+    assert_eq!(stats[2], 0, "panics");
+}
+
+// ---------------------------------------------------------------------------------------
+// the encoder
+// ---------------------------------------------------------------------------------------
+
+/// Checks an encoder archive of `data`: parses, decodes to `data` through `decompress`,
+/// block by block fast and reference, and a few extracts.
+fn roundtrip(r: &mut Rng, data: &[u8], opts: &EncodeOptions, what: &str) -> Vec<u8> {
+    let packed = match catch_unwind(AssertUnwindSafe(|| aceapex::compress(data, opts, &|_| {}))) {
+        Ok(p) => p.unwrap(),
+        Err(_) => panic!("compress panicked ({what}, {opts:?})"),
+    };
+    let a = Archive::parse(&packed).unwrap();
+    match aceapex::decompress(&a) {
+        Ok(out) => assert!(out == data, "decodes wrong ({what}, {opts:?})"),
+        Err(e) => panic!("fails: {e:?} ({what}, {opts:?})"),
+    }
+    compare_archive(&packed, what);
+    let size = data.len() as u64;
+    for _ in 0..2 {
+        let off = r.below(size + 1);
+        let len = r.below(size - off + 1);
+        let got = aceapex::extract(&a, off, len).unwrap();
+        assert!(
+            got[..] == data[off as usize..(off + len) as usize],
+            "{what}"
+        );
+    }
+    packed
+}
+
+/// Random inputs of 1-16 letters (and 17-20 letters with the extra ones in a few blocks
+/// only, or in many) at every level 1-9, block sizes 4-64 KiB, context tables on and off,
+/// cross-block windows: bit-exact round trips; packed records where the letters fit.
+#[test]
+fn v6_encoder_small_alphabets_roundtrip() {
+    let mut r = Rng(0xC6_6000 + env("ATTACK_SEED", 0));
+    let scale = env("ATTACK_ENC_SCALE", 1) as usize;
+    let mut versions = [0usize; 7];
+    let mut cases = 0;
+    // raw literal slices in packed groups: [letters all inside the alphabet, some outside]
+    let mut raw_in_packed = [0usize; 2];
+    for letters in 1..=20usize {
+        for level in 1..=9u32 {
+            let bs = r.pick(&[4096u32, 8192, 16384, 65536]);
+            let n = r.range(1, 60_000 * scale as u64) as usize;
+            let base_letters = letters.min(16);
+            let al = letters_for(&mut r, letters);
+            let main: Vec<u8> = al[..base_letters].to_vec();
+            let mut data = small_alphabet_data(&mut r, n, &main);
+            // letters beyond 16: in few blocks (at most 1/8: packed, those blocks raw) or
+            // in many (unpacked)
+            let few = r.below(3) != 0;
+            if letters > 16 {
+                let nb = n.div_ceil(bs as usize);
+                let blocks = if few {
+                    (nb / 8).max(if nb >= 8 { 1 } else { 0 })
+                } else {
+                    nb
+                };
+                for _ in 0..blocks.max(1) {
+                    let b = r.below(nb as u64) as usize;
+                    let at = (b * bs as usize + r.below(bs as u64) as usize).min(n - 1);
+                    for (j, &x) in al[16..].iter().enumerate() {
+                        if at + j < n {
+                            data[at + j] = x;
+                        }
+                    }
+                }
+            }
+            let opts = EncodeOptions {
+                block_size: bs,
+                level,
+                window: if r.below(4) == 0 { Some(bs * 4) } else { None },
+                min_match: r.pick(&[4u32, 5, 6]),
+                context_tables: r.below(2) == 0,
+                repeat_codes: r.below(4) != 0,
+                depth_cap: r.pick(&[0u32, 0, 0, 1, 3]),
+                ..Default::default()
+            };
+            let what = format!("{letters} letters (few {few}), n {n}");
+            let packed = roundtrip(&mut r, &data, &opts, &what);
+            versions[version_of(&packed) as usize] += 1;
+            cases += 1;
+            // packed groups with raw literal slices (blocks with letters outside the alphabet)
+            let a = Archive::parse(&packed).unwrap();
+            let gb = a.header.group_blocks as usize;
+            for (b, e) in a.entries.iter().enumerate() {
+                let t = a.tables[b / gb][STREAM_LITERALS].as_ref();
+                if t.is_some_and(|t| t.is_packed()) && e.lanes[0] == 0 && e.decoded_len[0] > 0 {
+                    let lits = &block_streams_one(&a, b)[STREAM_LITERALS];
+                    let al = t.unwrap().record().alphabet.unwrap();
+                    raw_in_packed[lits.iter().any(|x| !al.contains(x)) as usize] += 1;
+                }
+            }
+        }
+    }
+    // one input over several groups (1 MiB each at 4 KiB blocks): alphabets change per group
+    let mut data = Vec::new();
+    for k in [2usize, 16, 5, 17] {
+        let al = letters_for(&mut r, k);
+        data.extend(small_alphabet_data(&mut r, 600_000, &al));
+    }
+    let opts = EncodeOptions {
+        block_size: 4096,
+        level: 1,
+        ..Default::default()
+    };
+    let packed = roundtrip(&mut r, &data, &opts, "several groups");
+    versions[version_of(&packed) as usize] += 1;
+    eprintln!(
+        "{} round trips; versions {versions:?}; raw literal slices in packed groups \
+         (inside, outside the alphabet) {raw_in_packed:?}",
+        cases + 1
+    );
+    assert!(versions[6] > 0);
+}
+
+/// FASTA-like inputs: DNA (4-11 letters) with header lines of 20+ distinct letters in a few
+/// blocks (at most 1/8 of a group's: the encoder may pack the group and store those blocks'
+/// literals raw), at every level, block sizes 4-64 KiB, context tables on and off: bit-exact
+/// round trips, and the raw literal slices of packed groups are seen.
+#[test]
+fn v6_encoder_fasta_headers() {
+    let mut r = Rng(0xC6_6100 + env("ATTACK_SEED", 0));
+    let scale = env("ATTACK_ENC_SCALE", 1) as usize;
+    let mut raw_outside = 0;
+    let mut packed_archives = 0;
+    let mut cases = 0;
+    for round in 0..env("ATTACK_ENC_ROUNDS", 24) as usize / 2 {
+        for level in [1u32, 3, 5, 7, 8, 9] {
+            let bs = r.pick(&[4096u32, 4096, 8192, 16384, 65536]);
+            let lo = (20 * bs as u64).min(300_000);
+            let mut n = r.range(lo, (40 * bs as u64).min(600_000) * scale as u64) as usize;
+            let mut bs = bs;
+            if level <= 3 && round % 4 == 0 {
+                // a whole group of 4 KiB blocks (1 MiB) and more: one raw block costs the
+                // group little, so the encoder packs it
+                bs = 4096;
+                n = r.range(1 << 20, (3 << 19) * scale as u64) as usize;
+            }
+            let seq: &[u8] = r.pick(&[&b"ACGT"[..], b"ACGT\n", b"ACGTN\n", b"ACGTacgt\nNn"]);
+            let mut data = small_alphabet_data(&mut r, n, seq);
+            let nb = n.div_ceil(bs as usize);
+            let heads = r.range(0, (nb / 8).clamp(1, 3) as u64) as usize;
+            for _ in 0..heads {
+                let h = format!(
+                    ">seq{} [organism=Test {}] {{len={}}} |x|y|z| #{}\n",
+                    r.next() % 1000,
+                    round,
+                    r.next(),
+                    r.next()
+                );
+                let at = r.below((n - h.len()) as u64) as usize;
+                data[at..at + h.len()].copy_from_slice(h.as_bytes());
+            }
+            let opts = EncodeOptions {
+                block_size: bs,
+                level,
+                min_match: r.pick(&[4u32, 6]),
+                context_tables: r.below(2) == 0,
+                window: if r.below(4) == 0 { Some(bs * 8) } else { None },
+                ..Default::default()
+            };
+            let what = format!("round {round}, FASTA headers {heads} in {nb} blocks");
+            let packed = roundtrip(&mut r, &data, &opts, &what);
+            cases += 1;
+            let a = Archive::parse(&packed).unwrap();
+            let gb = a.header.group_blocks as usize;
+            let mut any = false;
+            for (b, e) in a.entries.iter().enumerate() {
+                let Some(t) = a.tables[b / gb][STREAM_LITERALS].as_ref() else {
+                    continue;
+                };
+                if !t.is_packed() {
+                    continue;
+                }
+                any = true;
+                if e.lanes[0] == 0 {
+                    let lits = &block_streams_one(&a, b)[STREAM_LITERALS];
+                    let al = t.record().alphabet.unwrap();
+                    raw_outside += lits.iter().any(|x| !al.contains(x)) as usize;
+                }
+            }
+            packed_archives += any as usize;
+        }
+    }
+    eprintln!(
+        "{cases} FASTA-like round trips, {packed_archives} with packed groups, \
+         {raw_outside} raw literal slices with letters outside their group's alphabet"
+    );
+}
+
+/// Edge inputs: a single repeated letter (alphabet size 1, width 4: every symbol 0, the
+/// table one symbol at 4096), two letters alternating, every block a different letter,
+/// inputs a few bytes long, literal counts 1-3 past a multiple of the width.
+#[test]
+fn v6_encoder_edge_inputs() {
+    let mut r = Rng(0xC6_7000 + env("ATTACK_SEED", 0));
+    let mut inputs: Vec<Vec<u8>> = vec![
+        vec![b'A'; 100_000],
+        b"AC".repeat(30_000),
+        (0..70_000u32)
+            .map(|i| b"ACGT"[(i / 4096 % 4) as usize])
+            .collect(),
+        (0..70_000u32).map(|i| (i / 4096) as u8).collect(),
+    ];
+    for n in 1..=40usize {
+        inputs.push(small_alphabet_data(&mut r, n, b"ACGTN"));
+    }
+    for n in [4095usize, 4096, 4097, 8191, 12289] {
+        inputs.push(small_alphabet_data(&mut r, n, b"AC"));
+        let mut d: Vec<u8> = (0..n)
+            .map(|_| b"ACGTacgtNn\n"[r.below(11) as usize])
+            .collect();
+        d[0] = b'>';
+        inputs.push(d);
+    }
+    for (i, data) in inputs.iter().enumerate() {
+        for level in [1u32, 5, 9] {
+            let opts = EncodeOptions {
+                block_size: 4096,
+                level,
+                context_tables: i % 2 == 0,
+                ..Default::default()
+            };
+            roundtrip(
+                &mut r,
+                data,
+                &opts,
+                &format!("edge input {i} ({} bytes)", data.len()),
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// real DNA
+// ---------------------------------------------------------------------------------------
+
+/// Real genomes (corpora/dna, skipped when absent): the encoder's archives at levels 1, 5
+/// and 9, block sizes 4-64 KiB, context tables on and off, decode right through every path,
+/// then survive relabelled alphabets, decoded lengths and lanes of packed slices changed,
+/// and flips in the data (never wrong, fast == reference).
+#[test]
+fn v6_real_dna() {
+    let dir = std::env::var("ATTACK_CORPORA").unwrap_or_else(|_| "corpora".into());
+    let kib = env("ATTACK_KIB", 192) as usize;
+    let damage = env("ATTACK_DAMAGE", 24) as usize / 2;
+    let mut r = Rng(0xC6_8000 + env("ATTACK_SEED", 0));
+    let files = [
+        "dna/E_coli_K12_MG1655_NC_000913.2.fa",
+        "dna/TAIR10_chr1.fna",
+        "dna/dm3_chr2R.fa",
+    ];
+    let mut stats = [0usize; 3];
+    let mut packed_archives = 0;
+    for (i, f) in files.iter().enumerate() {
+        let Ok(all) = std::fs::read(format!("{dir}/{f}")) else {
+            eprintln!("skipping {f}: not found");
+            continue;
+        };
+        let combos: Vec<(u32, u32, bool)> = [1u32, 5, 9]
+            .into_iter()
+            .flat_map(|l| [4096u32, 16384, 65536].map(move |bs| (l, bs)))
+            .flat_map(|(l, bs)| [true, false].map(move |c| (l, bs, c)))
+            .collect();
+        for (j, &(level, bs, ctx)) in combos.iter().enumerate() {
+            // the file's start (its FASTA header) now and then, else a stretch from inside
+            let start = if j % 7 == 0 || all.len() <= kib << 10 {
+                0
+            } else {
+                r.below((all.len() - (kib << 10)) as u64) as usize
+            };
+            let data = &all[start..(start + (kib << 10)).min(all.len())];
+            let opts = EncodeOptions {
+                block_size: bs,
+                level,
+                min_match: if level == 9 { 4 } else { r.pick(&[5u32, 6]) },
+                context_tables: ctx,
+                window: if (i + j) % 5 == 0 { Some(bs * 4) } else { None },
+                ..Default::default()
+            };
+            let what = format!("{f} at {start}, {opts:?}");
+            let packed = roundtrip(&mut r, data, &opts, &what);
+            let a = Archive::parse(&packed).unwrap();
+            let p = parts(&packed);
+            let recs = records(&p.tables);
+            let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
+            packed_archives += !k3.is_empty() as usize;
+            eprintln!(
+                "{what}: version {}, {} bytes, {} kind-3 records (alphabet {:?})",
+                a.header.version,
+                packed.len(),
+                k3.len(),
+                k3.first()
+                    .map(|x| String::from_utf8_lossy(&p.tables[x.alpha.clone()]).into_owned())
+            );
+            stats[0] += 1;
+            let gb = a.header.group_blocks as usize;
+            let packed_blocks: Vec<usize> = (0..p.entries.len())
+                .filter(|&b| {
+                    a.tables[b / gb][0].as_ref().is_some_and(|t| t.is_packed())
+                        && p.entries[b].lanes[0] != 0
+                })
+                .collect();
+            for it in 0..damage {
+                let mut t = p.tables.clone();
+                let mut e = p.entries.clone();
+                let mut d = p.data.clone();
+                match it % 4 {
+                    0 if !k3.is_empty() => {
+                        // two letters of the alphabet exchanged for others, still increasing
+                        let rec = r.pick(&k3);
+                        let al = random_alphabet(&mut r, rec.alpha.len());
+                        t[rec.alpha.clone()].copy_from_slice(&al);
+                    }
+                    1 if !packed_blocks.is_empty() => {
+                        let b = r.pick(&packed_blocks);
+                        let dl = &mut e[b].decoded_len[0];
+                        *dl = dl.saturating_add_signed(r.range(0, 6) as i32 - 3);
+                    }
+                    2 if !packed_blocks.is_empty() => {
+                        let b = r.pick(&packed_blocks);
+                        e[b].lanes[0] = r.range(1, 32) as u8;
+                    }
+                    _ => {
+                        let i = r.below(d.len() as u64) as usize;
+                        d[i] ^= 1 << r.below(8);
+                    }
+                }
+                let bad = rebuilt(&p, &e, &t, &d);
+                let (_, ok) = never_wrong(&bad, data, &mut r, &format!("{what}: damage {it}"));
+                stats[1 + ok as usize] += 1;
+            }
+        }
+    }
+    eprintln!(
+        "real DNA: {} archives ({packed_archives} with packed groups); damaged: {} failed, {} decoded",
+        stats[0], stats[1], stats[2]
+    );
+}
+
+/// Many one-block groups, each with a kind-3 record: parse and decode; the decoder's
+/// failure on a relabelled alphabet is a block error (never Ok).
+#[test]
+fn v6_many_packed_groups() {
+    let mut r = Rng(0xC6_9000 + env("ATTACK_SEED", 0));
+    let groups = env("ATTACK_GROUPS", 200) as usize;
+    let data = small_alphabet_data(&mut r, groups * 4096, b"ACGT");
+    let opts = EncodeOptions {
+        block_size: 4096,
+        level: 1,
+        ..Default::default()
+    };
+    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let hand = Hand {
+        group_blocks: 1,
+        pack_pct: 100,
+        raw_pct: 0,
+        pad_pct: 100,
+        ctx_pct: 0,
+        extra: true,
+    };
+    let b = handmade(&mut r, &packed, hand);
+    let a = Archive::parse(&b).unwrap();
+    assert_eq!(a.header.group_count as usize, groups);
+    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    // the last group's alphabet relabelled
+    let p = parts(&b);
+    let recs = records(&p.tables);
+    let rec = recs.iter().rev().find(|x| x.kind == 3).unwrap();
+    let mut t = p.tables.clone();
+    for x in t[rec.alpha.clone()].iter_mut() {
+        *x = x.wrapping_add(1);
+    }
+    if t[rec.alpha.clone()].windows(2).all(|w| w[0] < w[1]) {
+        let bad = rebuilt(&p, &p.entries, &t, &p.data);
+        let a = Archive::parse(&bad).unwrap();
+        match aceapex::decompress(&a) {
+            Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
+            other => panic!("relabelled alphabet: {:?}", other.map(|v| v.len())),
+        }
+    }
+}
