@@ -402,14 +402,21 @@ type GroupOut = (Vec<u8>, u16, Vec<(BlockEntry, Vec<u8>)>);
 /// packed slice decodes its literals `w` at a time.
 pub const PACK_MAX_LOSS_FAST_LEVELS: f64 = 0.03;
 
+/// Fewest literals a group must have for a packed literal table (FORMAT.md §5.6): below it
+/// the table and the slices' lane states cost more than packing can save, and the archive
+/// would need a version-6 reader for nothing (a 33-byte input packed came out 255 bytes
+/// against 248, FORMAT.md §9.1).
+pub const PACK_MIN_LITERALS: usize = 4096;
+
 /// Builds a group's tables from its blocks' streams and stores every slice.
 ///
 /// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block
 /// size). `opts.context_tables`: allow context pairs ([`entropy::choose_record`]), where they
 /// save what the level asks ([`entropy::context_min_gain`]); `opts.packed_literals`: allow a
-/// packed literal table where the group's literals have at most 16 distinct bytes and it
-/// codes them in fewer bytes than the record chosen otherwise (at levels 1-7 in at most
-/// [`PACK_MAX_LOSS_FAST_LEVELS`] more).
+/// packed literal table where the group has at least [`PACK_MIN_LITERALS`] literals, at most
+/// 16 distinct bytes among them (but for up to an eighth of its blocks, whose literals are
+/// then stored raw, `entropy::literal_alphabet`), and it codes them in fewer bytes than the
+/// record chosen otherwise (at levels 1-7 in at most [`PACK_MAX_LOSS_FAST_LEVELS`] more).
 fn encode_group(
     data: &[u8],
     bs: usize,
@@ -485,8 +492,9 @@ fn encode_group(
     // when that codes them smaller (or, at levels 1-7, hardly larger) than the record above;
     // the few blocks with letters outside the alphabet (a FASTA header) store theirs raw
     let mut packed: Vec<Option<Vec<u8>>> = Vec::new();
-    if let (true, Some((_, chosen))) = (opts.packed_literals, &literal_record) {
-        let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
+    let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
+    let enough = lits().map(<[u8]>::len).sum::<usize>() >= PACK_MIN_LITERALS;
+    if let (true, true, Some((_, chosen))) = (opts.packed_literals, enough, &literal_record) {
         if let Some((alphabet, raw)) = entropy::literal_alphabet(lits()) {
             let symbols: Vec<Option<Vec<u8>>> = (lits().zip(&raw))
                 .map(|(l, &raw)| {

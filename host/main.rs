@@ -66,10 +66,12 @@ after SIGKILL or a power cut; such a leftover is safe to delete).";
 
 const INFO_HELP: &str = "\
 Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
-match base below 6, §2; 5 adds context tables, §5.4; version-2 archives are read too), original
-and archive bytes, the block table (bytes per block) and the frequency tables, and per stream its
-decoded and stored bytes and in how many table groups it has a context pair (two tables, each
-symbol's picked by a bit of the symbol its rANS lane decoded before).
+match base below 6, §2; 5 adds context tables, §5.4; 6 adds packed literal tables, §5.6;
+version-2 archives are read too), original and archive bytes, the block table (bytes per block)
+and the frequency tables, and per stream its decoded and stored bytes, in how many table groups
+it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
+decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
+alphabet of at most 16 bytes per rANS symbol).
 
 Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
 match that copies bytes written by a level-n match has level n + 1. A block's depth is the
@@ -128,7 +130,8 @@ enum Cmd {
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
         /// Shortest match to emit, in bytes (>= 4). Below 6 the length codes start there
-        /// too (a version-4 archive, or 5 with context tables): 1-4 % smaller archives on text and FASTQ, about 10 %
+        /// too (a version-4 archive, or 5 or 6 with context or packed literal tables): 1-4 %
+        /// smaller archives on text and FASTQ, about 10 %
         /// slower decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
         /// whichever compresses a sample of the input smaller (256 KiB, or one block if
         /// larger; a smaller input is compressed both ways); levels 1-7: 6, for decode
@@ -143,15 +146,18 @@ enum Cmd {
         /// a version-5 archive). Levels 8-9 take a pair wherever it saves more than 64
         /// bytes (soft-masked genomes 8-17 % smaller, text and FASTQ 1-2 %), levels 1-7 only
         /// where it saves more than 3 % of a group, since pairs decode slower (soft-masked
-        /// genomes like dm3 7-17 %, most other files nothing). Without pairs the
-        /// archive stays version 3 or 4, for readers of those versions.
+        /// genomes like dm3 7-17 %, most other files nothing). Without pairs (and
+        /// without packed literals, --no-pack) the archive stays version 3 or 4, for
+        /// readers of those versions.
         #[arg(long)]
         no_context: bool,
-        /// No packed literal tables. By default a group whose literals have at most 16
-        /// distinct bytes (DNA FASTA, soft-masked or not) codes 2-4 literals per rANS symbol
-        /// where that is not larger (a version-6 archive): the literals then decode 2-4
-        /// times faster, and DNA codes 1-12 % smaller. With this flag the archive stays
-        /// version 5 or older, for readers of those versions.
+        /// No packed literal tables. By default a table group (1 MiB of input) of at least
+        /// 4096 literals with at most 16 distinct bytes among them (DNA FASTA, soft-masked or
+        /// not; up to an eighth of its blocks, a FASTA header's, may store theirs raw) codes
+        /// 2-4 literals per rANS symbol where that is smaller, or at levels 1-7 at most 3 %
+        /// larger (a version-6 archive): the literals then decode 2-4 times faster; genomes
+        /// code 0.1-1.6 % smaller at level 5, soft-masked ones like TAIR10 about 10 %. With
+        /// this flag the archive stays version 5 or older, for readers of those versions.
         #[arg(long)]
         no_pack: bool,
         /// Cap the dependency depth (chains of matches that copy from matches): every match

@@ -305,3 +305,18 @@ fn version_3_differs_from_version_2_only_in_the_block_table() {
         );
     }
 }
+
+/// FORMAT.md §9.1, Example A: the 33-byte input at the encoder's defaults is a 248-byte
+/// version-3 archive (a group this small takes no packed literal table, whose table would
+/// cost more than it saves: `archive::PACK_MIN_LITERALS`).
+#[test]
+fn worked_example_a_at_the_defaults() {
+    let a = compress(
+        b"abcabcabcabcabc hello hello hello",
+        &EncodeOptions::default(),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(a.len(), 248);
+    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 3);
+}

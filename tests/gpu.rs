@@ -568,9 +568,14 @@ fn packed_literals_decode_staged_and_unstaged() {
             }
         })
         .collect();
-    // width 4: four letters, in runs and repeats
+    // width 4: four letters, a base repeating the one before it a third of the time
     let four: Vec<u8> = (0..600_000u32)
-        .map(|i| b"ACGT"[((i / 3) ^ (i / 1000)) as usize % 4])
+        .map(|_| {
+            if r.below(3) != 0 {
+                prev = b"ACGT"[r.below(4) as usize];
+            }
+            prev
+        })
         .collect();
     // width 2: the FASTA soft-masked, case in runs of about 40 bases
     let mut lower = false;
