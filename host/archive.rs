@@ -686,6 +686,14 @@ impl StreamTable {
         self.alphabet.is_some()
     }
 
+    /// Literals per symbol: the pack width of a packed literal table's alphabet (2-4,
+    /// FORMAT.md §5.6), else 1; read from the record, without expanding the tables.
+    pub fn literal_width(&self) -> usize {
+        self.alphabet
+            .as_deref()
+            .map_or(1, |a| pack_width(a.len()) as usize)
+    }
+
     /// The expanded decode table(s) (built once), as the decoders take them: a packed
     /// literal table's expansion table (`entropy::expansion_table`) after its decode table.
     pub fn tables(&self) -> SliceTables<'_> {
@@ -997,7 +1005,9 @@ impl<'a> Archive<'a> {
     /// Literals per rANS symbol of block `b`'s literal slice: the pack width of its group's
     /// packed literal table (2-4, FORMAT.md §5.6), else 1.
     pub fn literal_width(&self, b: usize) -> usize {
-        self.table(b, STREAM_LITERALS).map_or(1, |t| t.width())
+        self.tables[b / self.header.group_blocks as usize][STREAM_LITERALS]
+            .as_deref()
+            .map_or(1, StreamTable::literal_width)
     }
 
     /// True when match sources may lie in earlier blocks.

@@ -976,20 +976,18 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         };
         depth_hist[bucket] += 1;
     }
-    // per stream: groups whose table record is a context pair (FORMAT.md §5.4)
-    let context_groups: [usize; STREAM_COUNT] = std::array::from_fn(|k| {
-        a.tables
-            .iter()
-            .filter(|g| g[k].as_ref().is_some_and(|t| t.has_context()))
-            .count()
-    });
-    // per stream: groups whose table record is a packed literal table (FORMAT.md §5.6)
-    let packed_groups: [usize; STREAM_COUNT] = std::array::from_fn(|k| {
-        a.tables
-            .iter()
-            .filter(|g| g[k].as_ref().is_some_and(|t| t.is_packed()))
-            .count()
-    });
+    // per stream: groups whose table record is of a kind (`is`)
+    let groups_where = |is: fn(&aceapex::archive::StreamTable) -> bool| -> [usize; STREAM_COUNT] {
+        std::array::from_fn(|k| {
+            a.tables
+                .iter()
+                .filter(|g| g[k].as_deref().is_some_and(is))
+                .count()
+        })
+    };
+    // context pairs (FORMAT.md §5.4), packed literal tables (§5.6)
+    let context_groups = groups_where(aceapex::archive::StreamTable::has_context);
+    let packed_groups = groups_where(aceapex::archive::StreamTable::is_packed);
     let ratio = h.original_size as f64 / archive_len.max(1) as f64;
     let mean_depth = depth_sum as f64 / a.entries.len().max(1) as f64;
     let names = aceapex::device::format::STREAM_NAMES;

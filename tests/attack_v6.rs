@@ -1104,6 +1104,36 @@ struct Hand {
     extra: bool,
 }
 
+/// `n` bytes of ACGT compressed in 4 KiB blocks at `level`, then rebuilt by [`handmade`] with
+/// one group per block, every group packed, `pad_pct` % of the packed slices with nonzero
+/// padding digits and, with `extra`, unused letters in the alphabets. Returns the data and
+/// the archive.
+fn packed_groups_archive(
+    r: &mut Rng,
+    n: usize,
+    level: u32,
+    pad_pct: u64,
+    extra: bool,
+) -> (Vec<u8>, Vec<u8>) {
+    let data = small_alphabet_data(r, n, b"ACGT");
+    let opts = EncodeOptions {
+        block_size: 4096,
+        level,
+        ..Default::default()
+    };
+    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let hand = Hand {
+        group_blocks: 1,
+        pack_pct: 100,
+        raw_pct: 0,
+        pad_pct,
+        ctx_pct: 0,
+        extra,
+    };
+    let b = handmade(r, &packed, hand);
+    (data, b)
+}
+
 /// A hand-made archive from the LZ streams of `packed` (decoded by the reference): each
 /// group's literals a kind-3 record where its packed blocks' letters fit 16 (alphabet: those
 /// letters and, with `extra`, unused ones up to a random size), the other streams no table,
@@ -1372,21 +1402,7 @@ fn v6_handmade_archives() {
 fn v6_record_rules() {
     let mut r = Rng(0xC6_4000 + env("ATTACK_SEED", 0));
     // source: a small DNA archive, rebuilt by hand with one group per block and packing
-    let data = small_alphabet_data(&mut r, 3 * 4096 + 100, b"ACGT");
-    let opts = EncodeOptions {
-        block_size: 4096,
-        ..Default::default()
-    };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
-    let hand = Hand {
-        group_blocks: 1,
-        pack_pct: 100,
-        raw_pct: 0,
-        pad_pct: 50,
-        ctx_pct: 0,
-        extra: false,
-    };
-    let b = handmade(&mut r, &packed, hand);
+    let (data, b) = packed_groups_archive(&mut r, 3 * 4096 + 100, 5, 50, false);
     let a = Archive::parse(&b).unwrap();
     assert_eq!(aceapex::decompress(&a).unwrap(), data);
     let p = parts(&b);
@@ -1940,22 +1956,7 @@ fn v6_real_dna() {
 fn v6_many_packed_groups() {
     let mut r = Rng(0xC6_9000 + env("ATTACK_SEED", 0));
     let groups = env("ATTACK_GROUPS", 200) as usize;
-    let data = small_alphabet_data(&mut r, groups * 4096, b"ACGT");
-    let opts = EncodeOptions {
-        block_size: 4096,
-        level: 1,
-        ..Default::default()
-    };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
-    let hand = Hand {
-        group_blocks: 1,
-        pack_pct: 100,
-        raw_pct: 0,
-        pad_pct: 100,
-        ctx_pct: 0,
-        extra: true,
-    };
-    let b = handmade(&mut r, &packed, hand);
+    let (data, b) = packed_groups_archive(&mut r, groups * 4096, 1, 100, true);
     let a = Archive::parse(&b).unwrap();
     assert_eq!(a.header.group_count as usize, groups);
     assert_eq!(aceapex::decompress(&a).unwrap(), data);

@@ -1071,9 +1071,8 @@ fn decode_packed<const CTX: bool, const PACK: bool>(
         global(s.table.wrapping_add(1)) as *const u32
     };
     let width = if packed {
-        // SAFETY: slot PACK_WIDTH_SLOT of the expansion table at table + 1 < n_tables.
-        unsafe { (*global(s.table.wrapping_add(1))).slots[PACK_WIDTH_SLOT] }
-            .clamp(1, MAX_PACK_WIDTH)
+        // SAFETY: the expansion table at table + 1 < n_tables.
+        crate::rans::pack_width_of(unsafe { &*global(s.table.wrapping_add(1)) }) as u32
     } else {
         1
     };

@@ -151,17 +151,15 @@ impl RansKernel {
 }
 
 /// Whether the rANS stage stages packed literal tables' expansion slots in shared memory
-/// (FORMAT.md §5.6; 1 KiB per CTA): when a group has a packed literal table.
-/// `ACEAPEX_GPU_STAGE_EXPAND=0|1` forces the choice (tests and benchmarks: both paths).
-fn stage_expansion_tables(a: &Archive<'_>) -> bool {
+/// (FORMAT.md §5.6; 1 KiB per CTA): when a group has a packed literal table, which is when
+/// the archive takes the packed kernel. `ACEAPEX_GPU_STAGE_EXPAND=0|1` forces the choice
+/// (tests and benchmarks: both paths).
+fn stage_expansion_tables(kernel: RansKernel) -> bool {
     match std::env::var("ACEAPEX_GPU_STAGE_EXPAND").as_deref() {
-        Ok("0") => return false,
-        Ok("1") => return true,
-        _ => {}
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => kernel == RansKernel::Packed,
     }
-    a.tables
-        .iter()
-        .any(|g| g[STREAM_LITERALS].as_ref().is_some_and(|t| t.is_packed()))
 }
 
 impl GpuArchive {
@@ -232,7 +230,8 @@ impl GpuArchive {
         } else {
             STREAM_COUNT
         } as u32;
-        let rans_stage_expand = stage_expansion_tables(a) as u32;
+        let rans_kernel = RansKernel::for_archive(a);
+        let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
         let order =
             super::launch::rans_chunk_order(&a.entries, |b| a.literal_width(b) as u32, rans_wpc);
         let rans_order = if order.is_empty() {
@@ -272,7 +271,7 @@ impl GpuArchive {
             rans_chunks: order.len() as u32,
             rans_staged,
             rans_stage_expand,
-            rans_kernel: RansKernel::for_archive(a),
+            rans_kernel,
             rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),
