@@ -154,6 +154,15 @@ fn main() {
             ),
         );
     }
+    ptx = with_entry_directives(
+        &ptx,
+        "rans_decode_slices_pack_narrow",
+        &format!(
+            ".maxntid {}, 1, 1\n.minnctapersm {}\n",
+            32 * rans_launch::KERNEL_NARROW_WARPS,
+            rans_launch::KERNEL_CTAS_PER_SM
+        ),
+    );
     fs::write(&ptx_out, ptx).expect("write PTX to OUT_DIR");
 }
 

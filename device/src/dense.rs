@@ -572,6 +572,14 @@ rans_entry!(
     true,
     true
 );
+rans_entry!(
+    /// [`rans_decode_slices_pack`] for CTAs of at most `rans::KERNEL_NARROW_WARPS` warps: the
+    /// same body under launch bounds (`build.rs`) that leave it the registers its packed step
+    /// needs, where the 16-warp bounds of the other entry points make it spill.
+    rans_decode_slices_pack_narrow,
+    true,
+    true
+);
 
 /// The body of the rANS stage's entry points: `CTX_OK` decodes context pairs, `PACK_OK`
 /// packed literal tables ([`rans_decode_slices`]).

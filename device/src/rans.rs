@@ -11,7 +11,7 @@ use crate::format::{
 };
 use crate::status::Status;
 
-pub use crate::rans_launch::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS};
+pub use crate::rans_launch::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS};
 
 /// Most tables the GPU rANS stage stages in shared memory per round: the first table of
 /// each stream, then the second (context-1) table of the literal and the command streams,

@@ -162,6 +162,16 @@ fn stage_expansion_tables(kernel: RansKernel) -> bool {
     }
 }
 
+/// Warps per CTA of the rANS stage forced by `ACEAPEX_GPU_RANS_WARPS` (8 or 16; benchmarks:
+/// both CTA sizes and kernels on the same archive), or `None`: `launch::rans_warps_per_cta`.
+fn rans_warps_forced() -> Option<u32> {
+    match std::env::var("ACEAPEX_GPU_RANS_WARPS").as_deref() {
+        Ok("8") => Some(crate::device::rans::KERNEL_NARROW_WARPS),
+        Ok("16") => Some(crate::device::rans::KERNEL_MAX_WARPS),
+        _ => None,
+    }
+}
+
 impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables.
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
@@ -224,7 +234,9 @@ impl GpuArchive {
             .alloc_zeros::<u32>(1)
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
-        let rans_wpc = super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count());
+        let rans_wpc = rans_warps_forced().unwrap_or_else(|| {
+            super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count())
+        });
         let rans_staged = if stage_pair_tables(a) {
             crate::device::rans::KERNEL_STAGED_TABLES
         } else {

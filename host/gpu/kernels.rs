@@ -29,6 +29,7 @@ kernels!(
     rans_decode_slices,
     rans_decode_slices_ctx,
     rans_decode_slices_pack,
+    rans_decode_slices_pack_narrow,
     wave_parse,
     wave_scan,
     wave_place,

@@ -5,7 +5,8 @@ use super::decoder::RansKernel;
 use super::{Ctx, Gpu, GpuError};
 use crate::device::format::{CopyToken, DecodeTable, LiteralRun, STREAM_COUNT};
 use crate::device::rans::{
-    KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_SMEM_BYTES,
+    KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
+    KERNEL_SMEM_BYTES,
 };
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -211,6 +212,7 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
         &k.rans_decode_slices,
         &k.rans_decode_slices_ctx,
         &k.rans_decode_slices_pack,
+        &k.rans_decode_slices_pack_narrow,
     ] {
         f.set_attribute(attr, KERNEL_SMEM_BYTES as i32)
             .ctx("raising the rANS kernel's shared-memory limit")?;
@@ -410,6 +412,9 @@ pub fn rans_decode_slices(
     let kernel = match ga.rans_kernel {
         RansKernel::Plain => &gpu.k.rans_decode_slices,
         RansKernel::Context => &gpu.k.rans_decode_slices_ctx,
+        RansKernel::Packed if ga.rans_wpc <= KERNEL_NARROW_WARPS => {
+            &gpu.k.rans_decode_slices_pack_narrow
+        }
         RansKernel::Packed => &gpu.k.rans_decode_slices_pack,
     };
     let mut b = gpu.stream().launch_builder(kernel);
