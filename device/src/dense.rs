@@ -1658,11 +1658,26 @@ fn ctrl_get(s: &Smem, i: usize) -> u32 {
     unsafe { *s.ctrl(i) }
 }
 
-/// Commands longer than this many bytes are filled by their whole warp rather than by their
-/// own lane (24 with one pointer per store; 32 once the lane stored two at a time, 48 once
-/// runs without a period went without its bookkeeping: PERFORMANCE.md eighth session, runs
-/// 4 and 9).
+/// Self-overlapping matches longer than this many bytes are filled by their whole warp
+/// rather than by their own lane (24 with one pointer per store; 32 once the lane stored two
+/// at a time, 48 once runs without a period went without its bookkeeping: PERFORMANCE.md
+/// eighth session, runs 4 and 9).
 const LANE_FILL_MAX: u64 = 48;
+
+/// Literal runs and matches that do not overlap themselves (runs of consecutive pointers) up
+/// to this many bytes are filled by their own lane, four pointers per 8-byte store: a warp
+/// filling a 128-literal run spent ~120 instructions on handing the command out (two
+/// shuffles, the loop's bookkeeping) for four stores of 32 pointers, and such runs are most
+/// of a DNA block (PERFORMANCE.md fourteenth session). Every literal run (at most 128, FORMAT.md
+/// §4.1) is a lane's.
+const LANE_RUN_MAX: u64 = 128;
+
+/// Four consecutive 16-bit pointers `v, v + 1, v + 2, v + 3` as one little-endian `u64`:
+/// `v * RUN4_MUL + RUN4_ADD` (no carries while `v + 3 < 2^16`).
+const RUN4_MUL: u64 = 0x0001_0001_0001_0001;
+/// See [`RUN4_MUL`].
+const RUN4_ADD: u64 = 0x0003_0002_0001_0000;
+const _: () = assert!(PTR_OFF.is_multiple_of(8));
 
 /// Commands longer than this many bytes are filled by the whole CTA after the fill pass
 /// instead of by their warp (a 16 KiB run of `N`s would otherwise keep one warp busy while
@@ -1713,12 +1728,14 @@ unsafe fn fill_run(
     }
 }
 
-/// Writes the pointers of one short command (`n <= LANE_FILL_MAX` bytes at `dst`) by its
-/// own lane: literal indices `lit + q` (top bit set), or for a match the period-aware
+/// Writes the pointers of one short command by its own lane (`n <= LANE_RUN_MAX` bytes at
+/// `dst` for a run of consecutive pointers, `n <= LANE_FILL_MAX` for a self-overlapping
+/// match): literal indices `lit + q` (top bit set), or for a match the period-aware
 /// sources `src + q % dist`. A literal run or a match that does not overlap itself
-/// (`dist >= n`) is a run of consecutive pointers, written two per 32-bit store from an even
-/// position on (PERFORMANCE.md eighth session); a self-overlapping match goes through
-/// [`fill_run`] with a stride of one.
+/// (`dist >= n`) is a run of consecutive pointers, written four per 8-byte store from a
+/// position that is a multiple of 4 on (at most three 2-byte stores before and after;
+/// PERFORMANCE.md fourteenth session); a self-overlapping match goes through [`fill_run`]
+/// with a stride of one.
 ///
 /// # Safety
 /// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
@@ -1726,22 +1743,26 @@ unsafe fn fill_run(
 #[inline(always)]
 unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit: u32, dist: u32) {
     if is_lit || dist >= n {
+        // literal indices are below 2^14 (LIT_CAP), sources below the block's 2^14 bytes, so
+        // `base + q + 3` stays below 2^16 and the four lanes of a store never carry
         let base = if is_lit { 0x8000 | lit } else { src };
-        let mut q = 0u32;
-        if dst & 1 != 0 && n > 0 {
-            // SAFETY: dst < dst + n (caller's range).
-            unsafe { *ptr.add(dst as usize) = base as u16 };
-            q = 1;
+        let end = dst + n;
+        let mut at = dst;
+        while at < end && at % 4 != 0 {
+            // SAFETY: dst <= at < dst + n (caller's range).
+            unsafe { *ptr.add(at as usize) = (base + (at - dst)) as u16 };
+            at += 1;
         }
-        while q + 1 < n {
-            let v = base + q;
-            // SAFETY: dst + q is even and dst + q + 1 < dst + n; the region is 4-aligned.
-            unsafe { *(ptr.add((dst + q) as usize) as *mut u32) = v | (v + 1) << 16 };
-            q += 2;
+        while at + 4 <= end {
+            let v = (base + (at - dst)) as u64;
+            // SAFETY: at is a multiple of 4 and at + 3 < dst + n; the region is 8-aligned.
+            unsafe { *(ptr.add(at as usize) as *mut u64) = v * RUN4_MUL + RUN4_ADD };
+            at += 4;
         }
-        if q < n {
-            // SAFETY: dst + q < dst + n.
-            unsafe { *ptr.add((dst + q) as usize) = (base + q) as u16 };
+        while at < end {
+            // SAFETY: at < dst + n.
+            unsafe { *ptr.add(at as usize) = (base + (at - dst)) as u16 };
+            at += 1;
         }
     } else {
         // a self-overlapping match: the warp fill's loop on one lane, one pointer per store
@@ -1938,7 +1959,8 @@ fn parse_fill(
         // consecutive 16-bit stores (a lane walking its own long run would hit one bank)
         let is_match = k.is_rep || k.is_new;
         let src = if is_match { dst as u32 - dist } else { 0 };
-        let long = (k.is_lit || is_match) && out_n > LANE_FILL_MAX;
+        let run = k.is_lit || is_match && dist as u64 >= out_n;
+        let long = (k.is_lit || is_match) && out_n > if run { LANE_RUN_MAX } else { LANE_FILL_MAX };
         if !long && (k.is_lit || is_match) {
             // SAFETY: dst + out_n <= block_len (checked above); for a literal run
             // out_n == lit_n.
