@@ -22,12 +22,12 @@
 //!    per output byte of its command: a literal index (top bit set) or the source
 //!    position, period-aware for self-overlapping matches (`src + k % dist`), so no byte
 //!    waits for another.
-//! 3. Write: the literals are loaded into the command region (the parse is done with the
-//!    commands); then every byte follows its own pointer chain to its literal, storing the
-//!    literal pointer back in its slot when it took a hop (`write_memo`: the CTA sweeps the
-//!    block upwards and pointers point down, so most chains end one hop into an already
-//!    resolved byte, at any depth), and the CTA writes the block with 4-byte coalesced
-//!    stores.
+//! 3. Write: every match byte follows its own pointer chain to a literal and stores the
+//!    literal pointer back in its slot (`resolve_matches`: the CTA sweeps the block upwards
+//!    and pointers point down, so most chains end one hop into an already resolved byte, at
+//!    any depth) while the literals load into the command region (the parse is done with
+//!    the commands); then the CTA writes the block with 4-byte coalesced stores
+//!    (`write_words`).
 //!
 //! Blocks larger than `DENSE_MAX_BLOCK` or whose streams exceed the region caps get status
 //! `Fallback`; the host decodes those with the lane-per-block kernel.
@@ -310,9 +310,18 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         }
         // ---- stage 1: the whole CTA loads the block's decoded streams but the literals
         // (written by `rans_decode_slices` at 16-byte aligned offsets, padded to 16 bytes)
-        // with 16-byte loads and stores; then the length and offset warps turn varints into
-        // values. The literals are loaded after the parse, into the command region.
+        // with 16-byte loads and stores, streams 1-4 as one range of 16-byte words (so a
+        // thread's loads of different streams do not wait for each other's stores: one
+        // memory latency per block where the streams are short); then the length and offset
+        // warps turn varints into values. The literals are loaded after the parse, into the
+        // command region.
         let mut lit = decoded as *const u128;
+        // per stream: its first word in the scratch and in shared memory (16-byte words),
+        // and the end of its words in the combined range (the literals' 0: not in it)
+        let mut src16 = [0u64; STREAM_COUNT];
+        let mut dst16 = [0u64; STREAM_COUNT];
+        let mut end16 = [0u64; STREAM_COUNT];
+        let mut total16 = 0u64;
         for k in 0..STREAM_COUNT {
             // An integer offset, not a pointer per arm: LLVM turns a match over shared-memory
             // pointers into a .global table of shared addresses, which ptxas rejects.
@@ -330,17 +339,37 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 if tid == 0 {
                     set_status(&s, Status::SliceMode);
                 }
-                continue;
-            }
-            // SAFETY: [soff, soff + 16 * n16) lies inside the decoded scratch, 16-aligned.
-            let src = unsafe { decoded.add(soff as usize) } as *const u128;
-            if region == usize::MAX {
-                lit = src;
+            } else if region == usize::MAX {
+                // SAFETY: [soff, soff + 16 * n16) lies inside the decoded scratch, 16-aligned.
+                lit = unsafe { decoded.add(soff as usize) } as *const u128;
             } else {
-                // SAFETY: region is a 16-aligned layout offset whose cap is >= round16(n)
-                // (fits check).
-                unsafe { copy16(s.base.add(region) as *mut u128, src, n16, tid, THREADS) };
+                src16[k] = soff / 16;
+                dst16[k] = (region / 16) as u64;
+                total16 += n16;
             }
+            end16[k] = total16;
+        }
+        const _: () = assert!(STREAM_LITERALS == 0);
+        let mut q = tid as u64;
+        while q < total16 {
+            // the stream holding combined word q: the last one whose predecessors end at
+            // or before it (ends are non-decreasing; a stream that failed its check or is
+            // empty adds no words)
+            let (mut from, mut to, mut before) = (src16[1], dst16[1], 0u64);
+            for j in 2..STREAM_COUNT {
+                if q >= end16[j - 1] {
+                    (from, to, before) = (src16[j], dst16[j], end16[j - 1]);
+                }
+            }
+            let i = q - before;
+            // SAFETY: word i is below its stream's n16 words: inside the decoded scratch
+            // (checked above) and inside its 16-aligned layout region, whose cap is >=
+            // round16(n) (fits check).
+            unsafe {
+                *(s.base as *mut u128).add((to + i) as usize) =
+                    *(decoded as *const u128).add((from + i) as usize)
+            };
+            q += THREADS as u64;
         }
         sync();
         // varints to values: the lengths by warp 0; the offsets by the other warps, each
@@ -428,15 +457,17 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             sync();
             st = unsafe { *s.ctrl(C_STATUS) };
             if st == 0 && stages & 2 != 0 {
-                // ---- stage 3: each byte follows its pointer chain, memoised (any depth;
-                // the table entry's depth hint is not used: FORMAT.md §3.1)
+                // ---- stage 3: each match byte follows its pointer chain to a literal,
+                // memoised (any depth; the table entry's depth hint is not used: FORMAT.md
+                // §3.1), while the literals load; then the block is written word by word
+                resolve_matches(&s, block_len, tid);
                 let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
                 // SAFETY: the commands are dead after the parse's barrier; the literal
                 // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
                 // the scratch range.
-                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
+                unsafe { copy16_x4(s.lit() as *mut u128, lit, n16, tid, THREADS) };
                 sync();
-                write_memo(&s, out, start, block_len, tid);
+                write_words(&s, out, start, block_len, tid);
             }
         }
         if tid == 0 {
@@ -460,6 +491,39 @@ unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: 
         unsafe { *dst.add(q as usize) = *src.add(q as usize) };
         q += threads as u64;
     }
+}
+
+/// [`copy16`] with four loads in flight before their stores: one memory latency per four
+/// words of a thread instead of one per word (the dense kernel's literals, ~3.5 words per
+/// thread of a 16 KiB block). (Not for the rANS stage's table staging: the extra registers
+/// made its kernels spill.)
+///
+/// # Safety
+/// As [`copy16`].
+#[inline(always)]
+unsafe fn copy16_x4(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: u32) {
+    let t = threads as u64;
+    let mut q = tid as u64;
+    // four loads in flight before their stores: one memory latency per four words of a
+    // thread instead of one per word (a block's literals are ~3.5 words per thread)
+    while q + 3 * t < n16 {
+        // SAFETY: q + 3t < n16 (the caller's ranges).
+        unsafe {
+            let (a, b, c, d) = (
+                *src.add(q as usize),
+                *src.add((q + t) as usize),
+                *src.add((q + 2 * t) as usize),
+                *src.add((q + 3 * t) as usize),
+            );
+            *dst.add(q as usize) = a;
+            *dst.add((q + t) as usize) = b;
+            *dst.add((q + 2 * t) as usize) = c;
+            *dst.add((q + 3 * t) as usize) = d;
+        }
+        q += 4 * t;
+    }
+    // SAFETY: the rest, as copy16 (q < n16 from here on).
+    unsafe { copy16(dst, src, n16, q as u32, threads) };
 }
 
 /// A ticket from the block queue (thread 0 of a CTA, once per block it decodes).
@@ -2127,47 +2191,89 @@ fn parse_fill_seq(
     }
 }
 
-/// Stage 3 in one pass, for any depth: every byte follows its pointer chain to the end and,
-/// when it took a hop, stores the literal pointer it found back in its own slot, so a later
-/// byte whose chain passes through it stops there. The CTA sweeps the block in increasing position and every match pointer names a lower
-/// position, so most chains end at a byte resolved a sweep step earlier. Concurrent readers
-/// of a slot see either its match pointer or the literal pointer stored back: both lie on
-/// its chain, so the result is the same either way. Every hop goes to a lower position
-/// (parse checks), so a chain ends within `block_len` hops even in a hostile block.
+/// Stage 3, first half, for any depth: every match byte follows its pointer chain to the
+/// end and stores the literal pointer it found back in its own slot, so a later byte whose
+/// chain passes through it stops there. The CTA sweeps the block in increasing position and
+/// every match pointer names a lower position, so most chains end at a byte resolved a
+/// sweep step earlier. Concurrent readers of a slot see either its match pointer or the
+/// literal pointer stored back: both lie on its chain, so the result is the same either way.
+/// Every hop goes to a lower position (parse checks), so a chain ends within `block_len`
+/// hops even in a hostile block. Afterwards (past a barrier) every slot holds a literal
+/// pointer. (One pass that also assembled the output words ran its per-byte chain loops for
+/// every byte of a warp's words whenever one of them was a match byte: PERFORMANCE.md
+/// fourteenth session.)
 ///
 /// The stores race with other threads' loads by design, with plain accesses: the PTX
 /// memory model does not require race freedom (a racing aligned 16-bit load returns one of
 /// the values stored), and the generated PTX loads each slot once into the register that is
-/// both tested and used. `compute-sanitizer --tool racecheck` reports exactly these four
-/// loads and four stores (the unrolled 4-byte group); volatile accesses, which it would
-/// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
-fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
+/// both tested and used. `compute-sanitizer --tool racecheck` reports these loads and
+/// stores; volatile accesses, which it would still report, made the write stage 3x slower
+/// (PERFORMANCE.md, seventh session, run 9).
+fn resolve_matches(s: &Smem, block_len: u32, tid: u32) {
     let ptr = s.ptr();
-    let lit = s.lit();
-    let byte = |i: u32| -> u32 {
-        // SAFETY: i < block_len pointers; a match pointer names a lower position.
-        let mut v = unsafe { *ptr.add(i as usize) };
-        let mut hops = 0u32;
+    let resolve = |i: u32, first: u16| {
+        let mut v = first;
         while v & 0x8000 == 0 {
-            // SAFETY: as above.
+            // SAFETY: a match pointer names a lower position of the block.
             v = unsafe { *ptr.add(v as usize) };
-            hops += 1;
         }
-        if hops > 0 {
-            // SAFETY: slot i of the pointer region; a literal pointer (see above).
-            unsafe { *ptr.add(i as usize) = v };
-        }
-        // SAFETY: the parse wrote literal pointers only below the block's literal count
-        // (<= LIT_CAP, loaded into the literal region).
-        (unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32
+        // SAFETY: slot i < block_len of the pointer region.
+        unsafe { *ptr.add(i as usize) = v };
     };
     let words = block_len / 4;
     let mut q = tid;
     while q < words {
-        let mut w: u32 = 0;
-        for j in 0..4 {
-            w |= byte(4 * q + j) << (8 * j);
+        // the four pointers of bytes 4q .. 4q + 4 in one load (PTR_OFF % 8 == 0)
+        // SAFETY: 4q + 3 < block_len pointers.
+        let p = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
+        if p & LIT_PTRS != LIT_PTRS {
+            for j in 0..4 {
+                let v = (p >> (16 * j)) as u16;
+                if v & 0x8000 == 0 {
+                    resolve(4 * q + j, v);
+                }
+            }
         }
+        q += THREADS;
+    }
+    let mut i = words * 4 + tid;
+    while i < block_len {
+        // SAFETY: i < block_len pointers.
+        let v = unsafe { *ptr.add(i as usize) };
+        if v & 0x8000 == 0 {
+            resolve(i, v);
+        }
+        i += THREADS;
+    }
+}
+
+/// Stage 3, second half (after [`resolve_matches`] and a barrier, every pointer a literal
+/// pointer): the CTA writes the block with 4-byte coalesced stores, each word from four
+/// literals, or from two aligned words of the literal region and a funnel shift where its
+/// four pointers are consecutive (a literal run, most of a DNA block).
+fn write_words(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
+    let ptr = s.ptr();
+    let lit = s.lit();
+    // SAFETY: the parse wrote literal pointers only below the block's literal count
+    // (<= LIT_CAP, loaded into the literal region), and resolve_matches only copies them.
+    let lit_at = |v: u64| (unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32;
+    let words = block_len / 4;
+    let mut q = tid;
+    while q < words {
+        // SAFETY: 4q + 3 < block_len pointers (PTR_OFF % 8 == 0).
+        let p = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
+        let p0 = p & 0xFFFF;
+        let w = if p == p0 * RUN4_MUL + RUN4_ADD {
+            let v = (p0 & 0x7FFF) as usize;
+            let lw = lit as *const u32;
+            // SAFETY: v + 3 < the block's literal count <= LIT_CAP, so word v / 4 lies in
+            // the literal region and word v / 4 + 1 at most one word past it, inside the
+            // shared memory (LENV_OFF follows).
+            let (a, b) = unsafe { (*lw.add(v / 4), *lw.add(v / 4 + 1)) };
+            ((((b as u64) << 32) | a as u64) >> (8 * (v % 4))) as u32
+        } else {
+            lit_at(p) | lit_at(p >> 16) << 8 | lit_at(p >> 32) << 16 | lit_at(p >> 48) << 24
+        };
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.
         unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
@@ -2175,9 +2281,15 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     }
     let mut i = words * 4 + tid;
     while i < block_len {
-        let b = byte(i) as u8;
-        // SAFETY: start + i < start + block_len <= out_len.
-        unsafe { *out.add((start + i as u64) as usize) = b };
+        // SAFETY: i < block_len pointers; start + i < start + block_len <= out_len.
+        unsafe {
+            *out.add((start + i as u64) as usize) = lit_at(*ptr.add(i as usize) as u64) as u8
+        };
         i += THREADS;
     }
 }
+
+/// Four 16-bit pointers, each a literal pointer (top bit set).
+const LIT_PTRS: u64 = 0x8000_8000_8000_8000;
+const _: () = assert!(LIT_OFF.is_multiple_of(4));
+const _: () = assert!(LIT_OFF + LIT_CAP + 4 <= SMEM_BYTES && LIT_OFF + LIT_CAP <= LENV_OFF);
