@@ -743,8 +743,14 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
 /// longest chain is often a slice with few lanes (DNA's command slice: ~270 symbols on one
 /// lane against ~200 steps of literals), so after the trim to 1/8 over the longest, the
 /// slice with the longest chain steps up to the next lane count while the warp has room,
-/// and the trim runs again (each lane ~3 bytes; only for packed blocks, so that other
-/// archives stay as they were).
+/// and the trim runs again (each lane ~3 bytes). The step-up runs for every block at
+/// `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, decode speed first) too, while the longest
+/// chain is over twice `per_lane` steps (twice the chain of a slice that got its lanes;
+/// a text block's literals at 16 lanes take ~540): the first trim can
+/// leave a warp half empty (a block of 7,181 literals, 1,243 offsets, 2,228 commands and 991
+/// offset tails: 24 + 4 + 8 + 4 lanes are over 32, the literals step down twice, to 8, and
+/// the tails' 991 steps on one lane were dm3's longest chain, the whole GPU rANS stage of
+/// that archive; PERFORMANCE.md fourteenth session).
 pub fn block_lanes_packed(
     n: [Option<usize>; STREAM_COUNT],
     per_lane: usize,
@@ -789,12 +795,16 @@ pub fn block_lanes_packed(
         }
     };
     trim(&mut lanes);
-    if literal_width > 1 {
-        // the longest chain's slice up a lane count while the warp has room, then trim again
-        while let Some((k, _)) = (0..STREAM_COUNT)
+    if literal_width > 1 || per_lane <= SYMBOLS_PER_LANE {
+        // the longest chain's slice up a lane count while the warp has room (unpacked: while
+        // it is over twice `per_lane` steps), then trim again
+        while let Some((k, s)) = (0..STREAM_COUNT)
             .filter_map(|k| n[k].map(|n| (k, steps(n, lanes[k]))))
             .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))
         {
+            if literal_width == 1 && s <= 2 * per_lane {
+                break;
+            }
             let total: usize = lanes.iter().sum();
             match LANE_COUNTS.iter().copied().find(|&l| l > lanes[k]) {
                 Some(l) if total - lanes[k] + l <= MAX_LANES as usize => lanes[k] = l,
@@ -1142,6 +1152,19 @@ mod tests {
             block_lanes_packed(unpacked, SYMBOLS_PER_LANE, 1),
             [24, 1, 1, 1, 1]
         );
+    }
+
+    #[test]
+    fn fast_levels_give_a_half_empty_warp_to_the_longest_chain() {
+        // dm3 block 153 at level 6: 7,181 literals, 5 lengths, 1,243 offsets, 2,228 commands,
+        // 991 offset tails. Lanes 24 + 1 + 4 + 8 + 4 are over 32: the literals step down to
+        // 16, then 8 (25 in all); the trim leaves the tails on one lane (991 steps, within 1/8
+        // of the literals' 898) and the commands on 4. Steps up: tails to 4 (248), literals
+        // to 16 (449); the commands' 557 are then the longest, and 8 lanes would not fit
+        let n = [Some(7181), Some(5), Some(1243), Some(2228), Some(991)];
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 4, 4]);
+        // at level 8 (1,024 symbols per lane) no step-up: ratio first
+        assert_eq!(block_lanes(n, 1024), [4, 1, 1, 4, 1]);
     }
 
     #[test]

@@ -22,12 +22,12 @@
 //!    per output byte of its command: a literal index (top bit set) or the source
 //!    position, period-aware for self-overlapping matches (`src + k % dist`), so no byte
 //!    waits for another.
-//! 3. Write: every match byte follows its own pointer chain to a literal and stores the
-//!    literal pointer back in its slot (`resolve_matches`: the CTA sweeps the block upwards
-//!    and pointers point down, so most chains end one hop into an already resolved byte, at
-//!    any depth) while the literals load into the command region (the parse is done with
-//!    the commands); then the CTA writes the block with 4-byte coalesced stores
-//!    (`write_words`).
+//! 3. Write: the literals are loaded into the command region (the parse is done with the
+//!    commands); then every byte follows its own pointer chain to its literal, storing the
+//!    literal pointer back in its slot when it took a hop (`write_memo`: the CTA sweeps the
+//!    block upwards and pointers point down, so most chains end one hop into an already
+//!    resolved byte, at any depth), and the CTA writes the block with 4-byte coalesced
+//!    stores.
 //!
 //! Blocks larger than `DENSE_MAX_BLOCK` or whose streams exceed the region caps get status
 //! `Fallback`; the host decodes those with the lane-per-block kernel.
@@ -457,17 +457,15 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             sync();
             st = unsafe { *s.ctrl(C_STATUS) };
             if st == 0 && stages & 2 != 0 {
-                // ---- stage 3: each match byte follows its pointer chain to a literal,
-                // memoised (any depth; the table entry's depth hint is not used: FORMAT.md
-                // §3.1), while the literals load; then the block is written word by word
-                resolve_matches(&s, block_len, tid);
+                // ---- stage 3: each byte follows its pointer chain, memoised (any depth;
+                // the table entry's depth hint is not used: FORMAT.md §3.1)
                 let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
                 // SAFETY: the commands are dead after the parse's barrier; the literal
                 // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
                 // the scratch range.
-                unsafe { copy16_x4(s.lit() as *mut u128, lit, n16, tid, THREADS) };
+                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
                 sync();
-                write_words(&s, out, start, block_len, tid);
+                write_memo(&s, out, start, block_len, tid);
             }
         }
         if tid == 0 {
@@ -491,39 +489,6 @@ unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: 
         unsafe { *dst.add(q as usize) = *src.add(q as usize) };
         q += threads as u64;
     }
-}
-
-/// [`copy16`] with four loads in flight before their stores: one memory latency per four
-/// words of a thread instead of one per word (the dense kernel's literals, ~3.5 words per
-/// thread of a 16 KiB block). (Not for the rANS stage's table staging: the extra registers
-/// made its kernels spill.)
-///
-/// # Safety
-/// As [`copy16`].
-#[inline(always)]
-unsafe fn copy16_x4(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: u32) {
-    let t = threads as u64;
-    let mut q = tid as u64;
-    // four loads in flight before their stores: one memory latency per four words of a
-    // thread instead of one per word (a block's literals are ~3.5 words per thread)
-    while q + 3 * t < n16 {
-        // SAFETY: q + 3t < n16 (the caller's ranges).
-        unsafe {
-            let (a, b, c, d) = (
-                *src.add(q as usize),
-                *src.add((q + t) as usize),
-                *src.add((q + 2 * t) as usize),
-                *src.add((q + 3 * t) as usize),
-            );
-            *dst.add(q as usize) = a;
-            *dst.add((q + t) as usize) = b;
-            *dst.add((q + 2 * t) as usize) = c;
-            *dst.add((q + 3 * t) as usize) = d;
-        }
-        q += 4 * t;
-    }
-    // SAFETY: the rest, as copy16 (q < n16 from here on).
-    unsafe { copy16(dst, src, n16, q as u32, threads) };
 }
 
 /// A ticket from the block queue (thread 0 of a CTA, once per block it decodes).
@@ -1040,11 +1005,28 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool>(
     st
 }
 
-/// Copies a raw slice (`stored == decoded`, checked in `info.pre`) with the whole warp.
+/// Copies a raw slice (`stored == decoded`, checked in `info.pre`) with the whole warp,
+/// `rans::RAW_COPY_UNROLL` bytes per lane in flight: a lane's byte loads do not wait for
+/// each other's stores, so a 16 KiB raw slice (the literals of a FASTA header's block) costs
+/// 128 memory latencies rather than 512, which had made such a block the longest chain of the
+/// rANS stage (TAIR10: 446 steps; PERFORMANCE.md fourteenth session).
 #[inline(always)]
 fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
+    use crate::rans::RAW_COPY_UNROLL;
+    let n = info.n as usize;
     let mut i = lane as usize;
-    while i < info.n as usize {
+    while i + 32 * (RAW_COPY_UNROLL - 1) < n {
+        // SAFETY: every i + 32j < n == stored: inside the data section and the decoded slot
+        // (info.pre).
+        let v: [u8; RAW_COPY_UNROLL] =
+            core::array::from_fn(|j| unsafe { gb(src.data, info.off as usize + i + 32 * j) });
+        for (j, &b) in v.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { *src.decoded.add(info.dst_off as usize + i + 32 * j) = b };
+        }
+        i += 32 * RAW_COPY_UNROLL;
+    }
+    while i < n {
         // SAFETY: i < n == stored: inside the data section and the decoded slot (info.pre).
         unsafe {
             *src.decoded.add(info.dst_off as usize + i) = gb(src.data, info.off as usize + i)
@@ -1741,7 +1723,7 @@ const LANE_RUN_MAX: u64 = 128;
 const RUN4_MUL: u64 = 0x0001_0001_0001_0001;
 /// See [`RUN4_MUL`].
 const RUN4_ADD: u64 = 0x0003_0002_0001_0000;
-const _: () = assert!(PTR_OFF.is_multiple_of(8));
+const _: () = assert!(PTR_OFF.is_multiple_of(16));
 
 /// Commands longer than this many bytes are filled by the whole CTA after the fill pass
 /// instead of by their warp (a 16 KiB run of `N`s would otherwise keep one warp busy while
@@ -1818,10 +1800,20 @@ unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit
             at += 1;
         }
         while at + 4 <= end {
-            let v = (base + (at - dst)) as u64;
-            // SAFETY: at is a multiple of 4 and at + 3 < dst + n; the region is 8-aligned.
-            unsafe { *(ptr.add(at as usize) as *mut u64) = v * RUN4_MUL + RUN4_ADD };
-            at += 4;
+            let v = (base + (at - dst)) as u64 * RUN4_MUL + RUN4_ADD;
+            if at % 8 == 0 && at + 8 <= end {
+                // SAFETY: at is a multiple of 8 and at + 7 < dst + n; the region is
+                // 16-aligned.
+                unsafe {
+                    *(ptr.add(at as usize) as *mut u128) =
+                        v as u128 | ((v + 4 * RUN4_MUL) as u128) << 64
+                };
+                at += 8;
+            } else {
+                // SAFETY: at is a multiple of 4 and at + 3 < dst + n.
+                unsafe { *(ptr.add(at as usize) as *mut u64) = v };
+                at += 4;
+            }
         }
         while at < end {
             // SAFETY: at < dst + n.
@@ -2191,89 +2183,47 @@ fn parse_fill_seq(
     }
 }
 
-/// Stage 3, first half, for any depth: every match byte follows its pointer chain to the
-/// end and stores the literal pointer it found back in its own slot, so a later byte whose
-/// chain passes through it stops there. The CTA sweeps the block in increasing position and
-/// every match pointer names a lower position, so most chains end at a byte resolved a
-/// sweep step earlier. Concurrent readers of a slot see either its match pointer or the
-/// literal pointer stored back: both lie on its chain, so the result is the same either way.
-/// Every hop goes to a lower position (parse checks), so a chain ends within `block_len`
-/// hops even in a hostile block. Afterwards (past a barrier) every slot holds a literal
-/// pointer. (One pass that also assembled the output words ran its per-byte chain loops for
-/// every byte of a warp's words whenever one of them was a match byte: PERFORMANCE.md
-/// fourteenth session.)
+/// Stage 3 in one pass, for any depth: every byte follows its pointer chain to the end and,
+/// when it took a hop, stores the literal pointer it found back in its own slot, so a later
+/// byte whose chain passes through it stops there. The CTA sweeps the block in increasing position and every match pointer names a lower
+/// position, so most chains end at a byte resolved a sweep step earlier. Concurrent readers
+/// of a slot see either its match pointer or the literal pointer stored back: both lie on
+/// its chain, so the result is the same either way. Every hop goes to a lower position
+/// (parse checks), so a chain ends within `block_len` hops even in a hostile block.
 ///
 /// The stores race with other threads' loads by design, with plain accesses: the PTX
 /// memory model does not require race freedom (a racing aligned 16-bit load returns one of
 /// the values stored), and the generated PTX loads each slot once into the register that is
-/// both tested and used. `compute-sanitizer --tool racecheck` reports these loads and
-/// stores; volatile accesses, which it would still report, made the write stage 3x slower
-/// (PERFORMANCE.md, seventh session, run 9).
-fn resolve_matches(s: &Smem, block_len: u32, tid: u32) {
+/// both tested and used. `compute-sanitizer --tool racecheck` reports exactly these four
+/// loads and four stores (the unrolled 4-byte group); volatile accesses, which it would
+/// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
+fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
-    let resolve = |i: u32, first: u16| {
-        let mut v = first;
+    let lit = s.lit();
+    let byte = |i: u32| -> u32 {
+        // SAFETY: i < block_len pointers; a match pointer names a lower position.
+        let mut v = unsafe { *ptr.add(i as usize) };
+        let mut hops = 0u32;
         while v & 0x8000 == 0 {
-            // SAFETY: a match pointer names a lower position of the block.
+            // SAFETY: as above.
             v = unsafe { *ptr.add(v as usize) };
+            hops += 1;
         }
-        // SAFETY: slot i < block_len of the pointer region.
-        unsafe { *ptr.add(i as usize) = v };
+        if hops > 0 {
+            // SAFETY: slot i of the pointer region; a literal pointer (see above).
+            unsafe { *ptr.add(i as usize) = v };
+        }
+        // SAFETY: the parse wrote literal pointers only below the block's literal count
+        // (<= LIT_CAP, loaded into the literal region).
+        (unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32
     };
     let words = block_len / 4;
     let mut q = tid;
     while q < words {
-        // the four pointers of bytes 4q .. 4q + 4 in one load (PTR_OFF % 8 == 0)
-        // SAFETY: 4q + 3 < block_len pointers.
-        let p = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
-        if p & LIT_PTRS != LIT_PTRS {
-            for j in 0..4 {
-                let v = (p >> (16 * j)) as u16;
-                if v & 0x8000 == 0 {
-                    resolve(4 * q + j, v);
-                }
-            }
+        let mut w: u32 = 0;
+        for j in 0..4 {
+            w |= byte(4 * q + j) << (8 * j);
         }
-        q += THREADS;
-    }
-    let mut i = words * 4 + tid;
-    while i < block_len {
-        // SAFETY: i < block_len pointers.
-        let v = unsafe { *ptr.add(i as usize) };
-        if v & 0x8000 == 0 {
-            resolve(i, v);
-        }
-        i += THREADS;
-    }
-}
-
-/// Stage 3, second half (after [`resolve_matches`] and a barrier, every pointer a literal
-/// pointer): the CTA writes the block with 4-byte coalesced stores, each word from four
-/// literals, or from two aligned words of the literal region and a funnel shift where its
-/// four pointers are consecutive (a literal run, most of a DNA block).
-fn write_words(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
-    let ptr = s.ptr();
-    let lit = s.lit();
-    // SAFETY: the parse wrote literal pointers only below the block's literal count
-    // (<= LIT_CAP, loaded into the literal region), and resolve_matches only copies them.
-    let lit_at = |v: u64| (unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32;
-    let words = block_len / 4;
-    let mut q = tid;
-    while q < words {
-        // SAFETY: 4q + 3 < block_len pointers (PTR_OFF % 8 == 0).
-        let p = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
-        let p0 = p & 0xFFFF;
-        let w = if p == p0 * RUN4_MUL + RUN4_ADD {
-            let v = (p0 & 0x7FFF) as usize;
-            let lw = lit as *const u32;
-            // SAFETY: v + 3 < the block's literal count <= LIT_CAP, so word v / 4 lies in
-            // the literal region and word v / 4 + 1 at most one word past it, inside the
-            // shared memory (LENV_OFF follows).
-            let (a, b) = unsafe { (*lw.add(v / 4), *lw.add(v / 4 + 1)) };
-            ((((b as u64) << 32) | a as u64) >> (8 * (v % 4))) as u32
-        } else {
-            lit_at(p) | lit_at(p >> 16) << 8 | lit_at(p >> 32) << 16 | lit_at(p >> 48) << 24
-        };
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.
         unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
@@ -2281,15 +2231,9 @@ fn write_words(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     }
     let mut i = words * 4 + tid;
     while i < block_len {
-        // SAFETY: i < block_len pointers; start + i < start + block_len <= out_len.
-        unsafe {
-            *out.add((start + i as u64) as usize) = lit_at(*ptr.add(i as usize) as u64) as u8
-        };
+        let b = byte(i) as u8;
+        // SAFETY: start + i < start + block_len <= out_len.
+        unsafe { *out.add((start + i as u64) as usize) = b };
         i += THREADS;
     }
 }
-
-/// Four 16-bit pointers, each a literal pointer (top bit set).
-const LIT_PTRS: u64 = 0x8000_8000_8000_8000;
-const _: () = assert!(LIT_OFF.is_multiple_of(4));
-const _: () = assert!(LIT_OFF + LIT_CAP + 4 <= SMEM_BYTES && LIT_OFF + LIT_CAP <= LENV_OFF);

@@ -13,6 +13,12 @@ use crate::status::Status;
 
 pub use crate::rans_launch::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS};
 
+/// Bytes per lane the GPU rANS stage loads before storing them when it copies a raw slice
+/// (`dense.rs`, `copy_raw_slice`): one memory latency per `32 * RAW_COPY_UNROLL` bytes of
+/// the slice (`gpu::launch::rans_block_steps` counts its steps so). 8 made the context
+/// kernel spill.
+pub const RAW_COPY_UNROLL: usize = 4;
+
 /// Most tables the GPU rANS stage stages in shared memory per round: the first table of
 /// each stream, then the second (context-1) table of the literal and the command streams,
 /// the two streams whose group tables take a context bit where one pays (`dense.rs`,

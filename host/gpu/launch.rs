@@ -305,7 +305,8 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
 }
 
 /// Steps of the rANS stage's warp on block `e`: the most of any slice, `ceil(symbols /
-/// lanes)` for a rANS slice, `ceil(decoded / 32)` for a raw one (copied by the whole warp).
+/// lanes)` for a rANS slice, `ceil(decoded / (32 * RAW_COPY_UNROLL))` for a raw one (copied
+/// by the whole warp, `RAW_COPY_UNROLL` bytes per lane per memory latency).
 /// A rANS slice's symbols are its decoded bytes, but `ceil(decoded / literal_width)` for the
 /// literals of a group with a packed literal table (FORMAT.md §5.6,
 /// [`crate::archive::Archive::literal_width`]). With one block per warp and all blocks in
@@ -316,7 +317,7 @@ pub fn rans_block_steps(e: &crate::device::format::BlockEntry, literal_width: u3
     (0..STREAM_COUNT)
         .map(|k| {
             if e.lanes[k] == LANES_RAW {
-                return e.decoded_len[k].div_ceil(32);
+                return e.decoded_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
             }
             let width = if k == STREAM_LITERALS {
                 literal_width.max(1)
@@ -542,7 +543,7 @@ mod tests {
     use super::{rans_chunk_order, rans_warps_per_cta};
     use crate::device::format::{BlockEntry, LANES_RAW};
 
-    /// Chunk order worked by hand: chains 300, 0, 512, 300 (two blocks per chunk).
+    /// Chunk order worked by hand: chains 300, 0, 500, 300 (two blocks per chunk).
     #[test]
     fn rans_chunks_go_longest_chain_first() {
         let e = |lit: u32, lanes: u8| {
@@ -556,22 +557,22 @@ mod tests {
             e(100, 1),           // chunk 0: 100
             e(0, 1),             // chunk 1: 0
             e(0, LANES_RAW),     // chunk 1: a raw empty slice
-            e(16384, LANES_RAW), // chunk 2: a raw slice, copied 32 bytes per step: 512
-            e(300, 1),           // chunk 2: 300
+            e(16384, LANES_RAW), // chunk 2: a raw slice, copied 128 bytes per step: 128
+            e(500, 1),           // chunk 2: 500
             e(600, 2),           // chunk 3: 300 (ties with chunk 0: index order)
         ];
         assert_eq!(rans_chunk_order(&blocks, |_| 1, 2), vec![2, 0, 3, 1]);
         // one block per chunk
         assert_eq!(
             rans_chunk_order(&blocks, |_| 1, 1),
-            vec![4, 0, 5, 6, 1, 2, 3]
+            vec![5, 0, 6, 4, 1, 2, 3]
         );
         assert!(rans_chunk_order(&[], |_| 1, 16).is_empty());
         // packed literals (FORMAT.md §5.6): block 0's 2400 literals in 800 symbols of three,
         // 100 steps; block 6's 600 in 300 pairs, 150 steps; a raw slice is copied as is
         let widths = |b: usize| [3, 1, 1, 1, 3, 1, 2][b];
         assert_eq!(rans_chunk_order(&blocks, widths, 2), vec![2, 3, 0, 1]);
-        assert_eq!(super::rans_block_steps(&blocks[4], 3), 512);
+        assert_eq!(super::rans_block_steps(&blocks[4], 3), 128);
     }
 
     /// Warps per rANS CTA on a 132-SM H200 (264 CTA slots at two per SM), worked by hand:
