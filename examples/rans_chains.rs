@@ -79,21 +79,13 @@ fn main() {
                 format!("{} {c}", STREAM_NAMES[k])
             })
             .collect();
-        // (the commands and literals share a region: `dense_layout::literals_fit`)
-        let fit = |e: &aceapex::device::format::BlockEntry| {
-            aceapex::device::dense_layout::literals_fit(
-                e.decoded_len[STREAM_COMMANDS] as usize,
-                e.decoded_len[STREAM_LITERALS] as usize,
-            )
-        };
-        let shared = a.entries.iter().filter(|e| !fit(e)).count();
         let any = a
             .entries
             .iter()
-            .filter(|e| !fit(e) || caps.iter().any(|&(k, cap)| e.decoded_len[k] as usize > cap))
+            .filter(|e| caps.iter().any(|&(k, cap)| e.decoded_len[k] as usize > cap))
             .count();
         println!(
-            "  blocks over the dense kernel's stream caps: {any} of {n} ({}, commands + literals {shared})",
+            "  blocks over the dense kernel's stream caps: {any} of {n} ({})",
             over.join(", ")
         );
     }

@@ -5,8 +5,8 @@
 //!
 //! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
-//!    a population count. The dense kernel loads the decoded streams (the literals after
-//!    the commands) into shared memory as one range of 16-byte words and
+//!    a population count. The dense kernel loads the decoded streams but the literals (read
+//!    from the scratch by stage 3) into shared memory and
 //!    turns the varints into values (continuation bits -> ballot -> index of each varint):
 //!    the lengths by warp 0; the distances (format v2: first bytes and one-byte tails in
 //!    two streams) in chunks by the other seven warps, which first count the first bytes
@@ -19,14 +19,15 @@
 //!    (each slot of a map is a constant distance or a copy of an input slot; maps compose
 //!    associatively; a step in which no command repeats slot 1-3 takes its history from
 //!    its new matches alone, `push_only_map`). Each lane then writes one 16-bit pointer
-//!    per output byte of its command: a literal pointer (top bit set, the literal itself in
-//!    the low byte) or the source position, period-aware for self-overlapping matches
-//!    (`src + k % dist`), so no byte waits for another.
-//! 3. Write: every byte follows its own pointer chain to a literal pointer, storing it back
-//!    in its slot when it took a hop (`write_memo`: the CTA sweeps the block upwards and
-//!    pointers point down, so most chains end one hop into an already resolved byte, at any
-//!    depth), and the CTA writes the block with 4-byte coalesced stores, four literal
-//!    pointers' low bytes side by side.
+//!    per output byte of its command: a literal index (top bit set) or the source
+//!    position, period-aware for self-overlapping matches (`src + k % dist`), so no byte
+//!    waits for another.
+//! 3. Write: the literals are loaded into the command region (the parse is done with the
+//!    commands); then every byte follows its own pointer chain to its literal, storing the
+//!    literal pointer back in its slot when it took a hop (`write_memo`: the CTA sweeps the
+//!    block upwards and pointers point down, so most chains end one hop into an already
+//!    resolved byte, at any depth), and the CTA writes the block with 4-byte coalesced
+//!    stores.
 //!
 //! Blocks larger than `DENSE_MAX_BLOCK` or whose streams exceed the region caps get status
 //! `Fallback`; the host decodes those with the lane-per-block kernel.
@@ -162,6 +163,10 @@ impl Smem {
     }
     /// The literals, loaded after the parse (they take the command region's place).
     #[inline(always)]
+    fn lit(&self) -> *mut u8 {
+        unsafe { self.base.add(LIT_OFF) }
+    }
+    #[inline(always)]
     fn lenv(&self) -> *mut u32 {
         unsafe { self.base.add(LENV_OFF) as *mut u32 }
     }
@@ -281,10 +286,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         let fits = block_size <= DENSE_MAX_BLOCK
             && block_len > 0
             && e.lowest_source_block == b
-            && literals_fit(
-                e.decoded_len[STREAM_COMMANDS] as usize,
-                e.decoded_len[STREAM_LITERALS] as usize,
-            )
+            && e.decoded_len[STREAM_LITERALS] as usize <= LIT_CAP
+            && e.decoded_len[STREAM_COMMANDS] as usize <= CMD_CAP
             && e.decoded_len[STREAM_LENGTHS] as usize <= LENB_CAP
             && e.decoded_len[STREAM_OFFSETS] as usize <= OFFB_CAP
             && e.decoded_len[STREAM_OFFSET_TAILS] as usize <= TAILB_CAP;
@@ -305,25 +308,25 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             b = next_block(&s, ticket, ncta, tid);
             continue;
         }
-        // ---- stage 1: the whole CTA loads the block's decoded streams (written by
-        // `rans_decode_slices` at 16-byte aligned offsets, padded to 16 bytes) with 16-byte
-        // loads and stores, all five as one range of 16-byte words (so a thread's loads of
-        // different streams do not wait for each other's stores: one memory latency per
-        // block where the streams are short); the literals after the commands
-        // (`dense_layout::literals_at`). Then the length and offset warps turn varints into
-        // values.
-        let lit_off = CMD_OFF + literals_at(e.decoded_len[STREAM_COMMANDS] as usize);
-        // in load order: the streams' first words in the scratch and in shared memory
-        // (16-byte words), and the end of each one's words in the combined range
+        // ---- stage 1: the whole CTA loads the block's decoded streams but the literals
+        // (written by `rans_decode_slices` at 16-byte aligned offsets, padded to 16 bytes)
+        // with 16-byte loads and stores, streams 1-4 as one range of 16-byte words (so a
+        // thread's loads of different streams do not wait for each other's stores: one
+        // memory latency per block where the streams are short); then the length and offset
+        // warps turn varints into values. The literals are loaded after the parse, into the
+        // command region.
+        let mut lit = decoded as *const u128;
+        // per stream: its first word in the scratch and in shared memory (16-byte words),
+        // and the end of its words in the combined range (the literals' 0: not in it)
         let mut src16 = [0u64; STREAM_COUNT];
         let mut dst16 = [0u64; STREAM_COUNT];
         let mut end16 = [0u64; STREAM_COUNT];
         let mut total16 = 0u64;
-        for (j, &k) in LOAD_ORDER.iter().enumerate() {
+        for k in 0..STREAM_COUNT {
             // An integer offset, not a pointer per arm: LLVM turns a match over shared-memory
             // pointers into a .global table of shared addresses, which ptxas rejects.
             let region = match k {
-                STREAM_LITERALS => lit_off,
+                STREAM_LITERALS => usize::MAX,
                 STREAM_LENGTHS => PTR_OFF,
                 STREAM_OFFSETS => PTR_OFF + LENB_CAP,
                 STREAM_OFFSET_TAILS => PTR_OFF + LENB_CAP + OFFB_CAP,
@@ -336,20 +339,24 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 if tid == 0 {
                     set_status(&s, Status::SliceMode);
                 }
+            } else if region == usize::MAX {
+                // SAFETY: [soff, soff + 16 * n16) lies inside the decoded scratch, 16-aligned.
+                lit = unsafe { decoded.add(soff as usize) } as *const u128;
             } else {
-                src16[j] = soff / 16;
-                dst16[j] = (region / 16) as u64;
+                src16[k] = soff / 16;
+                dst16[k] = (region / 16) as u64;
                 total16 += n16;
             }
-            end16[j] = total16;
+            end16[k] = total16;
         }
+        const _: () = assert!(STREAM_LITERALS == 0);
         let mut q = tid as u64;
         while q < total16 {
             // the stream holding combined word q: the last one whose predecessors end at
             // or before it (ends are non-decreasing; a stream that failed its check or is
             // empty adds no words)
-            let (mut from, mut to, mut before) = (src16[0], dst16[0], 0u64);
-            for j in 1..STREAM_COUNT {
+            let (mut from, mut to, mut before) = (src16[1], dst16[1], 0u64);
+            for j in 2..STREAM_COUNT {
                 if q >= end16[j - 1] {
                     (from, to, before) = (src16[j], dst16[j], end16[j - 1]);
                 }
@@ -357,7 +364,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             let i = q - before;
             // SAFETY: word i is below its stream's n16 words: inside the decoded scratch
             // (checked above) and inside its 16-aligned layout region, whose cap is >=
-            // round16(n) (fits check; the literals after the commands: literals_fit).
+            // round16(n) (fits check).
             unsafe {
                 *(s.base as *mut u128).add((to + i) as usize) =
                     *(decoded as *const u128).add((from + i) as usize)
@@ -441,9 +448,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                     Status::Ok
                 }
             } else {
-                // SAFETY: lit_off lies in the command region (literals_fit)
-                let lits = unsafe { s.base.add(lit_off) } as *const u8;
-                parse_fill(&s, &e, lits, block_len, window, match_base, warp, lane)
+                parse_fill(&s, &e, block_len, window, match_base, warp, lane)
             };
             sync();
             if r != Status::Ok && tid == 0 {
@@ -453,8 +458,13 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             st = unsafe { *s.ctrl(C_STATUS) };
             if st == 0 && stages & 2 != 0 {
                 // ---- stage 3: each byte follows its pointer chain, memoised (any depth;
-                // the table entry's depth hint is not used: FORMAT.md §3.1), to a pointer
-                // that holds its literal
+                // the table entry's depth hint is not used: FORMAT.md §3.1)
+                let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
+                // SAFETY: the commands are dead after the parse's barrier; the literal
+                // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
+                // the scratch range.
+                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
+                sync();
                 write_memo(&s, out, start, block_len, tid);
             }
         }
@@ -465,15 +475,6 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         b = next_block(&s, ticket, ncta, tid);
     }
 }
-
-/// The order in which stage 1 loads a block's streams as one range of 16-byte words.
-const LOAD_ORDER: [usize; STREAM_COUNT] = [
-    STREAM_LENGTHS,
-    STREAM_OFFSETS,
-    STREAM_COMMANDS,
-    STREAM_OFFSET_TAILS,
-    STREAM_LITERALS,
-];
 
 /// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA of `threads` threads
 /// (`tid` < `threads`).
@@ -1729,21 +1730,17 @@ const _: () = assert!(PTR_OFF.is_multiple_of(16));
 /// the others wait at the barrier).
 const CTA_FILL_MIN: u32 = 512;
 
-/// Writes the pointers of one command's `n` bytes at `dst`: literal pointers (top bit set,
-/// the literal `lits[src + q]` in the low byte), or for a match the period-aware sources
-/// `src + q % dist`. Position `q` is
+/// Writes the pointers of one command's `n` bytes at `dst`: literal indices `src + q` (top
+/// bit set), or for a match the period-aware sources `src + q % dist`. Position `q` is
 /// written by the thread `first + k * stride` (`first < stride`), so a warp (`stride` 32) or
 /// the CTA (`THREADS`) writes consecutive 16-bit pointers. The remainder advances by
 /// `stride % dist` per store, one division per command instead of one per byte.
 ///
 /// # Safety
-/// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
-/// for a literal run `lits[src .. src + n]` are the block's literals in shared memory.
-#[allow(clippy::too_many_arguments)]
+/// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`).
 #[inline(always)]
 unsafe fn fill_run(
     dst: *mut u16,
-    lits: *const u8,
     n: u32,
     src: u32,
     is_match: bool,
@@ -1770,8 +1767,8 @@ unsafe fn fill_run(
         }
     } else {
         while q < n {
-            // SAFETY: q < n (caller's range), src + q < the literal count.
-            unsafe { *dst.add(q as usize) = LIT_PTR | *lits.add((src + q) as usize) as u16 };
+            // SAFETY: q < n (caller's range).
+            unsafe { *dst.add(q as usize) = 0x8000 | (src + q) as u16 };
             q += stride;
         }
     }
@@ -1779,105 +1776,56 @@ unsafe fn fill_run(
 
 /// Writes the pointers of one short command by its own lane (`n <= LANE_RUN_MAX` bytes at
 /// `dst` for a run of consecutive pointers, `n <= LANE_FILL_MAX` for a self-overlapping
-/// match): literal pointers (top bit set, literal `lits[lit + q]` in the low byte), or for a
-/// match the period-aware sources `src + q % dist`. A literal run or a match that does not
-/// overlap itself (`dist >= n`) is written four or eight pointers per 8- or 16-byte store
-/// from a position that is a multiple of 4 on (at most three 2-byte stores before and
-/// after; PERFORMANCE.md fourteenth session); a self-overlapping match goes through
-/// [`fill_run`] with a stride of one.
+/// match): literal indices `lit + q` (top bit set), or for a match the period-aware
+/// sources `src + q % dist`. A literal run or a match that does not overlap itself
+/// (`dist >= n`) is a run of consecutive pointers, written four per 8-byte store from a
+/// position that is a multiple of 4 on (at most three 2-byte stores before and after;
+/// PERFORMANCE.md fourteenth session); a self-overlapping match goes through [`fill_run`]
+/// with a stride of one.
 ///
 /// # Safety
 /// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
-/// for a literal run `lits[lit .. lit + n]` are the block's literals in shared memory, at a
-/// 4-aligned address, with at least 4 readable bytes of shared memory past them; `dist >= 1`
-/// for a match.
-#[allow(clippy::too_many_arguments)]
+/// `dist >= 1` for a match.
 #[inline(always)]
-unsafe fn fill_lane(
-    ptr: *mut u16,
-    lits: *const u8,
-    dst: u32,
-    n: u32,
-    src: u32,
-    is_lit: bool,
-    lit: u32,
-    dist: u32,
-) {
+unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit: u32, dist: u32) {
     if is_lit || dist >= n {
-        // sources are below the block's 2^14 bytes, so `src + q + 3` stays below 2^16 and
-        // the four lanes of a match's store never carry
-        let base = if is_lit { lit } else { src };
-        // one pointer / four pointers (little-endian u64) for position `at`
-        // SAFETY (both): at - dst < n; for a literal run lit + n <= the literal count.
-        let one = |at: u32| -> u16 {
-            let v = base + (at - dst);
-            if is_lit {
-                LIT_PTR | unsafe { *lits.add(v as usize) } as u16
-            } else {
-                v as u16
-            }
-        };
-        let four = |at: u32| -> u64 {
-            let v = base + (at - dst);
-            if is_lit {
-                unsafe { lit_ptrs4(lits, v) }
-            } else {
-                v as u64 * RUN4_MUL + RUN4_ADD
-            }
-        };
+        // literal indices are below 2^14 (LIT_CAP), sources below the block's 2^14 bytes, so
+        // `base + q + 3` stays below 2^16 and the four lanes of a store never carry
+        let base = if is_lit { 0x8000 | lit } else { src };
         let end = dst + n;
         let mut at = dst;
         while at < end && at % 4 != 0 {
             // SAFETY: dst <= at < dst + n (caller's range).
-            unsafe { *ptr.add(at as usize) = one(at) };
+            unsafe { *ptr.add(at as usize) = (base + (at - dst)) as u16 };
             at += 1;
         }
         while at + 4 <= end {
+            let v = (base + (at - dst)) as u64 * RUN4_MUL + RUN4_ADD;
             if at % 8 == 0 && at + 8 <= end {
-                let (lo, hi) = (four(at), four(at + 4));
                 // SAFETY: at is a multiple of 8 and at + 7 < dst + n; the region is
                 // 16-aligned.
-                unsafe { *(ptr.add(at as usize) as *mut u128) = lo as u128 | (hi as u128) << 64 };
+                unsafe {
+                    *(ptr.add(at as usize) as *mut u128) =
+                        v as u128 | ((v + 4 * RUN4_MUL) as u128) << 64
+                };
                 at += 8;
             } else {
                 // SAFETY: at is a multiple of 4 and at + 3 < dst + n.
-                unsafe { *(ptr.add(at as usize) as *mut u64) = four(at) };
+                unsafe { *(ptr.add(at as usize) as *mut u64) = v };
                 at += 4;
             }
         }
         while at < end {
             // SAFETY: at < dst + n.
-            unsafe { *ptr.add(at as usize) = one(at) };
+            unsafe { *ptr.add(at as usize) = (base + (at - dst)) as u16 };
             at += 1;
         }
     } else {
         // a self-overlapping match: the warp fill's loop on one lane, one pointer per store
         // SAFETY: dst + n <= block_len (caller); a match (dist >= 1).
-        unsafe { fill_run(ptr.add(dst as usize), lits, n, src, true, dist, 0, 1) };
+        unsafe { fill_run(ptr.add(dst as usize), n, src, true, dist, 0, 1) };
     }
 }
-
-/// The literal pointers of the four literals `lits[l .. l + 4]` as one little-endian `u64`
-/// (four 16-bit pointers, each `LIT_PTR | literal`): two aligned words of the literal region
-/// and a funnel shift, the bytes spread to 16 bits.
-///
-/// # Safety
-/// `lits` is 4-aligned, `lits[l .. l + 4]` are readable, and so is the 4-byte word after the
-/// one holding `lits[l + 3]` (shared memory past the literals: `dense_layout`).
-#[inline(always)]
-unsafe fn lit_ptrs4(lits: *const u8, l: u32) -> u64 {
-    let lw = lits as *const u32;
-    // SAFETY: the caller's contract.
-    let (a, b) = unsafe { (*lw.add(l as usize / 4), *lw.add(l as usize / 4 + 1)) };
-    let x = ((((b as u64) << 32) | a as u64) >> (8 * (l % 4))) & 0xFFFF_FFFF;
-    (x & 0xFF) | (x & 0xFF00) << 8 | (x & 0xFF_0000) << 16 | (x & 0xFF00_0000) << 24 | LIT_PTRS
-}
-
-/// A literal pointer: the top bit set, the literal byte in the low byte (the parse's fill
-/// puts each literal into its byte's pointer, so the write stage reads no literal region).
-const LIT_PTR: u16 = 0x8000;
-/// Four literal pointers' top bits in a little-endian `u64`.
-const LIT_PTRS: u64 = 0x8000_8000_8000_8000;
 
 /// Stage 2 (the whole CTA): parallel parse and pointer fill. The command stream is cut into
 /// one chunk of 32-command steps per warp. Pass A counts each chunk's varints; pass B
@@ -1892,7 +1840,6 @@ const LIT_PTRS: u64 = 0x8000_8000_8000_8000;
 fn parse_fill(
     s: &Smem,
     e: &BlockEntry,
-    lits: *const u8,
     block_len: u32,
     window: u32,
     match_base: u32,
@@ -2073,18 +2020,7 @@ fn parse_fill(
         if !long && (k.is_lit || is_match) {
             // SAFETY: dst + out_n <= block_len (checked above); for a literal run
             // out_n == lit_n.
-            unsafe {
-                fill_lane(
-                    ptr,
-                    lits,
-                    dst as u32,
-                    out_n as u32,
-                    src,
-                    k.is_lit,
-                    lit_pos,
-                    dist,
-                )
-            };
+            unsafe { fill_lane(ptr, dst as u32, out_n as u32, src, k.is_lit, lit_pos, dist) };
         }
         let mut longs = ballot(long);
         while longs != 0 {
@@ -2115,18 +2051,7 @@ fn parse_fill(
                 continue;
             }
             // SAFETY: jd + jn <= block_len (checked above by lane j).
-            unsafe {
-                fill_run(
-                    ptr.add(jd as usize),
-                    lits,
-                    jn,
-                    jsrc,
-                    jlit == 0,
-                    jdist,
-                    lane,
-                    32,
-                )
-            };
+            unsafe { fill_run(ptr.add(jd as usize), jn, jsrc, jlit == 0, jdist, lane, 32) };
         }
         // carry to the next 32 commands
         dst_base += shfl(inc_out, 31);
@@ -2160,7 +2085,6 @@ fn parse_fill(
             unsafe {
                 fill_run(
                     ptr.add(jd as usize),
-                    lits,
                     jn,
                     jsrc,
                     jdist != 0,
@@ -2189,20 +2113,16 @@ fn parse_fill(
 }
 
 /// The sink of the sequential parse: the same 16-bit pointers as `parse_fill` writes.
-struct PtrSink<'a> {
+struct PtrSink {
     ptr: *mut u16,
-    /// The block's literal stream.
-    lits: &'a [u8],
 }
 
-impl crate::lz::BlockSink for PtrSink<'_> {
+impl crate::lz::BlockSink for PtrSink {
     #[inline(always)]
     fn literals(&mut self, cursor: usize, lit_pos: usize, n: usize) -> Result<(), Status> {
         for j in 0..n {
-            // SAFETY: walk_block checked cursor + n <= block_len <= DENSE_MAX_BLOCK pointers
-            // (and lit_pos + n <= the literals: `get` would stop at a wrong one anyway).
-            let b = self.lits.get(lit_pos + j).copied().unwrap_or(0);
-            unsafe { *self.ptr.add(cursor + j) = LIT_PTR | b as u16 };
+            // SAFETY: walk_block checked cursor + n <= block_len <= DENSE_MAX_BLOCK pointers.
+            unsafe { *self.ptr.add(cursor + j) = 0x8000 | (lit_pos + j) as u16 };
         }
         Ok(())
     }
@@ -2257,19 +2177,14 @@ fn parse_fill_seq(
         window,
         match_base,
     };
-    let sink = &mut PtrSink {
-        ptr: s.ptr(),
-        lits: bufs[STREAM_LITERALS],
-    };
-    match crate::lz::walk_block(streams, &frame, sink) {
+    match crate::lz::walk_block(streams, &frame, &mut PtrSink { ptr: s.ptr() }) {
         Ok(()) => Status::Ok,
         Err(st) => st,
     }
 }
 
-/// Stage 3 in one pass, for any depth: every byte follows its pointer chain to the end (a
-/// literal pointer, which holds the byte) and, when it took a hop, stores the literal
-/// pointer it found back in its own slot, so a later
+/// Stage 3 in one pass, for any depth: every byte follows its pointer chain to the end and,
+/// when it took a hop, stores the literal pointer it found back in its own slot, so a later
 /// byte whose chain passes through it stops there. The CTA sweeps the block in increasing position and every match pointer names a lower
 /// position, so most chains end at a byte resolved a sweep step earlier. Concurrent readers
 /// of a slot see either its match pointer or the literal pointer stored back: both lie on
@@ -2284,11 +2199,13 @@ fn parse_fill_seq(
 /// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
-    // the byte of slot i, whose pointer is `v`
-    let byte = |i: u32, mut v: u16| -> u32 {
+    let lit = s.lit();
+    let byte = |i: u32| -> u32 {
+        // SAFETY: i < block_len pointers; a match pointer names a lower position.
+        let mut v = unsafe { *ptr.add(i as usize) };
         let mut hops = 0u32;
-        while v & LIT_PTR == 0 {
-            // SAFETY: a match pointer names a lower position of the block.
+        while v & 0x8000 == 0 {
+            // SAFETY: as above.
             v = unsafe { *ptr.add(v as usize) };
             hops += 1;
         }
@@ -2296,25 +2213,17 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
             // SAFETY: slot i of the pointer region; a literal pointer (see above).
             unsafe { *ptr.add(i as usize) = v };
         }
-        (v & 0xFF) as u32
+        // SAFETY: the parse wrote literal pointers only below the block's literal count
+        // (<= LIT_CAP, loaded into the literal region).
+        (unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32
     };
     let words = block_len / 4;
     let mut q = tid;
     while q < words {
-        // the word's four pointers in one load (PTR_OFF % 16 == 0)
-        // SAFETY: 4q + 3 < block_len pointers.
-        let p = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
-        let w = if p & LIT_PTRS == LIT_PTRS {
-            // four literals (most of a DNA block): their bytes side by side
-            ((p & 0xFF) | (p >> 8) & 0xFF00 | (p >> 16) & 0xFF_0000 | (p >> 24) & 0xFF00_0000)
-                as u32
-        } else {
-            let mut w = 0u32;
-            for j in 0..4 {
-                w |= byte(4 * q + j, (p >> (16 * j)) as u16) << (8 * j);
-            }
-            w
-        };
+        let mut w: u32 = 0;
+        for j in 0..4 {
+            w |= byte(4 * q + j) << (8 * j);
+        }
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.
         unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
@@ -2322,8 +2231,9 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     }
     let mut i = words * 4 + tid;
     while i < block_len {
-        // SAFETY: i < block_len pointers; start + i < start + block_len <= out_len.
-        unsafe { *out.add((start + i as u64) as usize) = byte(i, *ptr.add(i as usize)) as u8 };
+        let b = byte(i) as u8;
+        // SAFETY: start + i < start + block_len <= out_len.
+        unsafe { *out.add((start + i as u64) as usize) = b };
         i += THREADS;
     }
 }

@@ -2,14 +2,12 @@
 //! the launch asks for exactly the bytes the kernel uses.
 //!
 //! One CTA decodes one block at a time. Regions (bytes):
-//! commands, then literals | length values (u32) | offset values (u16) | byte pointers
+//! commands, later literals | length values (u32) | offset values (u16) | byte pointers
 //! (u16) | control words. During the load the length, offset and offset-tail *bytes* live in
-//! the pointer region, which the parse overwrites only after they became values. The
-//! literals follow the commands in the command region ([`literals_fit`]: a block whose
-//! commands and literals do not fit goes to the lane kernel), so the parse fill can put each
-//! literal's byte into its pointer and the write stage reads no literal region; that and
-//! 16-bit distances (below 2^14 in every block this kernel takes) keep a CTA small enough
-//! for [`MIN_CTAS_PER_SM`] of them to share an SM.
+//! the pointer region, which the parse overwrites only after they became values. The parse
+//! reads the commands and the write stage the literals, so the literals are loaded into the
+//! command region after the parse; that and 16-bit distances (below 2^14 in every block this
+//! kernel takes) keep a CTA small enough for [`MIN_CTAS_PER_SM`] of them to share an SM.
 
 /// Largest block the dense kernel decodes (pointers are 15-bit block positions).
 pub const DENSE_MAX_BLOCK: u32 = 16384;
@@ -33,30 +31,12 @@ pub const OFFB_CAP: usize = OFFV_CAP;
 /// each distance has at most one tail byte (kept in the pointer region during the rANS stage).
 pub const TAILB_CAP: usize = OFFV_CAP;
 
-/// Offset of the command region: the commands, then (16-byte aligned) the literals.
+/// Offset of the command region, which holds the literals after the parse.
 pub const CMD_OFF: usize = 0;
-/// Bytes of the command region: a block's literals and, past them, room for the commands of
-/// a block of literals alone (16 KiB in 128 runs of 128: 129 command bytes, 144 padded) and
-/// a little more, what the shared memory of [`MIN_CTAS_PER_SM`] CTAs per SM leaves (the
-/// assert below). The real corpora's blocks need at most 112 bytes past 16 KiB (E. coli,
-/// level 6; PERFORMANCE.md fourteenth session).
-pub const CMD_REGION: usize = max(CMD_CAP, LIT_CAP) + 176;
+/// Offset of the literal region (the command region, reused).
+pub const LIT_OFF: usize = CMD_OFF;
 /// Offset of the length values (u32, 4-aligned).
-pub const LENV_OFF: usize = CMD_OFF + CMD_REGION;
-
-/// Offset of a block's literals in the command region: after its `ncmd` commands, 16-byte
-/// aligned.
-pub const fn literals_at(ncmd: usize) -> usize {
-    ncmd.div_ceil(16) * 16
-}
-
-/// True when a block's `ncmd` commands and `nlit` literals (each padded to 16 bytes, as the
-/// kernel loads them) fit the command region together. Every block of the real corpora
-/// does (a command byte is a literal run or a match); a block that does not goes to the
-/// lane kernel.
-pub const fn literals_fit(ncmd: usize, nlit: usize) -> bool {
-    ncmd <= CMD_CAP && nlit <= LIT_CAP && literals_at(ncmd) + nlit.div_ceil(16) * 16 <= CMD_REGION
-}
+pub const LENV_OFF: usize = CMD_OFF + max(CMD_CAP, LIT_CAP);
 /// Offset of the offset values (u16: every distance of a block this kernel takes is below
 /// 2^14, a first byte and at most one tail byte).
 pub const OFFV_OFF: usize = LENV_OFF + LENV_CAP * 4;
@@ -82,8 +62,6 @@ const fn max(a: usize, b: usize) -> usize {
 
 const _: () = assert!(LENB_CAP + OFFB_CAP + TAILB_CAP <= DENSE_MAX_BLOCK as usize * 2);
 const _: () = assert!(LIT_CAP.is_multiple_of(16) && CMD_CAP.is_multiple_of(16));
-// the write stage's four-literal reads may touch the word after the command region
-const _: () = assert!(LENV_OFF == CMD_OFF + CMD_REGION && SMEM_BYTES > LENV_OFF + 4);
 // the per-lane fill stores two pointers at once (`dense::fill_lane`)
 const _: () = assert!(PTR_OFF.is_multiple_of(4));
 const _: () = assert!(
