@@ -304,6 +304,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 };
                 // SAFETY: one status word per block.
                 unsafe { *status.add(b as usize) = st as u32 };
+                count_fallback(queue, st as u32);
             }
             b = next_block(&s, ticket, ncta, tid);
             continue;
@@ -471,8 +472,24 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         if tid == 0 {
             // SAFETY: one status word per block.
             unsafe { *status.add(b as usize) = st };
+            count_fallback(queue, st);
         }
         b = next_block(&s, ticket, ncta, tid);
+    }
+}
+
+/// Counts a block left to the lane kernel (`st` = `Status::Fallback`) in word 1 of the
+/// dense kernel's queue, which `decode_blocks_lane` reads first: with none it returns at
+/// once (the host launches it after every dense decode).
+#[inline(always)]
+fn count_fallback(queue: *mut u32, st: u32) {
+    if st == Status::Fallback as u32 {
+        // SAFETY: the queue holds two words (`gpu::launch::decode_blocks_dense`); core
+        // atomics work on global memory.
+        unsafe {
+            core::sync::atomic::AtomicU32::from_ptr(queue.add(1))
+                .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+        };
     }
 }
 
@@ -753,7 +770,9 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
                     first_bad = v;
                 }
             }
-            if first_bad != 0 && lane == 0 {
+            if lane == 0 {
+                // every block's status, 0 too: the host does not zero them first (the chunk
+                // order is a permutation, so every block has exactly one warp)
                 // SAFETY: one status word per block; only this warp writes it in this kernel.
                 unsafe { *status.add(b as usize) = first_bad };
             }

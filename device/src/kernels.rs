@@ -316,8 +316,9 @@ pub(crate) unsafe fn checked_slice<'a>(
 /// naming the table of each group's stream ([`NO_TABLE`] if none), per-warp scratch of
 /// `STREAM_COUNT * (block_size + 1)` bytes, and the output of `out_len` bytes. Writes one
 /// status word per block. With `only_fallback` set, decodes only blocks whose status word
-/// is `Status::Fallback` (left by the dense kernel). `window` and `match_base` are the
-/// header's (FORMAT.md §2).
+/// is `Status::Fallback` (left by the dense kernel), and returns at once when `fallbacks`
+/// (the dense kernel's count of them) is 0. `window` and `match_base` are the header's
+/// (FORMAT.md §2).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     data: *const u8,
@@ -337,8 +338,13 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     out_len: u64,
     status: *mut u32,
     only_fallback: u32,
+    fallbacks: *const u32,
 ) {
     use crate::format::*;
+    // SAFETY: the host passes one readable word (the dense queue's count).
+    if only_fallback != 0 && unsafe { *fallbacks } == 0 {
+        return;
+    }
     let (gt, stride) = global_thread();
     if gt % WARP as u64 != 0 {
         return;

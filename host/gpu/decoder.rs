@@ -70,8 +70,9 @@ pub struct GpuArchive {
     pub(crate) decoded_len: u64,
     /// Per-warp scratch of the lane kernel, allocated on first use.
     pub(crate) lane_scratch: std::sync::Mutex<Option<CudaSlice<u8>>>,
-    /// The dense kernel's block queue: one word, zeroed before each launch, from which its
-    /// CTAs take their next blocks (`launch::decode_blocks_dense`).
+    /// The dense kernel's block queue: two words, zeroed before each launch: the ticket from
+    /// which its CTAs take their next blocks, and its count of blocks left to the lane
+    /// kernel (`launch::decode_blocks_dense`, `launch::decode_blocks_lane`).
     pub(crate) dense_queue: std::sync::Mutex<CudaSlice<u32>>,
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,
@@ -229,9 +230,10 @@ impl GpuArchive {
             }
         }
         let dec_offsets = gpu.upload(bytemuck::cast_slice(&dec_off))?;
+        // the dense kernel's block queue and its count of blocks left to the lane kernel
         let dense_queue = gpu
             .stream()
-            .alloc_zeros::<u32>(1)
+            .alloc_zeros::<u32>(2)
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_wpc = rans_warps_forced().unwrap_or_else(|| {

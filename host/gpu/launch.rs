@@ -151,7 +151,11 @@ pub fn decode_blocks_lane(
     }
     const THREADS: u32 = 128;
     let warps_per_cta = THREADS / 32;
-    let want_warps = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * 64);
+    // after a dense decode, which leaves few blocks to this kernel and usually none (the
+    // kernel then returns at once: a launch of a few CTAs costs less than one of thousands),
+    // eight warps per SM
+    let per_sm = if only_fallback { 8 } else { 64 };
+    let want_warps = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * per_sm);
     let grid = want_warps.div_ceil(warps_per_cta as u64) as u32;
     let total_warps = grid as usize * warps_per_cta as usize;
     let scratch_len = total_warps * STREAM_COUNT * (ga.block_size as usize + 1);
@@ -167,6 +171,9 @@ pub fn decode_blocks_lane(
     let data_len = ga.data.len() as u64;
     let out_len = ga.original_size;
     let only_fb = only_fallback as u32;
+    // word 1 of the dense queue: the dense kernel's count of blocks it left to this kernel
+    let queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+    let fallbacks = queue.slice(1..2);
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
         block_dim: (THREADS, 1, 1),
@@ -189,11 +196,13 @@ pub fn decode_blocks_lane(
         .arg(out)
         .arg(&out_len)
         .arg(status)
-        .arg(&only_fb);
+        .arg(&only_fb)
+        .arg(&fallbacks);
     // SAFETY: argument order matches `decode_blocks_lane`; entries/offsets hold n_blocks
     // items, tables n_tables, table_index group_count*STREAM_COUNT words (GpuArchive::upload builds them
     // from a validated Archive); scratch holds total_warps*4*(block_size+1) bytes as the kernel
-    // assumes; out holds >= original_size bytes (asserted); status one word per block.
+    // assumes; out holds >= original_size bytes (asserted); status one word per block;
+    // fallbacks one word (the queue holds two, GpuArchive::upload).
     unsafe { b.launch(cfg) }
         .ctx("launching decode_blocks_lane")
         .map(|_| ())
@@ -248,6 +257,8 @@ pub fn decode_blocks_dense(
     // queue (blocks differ in cost: a fixed stride left some CTAs one block more than others)
     let grid =
         (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32;
+    // word 0: the block queue's tickets; word 1: the count of blocks left to the lane
+    // kernel (`decode_blocks_lane` reads it)
     let mut queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
     gpu.stream()
         .memset_zeros(&mut *queue)
@@ -277,7 +288,7 @@ pub fn decode_blocks_dense(
         .arg(status)
         .arg(&stages)
         .arg(&mut *queue);
-    // SAFETY: argument order matches `decode_blocks_dense`; `queue` is one word, zeroed just
+    // SAFETY: argument order matches `decode_blocks_dense`; `queue` is two words, zeroed just
     // above on the same stream; `decoded` holds dec_len bytes and
     // dec_offsets STREAM_COUNT words per block (GpuArchive::upload, from a validated Archive); the kernel
     // checks every stream range against dec_len; out holds >= original_size
@@ -362,8 +373,9 @@ pub fn rans_chunk_order(
 }
 
 /// Launches the rANS stage: every block's slices decoded into the archive's `decoded`
-/// scratch, one warp per block (its slices' lanes packed into the warp). Zeroes `status`
-/// first; raises a block's status on a broken rule.
+/// scratch, one warp per block (its slices' lanes packed into the warp). Writes every
+/// block's status word (0, or the first broken rule's status), so `status` needs no zeroing
+/// first (a memset less per decode).
 pub fn rans_decode_slices(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
@@ -373,9 +385,7 @@ pub fn rans_decode_slices(
         status.len() >= ga.n_blocks as usize,
         "one status word per block"
     );
-    gpu.stream()
-        .memset_zeros(status)
-        .ctx("zeroing status words")?;
+    // (the kernel writes every block's status word, 0 for a block without error)
     if ga.n_blocks == 0 {
         return Ok(());
     }
