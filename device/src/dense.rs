@@ -234,9 +234,9 @@ fn set_status(s: &Smem, st: Status) {
 /// docs): `decoded` holds every slice's decoded bytes at
 /// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
 /// bits for timing. One status word per block; a block already marked bad by the rANS
-/// kernel keeps its status. `queue` is one word, zero at launch: CTA `c` decodes block `c`,
-/// then blocks `grid + queue++` until they run out, so a CTA that drew cheap blocks takes
-/// more of them. `match_base` is the archive's (FORMAT.md §2: 4 to 6, from a validated
+/// kernel keeps its status. `queue` is two words, zero at launch: CTA `c` decodes block `c`,
+/// then blocks `grid + queue[0]++` until they run out, so a CTA that drew cheap blocks takes
+/// more of them; `queue[1]` counts the blocks left to the lane kernel (`Status::Fallback`). `match_base` is the archive's (FORMAT.md §2: 4 to 6, from a validated
 /// header).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
@@ -255,7 +255,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     queue: *mut u32,
 ) {
     let s = Smem {
-        base: core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>() as *mut u8,
+        // u128: the layout's 16-byte loads and stores need a 16-aligned base (`.align 16`)
+        base: core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u128>() as *mut u8,
     };
     // SAFETY: special registers.
     let (tid, cta, ncta) = unsafe { (_thread_idx_x(), _block_idx_x(), _grid_dim_x()) };
@@ -589,7 +590,7 @@ rans_entry!(
     /// encoder picks lane counts that fit one round, `entropy::block_lanes`), so
     /// the state chains of the slices advance in the same steps. Raw slices are copied by the
     /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
-    /// decoder reports it); the host zeroes the status words first. (Packing two blocks per warp
+    /// decoder reports it), written for every block, 0 too (the host zeroes nothing first). (Packing two blocks per warp
     /// was measured and dropped: fewer, longer chains, slower on every corpus; PERFORMANCE.md,
     /// 2026-11-30 third session.)
     ///
@@ -599,9 +600,11 @@ rans_entry!(
     /// allow, it spilled; PERFORMANCE.md thirteenth session): `rans_decode_slices` for single
     /// tables, `rans_decode_slices_ctx` for context pairs (FORMAT.md §5.4),
     /// `rans_decode_slices_pack` for packed literal tables (§5.6) and context pairs, whose
-    /// rounds never put a packed slice and a context slice together (`decode_slices`). A slice
-    /// whose table kind its kernel lacks decodes wrong and fails its trailer check: the host
-    /// picks the kernel from the archive's tables (`gpu::launch::rans_decode_slices`).
+    /// rounds never put a packed slice and a context slice together (`decode_slices`); a
+    /// fourth, `rans_decode_slices_pack_narrow`, is that one under the launch bounds of 8-warp
+    /// CTAs, which leave its step the registers it needs. A slice whose table kind its kernel
+    /// lacks decodes wrong and fails its trailer check: the host picks the kernel from the
+    /// archive's tables and the CTA size (`gpu::launch::rans_decode_slices`).
     rans_decode_slices,
     false,
     false
@@ -677,7 +680,8 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
         decoded,
         dec_len,
     };
-    let smem = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u32>() as *mut u32;
+    // u128: the staging copies store 16-byte words (a 16-aligned base, `.align 16`)
+    let smem = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u128>() as *mut u32;
     // the expansion table of a packed literal table (FORMAT.md §5.6) after the staged tables,
     // when the host launched with room for it
     let expand_smem = if stage_expand != 0 {
@@ -1730,7 +1734,7 @@ fn ctrl_get(s: &Smem, i: usize) -> u32 {
 const LANE_FILL_MAX: u64 = 48;
 
 /// Literal runs and matches that do not overlap themselves (runs of consecutive pointers) up
-/// to this many bytes are filled by their own lane, four pointers per 8-byte store: a warp
+/// to this many bytes are filled by their own lane, eight pointers per 16-byte store: a warp
 /// filling a 128-literal run spent ~120 instructions on handing the command out (two
 /// shuffles, the loop's bookkeeping) for four stores of 32 pointers, and such runs are most
 /// of a DNA block (PERFORMANCE.md fourteenth session). Every literal run (at most 128, FORMAT.md
@@ -2031,7 +2035,8 @@ fn parse_fill(
             break;
         }
         // fill pointers: short commands by their own lane, long ones by the whole warp with
-        // consecutive 16-bit stores (a lane walking its own long run would hit one bank)
+        // consecutive 16-bit stores (one lane's walk through a long run would keep its warp
+        // waiting; runs of up to LANE_RUN_MAX take wide stores by their own lane above)
         let is_match = k.is_rep || k.is_new;
         let src = if is_match { dst as u32 - dist } else { 0 };
         let run = k.is_lit || is_match && dist as u64 >= out_n;

@@ -62,8 +62,8 @@ const fn max(a: usize, b: usize) -> usize {
 
 const _: () = assert!(LENB_CAP + OFFB_CAP + TAILB_CAP <= DENSE_MAX_BLOCK as usize * 2);
 const _: () = assert!(LIT_CAP.is_multiple_of(16) && CMD_CAP.is_multiple_of(16));
-// the per-lane fill stores two pointers at once (`dense::fill_lane`)
-const _: () = assert!(PTR_OFF.is_multiple_of(4));
+// the per-lane fill stores up to eight pointers at once (`dense::fill_lane`)
+const _: () = assert!(PTR_OFF.is_multiple_of(16));
 const _: () = assert!(
     LENB_CAP.is_multiple_of(16) && OFFB_CAP.is_multiple_of(16) && TAILB_CAP.is_multiple_of(16)
 );

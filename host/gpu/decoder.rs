@@ -72,7 +72,10 @@ pub struct GpuArchive {
     pub(crate) lane_scratch: std::sync::Mutex<Option<CudaSlice<u8>>>,
     /// The dense kernel's block queue: two words, zeroed before each launch: the ticket from
     /// which its CTAs take their next blocks, and its count of blocks left to the lane
-    /// kernel (`launch::decode_blocks_dense`, `launch::decode_blocks_lane`).
+    /// kernel (`launch::decode_blocks_dense`, `launch::decode_blocks_lane`). Both links hold
+    /// for one decode of the archive at a time on the one stream (a concurrent second decode
+    /// of the same `GpuArchive` could take the other's tickets or count; it fails closed:
+    /// skipped fallback blocks keep status `Fallback`).
     pub(crate) dense_queue: std::sync::Mutex<CudaSlice<u32>>,
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,

@@ -151,10 +151,15 @@ pub fn decode_blocks_lane(
     }
     const THREADS: u32 = 128;
     let warps_per_cta = THREADS / 32;
-    // after a dense decode, which leaves few blocks to this kernel and usually none (the
-    // kernel then returns at once: a launch of a few CTAs costs less than one of thousands),
-    // eight warps per SM
-    let per_sm = if only_fallback { 8 } else { 64 };
+    // after a dense decode of blocks it takes, which leaves few to this kernel and usually
+    // none (the kernel then returns at once: a launch of a few CTAs costs less than one of
+    // thousands), eight warps per SM; blocks larger than the dense kernel takes all fall back
+    use crate::device::dense_layout::DENSE_MAX_BLOCK;
+    let per_sm = if only_fallback && ga.block_size <= DENSE_MAX_BLOCK {
+        8
+    } else {
+        64
+    };
     let want_warps = (ga.n_blocks as u64).min(gpu.sm_count() as u64 * per_sm);
     let grid = want_warps.div_ceil(warps_per_cta as u64) as u32;
     let total_warps = grid as usize * warps_per_cta as usize;
@@ -317,7 +322,8 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
 
 /// Steps of the rANS stage's warp on block `e`: the most of any slice, `ceil(symbols /
 /// lanes)` for a rANS slice, `ceil(decoded / (32 * RAW_COPY_UNROLL))` for a raw one (copied
-/// by the whole warp, `RAW_COPY_UNROLL` bytes per lane per memory latency).
+/// by the whole warp, `RAW_COPY_UNROLL` bytes per lane per memory latency; its tail takes up
+/// to 3 more, an estimate for the order only).
 /// A rANS slice's symbols are its decoded bytes, but `ceil(decoded / literal_width)` for the
 /// literals of a group with a packed literal table (FORMAT.md §5.6,
 /// [`crate::archive::Archive::literal_width`]). With one block per warp and all blocks in
