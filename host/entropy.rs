@@ -745,13 +745,12 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
 /// slice with the longest chain steps up to the next lane count while the warp has room,
 /// and the trim runs again (each lane ~3 bytes). The step-up runs for every block at
 /// `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, and 8-9 with blocks of 4 KiB or less:
-/// [`symbols_per_lane`]) too, while the longest
-/// chain is over twice `per_lane` steps (twice the chain of a slice that got its lanes;
-/// a text block's literals at 16 lanes take ~540): the first trim can
-/// leave a warp half empty (a block of 7,181 literals, 1,243 offsets, 2,228 commands and 991
-/// offset tails: 24 + 4 + 8 + 4 lanes are over 32, the literals step down twice, to 8, and
-/// the tails' 991 steps on one lane were dm3's longest chain, the whole GPU rANS stage of
-/// that archive; PERFORMANCE.md fourteenth session).
+/// [`symbols_per_lane`]) too, while the longest chain is over twice `per_lane` steps (twice
+/// the chain of a slice that got its lanes; a text block's literals at 16 lanes take ~540):
+/// the first trim can leave a warp half empty (a block of 7,181 literals, 1,243 offsets,
+/// 2,228 commands and 991 offset tails: 24 + 4 + 8 + 4 lanes are over 32, the literals step
+/// down twice, to 8, and the tails' 991 steps on one lane were dm3's longest chain, the
+/// whole GPU rANS stage of that archive; PERFORMANCE.md fourteenth session).
 pub fn block_lanes_packed(
     n: [Option<usize>; STREAM_COUNT],
     per_lane: usize,
