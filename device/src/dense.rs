@@ -534,7 +534,7 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
 }
 
 /// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK>` with the one
-/// parameter list of all three ([`rans_decode_slices`]).
+/// parameter list of all four ([`rans_decode_slices`]).
 macro_rules! rans_entry {
     ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal) => {
         $(#[$doc])*
@@ -558,7 +558,7 @@ macro_rules! rans_entry {
             staged_tables: u32,
             stage_expand: u32,
         ) {
-            // SAFETY: forwarded (the host's contract of all three entry points).
+            // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
             rans_stage::<$ctx, $pack>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
