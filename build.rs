@@ -129,40 +129,42 @@ fn main() {
             linked.display()
         ));
     }
-    let ptx = with_entry_directives(
-        &ptx,
-        "decode_blocks_dense",
-        &format!(
-            ".maxntid {}, 1, 1\n.minnctapersm {}\n",
+    // launch bounds per entry point: (name, threads per CTA, CTAs per SM)
+    let bounds = [
+        (
+            "decode_blocks_dense",
             dense_layout::THREADS,
-            dense_layout::MIN_CTAS_PER_SM
+            dense_layout::MIN_CTAS_PER_SM,
         ),
-    );
+        (
+            "rans_decode_slices",
+            32 * rans_launch::KERNEL_MAX_WARPS,
+            rans_launch::KERNEL_CTAS_PER_SM,
+        ),
+        (
+            "rans_decode_slices_ctx",
+            32 * rans_launch::KERNEL_MAX_WARPS,
+            rans_launch::KERNEL_CTAS_PER_SM,
+        ),
+        (
+            "rans_decode_slices_pack",
+            32 * rans_launch::KERNEL_MAX_WARPS,
+            rans_launch::KERNEL_CTAS_PER_SM,
+        ),
+        (
+            "rans_decode_slices_pack_narrow",
+            32 * rans_launch::KERNEL_NARROW_WARPS,
+            rans_launch::KERNEL_CTAS_PER_SM,
+        ),
+    ];
     let mut ptx = ptx;
-    for entry in [
-        "rans_decode_slices",
-        "rans_decode_slices_ctx",
-        "rans_decode_slices_pack",
-    ] {
+    for (entry, threads, ctas) in bounds {
         ptx = with_entry_directives(
             &ptx,
             entry,
-            &format!(
-                ".maxntid {}, 1, 1\n.minnctapersm {}\n",
-                32 * rans_launch::KERNEL_MAX_WARPS,
-                rans_launch::KERNEL_CTAS_PER_SM
-            ),
+            &format!(".maxntid {threads}, 1, 1\n.minnctapersm {ctas}\n"),
         );
     }
-    ptx = with_entry_directives(
-        &ptx,
-        "rans_decode_slices_pack_narrow",
-        &format!(
-            ".maxntid {}, 1, 1\n.minnctapersm {}\n",
-            32 * rans_launch::KERNEL_NARROW_WARPS,
-            rans_launch::KERNEL_CTAS_PER_SM
-        ),
-    );
     fs::write(&ptx_out, ptx).expect("write PTX to OUT_DIR");
 }
 

@@ -1,11 +1,11 @@
 //! The GPU rANS stage's dependency chains of archives: per block the steps of its warp
 //! (`gpu::launch::rans_block_steps`: the longest slice's `ceil(symbols / lanes)`, packed
-//! literals counted in symbols, a raw slice
-//! copied 128 bytes per step, `RAW_COPY_UNROLL` per lane); their maximum, 99th percentile and median, and the mean rANS
-//! lanes per block (each lane costs about 3 bytes of archive). One warp decodes one block,
-//! so on an archive whose blocks are all in flight at once the stage takes at least the
-//! longest chain times the latency of one step; with many warps per SM it is bound by the
-//! L1 traffic of the steps instead (PERFORMANCE.md, eighth session).
+//! literals counted in symbols, a raw slice copied 128 bytes per step, `RAW_COPY_UNROLL`
+//! per lane); their maximum, 99th percentile and median, and the mean rANS lanes per block
+//! (each lane costs about 3 bytes of archive). One warp decodes one block, so on an archive
+//! whose blocks are all in flight at once the stage takes at least the longest chain times
+//! the latency of one step; with many warps per SM it is bound by the L1 traffic of the
+//! steps instead (PERFORMANCE.md, eighth session).
 //! Also counts the blocks whose streams exceed the dense GPU kernel's caps (`dense_layout`),
 //! which that kernel hands to the slow lane-per-block kernel.
 //! Usage: `cargo run --release --example rans_chains -- ARCHIVE...`

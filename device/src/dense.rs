@@ -236,8 +236,8 @@ fn set_status(s: &Smem, st: Status) {
 /// bits for timing. One status word per block; a block already marked bad by the rANS
 /// kernel keeps its status. `queue` is two words, zero at launch: CTA `c` decodes block `c`,
 /// then blocks `grid + queue[0]++` until they run out, so a CTA that drew cheap blocks takes
-/// more of them; `queue[1]` counts the blocks left to the lane kernel (`Status::Fallback`). `match_base` is the archive's (FORMAT.md §2: 4 to 6, from a validated
-/// header).
+/// more of them; `queue[1]` counts the blocks left to the lane kernel (`Status::Fallback`).
+/// `match_base` is the archive's (FORMAT.md §2: 4 to 6, from a validated header).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     decoded: *const u8,
@@ -590,9 +590,9 @@ rans_entry!(
     /// encoder picks lane counts that fit one round, `entropy::block_lanes`), so
     /// the state chains of the slices advance in the same steps. Raw slices are copied by the
     /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
-    /// decoder reports it), written for every block, 0 too (the host zeroes nothing first). (Packing two blocks per warp
-    /// was measured and dropped: fewer, longer chains, slower on every corpus; PERFORMANCE.md,
-    /// 2026-11-30 third session.)
+    /// decoder reports it), written for every block, 0 too (the host zeroes nothing first).
+    /// (Packing two blocks per warp was measured and dropped: fewer, longer chains, slower on
+    /// every corpus; PERFORMANCE.md, 2026-11-30 third session.)
     ///
     /// Three entry points share this body, one per kind of table the archive has, so that each
     /// holds only the step variants it needs (their registers are allocated per kernel: the
@@ -1737,8 +1737,8 @@ const LANE_FILL_MAX: u64 = 48;
 /// to this many bytes are filled by their own lane, eight pointers per 16-byte store: a warp
 /// filling a 128-literal run spent ~120 instructions on handing the command out (two
 /// shuffles, the loop's bookkeeping) for four stores of 32 pointers, and such runs are most
-/// of a DNA block (PERFORMANCE.md fourteenth session). Every literal run (at most 128, FORMAT.md
-/// §4.1) is a lane's.
+/// of a DNA block (PERFORMANCE.md fourteenth session). Every literal run (at most 128,
+/// FORMAT.md §4.1) is a lane's.
 const LANE_RUN_MAX: u64 = 128;
 
 /// Four consecutive 16-bit pointers `v, v + 1, v + 2, v + 3` as one little-endian `u64`:
@@ -1746,7 +1746,6 @@ const LANE_RUN_MAX: u64 = 128;
 const RUN4_MUL: u64 = 0x0001_0001_0001_0001;
 /// See [`RUN4_MUL`].
 const RUN4_ADD: u64 = 0x0003_0002_0001_0000;
-const _: () = assert!(PTR_OFF.is_multiple_of(16));
 
 /// Commands longer than this many bytes are filled by the whole CTA after the fill pass
 /// instead of by their warp (a 16 KiB run of `N`s would otherwise keep one warp busy while
@@ -1801,8 +1800,9 @@ unsafe fn fill_run(
 /// `dst` for a run of consecutive pointers, `n <= LANE_FILL_MAX` for a self-overlapping
 /// match): literal indices `lit + q` (top bit set), or for a match the period-aware
 /// sources `src + q % dist`. A literal run or a match that does not overlap itself
-/// (`dist >= n`) is a run of consecutive pointers, written four per 8-byte store from a
-/// position that is a multiple of 4 on (at most three 2-byte stores before and after;
+/// (`dist >= n`) is a run of consecutive pointers, written eight per 16-byte store from a
+/// multiple of 8 on and four per 8-byte store from a multiple of 4 (at most three 2-byte
+/// stores before and after; `dense_layout` keeps the pointer region 16-aligned;
 /// PERFORMANCE.md fourteenth session); a self-overlapping match goes through [`fill_run`]
 /// with a stride of one.
 ///
