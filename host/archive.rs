@@ -581,7 +581,7 @@ fn encode_group(
                         bytes.extend_from_slice(s);
                         LANES_RAW
                     }
-                    (STREAM_LITERALS, Some(Some(p)), Some(c)) if !s.is_empty() => {
+                    (STREAM_LITERALS, Some(Some(p)), Some(c)) if !s.is_empty() && lanes[k] > 0 => {
                         c.encode(p, lanes[k], &mut bytes);
                         if bytes.len() - before < s.len() {
                             lanes[k] as u8

@@ -743,19 +743,31 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
 /// longest chain is often a slice with few lanes (DNA's command slice: ~270 symbols on one
 /// lane against ~200 steps of literals), so after the trim to 1/8 over the longest, the
 /// slice with the longest chain steps up to the next lane count while the warp has room,
-/// and the trim runs again (each lane ~3 bytes). The step-up runs for every block at
-/// `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, and 8-9 with blocks of 4 KiB or less:
-/// [`symbols_per_lane`]) too, while the longest chain is over twice `per_lane` steps (twice
-/// the chain of a slice that got its lanes; a text block's literals at 16 lanes take ~540):
-/// the first trim can leave a warp half empty (a block of 7,181 literals, 1,243 offsets,
-/// 2,228 commands and 991 offset tails: 24 + 4 + 8 + 4 lanes are over 32, the literals step
-/// down twice, to 8, and the tails' 991 steps on one lane were dm3's longest chain, the
-/// whole GPU rANS stage of that archive; PERFORMANCE.md fourteenth session).
+/// and the trim runs again, this time to the longest itself (each lane ~3 bytes). The
+/// step-up runs for every block at `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, and 8-9 with
+/// blocks of 4 KiB or less: [`symbols_per_lane`]) too, while the longest chain is over 1.5
+/// times `per_lane` steps (a slice that got its lanes takes up to about twice): the first
+/// trim can leave a warp half empty (a block of 7,181 literals, 1,243 offsets, 2,228
+/// commands and 991 offset tails: 24 + 4 + 8 + 4 lanes are over 32, the literals step down
+/// twice, to 8, and the tails' 991 steps on one lane were dm3's longest chain, the whole GPU
+/// rANS stage of that archive; PERFORMANCE.md fourteenth session), and a text block's warp
+/// 12 lanes short (brown: 4,452 literals on 8 lanes, 557 steps, the first trim's 1/8 over
+/// the commands' 497; stepped up and trimmed as now, 319; fifteenth session). Then, if the
+/// chain is still long, [`two_round_lanes`].
 pub fn block_lanes_packed(
     n: [Option<usize>; STREAM_COUNT],
     per_lane: usize,
     literal_width: usize,
 ) -> [usize; STREAM_COUNT] {
+    // a slice that [`store_slice`] stores raw whatever its lanes takes none of the warp's
+    let n: [Option<usize>; STREAM_COUNT] = std::array::from_fn(|k| {
+        let w = if k == STREAM_LITERALS {
+            literal_width.max(1)
+        } else {
+            1
+        };
+        n[k].filter(|&n| n * w > ALWAYS_RAW_BYTES)
+    });
     let mut lanes = std::array::from_fn(|k| {
         let w = if k == STREAM_LITERALS {
             literal_width.max(1)
@@ -777,13 +789,14 @@ pub fn block_lanes_packed(
         }
     }
     let steps = |n: usize, l: usize| n.div_ceil(l);
-    // each slice down to the fewest lanes that keep its steps within 1/8 over the longest
-    let trim = |lanes: &mut [usize; STREAM_COUNT]| {
+    // each slice down to the fewest lanes that keep its steps within 1/`slack` over the
+    // longest (0: not over it)
+    let trim = |lanes: &mut [usize; STREAM_COUNT], slack: usize| {
         let longest = (0..STREAM_COUNT)
             .filter_map(|k| n[k].map(|n| steps(n, lanes[k])))
             .max()
             .unwrap_or(0);
-        let allowed = longest + longest / 8;
+        let allowed = longest + longest.checked_div(slack).unwrap_or(0);
         for k in 0..STREAM_COUNT {
             if let Some(n) = n[k] {
                 lanes[k] = LANE_COUNTS
@@ -794,15 +807,16 @@ pub fn block_lanes_packed(
             }
         }
     };
-    trim(&mut lanes);
+    trim(&mut lanes, 8);
     if literal_width > 1 || per_lane <= SYMBOLS_PER_LANE {
         // the longest chain's slice up a lane count while the warp has room (unpacked: while
-        // it is over twice `per_lane` steps), then trim again
+        // it is over 1.5 times `per_lane` steps), then trim again, not past the new longest
+        // (with the slack of the first trim the slice just stepped up could step back down)
         while let Some((k, s)) = (0..STREAM_COUNT)
             .filter_map(|k| n[k].map(|n| (k, steps(n, lanes[k]))))
             .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))
         {
-            if literal_width == 1 && s <= 2 * per_lane {
+            if literal_width == 1 && 2 * s <= 3 * per_lane {
                 break;
             }
             let total: usize = lanes.iter().sum();
@@ -811,10 +825,74 @@ pub fn block_lanes_packed(
                 _ => break,
             }
         }
-        trim(&mut lanes);
+        trim(&mut lanes, 0);
+        if let Some(two) = two_round_lanes(&n, &lanes, per_lane) {
+            lanes = two;
+        }
     }
     lanes
 }
+
+/// Bytes up to which a slice is always stored raw ([`store_slice`]): a rANS slice holds at
+/// least one 4-byte lane state, and is taken only when shorter than the raw bytes. Such a
+/// slice gets no lanes in [`block_lanes_packed`], so that it leaves the warp's room to the
+/// others (brown: a 2-byte length slice kept the commands from 8 lanes, fifteenth session).
+pub const ALWAYS_RAW_BYTES: usize = 4;
+
+/// Lanes for two rounds of the GPU warp instead of one, for a block whose one-round chain is
+/// still over twice `per_lane` steps because its longest slice cannot step up within the
+/// warp (an unpacked DNA block: 16,331 literals on 24 lanes and 140 commands on one lane, 25
+/// lanes, 681 steps; 32 + 1 do not fit): that slice gets 32 lanes, a round of its own, and
+/// every other slice the fewest lanes of [`LANE_COUNTS`] that keep it within `per_lane / 4`
+/// steps, in a second round (511 + 35 = 546 steps for 11 lanes more, ~33 bytes). `None`
+/// unless that is at least a ninth shorter by the kernel's rounds
+/// ([`aceapex_device::rans::warp_steps`]), saves [`TWO_ROUND_STEPS_PER_LANE`] steps per lane
+/// it adds, and the other slices fit in one warp. Such blocks
+/// bound the GPU rANS stage of small DNA archives, whose blocks are all in flight at once
+/// (E. coli, dm3: PERFORMANCE.md fifteenth session).
+fn two_round_lanes(
+    n: &[Option<usize>; STREAM_COUNT],
+    lanes: &[usize; STREAM_COUNT],
+    per_lane: usize,
+) -> Option<[usize; STREAM_COUNT]> {
+    let symbols: [u32; STREAM_COUNT] = std::array::from_fn(|k| n[k].unwrap_or(0) as u32);
+    let chain = |l: &[usize; STREAM_COUNT]| {
+        aceapex_device::rans::warp_steps(symbols, std::array::from_fn(|k| l[k] as u32)) as usize
+    };
+    let now = chain(lanes);
+    if now <= 2 * per_lane {
+        return None;
+    }
+    let (k, _) = (0..STREAM_COUNT)
+        .filter_map(|k| n[k].map(|n| (k, n.div_ceil(lanes[k].max(1)))))
+        .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))?;
+    if lanes[k] >= MAX_LANES as usize {
+        return None;
+    }
+    let quick = (per_lane / 4).max(1);
+    let mut two = [0usize; STREAM_COUNT];
+    two[k] = MAX_LANES as usize;
+    for j in (0..STREAM_COUNT).filter(|&j| j != k) {
+        if let Some(n) = n[j] {
+            two[j] = LANE_COUNTS
+                .iter()
+                .copied()
+                .find(|&l| n.div_ceil(l) <= quick)
+                .unwrap_or(MAX_LANES as usize);
+        }
+    }
+    let others: usize = two.iter().sum::<usize>() - two[k];
+    let then = chain(&two);
+    let added = two.iter().sum::<usize>().saturating_sub(lanes.iter().sum());
+    let pays = then + then / 8 < now && now - then >= TWO_ROUND_STEPS_PER_LANE * added;
+    (others <= MAX_LANES as usize && pays).then_some(two)
+}
+
+/// Steps of the GPU warp's chain that each lane [`two_round_lanes`] adds must save (a lane
+/// costs about 3 bytes of archive): 12 for the unpacked DNA block there, under 6 for a block
+/// whose other slices need 4 lanes each (15,000 literals, 230 offsets and commands, 200
+/// tails: 17 lanes for 98 steps), which keeps its one round.
+pub const TWO_ROUND_STEPS_PER_LANE: usize = 8;
 
 /// Encoder form of a [`FreqTable`]: per symbol the renormalisation bound, frequency,
 /// cumulative frequency and a reciprocal that replaces the division by the frequency.
@@ -965,8 +1043,9 @@ fn encode_any_lanes(
 }
 
 /// Chooses how to store one stream slice: rANS with `lanes` lanes (from [`block_lanes`]) and
-/// the group's table when that is smaller, else raw. Returns the lane count written
-/// (`LANES_RAW` for raw).
+/// the group's table when that is smaller, else raw (always with 0 lanes, which
+/// [`block_lanes`] gives a slice of at most [`ALWAYS_RAW_BYTES`]). Returns the lane count
+/// written (`LANES_RAW` for raw).
 pub fn store_slice(
     symbols: &[u8],
     table: Option<&SliceCoder>,
@@ -974,7 +1053,7 @@ pub fn store_slice(
     out: &mut Vec<u8>,
 ) -> u8 {
     if let Some(t) = table {
-        if !symbols.is_empty() {
+        if !symbols.is_empty() && lanes > 0 {
             let start = out.len();
             t.encode(symbols, lanes, out);
             if out.len() - start < symbols.len() {
@@ -1168,6 +1247,61 @@ mod tests {
     }
 
     #[test]
+    fn fast_levels_fill_a_text_blocks_warp() {
+        // brown block 434 at level 6: 4,452 literals, no lengths, 1,277 offsets, 1,988
+        // commands, 1,168 tails. Start 16 + 4 + 4 + 4 (lanes_for), the trim to 1/8 over the
+        // commands' 497 steps puts the literals on 8 (557 steps, the longest). Steps up:
+        // literals to 16 (278), commands to 8 (249): 32 lanes, the offsets' 319 the longest
+        // (8 lanes would not fit); the trim to 319 keeps them all
+        let n = [Some(4452), None, Some(1277), Some(1988), Some(1168)];
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 0, 4, 8, 4]);
+        // a chain within 1.5 times per_lane stays (ratio first): 1,500 literals on 4 lanes
+        // (lanes_for), 375 steps
+        assert_eq!(
+            block_lanes(
+                [Some(1500), None, Some(300), Some(600), None],
+                SYMBOLS_PER_LANE
+            ),
+            [4, 0, 1, 4, 0]
+        );
+        // one over it steps up: 2,000 literals, 500 steps on 4 lanes, 250 on 8
+        assert_eq!(
+            block_lanes(
+                [Some(2000), None, Some(300), Some(600), None],
+                SYMBOLS_PER_LANE
+            ),
+            [8, 0, 1, 4, 0]
+        );
+    }
+
+    #[test]
+    fn fast_levels_give_an_unpacked_dna_block_two_rounds() {
+        // E. coli block 10 at level 6 (the FASTA header keeps its group unpacked): 16,331
+        // literals and 140 commands. One round: 24 + 1 lanes, ceil(16331 / 24) = 681 steps;
+        // two: 32 lanes (511 steps), then the commands on 4 (35): 546, for 11 lanes
+        let n = [Some(16331), None, None, Some(140), None];
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [32, 0, 0, 4, 0]);
+        let symbols = [16331, 0, 0, 140, 0];
+        assert_eq!(
+            aceapex_device::rans::warp_steps(symbols, [24, 0, 0, 1, 0]),
+            681
+        );
+        assert_eq!(
+            aceapex_device::rans::warp_steps(symbols, [32, 0, 0, 4, 0]),
+            511 + 35
+        );
+        // at level 8 (1,024 symbols per lane: 16331 / 1024 = 15, 8 lanes): one round, ratio
+        // first
+        assert_eq!(block_lanes(n, 1024), [8, 0, 0, 1, 0]);
+        // rounds of the kernel: largest first while they fit; 16 + 8 + 8 fill the first,
+        // the 4-lane slice waits for the second: max(100, 50, 25) + 10
+        assert_eq!(
+            aceapex_device::rans::warp_steps([1600, 400, 200, 40, 0], [16, 8, 8, 4, 0]),
+            110
+        );
+    }
+
+    #[test]
     fn block_lanes_fit_one_warp_and_balance_steps() {
         // DNA-like block: 15,000 literals, 230 commands and offsets, 200 offset tails:
         // literals 32 -> 24 to fit
@@ -1199,10 +1333,17 @@ mod tests {
             [32, 0, 0, 0, 0]
         );
         // balancing: 2000 literals at 4 lanes take 500 steps, so 2100 offsets need only 4
-        // lanes (525 steps, within 1/8) instead of 8
+        // lanes (525 steps, within 1/8) instead of 8; at level 6 the step-up then takes both
+        // to 8 (263 and 250 steps: 525 and 500 are over 1.5 * 256)
         assert_eq!(
             block_lanes([Some(2000), None, Some(2100), None, None], SYMBOLS_PER_LANE),
-            [4, 0, 4, 0, 0]
+            [8, 0, 8, 0, 0]
+        );
+        // per_lane 1024 (level 8, no step-up): 2000 literals on 1 lane, so the offsets take
+        // 1 lane too (2100 steps, within 1/8 of 2000) rather than lanes_for's 4
+        assert_eq!(
+            block_lanes([Some(2000), None, Some(2100), None, None], 1024),
+            [1, 0, 1, 0, 0]
         );
     }
 }

@@ -286,7 +286,16 @@ fn version_3_differs_from_version_2_only_in_the_block_table() {
         if opts.block_size < 16384 {
             continue;
         }
-        let new = golden(&arc);
+        // the version-3 archive as the encoder made it then: `v3/` where its output has
+        // changed since (records.csv.acx: lane counts, fifteenth session), else the current
+        let pinned = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden/v3")
+            .join(&arc);
+        let new = if pinned.exists() {
+            golden(&format!("v3/{arc}"))
+        } else {
+            golden(&arc)
+        };
         let old = golden_v2(&arc);
         let (a3, a2) = (Archive::parse(&new).unwrap(), Archive::parse(&old).unwrap());
         assert_eq!(a3.header.version, 3, "{arc}");

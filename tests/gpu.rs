@@ -286,7 +286,8 @@ fn dense_kernel_decodes_deep_chains() {
 
 /// An archive of more blocks than the rANS stage's CTAs hold at once (two 16-warp CTAs per
 /// SM, one block per warp; the launch makes no more CTAs than that), so some CTAs take a
-/// second chunk of blocks in the host's longest-first order (`launch::rans_chunk_order`),
+/// second chunk of blocks in the host's longest-first serpentine order
+/// (`launch::rans_chunk_order`; the second round padded with chunks to skip),
 /// staging a second table group; the dense pipe and the wavefront bit-exact.
 #[test]
 fn rans_stage_decodes_archives_of_two_rounds() {
@@ -314,10 +315,12 @@ fn rans_stage_decodes_archives_of_two_rounds() {
     let packed = compress(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
+    let wpc = aceapex::device::rans::KERNEL_MAX_WARPS;
     let order = launch::rans_chunk_order(
         &a.entries,
         |b| a.literal_width(b) as u32,
-        aceapex::device::rans::KERNEL_MAX_WARPS,
+        wpc,
+        launch::rans_grid(blocks.div_ceil(wpc as usize), g.sm_count()),
     );
     assert!(
         order.len() > 2 * g.sm_count() as usize,

@@ -234,7 +234,8 @@ fn set_status(s: &Smem, st: Status) {
 /// docs): `decoded` holds every slice's decoded bytes at
 /// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
 /// bits for timing. One status word per block; a block already marked bad by the rANS
-/// kernel keeps its status. `queue` is two words, zero at launch: CTA `c` decodes block `c`,
+/// kernel keeps its status. `queue` is two words, zero at launch (the rANS kernel before it
+/// zeroes them, its `dense_queue`): CTA `c` decodes block `c`,
 /// then blocks `grid + queue[0]++` until they run out, so a CTA that drew cheap blocks takes
 /// more of them; `queue[1]` counts the blocks left to the lane kernel (`Status::Fallback`).
 /// `match_base` is the archive's (FORMAT.md §2: 4 to 6, from a validated header).
@@ -557,13 +558,14 @@ macro_rules! rans_entry {
             n_chunks: u32,
             staged_tables: u32,
             stage_expand: u32,
+            dense_queue: *mut u32,
         ) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
             rans_stage::<$ctx, $pack>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
                 group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
-                staged_tables, stage_expand,
+                staged_tables, stage_expand, dense_queue,
             )
             }
         }
@@ -572,9 +574,10 @@ macro_rules! rans_entry {
 
 rans_entry!(
     /// The rANS stage of the dense pipe and the wavefront decoder: in rounds, CTA `c` of the
-    /// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries, a
-    /// permutation of the chunks that the host orders longest chain first, so that on an
-    /// archive of more than one round the last round gets the short blocks; chunk `k` is the
+    /// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries:
+    /// every chunk once, in an order the host chooses, longest chain first in serpentine
+    /// rounds, `gpu::launch::rans_chunk_order`, and entries past the last block, which it
+    /// skips; chunk `k` is the
     /// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
     /// block `k * wpc + w`, the block's slices into `decoded` at
     /// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
@@ -591,6 +594,9 @@ rans_entry!(
     /// the state chains of the slices advance in the same steps. Raw slices are copied by the
     /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
     /// decoder reports it), written for every block, 0 too (the host zeroes nothing first).
+    /// `dense_queue`, two words or null: zeroed for the dense kernel that follows on the
+    /// stream (its block queue and fallback count, `decode_blocks_dense`), so that no memset
+    /// sits between the two launches.
     /// (Packing two blocks per warp was measured and dropped: fewer, longer chains, slower on
     /// every corpus; PERFORMANCE.md, 2026-11-30 third session.)
     ///
@@ -655,6 +661,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
     n_chunks: u32,
     staged_tables: u32,
     stage_expand: u32,
+    dense_queue: *mut u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -667,6 +674,16 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
     };
     let lane = tid % 32;
     let wpc = (bdim / 32) as u64;
+    if cta == 0 && tid == 0 && !dense_queue.is_null() {
+        // the dense kernel's block queue and fallback count, zeroed for the dense kernel that
+        // follows on the stream (instead of a memset between the two launches)
+        // SAFETY: a non-null dense_queue is two words that no other kernel of this stream
+        // touches while this grid runs (stream order).
+        unsafe {
+            *dense_queue = 0;
+            *dense_queue.add(1) = 0;
+        }
+    }
     let src = Sources {
         data,
         data_len,
@@ -776,7 +793,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
             }
             if lane == 0 {
                 // every block's status, 0 too: the host does not zero them first (the chunk
-                // order is a permutation, so every block has exactly one warp)
+                // order holds every chunk once, so every block has exactly one warp)
                 // SAFETY: one status word per block; only this warp writes it in this kernel.
                 unsafe { *status.add(b as usize) = first_bad };
             }
@@ -990,28 +1007,9 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool>(
         }
     }
     while left != 0 {
-        let mut round = 0u32;
-        let mut free = 32u32;
-        loop {
-            let mut best = STREAM_COUNT;
-            let mut best_lanes = 0u32;
-            for i in 0..STREAM_COUNT {
-                let l = byte_get(lanes, i);
-                // never a packed slice and a context slice in one round (the kernel holds no
-                // step variant for both)
-                let with = round | (1 << i);
-                let mixed = PACK_OK && with & ctxs != 0 && with & packs != 0;
-                if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes && !mixed {
-                    best = i;
-                    best_lanes = l;
-                }
-            }
-            if best == STREAM_COUNT {
-                break;
-            }
-            round |= 1 << best;
-            free -= best_lanes;
-        }
+        // never a packed slice and a context slice in one round (the kernel holds no step
+        // variant for both)
+        let round = crate::rans::warp_round(left, lanes, ctxs, packs, PACK_OK);
         // the context step only where a slice of the round needs it (its table pick and
         // the lane's previous symbol cost every step)
         // (a kernel without a table kind decodes such a slice as a single table, which

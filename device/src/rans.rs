@@ -125,6 +125,67 @@ pub fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
     }
 }
 
+/// The next round of a GPU warp that decodes a block's rANS slices side by side
+/// (`dense.rs`, `decode_slices`): of the slices in `left` (bit `k` = stream `k`), largest lane
+/// count first (the lowest stream on a tie), every one that still fits in the warp's 32
+/// lanes; with `separate` set, never a slice of `ctxs` (context pairs) and one of `packs`
+/// (packed literals) in one round, since no kernel holds a step variant for both. `lanes_of`
+/// holds the lane counts, one byte per stream. Returns the round's slices (empty when `left`
+/// is). The host's chain estimate ([`warp_steps`]) and the encoder's lane choice run the
+/// same rounds.
+#[inline(always)]
+pub fn warp_round(left: u32, lanes_of: u64, ctxs: u32, packs: u32, separate: bool) -> u32 {
+    let mut round = 0u32;
+    let mut free = 32u32;
+    loop {
+        let mut best = STREAM_COUNT;
+        let mut best_lanes = 0u32;
+        for i in 0..STREAM_COUNT {
+            let l = ((lanes_of >> (8 * i)) & 0xFF) as u32;
+            let with = round | (1 << i);
+            let mixed = separate && with & ctxs != 0 && with & packs != 0;
+            if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes && !mixed {
+                best = i;
+                best_lanes = l;
+            }
+        }
+        if best == STREAM_COUNT {
+            return round;
+        }
+        round |= 1 << best;
+        free -= best_lanes;
+    }
+}
+
+/// Steps of a GPU warp's rANS rounds on one block: `lanes[k]` lanes (0: stream `k` has no
+/// rANS slice) for `symbols[k]` symbols; rounds as [`warp_round`] forms them (without the
+/// context/packed separation, which needs the tables), each as long as its slowest slice,
+/// `ceil(symbols / lanes)`. A lane count above 32 is taken as 32.
+pub fn warp_steps(symbols: [u32; STREAM_COUNT], lanes: [u32; STREAM_COUNT]) -> u32 {
+    let mut lanes_of = 0u64;
+    let mut left = 0u32;
+    for (k, &l) in lanes.iter().enumerate() {
+        let l = l.min(32);
+        lanes_of |= (l as u64) << (8 * k);
+        if l > 0 {
+            left |= 1 << k;
+        }
+    }
+    let mut steps = 0u32;
+    while left != 0 {
+        let round = warp_round(left, lanes_of, 0, 0, false);
+        let mut longest = 0u32;
+        for k in 0..STREAM_COUNT {
+            if round & (1 << k) != 0 {
+                longest = longest.max(symbols[k].div_ceil(lanes[k].min(32)));
+            }
+        }
+        steps += longest;
+        left &= !round;
+    }
+    steps
+}
+
 /// One rANS decode step on `x`: returns the symbol and updates `x` (before renormalisation).
 #[inline(always)]
 pub fn step(table: &DecodeTable, x: &mut u32) -> u8 {

@@ -82,8 +82,12 @@ pub struct GpuArchive {
     /// The order in which the rANS stage's CTAs take chunks of `rans_wpc` blocks
     /// (`launch::rans_chunk_order`; one unused word for an empty archive).
     pub(crate) rans_order: CudaSlice<u32>,
-    /// Chunks of `rans_wpc` blocks: the entries of `rans_order` the kernel reads.
+    /// Chunks of `rans_wpc` blocks: the entries of `rans_order` the kernel reads (whole
+    /// rounds of `rans_grid`, the last padded with `launch::RANS_NO_CHUNK`).
     pub(crate) rans_chunks: u32,
+    /// CTAs of the rANS stage's grid (`launch::rans_grid`), the grid `rans_order` is laid
+    /// out for.
+    pub(crate) rans_grid: u32,
     /// Decode tables the rANS stage stages per round: [`STREAM_COUNT`], or
     /// [`crate::device::rans::KERNEL_STAGED_TABLES`] when a group has a context pair on the
     /// literal or command stream (FORMAT.md §5.4).
@@ -249,8 +253,16 @@ impl GpuArchive {
         } as u32;
         let rans_kernel = RansKernel::for_archive(a);
         let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
-        let order =
-            super::launch::rans_chunk_order(&a.entries, |b| a.literal_width(b) as u32, rans_wpc);
+        let rans_grid = super::launch::rans_grid(
+            a.entries.len().div_ceil(rans_wpc.max(1) as usize),
+            gpu.sm_count(),
+        );
+        let order = super::launch::rans_chunk_order(
+            &a.entries,
+            |b| a.literal_width(b) as u32,
+            rans_wpc,
+            rans_grid,
+        );
         let rans_order = if order.is_empty() {
             gpu.stream()
                 .alloc_zeros::<u32>(1)
@@ -286,6 +298,7 @@ impl GpuArchive {
             dense_queue: std::sync::Mutex::new(dense_queue),
             rans_wpc,
             rans_chunks: order.len() as u32,
+            rans_grid,
             rans_staged,
             rans_stage_expand,
             rans_kernel,
@@ -330,13 +343,13 @@ impl GpuArchive {
         match d {
             Decoder::Lane => launch::decode_blocks_lane(gpu, self, out, status, false),
             Decoder::Dense => {
-                launch::rans_decode_slices(gpu, self, status)?;
+                launch::rans_decode_slices(gpu, self, status, true)?;
                 launch::decode_blocks_dense(gpu, self, out, status, STAGES_ALL)?;
                 launch::decode_blocks_lane(gpu, self, out, status, true)
             }
-            Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status),
+            Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status, false),
             Decoder::DenseStages(st) => {
-                launch::rans_decode_slices(gpu, self, status)?;
+                launch::rans_decode_slices(gpu, self, status, true)?;
                 launch::decode_blocks_dense(gpu, self, out, status, st)?;
                 if st & STAGES_ALL == STAGES_ALL {
                     // a complete decode (e.g. with the sequential parse): as `Dense`

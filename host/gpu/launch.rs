@@ -8,7 +8,7 @@ use crate::device::rans::{
     KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
     KERNEL_SMEM_BYTES,
 };
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 /// Threads per block of the token kernels.
 const TOKEN_BLOCK: u32 = 256;
@@ -27,6 +27,12 @@ pub enum CopyVariant {
 fn grid_for(gpu: &Gpu, items: u64, per_block: u64) -> u32 {
     let want = items.div_ceil(per_block).max(1);
     want.min(gpu.sm_count() as u64 * 32) as u32
+}
+
+/// The device address of `buf` as a kernel parameter that may be null (0).
+fn addr<T>(gpu: &Gpu, buf: &impl DevicePtr<T>) -> u64 {
+    // (event tracking is off, `Gpu::open`: the returned guard records nothing)
+    buf.device_ptr(gpu.stream()).0
 }
 
 /// Copies every token of one dependency level into `out` (see `match_copy_warp`).
@@ -246,8 +252,10 @@ pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuE
 
 /// Launches the dense full-pipe kernel over every block of `ga` (independent blocks only);
 /// `stages` selects the stages run (`dense_layout::STAGES_ALL` to decode; fewer for the
-/// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`.
-pub fn decode_blocks_dense(
+/// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`. Only right after
+/// [`rans_decode_slices`] with `zero_queue` on the same stream: that kernel zeroes the block
+/// queue this one takes tickets from (no memset between the two launches).
+pub(crate) fn decode_blocks_dense(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     out: &mut CudaSlice<u8>,
@@ -264,10 +272,8 @@ pub fn decode_blocks_dense(
         (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32;
     // word 0: the block queue's tickets; word 1: the count of blocks left to the lane
     // kernel (`decode_blocks_lane` reads it)
-    let mut queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
-    gpu.stream()
-        .memset_zeros(&mut *queue)
-        .ctx("zeroing the dense block queue")?;
+    // (zeroed by the rANS kernel before this one: `rans_decode_slices` with `zero_queue`)
+    let queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
     let out_len = ga.original_size;
     let guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard
@@ -292,9 +298,10 @@ pub fn decode_blocks_dense(
         .arg(&out_len)
         .arg(status)
         .arg(&stages)
-        .arg(&mut *queue);
-    // SAFETY: argument order matches `decode_blocks_dense`; `queue` is two words, zeroed just
-    // above on the same stream; `decoded` holds dec_len bytes and
+        .arg(&*queue);
+    // SAFETY: argument order matches `decode_blocks_dense`; `queue` is two words, zeroed by
+    // the rANS kernel just before this launch on the same stream (the caller's contract);
+    // `decoded` holds dec_len bytes and
     // dec_offsets STREAM_COUNT words per block (GpuArchive::upload, from a validated Archive); the kernel
     // checks every stream range against dec_len; out holds >= original_size
     // bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic shared memory is what
@@ -320,10 +327,11 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
     }
 }
 
-/// Steps of the rANS stage's warp on block `e`: the most of any slice, `ceil(symbols /
-/// lanes)` for a rANS slice, `ceil(decoded / (32 * RAW_COPY_UNROLL))` for a raw one (copied
-/// by the whole warp, `RAW_COPY_UNROLL` bytes per lane per memory latency; its tail takes up
-/// to 3 more, an estimate for the order only).
+/// Steps of the rANS stage's warp on block `e`: its raw slices first, copied by the whole
+/// warp, `ceil(decoded / (32 * RAW_COPY_UNROLL))` each (`RAW_COPY_UNROLL` bytes per lane per
+/// memory latency; its tail takes up to 3 more, an estimate for the order only), then its
+/// rANS slices in rounds of at most 32 lanes ([`crate::device::rans::warp_steps`], the
+/// kernel's rounds), each round as long as its slowest slice, `ceil(symbols / lanes)`.
 /// A rANS slice's symbols are its decoded bytes, but `ceil(decoded / literal_width)` for the
 /// literals of a group with a packed literal table (FORMAT.md §5.6,
 /// [`crate::archive::Archive::literal_width`]). With one block per warp and all blocks in
@@ -331,38 +339,57 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
 /// (PERFORMANCE.md eighth session).
 pub fn rans_block_steps(e: &crate::device::format::BlockEntry, literal_width: u32) -> u32 {
     use crate::device::format::{LANES_RAW, STREAM_LITERALS};
-    (0..STREAM_COUNT)
-        .map(|k| {
-            if e.lanes[k] == LANES_RAW {
-                return e.decoded_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
-            }
-            let width = if k == STREAM_LITERALS {
-                literal_width.max(1)
-            } else {
-                1
-            };
-            e.decoded_len[k].div_ceil(width).div_ceil(e.lanes[k] as u32)
-        })
-        .max()
-        .unwrap_or(0)
+    let mut raw = 0u32;
+    let mut symbols = [0u32; STREAM_COUNT];
+    let mut lanes = [0u32; STREAM_COUNT];
+    for k in 0..STREAM_COUNT {
+        if e.lanes[k] == LANES_RAW {
+            raw += e.decoded_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
+            continue;
+        }
+        let width = if k == STREAM_LITERALS {
+            literal_width.max(1)
+        } else {
+            1
+        };
+        symbols[k] = e.decoded_len[k].div_ceil(width);
+        lanes[k] = e.lanes[k] as u32;
+    }
+    raw + crate::device::rans::warp_steps(symbols, lanes)
 }
 
-/// The order in which the rANS stage's CTAs take the chunks of `wpc` consecutive blocks
-/// (chunk `k` = blocks `k * wpc .. k * wpc + wpc`): longest chain first (a chunk's chain is
-/// its blocks' longest [`rans_block_steps`], block `b`'s literal width `literal_width(b)`),
-/// ties by chunk index. The launch makes
-/// only as many CTAs as the GPU holds at once ([`KERNEL_CTAS_PER_SM`] per SM), and CTA `c`
-/// takes chunk `order[c]`, then `order[c + grid]`, ..., so on an archive that needs more
-/// than one round the later rounds get the shortest chunks: hs37 (4,334 blocks, 271 chunks
-/// of 16 for 264 CTAs on an H200) ends on seven chunks of `N` runs whose longest block takes
-/// 71 steps instead of 676 (PERFORMANCE.md eighth session). Deterministic; a permutation of
-/// `0..chunks`.
+/// CTAs of the rANS stage's grid for `n_chunks` chunks on `sms` SMs: as many as the GPU
+/// holds at once ([`KERNEL_CTAS_PER_SM`] per SM), at most one per chunk, at least 1.
+pub fn rans_grid(n_chunks: usize, sms: u32) -> u32 {
+    (n_chunks as u64)
+        .min(sms as u64 * KERNEL_CTAS_PER_SM as u64)
+        .max(1) as u32
+}
+
+/// A chunk index the rANS stage skips ([`rans_chunk_order`] pads its last round with it).
+pub const RANS_NO_CHUNK: u32 = u32::MAX;
+
+/// The order in which the rANS stage's `grid` CTAs ([`rans_grid`]) take the chunks of `wpc`
+/// consecutive blocks (chunk `k` = blocks `k * wpc .. k * wpc + wpc`): CTA `c` takes the
+/// entries `c, c + grid, c + 2 grid, ...` of the result, one round of the grid each, and
+/// skips [`RANS_NO_CHUNK`]. The chunks go longest chain first (a chunk's chain is its
+/// blocks' longest [`rans_block_steps`], block `b`'s literal width `literal_width(b)`; ties
+/// by chunk index), in serpentine rounds: round 0 gives CTA `c` the `c`-th longest, round 1
+/// runs the other way, so the CTA with the shortest chunk of one round takes the longest of
+/// the next (a CTA takes its next chunk as soon as it is done with one, not with the round).
+/// The last round is padded with [`RANS_NO_CHUNK`] to a whole round. hs37 (4,334 blocks,
+/// 271 chunks of 16 for 264 CTAs on an H200): the seven chunks of the second round (N runs,
+/// 71 steps) went to the CTAs of the seven longest chunks (391 steps in all, against 320 for
+/// the longest chunk); now to those of the seven shortest (PERFORMANCE.md fifteenth session;
+/// longest first alone: eighth session). Deterministic; every chunk exactly once.
 pub fn rans_chunk_order(
     entries: &[crate::device::format::BlockEntry],
     literal_width: impl Fn(usize) -> u32,
     wpc: u32,
+    grid: u32,
 ) -> Vec<u32> {
     let wpc = wpc.max(1) as usize;
+    let grid = grid.max(1) as usize;
     let keys: Vec<u32> = entries
         .chunks(wpc)
         .enumerate()
@@ -373,8 +400,15 @@ pub fn rans_chunk_order(
                 .unwrap_or(0)
         })
         .collect();
-    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-    order.sort_by_key(|&k| (std::cmp::Reverse(keys[k as usize]), k));
+    let mut sorted: Vec<u32> = (0..keys.len() as u32).collect();
+    sorted.sort_by_key(|&k| (std::cmp::Reverse(keys[k as usize]), k));
+    let rounds = sorted.len().div_ceil(grid);
+    let mut order = vec![RANS_NO_CHUNK; rounds * grid];
+    for (i, &k) in sorted.iter().enumerate() {
+        let (r, j) = (i / grid, i % grid);
+        let cta = if r % 2 == 0 { j } else { grid - 1 - j };
+        order[r * grid + cta] = k;
+    }
     order
 }
 
@@ -382,10 +416,13 @@ pub fn rans_chunk_order(
 /// scratch, one warp per block (its slices' lanes packed into the warp). Writes every
 /// block's status word (0, or the first broken rule's status), so `status` needs no zeroing
 /// first (a memset less per decode).
-pub fn rans_decode_slices(
+/// With `zero_queue` it also zeroes the archive's dense block queue for
+/// [`decode_blocks_dense`], which must follow it on the stream.
+pub(crate) fn rans_decode_slices(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     status: &mut CudaSlice<u32>,
+    zero_queue: bool,
 ) -> Result<(), GpuError> {
     assert!(
         status.len() >= ga.n_blocks as usize,
@@ -414,9 +451,10 @@ pub fn rans_decode_slices(
             0
         };
     let n_chunks = ga.rans_chunks;
-    // CTAs the GPU holds at once, at most: the kernel's loop takes the remaining chunks in
-    // the host's order (the hardware's order of starting queued CTAs is not specified)
-    let grid = n_chunks.min(gpu.sm_count() * KERNEL_CTAS_PER_SM).max(1);
+    // CTAs the GPU holds at once, at most (`rans_grid`, the grid the order was laid out for
+    // at upload): the kernel's loop takes the remaining chunks in the host's order (the
+    // hardware's order of starting queued CTAs is not specified)
+    let grid = ga.rans_grid;
     let data_len = ga.data.len() as u64;
     let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
@@ -452,15 +490,20 @@ pub fn rans_decode_slices(
         .arg(&n_chunks)
         .arg(&ga.rans_staged)
         .arg(&ga.rans_stage_expand);
+    let queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+    let queue_addr = if zero_queue { addr(gpu, &*queue) } else { 0 };
+    b.arg(&queue_addr);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
-    // chunk indices (a permutation, chunks of rans_wpc blocks = the CTA's warps); entries/offsets hold n_blocks items,
+    // entries (every chunk once, chunks of rans_wpc blocks = the CTA's warps, and
+    // RANS_NO_CHUNK, which the kernel skips); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
     // rans_staged tables of PROB_SCALE words of dynamic shared memory, the tables the kernel
     // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), and with
     // rans_stage_expand set KERNEL_EXPAND_BYTES more for an expansion table: at most
-    // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`.
+    // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`; queue_addr is 0
+    // or the archive's two-word dense queue, which only the dense kernel after this one reads.
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
         .map(|_| ())
@@ -577,17 +620,23 @@ mod tests {
             e(500, 1),           // chunk 2: 500
             e(600, 2),           // chunk 3: 300 (ties with chunk 0: index order)
         ];
-        assert_eq!(rans_chunk_order(&blocks, |_| 1, 2), vec![2, 0, 3, 1]);
-        // one block per chunk
+        // one CTA: one chunk per round, all in one row
+        assert_eq!(rans_chunk_order(&blocks, |_| 1, 2, 1), vec![2, 0, 3, 1]);
+        // one block per chunk, three CTAs: rounds [5, 0, 6], then [4, 1, 2] the other
+        // way (CTA 2, whose chunk was the shortest, takes the longest left), then [3]
+        // padded
+        const NO: u32 = super::RANS_NO_CHUNK;
         assert_eq!(
-            rans_chunk_order(&blocks, |_| 1, 1),
-            vec![5, 0, 6, 4, 1, 2, 3]
+            rans_chunk_order(&blocks, |_| 1, 1, 3),
+            vec![5, 0, 6, 2, 1, 4, 3, NO, NO]
         );
-        assert!(rans_chunk_order(&[], |_| 1, 16).is_empty());
+        assert!(rans_chunk_order(&[], |_| 1, 16, 4).is_empty());
         // packed literals (FORMAT.md §5.6): block 0's 2400 literals in 800 symbols of three,
         // 100 steps; block 6's 600 in 300 pairs, 150 steps; a raw slice is copied as is
         let widths = |b: usize| [3, 1, 1, 1, 3, 1, 2][b];
-        assert_eq!(rans_chunk_order(&blocks, widths, 2), vec![2, 3, 0, 1]);
+        assert_eq!(rans_chunk_order(&blocks, widths, 2, 1), vec![2, 3, 0, 1]);
+        // two CTAs: [2, 3], then [1, 0] reversed
+        assert_eq!(rans_chunk_order(&blocks, widths, 2, 2), vec![2, 3, 1, 0]);
         assert_eq!(super::rans_block_steps(&blocks[4], 3), 128);
     }
 
