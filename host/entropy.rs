@@ -889,10 +889,14 @@ fn two_round_lanes(
 }
 
 /// Steps of the GPU warp's chain that each lane [`two_round_lanes`] adds must save (a lane
-/// costs about 3 bytes of archive): 12 for the unpacked DNA block there, under 6 for a block
-/// whose other slices need 4 lanes each (15,000 literals, 230 offsets and commands, 200
-/// tails: 17 lanes for 98 steps), which keeps its one round.
-pub const TWO_ROUND_STEPS_PER_LANE: usize = 8;
+/// costs about 3 bytes of archive): 12 for the unpacked DNA block there, 6.6 for a protein
+/// block (15,227 literals on 24 lanes and 61 offsets, 296 commands, 50 tails on one: 636
+/// steps; 32 + 1 + 8 + 1 lanes, 537). At 4 the protein blocks take two rounds, and their 32-lane literal
+/// slices also decode faster on the CPU than pairs of 24-lane ones (one slice in four AVX2
+/// state vectors rather than two in six, which spill): swissprot at level 5, one thread,
+/// 975 -> 1,072 MB/s (median of 8 alternations), archive +0.6 % (PERFORMANCE.md fifteenth
+/// session).
+pub const TWO_ROUND_STEPS_PER_LANE: usize = 4;
 
 /// Encoder form of a [`FreqTable`]: per symbol the renormalisation bound, frequency,
 /// cumulative frequency and a reciprocal that replaces the division by the frequency.
@@ -1224,12 +1228,15 @@ mod tests {
         // (31 lanes); the literals' 200 steps are next, and 32 lanes would not fit
         let n = [Some(4800), Some(10), Some(100), Some(268), Some(60)];
         assert_eq!(block_lanes_packed(n, SYMBOLS_PER_LANE, 3), [24, 1, 1, 4, 1]);
-        // the same block unpacked keeps one command lane (the literals' 600 steps are longest)
+        // the same block unpacked: 24 + 1 + 1 + 1 + 1 lanes, the literals' 600 steps the
+        // longest, and 32 would not fit; two rounds (`two_round_lanes`): the literals on 32
+        // (450 steps), then the others within 64 steps each, 1 + 4 + 8 + 1 lanes (the tails'
+        // 60 steps the longest): 510 steps, 90 fewer for 18 lanes more (5 per lane)
         let unpacked = [Some(14400), Some(10), Some(100), Some(268), Some(60)];
-        assert_eq!(block_lanes(unpacked, SYMBOLS_PER_LANE), [24, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(unpacked, SYMBOLS_PER_LANE), [32, 1, 4, 8, 1]);
         assert_eq!(
             block_lanes_packed(unpacked, SYMBOLS_PER_LANE, 1),
-            [24, 1, 1, 1, 1]
+            [32, 1, 4, 8, 1]
         );
     }
 
@@ -1304,14 +1311,12 @@ mod tests {
     #[test]
     fn block_lanes_fit_one_warp_and_balance_steps() {
         // DNA-like block: 15,000 literals, 230 commands and offsets, 200 offset tails:
-        // literals 32 -> 24 to fit
-        assert_eq!(
-            block_lanes(
-                [Some(15000), Some(30), Some(230), Some(230), Some(200)],
-                SYMBOLS_PER_LANE
-            ),
-            [24, 1, 1, 1, 1]
-        );
+        // literals 32 -> 24 to fit in one round (625 steps); at level 6 two rounds then take
+        // 32 (469) and 1 + 4 + 4 + 4 (58): 527 steps, 98 fewer for 17 lanes more; at level 8
+        // (1,024 symbols per lane) one round of 8 + 1 + 1 + 1 + 1, ratio first
+        let n = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [32, 1, 4, 4, 4]);
+        assert_eq!(block_lanes(n, 1024), [8, 1, 1, 1, 1]);
         // text-like: 8585 literals (32 -> 24 -> 16 to fit: 537 steps, the longest), 1000
         // offsets, 1950 commands and 800 tails at 4 lanes each (250, 488 and 200 steps;
         // one lane would take 1000, 1950 and 800, over 1/8 above 537)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the H200 (device tool) from the repo root:
-#   bash gpu-bundle/run.sh [PART...]   PART: tests, sanitizer, bench (copy + decode benches),
+#   bash gpu-bundle/run.sh [PART...]   PART: tests (the GPU tests, then cli), cli (`decompress
+#   --device gpu` on every archive and on a `--window 1M` archive of each, compared with the
+#   originals), sanitizer, bench (copy + decode benches),
 #   decode-bench (decode bench only), profile (ncu on the dense pipe's two kernels, hs37
 #   archive), all (= tests sanitizer bench; the default)
 # Writes logs to $OUT when set. See README "GPU tests and benchmarks".
@@ -22,6 +24,8 @@ rc=0
 if has tests; then
   echo "== GPU tests"
   ACEAPEX_TEST_CORPORA=/tmp/corp "$B/bin/test-gpu" --test-threads=1 2>&1 | tee "$OUTD/test-gpu.log" || rc=1
+fi
+if has tests || has cli; then
   echo "== CLI --device gpu on every corpus"
   for f in /tmp/corp/*; do
     "$B/bin/aceapex" decompress "$B/data/$(basename "$f").acx" -o /tmp/gpu.out --device gpu -f 2>&1 | tail -1

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fifteenth session: bash docs/gpu-runs/2026-12-01g/go.sh BUNDLE [tests] [sanitizer] [bench] [pdl] [nvcomp]
+# Fifteenth session: bash docs/gpu-runs/2026-12-01g/go.sh BUNDLE [tests] [cli] [sanitizer] [bench] [pdl] [nvcomp]
+# tests/cli/sanitizer: the bundle's run.sh parts (cli: `decompress --device gpu` of every
+# archive, dense, and of a `--window 1M` archive of each, wavefront, compared with the originals).
 # bench: the bundle's archives (data/) with the new bench binary (bin/) and, when the bundle
 # has one, the previous session's final one (old/), alternated twice; with `pdl` also the new
 # one with ACEAPEX_GPU_PDL=0 (run 1 only: its binary launched the dense and lane kernels with
@@ -16,6 +18,7 @@ mkdir -p "$OUTD"
 rc=0
 parts=""
 case $what in *" tests "*) parts="$parts tests" ;; esac
+case $what in *" cli "*) parts="$parts cli" ;; esac
 case $what in *" sanitizer "*) parts="$parts sanitizer" ;; esac
 if [ -n "$parts" ]; then
   bash "$B/run.sh" $parts > "$OUTD/run.log" 2>&1 || rc=1
