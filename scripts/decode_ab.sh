@@ -5,8 +5,9 @@
 # (each process already reports the best of ACEAPEX_RUNS runs, default 15) for the columns
 # total, streams (rANS alone) and lz (match layer alone), in MB/s of output. Alternating
 # inside one sitting is what makes the comparison fair on a shared VM whose speed drifts by
-# 20 % and more between minutes; the archives are the cached ones of decode_speed (same
-# bytes for both revisions when the encoder did not change).
+# 20 % and more between minutes; each side decodes the archives its own revision's encoder
+# made (cached in its worktree; the same bytes when the encoder did not change), so the
+# script compares encoder changes too.
 #
 # Usage: scripts/decode_ab.sh OLD_REV NEW_REV ROUNDS FILE...
 #   e.g. scripts/decode_ab.sh 55d42cc HEAD 8 corpora/text/gcide.txt corpora/text/moby_dick.txt
@@ -33,7 +34,8 @@ for side in old new; do
     cp "$root/target/ab-$side/release/examples/decode_speed" "$work/$side.bin"
 done
 
-# the example caches its archives under its own manifest folder; point both at ours
+# the example caches its archives under its own manifest folder, the side's worktree: each
+# side decodes what its own encoder made (the same bytes when the encoder did not change)
 export ACEAPEX_CACHE_TAG=${ACEAPEX_CACHE_TAG:-v3}
 for _ in $(seq "$rounds"); do
     for side in old new; do
