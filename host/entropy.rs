@@ -727,10 +727,12 @@ pub const LANE_COUNTS: [usize; 6] = [1, 4, 8, 16, 24, 32];
 /// A GPU warp decodes a block's rANS slices side by side, one symbol per lane per step, so
 /// its time is the largest `ceil(n[k] / lanes[k])` (the steps) when the lanes fit in 32
 /// (`device/src/dense.rs`, `rans_decode_slices`), while every lane costs about 3 bytes of
-/// archive (its final state). So: each slice starts at [`lanes_for`]; while the total is over
-/// 32, the slice with the most lanes (the lowest stream on a tie) steps down to the next
-/// count of [`LANE_COUNTS`]; then every slice takes the fewest lanes of [`LANE_COUNTS`] that
-/// keep its steps within 1/8 over the block's largest. Deterministic: depends on `n` and
+/// archive (its final state). So: each slice starts at [`lanes_for`] (a slice of at most
+/// [`ALWAYS_RAW_BYTES`], stored raw anyway, at 0); while the total is over 32, the slice with
+/// the most lanes (the lowest stream on a tie) steps down to the next count of
+/// [`LANE_COUNTS`]; then every slice takes the fewest lanes of [`LANE_COUNTS`] that keep its
+/// steps within 1/8 over the block's largest. At levels 1-7 the longest chain then steps up
+/// and may take two warp rounds ([`block_lanes_packed`]). Deterministic: depends on `n` and
 /// `per_lane` alone.
 pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize; STREAM_COUNT] {
     block_lanes_packed(n, per_lane, 1)
@@ -752,8 +754,8 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
 /// twice, to 8, and the tails' 991 steps on one lane were dm3's longest chain, the whole GPU
 /// rANS stage of that archive; PERFORMANCE.md fourteenth session), and a text block's warp
 /// 12 lanes short (brown: 4,452 literals on 8 lanes, 557 steps, the first trim's 1/8 over
-/// the commands' 497; stepped up and trimmed as now, 319; fifteenth session). Then, if the
-/// chain is still long, [`two_round_lanes`].
+/// the commands' 497; stepped up and trimmed as now, 320; fifteenth session). Then, at
+/// `per_lane <= SYMBOLS_PER_LANE`, if the chain is still long, [`two_round_lanes`].
 pub fn block_lanes_packed(
     n: [Option<usize>; STREAM_COUNT],
     per_lane: usize,
@@ -826,8 +828,10 @@ pub fn block_lanes_packed(
             }
         }
         trim(&mut lanes, 0);
-        if let Some(two) = two_round_lanes(&n, &lanes, per_lane) {
-            lanes = two;
+        if per_lane <= SYMBOLS_PER_LANE {
+            if let Some(two) = two_round_lanes(&n, &lanes, per_lane) {
+                lanes = two;
+            }
         }
     }
     lanes
@@ -1258,8 +1262,8 @@ mod tests {
         // brown block 434 at level 6: 4,452 literals, no lengths, 1,277 offsets, 1,988
         // commands, 1,168 tails. Start 16 + 4 + 4 + 4 (lanes_for), the trim to 1/8 over the
         // commands' 497 steps puts the literals on 8 (557 steps, the longest). Steps up:
-        // literals to 16 (278), commands to 8 (249): 32 lanes, the offsets' 319 the longest
-        // (8 lanes would not fit); the trim to 319 keeps them all
+        // literals to 16 (278), commands to 8 (249): 32 lanes, the offsets' 320 the longest
+        // (8 lanes would not fit); the trim to 320 keeps them all
         let n = [Some(4452), None, Some(1277), Some(1988), Some(1168)];
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 0, 4, 8, 4]);
         // a chain within 1.5 times per_lane stays (ratio first): 1,500 literals on 4 lanes

@@ -282,7 +282,7 @@ fn version_3_differs_from_version_2_only_in_the_block_table() {
     // level 5 at 16 KiB blocks parses and codes as it did when the version-2 archives were
     // made, so the packed entries must expand to the same entries and the tables and data
     // must be the same bytes (4 KiB blocks now get more rANS lanes, `symbols_per_lane`)
-    for (_, arc, opts) in variants() {
+    for (orig, arc, opts) in variants() {
         if opts.block_size < 16384 {
             continue;
         }
@@ -299,6 +299,11 @@ fn version_3_differs_from_version_2_only_in_the_block_table() {
         let old = golden_v2(&arc);
         let (a3, a2) = (Archive::parse(&new).unwrap(), Archive::parse(&old).unwrap());
         assert_eq!(a3.header.version, 3, "{arc}");
+        let out = decompress(&a3).unwrap_or_else(|e| panic!("{arc} (version 3): {e}"));
+        assert!(
+            out == golden(&orig),
+            "{arc} (version 3) does not decode to {orig}"
+        );
         assert_eq!(a3.entries, a2.entries, "{arc}: entries");
         assert_eq!(a3.data, a2.data, "{arc}: data section");
         let t3 = &new[new.len() - a3.data.len() - a3.header.table_bytes as usize..];

@@ -589,9 +589,10 @@ rans_entry!(
     ///
     /// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
     /// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
-    /// 24-lane literal slice, a 1-lane command slice and a 1-lane offset slice in one round; the
-    /// encoder picks lane counts that fit one round, `entropy::block_lanes`), so
-    /// the state chains of the slices advance in the same steps. Raw slices are copied by the
+    /// 24-lane literal slice, a 1-lane command slice and a 1-lane offset slice in one round;
+    /// `rans::warp_round`; the encoder picks lane counts that fit one round, or at levels 1-7
+    /// two where that shortens the block's chain, `entropy::block_lanes`), so the state
+    /// chains of a round's slices advance in the same steps. Raw slices are copied by the
     /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
     /// decoder reports it), written for every block, 0 too (the host zeroes nothing first).
     /// `dense_queue`, two words or null: zeroed for the dense kernel that follows on the

@@ -70,12 +70,13 @@ pub struct GpuArchive {
     pub(crate) decoded_len: u64,
     /// Per-warp scratch of the lane kernel, allocated on first use.
     pub(crate) lane_scratch: std::sync::Mutex<Option<CudaSlice<u8>>>,
-    /// The dense kernel's block queue: two words, zeroed before each launch: the ticket from
-    /// which its CTAs take their next blocks, and its count of blocks left to the lane
-    /// kernel (`launch::decode_blocks_dense`, `launch::decode_blocks_lane`). Both links hold
-    /// for one decode of the archive at a time on the one stream (a concurrent second decode
-    /// of the same `GpuArchive` could take the other's tickets or count; it fails closed:
-    /// skipped fallback blocks keep status `Fallback`).
+    /// The dense kernel's block queue: two words, zeroed by the rANS kernel before each dense
+    /// launch: the ticket from which its CTAs take their next blocks, and its count of blocks
+    /// left to the lane kernel (`launch::decode_blocks_dense`, `launch::decode_blocks_lane`).
+    /// [`GpuArchive::decode_all_with`] holds the lock from the rANS launch to the lane
+    /// launch, so one decode's three launches sit together on the one stream. (A
+    /// `GpuArchive` is not `Sync`, its wavefront graph cannot move between threads, so two
+    /// threads cannot decode one at once; the lock is what `&self` methods mutate through.)
     pub(crate) dense_queue: std::sync::Mutex<CudaSlice<u32>>,
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,
@@ -340,20 +341,25 @@ impl GpuArchive {
             ));
         }
         use crate::device::dense_layout::STAGES_ALL;
+        // the dense queue, locked from the rANS launch (which zeroes it) to the lane launch
+        // (which reads its count): one decode's launches at a time on the stream
+        let queue = || self.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
         match d {
-            Decoder::Lane => launch::decode_blocks_lane(gpu, self, out, status, false),
+            Decoder::Lane => launch::decode_blocks_lane(gpu, self, out, status, &queue(), false),
             Decoder::Dense => {
-                launch::rans_decode_slices(gpu, self, status, true)?;
-                launch::decode_blocks_dense(gpu, self, out, status, STAGES_ALL)?;
-                launch::decode_blocks_lane(gpu, self, out, status, true)
+                let mut q = queue();
+                launch::rans_decode_slices(gpu, self, status, Some(&mut q))?;
+                launch::decode_blocks_dense(gpu, self, out, status, &mut q, STAGES_ALL)?;
+                launch::decode_blocks_lane(gpu, self, out, status, &q, true)
             }
-            Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status, false),
+            Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status, None),
             Decoder::DenseStages(st) => {
-                launch::rans_decode_slices(gpu, self, status, true)?;
-                launch::decode_blocks_dense(gpu, self, out, status, st)?;
+                let mut q = queue();
+                launch::rans_decode_slices(gpu, self, status, Some(&mut q))?;
+                launch::decode_blocks_dense(gpu, self, out, status, &mut q, st)?;
                 if st & STAGES_ALL == STAGES_ALL {
                     // a complete decode (e.g. with the sequential parse): as `Dense`
-                    launch::decode_blocks_lane(gpu, self, out, status, true)?;
+                    launch::decode_blocks_lane(gpu, self, out, status, &q, true)?;
                 }
                 Ok(())
             }

@@ -8,7 +8,7 @@ use crate::device::rans::{
     KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
     KERNEL_SMEM_BYTES,
 };
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 /// Threads per block of the token kernels.
 const TOKEN_BLOCK: u32 = 256;
@@ -29,10 +29,11 @@ fn grid_for(gpu: &Gpu, items: u64, per_block: u64) -> u32 {
     want.min(gpu.sm_count() as u64 * 32) as u32
 }
 
-/// The device address of `buf` as a kernel parameter that may be null (0).
-fn addr<T>(gpu: &Gpu, buf: &impl DevicePtr<T>) -> u64 {
+/// The device address of `buf`, which the kernel writes, as a kernel parameter that may be
+/// null (0).
+fn addr<T>(gpu: &Gpu, buf: &mut impl DevicePtrMut<T>) -> u64 {
     // (event tracking is off, `Gpu::open`: the returned guard records nothing)
-    buf.device_ptr(gpu.stream()).0
+    buf.device_ptr_mut(gpu.stream()).0
 }
 
 /// Copies every token of one dependency level into `out` (see `match_copy_warp`).
@@ -144,12 +145,16 @@ pub(crate) fn has_blocks(
     ga.n_blocks > 0
 }
 
-/// Launches the lane-per-block decoder over every block of `ga` (independent blocks only).
-pub fn decode_blocks_lane(
+/// Launches the lane-per-block decoder over every block of `ga` (independent blocks only);
+/// with `only_fallback`, the blocks the dense kernel before it on the stream left
+/// (`Status::Fallback`; it returns at once when word 1 of `queue`, the archive's dense
+/// queue, counts none).
+pub(crate) fn decode_blocks_lane(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     out: &mut CudaSlice<u8>,
     status: &mut CudaSlice<u32>,
+    queue: &CudaSlice<u32>,
     only_fallback: bool,
 ) -> Result<(), GpuError> {
     if !has_blocks(ga, out, status) {
@@ -183,7 +188,6 @@ pub fn decode_blocks_lane(
     let out_len = ga.original_size;
     let only_fb = only_fallback as u32;
     // word 1 of the dense queue: the dense kernel's count of blocks it left to this kernel
-    let queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
     let fallbacks = queue.slice(1..2);
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
@@ -253,13 +257,15 @@ pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuE
 /// Launches the dense full-pipe kernel over every block of `ga` (independent blocks only);
 /// `stages` selects the stages run (`dense_layout::STAGES_ALL` to decode; fewer for the
 /// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`. Only right after
-/// [`rans_decode_slices`] with `zero_queue` on the same stream: that kernel zeroes the block
-/// queue this one takes tickets from (no memset between the two launches).
+/// [`rans_decode_slices`] with the same `queue` (the archive's dense queue, locked by the
+/// caller across both launches) on the same stream: that kernel zeroes the two words this
+/// one takes tickets from and counts fallbacks in (no memset between the two launches).
 pub(crate) fn decode_blocks_dense(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     out: &mut CudaSlice<u8>,
     status: &mut CudaSlice<u32>,
+    queue: &mut CudaSlice<u32>,
     stages: u32,
 ) -> Result<(), GpuError> {
     use crate::device::dense_layout::{SMEM_BYTES, THREADS};
@@ -272,8 +278,7 @@ pub(crate) fn decode_blocks_dense(
         (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32;
     // word 0: the block queue's tickets; word 1: the count of blocks left to the lane
     // kernel (`decode_blocks_lane` reads it)
-    // (zeroed by the rANS kernel before this one: `rans_decode_slices` with `zero_queue`)
-    let queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+    // (zeroed by the rANS kernel before this one: `rans_decode_slices` with the queue)
     let out_len = ga.original_size;
     let guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard
@@ -298,7 +303,7 @@ pub(crate) fn decode_blocks_dense(
         .arg(&out_len)
         .arg(status)
         .arg(&stages)
-        .arg(&*queue);
+        .arg(queue);
     // SAFETY: argument order matches `decode_blocks_dense`; `queue` is two words, zeroed by
     // the rANS kernel just before this launch on the same stream (the caller's contract);
     // `decoded` holds dec_len bytes and
@@ -416,13 +421,13 @@ pub fn rans_chunk_order(
 /// scratch, one warp per block (its slices' lanes packed into the warp). Writes every
 /// block's status word (0, or the first broken rule's status), so `status` needs no zeroing
 /// first (a memset less per decode).
-/// With `zero_queue` it also zeroes the archive's dense block queue for
-/// [`decode_blocks_dense`], which must follow it on the stream.
+/// With `dense_queue` (the archive's, locked by the caller) it also zeroes those two words
+/// for [`decode_blocks_dense`], which must follow it on the stream.
 pub(crate) fn rans_decode_slices(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     status: &mut CudaSlice<u32>,
-    zero_queue: bool,
+    dense_queue: Option<&mut CudaSlice<u32>>,
 ) -> Result<(), GpuError> {
     assert!(
         status.len() >= ga.n_blocks as usize,
@@ -490,8 +495,7 @@ pub(crate) fn rans_decode_slices(
         .arg(&n_chunks)
         .arg(&ga.rans_staged)
         .arg(&ga.rans_stage_expand);
-    let queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
-    let queue_addr = if zero_queue { addr(gpu, &*queue) } else { 0 };
+    let queue_addr = dense_queue.map_or(0, |q| addr(gpu, q));
     b.arg(&queue_addr);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
     // entries (every chunk once, chunks of rans_wpc blocks = the CTA's warps, and
@@ -503,7 +507,8 @@ pub(crate) fn rans_decode_slices(
     // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), and with
     // rans_stage_expand set KERNEL_EXPAND_BYTES more for an expansion table: at most
     // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`; queue_addr is 0
-    // or the archive's two-word dense queue, which only the dense kernel after this one reads.
+    // or the archive's two-word dense queue, which only the dense and lane kernels after
+    // this one use (the caller holds its lock across the three launches).
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
         .map(|_| ())
@@ -638,6 +643,66 @@ mod tests {
         // two CTAs: [2, 3], then [1, 0] reversed
         assert_eq!(rans_chunk_order(&blocks, widths, 2, 2), vec![2, 3, 1, 0]);
         assert_eq!(super::rans_block_steps(&blocks[4], 3), 128);
+        // raw slices first, then the rounds: 4,096 raw literals (32 steps), 600 commands on
+        // 24 lanes and 100 offsets on 16 (40 lanes: two rounds, 25 + 7 steps)
+        let mut b: BlockEntry = bytemuck::Zeroable::zeroed();
+        b.decoded_len = [4096, 0, 100, 600, 0];
+        b.lanes = [LANES_RAW, LANES_RAW, 16, 24, LANES_RAW];
+        assert_eq!(super::rans_block_steps(&b, 1), 32 + 25 + 7);
+    }
+
+    #[test]
+    fn rans_chunk_order_lays_every_chunk_once_in_serpentine_rounds() {
+        use super::{rans_block_steps, RANS_NO_CHUNK};
+        // chunks of one block whose chain is its index times 7 modulo 31 (ties and all)
+        let e = |steps: u32| {
+            let mut b: BlockEntry = bytemuck::Zeroable::zeroed();
+            b.decoded_len[0] = steps;
+            b.lanes[0] = 1;
+            b
+        };
+        for chunks in [0usize, 1, 2, 5, 31, 64, 100] {
+            let blocks: Vec<BlockEntry> = (0..chunks).map(|i| e((i * 7 % 31) as u32)).collect();
+            for grid in [1u32, 2, 3, 8, 31, 64, 200] {
+                let order = rans_chunk_order(&blocks, |_| 1, 1, grid);
+                let g = grid as usize;
+                assert_eq!(
+                    order.len(),
+                    chunks.div_ceil(g) * g,
+                    "{chunks} chunks, grid {grid}"
+                );
+                let mut real: Vec<u32> = order
+                    .iter()
+                    .copied()
+                    .filter(|&k| k != RANS_NO_CHUNK)
+                    .collect();
+                real.sort_unstable();
+                assert_eq!(real, (0..chunks as u32).collect::<Vec<_>>());
+                let steps = |k: u32| rans_block_steps(&blocks[k as usize], 1);
+                for (r, round) in order.chunks(g).enumerate() {
+                    // every chunk of a round is at least as long as every chunk of the next
+                    if let Some(next) = order.chunks(g).nth(r + 1) {
+                        let shortest = round.iter().map(|&k| steps(k)).min().unwrap();
+                        for &k in next.iter().filter(|&&k| k != RANS_NO_CHUNK) {
+                            assert!(steps(k) <= shortest, "{chunks} chunks, grid {grid}");
+                        }
+                    }
+                    // within a round, longest first in even rounds and last in odd ones,
+                    // the padding at the round's far end
+                    let real: Vec<u32> = round
+                        .iter()
+                        .map(|&k| if k == RANS_NO_CHUNK { 0 } else { steps(k) })
+                        .collect();
+                    let mut want = real.clone();
+                    if r % 2 == 0 {
+                        want.sort_unstable_by(|a, b| b.cmp(a));
+                    } else {
+                        want.sort_unstable();
+                    }
+                    assert_eq!(real, want, "{chunks} chunks, grid {grid}, round {r}");
+                }
+            }
+        }
     }
 
     /// Warps per rANS CTA on a 132-SM H200 (264 CTA slots at two per SM), worked by hand:
