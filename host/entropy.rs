@@ -761,23 +761,18 @@ pub fn block_lanes_packed(
     per_lane: usize,
     literal_width: usize,
 ) -> [usize; STREAM_COUNT] {
+    // decoded bytes per symbol of each stream
+    let w = |k: usize| {
+        if k == STREAM_LITERALS {
+            literal_width.max(1)
+        } else {
+            1
+        }
+    };
     // a slice that [`store_slice`] stores raw whatever its lanes takes none of the warp's
-    let n: [Option<usize>; STREAM_COUNT] = std::array::from_fn(|k| {
-        let w = if k == STREAM_LITERALS {
-            literal_width.max(1)
-        } else {
-            1
-        };
-        n[k].filter(|&n| n * w > ALWAYS_RAW_BYTES)
-    });
-    let mut lanes = std::array::from_fn(|k| {
-        let w = if k == STREAM_LITERALS {
-            literal_width.max(1)
-        } else {
-            1
-        };
-        n[k].map_or(0, |n| lanes_for(n * w, per_lane))
-    });
+    let n: [Option<usize>; STREAM_COUNT] =
+        std::array::from_fn(|k| n[k].filter(|&n| n * w(k) > ALWAYS_RAW_BYTES));
+    let mut lanes = std::array::from_fn(|k| n[k].map_or(0, |n| lanes_for(n * w(k), per_lane)));
     while lanes.iter().sum::<usize>() > MAX_LANES as usize {
         let (k, &most) = lanes
             .iter()
@@ -814,10 +809,7 @@ pub fn block_lanes_packed(
         // the longest chain's slice up a lane count while the warp has room (unpacked: while
         // it is over 1.5 times `per_lane` steps), then trim again, not past the new longest
         // (with the slack of the first trim the slice just stepped up could step back down)
-        while let Some((k, s)) = (0..STREAM_COUNT)
-            .filter_map(|k| n[k].map(|n| (k, steps(n, lanes[k]))))
-            .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))
-        {
+        while let Some((k, s)) = longest_slice(&n, &lanes) {
             if literal_width == 1 && 2 * s <= 3 * per_lane {
                 break;
             }
@@ -835,6 +827,17 @@ pub fn block_lanes_packed(
         }
     }
     lanes
+}
+
+/// The slice with the longest chain, `ceil(n / lanes)` steps (the lowest stream on a tie),
+/// and its steps; `None` without a rANS slice.
+fn longest_slice(
+    n: &[Option<usize>; STREAM_COUNT],
+    lanes: &[usize; STREAM_COUNT],
+) -> Option<(usize, usize)> {
+    (0..STREAM_COUNT)
+        .filter_map(|k| n[k].map(|n| (k, n.div_ceil(lanes[k].max(1)))))
+        .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))
 }
 
 /// Bytes up to which a slice is always stored raw ([`store_slice`]): a rANS slice holds at
@@ -867,9 +870,7 @@ fn two_round_lanes(
     if now <= 2 * per_lane {
         return None;
     }
-    let (k, _) = (0..STREAM_COUNT)
-        .filter_map(|k| n[k].map(|n| (k, n.div_ceil(lanes[k].max(1)))))
-        .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))?;
+    let (k, _) = longest_slice(n, lanes)?;
     if lanes[k] >= MAX_LANES as usize {
         return None;
     }
@@ -885,9 +886,10 @@ fn two_round_lanes(
                 .unwrap_or(MAX_LANES as usize);
         }
     }
-    let others: usize = two.iter().sum::<usize>() - two[k];
+    let total: usize = two.iter().sum();
+    let others = total - two[k];
     let then = chain(&two);
-    let added = two.iter().sum::<usize>().saturating_sub(lanes.iter().sum());
+    let added = total.saturating_sub(lanes.iter().sum());
     let pays = then + then / 8 < now && now - then >= TWO_ROUND_STEPS_PER_LANE * added;
     (others <= MAX_LANES as usize && pays).then_some(two)
 }
