@@ -1183,9 +1183,16 @@ fn decode_packed<const CTX: bool, const PACK: bool>(
     let mut x: u32 = RANS_L;
     let mut nwords = 0u32;
     let mut steps = 0u32;
-    // SAFETY: the words start 4 * lanes bytes into the slice, inside the data section.
-    let words = unsafe { data.add((s.off + 4 * lanes as u64) as usize) };
     let active_slice = mine && lanes > 0 && s.table < src.n_tables;
+    // the slice's word area, or the data section's start for a lane without a slice (whose
+    // `s.off` need not lie inside the section: no pointer is formed from it)
+    let words = if active_slice {
+        // SAFETY: the words start 4 * lanes bytes into the slice, inside the data section
+        // (lanes > 0: slice_info's checks passed).
+        unsafe { data.add((s.off + 4 * lanes as u64) as usize) }
+    } else {
+        data
+    };
     if active_slice {
         // SAFETY: off + 4 * lanes <= stored bytes inside the data section (pre checks).
         let head = unsafe { data.add(s.off as usize) };
