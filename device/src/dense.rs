@@ -1069,8 +1069,11 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// branch (some lane renormalises in ~93 % of steps, so the branch was always divergent;
 /// -10..-15 % stage time, PERFORMANCE.md sixth session). (Two alternatives were measured and
 /// dropped: a register window of words handed out by shuffles, and a copy of the round's
-/// words in shared memory; PERFORMANCE.md, 2026-11-30 third session; and a prefetch of the
-/// line ahead of each slice's next word: flat, seventh session.)
+/// words in shared memory; PERFORMANCE.md, 2026-11-30 third session; a prefetch of the
+/// line ahead of each slice's next word: flat, seventh session; and for grids of one CTA per
+/// SM a prefetch of the slice's whole word area into L1, the most L1 by the carveout, and a
+/// shared-memory copy of each round's words in kernels of their own: 0 to -5 %, sixteenth
+/// session.)
 ///
 /// `CTX`: some selected slice has a context pair (FORMAT.md §5.4; each lane then picks its
 /// table by its previous symbol); `PACK`: some selected slice holds packed literals (§5.6;
@@ -1184,17 +1187,19 @@ fn decode_packed<const CTX: bool, const PACK: bool>(
     let mut nwords = 0u32;
     let mut steps = 0u32;
     let active_slice = mine && lanes > 0 && s.table < src.n_tables;
-    // the slice's word area, or the data section's start for a lane without a slice (whose
-    // `s.off` need not lie inside the section: no pointer is formed from it)
+    // the slice's word area, or the data section's start for a lane without a valid slice
+    // (absent, failed its checks or without a table: a failed slice's `s.off` is unchecked,
+    // so no pointer is formed from it; such a lane never takes a word)
     let words = if active_slice {
-        // SAFETY: the words start 4 * lanes bytes into the slice, inside the data section
-        // (lanes > 0: slice_info's checks passed).
+        // SAFETY: lanes > 0, so slice_info's checks passed: off + stored <= data_len and
+        // 4 * lanes <= stored, so the word area starts inside the data section or at its end.
         unsafe { data.add((s.off + 4 * lanes as u64) as usize) }
     } else {
         data
     };
     if active_slice {
-        // SAFETY: off + 4 * lanes <= stored bytes inside the data section (pre checks).
+        // SAFETY: off + stored <= data_len and 4 * lanes <= stored (slice_info's checks):
+        // the 4 * lanes state bytes lie inside the data section.
         let head = unsafe { data.add(s.off as usize) };
         let o = 4 * l as usize;
         x = unsafe {

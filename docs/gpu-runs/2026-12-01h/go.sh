@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Sixteenth session: bash docs/gpu-runs/2026-12-01h/go.sh BUNDLE [tests] [cli] [sanitizer] [bench] [nvcomp]
-# tests/cli/sanitizer: the bundle's run.sh parts (scripts/gpu-run.sh).
+# (no part named: tests bench). tests/cli/sanitizer: the bundle's run.sh parts (scripts/gpu-run.sh).
 # bench: the bundle's archives (data/) with its bench binary (bin/) under each of the
-# variants in $VARIANTS ("label:VAR=V,VAR=V label2:..."; default one variant "new" with no
-# extra environment: each a run of the same binary under other launch settings) and, when
+# variants in $VARIANTS ("label:VAR=V,VAR=V label2:..."; a variant without extra environment is
+# written "label:"; default one variant "new:"; each a run of the same binary under other
+# environment settings, e.g. ACEAPEX_DEV_PTX for other kernels) and, when
 # the bundle has one, the previous session's final binary (old/), alternated ROUNDS times
 # (default 2).
-# SUMMARY lines only (criterion filtered out: `none`); logs in $OUT.
+# Prints the SUMMARY lines only (criterion filtered out: `none`); whole logs in $OUT.
 # nvcomp: nvCOMP 6 (wheels in .whl/, carried) on the restored originals, default, 16 KiB and
 # 8 KiB chunks, LZ4/Snappy/GDeflate/Zstd.
 set -uo pipefail
