@@ -228,7 +228,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// older entry (a ring slot reused since), which ends the walk.
     #[inline]
     fn older(&self, c: usize) -> usize {
-        let nc = self.prev[(c - 1) & self.rmask].get();
+        let nc = self.prev_at(c - 1).get();
         if nc >= c {
             0
         } else {
@@ -236,9 +236,52 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         }
     }
 
+    /// The hash-head slot of the (masked) bytes at `p`: below `1 << hbits`, `head.len()`.
+    ///
+    /// # Safety
+    /// `p + 8 <= self.end` (every caller: a position with 8 bytes left in the segment).
     #[inline(always)]
-    fn hash(&self, p: usize) -> usize {
-        ((read_u64(self.data, p) & self.hmask).wrapping_mul(HASH_MUL) >> self.hshift) as usize
+    unsafe fn hash(&self, p: usize) -> usize {
+        debug_assert!(p + 8 <= self.end);
+        // SAFETY: p + 8 <= end <= data.len() (the caller's contract).
+        let v = unsafe { read_u64_unchecked(self.data, p) };
+        ((v & self.hmask).wrapping_mul(HASH_MUL) >> self.hshift) as usize
+    }
+
+    /// Hash head `h` (`h` from [`Finder::hash`]: below `head.len()`, which is `1 << hbits`
+    /// with `hshift = 64 - hbits`, as `parse_blocks` builds the finder).
+    #[inline(always)]
+    fn head_at(&self, h: usize) -> S {
+        debug_assert!(h < self.head.len());
+        // SAFETY: h < 1 << hbits == head.len() (the shift of `hash`; `chain_tables`).
+        unsafe { *self.head.get_unchecked(h) }
+    }
+
+    /// Sets hash head `h` (as [`Finder::head_at`]).
+    #[inline(always)]
+    fn set_head(&mut self, h: usize, v: S) {
+        debug_assert!(h < self.head.len());
+        // SAFETY: as in head_at.
+        unsafe { *self.head.get_unchecked_mut(h) = v };
+    }
+
+    /// The chain link of ring slot `r & rmask` (as [`Finder::set_prev`]).
+    #[inline(always)]
+    fn prev_at(&self, r: usize) -> S {
+        let i = r & self.rmask;
+        debug_assert!(i < self.prev.len());
+        // SAFETY: i <= rmask == prev.len() - 1.
+        unsafe { *self.prev.get_unchecked(i) }
+    }
+
+    /// Sets the chain link of ring slot `r & rmask` (`prev.len()` is `rmask + 1`, as
+    /// `parse_blocks` builds the finder).
+    #[inline(always)]
+    fn set_prev(&mut self, r: usize, v: S) {
+        let i = r & self.rmask;
+        debug_assert!(i < self.prev.len());
+        // SAFETY: i <= rmask == prev.len() - 1.
+        unsafe { *self.prev.get_unchecked_mut(i) = v };
     }
 
     /// Inserts every not yet inserted position below `p` (those that have 8 bytes left in
@@ -248,10 +291,11 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         let lim = p.min(self.end.saturating_sub(7));
         while self.next_insert < lim {
             let q = self.next_insert;
-            let h = self.hash(q);
+            // SAFETY: q < lim <= end - 7, so q + 8 <= end.
+            let h = unsafe { self.hash(q) };
             let r = q - self.base;
-            self.prev[r & self.rmask] = self.head[h];
-            self.head[h] = S::new(r + 1);
+            self.set_prev(r, self.head_at(h));
+            self.set_head(h, S::new(r + 1));
             self.next_insert += 1;
         }
         if self.next_insert < p {
@@ -262,14 +306,18 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// The chain head for `p` (0 = empty chain); if `p` is the next position to insert,
     /// also inserts it, so that the hash and the head-table load (the likeliest cache miss
     /// of the finder) are paid once per position.
+    ///
+    /// # Safety
+    /// `p + 8 <= self.end` (as [`Finder::hash`]).
     #[inline(always)]
-    fn head_and_insert(&mut self, p: usize) -> usize {
-        let h = self.hash(p);
-        let c = self.head[h];
+    unsafe fn head_and_insert(&mut self, p: usize) -> usize {
+        // SAFETY: the caller's contract.
+        let h = unsafe { self.hash(p) };
+        let c = self.head_at(h);
         if self.next_insert == p {
             let r = p - self.base;
-            self.prev[r & self.rmask] = c;
-            self.head[h] = S::new(r + 1);
+            self.set_prev(r, c);
+            self.set_head(h, S::new(r + 1));
             self.next_insert = p + 1;
         }
         c.get()
@@ -373,9 +421,18 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         let floor = if self.independent { bs } else { self.base };
         let lo = floor.max(p.saturating_sub(self.window));
         // start the head load early: it is the likeliest cache miss
-        let head = self.head_and_insert(p);
-        let lbase = litsum[p - bs];
-        let lits = |len: usize| (litsum[p - bs + len] - lbase) as i32;
+        // SAFETY: p + 8 <= end (the tail positions returned above).
+        let head = unsafe { self.head_and_insert(p) };
+        // litsum holds be - bs + 1 prefix sums and every candidate's length is at most
+        // maxlen = be - p, so both reads below are in bounds
+        debug_assert_eq!(litsum.len(), be - bs + 1);
+        // SAFETY: p - bs < be - bs + 1 == litsum.len().
+        let lbase = unsafe { *litsum.get_unchecked(p - bs) };
+        let lits = |len: usize| {
+            debug_assert!(len <= maxlen);
+            // SAFETY: len <= maxlen = be - p, so p - bs + len <= be - bs < litsum.len().
+            (unsafe { *litsum.get_unchecked(p - bs + len) } - lbase) as i32
+        };
         let mut best = NO_MATCH;
         // longest (cap-clamped) length seen: later chain candidates must beat it
         let mut best_len = 0usize;
@@ -488,7 +545,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev[(c - 1) & self.rmask].get();
+            let nc = self.prev_at(c - 1).get();
             if nc >= c {
                 break;
             }
@@ -618,8 +675,9 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         if best_len >= self.cfg.nice || best_len == maxlen || p + 8 > self.end {
             return;
         }
-        let h = self.hash(p);
-        let mut c = self.head[h].get();
+        // SAFETY: p + 8 <= end (checked above).
+        let h = unsafe { self.hash(p) };
+        let mut c = self.head_at(h).get();
         let mut steps = self.cfg.chain;
         while c != 0 {
             let cand = self.base + c - 1;
@@ -659,7 +717,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev[(c - 1) & self.rmask].get();
+            let nc = self.prev_at(c - 1).get();
             if nc >= c {
                 break;
             }
