@@ -193,13 +193,19 @@ fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
     n
 }
 
+/// The match finder of one segment. Invariants (set up by `parse_blocks`, its only
+/// constructor, and relied on by the unchecked accesses of `hash`, `head_at`, `set_head`,
+/// `prev_at` and `set_prev`): `end <= data.len()`; `head.len() == 1 << (64 - hshift)`;
+/// `prev.len() == rmask + 1`.
 struct Finder<'a, S: ChainSlot> {
     data: &'a [u8],
     /// `seg.start`.
     base: usize,
     /// `seg.end`.
     end: usize,
+    /// Hash heads, `1 << (64 - hshift)` of them.
     head: &'a mut [S],
+    /// Chain links, ring-indexed (`rmask + 1` of them).
     prev: &'a mut [S],
     val: &'a mut [u32],
     /// Ring mask of `prev` and `val`.
@@ -948,6 +954,8 @@ fn parse_blocks<S: ChainSlot>(
         },
         rep_mask: (1u32 << cfg.reps.min(4)) - 1,
     };
+    // the invariants of `Finder`'s unchecked accesses
+    assert!(f.end <= data.len() && f.head.len() == 1 << hbits && f.prev.len() == ring);
 
     let nblocks = n.div_ceil(block_size);
     let mut blocks = Vec::with_capacity(nblocks);
