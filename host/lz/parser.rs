@@ -551,11 +551,8 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev_at(c - 1).get();
-            if nc >= c {
-                break;
-            }
-            c = nc;
+            // the next older entry, or 0 (the loop's end) at a reused ring slot
+            c = self.older(c);
         }
         best
     }
@@ -723,11 +720,8 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
             if steps == 0 {
                 break;
             }
-            let nc = self.prev_at(c - 1).get();
-            if nc >= c {
-                break;
-            }
-            c = nc;
+            // the next older entry, or 0 (the loop's end) at a reused ring slot
+            c = self.older(c);
         }
     }
 }
