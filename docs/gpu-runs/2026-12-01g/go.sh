@@ -1,50 +1,16 @@
 #!/usr/bin/env bash
-# Fifteenth session: bash docs/gpu-runs/2026-12-01g/go.sh BUNDLE [tests] [cli] [sanitizer] [bench] [pdl] [nvcomp]
-# tests/cli/sanitizer: the bundle's run.sh parts (cli: `decompress --device gpu` of every
-# archive, dense, and of a `--window 1M` archive of each, wavefront, compared with the originals).
-# bench: the bundle's archives (data/) with the new bench binary (bin/) and, when the bundle
-# has one, the previous session's final one (old/), alternated twice; with `pdl` also the new
-# one with ACEAPEX_GPU_PDL=0 (run 1 only: its binary launched the dense and lane kernels with
+# Fifteenth session's calls: bash docs/gpu-runs/2026-12-01g/go.sh BUNDLE [tests] [cli] [sanitizer] [bench] [pdl] [nvcomp]
+# The script these runs used is now scripts/gpu-go.sh (the same steps, its bench loop
+# generalised to $VARIANTS); this file maps the old arguments onto it: `pdl` adds the variant
+# "nopdl" (ACEAPEX_GPU_PDL=0; run 1 only: its binary launched the dense and lane kernels with
 # programmatic dependent launch, which this switch turned off; the change was dropped).
-# SUMMARY lines only (criterion filtered out: `none`); logs in $OUT.
-# nvcomp: nvCOMP 6 (wheels in .whl/, carried) on the restored originals, default, 16 KiB and
-# 8 KiB chunks, LZ4/Snappy/GDeflate/Zstd.
-set -uo pipefail
-B=$1
+b=$1
 shift
-what=" ${*:-tests bench} "
-OUTD=${OUT:-/tmp/out}
-mkdir -p "$OUTD"
-rc=0
-parts=""
-case $what in *" tests "*) parts="$parts tests" ;; esac
-case $what in *" cli "*) parts="$parts cli" ;; esac
-case $what in *" sanitizer "*) parts="$parts sanitizer" ;; esac
-if [ -n "$parts" ]; then
-  bash "$B/run.sh" $parts > "$OUTD/run.log" 2>&1 || rc=1
-  grep -vE "^test .* ok$" "$OUTD/run.log" | grep -vE "^\s*$" | tail -45
-fi
-# the originals of this bundle's archives (a warm machine may still hold another bundle's)
-[ -n "$parts" ] || bash "$B/run.sh" none > /dev/null 2>&1
-run_bench() { # label binary [env...]
-  local label=$1 bin=$2; shift 2
-  echo "-- $label"
-  env "$@" ACEAPEX_BENCH_ARCHIVES="$B/data" "$bin" --bench none 2>&1 | sed "s/^/$label: /" | tee -a "$OUTD/bench.log" |
-    grep -E "SUMMARY" | sed -E 's/^[^:]*: //; s/SUMMARY gpu_decode ([^:]*): [0-9]+ bytes, ratio ([0-9.]+); device-resident dense ([0-9.]+ ms = [0-9.]+ GB\/s).*stage split \(dense\): (.*); parse\+fill parallel.*/\1 r=\2 dense \3 | \4/'
-}
-case $what in *" bench "*)
-  for i in 1 2; do
-    run_bench new-$i "$B/bin/bench-gpu_decode"
-    case $what in *" pdl "*) run_bench nopdl-$i "$B/bin/bench-gpu_decode" ACEAPEX_GPU_PDL=0 ;; esac
-    [ -x "$B/old/bench-gpu_decode" ] && run_bench old-$i "$B/old/bench-gpu_decode"
-  done ;;
-esac
-case $what in *" nvcomp "*)
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl &&
-    export PYTHONPATH=/tmp/site
-  for c in "" 16384 8192; do
-    python3 "$B/nvcomp_bench.py" ${c:+--chunk $c} --algos LZ4,Snappy,GDeflate,Zstd /tmp/corp/* 2>&1 |
-      tee -a "$OUTD/nvcomp.tsv" | grep -vE "^#|^file"
-  done ;;
-esac
-exit $rc
+args=()
+variants="new:"
+for a in "$@"; do
+  if [ "$a" = pdl ]; then variants="new: nopdl:ACEAPEX_GPU_PDL=0"; else args+=("$a"); fi
+done
+# only `pdl` named: no part (as before), not the default parts
+[ $# -gt 0 ] && [ ${#args[@]} -eq 0 ] && args=(none)
+VARIANTS=${VARIANTS:-$variants} exec bash "$(dirname "$0")/../../../scripts/gpu-go.sh" "$b" "${args[@]}"
