@@ -402,6 +402,48 @@ type GroupOut = (Vec<u8>, u16, Vec<(BlockEntry, Vec<u8>)>);
 /// packed slice decodes its literals `w` at a time.
 pub const PACK_MAX_LOSS_FAST_LEVELS: f64 = 0.03;
 
+/// GPU chain steps that one byte of archive must buy for a packed literal table that codes
+/// larger than the record chosen without it at levels 1-7 (beyond
+/// [`PACK_MAX_LOSS_FAST_LEVELS`]): the exchange rate of [`entropy::block_lanes`]' two warp
+/// rounds, [`entropy::TWO_ROUND_STEPS_PER_LANE`] steps for a lane's ~3 bytes. The case is a
+/// genome's first group, whose FASTA header block stores its literals raw (E. coli: 8.6 KB,
+/// 3.2 %, more than unpacked; the 63 other blocks' chains 551 -> ~230 steps, the longest of
+/// the archive; PERFORMANCE.md seventeenth session).
+pub const PACK_STEPS_PER_BYTE: f64 = entropy::TWO_ROUND_STEPS_PER_LANE as f64 / 3.0;
+
+/// Sum over a group's blocks of the GPU warp's rANS chain (`aceapex_device::rans::warp_steps`)
+/// with the unpacked literals and lanes `unpacked`, less that with the packed literal symbols
+/// `packed` (None: a block whose literals are stored raw, whose copy, a few dozen steps'
+/// worth on the GPU, is not counted) and their lanes `packed_lanes`; 0 where packing is
+/// longer.
+fn chain_steps_saved(
+    blocks: &[BlockParse],
+    unpacked: &[[usize; STREAM_COUNT]],
+    packed_lanes: &[[usize; STREAM_COUNT]],
+    packed: &[Option<Vec<u8>>],
+) -> usize {
+    let chain = |b: &BlockParse, literals: usize, lanes: &[usize; STREAM_COUNT]| {
+        let slices = b.stream_slices();
+        aceapex_device::rans::warp_steps(
+            std::array::from_fn(|k| {
+                if k == STREAM_LITERALS {
+                    literals as u32
+                } else {
+                    slices[k].len() as u32
+                }
+            }),
+            std::array::from_fn(|k| lanes[k] as u32),
+        ) as usize
+    };
+    (blocks.iter().enumerate())
+        .map(|(i, b)| {
+            let before = chain(b, b.stream_slices()[STREAM_LITERALS].len(), &unpacked[i]);
+            let after = chain(b, packed[i].as_ref().map_or(0, Vec::len), &packed_lanes[i]);
+            before.saturating_sub(after)
+        })
+        .sum()
+}
+
 /// Fewest literals a group must have for a packed literal table (FORMAT.md §5.6): below it
 /// the table and the slices' lane states cost more than packing can save, and the archive
 /// would need a version-6 reader for nothing (a 33-byte input packed came out 255 bytes
@@ -519,16 +561,17 @@ fn encode_group(
                 ..entropy::TableRecord::single(t)
             };
             let cost = entropy::record_bytes(&record, &[&h]) + raw_bytes as f64;
-            let allowed = if opts.level <= 7 {
-                chosen * (1.0 + PACK_MAX_LOSS_FAST_LEVELS)
-            } else {
-                *chosen
-            };
-            if cost < allowed {
-                let w = pack_width(record.alphabet.as_ref().map_or(0, Vec::len)) as usize;
+            let w = pack_width(record.alphabet.as_ref().map_or(0, Vec::len)) as usize;
+            let packed_lanes = lanes_of(&|i| symbols[i].as_ref().map(Vec::len), w);
+            let take = cost < *chosen
+                || (opts.level <= 7
+                    && (cost < chosen * (1.0 + PACK_MAX_LOSS_FAST_LEVELS)
+                        || (cost - chosen) * PACK_STEPS_PER_BYTE
+                            <= chain_steps_saved(blocks, &lanes, &packed_lanes, &symbols) as f64));
+            if take {
                 literal_record = Some((record, cost));
                 packed = symbols;
-                lanes = lanes_of(&|i| packed[i].as_ref().map(Vec::len), w);
+                lanes = packed_lanes;
             }
         }
     }

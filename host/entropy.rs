@@ -824,9 +824,68 @@ pub fn block_lanes_packed(
             if let Some(two) = two_round_lanes(&n, &lanes, per_lane) {
                 lanes = two;
             }
+            lanes = step_up_by_rounds(&n, lanes, per_lane);
         }
     }
     lanes
+}
+
+/// Last stage of [`block_lanes_packed`] at levels 1-7: the longest chain's slice steps up
+/// lane counts even where the block's lanes then exceed 32, judged by the GPU warp's rounds
+/// ([`aceapex_device::rans::warp_steps`]: a slice that no longer fits waits for a second
+/// round, which for a short slice costs a few steps). The step-up in
+/// [`block_lanes_packed`] stops at 32 lanes in all, so a slice of a few symbols could keep
+/// the longest one from its next count: dm3 block 111 at level 6, 5,284 literals on 16
+/// lanes, 9 lengths on 1, 1,467 offsets, 2,570 commands and 1,220 tails on 4 each, 643
+/// steps (the commands'); with the commands on 8 the lengths go to a second round: 367 + 9
+/// = 376 (PERFORMANCE.md seventeenth session). Steps the longest slice up one count at a
+/// time (the others as they are) until it has 32 lanes or the chain is within 1.5 times
+/// `per_lane`, and keeps the shortest chain that saves at least
+/// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds; then each slice goes down to the
+/// fewest lanes of [`LANE_COUNTS`] that keep that chain. Deterministic.
+fn step_up_by_rounds(
+    n: &[Option<usize>; STREAM_COUNT],
+    lanes: [usize; STREAM_COUNT],
+    per_lane: usize,
+) -> [usize; STREAM_COUNT] {
+    let symbols: [u32; STREAM_COUNT] = std::array::from_fn(|k| n[k].unwrap_or(0) as u32);
+    let chain = |l: &[usize; STREAM_COUNT]| {
+        aceapex_device::rans::warp_steps(symbols, std::array::from_fn(|k| l[k] as u32)) as usize
+    };
+    let total = |l: &[usize; STREAM_COUNT]| l.iter().sum::<usize>();
+    let (mut best, mut best_chain) = (lanes, chain(&lanes));
+    let mut cur = lanes;
+    while 2 * chain(&cur) > 3 * per_lane {
+        let Some((k, _)) = longest_slice(n, &cur) else {
+            break;
+        };
+        match LANE_COUNTS.iter().copied().find(|&l| l > cur[k]) {
+            Some(l) => cur[k] = l,
+            None => break,
+        }
+        let c = chain(&cur);
+        let added = total(&cur).saturating_sub(total(&best));
+        if c + TWO_ROUND_STEPS_PER_LANE * added <= best_chain && c < best_chain {
+            (best, best_chain) = (cur, c);
+        }
+    }
+    if best == lanes {
+        return lanes;
+    }
+    for k in 0..STREAM_COUNT {
+        if n[k].is_none() {
+            continue;
+        }
+        for &l in LANE_COUNTS.iter().filter(|&&l| l < best[k]) {
+            let mut fewer = best;
+            fewer[k] = l;
+            if chain(&fewer) <= best_chain {
+                best = fewer;
+                break;
+            }
+        }
+    }
+    best
 }
 
 /// The slice with the longest chain, `ceil(n / lanes)` steps (the lowest stream on a tie),
@@ -1252,9 +1311,17 @@ mod tests {
         // 991 offset tails. Lanes 24 + 1 + 4 + 8 + 4 are over 32: the literals step down to
         // 16, then 8 (25 in all); the trim leaves the tails on one lane (991 steps, within 1/8
         // of the literals' 898) and the commands on 4. Steps up: tails to 4 (248), literals
-        // to 16 (449); the commands' 557 are then the longest, and 8 lanes would not fit
+        // to 16 (449); the commands' 557 are then the longest, and 8 lanes do not fit in one
+        // warp round: 16 + 1 + 4 + 4 + 4
         let n = [Some(7181), Some(5), Some(1243), Some(2228), Some(991)];
-        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 4, 4]);
+        // `step_up_by_rounds`: the commands on 8 anyway, 33 lanes; the kernel's first round
+        // takes the largest four (16 + 8 + 4 + 4: 449, 279, 311, 248 steps), the lengths'
+        // 5 steps wait for a second: 454 steps, 103 fewer for 4 lanes
+        for (lanes, steps) in [([16, 1, 4, 4, 4], 557), ([16, 1, 4, 8, 4], 449 + 5)] {
+            let symbols = [7181, 5, 1243, 2228, 991];
+            assert_eq!(aceapex_device::rans::warp_steps(symbols, lanes), steps);
+        }
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 8, 4]);
         // at level 8 (1,024 symbols per lane) no step-up: ratio first
         assert_eq!(block_lanes(n, 1024), [4, 1, 1, 4, 1]);
     }

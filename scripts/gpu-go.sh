@@ -4,7 +4,8 @@
 # bench: the bundle's archives (data/) with its bench binary (bin/) under each of the
 # variants in $VARIANTS ("label:VAR=V,VAR=V label2:..."; a variant without extra environment is
 # written "label:"; default one variant "new:"; each a run of the same binary under other
-# environment settings, e.g. ACEAPEX_DEV_PTX for other kernels) and, when the bundle has
+# environment settings, e.g. ACEAPEX_DEV_PTX for other kernels, or ACEAPEX_BENCH_ARCHIVES for
+# other archives of the same files) and, when the bundle has
 # one, an earlier binary to compare with (old/, e.g. the previous session's final),
 # alternated ROUNDS times (default 2).
 # Prints the SUMMARY lines only (criterion filtered out: `none`); whole logs in $OUT.
@@ -30,7 +31,7 @@ fi
 run_bench() { # label binary [env...]
   local label=$1 bin=$2; shift 2
   echo "-- $label"
-  env "$@" ACEAPEX_BENCH_ARCHIVES="$B/data" "$bin" --bench none 2>&1 | sed "s/^/$label: /" | tee -a "$OUTD/bench.log" |
+  env ACEAPEX_BENCH_ARCHIVES="$B/data" "$@" "$bin" --bench none 2>&1 | sed "s/^/$label: /" | tee -a "$OUTD/bench.log" |
     grep -E "SUMMARY" | sed -E 's/^[^:]*: //; s/SUMMARY gpu_decode ([^:]*): [0-9]+ bytes, ratio ([0-9.]+); device-resident dense ([0-9.]+ ms = [0-9.]+ GB\/s).*stage split \(dense\): (.*); parse\+fill parallel.*/\1 r=\2 dense \3 | \4/'
 }
 case $what in *" bench "*)

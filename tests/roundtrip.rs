@@ -701,6 +701,39 @@ fn compressible_kinds_compress() {
     );
 }
 
+/// A genome's first table group: a FASTA header line (letters outside the group's 5-letter
+/// alphabet, so its block stores its literals raw) and 63 blocks of bases. Packing costs
+/// that group bytes (the header block's ~12 KB of raw literals against ~2 bits per base),
+/// more than `PACK_MAX_LOSS_FAST_LEVELS` allows, but shortens 63 blocks' GPU rANS chains
+/// about threefold (three bases per symbol), which levels 1-7 buy
+/// (`archive::PACK_STEPS_PER_BYTE`, FORMAT.md §5.6); level 8 puts the ratio first.
+#[test]
+fn a_genome_header_group_packs_at_fast_levels_only() {
+    let mut rng = Rng(17);
+    let mut data =
+        b">NC_000913.2 Escherichia coli str. K-12 substr. MG1655, complete genome\n".to_vec();
+    while data.len() < 64 * 16384 {
+        for _ in 0..60 {
+            data.push(b"ACGT"[rng.below(4) as usize]);
+        }
+        data.push(b'\n');
+    }
+    data.truncate(64 * 16384);
+    for (level, packs) in [(6, true), (8, false)] {
+        let packed = compress(&data, &opts(level, 16384), &|_| {}).unwrap();
+        let a = Archive::parse(&packed).unwrap();
+        assert_eq!(a.entries.len(), 64);
+        // five letters: three per symbol (FORMAT.md §5.6) in blocks 1-63
+        let want = if packs { 3 } else { 1 };
+        assert!(
+            (1..64).all(|b| a.literal_width(b) == want),
+            "level {level}: literal widths {:?}",
+            (0..64).map(|b| a.literal_width(b)).collect::<Vec<_>>()
+        );
+        assert_eq!(decompress(&a).unwrap(), data, "level {level}");
+    }
+}
+
 /// Invalid options are refused with a message, never compressed.
 #[test]
 fn invalid_options_are_refused() {

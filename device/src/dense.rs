@@ -87,16 +87,17 @@ unsafe fn gb(p: *const u8, i: usize) -> u8 {
     unsafe { *p.add(i) }
 }
 
-/// Reads the little-endian 16-bit word at `p` (any alignment) of global memory, two byte
-/// loads that ask L2 to fetch 256 bytes on a miss (`ld.global.L2::256B`): the rANS stage
-/// reads each slice's words once, front to back (PERFORMANCE.md eighth session, run 2).
+/// Reads the little-endian 16-bit word at `p` (any alignment) of global memory as its two
+/// bytes `(low, high)`, two byte loads that ask L2 to fetch 256 bytes on a miss
+/// (`ld.global.L2::256B`): the rANS stage reads each slice's words once, front to back
+/// (PERFORMANCE.md eighth session, run 2). The bytes stay apart until [`merge_word`].
 ///
 /// # Safety
 /// `p` and `p + 1` are readable bytes of global memory. (`p` is the generic address; on
 /// NVIDIA GPUs the generic window maps global memory at the same addresses, which is what
 /// LLVM's own `cvta.to.global` of a kernel parameter relies on too.)
 #[inline(always)]
-unsafe fn global_word_l2_256(p: *const u8) -> u32 {
+unsafe fn global_word_l2_256(p: *const u8) -> (u16, u16) {
     let (lo, hi): (u16, u16);
     // SAFETY: the caller's contract; the asm only loads the two bytes.
     unsafe {
@@ -109,7 +110,32 @@ unsafe fn global_word_l2_256(p: *const u8) -> u32 {
             options(pure, readonly, nostack, preserves_flags)
         )
     };
-    (lo as u32) | (hi as u32) << 8
+    (lo, hi)
+}
+
+/// The rANS renormalisation `(x << 16) | word` for the word's bytes `lo` and `hi` (each
+/// below 256, from [`global_word_l2_256`]), in one asm block so that the first use of the
+/// loaded bytes sits where the caller merges them: as Rust, LLVM joined the two bytes right
+/// after their loads, so the warp waited there on the load before the rest of its step
+/// (a packed symbol's expansion, two shuffles and its stores) instead of running that while
+/// the load was in flight (PERFORMANCE.md seventeenth session).
+#[inline(always)]
+fn merge_word(x: u32, lo: u16, hi: u16) -> u32 {
+    let out: u32;
+    // SAFETY: register arithmetic only: t = lo | hi << 16, then bytes (t.0, t.2, x.0, x.1).
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .b32 t;",
+            "mov.b32 t, {{{lo}, {hi}}};",
+            "prmt.b32 {out}, t, {x}, 0x5420; }}",
+            lo = in(reg16) lo,
+            hi = in(reg16) hi,
+            x = in(reg32) x,
+            out = out(reg32) out,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    out
 }
 
 /// Stores byte `v` at `p` of global memory without allocating the line in L1
@@ -537,7 +563,7 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
 /// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK>` with the one
 /// parameter list of all four ([`rans_decode_slices`]).
 macro_rules! rans_entry {
-    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal) => {
+    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal) => {
         $(#[$doc])*
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(
@@ -562,7 +588,7 @@ macro_rules! rans_entry {
         ) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
-            rans_stage::<$ctx, $pack>(
+            rans_stage::<$ctx, $pack, $late>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
                 group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
                 staged_tables, stage_expand, dense_queue,
@@ -614,37 +640,46 @@ rans_entry!(
     /// archive's tables and the CTA size (`gpu::launch::rans_decode_slices`).
     rans_decode_slices,
     false,
+    false,
     false
 );
 rans_entry!(
     /// [`rans_decode_slices`] with context pairs (FORMAT.md §5.4).
     rans_decode_slices_ctx,
     true,
+    false,
     false
 );
 rans_entry!(
     /// [`rans_decode_slices`] with packed literal tables (FORMAT.md §5.6) and context pairs.
     rans_decode_slices_pack,
     true,
-    true
+    true,
+    false
 );
 rans_entry!(
     /// [`rans_decode_slices_pack`] for CTAs of at most `rans::KERNEL_NARROW_WARPS` warps: the
     /// same body under launch bounds (`build.rs`) that leave it the registers its packed step
-    /// needs, where the 16-warp bounds of the other entry points make it spill.
+    /// needs, where the 16-warp bounds of the other entry points make it spill. Its packed
+    /// step issues the renormalisation word's load before the symbol's stores (`LATE`,
+    /// [`decode_packed`]): on these grids, at most two CTAs per SM, the step's latency is the
+    /// stage's time (E. coli rANS 0.078-0.081 -> 0.070 ms), while the 16-warp kernel, whose
+    /// time is its throughput, spills more so (hs37 -1 %; PERFORMANCE.md seventeenth session).
     rans_decode_slices_pack_narrow,
+    true,
     true,
     true
 );
 
 /// The body of the rANS stage's entry points: `CTX_OK` decodes context pairs, `PACK_OK`
-/// packed literal tables ([`rans_decode_slices`]).
+/// packed literal tables ([`rans_decode_slices`]), `LATE`: packed steps store their symbols
+/// after the renormalisation word's load ([`decode_packed`]).
 ///
 /// # Safety
 /// The host's contract of [`rans_decode_slices`] (`gpu::launch::rans_decode_slices`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
+unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     data: *const u8,
     data_len: u64,
     entries: *const BlockEntry,
@@ -774,7 +809,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool>(
             } else {
                 (core::ptr::null_mut(), core::ptr::null_mut())
             };
-            let st = decode_slices::<CTX_OK, PACK_OK>(
+            let st = decode_slices::<CTX_OK, PACK_OK, LATE>(
                 &src,
                 b,
                 lane,
@@ -976,12 +1011,13 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
 }
 
 /// Decodes the slices of block `b` with the whole warp (`CTX_OK`, `PACK_OK`: the table kinds of
-/// the kernel, [`rans_decode_slices`]): raw slices copied, rANS
+/// the kernel, [`rans_decode_slices`]; `LATE` as [`decode_packed`]'s for packed rounds): raw
+/// slices copied, rANS
 /// slices packed into rounds of at most 32 lanes (largest first, first fit). `staged` is the
 /// block's group's decode tables in shared memory, one per stream, or null (global tables).
 /// Returns each slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices<const CTX_OK: bool, const PACK_OK: bool>(
+fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     src: &Sources,
     b: u64,
     lane: u32,
@@ -1016,11 +1052,11 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool>(
         // (a kernel without a table kind decodes such a slice as a single table, which
         // fails its trailer check: the host picks the kernel by the archive's tables)
         st = if CTX_OK && round & ctxs != 0 {
-            decode_packed::<true, false>(src, b, lanes, round, lane, st, staged)
+            decode_packed::<true, false, false>(src, b, lanes, round, lane, st, staged)
         } else if PACK_OK && round & packs != 0 {
-            decode_packed::<false, true>(src, b, lanes, round, lane, st, staged)
+            decode_packed::<false, true, LATE>(src, b, lanes, round, lane, st, staged)
         } else {
-            decode_packed::<false, false>(src, b, lanes, round, lane, st, staged)
+            decode_packed::<false, false, false>(src, b, lanes, round, lane, st, staged)
         };
         left &= !round;
     }
@@ -1078,8 +1114,13 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// `CTX`: some selected slice has a context pair (FORMAT.md §5.4; each lane then picks its
 /// table by its previous symbol); `PACK`: some selected slice holds packed literals (§5.6;
 /// each of its symbols is expanded into its `w` literals through the expansion table).
+/// `LATE`: a step issues its renormalisation word's load first and stores its symbols (a
+/// packed symbol's expansion, its byte stores or two shuffles and a word store) while the
+/// load is in flight, then joins the word into the state ([`merge_word`]); otherwise the
+/// stores come first, as the 16-warp kernels keep them (their registers: with `LATE` the
+/// packed one spilled more and hs37 decoded 1 % slower; PERFORMANCE.md seventeenth session).
 #[inline(always)]
-fn decode_packed<const CTX: bool, const PACK: bool>(
+fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     src: &Sources,
     b: u64,
     lanes_of: u64,
@@ -1226,9 +1267,57 @@ fn decode_packed<const CTX: bool, const PACK: bool>(
     // u32 positions: a slice holds at most a block (< 2^32 bytes), and 32-bit arithmetic
     // keeps the step short
     let mut i = l;
+    // a symbol's stores: a packed symbol's literals (its expansion; byte stores unless the
+    // slice's words are coalesced), else the symbol itself. Returns the expansion (0 unless
+    // packed) for `store_words`.
+    let emit = |sym: u8, i: u32| -> u32 {
+        if !packed {
+            // SAFETY: i < n inside the decoded slot, written by this lane alone.
+            unsafe { global_store_no_l1(dst.add(i as usize), sym) };
+            return 0;
+        }
+        // SAFETY: sym < 256 slots of the expansion table (staged or global).
+        let lits = unsafe { *expand.add(sym as usize) };
+        if !coalesce {
+            let at = i * width;
+            // a fixed trip count: four predicated stores, no loop
+            for t in 0..MAX_PACK_WIDTH {
+                if t < width && at + t < n {
+                    // SAFETY: at + t < n inside the decoded slot, this lane's alone (symbol
+                    // i's literals).
+                    unsafe {
+                        global_store_no_l1(dst.add((at + t) as usize), (lits >> (8 * t)) as u8)
+                    };
+                }
+            }
+        }
+        lits
+    };
+    // a step's coalesced words of packed literals: every lane of the warp shuffles
+    // (uniform); word lanes store their word
+    let store_words = |lits: u32, i: u32| {
+        let v0 = shfl(lits, src0);
+        let v1 = shfl(lits, src1);
+        // the step's first byte: its first symbol (i - l) times the width
+        let at = i.wrapping_sub(l) * width + 4 * l;
+        if word_lane && at < n {
+            let word = if width == 4 {
+                v0
+            } else {
+                (v0 >> (8 * o)) | (v1 << (8 * (width - o)))
+            };
+            // SAFETY: `at` is 4-aligned (the slot is 16-aligned, a step is width * lanes
+            // bytes, a multiple of 4) and below n; the word's bytes past n (at most 3, zeros
+            // or the next symbol's) fall in the slot's padding (`gpu::decoder` pads every
+            // slot by `rans::KERNEL_SLOT_SLACK` bytes). Word l of the step is this lane's
+            // alone.
+            unsafe { global_store_no_l1_u32(dst.add(at as usize) as *mut u32, word) };
+        }
+    };
     for _ in 0..max_steps {
         let active = active_slice && i < m;
         let mut need = false;
+        let mut sym = 0u8;
         let mut lits = 0u32;
         if active {
             let t = if CTX && (prev >> ctx_bit) & 1 != 0 {
@@ -1237,54 +1326,17 @@ fn decode_packed<const CTX: bool, const PACK: bool>(
                 table
             };
             // SAFETY: the table index was checked (active_slice), a pair's second too.
-            let sym = crate::rans::step(unsafe { &*t }, &mut x);
+            sym = crate::rans::step(unsafe { &*t }, &mut x);
             if CTX {
                 prev = sym as u32;
             }
-            if packed {
-                // SAFETY: sym < 256 slots of the expansion table (staged or global).
-                lits = unsafe { *expand.add(sym as usize) };
-                if !coalesce {
-                    let at = i * width;
-                    // a fixed trip count: four predicated stores, no loop
-                    for t in 0..MAX_PACK_WIDTH {
-                        if t < width && at + t < n {
-                            // SAFETY: at + t < n inside the decoded slot, this lane's alone
-                            // (symbol i's literals).
-                            unsafe {
-                                global_store_no_l1(
-                                    dst.add((at + t) as usize),
-                                    (lits >> (8 * t)) as u8,
-                                )
-                            };
-                        }
-                    }
-                }
-            } else {
-                // SAFETY: i < n inside the decoded slot, written by this lane alone.
-                unsafe { global_store_no_l1(dst.add(i as usize), sym) };
+            if !LATE {
+                lits = emit(sym, i);
             }
             need = x < RANS_L;
         }
-        if PACK {
-            // every lane of the warp shuffles (uniform); word lanes store their word
-            let v0 = shfl(lits, src0);
-            let v1 = shfl(lits, src1);
-            // the step's first byte: its first symbol (i - l) times the width
-            let at = i.wrapping_sub(l) * width + 4 * l;
-            if word_lane && at < n {
-                let word = if width == 4 {
-                    v0
-                } else {
-                    (v0 >> (8 * o)) | (v1 << (8 * (width - o)))
-                };
-                // SAFETY: `at` is 4-aligned (the slot is 16-aligned, a step is width *
-                // lanes bytes, a multiple of 4) and below n; the word's bytes past n (at
-                // most 3, zeros or the next symbol's) fall in the slot's padding
-                // (`gpu::decoder` pads every slot by `rans::KERNEL_SLOT_SLACK` bytes). Word l of the step
-                // is this lane's alone.
-                unsafe { global_store_no_l1_u32(dst.add(at as usize) as *mut u32, word) };
-            }
+        if PACK && !LATE {
+            store_words(lits, i);
         }
         let m = ballot(need) & mask;
         // branch-free: every lane computes its word index, the loads are predicated
@@ -1294,13 +1346,25 @@ fn decode_packed<const CTX: bool, const PACK: bool>(
         let q = if take { 2 * p as usize } else { 0 };
         // SAFETY: q = 2p with p < nwords (word p lies inside the slice's word area), or 0,
         // and a lane that takes no word reads nothing (the loads are under `take`).
-        let word = if take {
+        let (word_lo, word_hi) = if take {
             unsafe { global_word_l2_256(words.add(q)) }
         } else {
-            0
+            (0, 0)
         };
-        if take {
-            x = (x << 16) | word;
+        if LATE {
+            // the symbol's stores while the word's load is in flight, the word joined into
+            // the state after them ([`merge_word`])
+            if active {
+                lits = emit(sym, i);
+            }
+            if PACK {
+                store_words(lits, i);
+            }
+            if take {
+                x = merge_word(x, word_lo, word_hi);
+            }
+        } else if take {
+            x = (x << 16) | (word_hi as u32) << 8 | word_lo as u32;
         }
         wp += m.count_ones();
         i = i.wrapping_add(lanes);
