@@ -407,8 +407,8 @@ pub const PACK_MAX_LOSS_FAST_LEVELS: f64 = 0.03;
 /// [`PACK_MAX_LOSS_FAST_LEVELS`]): the exchange rate of [`entropy::block_lanes`]' two warp
 /// rounds, [`entropy::TWO_ROUND_STEPS_PER_LANE`] steps for a lane's ~3 bytes. The case is a
 /// genome's first group, whose FASTA header block stores its literals raw (E. coli: 8.6 KB,
-/// 3.2 %, more than unpacked; the 63 other blocks' chains 551 -> ~230 steps, the longest of
-/// the archive; PERFORMANCE.md seventeenth session).
+/// 3.2 %, more than unpacked; the 63 other blocks' chains ~550 -> ~229 steps, the longest of
+/// the archive 553 -> 229; PERFORMANCE.md seventeenth session).
 pub const PACK_STEPS_PER_BYTE: f64 = entropy::TWO_ROUND_STEPS_PER_LANE as f64 / 3.0;
 
 /// Sum over a group's blocks of the GPU warp's rANS chain (`aceapex_device::rans::warp_steps`)
@@ -458,7 +458,8 @@ pub const PACK_MIN_LITERALS: usize = 4096;
 /// packed literal table where the group has at least [`PACK_MIN_LITERALS`] literals, at most
 /// 16 distinct bytes among them (but for up to an eighth of its blocks, whose literals are
 /// then stored raw, `entropy::literal_alphabet`), and it codes them in fewer bytes than the
-/// record chosen otherwise (at levels 1-7 in at most [`PACK_MAX_LOSS_FAST_LEVELS`] more).
+/// record chosen otherwise (at levels 1-7 in at most [`PACK_MAX_LOSS_FAST_LEVELS`] more, or
+/// more where each extra byte buys [`PACK_STEPS_PER_BYTE`] GPU chain steps).
 fn encode_group(
     data: &[u8],
     bs: usize,
@@ -531,7 +532,8 @@ fn encode_group(
     // context pairs depend on
     let mut literal_record = choose(STREAM_LITERALS, &lanes);
     // packed literals (FORMAT.md §5.6): the group's literals in symbols of `w` literals each,
-    // when that codes them smaller (or, at levels 1-7, hardly larger) than the record above;
+    // when that codes them smaller (or, at levels 1-7, hardly larger, or larger by bytes that
+    // each buy `PACK_STEPS_PER_BYTE` chain steps) than the record above;
     // the few blocks with letters outside the alphabet (a FASTA header) store theirs raw
     let mut packed: Vec<Option<Vec<u8>>> = Vec::new();
     let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);

@@ -755,7 +755,8 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
 /// rANS stage of that archive; PERFORMANCE.md fourteenth session), and a text block's warp
 /// 12 lanes short (brown: 4,452 literals on 8 lanes, 557 steps, the first trim's 1/8 over
 /// the commands' 497; stepped up and trimmed as now, 320; fifteenth session). Then, at
-/// `per_lane <= SYMBOLS_PER_LANE`, if the chain is still long, [`two_round_lanes`].
+/// `per_lane <= SYMBOLS_PER_LANE`, if the chain is still long, [`two_round_lanes`], and last
+/// [`step_up_by_rounds`].
 pub fn block_lanes_packed(
     n: [Option<usize>; STREAM_COUNT],
     per_lane: usize,
@@ -830,7 +831,8 @@ pub fn block_lanes_packed(
     lanes
 }
 
-/// Last stage of [`block_lanes_packed`] at levels 1-7: the longest chain's slice steps up
+/// Last stage of [`block_lanes_packed`] at `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, and
+/// 8-9 with blocks of 4 KiB or less): the longest chain's slice steps up
 /// lane counts even where the block's lanes then exceed 32, judged by the GPU warp's rounds
 /// ([`aceapex_device::rans::warp_steps`]: a slice that no longer fits waits for a second
 /// round, which for a short slice costs a few steps). The step-up in
@@ -840,9 +842,11 @@ pub fn block_lanes_packed(
 /// steps (the commands'); with the commands on 8 the lengths go to a second round: 367 + 9
 /// = 376 (PERFORMANCE.md seventeenth session). Steps the longest slice up one count at a
 /// time (the others as they are) until it has 32 lanes or the chain is within 1.5 times
-/// `per_lane`, and keeps the shortest chain that saves at least
-/// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds; then each slice goes down to the
-/// fewest lanes of [`LANE_COUNTS`] that keep that chain. Deterministic.
+/// `per_lane`, and keeps each chain shorter than the best so far by at least
+/// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds over that best; then each slice goes
+/// down to the fewest lanes of [`LANE_COUNTS`] that keep that chain. (`warp_steps` does not
+/// keep context and packed slices apart as the packed kernels do, so for a group with both
+/// the chain is an estimate, as everywhere in the lane choice.) Deterministic.
 fn step_up_by_rounds(
     n: &[Option<usize>; STREAM_COUNT],
     lanes: [usize; STREAM_COUNT],
@@ -953,8 +957,9 @@ fn two_round_lanes(
     (others <= MAX_LANES as usize && pays).then_some(two)
 }
 
-/// Steps of the GPU warp's chain that each lane [`two_round_lanes`] adds must save (a lane
-/// costs about 3 bytes of archive): 12 for the unpacked DNA block there, 6.6 for a protein
+/// Steps of the GPU warp's chain that each lane [`two_round_lanes`] or [`step_up_by_rounds`]
+/// adds must save (a lane costs about 3 bytes of archive; also the exchange rate of
+/// `archive::PACK_STEPS_PER_BYTE`): 12 for the unpacked DNA block there, 6.6 for a protein
 /// block (15,227 literals on 24 lanes and 61 offsets, 296 commands, 50 tails on one: 636
 /// steps; 32 + 1 + 8 + 1 lanes, 537). At 4 the protein blocks take two rounds, and their 32-lane literal
 /// slices also decode faster on the CPU than pairs of 24-lane ones (one slice in four AVX2
@@ -1322,6 +1327,21 @@ mod tests {
             assert_eq!(aceapex_device::rans::warp_steps(symbols, lanes), steps);
         }
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 8, 4]);
+        // dm3 block 111 (`step_up_by_rounds`' case): 16 + 1 + 4 + 4 + 4 lanes, the commands'
+        // 643 steps; with the commands on 8 the first round is 16 + 8 + 4 + 4 (331, 322,
+        // 367, 305 steps) and the lengths' 9 the second: 376
+        let dm3 = [Some(5284), Some(9), Some(1467), Some(2570), Some(1220)];
+        assert_eq!(block_lanes(dm3, SYMBOLS_PER_LANE), [16, 1, 4, 8, 4]);
+        // refused: dm3 block 36, context-pair literals on 24 lanes (585 steps) and commands,
+        // offsets and tails on one each; the best of two rounds, 32 lanes (439 steps) then
+        // 8 + 4 + 4 (63), is 502 steps, 83 fewer for 21 lanes more, under 4 per lane
+        let refused = [Some(14023), None, Some(174), Some(503), Some(129)];
+        let symbols = [14023, 0, 174, 503, 129];
+        assert_eq!(
+            aceapex_device::rans::warp_steps(symbols, [32, 0, 4, 8, 4]),
+            439 + 63
+        );
+        assert_eq!(block_lanes(refused, SYMBOLS_PER_LANE), [24, 0, 1, 1, 1]);
         // at level 8 (1,024 symbols per lane) no step-up: ratio first
         assert_eq!(block_lanes(n, 1024), [4, 1, 1, 4, 1]);
     }
@@ -1332,7 +1352,8 @@ mod tests {
         // commands, 1,168 tails. Start 16 + 4 + 4 + 4 (lanes_for), the trim to 1/8 over the
         // commands' 497 steps puts the literals on 8 (557 steps, the longest). Steps up:
         // literals to 16 (278), commands to 8 (249): 32 lanes, the offsets' 320 the longest
-        // (8 lanes would not fit); the trim to 320 keeps them all
+        // (within 1.5 times per_lane: no further step-up, in one round or across two); the
+        // trim to 320 keeps them all
         let n = [Some(4452), None, Some(1277), Some(1988), Some(1168)];
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 0, 4, 8, 4]);
         // a chain within 1.5 times per_lane stays (ratio first): 1,500 literals on 4 lanes

@@ -560,7 +560,7 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
     ctrl_get(s, C_NEXT)
 }
 
-/// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK>` with the one
+/// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK, LATE>` with the one
 /// parameter list of all four ([`rans_decode_slices`]).
 macro_rules! rans_entry {
     ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal) => {
@@ -635,7 +635,8 @@ rans_entry!(
     /// `rans_decode_slices_pack` for packed literal tables (§5.6) and context pairs, whose
     /// rounds never put a packed slice and a context slice together (`decode_slices`); a
     /// fourth, `rans_decode_slices_pack_narrow`, is that one under the launch bounds of 8-warp
-    /// CTAs, which leave its step the registers it needs. A slice whose table kind its kernel
+    /// CTAs, which leave its step the registers it needs, and with its packed step's word load
+    /// issued before the symbol's stores (`LATE`, [`decode_packed`]). A slice whose table kind its kernel
     /// lacks decodes wrong and fails its trailer check: the host picks the kernel from the
     /// archive's tables and the CTA size (`gpu::launch::rans_decode_slices`).
     rans_decode_slices,
@@ -663,7 +664,7 @@ rans_entry!(
     /// needs, where the 16-warp bounds of the other entry points make it spill. Its packed
     /// step issues the renormalisation word's load before the symbol's stores (`LATE`,
     /// [`decode_packed`]): on these grids, at most two CTAs per SM, the step's latency is the
-    /// stage's time (E. coli rANS 0.078-0.081 -> 0.070 ms), while the 16-warp kernel, whose
+    /// stage's time (E. coli rANS 0.078-0.080 -> 0.069-0.070 ms), while the 16-warp kernel, whose
     /// time is its throughput, spills more so (hs37 -1 %; PERFORMANCE.md seventeenth session).
     rans_decode_slices_pack_narrow,
     true,

@@ -21,7 +21,8 @@ pub const KERNEL_CTAS_PER_SM: u32 = 2;
 /// Most warps per CTA of `rans_decode_slices_pack_narrow`, the packed-literal kernel for
 /// launches of at most this many warps (`gpu::launch::rans_warps_per_cta` takes 8 for
 /// archives of up to ~2,100 blocks): its launch bounds (`.maxntid 256`, two CTAs per SM)
-/// leave `ptxas` the registers its packed step wants (100, no spills), where the bounds of
-/// [`KERNEL_MAX_WARPS`] warps hold it to 64 and it spills 72 bytes (rANS stage -4..-7 % on
-/// TAIR10, dm3 and E. coli; PERFORMANCE.md fourteenth session).
+/// leave `ptxas` the registers its packed step wants (100 then, 92 with the seventeenth
+/// session's step; no spills), where the bounds of [`KERNEL_MAX_WARPS`] warps hold it to 64
+/// and it spills (72 bytes of stores; rANS stage -4..-7 % on TAIR10, dm3 and E. coli;
+/// PERFORMANCE.md fourteenth session).
 pub const KERNEL_NARROW_WARPS: u32 = 8;
