@@ -413,9 +413,9 @@ pub const PACK_STEPS_PER_BYTE: f64 = entropy::TWO_ROUND_STEPS_PER_LANE as f64 / 
 
 /// Sum over a group's blocks of the GPU warp's rANS chain (`aceapex_device::rans::warp_steps`)
 /// with the unpacked literals and lanes `unpacked`, less that with the packed literal symbols
-/// `packed` (None: a block whose literals are stored raw, whose copy, a few dozen steps'
-/// worth on the GPU, is not counted) and their lanes `packed_lanes`; 0 where packing is
-/// longer.
+/// `packed` (None: a block whose literals are stored raw, whose copy by the warp, one memory
+/// latency per 128 bytes, is not counted) and their lanes `packed_lanes`; a block where
+/// packing is longer counts 0.
 fn chain_steps_saved(
     blocks: &[BlockParse],
     unpacked: &[[usize; STREAM_COUNT]],
