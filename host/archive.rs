@@ -776,6 +776,13 @@ impl<'a> Archive<'a> {
     ///
     /// Errors: [`FormatError`] naming the first rule broken.
     pub fn parse(bytes: &'a [u8]) -> Result<Archive<'a>, FormatError> {
+        // the magic first (FORMAT.md §3), so that a short file of another kind is named as
+        // such rather than as a truncated archive
+        if let Some(&got) = bytes.first_chunk::<4>() {
+            if got != MAGIC {
+                return Err(FormatError::BadMagic { got });
+            }
+        }
         if bytes.len() < HEADER_SIZE {
             return Err(FormatError::TooShort {
                 got: bytes.len() as u64,

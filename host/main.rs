@@ -720,7 +720,11 @@ fn run(cli: Cli) -> Result<()> {
             let a =
                 Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
             // no --length: the rest of the data (an offset past the end is still an error)
-            let length = length.unwrap_or(a.header.original_size.saturating_sub(offset));
+            let size = a.header.original_size;
+            if length.is_none() && offset > size {
+                bail!("--offset {offset} lies past the end of the original data ({size} bytes)");
+            }
+            let length = length.unwrap_or(size - offset);
             let region = decode::extract(&a, offset, length)?;
             out.finish(&region)?;
         }

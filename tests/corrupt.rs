@@ -754,6 +754,18 @@ fn bad_magic_is_refused() {
     assert_eq!(parse_err(&a), FormatError::BadMagic { got: *b"ACPY" });
     a[0..4].copy_from_slice(b"\0\0\0\0");
     assert_eq!(parse_err(&a), FormatError::BadMagic { got: [0; 4] });
+    // a short file of another kind is not called a truncated archive: the magic comes first
+    assert_eq!(
+        parse_err(b"hello\n"),
+        FormatError::BadMagic { got: *b"hell" }
+    );
+    // a gzip member's first bytes
+    assert_eq!(
+        parse_err(&[0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0]),
+        FormatError::BadMagic {
+            got: [0x1f, 0x8b, 0x08, 0x00]
+        }
+    );
 }
 
 #[test]
