@@ -71,7 +71,10 @@ version-2 archives are read too), original and archive bytes, the block table (b
 and the frequency tables, and per stream its decoded and stored bytes, in how many table groups
 it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
-alphabet of at most 16 bytes per rANS symbol).
+alphabet of at most 16 bytes per rANS symbol). The five streams of every block (FORMAT.md §4):
+literals (the bytes no match covers), commands (one byte per literal run, match or repeat
+match), lengths (the length extensions of long matches and long repeats), offsets (the first
+byte of each new match's distance) and offset tails (the distances' further bytes).
 
 Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
 match that copies bytes written by a level-n match has level n + 1. A block's depth is the
@@ -913,6 +916,9 @@ fn each_input(inputs: &[PathBuf], mut f: impl FnMut(&Path) -> Result<()>) -> Res
     Ok(())
 }
 
+/// Whether the note that there is no GPU (and the CPU decodes) has been printed.
+static NO_GPU_NOTE: std::sync::Once = std::sync::Once::new();
+
 /// Decodes on the requested device; returns the data and the device's description.
 fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
     if device != Device::Cpu {
@@ -933,7 +939,10 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
                 }
             }
             Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
-            Err(e) => note(format_args!("aceapex: {e}; decoding on the CPU")),
+            // once per run, not once per archive of `decompress A B C`
+            Err(e) => {
+                NO_GPU_NOTE.call_once(|| note(format_args!("aceapex: {e}; decoding on the CPU")))
+            }
         }
     }
     let mut out = decode::zeroed_output(a.header.original_size)?;

@@ -949,6 +949,14 @@ fn device_selection() {
     let o = run(d, &["decompress", "v.acx", "-o", "default.out"]);
     ok(&o);
     assert_eq!(std::fs::read(d.join("default.out")).unwrap(), data);
+    // several archives: the fallback note once, not once per archive
+    std::fs::copy(d.join("v.acx"), d.join("w.acx")).unwrap();
+    let o = run(d, &["decompress", "-t", "v.acx", "w.acx"]);
+    ok(&o);
+    if !gpu_present() {
+        let e = stderr(&o);
+        assert_eq!(e.matches("no GPU").count(), 1, "{e}");
+    }
 }
 
 #[test]
