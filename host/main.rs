@@ -26,8 +26,9 @@ use std::time::Instant;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-    /// Print nothing but errors: no summary line, no progress bar, no note that the CPU
-    /// decodes because there is no GPU.
+    /// Print nothing but errors on standard error: no summary line, no progress bar, no note
+    /// that the CPU decodes because there is no GPU (a command's output, such as info's
+    /// report, still goes to standard output).
     #[arg(short, long, global = true)]
     quiet: bool,
 }
