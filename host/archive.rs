@@ -424,16 +424,14 @@ fn chain_steps_saved(
 ) -> usize {
     let chain = |b: &BlockParse, literals: usize, lanes: &[usize; STREAM_COUNT]| {
         let slices = b.stream_slices();
-        aceapex_device::rans::warp_steps(
-            std::array::from_fn(|k| {
-                if k == STREAM_LITERALS {
-                    literals as u32
-                } else {
-                    slices[k].len() as u32
-                }
-            }),
-            std::array::from_fn(|k| lanes[k] as u32),
-        ) as usize
+        let n = std::array::from_fn(|k| {
+            Some(if k == STREAM_LITERALS {
+                literals
+            } else {
+                slices[k].len()
+            })
+        });
+        entropy::warp_chain(&n, lanes)
     };
     (blocks.iter().enumerate())
         .map(|(i, b)| {
@@ -789,10 +787,8 @@ impl<'a> Archive<'a> {
                 need: HEADER_SIZE as u64,
             });
         }
+        // (the magic was checked above: at least 96 bytes hold its 4)
         let h: FileHeader = bytemuck::pod_read_unaligned(&bytes[..HEADER_SIZE]);
-        if h.magic != MAGIC {
-            return Err(FormatError::BadMagic { got: h.magic });
-        }
         if !(MIN_READ_VERSION..=FORMAT_VERSION).contains(&h.version) {
             return Err(FormatError::Version {
                 got: h.version,

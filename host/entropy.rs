@@ -852,10 +852,7 @@ fn step_up_by_rounds(
     lanes: [usize; STREAM_COUNT],
     per_lane: usize,
 ) -> [usize; STREAM_COUNT] {
-    let symbols: [u32; STREAM_COUNT] = std::array::from_fn(|k| n[k].unwrap_or(0) as u32);
-    let chain = |l: &[usize; STREAM_COUNT]| {
-        aceapex_device::rans::warp_steps(symbols, std::array::from_fn(|k| l[k] as u32)) as usize
-    };
+    let chain = |l: &[usize; STREAM_COUNT]| warp_chain(n, l);
     let total = |l: &[usize; STREAM_COUNT]| l.iter().sum::<usize>();
     let (mut best, mut best_chain) = (lanes, chain(&lanes));
     let mut cur = lanes;
@@ -892,6 +889,16 @@ fn step_up_by_rounds(
     best
 }
 
+/// Steps of the GPU warp's rANS rounds on a block of `n[k]` symbols per stream (`None`: no
+/// rANS slice) with `lanes[k]` lanes: [`aceapex_device::rans::warp_steps`], the kernel's
+/// rounds, for the encoder's lane choice.
+pub fn warp_chain(n: &[Option<usize>; STREAM_COUNT], lanes: &[usize; STREAM_COUNT]) -> usize {
+    aceapex_device::rans::warp_steps(
+        std::array::from_fn(|k| n[k].unwrap_or(0) as u32),
+        std::array::from_fn(|k| lanes[k] as u32),
+    ) as usize
+}
+
 /// The slice with the longest chain, `ceil(n / lanes)` steps (the lowest stream on a tie),
 /// and its steps; `None` without a rANS slice.
 fn longest_slice(
@@ -925,10 +932,7 @@ fn two_round_lanes(
     lanes: &[usize; STREAM_COUNT],
     per_lane: usize,
 ) -> Option<[usize; STREAM_COUNT]> {
-    let symbols: [u32; STREAM_COUNT] = std::array::from_fn(|k| n[k].unwrap_or(0) as u32);
-    let chain = |l: &[usize; STREAM_COUNT]| {
-        aceapex_device::rans::warp_steps(symbols, std::array::from_fn(|k| l[k] as u32)) as usize
-    };
+    let chain = |l: &[usize; STREAM_COUNT]| warp_chain(n, l);
     let now = chain(lanes);
     if now <= 2 * per_lane {
         return None;
