@@ -11,29 +11,12 @@
 # Prints the SUMMARY lines only (criterion filtered out: `none`); whole logs in $OUT.
 # nvcomp: nvCOMP 6 (wheels in .whl/, carried) on the restored originals, default, 16 KiB and
 # 8 KiB chunks, LZ4/Snappy/GDeflate/Zstd.
-set -uo pipefail
-B=$1
-shift
-what=" ${*:-tests bench} "
-OUTD=${OUT:-/tmp/out}
-mkdir -p "$OUTD"
-rc=0
-parts=""
-case $what in *" tests "*) parts="$parts tests" ;; esac
-case $what in *" cli "*) parts="$parts cli" ;; esac
-case $what in *" sanitizer "*) parts="$parts sanitizer" ;; esac
-if [ -n "$parts" ]; then
-  bash "$B/run.sh" $parts > "$OUTD/run.log" 2>&1 || rc=1
-  grep -vE "^test .* ok$" "$OUTD/run.log" | grep -vE "^\s*$" | tail -45
-fi
+. "$(dirname "$0")/gpu-lib.sh"
+go_init "$@"
+parts=$(parts_in "$what" tests cli sanitizer)
+run_parts 45 $parts || rc=1
 # the originals of this bundle's archives (a warm machine may still hold another bundle's)
 [ -n "$parts" ] || bash "$B/run.sh" none > /dev/null 2>&1
-run_bench() { # label binary [env...]
-  local label=$1 bin=$2; shift 2
-  echo "-- $label"
-  env ACEAPEX_BENCH_ARCHIVES="$B/data" "$@" "$bin" --bench none 2>&1 | sed "s/^/$label: /" | tee -a "$OUTD/bench.log" |
-    grep -E "SUMMARY" | sed -E 's/^[^:]*: //; s/SUMMARY gpu_decode ([^:]*): [0-9]+ bytes, ratio ([0-9.]+); device-resident dense ([0-9.]+ ms = [0-9.]+ GB\/s).*stage split \(dense\): (.*); parse\+fill parallel.*/\1 r=\2 dense \3 | \4/'
-}
 case $what in *" bench "*)
   for i in $(seq 1 "${ROUNDS:-2}"); do
     for v in ${VARIANTS:-new:}; do
