@@ -54,35 +54,39 @@ impl FreqTable {
                 sum += freq[s] as i64;
             }
         }
-        // Move single units where they cost least (or gain most) until the sum is exact.
+        // Move single units where they cost least (or gain most) until the sum is exact. The
+        // direction stays the same throughout, so each symbol's cost changes only when its
+        // own frequency does: the costs are kept and only the moved symbol's is recomputed.
+        let down = sum > PROB_SCALE as i64;
+        let cost = |s: usize, f: u32| {
+            let (c, f) = (h[s] as f64, f as f64);
+            if h[s] == 0 || (down && f <= 1.0) {
+                f64::INFINITY
+            } else if down {
+                c * (f / (f - 1.0)).log2()
+            } else {
+                -c * ((f + 1.0) / f).log2()
+            }
+        };
+        let mut costs: [f64; 256] = std::array::from_fn(|s| cost(s, freq[s]));
         while sum != PROB_SCALE as i64 {
+            // the first symbol of least cost (a symbol that cannot move costs infinity)
             let mut best = usize::MAX;
             let mut best_cost = f64::INFINITY;
-            for s in 0..256 {
-                if h[s] == 0 {
-                    continue;
-                }
-                let f = freq[s] as f64;
-                let cost = if sum > PROB_SCALE as i64 {
-                    if freq[s] <= 1 {
-                        continue;
-                    }
-                    h[s] as f64 * (f / (f - 1.0)).log2()
-                } else {
-                    -(h[s] as f64) * ((f + 1.0) / f).log2()
-                };
-                if cost < best_cost {
-                    best_cost = cost;
+            for (s, &c) in costs.iter().enumerate() {
+                if c < best_cost {
+                    best_cost = c;
                     best = s;
                 }
             }
-            if sum > PROB_SCALE as i64 {
+            if down {
                 freq[best] -= 1;
                 sum -= 1;
             } else {
                 freq[best] += 1;
                 sum += 1;
             }
+            costs[best] = cost(best, freq[best]);
         }
         Some(FreqTable { freq })
     }
@@ -496,17 +500,35 @@ impl PairCounts {
         }
     }
 
-    /// The two histograms that context bit `bit` splits the counts into.
-    fn split(&self, bit: u32) -> [Histogram; 2] {
-        let mut h = [[0u64; 256]; 2];
-        for prev in (0..256).filter(|&p| self.rows[p]) {
-            let c = (prev >> bit) & 1;
+    /// The column sums of the counts: the histogram of all paired symbols, the `total` of
+    /// [`PairCounts::split`].
+    fn total(&self) -> [u32; 256] {
+        self.sum_rows(|_| true)
+    }
+
+    /// The sum of the rows of the previous symbols that `pick` selects (rows that occur only).
+    /// In `u32`: no sum exceeds the count of all symbols added, which the `u32` counts hold.
+    fn sum_rows(&self, pick: impl Fn(usize) -> bool) -> [u32; 256] {
+        let mut h = [0u32; 256];
+        for prev in (0..256).filter(|&p| self.rows[p] && pick(p)) {
             let row = &self.counts[prev << 8..(prev + 1) << 8];
-            for (d, &v) in h[c].iter_mut().zip(row) {
-                *d += v as u64;
+            for (d, &v) in h.iter_mut().zip(row) {
+                *d += v;
             }
         }
         h
+    }
+
+    /// The two histograms that context bit `bit` splits the counts into: the rows whose
+    /// previous symbol has the bit clear, and those with it set. `total` is
+    /// [`PairCounts::total`]: the first histogram is what the second leaves of it, so only
+    /// the rows with the bit set are read.
+    fn split(&self, bit: u32, total: &[u32; 256]) -> [Histogram; 2] {
+        let set = self.sum_rows(|p| (p >> bit) & 1 == 1);
+        [
+            std::array::from_fn(|s| (total[s] - set[s]) as u64),
+            set.map(u64::from),
+        ]
     }
 }
 
@@ -571,13 +593,15 @@ pub fn choose_record(
         return (single, single_bytes);
     };
     // the bit whose split has the least entropy, then its quantised pair against the bar
-    let Some((bit, [h0, h1])) = (0..8u32)
-        .map(|bit| (bit, pairs.split(bit)))
+    let total = pairs.total();
+    let Some((bit, [h0, h1], _)) = (0..8u32)
+        .map(|bit| (bit, pairs.split(bit, &total)))
         .filter(|(_, [h0, h1])| h0.iter().any(|&c| c > 0) && h1.iter().any(|&c| c > 0))
-        .min_by(|a, b| {
-            let e = |h: &[Histogram; 2]| entropy_bytes(&h[0]) + entropy_bytes(&h[1]);
-            e(&a.1).total_cmp(&e(&b.1))
+        .map(|(bit, h)| {
+            let e = entropy_bytes(&h[0]) + entropy_bytes(&h[1]);
+            (bit, h, e)
         })
+        .min_by(|a, b| a.2.total_cmp(&b.2))
     else {
         return (single, single_bytes);
     };
@@ -648,7 +672,11 @@ pub fn encode_context_slice(
     out: &mut Vec<u8>,
 ) {
     encode_into(symbols, lanes, out, |states, words| {
+        // put_symbol's contract: one call per symbol, one slot more than symbols
+        assert!(words.len() > symbols.len());
         let mut nw = 0;
+        // symbol i goes to lane i % lanes, counted down without a division per symbol
+        let mut lane = symbols.len().saturating_sub(1) % lanes;
         for (i, &s) in symbols.iter().enumerate().rev() {
             let c = if i >= lanes {
                 (symbols[i - lanes] >> ctx_bit) & 1
@@ -660,7 +688,10 @@ pub fn encode_context_slice(
             // every symbol is present in the table its context picks; were it not, the slice
             // would decode to other bytes: fail loudly rather than write such an archive
             assert!(e.freq > 0, "context table lacks symbol {s} (encoder bug)");
-            put_symbol(&mut states[i % lanes], e, words, &mut nw);
+            // SAFETY: nw <= the symbols coded so far < symbols.len() < words.len() (the
+            // assert)
+            unsafe { put_symbol(&mut states[lane], e, words, &mut nw) };
+            lane = if lane == 0 { lanes - 1 } else { lane - 1 };
         }
         nw
     });
@@ -1060,13 +1091,20 @@ fn encode_into(
 }
 
 /// Codes one symbol into state `x`, first moving a word out to `words[*nw]` if needed.
+///
+/// # Safety
+/// `*nw < words.len()`. Every caller codes each symbol of a slice once, into a buffer of
+/// more slots than the slice has symbols (it asserts so), and `*nw` grows by at most one per
+/// symbol: before the k-th symbol (from 0) it is at most k.
 #[inline(always)]
-fn put_symbol(x: &mut u32, e: &EncSym, words: &mut [u16], nw: &mut usize) {
+unsafe fn put_symbol(x: &mut u32, e: &EncSym, words: &mut [u16], nw: &mut usize) {
     debug_assert!(e.freq > 0, "symbol absent from the table");
+    debug_assert!(*nw < words.len());
     // branch-free renormalisation (the branch would be unpredictable): the word slot is
     // always written but only kept when the state is too large
     let out = (*x as u64 >= e.x_max) as usize;
-    words[*nw] = *x as u16;
+    // SAFETY: *nw < words.len() (the caller's contract).
+    unsafe { *words.get_unchecked_mut(*nw) = *x as u16 };
     *nw += out;
     *x >>= 16 * out as u32;
     // For x < 2^32 and f <= 2^12, (x * ceil(2^63 / f)) >> 63 == x / f exactly: the rounding
@@ -1085,20 +1123,26 @@ fn encode_lanes<const L: usize>(
     states: &mut [u32],
     words: &mut [u16],
 ) -> usize {
+    // put_symbol's contract: one call per symbol, one slot more than symbols
+    assert!(words.len() > symbols.len());
     let mut st = [RANS_L; L];
     let mut nw = 0;
     let full = symbols.len() / L * L;
     for i in (full..symbols.len()).rev() {
-        put_symbol(
-            &mut st[i - full],
-            &t.sym[symbols[i] as usize],
-            words,
-            &mut nw,
-        );
+        // SAFETY: nw <= the symbols coded so far < symbols.len() < words.len() (the assert);
+        // likewise below
+        unsafe {
+            put_symbol(
+                &mut st[i - full],
+                &t.sym[symbols[i] as usize],
+                words,
+                &mut nw,
+            )
+        };
     }
     for row in symbols[..full].as_chunks::<L>().0.iter().rev() {
         for l in (0..L).rev() {
-            put_symbol(&mut st[l], &t.sym[row[l] as usize], words, &mut nw);
+            unsafe { put_symbol(&mut st[l], &t.sym[row[l] as usize], words, &mut nw) };
         }
     }
     states[..L].copy_from_slice(&st);
@@ -1113,9 +1157,15 @@ fn encode_any_lanes(
     states: &mut [u32],
     words: &mut [u16],
 ) -> usize {
+    // put_symbol's contract: one call per symbol, one slot more than symbols
+    assert!(words.len() > symbols.len());
     let mut nw = 0;
-    for (i, &s) in symbols.iter().enumerate().rev() {
-        put_symbol(&mut states[i % lanes], &t.sym[s as usize], words, &mut nw);
+    // symbol i goes to lane i % lanes, counted down without a division per symbol
+    let mut lane = symbols.len().saturating_sub(1) % lanes;
+    for &s in symbols.iter().rev() {
+        // SAFETY: nw <= the symbols coded so far < symbols.len() < words.len() (the assert)
+        unsafe { put_symbol(&mut states[lane], &t.sym[s as usize], words, &mut nw) };
+        lane = if lane == 0 { lanes - 1 } else { lane - 1 };
     }
     nw
 }

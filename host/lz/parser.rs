@@ -172,6 +172,59 @@ unsafe fn read_u64_unchecked(data: &[u8], p: usize) -> u64 {
     u64::from_le(unsafe { data.as_ptr().add(p).cast::<u64>().read_unaligned() })
 }
 
+/// The largest distance of `hist` less one (a slot of distance 0, never written by a
+/// decoder's history, wraps to the largest value): every slot is in reach of `p` when this
+/// is below `p - lo`.
+#[inline(always)]
+fn hist_far(hist: &History) -> usize {
+    let h = hist.0;
+    (h[0].wrapping_sub(1).max(h[1].wrapping_sub(1)))
+        .max(h[2].wrapping_sub(1).max(h[3].wrapping_sub(1))) as usize
+}
+
+/// Bit i set: repeat slot i of `hist` is in reach (`1 <= d <= p - lo`) and the first bytes
+/// selected by `mm_mask` (the first `min(min_match, 8)`) at `p - d` match those of `cur`,
+/// the 8 bytes at `p`. `all_in_reach`: `hist_far(hist) < p - lo`, known to the caller (the
+/// usual case past a block's first bytes: no per-slot reach test, and `lo` is not needed).
+/// Branch-free and unrolled over all four slots (the caller masks them to the level's
+/// count): most positions have no repeat match at all.
+///
+/// # Safety
+/// `lo() <= p`, `all_in_reach` as above, and `p + 8 <= data.len()`.
+#[inline(always)]
+unsafe fn rep_hits(
+    data: &[u8],
+    cur: u64,
+    p: usize,
+    all_in_reach: bool,
+    lo: impl FnOnce() -> usize,
+    hist: &History,
+    mm_mask: u64,
+) -> u32 {
+    let cur = cur & mm_mask;
+    let mut hits = 0u32;
+    let h = hist.0;
+    if all_in_reach {
+        for (i, &d) in h.iter().enumerate() {
+            // SAFETY: 1 <= d <= p - lo <= p (all_in_reach), and p + 8 <= data.len()
+            let eq = unsafe { read_u64_unchecked(data, p - d as usize) } & mm_mask == cur;
+            hits |= (eq as u32) << i;
+        }
+    } else {
+        let span = p - lo();
+        for (i, &d) in h.iter().enumerate() {
+            let d = d as usize;
+            let ok = d.wrapping_sub(1) < span;
+            // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
+            let src = if ok { p - d } else { p };
+            // SAFETY: src <= p and p + 8 <= data.len()
+            let eq = unsafe { read_u64_unchecked(data, src) } & mm_mask == cur;
+            hits |= ((ok & eq) as u32) << i;
+        }
+    }
+    hits
+}
+
 /// Length of the common prefix of `data[a..]` and `data[b..]`, at most `max`;
 /// requires `a < b` and `b + max <= data.len()` (panics otherwise).
 #[inline(always)]
@@ -294,6 +347,15 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// the segment) into the chains.
     #[inline(always)]
     fn insert_upto(&mut self, p: usize) {
+        // the usual case at a literal position: `p` is already the next one to insert
+        if self.next_insert < p {
+            self.insert_below(p);
+        }
+    }
+
+    /// [`Finder::insert_upto`]'s work when some position below `p` is not inserted yet.
+    #[inline(never)]
+    fn insert_below(&mut self, p: usize) {
         let lim = p.min(self.end.saturating_sub(7));
         while self.next_insert < lim {
             let q = self.next_insert;
@@ -366,7 +428,10 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
             let from = to - (to - from).min(self.rmask + 1);
             let (r1, r2) = self.ring_ranges(from, to);
             self.val[r1].fill(v);
-            self.val[r2].fill(v);
+            // the second range is empty unless the positions wrap around the ring
+            if !r2.is_empty() {
+                self.val[r2].fill(v);
+            }
         }
     }
 
@@ -403,6 +468,95 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         self.val[r2].iter().fold(m1, |a, &v| a.max(v))
     }
 
+    /// The first look at position `p` (inserting it if it is the next to insert): its chain
+    /// head (0 = empty chain, as [`Finder::head_and_insert`]) and the repeat slots among the
+    /// level's that match there ([`rep_hits`], with its `all_in_reach` and `lo`, the lowest
+    /// source position allowed).
+    ///
+    /// # Safety
+    /// As [`rep_hits`], and `p + 8 <= self.end`.
+    #[inline(always)]
+    unsafe fn probe(
+        &mut self,
+        p: usize,
+        all_in_reach: bool,
+        lo: impl FnOnce() -> usize,
+        hist: &History,
+    ) -> (usize, u32) {
+        // the head load first: it is the likeliest cache miss
+        // SAFETY: p + 8 <= end (the caller's contract).
+        let head = unsafe { self.head_and_insert(p) };
+        // SAFETY: the caller's contract, and p + 8 <= end <= data.len().
+        let hits = unsafe {
+            rep_hits(
+                self.data,
+                read_u64_unchecked(self.data, p),
+                p,
+                all_in_reach,
+                lo,
+                hist,
+                self.mm_mask,
+            )
+        };
+        (head, hits & self.rep_mask)
+    }
+
+    /// Skips the literal positions from `pos` at which [`Finder::find`] with a chain of
+    /// `chain` steps returns nothing without looking further (no repeat slot matches, the
+    /// chain is empty), as `parse_block`'s main loop would: each is inserted, then the
+    /// acceleration of `cfg.accel` steps on (counting `misses`). Returns the first position
+    /// where `find` has more to do, with its probes for [`Finder::find_probed`] (chain head,
+    /// repeat hits; the position inserted), or without probes a position where
+    /// `pos + min_match > be` or a tail position (fewer than 8 bytes left in the segment).
+    /// Without a depth cap only (with one, each position also settles the dependency values
+    /// below it).
+    #[inline(always)]
+    fn skip_misses(
+        &mut self,
+        mut pos: usize,
+        bs: usize,
+        be: usize,
+        hist: &History,
+        chain: u32,
+        misses: &mut usize,
+    ) -> (usize, Option<(usize, u32)>) {
+        debug_assert_eq!(self.cap, 0);
+        let min_match = self.min_match as usize;
+        let accel = self.cfg.accel;
+        let floor = if self.independent { bs } else { self.base };
+        let window = self.window;
+        // every repeat slot is in reach from here on (hist_far < pos - lo, where
+        // lo = max(floor, pos - window): pos > floor + far and far < window)
+        let far = hist_far(hist);
+        let reach_from = if far < window {
+            floor.saturating_add(far).saturating_add(1)
+        } else {
+            usize::MAX
+        };
+        // find's full path: pos + min_match <= be and pos + 8 <= end
+        while pos + min_match <= be && pos + 8 <= self.end {
+            self.insert_upto(pos);
+            let lo = || floor.max(pos.saturating_sub(window));
+            // SAFETY: lo() <= pos (floor <= bs <= pos), all_in_reach as computed above, and
+            // pos + 8 <= end (the loop's condition)
+            let (head, hits) = unsafe { self.probe(pos, pos >= reach_from, lo, hist) };
+            if hits != 0 || (head != 0 && chain != 0) {
+                return (pos, Some((head, hits)));
+            }
+            // as parse_block's miss
+            if accel > 0 {
+                *misses += 1;
+                pos += 1 + (*misses >> accel);
+                if self.cfg.skip_insert {
+                    self.next_insert = self.next_insert.max(pos);
+                }
+            } else {
+                pos += 1;
+            }
+        }
+        (pos, None)
+    }
+
     /// Best candidate at `p` in block `[bs, be)` with history `hist` and literal-cost prefix
     /// sums `litsum` (indexed from `bs`).
     #[inline(always)]
@@ -423,12 +577,41 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         if p + 8 > self.end {
             return self.find_tail(p, bs, be, hist, litsum);
         }
+        let floor = if self.independent { bs } else { self.base };
+        let lo = floor.max(p.saturating_sub(self.window));
+        // SAFETY: lo <= p, all_in_reach as rep_hits defines it, and p + 8 <= end (the tail
+        // positions returned above).
+        let (head, hits) = unsafe { self.probe(p, hist_far(hist) < p - lo, || lo, hist) };
+        // most literal positions end here: no repeat slot matches and the chain is empty
+        if hits == 0 && (head == 0 || chain == 0) {
+            return NO_MATCH;
+        }
+
+        self.find_probed(p, bs, be, hist, litsum, chain, head, hits)
+    }
+
+    /// [`Finder::find`] at a non-tail position `p` (`p + min_match <= be`, `p + 8 <= end`)
+    /// after its [`Finder::probe`]: `head` the chain head (`p` inserted), `hits` the repeat
+    /// slots that match. The repeat candidates first (a slot repeating an earlier slot's
+    /// distance finds the same match, which then does not beat the earlier one: no need to
+    /// skip duplicates), then the hash chain.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn find_probed(
+        &mut self,
+        p: usize,
+        bs: usize,
+        be: usize,
+        hist: &History,
+        litsum: &[u32],
+        chain: u32,
+        head: usize,
+        mut hits: u32,
+    ) -> Cand {
+        let maxlen = be - p;
         let data = self.data;
         let floor = if self.independent { bs } else { self.base };
         let lo = floor.max(p.saturating_sub(self.window));
-        // start the head load early: it is the likeliest cache miss
-        // SAFETY: p + 8 <= end (the tail positions returned above).
-        let head = unsafe { self.head_and_insert(p) };
         // litsum holds be - bs + 1 prefix sums and every candidate's length is at most
         // maxlen = be - p, so both reads below are in bounds
         debug_assert_eq!(litsum.len(), be - bs + 1);
@@ -442,40 +625,6 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         let mut best = NO_MATCH;
         // longest (cap-clamped) length seen: later chain candidates must beat it
         let mut best_len = 0usize;
-
-        // repeat distances first (a slot repeating an earlier slot's distance finds the same
-        // match, which then does not beat the earlier one: no need to skip duplicates)
-        let span = p - lo;
-        let mm_mask = self.mm_mask;
-        // SAFETY: p + 8 <= self.end <= data.len()
-        let cur = unsafe { read_u64_unchecked(data, p) } & mm_mask;
-        // Bit i: slot i is in reach (d != 0, d <= span) and its first min(min_match, 8)
-        // bytes match. Branch-free and unrolled (all four slots, then masked to the level's
-        // count): most positions have no repeat match at all.
-        let mut hits = 0u32;
-        let h = hist.0;
-        // every slot in reach (1 <= d <= span), the usual case past a block's first bytes:
-        // no per-slot reach test
-        let far = (h[0].wrapping_sub(1).max(h[1].wrapping_sub(1)))
-            .max(h[2].wrapping_sub(1).max(h[3].wrapping_sub(1))) as usize;
-        if far < span {
-            for (i, &d) in h.iter().enumerate() {
-                // SAFETY: 1 <= d <= span <= p, and p + 8 <= data.len()
-                let eq = unsafe { read_u64_unchecked(data, p - d as usize) } & mm_mask == cur;
-                hits |= (eq as u32) << i;
-            }
-        } else {
-            for (i, &d) in h.iter().enumerate() {
-                let d = d as usize;
-                let ok = d.wrapping_sub(1) < span;
-                // an out-of-reach slot reads p itself (always equal) and is masked by `ok`
-                let src = if ok { p - d } else { p };
-                // SAFETY: src <= p and p + 8 <= data.len()
-                let eq = unsafe { read_u64_unchecked(data, src) } & mm_mask == cur;
-                hits |= ((ok & eq) as u32) << i;
-            }
-        }
-        hits &= self.rep_mask;
         while hits != 0 {
             let i = hits.trailing_zeros() as usize;
             hits &= hits - 1;
@@ -1412,12 +1561,23 @@ fn parse_block<S: ChainSlot>(
     let mut misses = 0usize;
 
     while pos + min_match <= be {
-        f.insert_upto(pos);
-        if f.cap != 0 {
-            // clamp_cap reads the values of sources below pos
-            f.zero_vals_upto(pos);
+        let mut probes = None;
+        if f.cap == 0 {
+            (pos, probes) = f.skip_misses(pos, bs, be, &hist, f.cfg.chain, &mut misses);
+            if pos + min_match > be {
+                break;
+            }
         }
-        let mut m = f.find(pos, bs, be, &hist, litsum, f.cfg.chain);
+        let mut m = if let Some((head, hits)) = probes {
+            f.find_probed(pos, bs, be, &hist, litsum, f.cfg.chain, head, hits)
+        } else {
+            f.insert_upto(pos);
+            if f.cap != 0 {
+                // clamp_cap reads the values of sources below pos
+                f.zero_vals_upto(pos);
+            }
+            f.find(pos, bs, be, &hist, litsum, f.cfg.chain)
+        };
         if m.gain <= 0 {
             if accel > 0 {
                 misses += 1;
