@@ -11,15 +11,19 @@
 #
 # Usage: scripts/decode_ab.sh OLD_REV NEW_REV ROUNDS FILE...
 #   e.g. scripts/decode_ab.sh 55d42cc HEAD 8 corpora/text/gcide.txt corpora/text/moby_dick.txt
-# Env:   ACEAPEX_CACHE_TAG (passed on; the PERFORMANCE.md runs use v3), ACEAPEX_RUNS
+# Env:   ACEAPEX_CACHE_TAG (passed on; the PERFORMANCE.md runs use v3), ACEAPEX_RUNS;
+#        AB_EXAMPLE and AB_KEYS pick another example and its columns (the words before each
+#        number), as scripts/encode_ab.sh does for examples/encode_speed
 set -euo pipefail
 
 if [[ $# -lt 4 ]]; then
-    sed -n '2,16p' "$0" >&2
+    sed -n '2,18p' "$0" >&2
     exit 2
 fi
 old=$1 new=$2 rounds=$3
 shift 3
+example=${AB_EXAMPLE:-decode_speed}
+keys=${AB_KEYS:-total= streams= lz=}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$work/old" 2>/dev/null || true;
@@ -30,8 +34,8 @@ for side in old new; do
     git -C "$root" worktree add -q --detach "$work/$side" "$rev"
     # one target folder per side, so both builds are incremental on a second call
     (cd "$work/$side" && ACEAPEX_SKIP_PTX=1 CARGO_TARGET_DIR="$root/target/ab-$side" \
-        cargo build -q --release --example decode_speed)
-    cp "$root/target/ab-$side/release/examples/decode_speed" "$work/$side.bin"
+        cargo build -q --release --example "$example")
+    cp "$root/target/ab-$side/release/examples/$example" "$work/$side.bin"
 done
 
 # the example caches its archives under its own manifest folder, the side's worktree: each
@@ -39,20 +43,23 @@ done
 export ACEAPEX_CACHE_TAG=${ACEAPEX_CACHE_TAG:-v3}
 for _ in $(seq "$rounds"); do
     for side in old new; do
-        (cd "$root" && "$work/$side.bin" "$@") 2>&1 | awk -v s="$side" '/ratio=/ {
-            for (i = 1; i <= NF; i++) { if ($i == "total=") t = $(i+1); if ($i == "streams=") r = $(i+1); if ($i == "lz=") z = $(i+1) }
-            print s, $1, t, r, z }'
+        # per result line: the side, the file, then the number after each key
+        (cd "$root" && "$work/$side.bin" "$@") 2>&1 | awk -v s="$side" -v keys="$keys" '/ratio=/ {
+            n = split(keys, k, " "); line = s " " $1
+            for (j = 1; j <= n; j++) for (i = 1; i < NF; i++) if ($i == k[j]) { v = $(i+1); gsub(/[^0-9.]/, "", v); line = line " " v; break }
+            print line }'
     done
 done | python3 -c '
 import sys, collections
+keys = sys.argv[1].split()
 runs = collections.defaultdict(list)
 for line in sys.stdin:
     side, f, *v = line.split()
     runs[(f, side)].append([float(x) for x in v])
-print("%-32s %-4s %10s %8s %12s %8s" % ("file", "rev", "total best", "median", "streams best", "lz best"))
+print("%-32s %-4s %10s %8s" % ("file", "rev", keys[0] + " best", "median"), *("%12s" % (k + " best") for k in keys[1:]))
 for (f, side) in sorted(runs):
     v = runs[(f, side)]
     col = lambda i: sorted(x[i] for x in v)
     t = col(0)
-    print(f"{f:32} {side:4} {t[-1]:10.1f} {t[len(t)//2]:8.1f} {col(1)[-1]:12.1f} {col(2)[-1]:8.1f}")
-'
+    print(f"{f:32} {side:4} {t[-1]:10.1f} {t[len(t)//2]:8.1f}", *("%12.1f" % col(i)[-1] for i in range(1, len(keys))))
+' "$keys"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Same-sitting A/B of the CPU encoder: scripts/decode_ab.sh with examples/encode_speed
+# (single thread, thread CPU time; columns: the whole compress, the same without context
+# tables, the match layer alone, MB/s of input). The examples' `--runs` (default 3) and
+# `--mb` (default 16) go after the files.
+#
+# Usage: scripts/encode_ab.sh OLD_REV NEW_REV ROUNDS FILE... [--runs N] [--mb N]
+#   e.g. scripts/encode_ab.sh 2353239 HEAD 3 corpora/text/gcide.txt corpora/text/moby_dick.txt
+set -euo pipefail
+AB_EXAMPLE=encode_speed AB_KEYS="encode= tables parse=" \
+    exec "$(dirname "$0")/decode_ab.sh" "$@"
