@@ -52,14 +52,15 @@ for _ in $(seq "$rounds"); do
 done | python3 -c '
 import sys, collections
 keys = sys.argv[1].split()
+names = [k.rstrip("=") for k in keys]
 runs = collections.defaultdict(list)
 for line in sys.stdin:
     side, f, *v = line.split()
     runs[(f, side)].append([float(x) for x in v])
-print("%-32s %-4s %10s %8s" % ("file", "rev", keys[0] + " best", "median"), *("%12s" % (k + " best") for k in keys[1:]))
+print("%-32s %-4s %12s %8s" % ("file", "rev", names[0] + " best", "median"), *("%12s" % (k + " best") for k in names[1:]))
 for (f, side) in sorted(runs):
     v = runs[(f, side)]
     col = lambda i: sorted(x[i] for x in v)
     t = col(0)
-    print(f"{f:32} {side:4} {t[-1]:10.1f} {t[len(t)//2]:8.1f}", *("%12.1f" % col(i)[-1] for i in range(1, len(keys))))
+    print(f"{f:32} {side:4} {t[-1]:12.1f} {t[len(t)//2]:8.1f}", *("%12.1f" % col(i)[-1] for i in range(1, len(keys))))
 ' "$keys"

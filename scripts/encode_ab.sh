@@ -7,5 +7,10 @@
 # Usage: scripts/encode_ab.sh OLD_REV NEW_REV ROUNDS FILE... [--runs N] [--mb N]
 #   e.g. scripts/encode_ab.sh 2353239 HEAD 3 corpora/text/gcide.txt corpora/text/moby_dick.txt
 set -euo pipefail
+
+if [[ $# -lt 4 ]]; then
+    sed -n '2,8p' "$0" >&2
+    exit 2
+fi
 AB_EXAMPLE=encode_speed AB_KEYS="encode= tables parse=" \
     exec "$(dirname "$0")/decode_ab.sh" "$@"
