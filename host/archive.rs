@@ -512,19 +512,16 @@ fn encode_group(
     let mut singles = singles.map(Some);
     let mut choose = |k: usize, lanes: &[[usize; STREAM_COUNT]]| {
         let t = singles[k].take().flatten()?;
-        let pairs = opts.context_tables.then(|| {
-            let mut p = entropy::PairCounts::default();
-            for (b, l) in blocks.iter().zip(lanes) {
-                p.add(b.stream_slices()[k], l[k]);
-            }
-            p
-        });
-        Some(entropy::choose_record(
-            t,
-            &hists[k],
-            pairs.as_ref(),
-            min_gain,
-        ))
+        Some(if opts.context_tables {
+            entropy::PairCounts::with_fresh(|p| {
+                for (b, l) in blocks.iter().zip(lanes) {
+                    p.add(b.stream_slices()[k], l[k]);
+                }
+                entropy::choose_record(t, &hists[k], Some(p), min_gain)
+            })
+        } else {
+            entropy::choose_record(t, &hists[k], None, min_gain)
+        })
     };
     // the literals first: packing changes the blocks' lane counts, which the other streams'
     // context pairs depend on

@@ -466,8 +466,9 @@ pub fn expansion_table(alphabet: &[u8]) -> Box<DecodeTable> {
 }
 
 /// Joint counts of (lane's previous symbol, symbol) pairs, `[prev * 256 + symbol]`: the
-/// statistics of the context choice ([`choose_record`]). Heap-allocated (256 KiB); the
-/// previous symbols that occur are tracked, so a split reads only their rows.
+/// statistics of the context choice ([`choose_record`]). Heap-allocated (256 KiB; the
+/// encoder reuses one per thread, [`PairCounts::with_fresh`]); the previous symbols that
+/// occur are tracked, so a split reads only their rows and a reuse clears only them.
 pub struct PairCounts {
     counts: Box<[u32]>,
     rows: [bool; 256],
@@ -482,7 +483,35 @@ impl Default for PairCounts {
     }
 }
 
+thread_local! {
+    /// This thread's pair counts ([`PairCounts::with_fresh`]).
+    static PAIRS: std::cell::RefCell<PairCounts> = std::cell::RefCell::new(PairCounts::default());
+}
+
 impl PairCounts {
+    /// Runs `f` with this thread's pair counts, emptied first: the table is allocated once
+    /// per thread and a reuse clears only the rows the last use wrote (a fresh table per
+    /// stream and group cost more time than its counting, in zeroing and page faults).
+    /// Panics if `f` calls it again.
+    pub fn with_fresh<R>(f: impl FnOnce(&mut PairCounts) -> R) -> R {
+        PAIRS.with(|cell| {
+            let mut p = cell.borrow_mut();
+            p.clear();
+            f(&mut p)
+        })
+    }
+
+    /// Zeroes the rows that are in use (every count written lies in a flagged row: `add`
+    /// flags row 0 for each lane's first symbol and the row of every previous symbol).
+    fn clear(&mut self) {
+        for prev in 0..256 {
+            if self.rows[prev] {
+                self.counts[prev << 8..(prev + 1) << 8].fill(0);
+                self.rows[prev] = false;
+            }
+        }
+    }
+
     /// Adds a slice coded with `lanes` lanes: symbol `i` paired with symbol `i - lanes`, the
     /// previous symbol of its lane (0 for each lane's first, FORMAT.md §5.4).
     pub fn add(&mut self, data: &[u8], lanes: usize) {
