@@ -224,7 +224,8 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
 
 /// Compresses `data` into a complete archive. `progress` is called with input bytes done.
 ///
-/// Memory: the input, the archive, and about 3x `BATCH_BYTES` of parse buffers.
+/// Memory: the input, the archive, about 3x `BATCH_BYTES` of parse buffers, and per worker
+/// thread its parse tables and 256 KiB of context statistics (kept for the thread's life).
 /// Errors: invalid options (message names the option).
 pub fn compress(
     data: &[u8],
