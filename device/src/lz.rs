@@ -109,6 +109,11 @@ pub fn read_offset(
 /// Appends `v` as a LEB128 varint (encoder side).
 #[inline]
 pub fn write_varint(v: u32, out: &mut impl Extend<u8>) {
+    // the usual case, one byte
+    if v < 0x80 {
+        out.extend([v as u8]);
+        return;
+    }
     let mut v = v;
     let mut bytes = [0u8; VARINT_MAX_BYTES];
     let mut n = 0;
