@@ -172,6 +172,13 @@ unsafe fn read_u64_unchecked(data: &[u8], p: usize) -> u64 {
     u64::from_le(unsafe { data.as_ptr().add(p).cast::<u64>().read_unaligned() })
 }
 
+/// The lowest position a match at `p` may read: `floor` (its block's or its segment's
+/// start, [`Finder::source_floor`]), or `window` bytes back if that is higher.
+#[inline(always)]
+fn lowest_source(floor: usize, window: usize, p: usize) -> usize {
+    floor.max(p.saturating_sub(window))
+}
+
 /// The largest distance of `hist` less one (a slot of distance 0, never written by a
 /// decoder's history, wraps to the largest value): every slot is in reach of `p` when this
 /// is below `p - lo`.
@@ -468,6 +475,24 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         self.val[r2].iter().fold(m1, |a, &v| a.max(v))
     }
 
+    /// The floor of match sources for the block starting at `bs`: the block's start when
+    /// blocks are independent (window within a block), else the segment's.
+    #[inline(always)]
+    fn source_floor(&self, bs: usize) -> usize {
+        if self.independent {
+            bs
+        } else {
+            self.base
+        }
+    }
+
+    /// The lowest position a match at `p` in the block starting at `bs` may read
+    /// ([`lowest_source`] with [`Finder::source_floor`] and the window).
+    #[inline(always)]
+    fn lowest_source(&self, bs: usize, p: usize) -> usize {
+        lowest_source(self.source_floor(bs), self.window, p)
+    }
+
     /// The first look at position `p` (inserting it if it is the next to insert): its chain
     /// head (0 = empty chain, as [`Finder::head_and_insert`]) and the repeat slots among the
     /// level's that match there ([`rep_hits`], with its `all_in_reach` and `lo`, the lowest
@@ -523,7 +548,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         debug_assert_eq!(self.cap, 0);
         let min_match = self.min_match as usize;
         let accel = self.cfg.accel;
-        let floor = if self.independent { bs } else { self.base };
+        let floor = self.source_floor(bs);
         let window = self.window;
         // every repeat slot is in reach from here on (hist_far < pos - lo, where
         // lo = max(floor, pos - window): pos > floor + far and far < window)
@@ -536,7 +561,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         // find's full path: pos + min_match <= be and pos + 8 <= end
         while pos + min_match <= be && pos + 8 <= self.end {
             self.insert_upto(pos);
-            let lo = || floor.max(pos.saturating_sub(window));
+            let lo = || lowest_source(floor, window, pos);
             // SAFETY: lo() <= pos (floor <= bs <= pos), all_in_reach as computed above, and
             // pos + 8 <= end (the loop's condition)
             let (head, hits) = unsafe { self.probe(pos, pos >= reach_from, lo, hist) };
@@ -577,8 +602,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         if p + 8 > self.end {
             return self.find_tail(p, bs, be, hist, litsum);
         }
-        let floor = if self.independent { bs } else { self.base };
-        let lo = floor.max(p.saturating_sub(self.window));
+        let lo = self.lowest_source(bs, p);
         // SAFETY: lo <= p, all_in_reach as rep_hits defines it, and p + 8 <= end (the tail
         // positions returned above).
         let (head, hits) = unsafe { self.probe(p, hist_far(hist) < p - lo, || lo, hist) };
@@ -610,8 +634,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     ) -> Cand {
         let maxlen = be - p;
         let data = self.data;
-        let floor = if self.independent { bs } else { self.base };
-        let lo = floor.max(p.saturating_sub(self.window));
+        let lo = self.lowest_source(bs, p);
         // litsum holds be - bs + 1 prefix sums and every candidate's length is at most
         // maxlen = be - p, so both reads below are in bounds
         debug_assert_eq!(litsum.len(), be - bs + 1);
@@ -713,8 +736,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     fn find_tail(&self, p: usize, bs: usize, be: usize, hist: &History, litsum: &[u32]) -> Cand {
         let maxlen = be - p;
         let min_match = self.min_match as usize;
-        let floor = if self.independent { bs } else { self.base };
-        let lo = floor.max(p.saturating_sub(self.window));
+        let lo = self.lowest_source(bs, p);
         let lbase = litsum[p - bs];
         let lits = |len: usize| (litsum[p - bs + len] - lbase) as i32;
         let mut best = NO_MATCH;
@@ -788,8 +810,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         if maxlen < min_match {
             return;
         }
-        let floor = if self.independent { bs } else { self.base };
-        let lo = floor.max(p.saturating_sub(self.window));
+        let lo = self.lowest_source(bs, p);
         let mut best_len = 0usize;
         for i in 0..4 {
             let d = hist.0[i] as usize;
@@ -1622,8 +1643,7 @@ fn parse_block<S: ChainSlot>(
         }
 
         // extend backwards over pending literals (recovers starts skipped by acceleration)
-        let floor = if f.independent { bs } else { f.base };
-        let lo = floor.max(mp.saturating_sub(f.window));
+        let lo = f.lowest_source(bs, mp);
         let d = m.dist as usize;
         let found_at = mp;
         while mp > lit_start && mp - d > lo && f.data[mp - 1] == f.data[mp - 1 - d] {
