@@ -11,7 +11,7 @@
 //! which that kernel hands to the slow lane-per-block kernel.
 //! Usage: `cargo run --release --example rans_chains -- ARCHIVE...`
 use aceapex::archive::Archive;
-use aceapex::gpu::launch::rans_block_steps;
+use aceapex::gpu::launch::{rans_block_steps, rans_block_steps_split};
 
 fn main() {
     for path in std::env::args().skip(1) {
@@ -43,6 +43,14 @@ fn main() {
             pct(0.5),
             lanes as f64 / n.max(1) as f64
         );
+        // if 2 or 4 warps shared each block's rounds (`rans_block_steps_split`; no kernel does)
+        for parts in [2u32, 4] {
+            let longest = (a.entries.iter().enumerate())
+                .map(|(b, e)| rans_block_steps_split(e, a.literal_width(b) as u32, parts))
+                .max()
+                .unwrap_or(0);
+            println!("  with {parts} warps sharing a block's rounds: longest chain {longest}");
+        }
         // the three longest blocks: per slice (decoded bytes, lanes), and the literal width
         let mut by_chain: Vec<usize> = (0..n).collect();
         by_chain.sort_by_key(|&b| {

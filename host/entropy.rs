@@ -1424,6 +1424,11 @@ mod tests {
             aceapex_device::rans::warp_steps(symbols, [32, 0, 4, 8, 4]),
             439 + 63
         );
+        // two warps sharing the rounds: the literals' round on one, the 8 + 4 + 4 on the other
+        assert_eq!(
+            aceapex_device::rans::warp_part_steps(symbols, [32, 0, 4, 8, 4], 2),
+            [439, 63, 0, 0, 0]
+        );
         assert_eq!(block_lanes(refused, SYMBOLS_PER_LANE), [24, 0, 1, 1, 1]);
         // at level 8 (1,024 symbols per lane) no step-up: ratio first
         assert_eq!(block_lanes(n, 1024), [4, 1, 1, 4, 1]);

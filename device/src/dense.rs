@@ -492,7 +492,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 // SAFETY: the commands are dead after the parse's barrier; the literal
                 // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
                 // the scratch range.
-                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
+                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS, 4) };
                 sync();
                 write_memo(&s, out, start, block_len, tid);
             }
@@ -522,17 +522,69 @@ fn count_fallback(queue: *mut u32, st: u32) {
 }
 
 /// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA of `threads` threads
-/// (`tid` < `threads`).
+/// (`tid` < `threads`), each thread issuing up to `inflight` loads (4 or more: four; 2 or 3:
+/// two; else one; a constant after inlining) before it stores them: a 16 KiB decode table staged by 256 threads costs
+/// one memory latency with 4 instead of four (each load-store pair of the one-word loop
+/// waits on its load: PERFORMANCE.md nineteenth session). Named values, not an array, so that
+/// they stay in registers; where those registers cost more than the latency saved, fewer
+/// (`rans_stage`).
 ///
 /// # Safety
 /// Both ranges hold `n16` words (`dst` shared, `src` global memory), 16-byte aligned.
 #[inline(always)]
-unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: u32) {
-    let mut q = tid as u64;
-    while q < n16 {
-        // SAFETY: q < n16 (the caller's ranges).
-        unsafe { *dst.add(q as usize) = *src.add(q as usize) };
-        q += threads as u64;
+unsafe fn copy16(
+    dst: *mut u128,
+    src: *const u128,
+    n16: u64,
+    tid: u32,
+    threads: u32,
+    inflight: u32,
+) {
+    let t = threads as usize;
+    let n = n16 as usize;
+    let mut q = tid as usize;
+    // SAFETY (every access below): the index is below n16, checked by its loop's or
+    // branch's condition (q + 3t < n, q + t < n, q < n), within the caller's ranges.
+    if inflight >= 4 {
+        while q + 3 * t < n {
+            let (a, b, c, d) = unsafe {
+                (
+                    *src.add(q),
+                    *src.add(q + t),
+                    *src.add(q + 2 * t),
+                    *src.add(q + 3 * t),
+                )
+            };
+            unsafe {
+                *dst.add(q) = a;
+                *dst.add(q + t) = b;
+                *dst.add(q + 2 * t) = c;
+                *dst.add(q + 3 * t) = d;
+            }
+            q += 4 * t;
+        }
+    }
+    if inflight >= 2 {
+        // with the loop of four before it, at most three words are left: one pair, then one
+        while q + t < n {
+            let (a, b) = unsafe { (*src.add(q), *src.add(q + t)) };
+            unsafe {
+                *dst.add(q) = a;
+                *dst.add(q + t) = b;
+            }
+            q += 2 * t;
+            if inflight >= 4 {
+                break;
+            }
+        }
+        if q < n {
+            unsafe { *dst.add(q) = *src.add(q) };
+        }
+        return;
+    }
+    while q < n {
+        unsafe { *dst.add(q) = *src.add(q) };
+        q += t;
     }
 }
 
@@ -711,6 +763,11 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     };
     let lane = tid % 32;
     let wpc = (bdim / 32) as u64;
+    // loads in flight per thread when the tables are staged (`copy16`): four in the plain
+    // kernel and in the packed one under 8-warp launch bounds (the only entry point with
+    // `LATE`); one in the context and packed kernels under 16-warp bounds (64 registers),
+    // which four would make spill (more) (PERFORMANCE.md nineteenth session)
+    let stage_inflight = if !CTX_OK || LATE { 4 } else { 1 };
     if cta == 0 && tid == 0 && !dense_queue.is_null() {
         // the dense kernel's block queue and fallback count, zeroed for the dense kernel that
         // follows on the stream (instead of a memset between the two launches)
@@ -773,6 +830,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
                             64,
                             tid,
                             bdim,
+                            stage_inflight,
                         )
                     };
                 }
@@ -795,6 +853,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
                                 (PROB_SCALE / 4) as u64,
                                 tid,
                                 bdim,
+                                stage_inflight,
                             )
                         };
                     }

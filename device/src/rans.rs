@@ -162,6 +162,20 @@ pub fn warp_round(left: u32, lanes_of: u64, ctxs: u32, packs: u32, separate: boo
 /// context/packed separation, which needs the tables), each as long as its slowest slice,
 /// `ceil(symbols / lanes)`. A lane count above 32 is taken as 32.
 pub fn warp_steps(symbols: [u32; STREAM_COUNT], lanes: [u32; STREAM_COUNT]) -> u32 {
+    warp_part_steps(symbols, lanes, 1)[0]
+}
+
+/// Steps of each of `parts` warps if they shared a block's rANS rounds, round `r` to warp
+/// `r % parts` (the rounds as [`warp_steps`] forms them; each warp's steps the sum of its
+/// rounds'). No kernel runs this layout yet: `examples/rans_chains.rs` prints what it would
+/// give (PERFORMANCE.md nineteenth session). `parts` 0 is taken as 1; a block has at most
+/// [`STREAM_COUNT`] rounds, so the warps from the `STREAM_COUNT`-th on would have none.
+pub fn warp_part_steps(
+    symbols: [u32; STREAM_COUNT],
+    lanes: [u32; STREAM_COUNT],
+    parts: u32,
+) -> [u32; STREAM_COUNT] {
+    let parts = parts.max(1);
     let mut lanes_of = 0u64;
     let mut left = 0u32;
     for (k, &l) in lanes.iter().enumerate() {
@@ -171,7 +185,8 @@ pub fn warp_steps(symbols: [u32; STREAM_COUNT], lanes: [u32; STREAM_COUNT]) -> u
             left |= 1 << k;
         }
     }
-    let mut steps = 0u32;
+    let mut steps = [0u32; STREAM_COUNT];
+    let mut r = 0u32;
     while left != 0 {
         let round = warp_round(left, lanes_of, 0, 0, false);
         let mut longest = 0u32;
@@ -180,7 +195,9 @@ pub fn warp_steps(symbols: [u32; STREAM_COUNT], lanes: [u32; STREAM_COUNT]) -> u
                 longest = longest.max(symbols[k].div_ceil(lanes[k].min(32)));
             }
         }
-        steps += longest;
+        // r < STREAM_COUNT: every round takes at least one slice (each has 1..=32 lanes)
+        steps[(r % parts) as usize] += longest;
+        r += 1;
         left &= !round;
     }
     steps

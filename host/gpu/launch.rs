@@ -343,7 +343,20 @@ pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
 /// flight, the stage takes at least the longest block's steps times the latency of one step
 /// (PERFORMANCE.md eighth session).
 pub fn rans_block_steps(e: &crate::device::format::BlockEntry, literal_width: u32) -> u32 {
+    rans_block_steps_split(e, literal_width, 1)
+}
+
+/// [`rans_block_steps`] if `parts` warps shared block `e`: its rANS rounds as
+/// [`crate::device::rans::warp_part_steps`] deals them, its raw slices copied by the last
+/// warp; the block's chain is its longest warp's. A model for `examples/rans_chains.rs` (no
+/// kernel runs it yet; PERFORMANCE.md nineteenth session). `parts` 0 is taken as 1.
+pub fn rans_block_steps_split(
+    e: &crate::device::format::BlockEntry,
+    literal_width: u32,
+    parts: u32,
+) -> u32 {
     use crate::device::format::{LANES_RAW, STREAM_LITERALS};
+    let parts = parts.max(1);
     let mut raw = 0u32;
     let mut symbols = [0u32; STREAM_COUNT];
     let mut lanes = [0u32; STREAM_COUNT];
@@ -360,7 +373,10 @@ pub fn rans_block_steps(e: &crate::device::format::BlockEntry, literal_width: u3
         symbols[k] = e.decoded_len[k].div_ceil(width);
         lanes[k] = e.lanes[k] as u32;
     }
-    raw + crate::device::rans::warp_steps(symbols, lanes)
+    let steps = crate::device::rans::warp_part_steps(symbols, lanes, parts);
+    // the last warp's rounds (none when parts > STREAM_COUNT) and the raw copies
+    let last = steps.get(parts as usize - 1).copied().unwrap_or(0);
+    (raw + last).max(steps.into_iter().max().unwrap_or(0))
 }
 
 /// CTAs of the rANS stage's grid for `n_chunks` chunks on `sms` SMs: as many as the GPU
@@ -649,6 +665,11 @@ mod tests {
         b.decoded_len = [4096, 0, 100, 600, 0];
         b.lanes = [LANES_RAW, LANES_RAW, 16, 24, LANES_RAW];
         assert_eq!(super::rans_block_steps(&b, 1), 32 + 25 + 7);
+        // two warps sharing the rounds: 25 steps on the first, the raw copy's 32 and the
+        // second round's 7 on the last; four warps: the same (two rounds)
+        assert_eq!(super::rans_block_steps_split(&b, 1, 2), 32 + 7);
+        assert_eq!(super::rans_block_steps_split(&b, 1, 4), 32);
+        assert_eq!(super::rans_block_steps_split(&b, 1, 0), 32 + 25 + 7);
     }
 
     #[test]
