@@ -523,11 +523,11 @@ fn count_fallback(queue: *mut u32, st: u32) {
 
 /// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA of `threads` threads
 /// (`tid` < `threads`), each thread issuing up to `inflight` loads (4 or more: four; 2 or 3:
-/// two; else one; a constant after inlining) before it stores them: a 16 KiB decode table staged by 256 threads costs
-/// one memory latency with 4 instead of four (each load-store pair of the one-word loop
-/// waits on its load: PERFORMANCE.md nineteenth session). Named values, not an array, so that
-/// they stay in registers; where those registers cost more than the latency saved, fewer
-/// (`rans_stage`).
+/// two; else one; a constant after inlining) before it stores them: a 16 KiB decode table
+/// staged by 256 threads costs one memory latency with 4 instead of four (each load-store
+/// pair of the one-word loop waits on its load: PERFORMANCE.md nineteenth session). Named
+/// values, not an array, so that they stay in registers; where those registers cost more
+/// than the latency saved, fewer (`rans_stage`).
 ///
 /// # Safety
 /// Both ranges hold `n16` words (`dst` shared, `src` global memory), 16-byte aligned.

@@ -666,7 +666,7 @@ mod tests {
         b.lanes = [LANES_RAW, LANES_RAW, 16, 24, LANES_RAW];
         assert_eq!(super::rans_block_steps(&b, 1), 32 + 25 + 7);
         // two warps sharing the rounds: 25 steps on the first, the raw copy's 32 and the
-        // second round's 7 on the last; four warps: the same (two rounds)
+        // second round's 7 on the last; four warps: the raw copy alone on the last; 0 as 1
         assert_eq!(super::rans_block_steps_split(&b, 1, 2), 32 + 7);
         assert_eq!(super::rans_block_steps_split(&b, 1, 4), 32);
         assert_eq!(super::rans_block_steps_split(&b, 1, 0), 32 + 25 + 7);
