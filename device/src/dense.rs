@@ -492,7 +492,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 // SAFETY: the commands are dead after the parse's barrier; the literal
                 // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
                 // the scratch range.
-                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS, 4) };
+                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
                 sync();
                 write_memo(&s, out, start, block_len, tid);
             }
@@ -522,70 +522,89 @@ fn count_fallback(queue: *mut u32, st: u32) {
 }
 
 /// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA of `threads` threads
-/// (`tid` < `threads`), each thread issuing up to `inflight` loads (4 or more: four; 2 or 3:
-/// two; else one; a constant after inlining) before it stores them: a 16 KiB decode table
-/// staged by 256 threads costs one memory latency with 4 instead of four (each load-store
-/// pair of the one-word loop waits on its load: PERFORMANCE.md nineteenth session). Named
-/// values, not an array, so that they stay in registers; where those registers cost more
-/// than the latency saved, fewer (`rans_stage`).
+/// (`tid` < `threads`), each thread issuing up to four loads before it stores them (named
+/// values, not an array, so that they stay in registers): the dense kernel's literal load,
+/// 16 KiB in one memory latency at 256 threads instead of four (PERFORMANCE.md nineteenth
+/// session). The rANS stage's tables take [`stage16`] instead.
 ///
 /// # Safety
 /// Both ranges hold `n16` words (`dst` shared, `src` global memory), 16-byte aligned.
 #[inline(always)]
-unsafe fn copy16(
-    dst: *mut u128,
-    src: *const u128,
-    n16: u64,
-    tid: u32,
-    threads: u32,
-    inflight: u32,
-) {
+unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: u32) {
     let t = threads as usize;
     let n = n16 as usize;
     let mut q = tid as usize;
     // SAFETY (every access below): the index is below n16, checked by its loop's or
     // branch's condition (q + 3t < n, q + t < n, q < n), within the caller's ranges.
-    if inflight >= 4 {
-        while q + 3 * t < n {
-            let (a, b, c, d) = unsafe {
-                (
-                    *src.add(q),
-                    *src.add(q + t),
-                    *src.add(q + 2 * t),
-                    *src.add(q + 3 * t),
-                )
-            };
-            unsafe {
-                *dst.add(q) = a;
-                *dst.add(q + t) = b;
-                *dst.add(q + 2 * t) = c;
-                *dst.add(q + 3 * t) = d;
-            }
-            q += 4 * t;
+    while q + 3 * t < n {
+        let (a, b, c, d) = unsafe {
+            (
+                *src.add(q),
+                *src.add(q + t),
+                *src.add(q + 2 * t),
+                *src.add(q + 3 * t),
+            )
+        };
+        unsafe {
+            *dst.add(q) = a;
+            *dst.add(q + t) = b;
+            *dst.add(q + 2 * t) = c;
+            *dst.add(q + 3 * t) = d;
         }
+        q += 4 * t;
     }
-    if inflight >= 2 {
-        // with the loop of four before it, at most three words are left: one pair, then one
-        while q + t < n {
-            let (a, b) = unsafe { (*src.add(q), *src.add(q + t)) };
-            unsafe {
-                *dst.add(q) = a;
-                *dst.add(q + t) = b;
-            }
-            q += 2 * t;
-            if inflight >= 4 {
-                break;
-            }
+    // at most three words are left: one pair, then one
+    if q + t < n {
+        let (a, b) = unsafe { (*src.add(q), *src.add(q + t)) };
+        unsafe {
+            *dst.add(q) = a;
+            *dst.add(q + t) = b;
         }
-        if q < n {
-            unsafe { *dst.add(q) = *src.add(q) };
-        }
-        return;
+        q += 2 * t;
     }
-    while q < n {
+    if q < n {
         unsafe { *dst.add(q) = *src.add(q) };
-        q += t;
     }
+}
+
+/// Starts copying `n16` 16-byte words from `src` (global memory) to `dst` (shared memory)
+/// with the whole CTA of `threads` threads (`tid` < `threads`), word `tid + i * threads` by
+/// thread `tid`, as asynchronous copies (`cp.async.cg.shared.global`, sm_80 and later): they
+/// take no registers, so every word of every table a CTA stages is in flight at once, where a
+/// load-then-store copy waits one memory latency per round of loads (the rANS stage's table
+/// staging held 21 % of its stall samples on E. coli at 4 KiB blocks: PERFORMANCE.md
+/// nineteenth session). The words are in `dst` only after [`stage_wait`], and visible to the
+/// other threads after a barrier that follows it.
+///
+/// # Safety
+/// Both ranges hold `n16` words (`dst` in the kernel's shared memory, `src` global memory; a
+/// generic address of either, which the asm converts or, for global memory, uses as is, as in
+/// [`global_word_l2_256`]), 16-byte aligned; nothing reads or writes `dst` until the
+/// barrier after [`stage_wait`].
+#[inline(always)]
+unsafe fn stage16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: u32) {
+    let mut q = tid as u64;
+    while q < n16 {
+        // SAFETY: q < n16 (the caller's ranges); the asm copies the one 16-byte word.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 s;",
+                "cvta.to.shared.u64 s, {d};",
+                "cp.async.cg.shared.global [s], [{g}], 16; }}",
+                d = in(reg64) dst.add(q as usize),
+                g = in(reg64) src.add(q as usize),
+                options(nostack, preserves_flags)
+            )
+        };
+        q += threads as u64;
+    }
+}
+
+/// Waits until this thread's [`stage16`] copies are in shared memory (`cp.async.wait_all`).
+#[inline(always)]
+fn stage_wait() {
+    // SAFETY: waits on this thread's own asynchronous copies; touches no other state.
+    unsafe { core::arch::asm!("cp.async.wait_all;", options(nostack, preserves_flags)) };
 }
 
 /// A ticket from the block queue (thread 0 of a CTA, once per block it decodes).
@@ -659,7 +678,8 @@ rans_entry!(
     /// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
     /// block `k * wpc + w`, the block's slices into `decoded` at
     /// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
-    /// decode tables of its first block's table group into dynamic shared memory (one per
+    /// decode tables of its first block's table group into dynamic shared memory (asynchronous
+    /// copies, all in flight at once: [`stage16`]) (one per
     /// stream, `rans::KERNEL_SMEM_BYTES`); a warp whose block lies in that group reads them
     /// there, any other (a group size that is not a multiple of the CTA's warps) from global
     /// memory. (In L1 the tables of a few groups per SM missed often enough that most steps
@@ -763,11 +783,6 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     };
     let lane = tid % 32;
     let wpc = (bdim / 32) as u64;
-    // loads in flight per thread when the tables are staged (`copy16`): four in the plain
-    // kernel and in the packed one under 8-warp launch bounds (the only entry point with
-    // `LATE`); one in the context and packed kernels under 16-warp bounds (64 registers),
-    // which four would make spill (more) (PERFORMANCE.md nineteenth session)
-    let stage_inflight = if !CTX_OK || LATE { 4 } else { 1 };
     if cta == 0 && tid == 0 && !dense_queue.is_null() {
         // the dense kernel's block queue and fallback count, zeroed for the dense kernel that
         // follows on the stream (instead of a memset between the two launches)
@@ -820,46 +835,54 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
             if let Some((ti, tag)) = unsafe {
                 crate::kernels::stream_table_index(table_index, n_tables, group_blocks, r0, k)
             } {
+                // (every copy below is asynchronous: all of them in flight at once, waited
+                // for after the loop; shared memory is not read before the barrier after it)
                 if tag == TABLE_PACKED && !expand_smem.is_null() {
                     // SAFETY: ti + 1 < n_tables (stream_table_index); its first 256 slots
                     // (1 KiB) go to the expansion area of the launch's shared memory.
                     unsafe {
-                        copy16(
+                        stage16(
                             expand_smem as *mut u128,
                             tables.add(ti as usize + 1) as *const u128,
                             64,
                             tid,
                             bdim,
-                            stage_inflight,
                         )
                     };
                 }
-                // the first table in slot k, a context pair's second in its staged slot
-                // when the host launched with room for it
-                let second = if is_context(tag) && staged_tables as usize > STREAM_COUNT {
-                    staged_slot(k)
-                } else {
-                    None
+                // the first table in slot k
+                // SAFETY: ti < n_tables (stream_table_index); slot k < STREAM_COUNT tables
+                // of dynamic shared memory the host launches with.
+                unsafe {
+                    stage16(
+                        smem.add(k * PROB_SCALE as usize) as *mut u128,
+                        tables.add(ti as usize) as *const u128,
+                        (PROB_SCALE / 4) as u64,
+                        tid,
+                        bdim,
+                    )
                 };
-                for (slot, t) in [(Some(k), ti), (second, ti + 1)] {
-                    if let Some(slot) = slot {
-                        // SAFETY: t < n_tables (a pair's second too: stream_table_index);
+                // a context pair's second in its staged slot when the host launched with
+                // room for it
+                if is_context(tag) && staged_tables as usize > STREAM_COUNT {
+                    if let Some(slot) = staged_slot(k) {
+                        // SAFETY: ti + 1 < n_tables (a pair's second: stream_table_index);
                         // slot < KERNEL_STAGED_TABLES tables of dynamic shared memory the
-                        // host launches with.
+                        // host launches with when staged_tables is above STREAM_COUNT.
                         unsafe {
-                            copy16(
+                            stage16(
                                 smem.add(slot * PROB_SCALE as usize) as *mut u128,
-                                tables.add(t as usize) as *const u128,
+                                tables.add(ti as usize + 1) as *const u128,
                                 (PROB_SCALE / 4) as u64,
                                 tid,
                                 bdim,
-                                stage_inflight,
                             )
                         };
                     }
                 }
             }
         }
+        stage_wait();
         sync();
         let b = r0 + (tid / 32) as u64;
         if b < n_blocks as u64 {
