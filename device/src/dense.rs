@@ -570,8 +570,9 @@ unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: 
 /// Starts copying `n16` 16-byte words from `src` (global memory) to `dst` (shared memory)
 /// with the whole CTA of `threads` threads (`tid` < `threads`), word `tid + i * threads` by
 /// thread `tid`, as asynchronous copies (`cp.async.cg.shared.global`, sm_80 and later): they
-/// take no registers, so every word of every table a CTA stages is in flight at once, where a
-/// load-then-store copy waits one memory latency per round of loads (the rANS stage's table
+/// hold no data registers, so a thread issues all of its copies of every table a CTA stages
+/// before it waits (as many in flight as the memory system takes), where a load-then-store
+/// copy waits one memory latency per round of loads (the rANS stage's table
 /// staging held 21 % of its stall samples on E. coli at 4 KiB blocks: PERFORMANCE.md
 /// nineteenth session). The words are in `dst` only after [`stage_wait`], and visible to the
 /// other threads after a barrier that follows it.
@@ -579,8 +580,10 @@ unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: 
 /// # Safety
 /// Both ranges hold `n16` words (`dst` in the kernel's shared memory, `src` global memory; a
 /// generic address of either, which the asm converts or, for global memory, uses as is, as in
-/// [`global_word_l2_256`]), 16-byte aligned; nothing reads or writes `dst` until the
-/// barrier after [`stage_wait`].
+/// [`global_word_l2_256`]), 16-byte aligned. A barrier separates every earlier access to
+/// `dst` from the copies; every thread that calls this calls [`stage_wait`] before the next
+/// barrier, and nothing reads or writes `dst` until that barrier; the destinations of copies
+/// in flight together do not overlap (their order is not defined).
 #[inline(always)]
 unsafe fn stage16(dst: *mut u128, src: *const u128, n16: u64, tid: u32, threads: u32) {
     let mut q = tid as u64;
@@ -678,9 +681,9 @@ rans_entry!(
     /// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
     /// block `k * wpc + w`, the block's slices into `decoded` at
     /// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
-    /// decode tables of its first block's table group into dynamic shared memory (asynchronous
-    /// copies, all in flight at once: [`stage16`]) (one per
-    /// stream, `rans::KERNEL_SMEM_BYTES`); a warp whose block lies in that group reads them
+    /// decode tables of its first block's table group into dynamic shared memory, one per
+    /// stream (`rans::KERNEL_SMEM_BYTES`), by asynchronous copies issued all before the first
+    /// wait ([`stage16`]); a warp whose block lies in that group reads them
     /// there, any other (a group size that is not a multiple of the CTA's warps) from global
     /// memory. (In L1 the tables of a few groups per SM missed often enough that most steps
     /// waited on L2: rANS stage -15 % on gcide, PERFORMANCE.md seventh session.)
