@@ -530,7 +530,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// `chain` steps returns nothing without looking further (no repeat slot matches, the
     /// chain is empty), as `parse_block`'s main loop would: each is inserted, then the
     /// acceleration of `cfg.accel` steps on (counting `misses`). Returns the first position
-    /// where `find` has more to do, with its probes for [`Finder::find_probed`] (chain head,
+    /// where `find` has more to do, with its probes for [`Finder::find`] (chain head,
     /// repeat hits; the position inserted), or without probes a position where
     /// `pos + min_match > be` or a tail position (fewer than 8 bytes left in the segment).
     /// Without a depth cap only (with one, each position also settles the dependency values
@@ -583,7 +583,13 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     }
 
     /// Best candidate at `p` in block `[bs, be)` with history `hist` and literal-cost prefix
-    /// sums `litsum` (indexed from `bs`).
+    /// sums `litsum` (indexed from `bs`). `probes`: the position's [`Finder::probe`] already
+    /// taken ([`Finder::skip_misses`]: `p` a non-tail position with `p + min_match <= be`,
+    /// inserted; its chain head and repeat hits), or `None` to take it here. The repeat
+    /// candidates first (a slot repeating an earlier slot's distance finds the same match,
+    /// which then does not beat the earlier one: no need to skip duplicates), then the hash
+    /// chain.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn find(
         &mut self,
@@ -593,48 +599,32 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         hist: &History,
         litsum: &[u32],
         chain: u32,
+        probes: Option<(usize, u32)>,
     ) -> Cand {
         let maxlen = be - p;
-        let min_match = self.min_match as usize;
-        if maxlen < min_match {
-            return NO_MATCH;
-        }
-        if p + 8 > self.end {
-            return self.find_tail(p, bs, be, hist, litsum);
-        }
+        let (head, mut hits) = match probes {
+            Some(probes) => probes,
+            None => {
+                if maxlen < self.min_match as usize {
+                    return NO_MATCH;
+                }
+                if p + 8 > self.end {
+                    return self.find_tail(p, bs, be, hist, litsum);
+                }
+                let lo = self.lowest_source(bs, p);
+                // SAFETY: lo <= p, all_in_reach as rep_hits defines it, and p + 8 <= end
+                // (the tail positions returned above).
+                let (head, hits) = unsafe { self.probe(p, hist_far(hist) < p - lo, || lo, hist) };
+                // most literal positions end here: no repeat slot matches and the chain is
+                // empty
+                if hits == 0 && (head == 0 || chain == 0) {
+                    return NO_MATCH;
+                }
+                (head, hits)
+            }
+        };
         let lo = self.lowest_source(bs, p);
-        // SAFETY: lo <= p, all_in_reach as rep_hits defines it, and p + 8 <= end (the tail
-        // positions returned above).
-        let (head, hits) = unsafe { self.probe(p, hist_far(hist) < p - lo, || lo, hist) };
-        // most literal positions end here: no repeat slot matches and the chain is empty
-        if hits == 0 && (head == 0 || chain == 0) {
-            return NO_MATCH;
-        }
-
-        self.find_probed(p, bs, be, hist, litsum, chain, head, hits)
-    }
-
-    /// [`Finder::find`] at a non-tail position `p` (`p + min_match <= be`, `p + 8 <= end`)
-    /// after its [`Finder::probe`]: `head` the chain head (`p` inserted), `hits` the repeat
-    /// slots that match. The repeat candidates first (a slot repeating an earlier slot's
-    /// distance finds the same match, which then does not beat the earlier one: no need to
-    /// skip duplicates), then the hash chain.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn find_probed(
-        &mut self,
-        p: usize,
-        bs: usize,
-        be: usize,
-        hist: &History,
-        litsum: &[u32],
-        chain: u32,
-        head: usize,
-        mut hits: u32,
-    ) -> Cand {
-        let maxlen = be - p;
         let data = self.data;
-        let lo = self.lowest_source(bs, p);
         // litsum holds be - bs + 1 prefix sums and every candidate's length is at most
         // maxlen = be - p, so both reads below are in bounds
         debug_assert_eq!(litsum.len(), be - bs + 1);
@@ -1589,16 +1579,14 @@ fn parse_block<S: ChainSlot>(
                 break;
             }
         }
-        let mut m = if let Some((head, hits)) = probes {
-            f.find_probed(pos, bs, be, &hist, litsum, f.cfg.chain, head, hits)
-        } else {
+        if probes.is_none() {
             f.insert_upto(pos);
             if f.cap != 0 {
                 // clamp_cap reads the values of sources below pos
                 f.zero_vals_upto(pos);
             }
-            f.find(pos, bs, be, &hist, litsum, f.cfg.chain)
-        };
+        }
+        let mut m = f.find(pos, bs, be, &hist, litsum, f.cfg.chain, probes);
         if m.gain <= 0 {
             if accel > 0 {
                 misses += 1;
@@ -1626,7 +1614,7 @@ fn parse_block<S: ChainSlot>(
                     if f.cap != 0 {
                         f.zero_vals_upto(q);
                     }
-                    let m2 = f.find(q, bs, be, &hist, litsum, f.cfg.lazy_chain);
+                    let m2 = f.find(q, bs, be, &hist, litsum, f.cfg.lazy_chain, None);
                     // skipping k bytes must pay for itself; the extra byte at k=2 must too
                     let bias = (k as i32 - 1) * SCALE;
                     if m2.gain > m.gain + bias {
