@@ -941,3 +941,72 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
         assert!(out == original, "{d:?}: output differs from the model");
     }
 }
+
+/// The dense pipe's two kernels overlapping (`device/src/handoff.rs`): the dense kernel waits
+/// for each block's streams. With the rANS stage's scratch poisoned before every decode, a
+/// dense CTA that read a block before its ready word would decode the poison; so every
+/// decode, overlapping and not, repeated (each under a new epoch), must be bit-exact. Then a
+/// decode whose waits give up (a test hook hands the dense kernel an epoch no word holds)
+/// must report `Status::Stalled`, not hang, and the host's retry without the overlap must
+/// restore the bytes.
+#[test]
+fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
+    use aceapex::device::status::Status;
+    let Some(g) = gpu_or_skip("dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall")
+    else {
+        return;
+    };
+    // DNA-like with runs of N (blocks of very different chains), 3 MB: 184 blocks
+    let (name, data) = sample_inputs().swap_remove(0);
+    assert_eq!(name, "dna-like");
+    let data = &data[..];
+    let packed = compress(data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+    let n = a.block_count();
+    let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
+    let mut status = g.stream().alloc_zeros::<u32>(n).unwrap();
+    for (round, overlap) in [true, true, false, true].into_iter().enumerate() {
+        ga.set_overlap(overlap);
+        assert_eq!(ga.overlaps(&g), overlap && g.overlap());
+        ga.poison_scratch(&g, 0x5A).unwrap();
+        g.fill(&mut out, 0xA5).unwrap();
+        ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
+            .unwrap();
+        let st = g.stream().clone_dtoh(&status).unwrap();
+        assert!(
+            st.iter().all(|&s| s == Status::Ok as u32),
+            "round {round} (overlap {overlap}): statuses {:?}",
+            st.iter().filter(|&&s| s != 0).take(4).collect::<Vec<_>>()
+        );
+        assert!(
+            g.download(&out).unwrap()[..data.len()] == *data,
+            "round {round} (overlap {overlap}): output differs"
+        );
+    }
+    // a stalled hand-off: every block Stalled, then the retry one kernel after the other
+    ga.set_overlap(true);
+    ga.stall_next_dense_decode();
+    ga.poison_scratch(&g, 0x5A).unwrap();
+    g.fill(&mut out, 0xA5).unwrap();
+    ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
+        .unwrap();
+    let st = g.stream().clone_dtoh(&status).unwrap();
+    assert!(
+        st.iter().all(|&s| s == Status::Stalled as u32),
+        "a dense kernel whose waits give up marks every block stalled"
+    );
+    ga.stall_next_dense_decode();
+    let st = ga
+        .decode_all_status(&g, decoder::Decoder::Dense, &mut out, &mut status)
+        .unwrap();
+    assert!(
+        st.iter().all(|&s| s == Status::Ok as u32),
+        "the retry decodes"
+    );
+    assert!(
+        !ga.overlaps(&g),
+        "after a stall the archive decodes without the overlap"
+    );
+    assert!(g.download(&out).unwrap()[..data.len()] == *data);
+}

@@ -34,6 +34,7 @@
 
 use crate::dense_layout::*;
 use crate::format::*;
+use crate::handoff::{QUEUE_EPOCH, QUEUE_FALLBACK, QUEUE_READY, QUEUE_TICKET};
 use crate::status::Status;
 use core::arch::nvptx::*;
 
@@ -46,6 +47,8 @@ extern "C" {
     fn shfl_idx_i32(mask: u32, val: i32, lane: u32, c: u32) -> i32;
     #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
     fn shfl_bfly_i32(mask: u32, val: i32, lanemask: u32, c: u32) -> i32;
+    #[link_name = "llvm.nvvm.bar.warp.sync"]
+    fn bar_warp_sync(mask: u32);
 }
 
 const FULL: u32 = 0xFFFF_FFFF;
@@ -72,6 +75,14 @@ fn shfl(v: u32, lane: u32) -> u32 {
 fn shfl_xor(v: u32, m: u32) -> u32 {
     // SAFETY: all lanes participate; c = 0x1f is the full-warp clamp for shfl.bfly.
     unsafe { shfl_bfly_i32(FULL, v as i32, m, 0x1F) as u32 }
+}
+
+/// Synchronises the warp; orders the memory accesses of its lanes before the call before
+/// those after it (`bar.warp.sync`).
+#[inline(always)]
+fn syncwarp() {
+    // SAFETY: called by all 32 lanes of the warp in uniform control flow.
+    unsafe { bar_warp_sync(FULL) }
 }
 
 #[inline(always)]
@@ -229,6 +240,9 @@ impl Smem {
 const C_STATUS: usize = 0;
 const C_NLENV: usize = 1;
 const C_NOFFV: usize = 2;
+/// 1 when the block's streams are published by the rANS stage (handoff.rs), 0 when thread
+/// 0's wait for them gave up.
+const C_READY: usize = 3;
 /// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
 const C_ERR: usize = 6;
 /// The CTA's next block, taken from the queue by thread 0 (`decode_blocks_dense`).
@@ -260,11 +274,18 @@ fn set_status(s: &Smem, st: Status) {
 /// docs): `decoded` holds every slice's decoded bytes at
 /// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
 /// bits for timing. One status word per block; a block already marked bad by the rANS
-/// kernel keeps its status. `queue` is two words, zero at launch (the rANS kernel before it
-/// zeroes them, its `dense_queue`): CTA `c` decodes block `c`,
-/// then blocks `grid + queue[0]++` until they run out, so a CTA that drew cheap blocks takes
-/// more of them; `queue[1]` counts the blocks left to the lane kernel (`Status::Fallback`).
-/// `match_base` is the archive's (FORMAT.md §2: 4 to 6, from a validated header).
+/// kernel keeps its status. `queue` is the archive's dense queue (`handoff::queue_words`),
+/// handed over by the rANS kernel before it, whose `dense_queue` it is, under `epoch`
+/// (`handoff.rs`: this kernel may run while that one still does, and waits for the
+/// queue's epoch and then for each block's ready word; epoch 0: no hand-off, the rANS grid
+/// complete before this one reads anything). CTA `c` decodes block `order[c]`,
+/// then blocks `order[grid + ticket]` (tickets from `queue[QUEUE_TICKET]++`) until they run
+/// out, so a CTA that drew cheap blocks takes more of them; `order` holds every block once,
+/// in the order the host expects the rANS stage to finish them
+/// (`gpu::launch::dense_block_order`), or is null: blocks in index order (the two kernels
+/// one after the other). `queue[QUEUE_FALLBACK]` counts the blocks left to the
+/// lane kernel (`Status::Fallback`). `match_base` is the archive's (FORMAT.md §2: 4 to 6,
+/// from a validated header).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     decoded: *const u8,
@@ -280,6 +301,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     status: *mut u32,
     stages: u32,
     queue: *mut u32,
+    order: *const u32,
+    epoch: u32,
 ) {
     let s = Smem {
         // u128: the layout's 16-byte loads and stores need a 16-aligned base (`.align 16`)
@@ -289,20 +312,65 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     let (tid, cta, ncta) = unsafe { (_thread_idx_x(), _block_idx_x(), _grid_dim_x()) };
     let warp = tid / 32;
     let lane = tid % 32;
-    let mut b = cta;
+    // the lane kernel after this one may start its CTAs (it waits for this grid to complete)
+    crate::handoff::launch_dependents();
+    // the queue's words zeroed by the rANS stage of this decode (handoff.rs); epoch 0: no
+    // hand-off words, the kernels one after the other (the wait returns at once)
+    if epoch == 0 {
+        crate::handoff::wait_prerequisite_grids();
+        if tid == 0 {
+            // SAFETY: a shared control word.
+            unsafe { *s.ctrl(C_NEXT) = 1 };
+        }
+    } else if tid == 0 {
+        // SAFETY: word QUEUE_EPOCH of the queue; a shared control word.
+        unsafe { *s.ctrl(C_NEXT) = crate::handoff::wait_for(queue.add(QUEUE_EPOCH), epoch) as u32 };
+    }
+    sync();
+    if ctrl_get(&s, C_NEXT) == 0 {
+        // no tickets to take: this CTA marks a stride of blocks stalled (the host decodes
+        // again, one kernel after the other)
+        let mut b = cta + tid * ncta;
+        while b < n_blocks {
+            // SAFETY: one status word per block.
+            unsafe { *status.add(b as usize) = Status::Stalled as u32 };
+            b = b.saturating_add(THREADS * ncta);
+        }
+        return;
+    }
+    // SAFETY: cta < grid <= n_blocks entries of the order (the host's launch).
+    let mut b = if order.is_null() {
+        cta
+    } else {
+        unsafe { *order.add(cta as usize) }
+    };
     while b < n_blocks {
         // the next block's ticket, taken now so that the atomic's round trip overlaps this
         // block's work (thread 0 first uses it in `next_block`)
         let ticket = if tid == 0 { take_ticket(queue) } else { 0 };
         if tid == 0 {
+            // the block's slices and status word from the rANS stage (handoff.rs); the
+            // barrier below orders every thread's reads of them after this wait
+            // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
+            let ready = epoch == 0
+                || unsafe { crate::handoff::wait_for(queue.add(QUEUE_READY + b as usize), epoch) };
             // SAFETY: control words lie in shared memory.
             unsafe {
+                *s.ctrl(C_READY) = ready as u32;
                 *s.ctrl(C_STATUS) = 0;
                 *s.ctrl(C_NLENV) = 0;
                 *s.ctrl(C_NOFFV) = 0;
             }
         }
         sync();
+        if ctrl_get(&s, C_READY) == 0 {
+            if tid == 0 {
+                // SAFETY: one status word per block.
+                unsafe { *status.add(b as usize) = Status::Stalled as u32 };
+            }
+            b = next_block(&s, ticket, ncta, order, n_blocks, tid);
+            continue;
+        }
         // SAFETY: b < n_blocks; the host passes n_blocks entries.
         let e = unsafe { *entries.add(b as usize) };
         let start = b as u64 * block_size as u64;
@@ -334,7 +402,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 unsafe { *status.add(b as usize) = st as u32 };
                 count_fallback(queue, st as u32);
             }
-            b = next_block(&s, ticket, ncta, tid);
+            b = next_block(&s, ticket, ncta, order, n_blocks, tid);
             continue;
         }
         // ---- stage 1: the whole CTA loads the block's decoded streams but the literals
@@ -502,7 +570,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             unsafe { *status.add(b as usize) = st };
             count_fallback(queue, st);
         }
-        b = next_block(&s, ticket, ncta, tid);
+        b = next_block(&s, ticket, ncta, order, n_blocks, tid);
     }
 }
 
@@ -515,7 +583,7 @@ fn count_fallback(queue: *mut u32, st: u32) {
         // SAFETY: the queue holds two words (`gpu::launch::decode_blocks_dense`); core
         // atomics work on global memory.
         unsafe {
-            core::sync::atomic::AtomicU32::from_ptr(queue.add(1))
+            core::sync::atomic::AtomicU32::from_ptr(queue.add(QUEUE_FALLBACK))
                 .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
         };
     }
@@ -615,20 +683,30 @@ fn stage_wait() {
 fn take_ticket(queue: *mut u32) -> u32 {
     // SAFETY: `queue` is the launch's one-word queue; core atomics work on global memory.
     unsafe {
-        core::sync::atomic::AtomicU32::from_ptr(queue)
+        core::sync::atomic::AtomicU32::from_ptr(queue.add(QUEUE_TICKET))
             .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
     }
 }
 
-/// The CTA's next block, block `ncta + ticket` (thread 0's [`take_ticket`]): thread 0 puts it
-/// in a control word and after a barrier every thread reads it (`u32::MAX` past `u32::MAX`;
-/// the caller's loop ends at the block count).
+/// The CTA's next block, entry `ncta + ticket` of the dense order (thread 0's
+/// [`take_ticket`]; `order` holds `n_blocks` entries): thread 0 puts it in a control word and
+/// after a barrier every thread reads it (`u32::MAX` past the order's end, where the caller's
+/// loop ends).
 #[inline(always)]
-fn next_block(s: &Smem, ticket: u32, ncta: u32, tid: u32) -> u32 {
+fn next_block(s: &Smem, ticket: u32, ncta: u32, order: *const u32, n_blocks: u32, tid: u32) -> u32 {
     if tid == 0 {
+        let i = ncta.checked_add(ticket).unwrap_or(u32::MAX);
+        // SAFETY: i < n_blocks entries of the order.
+        let b = if i >= n_blocks {
+            u32::MAX
+        } else if order.is_null() {
+            i
+        } else {
+            unsafe { *order.add(i as usize) }
+        };
         // SAFETY: a shared control word; read by all threads after the barrier below and
         // not written again before the next block's barriers.
-        unsafe { *s.ctrl(C_NEXT) = ncta.checked_add(ticket).unwrap_or(u32::MAX) };
+        unsafe { *s.ctrl(C_NEXT) = b };
     }
     sync();
     ctrl_get(s, C_NEXT)
@@ -659,13 +737,14 @@ macro_rules! rans_entry {
             staged_tables: u32,
             stage_expand: u32,
             dense_queue: *mut u32,
+            epoch: u32,
         ) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
             rans_stage::<$ctx, $pack, $late>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
                 group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
-                staged_tables, stage_expand, dense_queue,
+                staged_tables, stage_expand, dense_queue, epoch,
             )
             }
         }
@@ -774,6 +853,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     staged_tables: u32,
     stage_expand: u32,
     dense_queue: *mut u32,
+    epoch: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -792,10 +872,21 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         // SAFETY: a non-null dense_queue is two words that no other kernel of this stream
         // touches while this grid runs (stream order).
         unsafe {
-            *dense_queue = 0;
-            *dense_queue.add(1) = 0;
+            *dense_queue.add(QUEUE_TICKET) = 0;
+            *dense_queue.add(QUEUE_FALLBACK) = 0;
+        }
+        if epoch != 0 {
+            // the words zeroed before the epoch that tells the dense kernel so (handoff.rs)
+            crate::handoff::fence_gpu();
+            // SAFETY: word QUEUE_EPOCH of the dense queue (queue_words(n_blocks) words),
+            // which only this thread writes while the grids run.
+            unsafe { crate::handoff::publish(dense_queue.add(QUEUE_EPOCH), epoch) };
         }
     }
+    // the dense kernel, launched after this one with programmatic stream serialization, may
+    // start once every CTA of this grid has passed here (all of them resident or done, so its
+    // waits for their blocks end: handoff.rs)
+    crate::handoff::launch_dependents();
     let src = Sources {
         data,
         data_len,
@@ -918,6 +1009,19 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
                 // order holds every chunk once, so every block has exactly one warp)
                 // SAFETY: one status word per block; only this warp writes it in this kernel.
                 unsafe { *status.add(b as usize) = first_bad };
+            }
+            if !dense_queue.is_null() && epoch != 0 {
+                // the block's slices and status, then its ready word (handoff.rs): each
+                // lane's stores fenced, the warp synchronised, lane 0 publishes
+                crate::handoff::fence_gpu();
+                syncwarp();
+                if lane == 0 {
+                    // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the dense
+                    // queue; block b's ready word is written only by this warp.
+                    unsafe {
+                        crate::handoff::publish(dense_queue.add(QUEUE_READY + b as usize), epoch)
+                    };
+                }
             }
         }
     }
@@ -2382,6 +2486,11 @@ fn parse_fill_seq(
 /// both tested and used. `compute-sanitizer --tool racecheck` reports exactly these four
 /// loads and four stores (the unrolled 4-byte group); volatile accesses, which it would
 /// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
+///
+/// A word whose four pointers are consecutive literal pointers (inside one literal run: no
+/// chain, nothing to store back) is read as four consecutive literal bytes instead, from one
+/// 8-byte load of its pointers and two aligned 4-byte loads of literals (PERFORMANCE.md
+/// twentieth session).
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();

@@ -341,6 +341,9 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
     fallbacks: *const u32,
 ) {
     use crate::format::*;
+    // after the dense kernel, launched programmatically: its grid complete and its writes
+    // (the count, statuses, output) visible first (returns at once after a plain launch)
+    crate::handoff::wait_prerequisite_grids();
     // SAFETY: the host passes one readable word (the dense queue's count).
     if only_fallback != 0 && unsafe { *fallbacks } == 0 {
         return;

@@ -2,7 +2,7 @@
 //! the CPU decoder and the kernels share, and (on `nvptx64`) the kernels themselves.
 //!
 //! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
-//! status), [`rans`] (interleaved rANS decode), [`lz`] (match layer), [`wave_layout`] (wavefront decoder data), `kernels`, `dense`
+//! status), [`handoff`] (the dense pipe's kernels overlapping), [`rans`] (interleaved rANS decode), [`lz`] (match layer), [`wave_layout`] (wavefront decoder data), `kernels`, `dense`
 //! and `wave` (nvptx only).
 #![no_std]
 #![cfg_attr(
@@ -20,6 +20,7 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 pub mod format;
+pub mod handoff;
 pub mod lz;
 pub mod rans;
 pub mod rans_launch;

@@ -16,6 +16,7 @@ use crate::device::format::{
 use crate::device::format::{DecodeTable, STREAM_COMMANDS, STREAM_COUNT, STREAM_LITERALS};
 use crate::device::status::Status;
 use cudarc::driver::CudaSlice;
+use std::sync::atomic::Ordering;
 
 /// Which GPU decoder to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +79,18 @@ pub struct GpuArchive {
     /// `GpuArchive` is not `Sync`, its wavefront graph cannot move between threads, so two
     /// threads cannot decode one at once; the lock is what `&self` methods mutate through.)
     pub(crate) dense_queue: std::sync::Mutex<CudaSlice<u32>>,
+    /// The last dense decode's hand-off epoch (`device/src/handoff.rs`: each dense decode
+    /// takes the next, skipping 0, which the zeroed queue holds).
+    pub(crate) dense_epoch: std::sync::atomic::AtomicU32,
+    /// Set once a dense decode reported `Status::Stalled`: this archive's dense pipe then runs
+    /// its two kernels one after the other (`GpuArchive::decode_all_status`).
+    pub(crate) no_overlap: std::sync::atomic::AtomicBool,
+    /// Test hook: the next dense decode hands the dense kernel another epoch than the rANS
+    /// stage's, so that its waits give up (`GpuArchive::stall_next_dense_decode`).
+    stall_next: std::sync::atomic::AtomicBool,
+    /// The order in which the dense kernel takes the blocks (`launch::dense_block_order`;
+    /// one unused word for an empty archive).
+    pub(crate) dense_order: CudaSlice<u32>,
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,
     /// The order in which the rANS stage's CTAs take chunks of `rans_wpc` blocks
@@ -238,10 +251,11 @@ impl GpuArchive {
             }
         }
         let dec_offsets = gpu.upload(bytemuck::cast_slice(&dec_off))?;
-        // the dense kernel's block queue and its count of blocks left to the lane kernel
+        // the dense kernel's block queue, its count of blocks left to the lane kernel and the
+        // hand-off words of the two kernels (device/src/handoff.rs), zero: no epoch yet
         let dense_queue = gpu
             .stream()
-            .alloc_zeros::<u32>(2)
+            .alloc_zeros::<u32>(crate::device::handoff::queue_words(a.entries.len()))
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_wpc = rans_warps_forced().unwrap_or_else(|| {
@@ -264,6 +278,19 @@ impl GpuArchive {
             rans_wpc,
             rans_grid,
         );
+        let dense_order = super::launch::dense_block_order(
+            &a.entries,
+            |b| a.literal_width(b) as u32,
+            rans_wpc,
+            rans_grid,
+            &order,
+        );
+        let dense_order = if dense_order.is_empty() {
+            gpu.stream().alloc_zeros::<u32>(1)
+        } else {
+            gpu.stream().clone_htod(&dense_order)
+        }
+        .ctx("uploading the dense block order")?;
         let rans_order = if order.is_empty() {
             gpu.stream()
                 .alloc_zeros::<u32>(1)
@@ -297,6 +324,10 @@ impl GpuArchive {
             decoded_len: total,
             lane_scratch: std::sync::Mutex::new(None),
             dense_queue: std::sync::Mutex::new(dense_queue),
+            dense_epoch: std::sync::atomic::AtomicU32::new(0),
+            no_overlap: std::sync::atomic::AtomicBool::new(false),
+            stall_next: std::sync::atomic::AtomicBool::new(false),
+            dense_order,
             rans_wpc,
             rans_chunks: order.len() as u32,
             rans_grid,
@@ -344,22 +375,45 @@ impl GpuArchive {
         // the dense queue, locked from the rANS launch (which zeroes it) to the lane launch
         // (which reads its count): one decode's launches at a time on the stream
         let queue = || self.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+        // the rANS stage, then the dense kernel, overlapping where the GPU allows it
+        // (device/src/handoff.rs), under the next epoch
+        let dense =
+            |q: &mut CudaSlice<u32>, out: &mut CudaSlice<u8>, status: &mut CudaSlice<u32>, st| {
+                use std::sync::atomic::Ordering::Relaxed;
+                let mut epoch = self.dense_epoch.load(Relaxed).wrapping_add(1);
+                if epoch == 0 {
+                    epoch = 1;
+                }
+                self.dense_epoch.store(epoch, Relaxed);
+                let overlap = gpu.overlap() && !self.no_overlap.load(Relaxed);
+                // epoch 0: no hand-off words (the kernels one after the other)
+                let epoch = if overlap { epoch } else { 0 };
+                // (the test hook: an epoch no hand-off word holds)
+                let dense_epoch = if self.stall_next.swap(false, Relaxed) {
+                    epoch.wrapping_add(1).max(1)
+                } else {
+                    epoch
+                };
+                launch::rans_decode_slices(gpu, self, status, Some((&mut *q, epoch)))?;
+                launch::decode_blocks_dense(gpu, self, out, status, q, dense_epoch, st, overlap)?;
+                Ok::<bool, GpuError>(overlap)
+            };
         match d {
-            Decoder::Lane => launch::decode_blocks_lane(gpu, self, out, status, &queue(), false),
+            Decoder::Lane => {
+                launch::decode_blocks_lane(gpu, self, out, status, &queue(), false, false)
+            }
             Decoder::Dense => {
                 let mut q = queue();
-                launch::rans_decode_slices(gpu, self, status, Some(&mut q))?;
-                launch::decode_blocks_dense(gpu, self, out, status, &mut q, STAGES_ALL)?;
-                launch::decode_blocks_lane(gpu, self, out, status, &q, true)
+                let overlap = dense(&mut q, out, status, STAGES_ALL)?;
+                launch::decode_blocks_lane(gpu, self, out, status, &q, true, overlap)
             }
             Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status, None),
             Decoder::DenseStages(st) => {
                 let mut q = queue();
-                launch::rans_decode_slices(gpu, self, status, Some(&mut q))?;
-                launch::decode_blocks_dense(gpu, self, out, status, &mut q, st)?;
+                let overlap = dense(&mut q, out, status, st)?;
                 if st & STAGES_ALL == STAGES_ALL {
                     // a complete decode (e.g. with the sequential parse): as `Dense`
-                    launch::decode_blocks_lane(gpu, self, out, status, &q, true)?;
+                    launch::decode_blocks_lane(gpu, self, out, status, &q, true, overlap)?;
                 }
                 Ok(())
             }
@@ -386,7 +440,9 @@ impl GpuArchive {
 
     /// [`GpuArchive::decode_all_with`], then waits and returns the status words; when the
     /// wavefront reported `Status::DepthHint` it grows its waves to the measured depth and
-    /// decodes once more (the block table's `max_depth` is only a hint, FORMAT.md §3.1).
+    /// decodes once more (the block table's `max_depth` is only a hint, FORMAT.md §3.1);
+    /// when the dense pipe reported `Status::Stalled` (a wait of its overlapping kernels
+    /// gave up, `device/src/handoff.rs`) it decodes once more with them one after the other.
     pub fn decode_all_status(
         &self,
         gpu: &Gpu,
@@ -401,7 +457,47 @@ impl GpuArchive {
             self.decode_all_with(gpu, d, out, status)?;
             return gpu.stream().clone_dtoh(status).ctx("downloading status");
         }
+        if st.contains(&(Status::Stalled as u32)) && !self.no_overlap.load(Ordering::Relaxed) {
+            // a dense CTA gave up waiting for the rANS stage (device/src/handoff.rs): from
+            // now on the two kernels one after the other, where no wait can fail
+            self.no_overlap.store(true, Ordering::Relaxed);
+            self.decode_all_with(gpu, d, out, status)?;
+            return gpu.stream().clone_dtoh(status).ctx("downloading status");
+        }
         Ok(st)
+    }
+
+    /// Whether this archive's dense pipe runs its two kernels overlapping (the GPU allows
+    /// it, [`Gpu::overlap`], and neither [`GpuArchive::set_overlap`] nor a stalled decode
+    /// turned it off).
+    pub fn overlaps(&self, gpu: &Gpu) -> bool {
+        gpu.overlap() && !self.no_overlap.load(Ordering::Relaxed)
+    }
+
+    /// Turns the overlap of the dense pipe's two kernels on (where the GPU allows it) or off
+    /// for this archive (`device/src/handoff.rs`); both decode the same bytes. For
+    /// comparisons and tests.
+    pub fn set_overlap(&self, on: bool) {
+        self.no_overlap.store(!on, Ordering::Relaxed);
+    }
+
+    /// Test hook: the next dense decode hands the dense kernel an epoch that no hand-off word
+    /// holds, so each of its waits gives up after `handoff::WAIT_LIMIT_NS` and marks its
+    /// blocks `Status::Stalled` (what a GPU that never ran the rANS stage's CTAs would
+    /// give); [`GpuArchive::decode_all_status`] then decodes again without the overlap.
+    #[doc(hidden)]
+    pub fn stall_next_dense_decode(&self) {
+        self.stall_next.store(true, Ordering::Relaxed);
+    }
+
+    /// Test hook: fills the rANS stage's scratch of decoded streams with `byte`, so that a
+    /// dense kernel that read a block's streams before the stage wrote them would decode
+    /// wrong (the scratch is allocated on first use: this allocates it).
+    #[doc(hidden)]
+    pub fn poison_scratch(&self, gpu: &Gpu, byte: u8) -> Result<(), GpuError> {
+        self.ensure_decoded(gpu)?;
+        let mut guard = self.decoded.lock().unwrap_or_else(|e| e.into_inner());
+        gpu.fill(guard.as_mut().expect("ensure_decoded allocated it"), byte)
     }
 
     /// After a wavefront decode reported `Status::DepthHint` (and the stream finished): sets

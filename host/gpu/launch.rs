@@ -4,11 +4,12 @@
 use super::decoder::RansKernel;
 use super::{Ctx, Gpu, GpuError};
 use crate::device::format::{CopyToken, DecodeTable, LiteralRun, STREAM_COUNT};
+use crate::device::handoff::QUEUE_FALLBACK;
 use crate::device::rans::{
     KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
     KERNEL_SMEM_BYTES,
 };
-use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 /// Threads per block of the token kernels.
 const TOKEN_BLOCK: u32 = 256;
@@ -148,7 +149,10 @@ pub(crate) fn has_blocks(
 /// Launches the lane-per-block decoder over every block of `ga` (independent blocks only);
 /// with `only_fallback`, the blocks the dense kernel before it on the stream left
 /// (`Status::Fallback`; it returns at once when word 1 of `queue`, the archive's dense
-/// queue, counts none).
+/// queue, counts none). With `after_dense` (sm_90 and later, the dense kernel just before it
+/// on the stream) a programmatic dependent launch, whose CTAs start while the dense kernel
+/// runs and wait for it to complete (`griddepcontrol.wait`), so that its launch latency
+/// does not follow the dense kernel's end.
 pub(crate) fn decode_blocks_lane(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
@@ -156,6 +160,7 @@ pub(crate) fn decode_blocks_lane(
     status: &mut CudaSlice<u32>,
     queue: &CudaSlice<u32>,
     only_fallback: bool,
+    after_dense: bool,
 ) -> Result<(), GpuError> {
     if !has_blocks(ga, out, status) {
         return Ok(());
@@ -188,39 +193,42 @@ pub(crate) fn decode_blocks_lane(
     let out_len = ga.original_size;
     let only_fb = only_fallback as u32;
     // word 1 of the dense queue: the dense kernel's count of blocks it left to this kernel
-    let fallbacks = queue.slice(1..2);
+    let fallbacks = queue.slice(QUEUE_FALLBACK..QUEUE_FALLBACK + 1);
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut b = gpu.stream().launch_builder(&gpu.k.decode_blocks_lane);
-    b.arg(&ga.data)
-        .arg(&data_len)
-        .arg(&ga.entries)
-        .arg(&ga.offsets)
-        .arg(&ga.n_blocks)
-        .arg(&ga.tables)
-        .arg(&ga.n_tables)
-        .arg(&ga.table_index)
-        .arg(&ga.group_blocks)
-        .arg(&ga.block_size)
-        .arg(&ga.window)
-        .arg(&ga.match_base)
-        .arg(scratch)
-        .arg(out)
-        .arg(&out_len)
-        .arg(status)
-        .arg(&only_fb)
-        .arg(&fallbacks);
-    // SAFETY: argument order matches `decode_blocks_lane`; entries/offsets hold n_blocks
+    let stream = gpu.stream();
+    let args = [
+        ga.data.device_ptr(stream).0,
+        data_len,
+        ga.entries.device_ptr(stream).0,
+        ga.offsets.device_ptr(stream).0,
+        ga.n_blocks as u64,
+        ga.tables.device_ptr(stream).0,
+        ga.n_tables as u64,
+        ga.table_index.device_ptr(stream).0,
+        ga.group_blocks as u64,
+        ga.block_size as u64,
+        ga.window as u64,
+        ga.match_base as u64,
+        addr(gpu, scratch),
+        addr(gpu, out),
+        out_len,
+        addr(gpu, status),
+        only_fb as u64,
+        fallbacks.device_ptr(stream).0,
+    ];
+    // SAFETY: the arguments match `decode_blocks_lane`'s list in order and kind; entries/offsets hold n_blocks
     // items, tables n_tables, table_index group_count*STREAM_COUNT words (GpuArchive::upload builds them
     // from a validated Archive); scratch holds total_warps*4*(block_size+1) bytes as the kernel
     // assumes; out holds >= original_size bytes (asserted); status one word per block;
-    // fallbacks one word (the queue holds two, GpuArchive::upload).
-    unsafe { b.launch(cfg) }
+    // fallbacks one word (of the queue's handoff::queue_words(n_blocks), GpuArchive::upload).
+    // After the dense kernel (`after_dense`) a programmatic launch: the kernel waits for the
+    // dense grid (`griddepcontrol.wait`) before it reads the fallback count.
+    unsafe { launch_after(gpu, &gpu.k.decode_blocks_lane, cfg, &args, after_dense) }
         .ctx("launching decode_blocks_lane")
-        .map(|_| ())
 }
 
 /// Raises the dynamic shared-memory limit of the kernels that use more than the default
@@ -258,27 +266,35 @@ pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuE
 /// `stages` selects the stages run (`dense_layout::STAGES_ALL` to decode; fewer for the
 /// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`. Only right after
 /// [`rans_decode_slices`] with the same `queue` (the archive's dense queue, locked by the
-/// caller across both launches) on the same stream: that kernel zeroes the two words this
-/// one takes tickets from and counts fallbacks in (no memset between the two launches).
+/// caller across both launches) and `epoch` on the same stream: that kernel zeroes the
+/// words this one takes tickets from and counts fallbacks in (no memset between the two
+/// launches) and publishes each block's streams (`device/src/handoff.rs`). With `overlap`
+/// (sm_90 and later, [`Gpu::overlap`]) the launch is a programmatic dependent one: this
+/// kernel's CTAs start once every CTA of the rANS stage has, and decode each block as soon
+/// as its streams are published, in the order [`dense_block_order`] expects them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_blocks_dense(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     out: &mut CudaSlice<u8>,
     status: &mut CudaSlice<u32>,
     queue: &mut CudaSlice<u32>,
+    epoch: u32,
     stages: u32,
+    overlap: bool,
 ) -> Result<(), GpuError> {
     use crate::device::dense_layout::{SMEM_BYTES, THREADS};
     if !has_blocks(ga, out, status) {
         return Ok(());
     }
-    // every CTA resident at once; CTA c decodes block c, then takes the next block from the
-    // queue (blocks differ in cost: a fixed stride left some CTAs one block more than others)
+    // every CTA resident at once; CTA c decodes block order[c], then takes the next entry of
+    // the order from the queue (blocks differ in cost: a fixed stride left some CTAs one
+    // block more than others)
     let grid =
         (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32;
-    // word 0: the block queue's tickets; word 1: the count of blocks left to the lane
-    // kernel (`decode_blocks_lane` reads it)
-    // (zeroed by the rANS kernel before this one: `rans_decode_slices` with the queue)
+    // the queue's ticket word and its count of blocks left to the lane kernel
+    // (`decode_blocks_lane` reads it), zeroed by the rANS kernel before this one
+    // (`rans_decode_slices` with the queue), and the hand-off's epoch and ready words
     let out_len = ga.original_size;
     let guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard
@@ -290,32 +306,146 @@ pub(crate) fn decode_blocks_dense(
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: SMEM_BYTES as u32,
     };
-    let mut b = gpu.stream().launch_builder(&gpu.k.decode_blocks_dense);
-    b.arg(decoded)
-        .arg(&dec_len)
-        .arg(&ga.dec_offsets)
-        .arg(&ga.entries)
-        .arg(&ga.n_blocks)
-        .arg(&ga.block_size)
-        .arg(&ga.window)
-        .arg(&ga.match_base)
-        .arg(out)
-        .arg(&out_len)
-        .arg(status)
-        .arg(&stages)
-        .arg(queue);
-    // SAFETY: argument order matches `decode_blocks_dense`; `queue` is two words, zeroed by
-    // the rANS kernel just before this launch on the same stream (the caller's contract);
-    // `decoded` holds dec_len bytes and
-    // dec_offsets STREAM_COUNT words per block (GpuArchive::upload, from a validated Archive); the kernel
-    // checks every stream range against dec_len; out holds >= original_size
-    // bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic shared memory is what
-    // the kernel's layout (dense_layout.rs, shared with the kernel) addresses, and the
-    // function's limit was raised to it above.
-    unsafe { b.launch(cfg) }
+    let stream = gpu.stream();
+    // the kernel's parameters in order: device addresses and scalars, each widened to u64
+    let args = [
+        decoded.device_ptr(stream).0,
+        dec_len,
+        ga.dec_offsets.device_ptr(stream).0,
+        ga.entries.device_ptr(stream).0,
+        ga.n_blocks as u64,
+        ga.block_size as u64,
+        ga.window as u64,
+        ga.match_base as u64,
+        addr(gpu, out),
+        out_len,
+        addr(gpu, status),
+        stages as u64,
+        addr(gpu, queue),
+        // (blocks in index order when the two kernels do not overlap)
+        if overlap {
+            ga.dense_order.device_ptr(stream).0
+        } else {
+            0
+        },
+        epoch as u64,
+    ];
+    // SAFETY: the arguments match `decode_blocks_dense`'s list in order and kind (u32 and
+    // u64 scalars, device addresses); `queue` holds
+    // handoff::queue_words(n_blocks) words (GpuArchive::upload), handed over by the rANS
+    // kernel launched just before this one on the same stream with the same epoch (the
+    // caller's contract); `dense_order` holds every block once; `decoded` holds dec_len
+    // bytes and dec_offsets STREAM_COUNT words per block (GpuArchive::upload, from a
+    // validated Archive); the kernel checks every stream range against dec_len; out holds
+    // >= original_size bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic
+    // shared memory is what the kernel's layout (dense_layout.rs, shared with the kernel)
+    // addresses, and the function's limit was raised to it.
+    unsafe { launch_after(gpu, &gpu.k.decode_blocks_dense, cfg, &args, overlap) }
         .ctx("launching decode_blocks_dense")
-        .map(|_| ())
 }
+
+/// Launches `f` on the GPU's stream with `cfg` and the kernel arguments `args`, through
+/// `cuLaunchKernelEx`; each argument is a `u32` or `u64` parameter (a device address, a size,
+/// a count) widened to `u64`, of which the driver reads the parameter's own size (the low
+/// bytes: this host is little-endian). With `programmatic` as a programmatic dependent launch
+/// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): its CTAs may start once every
+/// CTA of the kernel before it on the stream has executed `griddepcontrol.launch_dependents`
+/// or exited, so the kernel must wait for that one's results itself
+/// (`device/src/handoff.rs`). Work queued after it still waits for both.
+///
+/// # Safety
+/// `args` matches `f`'s parameter list (count, order, and each a 4- or 8-byte integer or
+/// address) and every argument satisfies the kernel's contract; `cfg`'s dynamic shared
+/// memory is within the function's limit.
+unsafe fn launch_after(
+    gpu: &Gpu,
+    f: &cudarc::driver::CudaFunction,
+    cfg: LaunchConfig,
+    args: &[u64],
+    programmatic: bool,
+) -> Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::sys;
+    const _: () = assert!(cfg!(target_endian = "little"));
+    gpu.context().bind_to_thread()?;
+    let mut values = args.to_vec();
+    let mut params: Vec<*mut std::ffi::c_void> = values
+        .iter_mut()
+        .map(|v| v as *mut u64 as *mut std::ffi::c_void)
+        .collect();
+    // SAFETY: a plain-data union of the driver's headers; all zero is a valid value of it.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: gpu.stream().cu_stream(),
+        attrs: &mut attr,
+        numAttrs: programmatic as u32,
+    };
+    // SAFETY: the caller's contract for `args` and `cfg`; `params` points into `values`,
+    // which, like `config` and `attr`, lives until the call returns (the driver copies the
+    // arguments); the function handle is alive while `gpu` (its module) is.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            f.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+}
+
+/// The order in which the dense kernel takes the blocks (`decode_blocks_dense`'s `order`):
+/// every block once, by the time the rANS stage is expected to publish it. The stage's CTA
+/// `c` of `grid` takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (of `wpc`
+/// blocks each, [`rans_chunk_order`]), one after the other; a block is expected at its
+/// chunk's start plus its own [`rans_block_steps`], a chunk starts when the CTA's previous
+/// chunk's longest block is done plus [`CHUNK_START_STEPS`]. Ties by block index. With the
+/// two kernels overlapping, a dense CTA that took a block the stage has not published yet
+/// waits for it (`device/src/handoff.rs`), so the better this order, the less they wait;
+/// any order decodes the same bytes.
+pub fn dense_block_order(
+    entries: &[crate::device::format::BlockEntry],
+    literal_width: impl Fn(usize) -> u32,
+    wpc: u32,
+    grid: u32,
+    chunk_order: &[u32],
+) -> Vec<u32> {
+    let wpc = wpc.max(1) as u64;
+    let grid = grid.max(1) as usize;
+    let n = entries.len() as u64;
+    let mut due = vec![0u64; entries.len()];
+    let mut clock = vec![0u64; grid];
+    for (slot, &chunk) in chunk_order.iter().enumerate() {
+        let r0 = chunk as u64 * wpc;
+        if chunk == RANS_NO_CHUNK || r0 >= n {
+            continue;
+        }
+        let t0 = clock[slot % grid] + CHUNK_START_STEPS;
+        let mut longest = 0u64;
+        for b in r0..(r0 + wpc).min(n) {
+            let steps = rans_block_steps(&entries[b as usize], literal_width(b as usize)) as u64;
+            due[b as usize] = t0 + steps;
+            longest = longest.max(steps);
+        }
+        clock[slot % grid] = t0 + longest;
+    }
+    let mut order: Vec<u32> = (0..entries.len() as u32).collect();
+    order.sort_by_key(|&b| (due[b as usize], b));
+    order
+}
+
+/// What [`dense_block_order`] charges a rANS CTA for starting a chunk (staging its decode
+/// tables), in steps of a chain: ~2 us of table staging at ~0.23 us per step (PERFORMANCE.md
+/// nineteenth session). Only the order depends on it.
+pub const CHUNK_START_STEPS: u64 = 8;
 
 /// Warps per CTA of the rANS stage for `n_blocks` blocks on `sms` SMs: 8, or
 /// [`KERNEL_MAX_WARPS`] when 8-warp CTAs would need a second round at
@@ -437,13 +567,16 @@ pub fn rans_chunk_order(
 /// scratch, one warp per block (its slices' lanes packed into the warp). Writes every
 /// block's status word (0, or the first broken rule's status), so `status` needs no zeroing
 /// first (a memset less per decode).
-/// With `dense_queue` (the archive's, locked by the caller) it also zeroes those two words
-/// for [`decode_blocks_dense`], which must follow it on the stream.
+/// With `dense_queue` (the archive's queue, locked by the caller, and the decode's epoch,
+/// never 0 nor the previous decode's) it also hands over to [`decode_blocks_dense`], which
+/// must follow it on the stream: it zeroes the queue's ticket and fallback words and
+/// publishes the epoch there and in each block's ready word once the block's streams and
+/// status are written (`device/src/handoff.rs`).
 pub(crate) fn rans_decode_slices(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     status: &mut CudaSlice<u32>,
-    dense_queue: Option<&mut CudaSlice<u32>>,
+    dense_queue: Option<(&mut CudaSlice<u32>, u32)>,
 ) -> Result<(), GpuError> {
     assert!(
         status.len() >= ga.n_blocks as usize,
@@ -511,8 +644,8 @@ pub(crate) fn rans_decode_slices(
         .arg(&n_chunks)
         .arg(&ga.rans_staged)
         .arg(&ga.rans_stage_expand);
-    let queue_addr = dense_queue.map_or(0, |q| addr(gpu, q));
-    b.arg(&queue_addr);
+    let (queue_addr, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
+    b.arg(&queue_addr).arg(&epoch);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
     // entries (every chunk once, chunks of rans_wpc blocks = the CTA's warps, and
     // RANS_NO_CHUNK, which the kernel skips); entries/offsets hold n_blocks items,
@@ -523,7 +656,7 @@ pub(crate) fn rans_decode_slices(
     // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), and with
     // rans_stage_expand set KERNEL_EXPAND_BYTES more for an expansion table: at most
     // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`; queue_addr is 0
-    // or the archive's two-word dense queue, which only the dense and lane kernels after
+    // or the archive's dense queue (handoff::queue_words(n_blocks) words), which only the dense and lane kernels after
     // this one use (the caller holds its lock across the three launches).
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
@@ -670,6 +803,45 @@ mod tests {
         assert_eq!(super::rans_block_steps_split(&b, 1, 2), 32 + 7);
         assert_eq!(super::rans_block_steps_split(&b, 1, 4), 32);
         assert_eq!(super::rans_block_steps_split(&b, 1, 0), 32 + 25 + 7);
+    }
+
+    /// The dense kernel's block order worked by hand, on the blocks of the test above (chains
+    /// 300, 100, 0, 0, 128, 500, 300), each chunk charged 8 steps to start.
+    #[test]
+    fn dense_blocks_go_in_expected_finish_order() {
+        use super::dense_block_order;
+        assert_eq!(super::CHUNK_START_STEPS, 8, "the expected orders assume 8");
+        let e = |lit: u32, lanes: u8| {
+            let mut b: BlockEntry = bytemuck::Zeroable::zeroed();
+            b.decoded_len[0] = lit;
+            b.lanes[0] = lanes;
+            b
+        };
+        let blocks = [
+            e(2400, 8),
+            e(100, 1),
+            e(0, 1),
+            e(0, LANES_RAW),
+            e(16384, LANES_RAW),
+            e(500, 1),
+            e(600, 2),
+        ];
+        // one block per chunk, three CTAs, chunk order [5, 0, 6, 2, 1, 4, 3, -, -]: CTA 0
+        // runs blocks 5, 2, 3 (done at 508, 516, 524), CTA 1 blocks 0, 1 (308, 416), CTA 2
+        // blocks 6, 4 (308, 444); ties by block index
+        let order = rans_chunk_order(&blocks, |_| 1, 1, 3);
+        assert_eq!(
+            dense_block_order(&blocks, |_| 1, 1, 3, &order),
+            vec![0, 6, 1, 4, 5, 2, 3]
+        );
+        // two blocks per chunk, one CTA, chunks 2, 0, 3, 1 in a row: blocks 4 and 5 (done at
+        // 136, 508), then 0 and 1 (816, 616), then 6 (1124), then 2 and 3 (1132)
+        let order = rans_chunk_order(&blocks, |_| 1, 2, 1);
+        assert_eq!(
+            dense_block_order(&blocks, |_| 1, 2, 1, &order),
+            vec![4, 5, 1, 0, 6, 2, 3]
+        );
+        assert!(dense_block_order(&[], |_| 1, 16, 4, &[]).is_empty());
     }
 
     #[test]

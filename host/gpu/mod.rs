@@ -71,6 +71,10 @@ pub struct Gpu {
     /// CTAs of the dense kernel one SM holds at once (the driver's occupancy answer for its
     /// registers and shared memory; `dense_layout::MIN_CTAS_PER_SM` on an H100/H200).
     dense_ctas_per_sm: u32,
+    /// Whether the dense pipe's dense kernel starts while its rANS stage still runs
+    /// (programmatic dependent launch: compute capability 9.0 or later, and
+    /// `ACEAPEX_NO_OVERLAP` unset; `device/src/handoff.rs`).
+    overlap: bool,
 }
 
 impl Gpu {
@@ -99,6 +103,13 @@ impl Gpu {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .ctx("reading the multiprocessor count")? as u32;
+        let cc_major = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            )
+            .ctx("reading the compute capability")?;
+        // `ACEAPEX_NO_OVERLAP=1`: the two kernels one after the other, for comparisons
+        let overlap = cc_major >= 9 && std::env::var_os("ACEAPEX_NO_OVERLAP").is_none();
         // Kernel experiments on the GPU machine (no Rust there): `ACEAPEX_DEV_PTX=FILE` loads
         // a variant of the embedded PTX (same entry points and shared-memory layout, e.g.
         // other occupancy directives) so one benchmark binary can time several.
@@ -130,7 +141,13 @@ impl Gpu {
             name,
             sm_count,
             dense_ctas_per_sm,
+            overlap,
         })
+    }
+
+    /// Whether the dense pipe's two kernels may overlap (see the field `overlap`).
+    pub fn overlap(&self) -> bool {
+        self.overlap
     }
 
     /// The device's name, e.g. "NVIDIA H200".
@@ -172,21 +189,23 @@ impl Gpu {
     /// of the output's size (filling and copying one cost 23-31 ms of a 40 MB end-to-end
     /// decode on the H200, a third of it; PERFORMANCE.md tenth session).
     pub fn alloc_filled(&self, n: usize, poison: u8) -> Result<CudaSlice<u8>, GpuError> {
-        use cudarc::driver::DevicePtrMut;
         let n = n.max(1);
         // SAFETY: u8 has no invalid values, and the memset below writes every byte before
         // anything on this stream can read them.
         let mut buf = unsafe { self.stream.alloc::<u8>(n) }.ctx("allocating the output")?;
-        {
-            let (ptr, _record) = buf.device_ptr_mut(&self.stream);
-            // SAFETY: `ptr` is this stream's live allocation of `n` bytes; the memset is
-            // ordered on the same stream as every later use.
-            unsafe {
-                cudarc::driver::result::memset_d8_async(ptr, poison, n, self.stream.cu_stream())
-            }
-            .ctx("filling the output with the poison byte")?;
-        }
+        self.fill(&mut buf, poison)?;
         Ok(buf)
+    }
+
+    /// Fills every byte of `buf` with `byte`, queued on the stream.
+    pub fn fill(&self, buf: &mut CudaSlice<u8>, byte: u8) -> Result<(), GpuError> {
+        use cudarc::driver::DevicePtrMut;
+        let n = buf.len();
+        let (ptr, _record) = buf.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` is this stream's live allocation of `n` bytes; the memset is ordered
+        // on the same stream as every later use.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, n, self.stream.cu_stream()) }
+            .ctx("filling a buffer with a poison byte")
     }
 
     /// Copies a device buffer back to the host.
