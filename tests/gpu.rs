@@ -945,10 +945,11 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
 /// The dense pipe's two kernels overlapping (`device/src/handoff.rs`): the dense kernel waits
 /// for each block's streams. With the rANS stage's scratch poisoned before every decode, a
 /// dense CTA that read a block before its ready word would decode the poison; so every
-/// decode, overlapping and not, repeated (each under a new epoch), must be bit-exact. Then a
-/// decode whose waits give up (a test hook hands the dense kernel an epoch no word holds)
-/// must report `Status::Stalled`, not hang, and the host's retry without the overlap must
-/// restore the bytes.
+/// decode, overlapping and not, repeated (each under a new epoch), must be bit-exact. The
+/// archive has more blocks than the dense grid has CTAs, so CTAs take blocks by ticket in the
+/// expected-finish order. Then a decode whose waits give up (a test hook hands the dense
+/// kernel an epoch no word holds) must wait for the whole rANS grid instead: a second
+/// longer, the same bytes, every status 0.
 #[test]
 fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
     use aceapex::device::status::Status;
@@ -956,57 +957,58 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
     else {
         return;
     };
-    // DNA-like with runs of N (blocks of very different chains), 3 MB: 184 blocks
-    let (name, data) = sample_inputs().swap_remove(0);
-    assert_eq!(name, "dna-like");
-    let data = &data[..];
-    let packed = compress(data, &EncodeOptions::default(), &|_| {}).unwrap();
+    // DNA-like, with 40 KiB runs of N now and then (blocks of very different rANS chains)
+    let blocks = g.sm_count() as usize * g.dense_ctas_per_sm() as usize + 200;
+    let mut r = aceapex::gpu::tokens::Rng::new(23);
+    let mut data = Vec::with_capacity(blocks << 14);
+    while data.len() < blocks << 14 {
+        if r.below(24) == 0 {
+            data.extend(std::iter::repeat_n(b'N', 40 << 10));
+        } else {
+            data.extend((0..4096).map(|_| b"ACGT"[r.below(4) as usize]));
+        }
+    }
+    data.truncate(blocks << 14);
+    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
+    assert_eq!(a.block_count(), blocks, "more blocks than dense CTAs");
     let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
-    let n = a.block_count();
     let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
-    let mut status = g.stream().alloc_zeros::<u32>(n).unwrap();
-    for (round, overlap) in [true, true, false, true].into_iter().enumerate() {
-        ga.set_overlap(overlap);
-        assert_eq!(ga.overlaps(&g), overlap && g.overlap());
+    let mut status = g.stream().alloc_zeros::<u32>(blocks).unwrap();
+    // one dense decode after poisoning the rANS scratch and the output; the status words
+    let decode_poisoned = |out: &mut _, status: &mut _| {
         ga.poison_scratch(&g, 0x5A).unwrap();
-        g.fill(&mut out, 0xA5).unwrap();
-        ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
+        g.fill(out, 0xA5).unwrap();
+        ga.decode_all_with(&g, decoder::Decoder::Dense, out, status)
             .unwrap();
-        let st = g.stream().clone_dtoh(&status).unwrap();
+        g.stream().clone_dtoh(status).unwrap()
+    };
+    let check = |what: &str, st: &[u32], out: &cudarc::driver::CudaSlice<u8>| {
         assert!(
             st.iter().all(|&s| s == Status::Ok as u32),
-            "round {round} (overlap {overlap}): statuses {:?}",
+            "{what}: statuses {:?}",
             st.iter().filter(|&&s| s != 0).take(4).collect::<Vec<_>>()
         );
         assert!(
-            g.download(&out).unwrap()[..data.len()] == *data,
-            "round {round} (overlap {overlap}): output differs"
+            g.download(out).unwrap()[..data.len()] == data[..],
+            "{what}: output differs"
+        );
+    };
+    for (round, overlap) in [true, true, false, true].into_iter().enumerate() {
+        ga.set_overlap(overlap);
+        let st = decode_poisoned(&mut out, &mut status);
+        check(&format!("round {round} (overlap {overlap})"), &st, &out);
+    }
+    // a hand-off whose words never come: the grid wait instead, after the wait limit
+    ga.stall_next_dense_decode();
+    let t = std::time::Instant::now();
+    let st = decode_poisoned(&mut out, &mut status);
+    let waited = t.elapsed().as_nanos() as u64;
+    check("given-up waits", &st, &out);
+    if ga.overlaps(&g) {
+        assert!(
+            waited >= aceapex::device::handoff::WAIT_LIMIT_NS,
+            "the hook's decode should have waited out the limit ({waited} ns)"
         );
     }
-    // a stalled hand-off: every block Stalled, then the retry one kernel after the other
-    ga.set_overlap(true);
-    ga.stall_next_dense_decode();
-    ga.poison_scratch(&g, 0x5A).unwrap();
-    g.fill(&mut out, 0xA5).unwrap();
-    ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
-        .unwrap();
-    let st = g.stream().clone_dtoh(&status).unwrap();
-    assert!(
-        st.iter().all(|&s| s == Status::Stalled as u32),
-        "a dense kernel whose waits give up marks every block stalled"
-    );
-    ga.stall_next_dense_decode();
-    let st = ga
-        .decode_all_status(&g, decoder::Decoder::Dense, &mut out, &mut status)
-        .unwrap();
-    assert!(
-        st.iter().all(|&s| s == Status::Ok as u32),
-        "the retry decodes"
-    );
-    assert!(
-        !ga.overlaps(&g),
-        "after a stall the archive decodes without the overlap"
-    );
-    assert!(g.download(&out).unwrap()[..data.len()] == *data);
 }

@@ -240,8 +240,8 @@ impl Smem {
 const C_STATUS: usize = 0;
 const C_NLENV: usize = 1;
 const C_NOFFV: usize = 2;
-/// 1 when the block's streams are published by the rANS stage (handoff.rs), 0 when thread
-/// 0's wait for them gave up.
+/// 1 when the block's streams are published by the rANS stage (handoff.rs) or the CTA knows
+/// the whole stage complete, 0 when thread 0's wait for them gave up.
 const C_READY: usize = 3;
 /// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
 const C_ERR: usize = 6;
@@ -314,29 +314,28 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     let lane = tid % 32;
     // the lane kernel after this one may start its CTAs (it waits for this grid to complete)
     crate::handoff::launch_dependents();
-    // the queue's words zeroed by the rANS stage of this decode (handoff.rs); epoch 0: no
-    // hand-off words, the kernels one after the other (the wait returns at once)
-    if epoch == 0 {
+    // whether the rANS grid is complete and its writes visible to this CTA (block-uniform):
+    // at once with epoch 0 (no hand-off; the kernels one after the other, so the wait returns
+    // at once), else once a wait for a hand-off word gave up and the CTA waited for the grid
+    // instead (handoff.rs); then no word is waited for any more
+    let mut grid_done = epoch == 0;
+    if grid_done {
         crate::handoff::wait_prerequisite_grids();
+    } else {
+        // the queue's ticket and fallback words zeroed by this decode's rANS stage
         if tid == 0 {
-            // SAFETY: a shared control word.
-            unsafe { *s.ctrl(C_NEXT) = 1 };
+            // SAFETY: word QUEUE_EPOCH of the queue; a shared control word, read after the
+            // barrier below and written again only in `next_block`, after the block's
+            // first barrier.
+            unsafe {
+                *s.ctrl(C_NEXT) = crate::handoff::wait_for(queue.add(QUEUE_EPOCH), epoch) as u32
+            };
         }
-    } else if tid == 0 {
-        // SAFETY: word QUEUE_EPOCH of the queue; a shared control word.
-        unsafe { *s.ctrl(C_NEXT) = crate::handoff::wait_for(queue.add(QUEUE_EPOCH), epoch) as u32 };
-    }
-    sync();
-    if ctrl_get(&s, C_NEXT) == 0 {
-        // no tickets to take: this CTA marks a stride of blocks stalled (the host decodes
-        // again, one kernel after the other)
-        let mut b = cta + tid * ncta;
-        while b < n_blocks {
-            // SAFETY: one status word per block.
-            unsafe { *status.add(b as usize) = Status::Stalled as u32 };
-            b = b.saturating_add(THREADS * ncta);
+        sync();
+        if ctrl_get(&s, C_NEXT) == 0 {
+            crate::handoff::wait_prerequisite_grids();
+            grid_done = true;
         }
-        return;
     }
     // SAFETY: cta < grid <= n_blocks entries of the order (the host's launch).
     let mut b = if order.is_null() {
@@ -352,7 +351,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             // the block's slices and status word from the rANS stage (handoff.rs); the
             // barrier below orders every thread's reads of them after this wait
             // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
-            let ready = epoch == 0
+            let ready = grid_done
                 || unsafe { crate::handoff::wait_for(queue.add(QUEUE_READY + b as usize), epoch) };
             // SAFETY: control words lie in shared memory.
             unsafe {
@@ -364,12 +363,10 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         }
         sync();
         if ctrl_get(&s, C_READY) == 0 {
-            if tid == 0 {
-                // SAFETY: one status word per block.
-                unsafe { *status.add(b as usize) = Status::Stalled as u32 };
-            }
-            b = next_block(&s, ticket, ncta, order, n_blocks, tid);
-            continue;
+            // thread 0 gave up on the block's word: the whole rANS grid instead, after which
+            // every block's streams and status are visible
+            crate::handoff::wait_prerequisite_grids();
+            grid_done = true;
         }
         // SAFETY: b < n_blocks; the host passes n_blocks entries.
         let e = unsafe { *entries.add(b as usize) };
@@ -387,7 +384,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             && e.decoded_len[STREAM_LENGTHS] as usize <= LENB_CAP
             && e.decoded_len[STREAM_OFFSETS] as usize <= OFFB_CAP
             && e.decoded_len[STREAM_OFFSET_TAILS] as usize <= TAILB_CAP;
-        // SAFETY: one status word per block, written by the rANS kernel before this launch.
+        // SAFETY: one status word per block, written by the rANS kernel before it published
+        // the block (or before its grid completed: handoff.rs).
         let prior = unsafe { *status.add(b as usize) };
         if prior != 0 || !fits {
             if tid == 0 && prior == 0 {
@@ -580,7 +578,8 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
 #[inline(always)]
 fn count_fallback(queue: *mut u32, st: u32) {
     if st == Status::Fallback as u32 {
-        // SAFETY: the queue holds two words (`gpu::launch::decode_blocks_dense`); core
+        // SAFETY: the queue holds handoff::queue_words(n_blocks) words
+        // (`gpu::launch::decode_blocks_dense`); core
         // atomics work on global memory.
         unsafe {
             core::sync::atomic::AtomicU32::from_ptr(queue.add(QUEUE_FALLBACK))
@@ -681,7 +680,8 @@ fn stage_wait() {
 /// A ticket from the block queue (thread 0 of a CTA, once per block it decodes).
 #[inline(always)]
 fn take_ticket(queue: *mut u32) -> u32 {
-    // SAFETY: `queue` is the launch's one-word queue; core atomics work on global memory.
+    // SAFETY: `queue` is the launch's dense queue (its ticket word, zeroed by the rANS stage
+    // before it published the epoch this CTA waited for); core atomics work on global memory.
     unsafe {
         core::sync::atomic::AtomicU32::from_ptr(queue.add(QUEUE_TICKET))
             .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
@@ -775,9 +775,11 @@ rans_entry!(
     /// chains of a round's slices advance in the same steps. Raw slices are copied by the
     /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
     /// decoder reports it), written for every block, 0 too (the host zeroes nothing first).
-    /// `dense_queue`, two words or null: zeroed for the dense kernel that follows on the
-    /// stream (its block queue and fallback count, `decode_blocks_dense`), so that no memset
-    /// sits between the two launches.
+    /// `dense_queue`, the archive's dense queue (`handoff::queue_words(n_blocks)` words) or
+    /// null: its ticket and fallback words zeroed for the dense kernel that follows on the
+    /// stream (`decode_blocks_dense`; no memset between the two launches) and, with a non-zero
+    /// `epoch`, the hand-off to that kernel published (`handoff.rs`): the epoch once the
+    /// words are zeroed, and each block's ready word once its slices and status are written.
     /// (Packing two blocks per warp was measured and dropped: fewer, longer chains, slower on
     /// every corpus; PERFORMANCE.md, 2026-11-30 third session.)
     ///
@@ -869,8 +871,9 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     if cta == 0 && tid == 0 && !dense_queue.is_null() {
         // the dense kernel's block queue and fallback count, zeroed for the dense kernel that
         // follows on the stream (instead of a memset between the two launches)
-        // SAFETY: a non-null dense_queue is two words that no other kernel of this stream
-        // touches while this grid runs (stream order).
+        // SAFETY: a non-null dense_queue holds queue_words(n_blocks) words; the dense kernel,
+        // which may run beside this grid, touches these two only after it saw the epoch
+        // published below (or after this grid completed: handoff.rs).
         unsafe {
             *dense_queue.add(QUEUE_TICKET) = 0;
             *dense_queue.add(QUEUE_FALLBACK) = 0;

@@ -19,18 +19,21 @@
 //!   in the order the host expects the stage to finish them (`gpu::launch::dense_block_order`).
 //!
 //! Every block's ready word is written by every overlapping decode, so a word never holds the
-//! current epoch before its block is done. Waits give up after [`WAIT_LIMIT_NS`]
-//! (`Status::Stalled` for the block; the host then decodes again with the two kernels one
-//! after the other, where no wait can fail), so no dense CTA spins for ever whatever the
-//! scheduler does. While every rANS CTA is resident, which the launch guarantees, the waits
-//! end: no rANS warp waits for anything.
+//! current epoch before its block is done. A wait gives up after [`WAIT_LIMIT_NS`]; the CTA
+//! then waits for the whole rANS grid to complete (`griddepcontrol.wait`, after which all of
+//! its writes are visible), decodes the block as usual and waits for no word again. So no
+//! dense CTA waits for ever and none decodes a block before its streams are written,
+//! whatever the scheduler does, and a missing or late word only costs time. (While every
+//! rANS CTA is resident, which the launch guarantees, the words come: no rANS warp waits
+//! for anything.)
 //!
-//! Epoch 0 means no hand-off: the kernels launched one after the other (a GPU before sm_90,
-//! `ACEAPEX_NO_OVERLAP`, after a stall), the rANS stage publishes nothing and the dense kernel
-//! waits for nothing but its launch's prerequisite grids and takes the blocks in index order.
+//! Epoch 0 means no hand-off: the kernels launched one after the other (`ACEAPEX_NO_OVERLAP`,
+//! `GpuArchive::set_overlap`, or a device without programmatic launches), the rANS stage
+//! publishes nothing and the dense kernel waits for nothing (its `griddepcontrol.wait` returns
+//! at once) and takes the blocks in index order.
 //!
-//! Measured (PERFORMANCE.md twentieth session, H200, level-6 archives): +2..7.5 % on every
-//! file (E. coli 55.5 -> 58.5 GB/s, E. coli at 4 KiB blocks 78 -> 83.5, hs37 214 -> 218);
+//! Measured (PERFORMANCE.md twentieth session, H200, level-6 archives): +0..7 % by file
+//! (E. coli 55.5 -> 57-58 GB/s, E. coli at 4 KiB blocks 78 -> 83, hs37 214 -> 218, TAIR10 level);
 //! waiting for the whole rANS grid instead of per block gained only +0..1 %. The blocks'
 //! rANS chains are nearly equal on DNA, so most blocks are published at about the same time
 //! and the overlap hides mostly the launch and the first blocks' dense work.
@@ -49,9 +52,10 @@ pub const fn queue_words(n_blocks: usize) -> usize {
     QUEUE_READY + n_blocks
 }
 
-/// How long a dense CTA waits for a ready word before it reports `Status::Stalled`, in
-/// nanoseconds of `%globaltimer`: one second, thousands of times the longest rANS stage
-/// measured (~0.4 ms), so only a stalled or preempted GPU reaches it.
+/// How long a dense CTA's thread 0 waits for a hand-off word before the CTA waits for the
+/// whole rANS grid instead, in nanoseconds of `%globaltimer`: one second, thousands of times
+/// the longest rANS stage measured (~0.4 ms), so only a paused or preempted GPU (or a word
+/// never written) reaches it.
 pub const WAIT_LIMIT_NS: u64 = 1_000_000_000;
 
 #[cfg(target_arch = "nvptx64")]
@@ -93,7 +97,9 @@ mod gpu {
         unsafe { core::arch::asm!("fence.acq_rel.gpu;", options(nostack, preserves_flags)) };
     }
 
-    /// Publishes `epoch` in the hand-off word `p` with a GPU-scope release store.
+    /// Publishes `epoch` in the hand-off word `p` with a GPU-scope release store. (`p` is a
+    /// generic address used with `.global`: global memory is mapped at the same addresses in
+    /// the generic window, as `dense.rs`'s `global_word_l2_256` notes.)
     ///
     /// # Safety
     /// `p` is a 4-aligned word of global memory that only publishers write while the grids

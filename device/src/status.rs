@@ -38,10 +38,6 @@ pub enum Status {
     /// count (taken from the block table's informative `max_depth`, FORMAT.md §3.1); the
     /// host decodes again with the level the parse measured.
     DepthHint = 101,
-    /// Not a format error: the dense kernel gave up waiting for the block's rANS stage
-    /// (`handoff.rs`, after `handoff::WAIT_LIMIT_NS`); the host decodes again with the
-    /// two kernels one after the other.
-    Stalled = 102,
 }
 
 impl Status {
@@ -63,7 +59,6 @@ impl Status {
             11 => Checksum,
             100 => Fallback,
             101 => DepthHint,
-            102 => Stalled,
             _ => return None,
         })
     }
@@ -85,7 +80,6 @@ impl Status {
             Trailing => "commands end before the block is full, or a stream has unread bytes",
             Checksum => "block checksum mismatch",
             Fallback => "block needs the lane-per-block decoder (internal, not an error)",
-            Stalled => "the dense kernel gave up waiting for the rANS stage (internal: the host decodes again with the kernels one after the other)",
             DepthHint => "a match's dependency level exceeds the wave count from the block table's max_depth hint (internal: the wavefront decoder retries with more waves)",
         }
     }

@@ -82,8 +82,8 @@ pub struct GpuArchive {
     /// The last dense decode's hand-off epoch (`device/src/handoff.rs`: each dense decode
     /// takes the next, skipping 0, which the zeroed queue holds).
     pub(crate) dense_epoch: std::sync::atomic::AtomicU32,
-    /// Set once a dense decode reported `Status::Stalled`: this archive's dense pipe then runs
-    /// its two kernels one after the other (`GpuArchive::decode_all_status`).
+    /// Set by [`GpuArchive::set_overlap`]`(false)`: this archive's dense pipe runs its two
+    /// kernels one after the other.
     pub(crate) no_overlap: std::sync::atomic::AtomicBool,
     /// Test hook: the next dense decode hands the dense kernel another epoch than the rANS
     /// stage's, so that its waits give up (`GpuArchive::stall_next_dense_decode`).
@@ -380,11 +380,11 @@ impl GpuArchive {
         let dense =
             |q: &mut CudaSlice<u32>, out: &mut CudaSlice<u8>, status: &mut CudaSlice<u32>, st| {
                 use std::sync::atomic::Ordering::Relaxed;
-                let mut epoch = self.dense_epoch.load(Relaxed).wrapping_add(1);
+                let mut epoch = self.dense_epoch.fetch_add(1, Relaxed).wrapping_add(1);
                 if epoch == 0 {
-                    epoch = 1;
+                    // (0 is "no hand-off"; after 2^32 decodes the counter passes it)
+                    epoch = self.dense_epoch.fetch_add(1, Relaxed).wrapping_add(1);
                 }
-                self.dense_epoch.store(epoch, Relaxed);
                 let overlap = gpu.overlap() && !self.no_overlap.load(Relaxed);
                 // epoch 0: no hand-off words (the kernels one after the other)
                 let epoch = if overlap { epoch } else { 0 };
@@ -440,9 +440,7 @@ impl GpuArchive {
 
     /// [`GpuArchive::decode_all_with`], then waits and returns the status words; when the
     /// wavefront reported `Status::DepthHint` it grows its waves to the measured depth and
-    /// decodes once more (the block table's `max_depth` is only a hint, FORMAT.md §3.1);
-    /// when the dense pipe reported `Status::Stalled` (a wait of its overlapping kernels
-    /// gave up, `device/src/handoff.rs`) it decodes once more with them one after the other.
+    /// decodes once more (the block table's `max_depth` is only a hint, FORMAT.md §3.1).
     pub fn decode_all_status(
         &self,
         gpu: &Gpu,
@@ -457,19 +455,11 @@ impl GpuArchive {
             self.decode_all_with(gpu, d, out, status)?;
             return gpu.stream().clone_dtoh(status).ctx("downloading status");
         }
-        if st.contains(&(Status::Stalled as u32)) && !self.no_overlap.load(Ordering::Relaxed) {
-            // a dense CTA gave up waiting for the rANS stage (device/src/handoff.rs): from
-            // now on the two kernels one after the other, where no wait can fail
-            self.no_overlap.store(true, Ordering::Relaxed);
-            self.decode_all_with(gpu, d, out, status)?;
-            return gpu.stream().clone_dtoh(status).ctx("downloading status");
-        }
         Ok(st)
     }
 
     /// Whether this archive's dense pipe runs its two kernels overlapping (the GPU allows
-    /// it, [`Gpu::overlap`], and neither [`GpuArchive::set_overlap`] nor a stalled decode
-    /// turned it off).
+    /// it, [`Gpu::overlap`], and [`GpuArchive::set_overlap`] did not turn it off).
     pub fn overlaps(&self, gpu: &Gpu) -> bool {
         gpu.overlap() && !self.no_overlap.load(Ordering::Relaxed)
     }
@@ -482,9 +472,10 @@ impl GpuArchive {
     }
 
     /// Test hook: the next dense decode hands the dense kernel an epoch that no hand-off word
-    /// holds, so each of its waits gives up after `handoff::WAIT_LIMIT_NS` and marks its
-    /// blocks `Status::Stalled` (what a GPU that never ran the rANS stage's CTAs would
-    /// give); [`GpuArchive::decode_all_status`] then decodes again without the overlap.
+    /// holds, so that its first wait gives up after `handoff::WAIT_LIMIT_NS` (what a paused
+    /// GPU or a word never written would give) and every CTA waits for the whole rANS grid
+    /// instead (`device/src/handoff.rs`): the decode takes a second longer and decodes the
+    /// same bytes.
     #[doc(hidden)]
     pub fn stall_next_dense_decode(&self) {
         self.stall_next.store(true, Ordering::Relaxed);

@@ -656,8 +656,9 @@ pub(crate) fn rans_decode_slices(
     // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), and with
     // rans_stage_expand set KERNEL_EXPAND_BYTES more for an expansion table: at most
     // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`; queue_addr is 0
-    // or the archive's dense queue (handoff::queue_words(n_blocks) words), which only the dense and lane kernels after
-    // this one use (the caller holds its lock across the three launches).
+    // or the archive's dense queue (handoff::queue_words(n_blocks) words), which only the
+    // dense and lane kernels after this one use, the dense kernel beside it only as
+    // device/src/handoff.rs orders (the caller holds its lock across the three launches).
     unsafe { b.launch(cfg) }
         .ctx("launching rans_decode_slices")
         .map(|_| ())
