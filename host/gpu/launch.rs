@@ -351,7 +351,8 @@ pub(crate) fn decode_blocks_dense(
 /// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): its CTAs may start once every
 /// CTA of the kernel before it on the stream has executed `griddepcontrol.launch_dependents`
 /// or exited, so the kernel must wait for that one's results itself
-/// (`device/src/handoff.rs`). Work queued after it still waits for both.
+/// (`device/src/handoff.rs`); should the driver refuse that launch, a plain one (the kernels
+/// decode the same with it). Work queued after it still waits for both.
 ///
 /// # Safety
 /// `args` matches `f`'s parameter list (count, order, and each a 4- or 8-byte integer or
@@ -376,7 +377,7 @@ unsafe fn launch_after(
     let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
     attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attr.value.programmaticStreamSerializationAllowed = 1;
-    let config = sys::CUlaunchConfig {
+    let mut config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
         gridDimZ: cfg.grid_dim.2,
@@ -391,15 +392,26 @@ unsafe fn launch_after(
     // SAFETY: the caller's contract for `args` and `cfg`; `params` points into `values`,
     // which, like `config` and `attr`, lives until the call returns (the driver copies the
     // arguments); the function handle is alive while `gpu` (its module) is.
-    unsafe {
-        sys::cuLaunchKernelEx(
-            &config,
-            f.cu_function(),
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
+    let mut launch = |config: &sys::CUlaunchConfig| {
+        unsafe {
+            sys::cuLaunchKernelEx(
+                config,
+                f.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+    };
+    match launch(&config) {
+        // a driver or setup that refuses the attribute: a plain launch, which the kernels'
+        // hand-off also serves (their waits then find every word already published)
+        Err(_) if programmatic => {
+            config.numAttrs = 0;
+            launch(&config)
+        }
+        r => r,
     }
-    .result()
 }
 
 /// The order in which the dense kernel takes the blocks (`decode_blocks_dense`'s `order`):
