@@ -1,7 +1,9 @@
 //! The dense full pipe: the rANS kernel (`rans_decode_slices`, one warp per block) decodes
 //! every block's streams into a scratch buffer, then the dense kernel
 //! (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time) assembles each
-//! independent block in shared memory (layout in `dense_layout.rs`).
+//! independent block in shared memory (layout in `dense_layout.rs`). On sm_90 the dense kernel
+//! runs while the rANS kernel does and takes each block as soon as its streams are published
+//! (`handoff.rs`).
 //!
 //! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
