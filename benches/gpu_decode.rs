@@ -52,6 +52,17 @@ fn bench(c: &mut Criterion) {
             return;
         }
     };
+    // the dense pipe's kernels overlap on sm_90 unless ACEAPEX_NO_OVERLAP is set
+    // (device/src/handoff.rs): said once, so that a log tells which was measured
+    println!(
+        "gpu_decode on {}: dense pipe kernels {}",
+        g.name(),
+        if g.overlap() {
+            "overlapping (programmatic dependent launch)"
+        } else {
+            "one after the other"
+        }
+    );
     let mut grp = c.benchmark_group("gpu_decode");
     grp.sample_size(10)
         .warm_up_time(Duration::from_secs(1))
