@@ -2491,11 +2491,6 @@ fn parse_fill_seq(
 /// both tested and used. `compute-sanitizer --tool racecheck` reports exactly these four
 /// loads and four stores (the unrolled 4-byte group); volatile accesses, which it would
 /// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
-///
-/// A word whose four pointers are consecutive literal pointers (inside one literal run: no
-/// chain, nothing to store back) is read as four consecutive literal bytes instead, from one
-/// 8-byte load of its pointers and two aligned 4-byte loads of literals (PERFORMANCE.md
-/// twentieth session).
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();
