@@ -194,6 +194,17 @@ fn rans_warps_forced() -> Option<u32> {
     }
 }
 
+/// `order` in device memory, or one unused zero word when it is empty (a kernel argument
+/// needs an allocation; the kernels read no entry of an empty archive's orders).
+fn upload_order(gpu: &Gpu, order: &[u32], what: &'static str) -> Result<CudaSlice<u32>, GpuError> {
+    if order.is_empty() {
+        gpu.stream().alloc_zeros::<u32>(1)
+    } else {
+        gpu.stream().clone_htod(order)
+    }
+    .ctx(what)
+}
+
 impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables.
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
@@ -285,21 +296,8 @@ impl GpuArchive {
             rans_grid,
             &order,
         );
-        let dense_order = if dense_order.is_empty() {
-            gpu.stream().alloc_zeros::<u32>(1)
-        } else {
-            gpu.stream().clone_htod(&dense_order)
-        }
-        .ctx("uploading the dense block order")?;
-        let rans_order = if order.is_empty() {
-            gpu.stream()
-                .alloc_zeros::<u32>(1)
-                .ctx("allocating the rANS chunk order")?
-        } else {
-            gpu.stream()
-                .clone_htod(&order)
-                .ctx("uploading the rANS chunk order")?
-        };
+        let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
+        let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;
         let resident_bytes = (a.data.len()
             + a.entries.len() * std::mem::size_of::<crate::device::format::BlockEntry>()
             + a.block_offsets.len() * 8
@@ -385,7 +383,7 @@ impl GpuArchive {
                     // (0 is "no hand-off"; after 2^32 decodes the counter passes it)
                     epoch = self.dense_epoch.fetch_add(1, Relaxed).wrapping_add(1);
                 }
-                let overlap = gpu.overlap() && !self.no_overlap.load(Relaxed);
+                let overlap = self.overlaps(gpu);
                 // epoch 0: no hand-off words (the kernels one after the other)
                 let epoch = if overlap { epoch } else { 0 };
                 // (the test hook: an epoch no hand-off word holds)
