@@ -1311,9 +1311,13 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// each of its symbols is expanded into its `w` literals through the expansion table).
 /// `LATE`: a step issues its renormalisation word's load first and stores its symbols (a
 /// packed symbol's expansion, its byte stores or two shuffles and a word store) while the
-/// load is in flight, then joins the word into the state ([`merge_word`]); otherwise the
-/// stores come first, as the 16-warp kernels keep them (their registers: with `LATE` the
-/// packed one spilled more and hs37 decoded 1 % slower; PERFORMANCE.md seventeenth session).
+/// load is in flight, then joins the word into the state ([`merge_word`]); a packed step's
+/// two shuffles and word store wait for the next step, where they run while that step's
+/// table entry loads (rANS stage -2.5..-3.5 % on the packed DNA archives; PERFORMANCE.md
+/// twenty-first session, which also measured what each part of the step costs and the
+/// expansion moved out of the step: slower); otherwise the stores come first, as the
+/// 16-warp kernels keep them (their registers: with `LATE` the packed one spilled more and
+/// hs37 decoded 1 % slower; PERFORMANCE.md seventeenth session).
 #[inline(always)]
 fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     src: &Sources,
@@ -1509,11 +1513,19 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
             unsafe { global_store_no_l1_u32(dst.add(at as usize) as *mut u32, word) };
         }
     };
+    // LATE packed steps: a step's expansion (loaded in the step) is shuffled and stored in
+    // the next step, after that step's table load is issued, so that no step waits on its
+    // own expansion load (`pend_*`: the words still to store; warp-uniform `pending`, as
+    // `store_words` is a warp's shuffle)
+    let mut pend_lits = 0u32;
+    let mut pend_i = 0u32;
+    let mut pending = false;
     for _ in 0..max_steps {
         let active = active_slice && i < m;
         let mut need = false;
         let mut sym = 0u8;
         let mut lits = 0u32;
+        let mut e = 0u32;
         if active {
             let t = if CTX && (prev >> ctx_bit) & 1 != 0 {
                 table1
@@ -1521,7 +1533,14 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
                 table
             };
             // SAFETY: the table index was checked (active_slice), a pair's second too.
-            sym = crate::rans::step(unsafe { &*t }, &mut x);
+            e = crate::rans::slot_entry(unsafe { &*t }, x);
+        }
+        if PACK && LATE && pending {
+            // the previous step's words, while the table entry's load is in flight
+            store_words(pend_lits, pend_i);
+        }
+        if active {
+            sym = crate::rans::apply_entry(e, &mut x);
             if CTX {
                 prev = sym as u32;
             }
@@ -1553,7 +1572,7 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
                 lits = emit(sym, i);
             }
             if PACK {
-                store_words(lits, i);
+                (pend_lits, pend_i, pending) = (lits, i, true);
             }
             if take {
                 x = merge_word(x, word_lo, word_hi);
@@ -1563,6 +1582,9 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
         }
         wp += m.count_ones();
         i = i.wrapping_add(lanes);
+    }
+    if PACK && LATE && pending {
+        store_words(pend_lits, pend_i);
     }
     let under = ballot(underflow);
     let trailer = ballot(active_slice && (x != RANS_L || wp != nwords));

@@ -206,7 +206,21 @@ pub fn warp_part_steps(
 /// One rANS decode step on `x`: returns the symbol and updates `x` (before renormalisation).
 #[inline(always)]
 pub fn step(table: &DecodeTable, x: &mut u32) -> u8 {
-    let e = table.slots[(*x & (PROB_SCALE - 1)) as usize];
+    let e = slot_entry(table, *x);
+    apply_entry(e, x)
+}
+
+/// The decode-table entry of state `x`'s slot (the first half of [`step`], so that a
+/// decoder can issue the load before other work).
+#[inline(always)]
+pub fn slot_entry(table: &DecodeTable, x: u32) -> u32 {
+    table.slots[(x & (PROB_SCALE - 1)) as usize]
+}
+
+/// The second half of [`step`]: with `e` = [`slot_entry`]`(table, *x)`, updates `x` (before
+/// renormalisation) and returns the symbol.
+#[inline(always)]
+pub fn apply_entry(e: u32, x: &mut u32) -> u8 {
     let freq = ((e >> 8) & 0xFFF) + 1;
     *x = freq * (*x >> PROB_BITS) + (e >> 20);
     e as u8
