@@ -1309,15 +1309,15 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// `CTX`: some selected slice has a context pair (FORMAT.md §5.4; each lane then picks its
 /// table by its previous symbol); `PACK`: some selected slice holds packed literals (§5.6;
 /// each of its symbols is expanded into its `w` literals through the expansion table).
-/// `LATE`: a step issues its renormalisation word's load first and stores its symbols (a
-/// packed symbol's expansion, its byte stores or two shuffles and a word store) while the
-/// load is in flight, then joins the word into the state ([`merge_word`]); a packed step's
-/// two shuffles and word store wait for the next step, where they run while that step's
-/// table entry loads (rANS stage -2.5..-3.5 % on the packed DNA archives; PERFORMANCE.md
-/// twenty-first session, which also measured what each part of the step costs and the
-/// expansion moved out of the step: slower); otherwise the stores come first, as the
-/// 16-warp kernels keep them (their registers: with `LATE` the packed one spilled more and
-/// hs37 decoded 1 % slower; PERFORMANCE.md seventeenth session).
+/// `LATE`: a step issues its renormalisation word's load first and emits its symbol (an
+/// unpacked symbol's byte store; a packed one's expansion load, and its byte stores where the
+/// slice's words are not coalesced) while the load is in flight, then joins the word into
+/// the state ([`merge_word`]); a packed step's two shuffles and word store wait for the
+/// next step, where they run while that step's table entry loads (rANS stage -2.5..-3.5 % on
+/// the packed DNA archives; PERFORMANCE.md twenty-first session, which also measured what
+/// each part of the step costs, and the expansion moved out of the step: slower); otherwise
+/// the stores come first, as the 16-warp kernels keep them (their registers: with `LATE` the
+/// packed one spilled more and hs37 decoded 1 % slower; PERFORMANCE.md seventeenth session).
 #[inline(always)]
 fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     src: &Sources,
@@ -1515,8 +1515,8 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     };
     // LATE packed steps: a step's expansion (loaded in the step) is shuffled and stored in
     // the next step, after that step's table load is issued, so that no step waits on its
-    // own expansion load (`pend_*`: the words still to store; warp-uniform `pending`, as
-    // `store_words` is a warp's shuffle)
+    // own expansion load (`pend_*`: the lane's expansion and symbol index whose words are
+    // still to store; warp-uniform `pending`, as `store_words` is a warp's shuffle)
     let mut pend_lits = 0u32;
     let mut pend_i = 0u32;
     let mut pending = false;
@@ -1566,8 +1566,9 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
             (0, 0)
         };
         if LATE {
-            // the symbol's stores while the word's load is in flight, the word joined into
-            // the state after them ([`merge_word`])
+            // the symbol emitted while the word's load is in flight (a packed one's coalesced
+            // words queued for the next step), the word joined into the state after it
+            // ([`merge_word`])
             if active {
                 lits = emit(sym, i);
             }

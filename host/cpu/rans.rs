@@ -1116,8 +1116,10 @@ mod tests {
 
     /// The GPU step's two halves (`rans::slot_entry`, then `rans::apply_entry`, which the
     /// packed kernel splits so that work runs between the table load and the state update)
-    /// against this decoder's step, on every slot of a skewed table and states across the
-    /// whole renormalised range.
+    /// against this decoder's step, on every slot of a skewed table and of a one-symbol
+    /// table (frequency 4096, the largest the 12-bit field holds), states across the whole
+    /// renormalised range; and the one-symbol table against the rANS rule itself (FORMAT.md
+    /// §5.4: `x' = freq * (x >> 12) + slot - cum`, here `x` unchanged).
     #[test]
     fn gpu_step_halves_match_the_cpu_step() {
         let mut h = [0u64; 256];
@@ -1125,16 +1127,24 @@ mod tests {
             *c = 1 + (s as u64 * 7919) % 1000;
         }
         h[0] = 50_000;
-        let t = FreqTable::from_histogram(&h).unwrap().decode_table();
+        let skewed = FreqTable::from_histogram(&h).unwrap().decode_table();
+        let mut one = [0u64; 256];
+        one[b'A' as usize] = 10;
+        let single = FreqTable::from_histogram(&one).unwrap().decode_table();
         let mut rng = Rng::new(7);
-        for k in 0..200_000u32 {
-            // every slot (k % 4096) under states from 2^16 to 2^32 - 1
-            let hi = rng.next_u64() as u32;
-            let x = (hi & !(PROB_SCALE - 1)).max(1 << 16) | (k % PROB_SCALE);
-            let (want_sym, want_x) = step(&t.slots, x);
-            let mut got_x = x;
-            let got_sym = rans::apply_entry(rans::slot_entry(&t, x), &mut got_x);
-            assert_eq!((got_sym, got_x), (want_sym, want_x), "state {x:#x}");
+        for t in [&skewed, &single] {
+            for k in 0..200_000u32 {
+                // every slot (k % 4096) under states from 2^16 to 2^32 - 1
+                let hi = rng.next_u64() as u32;
+                let x = (hi & !(PROB_SCALE - 1)).max(1 << 16) | (k % PROB_SCALE);
+                let (want_sym, want_x) = step(&t.slots, x);
+                let mut got_x = x;
+                let got_sym = rans::apply_entry(rans::slot_entry(t, x), &mut got_x);
+                assert_eq!((got_sym, got_x), (want_sym, want_x), "state {x:#x}");
+                if std::ptr::eq(t, &single) {
+                    assert_eq!((got_sym, got_x), (b'A', x), "state {x:#x}");
+                }
+            }
         }
     }
 
