@@ -65,7 +65,10 @@ pub enum FormatError {
         what: &'static str,
     },
     /// The file length does not match the sections the header declares.
-    #[error("archive size mismatch: header declares {expected} bytes, file has {got}")]
+    #[error(
+        "{}: its header declares {expected} bytes, the file has {got}",
+        if got < expected { "archive truncated (or its header damaged)" } else { "archive damaged, or followed by other data" }
+    )]
     Size {
         /// Declared size.
         expected: u64,
@@ -81,7 +84,7 @@ pub enum FormatError {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DecodeError {
     /// A block broke a rule of FORMAT.md §4-§5 or failed its checksum.
-    #[error("block {block} (bytes {start}..{end}): {}", status.describe())]
+    #[error("damaged archive: block {block} (bytes {start}..{end}): {}", status.describe())]
     Block {
         /// Block index.
         block: u32,
@@ -96,7 +99,10 @@ pub enum DecodeError {
     #[error("content checksum mismatch: decoded data does not match the original")]
     ContentChecksum,
     /// A region outside the original data was asked for.
-    #[error("region {offset}+{length} lies outside the original data of {size} bytes")]
+    #[error(
+        "bytes {offset}..{} lie outside the original data ({size} bytes)",
+        offset.saturating_add(*length)
+    )]
     Region {
         /// Requested start.
         offset: u64,

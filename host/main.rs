@@ -53,6 +53,11 @@ Sizes (--block-size, --window, --offset, --length): bytes, or a number with a su
 (case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary);
 KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 16384, 16KB = 16000.";
 
+const EXTRACT_SIZES_HELP: &str = "\
+Sizes (--offset, --length): bytes, or a number with a suffix (case-insensitive): K, KiB = 1024;
+M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary); KB = 1000; MB = 1000^2; GB = 1000^3;
+TB = 1000^4 (decimal). So 16K = 16KiB = 16384, 16KB = 16000.";
+
 const AFTER_HELP: &str = "\
 Sizes (--block-size, --window, --offset, --length): bytes, or a number with a suffix
 (case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary);
@@ -203,7 +208,7 @@ enum Cmd {
         test: bool,
     },
     /// Restore one byte range of the original, decoding only the blocks it needs.
-    #[command(after_help = SIZES_HELP)]
+    #[command(after_help = EXTRACT_SIZES_HELP)]
     Extract {
         /// Archive, or '-' for standard input.
         input: PathBuf,
@@ -488,7 +493,7 @@ impl OutFile {
         if let Ok(meta) = std::fs::metadata(path) {
             if meta.is_dir() {
                 bail!(
-                    "{} is a directory: name the output file with -o",
+                    "{} is a directory: the output must be a file (name one with -o)",
                     path.display()
                 );
             }
@@ -726,7 +731,7 @@ fn run(cli: Cli) -> Result<()> {
             // no --length: the rest of the data (an offset past the end is still an error)
             let size = a.header.original_size;
             if length.is_none() && offset > size {
-                bail!("--offset {offset} lies past the end of the original data ({size} bytes)");
+                bail!("--offset {offset} lies outside the original data ({size} bytes)");
             }
             let length = length.unwrap_or(size - offset);
             let region = decode::extract(&a, offset, length)?;
@@ -829,6 +834,17 @@ fn decompress_one(
             Some(stem) if !stem.is_empty() => PathBuf::from(stem),
             // a directory is a runtime error, not a naming one (same message as -o)
             _ if input.is_dir() => bail!("{}", dir_message(input)),
+            // `.acx` alone: the name without the suffix is empty
+            Some(_) => {
+                return Err(usage(
+                    "decompress",
+                    format!(
+                        "{}: the name without .acx is empty: name the output with -o (or -c \
+                         for standard output)",
+                        input.display()
+                    ),
+                ))
+            }
             _ => {
                 return Err(usage(
                     "decompress",
