@@ -48,27 +48,32 @@ fn note(msg: impl std::fmt::Display) {
     }
 }
 
-const SIZES_HELP: &str = "\
-Sizes (--block-size, --window, --offset, --length): bytes, or a number with a suffix
-(case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary);
-KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 16384, 16KB = 16000.";
+/// The help note on size arguments, naming the options `$flags` takes it for (a literal).
+macro_rules! sizes_help {
+    ($flags:literal) => {
+        concat!(
+            "Sizes (",
+            $flags,
+            "): bytes, or a number with a suffix\n",
+            "(case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 \
+             (binary);\n",
+            "KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 16384, \
+             16KB = 16000."
+        )
+    };
+}
 
-const EXTRACT_SIZES_HELP: &str = "\
-Sizes (--offset, --length): bytes, or a number with a suffix (case-insensitive): K, KiB = 1024;
-M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary); KB = 1000; MB = 1000^2; GB = 1000^3;
-TB = 1000^4 (decimal). So 16K = 16KiB = 16384, 16KB = 16000.";
-
-const AFTER_HELP: &str = "\
-Sizes (--block-size, --window, --offset, --length): bytes, or a number with a suffix
-(case-insensitive): K, KiB = 1024; M, MiB = 1024^2; G, GiB = 1024^3; T, TiB = 1024^4 (binary);
-KB = 1000; MB = 1000^2; GB = 1000^3; TB = 1000^4 (decimal). So 16K = 16KiB = 16384, 16KB = 16000.
-
+const AFTER_HELP: &str = concat!(
+    sizes_help!("--block-size, --window, --offset, --length"),
+    "\n\n",
+    "\
 Exit status: 0 success; 1 error (a file missing or unreadable, an output that exists, a damaged
 archive, no GPU for --device gpu, ...); 2 usage error (unknown option, bad or missing value);
 130 interrupted (SIGINT, SIGTERM, SIGHUP); 141 standard output closed early (e.g. `| head`, no
 message). An output file appears under its name only when complete: until then it is a
 hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on errors and signals (not
-after SIGKILL or a power cut; such a leftover is safe to delete).";
+after SIGKILL or a power cut; such a leftover is safe to delete)."
+);
 
 const INFO_HELP: &str = "\
 Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
@@ -108,7 +113,7 @@ const DEPTH_BUCKETS: [&str; 8] = ["0", "1", "2-3", "4-7", "8-15", "16-31", "32-6
 #[derive(Subcommand)]
 enum Cmd {
     /// Compress a file into an .acx archive (the input is kept).
-    #[command(after_help = SIZES_HELP)]
+    #[command(after_help = sizes_help!("--block-size, --window"))]
     Compress {
         /// Input files, or '-' for standard input; several files are each compressed to
         /// their default name (FILE.acx), and an error in one does not stop the others.
@@ -208,7 +213,7 @@ enum Cmd {
         test: bool,
     },
     /// Restore one byte range of the original, decoding only the blocks it needs.
-    #[command(after_help = EXTRACT_SIZES_HELP)]
+    #[command(after_help = sizes_help!("--offset, --length"))]
     Extract {
         /// Archive, or '-' for standard input.
         input: PathBuf,
@@ -248,7 +253,7 @@ const EXIT_USAGE: i32 = 2;
 /// Exit status after SIGINT, SIGTERM or SIGHUP.
 const EXIT_INTERRUPTED: i32 = 130;
 
-/// A size in bytes: digits with an optional suffix (see `SIZES_HELP`).
+/// A size in bytes: digits with an optional suffix (see `sizes_help!`).
 fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -834,26 +839,20 @@ fn decompress_one(
             Some(stem) if !stem.is_empty() => PathBuf::from(stem),
             // a directory is a runtime error, not a naming one (same message as -o)
             _ if input.is_dir() => bail!("{}", dir_message(input)),
-            // `.acx` alone: the name without the suffix is empty
-            Some(_) => {
+            // no suffix, or `.acx` alone (the name without it is empty)
+            stem => {
+                let why = if stem.is_some() {
+                    ": the name without .acx is empty"
+                } else {
+                    " does not end in .acx"
+                };
                 return Err(usage(
                     "decompress",
                     format!(
-                        "{}: the name without .acx is empty: name the output with -o (or -c \
-                         for standard output)",
+                        "{}{why}: name the output with -o (or -c for standard output)",
                         input.display()
                     ),
-                ))
-            }
-            _ => {
-                return Err(usage(
-                    "decompress",
-                    format!(
-                        "{} does not end in .acx: name the output with -o (or -c for \
-                         standard output)",
-                        input.display()
-                    ),
-                ))
+                ));
             }
         },
     };
