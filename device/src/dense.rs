@@ -2093,11 +2093,12 @@ unsafe fn fill_run(
 /// `dst` for a run of consecutive pointers, `n <= LANE_FILL_MAX` for a self-overlapping
 /// match): literal indices `lit + q` (top bit set), or for a match the period-aware
 /// sources `src + q % dist`. A literal run or a match that does not overlap itself
-/// (`dist >= n`) is a run of consecutive pointers, written eight per 16-byte store from a
-/// multiple of 8 on and four per 8-byte store from a multiple of 4 (at most three 2-byte
-/// stores before and after; `dense_layout` keeps the pointer region 16-aligned;
-/// PERFORMANCE.md fourteenth session); a self-overlapping match goes through [`fill_run`]
-/// with a stride of one.
+/// (`dist >= n`) is a run of consecutive pointers: at most one 2-, 4- and 8-byte store up
+/// to a multiple of 8 pointers, then eight per 16-byte store, then at most one 8-, 4- and
+/// 2-byte store (`dense_layout` keeps the pointer region 16-aligned; PERFORMANCE.md
+/// fourteenth and twenty-second sessions: the loop's body is a store and two adds, where a
+/// body that chose between 8- and 16-byte stores took ~28 instructions per 8 pointers); a
+/// self-overlapping match goes through [`fill_run`] with a stride of one.
 ///
 /// # Safety
 /// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
@@ -2109,32 +2110,53 @@ unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit
         // `base + q + 3` stays below 2^16 and the four lanes of a store never carry
         let base = if is_lit { 0x8000 | lit } else { src };
         let end = dst + n;
+        // the pointer of position p is base + (p - dst); `k` pointers from `at` as one
+        // little-endian word: (base + at - dst) * (0x1 repeated) + (0, 1, 2, ...)
+        let first = |at: u32| base + (at - dst);
         let mut at = dst;
-        while at < end && at % 4 != 0 {
+        // head: one 2-, 4- and 8-byte store at most, up to a multiple of 8 pointers
+        if at % 2 == 1 && at < end {
             // SAFETY: dst <= at < dst + n (caller's range).
-            unsafe { *ptr.add(at as usize) = (base + (at - dst)) as u16 };
+            unsafe { *ptr.add(at as usize) = first(at) as u16 };
             at += 1;
         }
-        while at + 4 <= end {
-            let v = (base + (at - dst)) as u64 * RUN4_MUL + RUN4_ADD;
-            if at % 8 == 0 && at + 8 <= end {
-                // SAFETY: at is a multiple of 8 and at + 7 < dst + n; the region is
-                // 16-aligned.
-                unsafe {
-                    *(ptr.add(at as usize) as *mut u128) =
-                        v as u128 | ((v + 4 * RUN4_MUL) as u128) << 64
-                };
-                at += 8;
-            } else {
-                // SAFETY: at is a multiple of 4 and at + 3 < dst + n.
-                unsafe { *(ptr.add(at as usize) as *mut u64) = v };
-                at += 4;
-            }
+        if at % 4 == 2 && at + 2 <= end {
+            // SAFETY: at is even and at + 1 < dst + n.
+            unsafe { *(ptr.add(at as usize) as *mut u32) = first(at) * 0x1_0001 + 0x1_0000 };
+            at += 2;
         }
-        while at < end {
+        if at % 8 == 4 && at + 4 <= end {
+            // SAFETY: at is a multiple of 4 and at + 3 < dst + n.
+            unsafe { *(ptr.add(at as usize) as *mut u64) = first(at) as u64 * RUN4_MUL + RUN4_ADD };
+            at += 4;
+        }
+        // body: eight pointers per 16-byte store (`at` a multiple of 8 whenever this runs: the
+        // head either aligned it or left fewer than 8 pointers)
+        let mut v = first(at) as u64 * RUN4_MUL + RUN4_ADD;
+        while at + 8 <= end {
+            // SAFETY: at is a multiple of 8 and at + 7 < dst + n; the region is 16-aligned.
+            unsafe {
+                *(ptr.add(at as usize) as *mut u128) =
+                    v as u128 | ((v + 4 * RUN4_MUL) as u128) << 64
+            };
+            v += 8 * RUN4_MUL;
+            at += 8;
+        }
+        // tail: one 8-, 4- and 2-byte store at most (`at` aligned for each, or the run ends
+        // before the alignment the head wanted, where only the 2-byte store can follow)
+        if at + 4 <= end {
+            // SAFETY: at is a multiple of 4 (see above) and at + 3 < dst + n.
+            unsafe { *(ptr.add(at as usize) as *mut u64) = first(at) as u64 * RUN4_MUL + RUN4_ADD };
+            at += 4;
+        }
+        if at + 2 <= end {
+            // SAFETY: at is even and at + 1 < dst + n.
+            unsafe { *(ptr.add(at as usize) as *mut u32) = first(at) * 0x1_0001 + 0x1_0000 };
+            at += 2;
+        }
+        if at < end {
             // SAFETY: at < dst + n.
-            unsafe { *ptr.add(at as usize) = (base + (at - dst)) as u16 };
-            at += 1;
+            unsafe { *ptr.add(at as usize) = first(at) as u16 };
         }
     } else {
         // a self-overlapping match: the warp fill's loop on one lane, one pointer per store
@@ -2502,18 +2524,25 @@ fn parse_fill_seq(
 
 /// Stage 3 in one pass, for any depth: every byte follows its pointer chain to the end and,
 /// when it took a hop, stores the literal pointer it found back in its own slot, so a later
-/// byte whose chain passes through it stops there. The CTA sweeps the block in increasing position and every match pointer names a lower
-/// position, so most chains end at a byte resolved a sweep step earlier. Concurrent readers
-/// of a slot see either its match pointer or the literal pointer stored back: both lie on
-/// its chain, so the result is the same either way. Every hop goes to a lower position
-/// (parse checks), so a chain ends within `block_len` hops even in a hostile block.
+/// byte whose chain passes through it stops there. The CTA sweeps the block in increasing
+/// position and every match pointer names a lower position, so most chains end at a byte
+/// resolved a sweep step earlier. Concurrent readers of a slot see either its match pointer
+/// or the literal pointer stored back: both lie on its chain, so the result is the same
+/// either way. Every hop goes to a lower position (parse checks), so a chain ends within
+/// `block_len` hops even in a hostile block.
+///
+/// A thread takes four bytes at a time: their pointers in one 8-byte load, their first hops
+/// as four independent loads (so the four bytes wait on one shared-memory latency, not one
+/// after another: PERFORMANCE.md twenty-second session), deeper chains in a loop, the four
+/// resolved pointers stored back in one 8-byte store when any of them hopped.
 ///
 /// The stores race with other threads' loads by design, with plain accesses: the PTX
-/// memory model does not require race freedom (a racing aligned 16-bit load returns one of
-/// the values stored), and the generated PTX loads each slot once into the register that is
-/// both tested and used. `compute-sanitizer --tool racecheck` reports exactly these four
-/// loads and four stores (the unrolled 4-byte group); volatile accesses, which it would
-/// still report, made the write stage 3x slower (PERFORMANCE.md, seventh session, run 9).
+/// memory model does not require race freedom (a racing aligned load returns one of the
+/// values stored, per 16-bit slot), and the generated code loads each slot once into the
+/// register that is both tested and used. `compute-sanitizer --tool racecheck` reports these
+/// loads and stores (seventh session); making every access of the chain volatile made the
+/// write stage 3x slower (seventh session, run 9). Only the first hop's loads are volatile,
+/// so that LLVM keeps them unconditional.
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();
@@ -2537,9 +2566,47 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let words = block_len / 4;
     let mut q = tid;
     while q < words {
+        // the word's four pointers in one load; their first hops as four independent loads
+        // (a literal pointer's "hop" reads a pointer slot below DENSE_MAX_BLOCK, in the
+        // region, and is discarded), so the four bytes wait on one shared-memory latency
+        // each step instead of one after another
+        // SAFETY: 4q + 3 < block_len pointers; the region is 16-aligned (PTR_OFF), so slot 4q
+        // is 8-aligned.
+        let p4 = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
+        let mut v = [
+            p4 as u32 & 0xFFFF,
+            (p4 >> 16) as u32 & 0xFFFF,
+            (p4 >> 32) as u32 & 0xFFFF,
+            (p4 >> 48) as u32,
+        ];
+        for x in v.iter_mut() {
+            // a volatile load, so that LLVM keeps it unconditional (it sinks a plain one into
+            // a branch per byte, which serialises the four)
+            // SAFETY: (x & 0x7FFF) < DENSE_MAX_BLOCK pointer slots.
+            let t = unsafe { ptr.add((*x & 0x7FFF) as usize).read_volatile() } as u32;
+            if *x & 0x8000 == 0 {
+                *x = t;
+            }
+        }
+        if (v[0] & v[1] & v[2] & v[3]) & 0x8000 == 0 {
+            for x in v.iter_mut() {
+                while *x & 0x8000 == 0 {
+                    // SAFETY: a match pointer names a lower position (parse checks).
+                    *x = unsafe { *ptr.add(*x as usize) } as u32;
+                }
+            }
+        }
+        if p4 != (v[0] | v[1] << 16) as u64 | ((v[2] | v[3] << 16) as u64) << 32 {
+            // SAFETY: the word's own four slots; each now a literal pointer on its chain.
+            unsafe {
+                *(ptr.add(4 * q as usize) as *mut u64) =
+                    (v[0] | v[1] << 16) as u64 | ((v[2] | v[3] << 16) as u64) << 32
+            };
+        }
         let mut w: u32 = 0;
-        for j in 0..4 {
-            w |= byte(4 * q + j) << (8 * j);
+        for (j, x) in v.iter().enumerate() {
+            // SAFETY: literal pointers lie below the block's literal count (see `byte`).
+            w |= (unsafe { *lit.add((x & 0x7FFF) as usize) } as u32) << (8 * j);
         }
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.
