@@ -1895,12 +1895,16 @@ fn command_map(k: Class, c: u8, new_dist: u32) -> [u32; 4] {
     } else if k.is_new {
         [new_dist & !REF, REF, REF | 1, REF | 2]
     } else if k.is_rep {
-        match (c >> 4) & 3 {
-            0 => IDENTITY,
-            1 => [REF | 1, REF, REF | 2, REF | 3],
-            2 => [REF | 2, REF, REF | 1, REF | 3],
-            _ => [REF | 3, REF, REF | 1, REF | 2],
-        }
+        // slot i to the front, the slots before it one down: slot j >= 1 takes slot j - 1
+        // where j <= i, else slot j (i = 0: the identity). Arithmetic, not a `match`: LLVM
+        // turns that into three lookup tables in global memory, loaded every step.
+        let i = ((c >> 4) & 3) as u32;
+        [
+            REF | i,
+            REF | (1 - (i >= 1) as u32),
+            REF | (2 - (i >= 2) as u32),
+            REF | (3 - (i >= 3) as u32),
+        ]
     } else {
         IDENTITY
     }
@@ -2603,10 +2607,14 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
                     (v[0] | v[1] << 16) as u64 | ((v[2] | v[3] << 16) as u64) << 32
             };
         }
+        // a literal pointer is 0x8000 + its index: the region's address less 0x8000 plus the
+        // pointer (no mask; the offset folds into the load's immediate)
+        let lit_x = lit.wrapping_sub(0x8000);
         let mut w: u32 = 0;
         for (j, x) in v.iter().enumerate() {
-            // SAFETY: literal pointers lie below the block's literal count (see `byte`).
-            w |= (unsafe { *lit.add((x & 0x7FFF) as usize) } as u32) << (8 * j);
+            // SAFETY: x is a literal pointer, 0x8000 + an index below the block's literal
+            // count (see `byte`), so lit_x + x lies in the literal region.
+            w |= (unsafe { *lit_x.wrapping_add(*x as usize) } as u32) << (8 * j);
         }
         // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
         // in the 256-byte aligned output; start + block_len <= out_len.
