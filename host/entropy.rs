@@ -776,9 +776,13 @@ pub fn symbols_per_lane(level: u32, block_size: u32) -> usize {
 }
 
 /// Lane counts the encoder uses: the ones the CPU decoder has wide kernels for (1-lane slices
-/// several side by side, 4-lane ones two per AVX2 vector, 8-32 lanes in 8-lane vectors). Any
-/// count `1..=32` is valid format (FORMAT.md §5.3); these are an encoder choice.
-pub const LANE_COUNTS: [usize; 6] = [1, 4, 8, 16, 24, 32];
+/// several side by side, 4-lane ones two per AVX2 vector, 8-32 lanes in 8-lane vectors, the
+/// last one half used for 12, 20 and 28) and the GPU's packed-literal kernels store as
+/// aligned words (a multiple of 4). Any count `1..=32` is valid format (FORMAT.md §5.3);
+/// these are an encoder choice. (Until the twenty-second session 1, 4, 8, 16, 24 and 32: a
+/// DNA block's 24-lane literal slice and 1-lane command slice could not take the 28 + 1
+/// lanes that cut its chain by a seventh; PERFORMANCE.md twenty-second session.)
+pub const LANE_COUNTS: [usize; 9] = [1, 4, 8, 12, 16, 20, 24, 28, 32];
 
 /// Lane counts for the rANS slices of one block (`n[k]` symbols of stream `k`, `None` for a
 /// slice that is stored raw or empty; the result is 0 there), with about `per_lane` symbols
@@ -902,7 +906,8 @@ pub fn block_lanes_packed(
 /// steps (the commands'); with the commands on 8 the lengths go to a second round: 367 + 9
 /// = 376 (PERFORMANCE.md seventeenth session). Steps the longest slice up one count at a
 /// time (the others as they are) until it has 32 lanes or the chain is within 1.5 times
-/// `per_lane`, and keeps each chain shorter than the best so far by at least
+/// `per_lane` or [`STEP_UP_CHAIN`], whichever is less, and keeps each chain shorter than the
+/// best so far by at least
 /// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds over that best; then each slice goes
 /// down to the fewest lanes of [`LANE_COUNTS`] that keep that chain. (`warp_steps` does not
 /// keep context and packed slices apart as the packed kernels do, so for a group with both
@@ -916,7 +921,7 @@ fn step_up_by_rounds(
     let total = |l: &[usize; STREAM_COUNT]| l.iter().sum::<usize>();
     let (mut best, mut best_chain) = (lanes, chain(&lanes));
     let mut cur = lanes;
-    while 2 * chain(&cur) > 3 * per_lane {
+    while chain(&cur) > (3 * per_lane / 2).min(STEP_UP_CHAIN) {
         let Some((k, _)) = longest_slice(n, &cur) else {
             break;
         };
@@ -978,13 +983,15 @@ pub const ALWAYS_RAW_BYTES: usize = 4;
 
 /// Lanes for two rounds of the GPU warp instead of one, for a block whose one-round chain is
 /// still over twice `per_lane` steps because its longest slice cannot step up within the
-/// warp (an unpacked DNA block: 16,331 literals on 24 lanes and 140 commands on one lane, 25
-/// lanes, 681 steps; 32 + 1 do not fit): that slice gets 32 lanes, a round of its own, and
+/// warp (an unpacked DNA block: 16,331 literals on 28 lanes and 140 commands on one lane, 29
+/// lanes, 584 steps; 32 + 1 do not fit): that slice gets 32 lanes, a round of its own, and
 /// every other slice the fewest lanes of [`LANE_COUNTS`] that keep it within `per_lane / 4`
-/// steps, in a second round (511 + 35 = 546 steps for 11 lanes more, ~33 bytes). `None`
-/// unless that is at least a ninth shorter by the kernel's rounds
-/// ([`aceapex_device::rans::warp_steps`]), saves [`TWO_ROUND_STEPS_PER_LANE`] steps per lane
-/// it adds, and the other slices fit in one warp. Such blocks
+/// steps, in a second round (511 + 35 = 546 steps for 7 lanes more, ~21 bytes). `None`
+/// unless that is shorter by the kernel's rounds ([`aceapex_device::rans::warp_steps`]) by
+/// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds, and the other slices fit in one
+/// warp. (It also had to be a ninth shorter until the twenty-second session, when the
+/// 28-lane count brought the one-round chains within a ninth of the two-round ones.) Such
+/// blocks
 /// bound the GPU rANS stage of small DNA archives, whose blocks are all in flight at once
 /// (E. coli, dm3: PERFORMANCE.md fifteenth session).
 fn two_round_lanes(
@@ -1017,9 +1024,16 @@ fn two_round_lanes(
     let others = total - two[k];
     let then = chain(&two);
     let added = total.saturating_sub(lanes.iter().sum());
-    let pays = then + then / 8 < now && now - then >= TWO_ROUND_STEPS_PER_LANE * added;
+    let pays = then < now && now - then >= TWO_ROUND_STEPS_PER_LANE * added;
     (others <= MAX_LANES as usize && pays).then_some(two)
 }
+
+/// Chain (GPU warp steps) above which [`step_up_by_rounds`] looks for more lanes, at most:
+/// 3/4 of [`SYMBOLS_PER_LANE`]. (Until the twenty-second session 1.5 times the symbols per
+/// lane, 384 at 16 KiB blocks; a block's rANS chain is the GPU rANS stage of an archive
+/// whose blocks are all in flight at once, so the target is in steps, whatever the block
+/// size: PERFORMANCE.md twenty-second session.)
+pub const STEP_UP_CHAIN: usize = 3 * SYMBOLS_PER_LANE / 4;
 
 /// Steps of the GPU warp's chain that each lane [`two_round_lanes`] or [`step_up_by_rounds`]
 /// adds must save (a lane costs about 3 bytes of archive; also the exchange rate of
@@ -1328,17 +1342,19 @@ mod tests {
         assert_eq!(symbols_per_lane(5, 8192), 128);
         assert_eq!(symbols_per_lane(5, 4096), 128);
         assert_eq!(symbols_per_lane(9, 4096), 1024);
-        // a text-like block: 8585 literals, 1000 offsets, 1950 commands, 800 tails
+        // a text-like block: 8585 literals, 1000 offsets, 1950 commands, 800 tails (at level
+        // 5-7 the lengths go to a second round: `block_lanes_fit_one_warp_and_balance_steps`)
         let n = [Some(8585), Some(30), Some(1000), Some(1950), Some(800)];
-        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 4, 4]);
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [20, 1, 4, 4, 4]);
         // every slice but the literals gets one lane; the 1950 commands are then the longest
         // chain, and the literals need only 4 lanes to stay within 1/8 of it (2147 steps)
         assert_eq!(block_lanes(n, 1024), [4, 1, 1, 1, 1]);
         // 8585 / 4096 -> 2 lanes' worth, rounded up to 4
         assert_eq!(block_lanes(n, 4096), [4, 1, 1, 1, 1]);
-        // a DNA-like block: 15,000 literals -> 8 lanes at level 8 (1875 steps), 4 at level 9
+        // a DNA-like block: 15,000 literals -> 14 lanes' worth, 12 at level 8 (1250 steps), 4
+        // at level 9
         let dna = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
-        assert_eq!(block_lanes(dna, 1024), [8, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(dna, 1024), [12, 1, 1, 1, 1]);
         assert_eq!(block_lanes(dna, 4096), [4, 1, 1, 1, 1]);
     }
 
@@ -1381,26 +1397,25 @@ mod tests {
         // (31 lanes); the literals' 200 steps are next, and 32 lanes would not fit
         let n = [Some(4800), Some(10), Some(100), Some(268), Some(60)];
         assert_eq!(block_lanes_packed(n, SYMBOLS_PER_LANE, 3), [24, 1, 1, 4, 1]);
-        // the same block unpacked: 24 + 1 + 1 + 1 + 1 lanes, the literals' 600 steps the
-        // longest, and 32 would not fit; two rounds (`two_round_lanes`): the literals on 32
-        // (450 steps), then the others within 64 steps each, 1 + 4 + 8 + 1 lanes (the tails'
-        // 60 steps the longest): 510 steps, 90 fewer for 18 lanes more (5 per lane)
+        // the same block unpacked: 28 + 1 + 1 + 1 + 1 lanes, the literals' 515 steps the
+        // longest, and 32 would not fit; two rounds (`two_round_lanes`: the literals on 32,
+        // 450 steps, then 1 + 4 + 8 + 1 lanes, 60) would save 5 steps for 14 lanes more:
+        // refused, as is the literals' step to 32 with the others in a second round (718)
         let unpacked = [Some(14400), Some(10), Some(100), Some(268), Some(60)];
-        assert_eq!(block_lanes(unpacked, SYMBOLS_PER_LANE), [32, 1, 4, 8, 1]);
+        assert_eq!(block_lanes(unpacked, SYMBOLS_PER_LANE), [28, 1, 1, 1, 1]);
         assert_eq!(
             block_lanes_packed(unpacked, SYMBOLS_PER_LANE, 1),
-            [32, 1, 4, 8, 1]
+            [28, 1, 1, 1, 1]
         );
     }
 
     #[test]
     fn fast_levels_give_a_half_empty_warp_to_the_longest_chain() {
         // dm3 block 153 at level 6: 7,181 literals, 5 lengths, 1,243 offsets, 2,228 commands,
-        // 991 offset tails. Lanes 24 + 1 + 4 + 8 + 4 are over 32: the literals step down to
-        // 16, then 8 (25 in all); the trim leaves the tails on one lane (991 steps, within 1/8
-        // of the literals' 898) and the commands on 4. Steps up: tails to 4 (248), literals
-        // to 16 (449); the commands' 557 are then the longest, and 8 lanes do not fit in one
-        // warp round: 16 + 1 + 4 + 4 + 4
+        // 991 offset tails. Lanes 28 + 1 + 4 + 8 + 4 are over 32: the literals step down to
+        // 24, 20, 16, then 12 (29 in all); the trim leaves the commands on 4 (557 steps,
+        // within 1/8 of the literals' 599). Steps up: literals to 16 (449); the commands' 557
+        // are then the longest, and 8 lanes do not fit in one warp round: 16 + 1 + 4 + 4 + 4
         let n = [Some(7181), Some(5), Some(1243), Some(2228), Some(991)];
         // `step_up_by_rounds`: the commands on 8 anyway, 33 lanes; the kernel's first round
         // takes the largest four (16 + 8 + 4 + 4: 449, 279, 311, 248 steps), the lengths'
@@ -1410,14 +1425,16 @@ mod tests {
             assert_eq!(aceapex_device::rans::warp_steps(symbols, lanes), steps);
         }
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 1, 4, 8, 4]);
-        // dm3 block 111 (`step_up_by_rounds`' case): 16 + 1 + 4 + 4 + 4 lanes, the commands'
-        // 643 steps; with the commands on 8 the first round is 16 + 8 + 4 + 4 (331, 322,
-        // 367, 305 steps) and the lengths' 9 the second: 376
+        // dm3 block 111 (`step_up_by_rounds`' case): 20 + 1 + 4 + 8 + 4 lanes step down to
+        // 12 + 1 + 4 + 8 + 4 (the literals' 441 steps); with the literals on 16 the first
+        // round is 16 + 8 + 4 + 4 (331, 322, 367, 305 steps) and the lengths' 9 the second:
+        // 376
         let dm3 = [Some(5284), Some(9), Some(1467), Some(2570), Some(1220)];
         assert_eq!(block_lanes(dm3, SYMBOLS_PER_LANE), [16, 1, 4, 8, 4]);
-        // refused: dm3 block 36, context-pair literals on 24 lanes (585 steps) and commands,
-        // offsets and tails on one each; the best of two rounds, 32 lanes (439 steps) then
-        // 8 + 4 + 4 (63), is 502 steps, 83 fewer for 21 lanes more, under 4 per lane
+        // dm3 block 36, literals on 28 lanes (501 steps) and commands, offsets and tails on
+        // one each (503, the longest); refused: two rounds, 32 lanes (439 steps) then
+        // 8 + 4 + 4 (63), 502 steps, one fewer for 17 lanes more; and the commands on 4 with
+        // the offsets and tails in a second round, 675
         let refused = [Some(14023), None, Some(174), Some(503), Some(129)];
         let symbols = [14023, 0, 174, 503, 129];
         assert_eq!(
@@ -1429,7 +1446,7 @@ mod tests {
             aceapex_device::rans::warp_part_steps(symbols, [32, 0, 4, 8, 4], 2),
             [439, 63, 0, 0, 0]
         );
-        assert_eq!(block_lanes(refused, SYMBOLS_PER_LANE), [24, 0, 1, 1, 1]);
+        assert_eq!(block_lanes(refused, SYMBOLS_PER_LANE), [28, 0, 1, 1, 1]);
         // at level 8 (1,024 symbols per lane) no step-up: ratio first
         assert_eq!(block_lanes(n, 1024), [4, 1, 1, 4, 1]);
     }
@@ -1439,35 +1456,38 @@ mod tests {
         // brown block 434 at level 6: 4,452 literals, no lengths, 1,277 offsets, 1,988
         // commands, 1,168 tails. Start 16 + 4 + 4 + 4 (lanes_for), the trim to 1/8 over the
         // commands' 497 steps puts the literals on 8 (557 steps, the longest). Steps up:
-        // literals to 16 (278), commands to 8 (249): 32 lanes, the offsets' 320 the longest
-        // (within 1.5 times per_lane: no further step-up, in one round or across two); the
-        // trim to 320 keeps them all
+        // literals to 12 (371), commands to 8 (249); then (`step_up_by_rounds`) the literals
+        // to 16 (279): 32 lanes, the offsets' 320 the longest, 51 steps fewer for 4 lanes;
+        // every further step (a second round) saves less than 4 steps per lane
         let n = [Some(4452), None, Some(1277), Some(1988), Some(1168)];
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [16, 0, 4, 8, 4]);
-        // a chain within 1.5 times per_lane stays (ratio first): 1,500 literals on 4 lanes
-        // (lanes_for), 375 steps
+        // a chain within 1.5 times per_lane takes no lanes in the first step-up (ratio
+        // first): 1,500 literals on 4 lanes (lanes_for), 375 steps; over 3/4 of per_lane,
+        // `step_up_by_rounds` takes the literals to 8 (300 steps, the offsets'; 75 fewer for
+        // 4 lanes) and the offsets to 4 (188, the literals'; 112 fewer for 3 lanes)
         assert_eq!(
             block_lanes(
                 [Some(1500), None, Some(300), Some(600), None],
                 SYMBOLS_PER_LANE
             ),
-            [4, 0, 1, 4, 0]
+            [8, 0, 4, 4, 0]
         );
-        // one over it steps up: 2,000 literals, 500 steps on 4 lanes, 250 on 8
+        // one over it steps up at once: 2,000 literals, 500 steps on 4 lanes, 250 on 8; then
+        // the offsets to 4 (250, 50 fewer for 3 lanes) and the literals to 12 (167)
         assert_eq!(
             block_lanes(
                 [Some(2000), None, Some(300), Some(600), None],
                 SYMBOLS_PER_LANE
             ),
-            [8, 0, 1, 4, 0]
+            [12, 0, 4, 4, 0]
         );
     }
 
     #[test]
     fn fast_levels_give_an_unpacked_dna_block_two_rounds() {
         // E. coli block 10 at level 6 (the FASTA header keeps its group unpacked): 16,331
-        // literals and 140 commands. One round: 24 + 1 lanes, ceil(16331 / 24) = 681 steps;
-        // two: 32 lanes (511 steps), then the commands on 4 (35): 546, for 11 lanes
+        // literals and 140 commands. One round: 28 + 1 lanes, ceil(16331 / 28) = 584 steps;
+        // two: 32 lanes (511 steps), then the commands on 4 (35): 546, 38 fewer for 7 lanes
         let n = [Some(16331), None, None, Some(140), None];
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [32, 0, 0, 4, 0]);
         let symbols = [16331, 0, 0, 140, 0];
@@ -1479,9 +1499,9 @@ mod tests {
             aceapex_device::rans::warp_steps(symbols, [32, 0, 0, 4, 0]),
             511 + 35
         );
-        // at level 8 (1,024 symbols per lane: 16331 / 1024 = 15, 8 lanes): one round, ratio
+        // at level 8 (1,024 symbols per lane: 16331 / 1024 = 15, 12 lanes): one round, ratio
         // first
-        assert_eq!(block_lanes(n, 1024), [8, 0, 0, 1, 0]);
+        assert_eq!(block_lanes(n, 1024), [12, 0, 0, 1, 0]);
         // rounds of the kernel: largest first while they fit; 16 + 8 + 8 fill the first,
         // the 4-lane slice waits for the second: max(100, 50, 25) + 10
         assert_eq!(
@@ -1493,21 +1513,23 @@ mod tests {
     #[test]
     fn block_lanes_fit_one_warp_and_balance_steps() {
         // DNA-like block: 15,000 literals, 230 commands and offsets, 200 offset tails:
-        // literals 32 -> 24 to fit in one round (625 steps); at level 6 two rounds then take
-        // 32 (469) and 1 + 4 + 4 + 4 (58): 527 steps, 98 fewer for 17 lanes more; at level 8
-        // (1,024 symbols per lane) one round of 8 + 1 + 1 + 1 + 1, ratio first
+        // literals 32 -> 28 to fit in one round (536 steps); two rounds, 32 (469) and
+        // 1 + 4 + 4 + 4 (58), would save 9 steps for 13 lanes more; at level 8 (1,024
+        // symbols per lane) one round of 12 + 1 + 1 + 1 + 1, ratio first
         let n = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
-        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [32, 1, 4, 4, 4]);
-        assert_eq!(block_lanes(n, 1024), [8, 1, 1, 1, 1]);
-        // text-like: 8585 literals (32 -> 24 -> 16 to fit: 537 steps, the longest), 1000
-        // offsets, 1950 commands and 800 tails at 4 lanes each (250, 488 and 200 steps;
-        // one lane would take 1000, 1950 and 800, over 1/8 above 537)
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [28, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(n, 1024), [12, 1, 1, 1, 1]);
+        // text-like: 8585 literals (32 -> 28 -> 24 -> 20 -> 16 to fit: 537 steps, the
+        // longest), 1000 offsets, 1950 commands and 800 tails at 4 lanes each (250, 488 and
+        // 200 steps; one lane would take 1000, 1950 and 800, over 1/8 above 537); then
+        // (`step_up_by_rounds`) the literals on 20, the first round 20 + 4 + 4 + 4 (430,
+        // 250, 488, 200 steps) and the lengths' 30 the second: 518, 19 fewer for 4 lanes
         assert_eq!(
             block_lanes(
                 [Some(8585), Some(30), Some(1000), Some(1950), Some(800)],
                 SYMBOLS_PER_LANE
             ),
-            [16, 1, 4, 4, 4]
+            [20, 1, 4, 4, 4]
         );
         // raw or empty slices take no lanes
         assert_eq!(
@@ -1521,10 +1543,12 @@ mod tests {
         );
         // balancing: 2000 literals at 4 lanes take 500 steps, so 2100 offsets need only 4
         // lanes (525 steps, within 1/8) instead of 8; at level 6 the step-up then takes both
-        // to 8 (263 and 250 steps: 525 and 500 are over 1.5 * 256)
+        // to 8 (263 and 250 steps: 525 and 500 are over 1.5 * 256), and `step_up_by_rounds`
+        // both to 12 (175 and 167: 88 fewer for 8 lanes; the offsets alone on 12 would save
+        // 13 for 4)
         assert_eq!(
             block_lanes([Some(2000), None, Some(2100), None, None], SYMBOLS_PER_LANE),
-            [8, 0, 8, 0, 0]
+            [12, 0, 12, 0, 0]
         );
         // per_lane 1024 (level 8, no step-up): 2000 literals on 1 lane, so the offsets take
         // 1 lane too (2100 steps, within 1/8 of 2000) rather than lanes_for's 4

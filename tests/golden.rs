@@ -287,7 +287,8 @@ fn version_3_differs_from_version_2_only_in_the_block_table() {
             continue;
         }
         // the version-3 archive as the encoder made it then: `v3/` where its output has
-        // changed since (records.csv.acx: lane counts, fifteenth session), else the current
+        // changed since (lane counts: records.csv.acx in the fifteenth session, dna.fa.acx and
+        // moby_dick_64k.txt.acx in the twenty-second), else the current
         let pinned = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/golden/v3")
             .join(&arc);

@@ -82,12 +82,10 @@ enum Kernel {
     Scalar2,
     Scalar4,
     Scalar8,
+    /// AVX2 rows of this many lanes: 12 to 32, a multiple of 4 (eight lanes per vector, the
+    /// last vector half used for 12, 20 and 28).
     #[cfg(target_arch = "x86_64")]
-    Avx2x2,
-    #[cfg(target_arch = "x86_64")]
-    Avx2x3,
-    #[cfg(target_arch = "x86_64")]
-    Avx2x4,
+    Avx2(u8),
     Scalar16,
     Scalar32,
     /// Context pairs (FORMAT.md §5.4): scalar rows with 1, 2 or 4 lanes, AVX2 vectors of
@@ -95,14 +93,9 @@ enum Kernel {
     Ctx1,
     Ctx2,
     Ctx4,
+    /// AVX2 rows of a context pair with this many lanes: 8 to 32, a multiple of 4.
     #[cfg(target_arch = "x86_64")]
-    CtxAvx2x1,
-    #[cfg(target_arch = "x86_64")]
-    CtxAvx2x2,
-    #[cfg(target_arch = "x86_64")]
-    CtxAvx2x3,
-    #[cfg(target_arch = "x86_64")]
-    CtxAvx2x4,
+    CtxAvx2(u8),
     /// No fast loop: everything goes through the tail loop.
     Tail,
 }
@@ -111,13 +104,8 @@ impl Kernel {
     /// The loop for a slice of `lanes` lanes decoded with a context pair.
     fn for_context(lanes: usize) -> Kernel {
         #[cfg(target_arch = "x86_64")]
-        if lanes.is_multiple_of(8) && std::is_x86_feature_detected!("avx2") {
-            return match lanes {
-                8 => Kernel::CtxAvx2x1,
-                16 => Kernel::CtxAvx2x2,
-                24 => Kernel::CtxAvx2x3,
-                _ => Kernel::CtxAvx2x4,
-            };
+        if lanes >= 8 && lanes.is_multiple_of(4) && std::is_x86_feature_detected!("avx2") {
+            return Kernel::CtxAvx2(lanes as u8);
         }
         match lanes {
             1 => Kernel::Ctx1,
@@ -129,12 +117,8 @@ impl Kernel {
 
     fn for_lanes(lanes: usize) -> Kernel {
         #[cfg(target_arch = "x86_64")]
-        if lanes >= 16 && lanes.is_multiple_of(8) && std::is_x86_feature_detected!("avx2") {
-            return match lanes {
-                16 => Kernel::Avx2x2,
-                24 => Kernel::Avx2x3,
-                _ => Kernel::Avx2x4,
-            };
+        if lanes >= 12 && lanes.is_multiple_of(4) && std::is_x86_feature_detected!("avx2") {
+            return Kernel::Avx2(lanes as u8);
         }
         match lanes {
             1 => Kernel::Scalar1,
@@ -189,34 +173,42 @@ impl<'a> SliceDecoder<'a> {
             Kernel::Scalar8 => scalar_rows::<8>(st, w, wp, t, out, max_rows),
             Kernel::Scalar16 => scalar_rows::<16>(st, w, wp, t, out, max_rows),
             Kernel::Scalar32 => scalar_rows::<32>(st, w, wp, t, out, max_rows),
-            // SAFETY: these kernels are only chosen when the CPU has AVX2 (Kernel::for_lanes).
+            // SAFETY: chosen only when the CPU has AVX2 (Kernel::for_lanes), with 12 to 32
+            // lanes, a multiple of 4 (rows::<V, LAST>: 8 * (V - 1) + LAST lanes).
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2x2 => unsafe { avx2::rows::<2>(st, w, wp, t, out, max_rows) },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2x3 => unsafe { avx2::rows::<3>(st, w, wp, t, out, max_rows) },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2x4 => unsafe { avx2::rows::<4>(st, w, wp, t, out, max_rows) },
+            Kernel::Avx2(lanes) => unsafe {
+                match lanes {
+                    12 => avx2::rows::<2, 4>(st, w, wp, t, out, max_rows),
+                    16 => avx2::rows::<2, 8>(st, w, wp, t, out, max_rows),
+                    20 => avx2::rows::<3, 4>(st, w, wp, t, out, max_rows),
+                    24 => avx2::rows::<3, 8>(st, w, wp, t, out, max_rows),
+                    28 => avx2::rows::<4, 4>(st, w, wp, t, out, max_rows),
+                    32 => avx2::rows::<4, 8>(st, w, wp, t, out, max_rows),
+                    _ => 0, // not chosen by for_lanes: the tail loop
+                }
+            },
             Kernel::Ctx1 => ctx_rows::<1>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
             Kernel::Ctx2 => ctx_rows::<2>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
             Kernel::Ctx4 => ctx_rows::<4>(self.tables, &mut self.prev, st, w, wp, out, max_rows),
             // SAFETY (context AVX2 kernels): chosen only when the CPU has AVX2
-            // (Kernel::for_context); the slice has a context pair.
+            // (Kernel::for_context), with 8 to 32 lanes, a multiple of 4; the slice has a
+            // context pair.
             #[cfg(target_arch = "x86_64")]
-            Kernel::CtxAvx2x1 => unsafe {
-                avx2::ctx_rows::<1>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
-            },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::CtxAvx2x2 => unsafe {
-                avx2::ctx_rows::<2>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
-            },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::CtxAvx2x3 => unsafe {
-                avx2::ctx_rows::<3>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
-            },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::CtxAvx2x4 => unsafe {
-                avx2::ctx_rows::<4>(self.tables, &mut self.prev, st, w, wp, out, max_rows)
-            },
+            Kernel::CtxAvx2(lanes) => {
+                let (tb, pv) = (self.tables, &mut self.prev);
+                unsafe {
+                    match lanes {
+                        8 => avx2::ctx_rows::<1, 8>(tb, pv, st, w, wp, out, max_rows),
+                        12 => avx2::ctx_rows::<2, 4>(tb, pv, st, w, wp, out, max_rows),
+                        16 => avx2::ctx_rows::<2, 8>(tb, pv, st, w, wp, out, max_rows),
+                        20 => avx2::ctx_rows::<3, 4>(tb, pv, st, w, wp, out, max_rows),
+                        24 => avx2::ctx_rows::<3, 8>(tb, pv, st, w, wp, out, max_rows),
+                        28 => avx2::ctx_rows::<4, 4>(tb, pv, st, w, wp, out, max_rows),
+                        32 => avx2::ctx_rows::<4, 8>(tb, pv, st, w, wp, out, max_rows),
+                        _ => 0, // not chosen by for_context: the tail loop
+                    }
+                }
+            }
             Kernel::Tail => 0,
         };
         self.done += n;
@@ -639,13 +631,25 @@ mod avx2 {
         unsafe { lookup2(slots, slots, idx) }
     }
 
-    /// Whole rows with `8 * V` lanes, eight lanes per AVX2 vector.
+    /// `_mm256_movemask_ps` bits of the lanes a row's last vector uses: all 8, or the low
+    /// `last` (a slice of `8 * (V - 1) + last` lanes).
+    #[inline(always)]
+    fn last_vector_mask(last: usize) -> usize {
+        (1usize << last) - 1
+    }
+
+    /// Whole rows with `8 * (V - 1) + LAST` lanes (`LAST` 4 or 8), eight lanes per AVX2
+    /// vector. With `LAST` 4 the last vector's upper four lanes are idle: their states
+    /// change but are never read (the slice's states are its first lanes, [`States`] holds
+    /// 32), their words are masked out of the renormalisation, and their four symbol bytes,
+    /// stored past the row's end, are overwritten by the next row (a row runs only while
+    /// `8 * V` output bytes and words are left).
     ///
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2,popcnt")]
     #[inline]
-    pub unsafe fn rows<const V: usize>(
+    pub unsafe fn rows<const V: usize, const LAST: usize>(
         states: &mut States,
         words: &[u8],
         wp: &mut usize,
@@ -653,7 +657,8 @@ mod avx2 {
         out: &mut [u8],
         max_rows: usize,
     ) -> usize {
-        let n = 8 * V;
+        const { assert!(V >= 1 && V <= 4 && (LAST == 4 || LAST == 8)) };
+        let n = 8 * (V - 1) + LAST;
         let nwords = words.len() / 2;
         let mut x = [_mm256_setzero_si256(); V];
         for (v, xv) in x.iter_mut().enumerate() {
@@ -674,8 +679,8 @@ mod avx2 {
         let mut w = *wp;
         let mut done = 0usize;
         let limit = out.len().min(max_rows.saturating_mul(n));
-        while limit - done >= n && rows_fit(nwords, w, n) {
-            for xv in x.iter_mut() {
+        while limit - done >= 8 * V && rows_fit(nwords, w, 8 * V) {
+            for (vi, xv) in x.iter_mut().enumerate() {
                 let xs = *xv;
                 // SAFETY: every index is masked to PROB_SCALE - 1 < slots.len().
                 let e = unsafe { lookup(slots, _mm256_and_si256(xs, mask12)) };
@@ -690,8 +695,13 @@ mod avx2 {
                 // lanes below RANS_L = 2^16 have a zero upper half
                 const _: () = assert!(RANS_L == 1 << 16);
                 let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(v), zero);
-                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
-                // SAFETY: the row started with at least n words left (rows_fit) and the
+                let used = if vi == V - 1 {
+                    last_vector_mask(LAST)
+                } else {
+                    0xFF
+                };
+                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize & used;
+                // SAFETY: the row started with at least 8 * V words left (rows_fit) and the
                 // vectors before this one took at most 8 each, so w + 8 <= nwords: the 16-byte
                 // load stays inside `words`.
                 let raw = unsafe { _mm_loadu_si128(wbase.add(2 * w) as *const __m128i) };
@@ -699,17 +709,19 @@ mod avx2 {
                 let perm = unsafe { _mm256_loadu_si256(PERM.as_ptr().add(m) as *const __m256i) };
                 let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
                 let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(v), wv);
+                // (an idle lane may take a word into its state here; it is never read)
                 *xv = _mm256_blendv_epi8(v, renorm, need);
                 w += m.count_ones() as usize;
                 let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
-                // SAFETY: done + n <= limit <= out.len() (loop condition): these 8 bytes are in `out`.
+                // SAFETY: the row started with 8 * V bytes left before limit <= out.len()
+                // (loop condition) and this vector's 8 bytes start at most 8 * (V - 1) in.
                 unsafe {
                     _mm_storel_epi64(
                         out.as_mut_ptr().add(done) as *mut __m128i,
                         _mm256_castsi256_si128(syms),
                     )
                 };
-                done += 8;
+                done += if vi == V - 1 { LAST } else { 8 };
             }
         }
         for (v, xv) in x.iter().enumerate() {
@@ -729,7 +741,7 @@ mod avx2 {
     /// The CPU must support AVX2; `tables` must be a context pair.
     #[target_feature(enable = "avx2,popcnt")]
     #[inline]
-    pub unsafe fn ctx_rows<const V: usize>(
+    pub unsafe fn ctx_rows<const V: usize, const LAST: usize>(
         tables: SliceTables<'_>,
         prev: &mut [u8; MAX_LANES as usize],
         states: &mut States,
@@ -738,7 +750,8 @@ mod avx2 {
         out: &mut [u8],
         max_rows: usize,
     ) -> usize {
-        let n = 8 * V;
+        const { assert!(V >= 1 && V <= 4 && (LAST == 4 || LAST == 8)) };
+        let n = 8 * (V - 1) + LAST;
         let nwords = words.len() / 2;
         let slots = super::pair_slots(tables).as_ptr() as *const i32;
         let mut x = [_mm256_setzero_si256(); V];
@@ -771,7 +784,7 @@ mod avx2 {
         let mut w = *wp;
         let mut done = 0usize;
         let limit = out.len().min(max_rows.saturating_mul(n));
-        while limit - done >= n && rows_fit(nwords, w, n) {
+        while limit - done >= 8 * V && rows_fit(nwords, w, 8 * V) {
             for v in 0..V {
                 let xs = x[v];
                 let ctx = _mm256_and_si256(_mm256_sll_epi32(pe[v], to12), bit12);
@@ -789,7 +802,12 @@ mod avx2 {
                 );
                 const _: () = assert!(RANS_L == 1 << 16);
                 let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(nv), zero);
-                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
+                let used = if v == V - 1 {
+                    last_vector_mask(LAST)
+                } else {
+                    0xFF
+                };
+                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize & used;
                 // SAFETY: as in `rows`: w + 8 <= nwords inside the row.
                 let raw = unsafe { _mm_loadu_si128(wbase.add(2 * w) as *const __m128i) };
                 // SAFETY: m < 256 indexes PERM; the row is 32 bytes.
@@ -799,14 +817,14 @@ mod avx2 {
                 x[v] = _mm256_blendv_epi8(nv, renorm, need);
                 w += m.count_ones() as usize;
                 let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
-                // SAFETY: done + 8 <= limit <= out.len() inside the row.
+                // SAFETY: done + 8 <= limit <= out.len() inside the row (as in `rows`).
                 unsafe {
                     _mm_storel_epi64(
                         out.as_mut_ptr().add(done) as *mut __m128i,
                         _mm256_castsi256_si128(syms),
                     )
                 };
-                done += 8;
+                done += if v == V - 1 { LAST } else { 8 };
             }
         }
         for (v, xv) in x.iter().enumerate() {
@@ -1179,7 +1197,7 @@ mod tests {
             let ft = FreqTable::from_histogram(&h).unwrap();
             let one = ft.decode_table();
             let bit = (r.next_u64() % 8) as u32;
-            for lanes in [1usize, 2, 3, 4, 5, 8, 16, 24, 31, 32] {
+            for lanes in [1usize, 2, 3, 4, 5, 8, 12, 16, 20, 24, 28, 31, 32] {
                 // odd rounds: a context pair (FORMAT.md §5.4)
                 let (enc, pair) = if round % 2 == 1 {
                     encode_with_pair(&data, lanes, &context_pair(&data, lanes, bit), bit)
@@ -1256,7 +1274,7 @@ mod tests {
             0xC2B2_AE3D_27D4_EB4F,
             300,
             9,
-            &[1, 2, 4, 8, 16, 16, 8, 32, 3],
+            &[1, 2, 4, 8, 12, 16, 20, 16, 8, 28, 32, 3],
         );
     }
 
