@@ -777,12 +777,15 @@ pub fn symbols_per_lane(level: u32, block_size: u32) -> usize {
 
 /// Lane counts the encoder uses: the ones the CPU decoder has wide kernels for (1-lane slices
 /// several side by side, 4-lane ones two per AVX2 vector, 8-32 lanes in 8-lane vectors, the
-/// last one half used for 12, 20 and 28) and the GPU's packed-literal kernels store as
-/// aligned words (a multiple of 4). Any count `1..=32` is valid format (FORMAT.md §5.3);
-/// these are an encoder choice. (Until the twenty-second session 1, 4, 8, 16, 24 and 32: a
-/// DNA block's 24-lane literal slice and 1-lane command slice could not take the 28 + 1
-/// lanes that cut its chain by a seventh; PERFORMANCE.md twenty-second session.)
-pub const LANE_COUNTS: [usize; 9] = [1, 4, 8, 12, 16, 20, 24, 28, 32];
+/// last one half used for 12 and 20, and slices of 8-24 lanes two or more at a time) and
+/// the GPU's packed-literal kernels store as aligned words (a multiple of 4). Any count
+/// `1..=32` is valid format (FORMAT.md §5.3); these are an encoder choice. 12 and 20 came in
+/// the twenty-second session (a TAIR10 block's 8-lane literal slice, the longest chain,
+/// could not take 16 beside the others: 383 -> 334 steps). 28 is not among them: a DNA
+/// block's 28-lane literal slice decodes alone on the CPU, where two 24-lane ones go
+/// together: 9-17 % of the CPU decode of E. coli and P. falciparum for 2-7 % of their GPU
+/// decode (PERFORMANCE.md twenty-second session).
+pub const LANE_COUNTS: [usize; 8] = [1, 4, 8, 12, 16, 20, 24, 32];
 
 /// Lane counts for the rANS slices of one block (`n[k]` symbols of stream `k`, `None` for a
 /// slice that is stored raw or empty; the result is 0 there), with about `per_lane` symbols
@@ -1397,23 +1400,23 @@ mod tests {
         // (31 lanes); the literals' 200 steps are next, and 32 lanes would not fit
         let n = [Some(4800), Some(10), Some(100), Some(268), Some(60)];
         assert_eq!(block_lanes_packed(n, SYMBOLS_PER_LANE, 3), [24, 1, 1, 4, 1]);
-        // the same block unpacked: 28 + 1 + 1 + 1 + 1 lanes, the literals' 515 steps the
-        // longest, and 32 would not fit; two rounds (`two_round_lanes`: the literals on 32,
-        // 450 steps, then 1 + 4 + 8 + 1 lanes, 60) would save 5 steps for 14 lanes more:
-        // refused, as is the literals' step to 32 with the others in a second round (718)
+        // the same block unpacked: 24 + 1 + 1 + 1 + 1 lanes, the literals' 600 steps the
+        // longest, and 32 would not fit; two rounds (`two_round_lanes`): the literals on 32
+        // (450 steps), then the others within 64 steps each, 1 + 4 + 8 + 1 lanes (the tails'
+        // 60 steps the longest): 510 steps, 90 fewer for 18 lanes more (5 per lane)
         let unpacked = [Some(14400), Some(10), Some(100), Some(268), Some(60)];
-        assert_eq!(block_lanes(unpacked, SYMBOLS_PER_LANE), [28, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(unpacked, SYMBOLS_PER_LANE), [32, 1, 4, 8, 1]);
         assert_eq!(
             block_lanes_packed(unpacked, SYMBOLS_PER_LANE, 1),
-            [28, 1, 1, 1, 1]
+            [32, 1, 4, 8, 1]
         );
     }
 
     #[test]
     fn fast_levels_give_a_half_empty_warp_to_the_longest_chain() {
         // dm3 block 153 at level 6: 7,181 literals, 5 lengths, 1,243 offsets, 2,228 commands,
-        // 991 offset tails. Lanes 28 + 1 + 4 + 8 + 4 are over 32: the literals step down to
-        // 24, 20, 16, then 12 (29 in all); the trim leaves the commands on 4 (557 steps,
+        // 991 offset tails. Lanes 24 + 1 + 4 + 8 + 4 are over 32: the literals step down to
+        // 20, 16, then 12 (29 in all); the trim leaves the commands on 4 (557 steps,
         // within 1/8 of the literals' 599). Steps up: literals to 16 (449); the commands' 557
         // are then the longest, and 8 lanes do not fit in one warp round: 16 + 1 + 4 + 4 + 4
         let n = [Some(7181), Some(5), Some(1243), Some(2228), Some(991)];
@@ -1431,10 +1434,10 @@ mod tests {
         // 376
         let dm3 = [Some(5284), Some(9), Some(1467), Some(2570), Some(1220)];
         assert_eq!(block_lanes(dm3, SYMBOLS_PER_LANE), [16, 1, 4, 8, 4]);
-        // dm3 block 36, literals on 28 lanes (501 steps) and commands, offsets and tails on
-        // one each (503, the longest); refused: two rounds, 32 lanes (439 steps) then
-        // 8 + 4 + 4 (63), 502 steps, one fewer for 17 lanes more; and the commands on 4 with
-        // the offsets and tails in a second round, 675
+        // refused: dm3 block 36, context-pair literals on 24 lanes (585 steps) and commands,
+        // offsets and tails on one each; the best of two rounds, 32 lanes (439 steps) then
+        // 8 + 4 + 4 (63), is 502 steps, 83 fewer for 21 lanes more, under 4 per lane; the
+        // literals on 32 with the others in a second round, 942
         let refused = [Some(14023), None, Some(174), Some(503), Some(129)];
         let symbols = [14023, 0, 174, 503, 129];
         assert_eq!(
@@ -1446,7 +1449,7 @@ mod tests {
             aceapex_device::rans::warp_part_steps(symbols, [32, 0, 4, 8, 4], 2),
             [439, 63, 0, 0, 0]
         );
-        assert_eq!(block_lanes(refused, SYMBOLS_PER_LANE), [28, 0, 1, 1, 1]);
+        assert_eq!(block_lanes(refused, SYMBOLS_PER_LANE), [24, 0, 1, 1, 1]);
         // at level 8 (1,024 symbols per lane) no step-up: ratio first
         assert_eq!(block_lanes(n, 1024), [4, 1, 1, 4, 1]);
     }
@@ -1486,8 +1489,8 @@ mod tests {
     #[test]
     fn fast_levels_give_an_unpacked_dna_block_two_rounds() {
         // E. coli block 10 at level 6 (the FASTA header keeps its group unpacked): 16,331
-        // literals and 140 commands. One round: 28 + 1 lanes, ceil(16331 / 28) = 584 steps;
-        // two: 32 lanes (511 steps), then the commands on 4 (35): 546, 38 fewer for 7 lanes
+        // literals and 140 commands. One round: 24 + 1 lanes, ceil(16331 / 24) = 681 steps;
+        // two: 32 lanes (511 steps), then the commands on 4 (35): 546, for 11 lanes
         let n = [Some(16331), None, None, Some(140), None];
         assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [32, 0, 0, 4, 0]);
         let symbols = [16331, 0, 0, 140, 0];
@@ -1513,13 +1516,13 @@ mod tests {
     #[test]
     fn block_lanes_fit_one_warp_and_balance_steps() {
         // DNA-like block: 15,000 literals, 230 commands and offsets, 200 offset tails:
-        // literals 32 -> 28 to fit in one round (536 steps); two rounds, 32 (469) and
-        // 1 + 4 + 4 + 4 (58), would save 9 steps for 13 lanes more; at level 8 (1,024
-        // symbols per lane) one round of 12 + 1 + 1 + 1 + 1, ratio first
+        // literals 32 -> 24 to fit in one round (625 steps); at level 6 two rounds then take
+        // 32 (469) and 1 + 4 + 4 + 4 (58): 527 steps, 98 fewer for 17 lanes more; at level 8
+        // (1,024 symbols per lane) one round of 12 + 1 + 1 + 1 + 1, ratio first
         let n = [Some(15000), Some(30), Some(230), Some(230), Some(200)];
-        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [28, 1, 1, 1, 1]);
+        assert_eq!(block_lanes(n, SYMBOLS_PER_LANE), [32, 1, 4, 4, 4]);
         assert_eq!(block_lanes(n, 1024), [12, 1, 1, 1, 1]);
-        // text-like: 8585 literals (32 -> 28 -> 24 -> 20 -> 16 to fit: 537 steps, the
+        // text-like: 8585 literals (32 -> 24 -> 20 -> 16 to fit: 537 steps, the
         // longest), 1000 offsets, 1950 commands and 800 tails at 4 lanes each (250, 488 and
         // 200 steps; one lane would take 1000, 1950 and 800, over 1/8 above 537); then
         // (`step_up_by_rounds`) the literals on 20, the first round 20 + 4 + 4 + 4 (430,

@@ -46,7 +46,10 @@ for _ in $(seq "$rounds"); do
         # per result line: the side, the file, then the number after each key
         (cd "$root" && "$work/$side.bin" "$@") 2>&1 | awk -v s="$side" -v keys="$keys" '/ratio=/ {
             n = split(keys, k, " "); line = s " " $1
-            for (j = 1; j <= n; j++) for (i = 1; i < NF; i++) if ($i == k[j]) { v = $(i+1); gsub(/[^0-9.]/, "", v); line = line " " v; break }
+            # "key= 123.4", or "key=12345.6" where the number fills the field width
+            for (j = 1; j <= n; j++) for (i = 1; i < NF; i++) if (index($i, k[j]) == 1) {
+                v = substr($i, length(k[j]) + 1); if (v == "") v = $(i+1)
+                gsub(/[^0-9.]/, "", v); line = line " " v; break }
             print line }'
     done
 done | python3 -c '

@@ -222,8 +222,8 @@ impl<'a> SliceDecoder<'a> {
 
     /// Decodes whole rows of several slices at once, interleaving their rows so that their
     /// independent dependency chains overlap (one 8-lane slice is one AVX2 vector: its chain
-    /// alone leaves the core idle most of the time). Slices with 8, 16 or 24 lanes are taken
-    /// in groups of up to four (8 lanes) or two (16, 24 lanes), 4-lane slices in groups of up
+    /// alone leaves the core idle most of the time). Slices with 8, 12, 16, 20 or 24 lanes are
+    /// taken in groups of up to four (8 lanes) or two (12-24 lanes), 4-lane slices in groups of up
     /// to eight, two per AVX2 vector (without AVX2: two, scalar), 1- and 2-lane slices up to
     /// four (scalar); each group advances by the rows all its slices can decode without
     /// checks ([`rows_fit`]). Afterwards every slice continues on its own
@@ -234,7 +234,7 @@ impl<'a> SliceDecoder<'a> {
         let avx2 = std::is_x86_feature_detected!("avx2");
         #[cfg(not(target_arch = "x86_64"))]
         let avx2 = false;
-        for lanes in [1, 2, 4, 8, 16, 24] {
+        for lanes in [1, 2, 4, 8, 12, 16, 20, 24] {
             if lanes >= 8 && !avx2 {
                 continue;
             }
@@ -272,17 +272,22 @@ impl<'a> SliceDecoder<'a> {
                     (4, [a, b, ..]) => scalar_rows_multi::<2, 4>([a, b]),
                     // SAFETY (8 and 16 lanes): AVX2 checked above; the lane counts match.
                     #[cfg(target_arch = "x86_64")]
-                    (8, [a, b, c, d, ..]) => unsafe { avx2::rows_multi::<4, 1>([a, b, c, d]) },
+                    (8, [a, b, c, d, ..]) => unsafe { avx2::rows_multi::<4, 1, 8>([a, b, c, d]) },
                     #[cfg(target_arch = "x86_64")]
-                    (8, [a, b, c]) => unsafe { avx2::rows_multi::<3, 1>([a, b, c]) },
+                    (8, [a, b, c]) => unsafe { avx2::rows_multi::<3, 1, 8>([a, b, c]) },
                     #[cfg(target_arch = "x86_64")]
-                    (8, [a, b]) => unsafe { avx2::rows_multi::<2, 1>([a, b]) },
+                    (8, [a, b]) => unsafe { avx2::rows_multi::<2, 1, 8>([a, b]) },
                     // (Four 16-lane slices, eight vectors, measured slower than two: the
                     // vectors no longer fit the registers.)
                     #[cfg(target_arch = "x86_64")]
-                    (16, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 2>([a, b]) },
+                    (16, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 2, 8>([a, b]) },
                     #[cfg(target_arch = "x86_64")]
-                    (24, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 3>([a, b]) },
+                    (24, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 3, 8>([a, b]) },
+                    // 12 and 20 lanes: a half-used last vector (28 as 32: alone)
+                    #[cfg(target_arch = "x86_64")]
+                    (12, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 2, 4>([a, b]) },
+                    #[cfg(target_arch = "x86_64")]
+                    (20, [a, b, ..]) => unsafe { avx2::rows_multi::<2, 3, 4>([a, b]) },
                     _ => break,
                 }
             }
@@ -292,9 +297,16 @@ impl<'a> SliceDecoder<'a> {
     /// True when the fast loops can decode at least one more whole row side by side with
     /// other slices (slices with a context pair go alone, [`Self::fast_rows`]).
     fn has_fast_row(&self) -> bool {
+        // 12, 20 and 28 lanes: a half-used last AVX2 vector, whose rows need 4 more output
+        // bytes and words (`avx2::rows_multi`)
+        let extra = if self.lanes >= 12 && self.lanes % 8 == 4 {
+            4
+        } else {
+            0
+        };
         !self.tables.has_context()
-            && self.left() >= self.lanes
-            && rows_fit(self.words.len() / 2, self.wp, self.lanes)
+            && self.left() >= self.lanes + extra
+            && rows_fit(self.words.len() / 2, self.wp, self.lanes + extra)
     }
 
     /// Decodes the remaining symbols with the reference loop, runs the trailer check and
@@ -849,14 +861,17 @@ mod avx2 {
     // indices run over several parallel per-slice arrays at once
     #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx2,popcnt")]
-    pub unsafe fn rows_multi<const S: usize, const VPS: usize>(
+    pub unsafe fn rows_multi<const S: usize, const VPS: usize, const LAST: usize>(
         decs: [&mut super::SliceDecoder<'_>; S],
     ) {
-        let n = 8 * VPS;
+        const { assert!(VPS >= 1 && VPS <= 4 && (LAST == 4 || LAST == 8)) };
+        let n = 8 * (VPS - 1) + LAST;
+        // the last vector's 8-byte store reaches 8 - LAST bytes past its row (see `rows`)
+        let slack = 8 - LAST;
         let mut rows = usize::MAX;
         for d in decs.iter() {
             assert!(d.lanes == n, "rows_multi: lane count");
-            rows = rows.min(d.left() / n);
+            rows = rows.min(d.left().saturating_sub(slack) / n);
         }
         let mut x = [[_mm256_setzero_si256(); VPS]; S];
         let mut w = [0usize; S];
@@ -890,7 +905,7 @@ mod avx2 {
         let mut r = 0;
         'rows: while r < rows {
             for s in 0..S {
-                if !rows_fit(nwords[s], w[s], n) {
+                if !rows_fit(nwords[s], w[s], 8 * VPS) {
                     break 'rows;
                 }
             }
@@ -907,8 +922,13 @@ mod avx2 {
                     );
                     const _: () = assert!(RANS_L == 1 << 16);
                     let need = _mm256_cmpeq_epi32(_mm256_srli_epi32::<16>(nv), zero);
-                    let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
-                    // SAFETY: the row started with at least n words left in this slice
+                    let used = if v == VPS - 1 {
+                        last_vector_mask(LAST)
+                    } else {
+                        0xFF
+                    };
+                    let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize & used;
+                    // SAFETY: the row started with at least 8 * VPS words left in this slice
                     // (rows_fit) and its vectors before this one took at most 8 each, so the
                     // 8 words from w lie inside `words`.
                     let raw = unsafe { _mm_loadu_si128(wbase[s].add(2 * w[s]) as *const __m128i) };
@@ -920,8 +940,9 @@ mod avx2 {
                     x[s][v] = _mm256_blendv_epi8(nv, renorm, need);
                     w[s] += m.count_ones() as usize;
                     let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
-                    // SAFETY: r < rows <= (out.len() - done) / n: row r, vector v writes
-                    // bytes r * n + 8v .. + 8 after `done`, inside `out`.
+                    // SAFETY: r < rows <= (out.len() - done - slack) / n: row r, vector v
+                    // writes bytes r * n + 8v .. + 8 after `done` (at most r * n + n + slack),
+                    // inside `out`.
                     unsafe {
                         _mm_storel_epi64(
                             out[s].add(r * n + 8 * v) as *mut __m128i,
