@@ -779,7 +779,8 @@ pub fn symbols_per_lane(level: u32, block_size: u32) -> usize {
 /// several side by side, 4-lane ones two per AVX2 vector, 8-32 lanes in 8-lane vectors, the
 /// last one half used for 12 and 20, and slices of 8-24 lanes two or more at a time) and
 /// the GPU's packed-literal kernels store as aligned words (a multiple of 4). Any count
-/// `1..=32` is valid format (FORMAT.md §5.3); these are an encoder choice. 12 and 20 came in
+/// `1..=32` is valid format (FORMAT.md §5.3); these are an encoder choice. (Without AVX2,
+/// 12-, 20- and 24-lane slices take the CPU decoder's checked row loop.) 12 and 20 came in
 /// the twenty-second session (a TAIR10 block's 8-lane literal slice, the longest chain,
 /// could not take 16 beside the others: 383 -> 334 steps). 28 is not among them: a DNA
 /// block's 28-lane literal slice decodes alone on the CPU, where two 24-lane ones go
@@ -805,25 +806,23 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
     block_lanes_packed(n, per_lane, 1)
 }
 
-/// [`block_lanes`] for a block whose literal slice holds packed symbols of `literal_width`
-/// literals each (FORMAT.md §5.6; `n[0]` counts symbols): its starting lane count is the
-/// one of its `n[0] * literal_width` literals, so packing shortens the chains rather than
-/// trading lanes for them; the steps are counted in symbols. With packed literals the
-/// longest chain is often a slice with few lanes (DNA's command slice: ~270 symbols on one
-/// lane against ~200 steps of literals), so after the trim to 1/8 over the longest, the
-/// slice with the longest chain steps up to the next lane count while the warp has room,
-/// and the trim runs again, this time to the longest itself (each lane ~3 bytes). The
-/// step-up runs for every block at `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, and 8-9 with
-/// blocks of 4 KiB or less: [`symbols_per_lane`]) too, while the longest chain is over 1.5
-/// times `per_lane` steps (a slice that got its lanes takes up to about twice): the first
-/// trim can leave a warp half empty (a block of 7,181 literals, 1,243 offsets, 2,228
-/// commands and 991 offset tails: 24 + 4 + 8 + 4 lanes are over 32, the literals step down
-/// twice, to 8, and the tails' 991 steps on one lane were dm3's longest chain, the whole GPU
-/// rANS stage of that archive; PERFORMANCE.md fourteenth session), and a text block's warp
-/// 12 lanes short (brown: 4,452 literals on 8 lanes, 557 steps, the first trim's 1/8 over
-/// the commands' 497; stepped up and trimmed as now, 320; fifteenth session). Then, at
-/// `per_lane <= SYMBOLS_PER_LANE`, if the chain is still long, [`two_round_lanes`], and last
-/// [`step_up_by_rounds`].
+/// [`block_lanes`] for a block whose literal slice holds packed symbols of `literal_width` literals
+/// each (FORMAT.md §5.6; `n[0]` counts symbols): its starting lane count is the one of its `n[0] *
+/// literal_width` literals, so packing shortens the chains rather than trading lanes for them; the
+/// steps are counted in symbols. With packed literals the longest chain is often a slice with few
+/// lanes (DNA's command slice: ~270 symbols on one lane against ~200 steps of literals), so after
+/// the trim to 1/8 over the longest, the slice with the longest chain steps up to the next lane
+/// count while the warp has room, and the trim runs again, this time to the longest itself (each
+/// lane ~3 bytes). The step-up runs for every block at `per_lane <= SYMBOLS_PER_LANE` (levels 1-7,
+/// and 8-9 with blocks of 4 KiB or less: [`symbols_per_lane`]) too, while the longest chain is over
+/// 1.5 times `per_lane` steps (a slice that got its lanes takes up to about twice): the first trim
+/// can leave a warp half empty (a block of 7,181 literals, 1,243 offsets, 2,228 commands and 991
+/// offset tails, with the lane counts of then: 24 + 4 + 8 + 4 lanes are over 32, the literals step
+/// down twice, to 8, and the tails' 991 steps on one lane were dm3's longest chain, the whole GPU
+/// rANS stage of that archive; PERFORMANCE.md fourteenth session), and a text block's warp 12 lanes
+/// short (brown: 4,452 literals on 8 lanes, 557 steps, the first trim's 1/8 over the commands' 497;
+/// stepped up and trimmed as now, 320; fifteenth session). Then, at `per_lane <= SYMBOLS_PER_LANE`,
+/// if the chain is still long, [`two_round_lanes`], and last [`step_up_by_rounds`].
 pub fn block_lanes_packed(
     n: [Option<usize>; STREAM_COUNT],
     per_lane: usize,
@@ -892,39 +891,36 @@ pub fn block_lanes_packed(
             if let Some(two) = two_round_lanes(&n, &lanes, per_lane) {
                 lanes = two;
             }
-            lanes = step_up_by_rounds(&n, lanes, per_lane);
+            lanes = step_up_by_rounds(&n, lanes);
         }
     }
     lanes
 }
 
-/// Last stage of [`block_lanes_packed`] at `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, and
-/// 8-9 with blocks of 4 KiB or less): the longest chain's slice steps up
-/// lane counts even where the block's lanes then exceed 32, judged by the GPU warp's rounds
-/// ([`aceapex_device::rans::warp_steps`]: a slice that no longer fits waits for a second
-/// round, which for a short slice costs a few steps). The step-up in
-/// [`block_lanes_packed`] stops at 32 lanes in all, so a slice of a few symbols could keep
-/// the longest one from its next count: dm3 block 111 at level 6, 5,284 literals on 16
-/// lanes, 9 lengths on 1, 1,467 offsets, 2,570 commands and 1,220 tails on 4 each, 643
-/// steps (the commands'); with the commands on 8 the lengths go to a second round: 367 + 9
-/// = 376 (PERFORMANCE.md seventeenth session). Steps the longest slice up one count at a
-/// time (the others as they are) until it has 32 lanes or the chain is within 1.5 times
-/// `per_lane` or [`STEP_UP_CHAIN`], whichever is less, and keeps each chain shorter than the
-/// best so far by at least
-/// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds over that best; then each slice goes
-/// down to the fewest lanes of [`LANE_COUNTS`] that keep that chain. (`warp_steps` does not
-/// keep context and packed slices apart as the packed kernels do, so for a group with both
-/// the chain is an estimate, as everywhere in the lane choice.) Deterministic.
+/// Last stage of [`block_lanes_packed`] at `per_lane <= SYMBOLS_PER_LANE` (levels 1-7, and 8-9 with
+/// blocks of 4 KiB or less): the longest chain's slice steps up lane counts even where the block's
+/// lanes then exceed 32, judged by the GPU warp's rounds ([`aceapex_device::rans::warp_steps`]: a
+/// slice that no longer fits waits for a second round, which for a short slice costs a few steps).
+/// The step-up in [`block_lanes_packed`] stops at 32 lanes in all, so a slice of a few symbols
+/// could keep the longest one from its next count: dm3 block 111 at level 6 (with the lane counts
+/// of then), 5,284 literals on 16 lanes, 9 lengths on 1, 1,467 offsets, 2,570 commands and 1,220
+/// tails on 4 each, 643 steps (the commands'); with the commands on 8 the lengths go to a second
+/// round: 367 + 9 = 376 (PERFORMANCE.md seventeenth session). Steps the longest slice up one count
+/// at a time (the others as they are) until it has 32 lanes or the chain is within
+/// [`STEP_UP_CHAIN`], and keeps each chain shorter than the best so far by at least
+/// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds over that best; then each slice goes down to
+/// the fewest lanes of [`LANE_COUNTS`] that keep that chain. (`warp_steps` does not keep context
+/// and packed slices apart as the packed kernels do, so for a group with both the chain is an
+/// estimate, as everywhere in the lane choice.) Deterministic.
 fn step_up_by_rounds(
     n: &[Option<usize>; STREAM_COUNT],
     lanes: [usize; STREAM_COUNT],
-    per_lane: usize,
 ) -> [usize; STREAM_COUNT] {
     let chain = |l: &[usize; STREAM_COUNT]| warp_chain(n, l);
     let total = |l: &[usize; STREAM_COUNT]| l.iter().sum::<usize>();
     let (mut best, mut best_chain) = (lanes, chain(&lanes));
     let mut cur = lanes;
-    while chain(&cur) > (3 * per_lane / 2).min(STEP_UP_CHAIN) {
+    while chain(&cur) > STEP_UP_CHAIN {
         let Some((k, _)) = longest_slice(n, &cur) else {
             break;
         };
@@ -986,15 +982,15 @@ pub const ALWAYS_RAW_BYTES: usize = 4;
 
 /// Lanes for two rounds of the GPU warp instead of one, for a block whose one-round chain is
 /// still over twice `per_lane` steps because its longest slice cannot step up within the
-/// warp (an unpacked DNA block: 16,331 literals on 28 lanes and 140 commands on one lane, 29
-/// lanes, 584 steps; 32 + 1 do not fit): that slice gets 32 lanes, a round of its own, and
+/// warp (an unpacked DNA block: 16,331 literals on 24 lanes and 140 commands on one lane, 25
+/// lanes, 681 steps; 32 + 1 do not fit): that slice gets 32 lanes, a round of its own, and
 /// every other slice the fewest lanes of [`LANE_COUNTS`] that keep it within `per_lane / 4`
-/// steps, in a second round (511 + 35 = 546 steps for 7 lanes more, ~21 bytes). `None`
+/// steps, in a second round (511 + 35 = 546 steps for 11 lanes more, ~33 bytes). `None`
 /// unless that is shorter by the kernel's rounds ([`aceapex_device::rans::warp_steps`]) by
 /// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds, and the other slices fit in one
-/// warp. (It also had to be a ninth shorter until the twenty-second session, when the
-/// 28-lane count brought the one-round chains within a ninth of the two-round ones.) Such
-/// blocks
+/// warp. (Until the twenty-second session it also had to be a ninth shorter; the exchange
+/// rate alone is what the other step-ups ask, and every case measured then passed both.)
+/// Such blocks
 /// bound the GPU rANS stage of small DNA archives, whose blocks are all in flight at once
 /// (E. coli, dm3: PERFORMANCE.md fifteenth session).
 fn two_round_lanes(
@@ -1031,22 +1027,23 @@ fn two_round_lanes(
     (others <= MAX_LANES as usize && pays).then_some(two)
 }
 
-/// Chain (GPU warp steps) above which [`step_up_by_rounds`] looks for more lanes, at most:
-/// 3/4 of [`SYMBOLS_PER_LANE`]. (Until the twenty-second session 1.5 times the symbols per
-/// lane, 384 at 16 KiB blocks; a block's rANS chain is the GPU rANS stage of an archive
-/// whose blocks are all in flight at once, so the target is in steps, whatever the block
-/// size: PERFORMANCE.md twenty-second session.)
+/// Chain (GPU warp steps) above which [`step_up_by_rounds`] looks for more lanes: 3/4 of
+/// [`SYMBOLS_PER_LANE`], whatever the block size (a block's rANS chain is the GPU rANS stage
+/// of an archive whose blocks are all in flight at once). Until the twenty-second session it
+/// was 1.5 times the symbols per lane: 384 at levels 1-7 with 16 KiB blocks and at level 8
+/// with 4 KiB ones (whose symbols per lane are 256 too; so that combination now takes more
+/// lanes: records.csv +1.6 %), 192 at levels 1-7 with 8 KiB blocks or smaller, the same as
+/// now (PERFORMANCE.md twenty-second session).
 pub const STEP_UP_CHAIN: usize = 3 * SYMBOLS_PER_LANE / 4;
 
-/// Steps of the GPU warp's chain that each lane [`two_round_lanes`] or [`step_up_by_rounds`]
-/// adds must save (a lane costs about 3 bytes of archive; also the exchange rate of
-/// `archive::PACK_STEPS_PER_BYTE`): 12 for the unpacked DNA block there, 6.6 for a protein
-/// block (15,227 literals on 24 lanes and 61 offsets, 296 commands, 50 tails on one: 636
-/// steps; 32 + 1 + 8 + 1 lanes, 537). At 4 the protein blocks take two rounds, and their 32-lane literal
-/// slices also decode faster on the CPU than pairs of 24-lane ones (one slice in four AVX2
-/// state vectors rather than two in six, which spill): swissprot at level 5, one thread,
-/// 975 -> 1,072 MB/s (median of 8 alternations), archive +0.6 % (PERFORMANCE.md fifteenth
-/// session).
+/// Steps of the GPU warp's chain that each lane [`two_round_lanes`] or [`step_up_by_rounds`] adds
+/// must save (a lane costs about 3 bytes of archive; also the exchange rate of
+/// `archive::PACK_STEPS_PER_BYTE`): 12 for the unpacked DNA block there, 6.6 for a protein block
+/// (15,227 literals on 24 lanes and 61 offsets, 296 commands, 50 tails on one: 636 steps; 32 + 1 +
+/// 8 + 1 lanes, 537). At 4 the protein blocks take two rounds, and their 32-lane literal slices
+/// also decode faster on the CPU than pairs of 24-lane ones (one slice in four AVX2 state vectors
+/// rather than two in six, which spill): swissprot at level 5, one thread, 975 -> 1,072 MB/s
+/// (median of 8 alternations), archive +0.6 % (PERFORMANCE.md fifteenth session).
 pub const TWO_ROUND_STEPS_PER_LANE: usize = 4;
 
 /// Encoder form of a [`FreqTable`]: per symbol the renormalisation bound, frequency,

@@ -2146,8 +2146,9 @@ unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit
             v += 8 * RUN4_MUL;
             at += 8;
         }
-        // tail: one 8-, 4- and 2-byte store at most (`at` aligned for each, or the run ends
-        // before the alignment the head wanted, where only the 2-byte store can follow)
+        // tail: one 8-, 4- and 2-byte store at most (`at` aligned for each: a multiple of 8
+        // after the body, or, where the run ended before the head reached 8, a multiple of 4
+        // with at most 3 pointers left, or even with at most 1 left)
         if at + 4 <= end {
             // SAFETY: at is a multiple of 4 (see above) and at + 3 < dst + n.
             unsafe { *(ptr.add(at as usize) as *mut u64) = first(at) as u64 * RUN4_MUL + RUN4_ADD };
@@ -2540,13 +2541,19 @@ fn parse_fill_seq(
 /// after another: PERFORMANCE.md twenty-second session), deeper chains in a loop, the four
 /// resolved pointers stored back in one 8-byte store when any of them hopped.
 ///
-/// The stores race with other threads' loads by design, with plain accesses: the PTX
-/// memory model does not require race freedom (a racing aligned load returns one of the
-/// values stored, per 16-bit slot), and the generated code loads each slot once into the
-/// register that is both tested and used. `compute-sanitizer --tool racecheck` reports these
-/// loads and stores (seventh session); making every access of the chain volatile made the
-/// write stage 3x slower (seventh session, run 9). Only the first hop's loads are volatile,
-/// so that LLVM keeps them unconditional.
+/// The stores race with other threads' loads by design, with plain accesses, and the generated
+/// code loads each slot once into the register that is both tested and used. The racing
+/// accesses differ in size: a thread stores its four slots back in one aligned 8-byte store
+/// while others load single 16-bit slots. The PTX memory model does not define such
+/// mixed-size races; the kernel relies on the hardware's: an aligned 8-byte shared-memory
+/// store is one transaction, so a racing 16-bit load of one of its slots reads either the
+/// old pointer or the new one, both on that slot's chain. (Before the twenty-second session
+/// every access was 16-bit; a vector access, which the model takes element by element,
+/// comes out of LLVM as the same 64-bit access.) `compute-sanitizer --tool racecheck`
+/// reported the 16-bit version's loads and stores (seventh session) and has not been re-run
+/// on this one; making every access of the chain volatile made the write stage 3x slower
+/// (seventh session, run 9). Only the first hop's loads are volatile, so that LLVM keeps
+/// them unconditional.
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();
@@ -2586,7 +2593,9 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
         for x in v.iter_mut() {
             // a volatile load, so that LLVM keeps it unconditional (it sinks a plain one into
             // a branch per byte, which serialises the four)
-            // SAFETY: (x & 0x7FFF) < DENSE_MAX_BLOCK pointer slots.
+            // SAFETY: (x & 0x7FFF) < DENSE_MAX_BLOCK pointer slots (a match pointer is below
+            // block_len, a literal index below LIT_CAP, asserted below).
+            const _: () = assert!(LIT_CAP <= DENSE_MAX_BLOCK as usize);
             let t = unsafe { ptr.add((*x & 0x7FFF) as usize).read_volatile() } as u32;
             if *x & 0x8000 == 0 {
                 *x = t;

@@ -16,17 +16,19 @@
 //! ([`Status::RansTrailer`]) and the header checks ([`rans::read_states`], shared with the
 //! reference) are the same code, so every status matches.
 //!
-//! Lane counts: 16, 24 and 32 use AVX2 (gathered table loads, a permutation that hands the
-//! next words to the lanes that renormalise) when the CPU has it; 1, 2, 4, 8, 16 and 32 have
-//! scalar loops specialised by a const generic (for 8 lanes the scalar loop measured faster
-//! than one AVX2 vector, whose single dependency chain is long); any other count uses the tail
-//! loop throughout. Renormalisation is a `select_unpredictable` (cmov): as a branch it
-//! mispredicts about every other symbol.
+//! Lane counts: the multiples of 4 from 12 to 32 use AVX2 (gathered table loads, a
+//! permutation that hands the next words to the lanes that renormalise) when the CPU has it,
+//! 12, 20 and 28 with the last 8-lane vector half used; 1, 2, 4, 8, 16 and 32 have scalar
+//! loops specialised by a const generic (for 8 lanes the scalar loop measured faster than one
+//! AVX2 vector, whose single dependency chain is long); any other count uses the tail loop
+//! throughout. Context pairs: AVX2 from 8 lanes on (multiples of 4), scalar for 1, 2 and 4.
+//! Renormalisation is a `select_unpredictable` (cmov): as a branch it mispredicts about every
+//! other symbol.
 //!
 //! Slices of several blocks decoded together ([`SliceDecoder::fast_rows_together`]) advance
-//! row by row in lock step: 8-, 16- and 24-lane slices one to three AVX2 vectors each, 4-lane
-//! slices two per vector (each half with its own table, words and output), 1- and 2-lane
-//! slices scalar.
+//! row by row in lock step: 8-, 12-, 16-, 20- and 24-lane slices one to three AVX2 vectors
+//! each, 4-lane slices two per vector (each half with its own table, words and output), 1-
+//! and 2-lane slices scalar.
 
 use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
 use crate::device::rans::{self, SliceTables};
@@ -270,7 +272,7 @@ impl<'a> SliceDecoder<'a> {
                     #[cfg(target_arch = "x86_64")]
                     (4, [a, b, ..]) if avx2 => unsafe { avx2::rows_pairs4::<1, 2>([a, b]) },
                     (4, [a, b, ..]) => scalar_rows_multi::<2, 4>([a, b]),
-                    // SAFETY (8 and 16 lanes): AVX2 checked above; the lane counts match.
+                    // SAFETY (8 to 24 lanes): AVX2 checked above; the lane counts match.
                     #[cfg(target_arch = "x86_64")]
                     (8, [a, b, c, d, ..]) => unsafe { avx2::rows_multi::<4, 1, 8>([a, b, c, d]) },
                     #[cfg(target_arch = "x86_64")]
@@ -744,10 +746,10 @@ mod avx2 {
         done
     }
 
-    /// Whole rows with `8 * V` lanes under a context pair (FORMAT.md §5.4), as [`rows`]
-    /// with each lane's slot index taking bit `ctx_bit` of the lane's previous symbol as bit
-    /// 12 (the pair's two tables lie side by side: [`super::pair_slots`]). `prev` holds each
-    /// lane's last symbol and is updated.
+    /// Whole rows with `8 * (V - 1) + LAST` lanes under a context pair (FORMAT.md §5.4), as
+    /// [`rows`] with each lane's slot index taking bit `ctx_bit` of the lane's previous
+    /// symbol as bit 12 (the pair's two tables lie side by side: [`super::pair_slots`]).
+    /// `prev` holds each lane's last symbol and is updated.
     ///
     /// # Safety
     /// The CPU must support AVX2; `tables` must be a context pair.
@@ -850,14 +852,16 @@ mod avx2 {
         done
     }
 
-    /// Whole rows of each of `S` slices with `8 * VPS` lanes each, the slices' rows
-    /// interleaved (per row: slice 0's vectors, then slice 1's, ...), for as long as every
-    /// slice has a whole row left and the words for it ([`rows_fit`]). Each slice keeps its
+    /// Whole rows of each of `S` slices with `8 * (VPS - 1) + LAST` lanes each (`LAST` 4 or
+    /// 8, as in [`rows`]), the slices' rows interleaved (per row: slice 0's vectors, then
+    /// slice 1's, ...), for as long as every slice has a whole row left and the words for it
+    /// ([`rows_fit`]). Each slice keeps its
     /// own states, word position, table and output; lanes of one slice take words in lane
     /// order as in [`rows`].
     ///
     /// # Safety
-    /// The CPU must support AVX2. Every slice must have `8 * VPS` lanes (asserted).
+    /// The CPU must support AVX2. Every slice must have `8 * (VPS - 1) + LAST` lanes
+    /// (asserted); a row runs while every slice has `8 * VPS` words and output bytes left.
     // indices run over several parallel per-slice arrays at once
     #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx2,popcnt")]
