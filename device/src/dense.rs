@@ -2550,9 +2550,9 @@ fn parse_fill_seq(
 /// old pointer or the new one, both on that slot's chain. (Before the twenty-second session
 /// every access was 16-bit; a vector access, which the model takes element by element,
 /// comes out of LLVM as the same 64-bit access.) `compute-sanitizer --tool racecheck`
-/// reported the 16-bit version's loads and stores (seventh session) and has not been re-run
-/// on this one; making every access of the chain volatile made the write stage 3x slower
-/// (seventh session, run 9). Only the first hop's loads are volatile, so that LLVM keeps
+/// reports these loads and stores as write-after-read hazards (seventh session; again in the
+/// twenty-second, run 12, with the decode bit-exact); making every access of the chain
+/// volatile made the write stage 3x slower (seventh session, run 9). Only the first hop's loads are volatile, so that LLVM keeps
 /// them unconditional.
 fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
