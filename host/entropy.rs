@@ -780,7 +780,7 @@ pub fn symbols_per_lane(level: u32, block_size: u32) -> usize {
 /// last one half used for 12 and 20, and slices of 8-24 lanes two or more at a time) and
 /// the GPU's packed-literal kernels store as aligned words (a multiple of 4). Any count
 /// `1..=32` is valid format (FORMAT.md §5.3); these are an encoder choice. (Without AVX2,
-/// 12-, 20- and 24-lane slices take the CPU decoder's checked row loop.) 12 and 20 came in
+/// the CPU decoder runs all of them as scalar rows.) 12 and 20 came in
 /// the twenty-second session (a TAIR10 block's 8-lane literal slice, the longest chain,
 /// could not take 16 beside the others: 383 -> 334 steps). 28 is not among them: a DNA
 /// block's 28-lane literal slice decodes alone on the CPU, where two 24-lane ones go

@@ -20,8 +20,8 @@
 //! permutation that hands the next words to the lanes that renormalise) when the CPU has it,
 //! 12, 20 and 28 with the last 8-lane vector half used; 1, 2, 4, 8, 16 and 32 have scalar
 //! loops specialised by a const generic (for 8 lanes the scalar loop measured faster than one
-//! AVX2 vector, whose single dependency chain is long); any other count uses the tail loop
-//! throughout. Context pairs: AVX2 from 8 lanes on (multiples of 4), scalar for 1, 2 and 4.
+//! AVX2 vector, whose single dependency chain is long), and so do 12, 20, 24 and 28 for a CPU
+//! without AVX2; any other count uses the tail loop throughout. Context pairs: AVX2 from 8 lanes on (multiples of 4), scalar for 1, 2 and 4.
 //! Renormalisation is a `select_unpredictable` (cmov): as a branch it mispredicts about every
 //! other symbol.
 //!
@@ -90,6 +90,8 @@ enum Kernel {
     Avx2(u8),
     Scalar16,
     Scalar32,
+    /// Scalar rows of 12, 20, 24 or 28 lanes (the counts AVX2 takes where the CPU has it).
+    ScalarWide(u8),
     /// Context pairs (FORMAT.md §5.4): scalar rows with 1, 2 or 4 lanes, AVX2 vectors of
     /// eight lanes from 8 lanes on.
     Ctx1,
@@ -129,6 +131,7 @@ impl Kernel {
             8 => Kernel::Scalar8,
             16 => Kernel::Scalar16,
             32 => Kernel::Scalar32,
+            12 | 20 | 24 | 28 => Kernel::ScalarWide(lanes as u8),
             _ => Kernel::Tail,
         }
     }
@@ -175,6 +178,13 @@ impl<'a> SliceDecoder<'a> {
             Kernel::Scalar8 => scalar_rows::<8>(st, w, wp, t, out, max_rows),
             Kernel::Scalar16 => scalar_rows::<16>(st, w, wp, t, out, max_rows),
             Kernel::Scalar32 => scalar_rows::<32>(st, w, wp, t, out, max_rows),
+            Kernel::ScalarWide(lanes) => match lanes {
+                12 => scalar_rows::<12>(st, w, wp, t, out, max_rows),
+                20 => scalar_rows::<20>(st, w, wp, t, out, max_rows),
+                24 => scalar_rows::<24>(st, w, wp, t, out, max_rows),
+                28 => scalar_rows::<28>(st, w, wp, t, out, max_rows),
+                _ => 0, // not chosen by for_lanes: the tail loop
+            },
             // SAFETY: chosen only when the CPU has AVX2 (Kernel::for_lanes), with 12 to 32
             // lanes, a multiple of 4 (rows::<V, LAST>: 8 * (V - 1) + LAST lanes).
             #[cfg(target_arch = "x86_64")]
@@ -392,7 +402,7 @@ fn scalar_rows<const N: usize>(
     out: &mut [u8],
     max_rows: usize,
 ) -> usize {
-    const { assert!(N.is_power_of_two() && N <= MAX_LANES as usize) };
+    const { assert!(N >= 1 && N <= MAX_LANES as usize) };
     // read_states guarantees an even word area
     let (word_pairs, _) = words.as_chunks::<2>();
     let mut x = [0u32; N];
@@ -410,8 +420,14 @@ fn scalar_rows<const N: usize>(
             let (sym, v) = step(&table.slots, x[j]);
             row[j] = sym;
             let need = v < RANS_L;
-            // k <= j < N and N is a power of two, so the mask keeps k and drops the bounds check
-            let word = u16::from_le_bytes(row_words[k & (N - 1)]) as u32;
+            // k <= j < N, so the mask (N a power of two) or the min keeps k and drops the
+            // bounds check
+            let at = if N.is_power_of_two() {
+                k & (N - 1)
+            } else {
+                k.min(N - 1)
+            };
+            let word = u16::from_le_bytes(row_words[at]) as u32;
             // a hint, not a branch: the renormalisation pattern is data-dependent noise
             x[j] = std::hint::select_unpredictable(need, (v << 16) | word, v);
             k += need as usize;
@@ -1206,6 +1222,59 @@ mod tests {
             assert_eq!(got, want, "bytes differ (lanes {lanes}, n {n})");
         }
         (r_ref, got)
+    }
+
+    /// The scalar rows of 12, 20, 24 and 28 lanes, which a CPU without AVX2 runs (this one
+    /// takes AVX2 for them, so the kernel is forced), against the reference: valid slices,
+    /// then truncated and bit-flipped ones.
+    #[test]
+    fn scalar_rows_of_wide_lane_counts_match_the_reference() {
+        let mut r = Rng::new(0x2545_F491_4F6C_DD1D);
+        // scalar rows run per lane count (a slice with few words may have none)
+        let mut ran = [0usize; 4];
+        for round in 0..24 {
+            let n = (r.next_u64() % 9000) as usize + 100;
+            let alpha = [2u64, 4, 20, 256][round % 4];
+            let data: Vec<u8> = (0..n)
+                .map(|_| (r.next_u64() % alpha).min(r.next_u64() % alpha) as u8)
+                .collect();
+            let mut h = [0u64; 256];
+            count(&mut h, &data);
+            let ft = FreqTable::from_histogram(&h).unwrap();
+            let one = ft.decode_table();
+            let t = SliceTables::single(&one);
+            for (li, lanes) in [12usize, 20, 24, 28].into_iter().enumerate() {
+                let mut enc = Vec::new();
+                encode_slice(&data, lanes, &ft, &ft.cumulative(), &mut enc);
+                let mut bad = enc.clone();
+                let i = (r.next_u64() as usize) % bad.len();
+                bad[i] ^= 1 << (r.next_u64() % 8);
+                let cut = &enc[..enc.len() - 2 * (1 + (r.next_u64() % 8) as usize)];
+                for (k, slice) in [&enc[..], &bad[..], cut].into_iter().enumerate() {
+                    let mut want = vec![0u8; n];
+                    let r_ref = rans::decode_slice(slice, lanes, t, &mut want);
+                    let mut got = vec![0u8; n];
+                    let r_fast = SliceDecoder::new(slice, lanes, t, &mut got).and_then(|mut d| {
+                        d.kernel = Kernel::ScalarWide(lanes as u8);
+                        while d.fast_rows(usize::MAX) > 0 {
+                            ran[li] += 1;
+                        }
+                        d.finish()
+                    });
+                    assert_eq!(r_fast, r_ref, "status (lanes {lanes}, case {k})");
+                    if r_ref.is_ok() {
+                        assert_eq!(got, want, "bytes (lanes {lanes}, case {k})");
+                    }
+                    if k == 0 {
+                        assert_eq!(got, data, "round trip (lanes {lanes})");
+                    }
+                }
+            }
+        }
+        assert!(
+            ran.iter().all(|&n| n > 0),
+            "scalar rows per lane count: {ran:?}"
+        );
     }
 
     #[test]
