@@ -1224,6 +1224,18 @@ mod tests {
         (r_ref, got)
     }
 
+    /// `n` random bytes of an alphabet of 2, 4, 20 or 256 (by `round`), skewed to the small
+    /// ones, and their frequency table.
+    fn skewed_sample(r: &mut Rng, n: usize, round: usize) -> (Vec<u8>, FreqTable) {
+        let alpha = [2u64, 4, 20, 256][round % 4];
+        let data: Vec<u8> = (0..n)
+            .map(|_| (r.next_u64() % alpha).min(r.next_u64() % alpha) as u8)
+            .collect();
+        let mut h = [0u64; 256];
+        count(&mut h, &data);
+        (data, FreqTable::from_histogram(&h).unwrap())
+    }
+
     /// The scalar rows of 12, 20, 24 and 28 lanes, which a CPU without AVX2 runs (this one
     /// takes AVX2 for them, so the kernel is forced), against the reference: valid slices,
     /// then truncated and bit-flipped ones.
@@ -1234,13 +1246,7 @@ mod tests {
         let mut ran = [0usize; 4];
         for round in 0..24 {
             let n = (r.next_u64() % 9000) as usize + 100;
-            let alpha = [2u64, 4, 20, 256][round % 4];
-            let data: Vec<u8> = (0..n)
-                .map(|_| (r.next_u64() % alpha).min(r.next_u64() % alpha) as u8)
-                .collect();
-            let mut h = [0u64; 256];
-            count(&mut h, &data);
-            let ft = FreqTable::from_histogram(&h).unwrap();
+            let (data, ft) = skewed_sample(&mut r, n, round);
             let one = ft.decode_table();
             let t = SliceTables::single(&one);
             for (li, lanes) in [12usize, 20, 24, 28].into_iter().enumerate() {
@@ -1282,13 +1288,7 @@ mod tests {
         let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
         for round in 0..60 {
             let n = (r.next_u64() % 20000) as usize + 1;
-            let alpha = [2u64, 4, 20, 256][round % 4];
-            let data: Vec<u8> = (0..n)
-                .map(|_| (r.next_u64() % alpha).min(r.next_u64() % alpha) as u8)
-                .collect();
-            let mut h = [0u64; 256];
-            count(&mut h, &data);
-            let ft = FreqTable::from_histogram(&h).unwrap();
+            let (data, ft) = skewed_sample(&mut r, n, round);
             let one = ft.decode_table();
             let bit = (r.next_u64() % 8) as u32;
             for lanes in [1usize, 2, 3, 4, 5, 8, 12, 16, 20, 24, 28, 31, 32] {
