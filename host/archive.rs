@@ -84,6 +84,12 @@ impl EncodeOptions {
                 self.min_match
             ));
         }
+        if self.min_match > self.block_size {
+            return Err(format!(
+                "minimum match {} is longer than a block ({} bytes): no match could be found",
+                self.min_match, self.block_size
+            ));
+        }
         if let Some(w) = self.window {
             if w == 0 {
                 return Err("window must be at least 1 byte".into());

@@ -127,12 +127,12 @@ enum Cmd {
         #[arg(short = 'c', long, conflicts_with = "output")]
         stdout: bool,
         /// Compression level: 1-5 fast lazy parsing (5 the default), 6 the strongest lazy
-        /// level; 7-9 parse every block several ways (a lazy parse and 1-3 price-based
+        /// level (1-7 favour GPU decode speed, so a higher one is not always smaller); 7-9 parse every block several ways (a lazy parse and 1-3 price-based
         /// optimal parses) and keep the smallest: 7 two ways, 8 three, 9 four with a deeper
         /// search. 7-9 are 3x to several hundred times slower than 6 (slowest on FASTQ and
-        /// with a large --window) and within about 1 % of each other; 8 and 9 also give the
-        /// entropy coder 4x / 16x fewer interleaved lanes (smaller archives, GPU decode
-        /// slower). A progress bar shows on a terminal.
+        /// with a large --window); 9 is 1-8 % smaller than 7 (E. coli 1 %, Moby-Dick 6 %),
+        /// most of it from 8 and 9 giving the entropy coder 4x / 16x fewer interleaved lanes
+        /// (smaller archives, GPU decode slower). A progress bar shows on a terminal.
         #[arg(short, long, default_value_t = 5, value_parser = parse_level)]
         level: u32,
         /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
@@ -408,23 +408,42 @@ impl std::ops::Deref for Input {
 }
 
 /// Fails early, before any output is created, for an input that is missing or a directory.
-fn check_input(path: &Path) -> Result<()> {
+/// `archive`: the input is an archive (the error names what was expected).
+fn check_input(path: &Path, archive: bool) -> Result<()> {
     if path.as_os_str() == "-" {
         return Ok(());
     }
     let meta = std::fs::metadata(path).with_context(|| format!("opening {}", path.display()))?;
     if meta.is_dir() {
-        bail!("{}", dir_message(path));
+        bail!("{}", dir_message(path, archive));
     }
     Ok(())
 }
 
-/// The error for a directory where a file is expected.
-fn dir_message(path: &Path) -> String {
-    format!(
-        "{} is a directory: aceapex reads one file (pack a directory with tar first)",
-        path.display()
-    )
+/// The error for a directory where a file is expected: an archive (`archive`), or the one
+/// file `compress` reads.
+fn dir_message(path: &Path, archive: bool) -> String {
+    if archive {
+        format!("{} is a directory, not an archive", path.display())
+    } else {
+        format!(
+            "{} is a directory: aceapex compresses one file (pack a directory with tar first)",
+            path.display()
+        )
+    }
+}
+
+/// Refuses to derive an output name from an input that is not a regular file (a device, a
+/// FIFO: `compress /dev/null` would create `/dev/null.acx`), as gzip does; with `-o` or
+/// `-c` any readable input is taken.
+fn check_derived_from_file(input: &Path) -> Result<()> {
+    match std::fs::metadata(input) {
+        Ok(m) if !m.is_file() && !m.is_dir() => bail!(
+            "{} is not a regular file: name the output with -o (or -c for standard output)",
+            input.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Reads an input ('-' = standard input). `archive`: the input is an archive, so a terminal
@@ -442,7 +461,7 @@ fn read_input(path: &Path, archive: bool) -> Result<Input> {
             .context("reading standard input")?;
         return Ok(Input::Buf(b));
     }
-    check_input(path)?;
+    check_input(path, archive)?;
     let mut f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let meta = f
         .metadata()
@@ -498,7 +517,7 @@ impl OutFile {
         if let Ok(meta) = std::fs::metadata(path) {
             if meta.is_dir() {
                 bail!(
-                    "{} is a directory: the output must be a file (name one with -o)",
+                    "{} is a directory: the output must be a file",
                     path.display()
                 );
             }
@@ -617,6 +636,11 @@ fn set_threads(threads: Option<usize>) -> Result<()> {
     Ok(())
 }
 
+/// `n` and the noun, plural unless `n` is 1 ("1 byte", "2 bytes").
+fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Speed in MB/s as text: one decimal, three below 1 MB/s (level 9 on FASTQ runs at a few
 /// hundred KB/s, which one decimal would print as 0.0).
 fn mbps(bytes: u64, secs: f64) -> String {
@@ -728,7 +752,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let out_path = output.unwrap_or_else(|| PathBuf::from("-"));
             check_not_same(&input, &out_path)?;
-            check_input(&input)?;
+            check_input(&input, true)?;
             let out = OutFile::open(&out_path, force)?;
             let bytes = read_input(&input, true)?;
             let a =
@@ -770,10 +794,13 @@ fn compress_one(
     let out_path = match output {
         Some(o) => o,
         None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
-        None => PathBuf::from(format!("{}.acx", input.display())),
+        None => {
+            check_derived_from_file(input)?;
+            PathBuf::from(format!("{}.acx", input.display()))
+        }
     };
     check_not_same(input, &out_path)?;
-    check_input(input)?;
+    check_input(input, false)?;
     if out_path.as_os_str() == "-" && std::io::stdout().is_terminal() && !force {
         bail!(
             "refusing to write compressed data to a terminal: redirect standard output, \
@@ -806,16 +833,26 @@ fn compress_one(
     let secs = t.elapsed().as_secs_f64();
     out.finish(&packed)?;
     if out_path.as_os_str() != "-" {
-        note(format_args!(
-            "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {} MB/s",
-            input.display(),
-            out_path.display(),
-            data.len(),
-            packed.len(),
-            data.len() as f64 / packed.len().max(1) as f64,
-            secs,
-            mbps(data.len() as u64, secs)
-        ));
+        if data.is_empty() {
+            // an empty input has no ratio and no speed
+            note(format_args!(
+                "{} -> {}: empty input -> {} bytes",
+                input.display(),
+                out_path.display(),
+                packed.len()
+            ));
+        } else {
+            note(format_args!(
+                "{} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {} MB/s",
+                input.display(),
+                out_path.display(),
+                data.len(),
+                packed.len(),
+                data.len() as f64 / packed.len() as f64,
+                secs,
+                mbps(data.len() as u64, secs)
+            ));
+        }
     }
     Ok(())
 }
@@ -836,9 +873,12 @@ fn decompress_one(
             let cut = s.len().checked_sub(4)?;
             (s.is_char_boundary(cut) && s[cut..].eq_ignore_ascii_case(".acx")).then(|| &s[..cut])
         }) {
-            Some(stem) if !stem.is_empty() => PathBuf::from(stem),
+            Some(stem) if !stem.is_empty() => {
+                check_derived_from_file(input)?;
+                PathBuf::from(stem)
+            }
             // a directory is a runtime error, not a naming one (same message as -o)
-            _ if input.is_dir() => bail!("{}", dir_message(input)),
+            _ if input.is_dir() => bail!("{}", dir_message(input, true)),
             // no suffix, or `.acx` alone (the name without it is empty)
             stem => {
                 let why = if stem.is_some() {
@@ -857,7 +897,7 @@ fn decompress_one(
         },
     };
     check_not_same(input, &out_path)?;
-    check_input(input)?;
+    check_input(input, true)?;
     let out = OutFile::open(&out_path, force)?;
     let (data, used, secs) = read_and_decode(input, device)?;
     out.finish(&data)?;
@@ -1063,17 +1103,17 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         return s;
     }
     out!("format version   {}", h.version);
-    out!("original size    {} bytes", h.original_size);
+    out!("original size    {}", count(h.original_size, "byte"));
     out!(
         "archive size     {} bytes (ratio {:.3})",
         archive_len,
         ratio
     );
     out!(
-        "blocks           {} x {} bytes, tables shared by {} blocks",
+        "blocks           {} x {} bytes, tables shared by {}",
         h.block_count,
         h.block_size,
-        h.group_blocks
+        count(h.group_blocks as u64, "block")
     );
     out!(
         "block table      {} bytes ({} per block), frequency tables {} bytes",

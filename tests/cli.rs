@@ -782,6 +782,15 @@ fn directory_input_is_named() {
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         assert!(e.contains("dir.acx is a directory"), "{args:?}: {e}");
         assert!(!e.contains("No such device"), "{e}");
+        // the advice fits the command: tar for what compress reads, none for an archive
+        if args[0] == "compress" {
+            assert!(e.contains("pack a directory with tar"), "{args:?}: {e}");
+        } else {
+            assert!(
+                e.contains("not an archive") && !e.contains("tar"),
+                "{args:?}: {e}"
+            );
+        }
     }
     for force in [false, true] {
         let mut args = vec!["compress", "f", "-o", "dir.acx"];
@@ -1156,6 +1165,81 @@ fn output_directory_and_extract_help() {
         !h.contains("--block-size") && !h.contains("--window"),
         "{h}"
     );
+}
+
+/// An input that is not a regular file (here a FIFO, as `/dev/null` is a device) gets no
+/// output name derived from it (`compress /dev/null` would create `/dev/null.acx`): the
+/// error asks for -o, nothing is created and the FIFO is never opened (no writer: opening it
+/// would block). With -o its data are read as a stream.
+#[test]
+fn no_output_name_from_a_fifo() {
+    let t = tmp();
+    let d = t.path();
+    for name in ["pipe", "pipe.acx"] {
+        let st = Command::new("mkfifo")
+            .arg(d.join(name))
+            .status()
+            .expect("mkfifo runs");
+        assert!(st.success());
+    }
+    for args in [vec!["compress", "pipe"], vec!["decompress", "pipe.acx"]] {
+        let o = run(d, &args);
+        let e = fails(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            e.contains("is not a regular file: name the output with -o"),
+            "{args:?}: {e}"
+        );
+    }
+    assert_eq!(listing(d), ["pipe", "pipe.acx"]);
+    // with -o the FIFO is read: a writer thread feeds it
+    let data = sample(20_000);
+    let fifo = d.join("pipe");
+    let feed = data.clone();
+    let writer = std::thread::spawn(move || std::fs::write(fifo, feed).unwrap());
+    ok(&run(d, &["compress", "pipe", "-o", "p.acx"]));
+    writer.join().unwrap();
+    ok(&run(d, &["decompress", "p.acx", "-o", "p.out"]));
+    assert_eq!(std::fs::read(d.join("p.out")).unwrap(), data);
+}
+
+/// A minimum match longer than a block can never match: a usage error that says so, not an
+/// archive without matches.
+#[test]
+fn min_match_longer_than_a_block_is_refused() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("f"), sample(5_000)).unwrap();
+    let o = run(d, &["compress", "f", "--min-match", "16385"]);
+    let e = fails(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("longer than a block (16384 bytes)"), "{e}");
+    assert_eq!(listing(d), ["f"]);
+    // a block's length itself is allowed
+    ok(&run(
+        d,
+        &["compress", "f", "--min-match", "4096", "--block-size", "4K"],
+    ));
+}
+
+/// Counts of one read "1 byte" / "1 block", not "1 bytes"; an empty input's summary names
+/// it instead of a ratio of 0.
+#[test]
+fn singular_counts_and_empty_input_summary() {
+    let t = tmp();
+    let d = t.path();
+    std::fs::write(d.join("one"), b"x").unwrap();
+    std::fs::write(d.join("empty"), b"").unwrap();
+    ok(&run(d, &["compress", "one"]));
+    let o = run(d, &["info", "one.acx"]);
+    ok(&o);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("original size    1 byte\n"), "{text}");
+    let o = run(d, &["compress", "empty"]);
+    ok(&o);
+    let e = stderr(&o);
+    assert!(e.contains("empty -> empty.acx: empty input -> "), "{e}");
+    assert!(!e.contains("ratio"), "{e}");
 }
 
 /// A directory given to `decompress` is named as a directory (exit 1), not as a name
