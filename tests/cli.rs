@@ -1222,8 +1222,8 @@ fn min_match_longer_than_a_block_is_refused() {
     ));
 }
 
-/// Counts of one read "1 byte" / "1 block", not "1 bytes"; an empty input's summary names
-/// it instead of a ratio of 0.
+/// A count of one reads "1 byte", not "1 bytes" (`info`); an empty input's summary names it
+/// instead of a ratio of 0.
 #[test]
 fn singular_counts_and_empty_input_summary() {
     let t = tmp();
