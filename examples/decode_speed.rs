@@ -202,6 +202,8 @@ fn main() {
                 // the slices of stream k only: one by one vs. together in groups
                 let mut bufs: Vec<Vec<u8>> = (0..blocks).map(|_| vec![0u8; bs + 64]).collect();
                 let (mut single, mut together) = (f64::INFINITY, f64::INFINITY);
+                // the tables expanded once, outside the timed loops
+                let tables: Vec<_> = (0..blocks).map(|b| a.table(b, k)).collect();
                 for _ in 0..3 {
                     single = single.min(best(|| {
                         for b in 0..blocks {
@@ -211,7 +213,7 @@ fn main() {
                                 cpu::rans::decode_slice(
                                     a.slices(b)[k],
                                     e.lanes[k] as usize,
-                                    a.table(b, k).unwrap(),
+                                    tables[b].as_ref().unwrap().get(),
                                     o,
                                 )
                                 .unwrap();
@@ -229,7 +231,7 @@ fn main() {
                                         cpu::rans::SliceDecoder::new(
                                             a.slices(b)[k],
                                             e.lanes[k] as usize,
-                                            a.table(b, k).unwrap(),
+                                            tables[b].as_ref().unwrap().get(),
                                             &mut buf[..e.decoded_len[k] as usize],
                                         )
                                         .unwrap(),
@@ -326,7 +328,7 @@ fn main() {
                                 cpu::rans::decode_slice(
                                     sl,
                                     e.lanes[k] as usize,
-                                    a.table(b, k).unwrap(),
+                                    a.table(b, k).unwrap().get(),
                                     o,
                                 )
                                 .unwrap();

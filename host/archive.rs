@@ -7,6 +7,8 @@ use crate::entropy::{self, FreqTable, Histogram};
 use crate::error::FormatError;
 use crate::lz::{self, BlockParse, ParseParams};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 /// Header size in bytes.
@@ -82,12 +84,6 @@ impl EncodeOptions {
             return Err(format!(
                 "minimum match {} is below {MIN_MATCH_BASE}",
                 self.min_match
-            ));
-        }
-        if self.min_match > self.block_size {
-            return Err(format!(
-                "minimum match {} is longer than a block ({} bytes): no match could be found",
-                self.min_match, self.block_size
             ));
         }
         if let Some(w) = self.window {
@@ -679,12 +675,28 @@ pub struct Archive<'a> {
     pub data: &'a [u8],
     /// The data section's offset in the archive.
     pub data_offset: u64,
+    /// Bytes of expanded decode tables the archive may still keep ([`Archive::table`]):
+    /// [`table_cache_budget`] at parse time.
+    table_cache_left: AtomicU64,
+}
+
+/// Bytes of expanded decode tables an archive keeps for reuse: the larger of 256 MiB and a
+/// quarter of its original size. A group's tables expand to 16-32 KiB per stream, so a
+/// valid archive of 4 KiB blocks with a table group per block would otherwise hold ~25 times
+/// its output in tables once decoded (twenty-third session's attack: 184 MB of output, 4.5
+/// GB of tables, the process aborted); past the budget a table is expanded for each use and
+/// dropped after it. The encoder's groups (1 MiB of output, [`GROUP_BYTES`]) have at most
+/// 160 KiB of tables (five streams, two tables each), 16 % of their output, so its archives
+/// stay within the budget. The GPU decoder refuses archives whose tables exceed it.
+pub fn table_cache_budget(original_size: u64) -> u64 {
+    (256u64 << 20).max(original_size / 4)
 }
 
 /// One group's table record for one stream (one table or a context pair, FORMAT.md §5.2),
-/// kept compact (512 bytes per table, the second boxed) and expanded to the 16 KiB slot form on first use: a
-/// hostile archive of many tiny groups then costs memory in proportion to its size at parse
-/// time, and expansion only for groups actually decoded.
+/// kept compact (512 bytes per table, the second boxed) and expanded to the 16 KiB slot form
+/// on first use: a hostile archive of many tiny groups then costs memory in proportion to its
+/// size at parse time, and expansion only for groups actually decoded, kept while the
+/// archive's [`table_cache_budget`] lasts.
 pub struct StreamTable {
     freq: [u16; 256],
     /// A context pair's second table (boxed: a one-table record stays 512 bytes).
@@ -692,7 +704,36 @@ pub struct StreamTable {
     ctx_bit: u8,
     /// A packed literal table's alphabet (FORMAT.md §5.6).
     alphabet: Option<Box<[u8]>>,
-    expanded: std::sync::OnceLock<Box<[DecodeTable]>>,
+    expanded: std::sync::OnceLock<Arc<[DecodeTable]>>,
+}
+
+/// The expanded decode tables of one [`StreamTable`], shared with the archive's cache or
+/// owned alone (past the cache's budget); [`TableHandle::get`] gives them as the decoders
+/// take them.
+#[derive(Clone)]
+pub struct TableHandle {
+    tables: Arc<[DecodeTable]>,
+    ctx_bit: u8,
+    packed: bool,
+}
+
+impl TableHandle {
+    /// The tables as the decoders take them: a packed literal table's expansion table
+    /// (`entropy::expansion_table`) after its decode table, a context pair's two tables.
+    pub fn get(&self) -> SliceTables<'_> {
+        if self.packed {
+            SliceTables {
+                pack: Some(&self.tables[1]),
+                ..SliceTables::single(&self.tables[0])
+            }
+        } else {
+            SliceTables {
+                tables: &self.tables,
+                ctx_bit: self.ctx_bit as u32,
+                pack: None,
+            }
+        }
+    }
 }
 
 impl StreamTable {
@@ -741,28 +782,49 @@ impl StreamTable {
             .map_or(1, |a| pack_width(a.len()) as usize)
     }
 
-    /// The expanded decode table(s) (built once), as the decoders take them: a packed
-    /// literal table's expansion table (`entropy::expansion_table`) after its decode table.
-    pub fn tables(&self) -> SliceTables<'_> {
-        let t = self.expanded.get_or_init(|| {
-            let r = self.record();
-            let mut t: Vec<DecodeTable> = r.tables.iter().map(|t| *t.decode_table()).collect();
-            if let Some(a) = &r.alphabet {
-                t.push(*entropy::expansion_table(a));
-            }
-            t.into_boxed_slice()
-        });
-        match &self.alphabet {
-            Some(_) => SliceTables {
-                pack: Some(&t[1]),
-                ..SliceTables::single(&t[0])
-            },
-            None => SliceTables {
-                tables: t,
-                ctx_bit: self.ctx_bit as u32,
-                pack: None,
-            },
+    /// Expands the record (not cached): its decode table(s), and a packed literal table's
+    /// expansion table (`entropy::expansion_table`) after its decode table.
+    pub fn expand(&self) -> TableHandle {
+        let r = self.record();
+        let mut t: Vec<DecodeTable> = r.tables.iter().map(|t| *t.decode_table()).collect();
+        if let Some(a) = &r.alphabet {
+            t.push(*entropy::expansion_table(a));
         }
+        self.handle(t.into())
+    }
+
+    fn handle(&self, tables: Arc<[DecodeTable]>) -> TableHandle {
+        TableHandle {
+            tables,
+            ctx_bit: self.ctx_bit,
+            packed: self.alphabet.is_some(),
+        }
+    }
+
+    /// The expanded tables, built once and kept while `left` (the archive's remaining
+    /// [`table_cache_budget`], bytes) covers them, else built for this use alone.
+    fn cached(&self, left: &AtomicU64) -> TableHandle {
+        if let Some(t) = self.expanded.get() {
+            return self.handle(t.clone());
+        }
+        let h = self.expand();
+        let bytes = std::mem::size_of_val::<[DecodeTable]>(&h.tables) as u64;
+        if left
+            .try_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
+                l.checked_sub(bytes)
+            })
+            .is_ok()
+        {
+            // a thread that expanded the same record at the same time may have stored its
+            // copy first: keep that one and give the bytes back
+            if self.expanded.set(h.tables.clone()).is_err() {
+                left.fetch_add(bytes, Ordering::Relaxed);
+            }
+            if let Some(t) = self.expanded.get() {
+                return self.handle(t.clone());
+            }
+        }
+        h
     }
 }
 
@@ -1009,6 +1071,7 @@ impl<'a> Archive<'a> {
             tables,
             data: &bytes[tables_end..],
             data_offset: tables_end as u64,
+            table_cache_left: AtomicU64::new(table_cache_budget(h.original_size)),
         })
     }
 
@@ -1047,11 +1110,13 @@ impl<'a> Archive<'a> {
         out
     }
 
-    /// Decode table(s) of stream `k` for block `b` (None if the group has none).
-    pub fn table(&self, b: usize, k: usize) -> Option<SliceTables<'_>> {
+    /// Decode table(s) of stream `k` for block `b` (None if the group has none), expanded
+    /// once and shared while the archive's [`table_cache_budget`] lasts, else for this use
+    /// alone; [`TableHandle::get`] gives them as the decoders take them.
+    pub fn table(&self, b: usize, k: usize) -> Option<TableHandle> {
         self.tables[b / self.header.group_blocks as usize][k]
             .as_deref()
-            .map(StreamTable::tables)
+            .map(|t| t.cached(&self.table_cache_left))
     }
 
     /// Literals per rANS symbol of block `b`'s literal slice: the pack width of its group's
@@ -1065,5 +1130,63 @@ impl<'a> Archive<'a> {
     /// True when match sources may lie in earlier blocks.
     pub fn cross_block(&self) -> bool {
         self.header.flags & FLAG_CROSS_BLOCK != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::tokens::Rng;
+
+    /// Bytes of the expanded tables `a` keeps.
+    fn cached_bytes(a: &Archive<'_>) -> u64 {
+        (a.tables.iter().flatten().flatten())
+            .filter_map(|t| t.expanded.get())
+            .map(|t| std::mem::size_of_val::<[DecodeTable]>(t) as u64)
+            .sum()
+    }
+
+    /// The expanded tables an archive keeps stay within its budget ([`table_cache_budget`]);
+    /// past it a table is expanded for each use, and the decode is the same.
+    #[test]
+    fn table_cache_stays_within_its_budget() {
+        let mut r = Rng::new(0x7AB1_E5);
+        // six table groups (1 MiB of output each) of DNA-like bytes with some repeats
+        let mut data: Vec<u8> = (0..6 << 20).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+        for i in (0..data.len() - 64).step_by(997) {
+            data.copy_within(i..i + 40, i + 50);
+        }
+        let opts = EncodeOptions {
+            block_size: 4096,
+            ..Default::default()
+        };
+        let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+        // what a decode uses with no limit: the literal and command tables of the six groups
+        let a = Archive::parse(&packed).unwrap();
+        assert_eq!(a.tables.len(), 6);
+        a.table_cache_left.store(u64::MAX, Ordering::Relaxed);
+        assert!(crate::decode::decompress(&a).unwrap() == data);
+        let used = cached_bytes(&a);
+        assert!(used >= 6 * 2 * 16384, "{used}");
+        let default = table_cache_budget(data.len() as u64);
+        assert!(default >= used);
+        let mut kept_by = Vec::new();
+        for budget in [0, used / 6, used / 2, default] {
+            let a = Archive::parse(&packed).unwrap();
+            a.table_cache_left.store(budget, Ordering::Relaxed);
+            let mut kept = Vec::new();
+            for _ in 0..2 {
+                assert!(crate::decode::decompress(&a).unwrap() == data, "{budget}");
+                let k = cached_bytes(&a);
+                assert!(k <= budget, "{k} > {budget}");
+                assert_eq!(k + a.table_cache_left.load(Ordering::Relaxed), budget);
+                kept.push(k);
+            }
+            kept_by.push(kept[1]);
+        }
+        assert_eq!(kept_by[0], 0);
+        assert!(kept_by[1] > 0 && kept_by[2] > kept_by[1], "{kept_by:?}");
+        // the default budget keeps every table a decode uses
+        assert_eq!(kept_by[3], used);
     }
 }

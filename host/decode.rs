@@ -43,7 +43,7 @@ pub fn decode_streams(
                 buf.resize(e.decoded_len[k] as usize, 0);
                 // Archive::parse guarantees a table for every rANS slice
                 let t = a.table(b, k).ok_or(Status::SliceMode)?;
-                rans::decode_slice(slices[k], lanes as usize, t, buf)?;
+                rans::decode_slice(slices[k], lanes as usize, t.get(), buf)?;
             }
         }
     }

@@ -454,23 +454,17 @@ fn read_input(path: &Path, archive: bool) -> Result<Input> {
         if archive && stdin.is_terminal() {
             bail!("refusing to read an archive from a terminal: pipe it in or name the file");
         }
-        let mut b = Vec::new();
-        stdin
-            .lock()
-            .read_to_end(&mut b)
-            .context("reading standard input")?;
+        let b = read_stream(stdin.lock(), archive).context("reading standard input")?;
         return Ok(Input::Buf(b));
     }
     check_input(path, archive)?;
-    let mut f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let meta = f
         .metadata()
         .with_context(|| format!("reading {}", path.display()))?;
     if !meta.is_file() {
         // a pipe, a process substitution, a character device: read it as a stream
-        let mut b = Vec::new();
-        f.read_to_end(&mut b)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let b = read_stream(f, archive).with_context(|| format!("reading {}", path.display()))?;
         return Ok(Input::Buf(b));
     }
     if meta.len() == 0 {
@@ -481,6 +475,23 @@ fn read_input(path: &Path, archive: bool) -> Result<Input> {
     let m =
         unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", path.display()))?;
     Ok(Input::Map(m))
+}
+
+/// Reads a stream to its end; an archive's first four bytes first, so that a stream of
+/// something else (`info /dev/zero`, a pipe of another format) fails on its magic at once
+/// instead of after being read whole (FORMAT.md §3).
+fn read_stream(mut r: impl Read, archive: bool) -> Result<Vec<u8>> {
+    let mut b = Vec::new();
+    if archive {
+        (&mut r).take(4).read_to_end(&mut b)?;
+        if b.len() == 4 {
+            if let Err(e @ aceapex::error::FormatError::BadMagic { .. }) = Archive::parse(&b) {
+                return Err(e.into());
+            }
+        }
+    }
+    r.read_to_end(&mut b)?;
+    Ok(b)
 }
 
 /// Refuses an output that is the input file itself (the rename would destroy the input).
@@ -711,6 +722,17 @@ fn run(cli: Cli) -> Result<()> {
                 packed_literals: !no_pack,
             };
             opts.validate().map_err(|m| usage("compress", m))?;
+            // (the library takes it, an archive without matches; on the command line it is
+            // a mistake)
+            if opts.min_match > opts.block_size {
+                return Err(usage(
+                    "compress",
+                    format!(
+                        "--min-match {} is longer than a block ({} bytes): no match could be found",
+                        opts.min_match, opts.block_size
+                    ),
+                ));
+            }
             one_output_name("compress", &inputs, output.is_some() || stdout)?;
             set_threads(threads)?;
             each_input(&inputs, |input| {

@@ -684,7 +684,8 @@ fn signals_remove_the_temporary_output() {
         let d = t.path();
         let mut child = spawn_piped(d, &args);
         let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(b"some bytes, not the end").unwrap();
+        // (the archive magic first: `decompress` reads on past it, waiting for the rest)
+        stdin.write_all(b"ACPX, some bytes, not the end").unwrap();
         let t0 = std::time::Instant::now();
         let temp = loop {
             if let Some(n) = listing(d).into_iter().find(|n| n.ends_with(".aceapex-tmp")) {
@@ -1201,6 +1202,36 @@ fn no_output_name_from_a_fifo() {
     writer.join().unwrap();
     ok(&run(d, &["decompress", "p.acx", "-o", "p.out"]));
     assert_eq!(std::fs::read(d.join("p.out")).unwrap(), data);
+}
+
+/// An archive read from a stream fails on its first four bytes when they are not the magic,
+/// without waiting for the stream's end (`info /dev/zero` read until memory ran out).
+#[test]
+fn a_stream_that_is_no_archive_fails_at_its_magic() {
+    let t = tmp();
+    for cmd in [vec!["info", "-"], vec!["decompress", "-", "-c"]] {
+        let mut child = spawn_piped(t.path(), &cmd);
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"JUNK and more junk").unwrap();
+        stdin.flush().unwrap();
+        // the writer stays open: the process must end on its own
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(20),
+                "{cmd:?} waited for the end of the stream"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(status.code(), Some(1), "{cmd:?}");
+        let e = stderr(&out);
+        assert!(e.contains("not an aceapex archive"), "{cmd:?}: {e}");
+    }
 }
 
 /// A minimum match longer than a block can never match: a usage error that says so, not an

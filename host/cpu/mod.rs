@@ -49,7 +49,7 @@ pub fn decode_streams<'s>(
             lanes => {
                 // Archive::parse guarantees a table for every rANS slice
                 let t = a.table(b, k).ok_or(Status::SliceMode)?;
-                rans::decode_slice(slices[k], lanes as usize, t, out)?;
+                rans::decode_slice(slices[k], lanes as usize, t.get(), out)?;
             }
         }
     }
@@ -114,7 +114,7 @@ fn decode_one_stream(a: &Archive<'_>, b: usize, k: usize, buf: &mut [u8]) -> Res
         lanes => {
             // Archive::parse guarantees a table for every rANS slice
             let t = a.table(b, k).ok_or(Status::SliceMode)?;
-            rans::decode_slice(slice, lanes as usize, t, out)
+            rans::decode_slice(slice, lanes as usize, t.get(), out)
         }
     }
 }
@@ -149,6 +149,16 @@ pub fn decode_streams_group(
 ) -> [Result<(), Status>; GROUP_BLOCKS] {
     assert!(scratch.len() <= GROUP_BLOCKS, "at most GROUP_BLOCKS blocks");
     let mut status = [[Ok(()); STREAM_COUNT]; GROUP_BLOCKS];
+    // the rANS slices' tables first, held while their decoders run (`Archive::table`)
+    let handles: [[Option<crate::archive::TableHandle>; STREAM_COUNT]; GROUP_BLOCKS] =
+        std::array::from_fn(|j| {
+            std::array::from_fn(|k| {
+                let b = first + j;
+                (j < scratch.len() && a.entries[b].lanes[k] != LANES_RAW)
+                    .then(|| a.table(b, k))
+                    .flatten()
+            })
+        });
     let mut decs = Vec::with_capacity(GROUP_BLOCKS * STREAM_COUNT);
     let mut owner = [(0usize, 0usize); GROUP_BLOCKS * STREAM_COUNT];
     for (j, s) in scratch.iter_mut().enumerate() {
@@ -162,12 +172,12 @@ pub fn decode_streams_group(
                 continue;
             }
             // Archive::parse guarantees a table for every rANS slice
-            let Some(t) = a.table(b, k) else {
+            let Some(t) = &handles[j][k] else {
                 status[j][k] = Err(Status::SliceMode);
                 continue;
             };
             let out = &mut buf[..e.decoded_len[k] as usize];
-            match rans::SliceDecoder::new(a.slices(b)[k], lanes as usize, t, out) {
+            match rans::SliceDecoder::new(a.slices(b)[k], lanes as usize, t.get(), out) {
                 Ok(d) => {
                     owner[decs.len()] = (j, k);
                     decs.push(d);

@@ -184,6 +184,26 @@ fn stage_expansion_tables(kernel: RansKernel) -> bool {
     }
 }
 
+/// The dense kernel's block order as `ACEAPEX_GPU_DENSE_ORDER` asks (benchmarks): unset or
+/// `due`, [`super::launch::dense_block_order`]'s; `lpt`, blocks with more command bytes
+/// first (the longest dense work first, so that the last round's blocks are short); `hybrid`,
+/// the first `sms` blocks (the dense CTAs that run beside the rANS stage) as `due`, the rest
+/// as `lpt`. Ties keep the `due` order.
+fn reorder_dense_by_env(
+    entries: &[crate::device::format::BlockEntry],
+    mut order: Vec<u32>,
+    sms: u32,
+) -> Vec<u32> {
+    let from = match std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() {
+        Ok("lpt") => 0,
+        Ok("hybrid") => (sms as usize).min(order.len()),
+        _ => return order,
+    };
+    order[from..]
+        .sort_by_key(|&b| std::cmp::Reverse(entries[b as usize].decoded_len[STREAM_COMMANDS]));
+    order
+}
+
 /// Warps per CTA of the rANS stage forced by `ACEAPEX_GPU_RANS_WARPS` (8 or 16; benchmarks:
 /// both CTA sizes and kernels on the same archive), or `None`: `launch::rans_warps_per_cta`.
 fn rans_warps_forced() -> Option<u32> {
@@ -209,28 +229,46 @@ impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables.
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
         let mut phases = Phases::from_env();
-        // (reserved up front: growing a vector of 16 KiB tables copies them again and again)
-        let mut tables: Vec<DecodeTable> = Vec::with_capacity(
-            a.tables
-                .iter()
-                .flatten()
-                .flatten()
-                .map(|t| 1 + (t.has_context() || t.is_packed()) as usize)
-                .sum(),
-        );
-        if tables.capacity() >= 1 << TABLE_CTX_SHIFT {
+        let n_tables: usize = a
+            .tables
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|t| 1 + (t.has_context() || t.is_packed()) as usize)
+            .sum();
+        if n_tables >= 1 << TABLE_CTX_SHIFT {
             return Err(GpuError::Unsupported(format!(
-                "{} decode tables (the GPU table index holds fewer than 2^24)",
-                tables.capacity()
+                "{n_tables} decode tables (the GPU table index holds fewer than 2^24)"
             )));
         }
+        // A valid archive may have a table group per 4 KiB block, whose expanded tables are
+        // ~25 times its output (twenty-third session's attack): such an archive goes to the
+        // CPU decoder (`Archive::table`'s bounded cache) instead of filling host memory here.
+        let table_bytes = n_tables as u64 * std::mem::size_of::<DecodeTable>() as u64;
+        if table_bytes > crate::archive::table_cache_budget(a.header.original_size) {
+            return Err(GpuError::Unsupported(format!(
+                "{} MiB of expanded decode tables for {} MiB of data",
+                table_bytes >> 20,
+                a.header.original_size >> 20
+            )));
+        }
+        // (reserved up front: growing a vector of 16 KiB tables copies them again and again)
+        let mut tables: Vec<DecodeTable> = Vec::new();
+        tables.try_reserve_exact(n_tables).map_err(|_| {
+            GpuError::Unsupported(format!(
+                "no host memory for {} MiB of decode tables",
+                table_bytes >> 20
+            ))
+        })?;
         let mut index: Vec<u32> = Vec::with_capacity(a.tables.len() * STREAM_COUNT);
         for t in a.tables.iter().flatten() {
             match t {
                 Some(t) => {
                     // a context pair side by side, its bit in the index (FORMAT.md §5.4); a
                     // packed literal table, then its expansion table (§5.6)
-                    let st = t.tables();
+                    // expanded for the upload alone, not kept in the archive's cache
+                    let h = t.expand();
+                    let st = h.get();
                     let ti = tables.len() as u32;
                     tables.extend_from_slice(st.tables);
                     if let Some(expand) = st.pack {
@@ -296,6 +334,7 @@ impl GpuArchive {
             rans_grid,
             &order,
         );
+        let dense_order = reorder_dense_by_env(&a.entries, dense_order, gpu.sm_count());
         let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
         let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;
         let resident_bytes = (a.data.len()

@@ -2,14 +2,16 @@
 # csv of `ncu -i REP --page source --csv --print-source sass`): per run of instructions with the
 # same execution count, its share of the kernel's instructions and samples, threads active and
 # opcodes. python3 sass_blocks.py SASS.csv FIRST LAST [TOP] [A:B to list instructions A..B]
-import csv, sys
+# (KERNEL=name in the environment for another kernel than decode_blocks_dense; its rows are
+# numbered from 0 as its own)
+import csv, os, sys
 from collections import Counter
 path, lo, hi = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rows=[];cur=None;header=None
 for r in csv.reader(open(path)):
     if r and r[0]=="Kernel Name": cur=r[1]
     elif r and r[0]=="Address": header=r
-    elif r and cur=="decode_blocks_dense": rows.append(r)
+    elif r and cur==os.environ.get("KERNEL", "decode_blocks_dense"): rows.append(r)
 col={n:i for i,n in enumerate(header)}
 E=col['Instructions Executed'];S=col['Warp Stall Sampling (All Samples)'];T=col['Avg. Threads Executed']
 TI=sum(int(r[E]) for r in rows); TS=sum(int(r[S]) for r in rows)
