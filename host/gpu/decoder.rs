@@ -88,8 +88,8 @@ pub struct GpuArchive {
     /// Test hook: the next dense decode hands the dense kernel another epoch than the rANS
     /// stage's, so that its waits give up (`GpuArchive::stall_next_dense_decode`).
     stall_next: std::sync::atomic::AtomicBool,
-    /// The order in which the dense kernel takes the blocks (`launch::dense_block_order`;
-    /// one unused word for an empty archive).
+    /// The order in which the dense kernel takes the blocks (`launch::dense_block_order`,
+    /// then `launch::dense_longest_first`; one unused word for an empty archive).
     pub(crate) dense_order: CudaSlice<u32>,
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,
@@ -182,26 +182,6 @@ fn stage_expansion_tables(kernel: RansKernel) -> bool {
         Ok("1") => true,
         _ => kernel == RansKernel::Packed,
     }
-}
-
-/// The dense kernel's block order as `ACEAPEX_GPU_DENSE_ORDER` asks (benchmarks): unset or
-/// `due`, [`super::launch::dense_block_order`]'s; `lpt`, blocks with more command bytes
-/// first (the longest dense work first, so that the last round's blocks are short); `hybrid`,
-/// the first `sms` blocks (the dense CTAs that run beside the rANS stage) as `due`, the rest
-/// as `lpt`. Ties keep the `due` order.
-fn reorder_dense_by_env(
-    entries: &[crate::device::format::BlockEntry],
-    mut order: Vec<u32>,
-    sms: u32,
-) -> Vec<u32> {
-    let from = match std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() {
-        Ok("lpt") => 0,
-        Ok("hybrid") => (sms as usize).min(order.len()),
-        _ => return order,
-    };
-    order[from..]
-        .sort_by_key(|&b| std::cmp::Reverse(entries[b as usize].decoded_len[STREAM_COMMANDS]));
-    order
 }
 
 /// Warps per CTA of the rANS stage forced by `ACEAPEX_GPU_RANS_WARPS` (8 or 16; benchmarks:
@@ -334,7 +314,12 @@ impl GpuArchive {
             rans_grid,
             &order,
         );
-        let dense_order = reorder_dense_by_env(&a.entries, dense_order, gpu.sm_count());
+        // the longest dense work first, unless `ACEAPEX_GPU_DENSE_ORDER=due` (benchmarks)
+        let dense_order = if std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() == Ok("due") {
+            dense_order
+        } else {
+            super::launch::dense_longest_first(&a.entries, dense_order)
+        };
         let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
         let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;
         let resident_bytes = (a.data.len()
