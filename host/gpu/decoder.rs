@@ -314,11 +314,18 @@ impl GpuArchive {
             rans_grid,
             &order,
         );
-        // the longest dense work first, unless `ACEAPEX_GPU_DENSE_ORDER=due` (benchmarks)
-        let dense_order = if std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() == Ok("due") {
-            dense_order
-        } else {
+        // the longest dense work first where the rANS grid leaves the dense kernel little
+        // room beside it; `ACEAPEX_GPU_DENSE_ORDER=due|lpt` forces a choice (benchmarks)
+        let rans_ctas = (a.entries.len() as u64).div_ceil(rans_wpc.max(1) as u64);
+        let longest_first = match std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() {
+            Ok("due") => false,
+            Ok("lpt") => true,
+            _ => super::launch::dense_order_longest_first(rans_ctas, gpu.sm_count()),
+        };
+        let dense_order = if longest_first {
             super::launch::dense_longest_first(&a.entries, dense_order)
+        } else {
+            dense_order
         };
         let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
         let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;

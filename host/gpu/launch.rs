@@ -457,11 +457,12 @@ pub fn dense_block_order(
 /// `order` ([`dense_block_order`]'s) with the blocks of more command bytes first, ties
 /// kept in `order`: the dense kernel's longest blocks first, so that the last ones its CTAs
 /// take from the queue are short and the CTAs finish together. A block's command bytes (one
-/// per literal run or match, and their varints) are what its parse and fill steps grow with;
-/// they also mark the blocks whose rANS chains are short (fewer literals), which the stage
-/// publishes early. Measured against `order` alone (PERFORMANCE.md twenty-third session, run
-/// 4): TAIR10 +9 %, dm3 +10 %, P. falciparum +4 %, hs37 +2 %, ce2 and brown -2..-3 %, E.
-/// coli level (one round of the dense grid: the order hardly matters).
+/// per literal run or match, and their varints) are what its parse and fill steps grow with.
+/// Measured against `order` alone (PERFORMANCE.md twenty-third session, runs 4-5): TAIR10
+/// +9 %, dm3 +9 %, P. falciparum +3 %, hs37 +2 %; but ce2 -4 % and brown -2.5 %, whose rANS
+/// grids leave most SMs one rANS CTA and room for two dense CTAs beside it, which then work
+/// through the blocks as the stage publishes them: there the expected-finish order is
+/// kept ([`dense_order_longest_first`]).
 pub fn dense_longest_first(
     entries: &[crate::device::format::BlockEntry],
     mut order: Vec<u32>,
@@ -469,6 +470,17 @@ pub fn dense_longest_first(
     use crate::device::format::STREAM_COMMANDS;
     order.sort_by_key(|&b| std::cmp::Reverse(entries[b as usize].decoded_len[STREAM_COMMANDS]));
     order
+}
+
+/// Whether the dense kernel takes its blocks longest first ([`dense_longest_first`]) for a
+/// rANS stage of `rans_ctas` CTAs on `sms` SMs: yes when the stage's CTAs are more than the
+/// SMs by over an eighth, so that most SMs hold two of them and one dense CTA at most beside
+/// them (the dense work then runs mostly after the stage, and its tail is what the order
+/// shortens); no for smaller grids, where two dense CTAs per SM overlap the stage and the
+/// expected-finish order keeps them fed (runs 4-5: ce2, 138 CTAs of 8 warps on 132 SMs, -4 %
+/// longest first; dm3, 165, +9 %).
+pub fn dense_order_longest_first(rans_ctas: u64, sms: u32) -> bool {
+    rans_ctas > sms as u64 + sms as u64 / 8
 }
 
 /// What [`dense_block_order`] charges a rANS CTA for starting a chunk (staging its decode
@@ -894,6 +906,22 @@ mod tests {
             vec![1, 4, 5, 0, 2, 3]
         );
         assert!(dense_longest_first(&[], vec![]).is_empty());
+    }
+
+    /// The order's choice on the H200's 132 SMs, for the archives measured (8-warp CTAs up
+    /// to 2,112 blocks, 16-warp ones above, `rans_warps_per_cta`).
+    #[test]
+    fn longest_first_only_for_grids_over_the_sms() {
+        use super::dense_order_longest_first as lf;
+        let ctas = |blocks: u64| blocks.div_ceil(rans_warps_per_cta(blocks as u32, 132) as u64);
+        assert!(!lf(ctas(287), 132)); // E. coli: 36 CTAs
+        assert!(!lf(ctas(609), 132)); // brown: 77
+        assert!(!lf(ctas(1103), 132)); // ce2: 138
+        assert!(!lf(148, 132));
+        assert!(lf(149, 132));
+        assert!(lf(ctas(1317), 132)); // dm3: 165
+        assert!(lf(ctas(1889), 132)); // TAIR10: 237
+        assert!(lf(ctas(4334), 132)); // hs37: 271 of 16 warps
     }
 
     #[test]
