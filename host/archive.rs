@@ -1150,7 +1150,7 @@ mod tests {
     /// past it a table is expanded for each use, and the decode is the same.
     #[test]
     fn table_cache_stays_within_its_budget() {
-        let mut r = Rng::new(0x7AB1_E5);
+        let mut r = Rng::new(0x007A_B1E5);
         // six table groups (1 MiB of output each) of DNA-like bytes with some repeats
         let mut data: Vec<u8> = (0..6 << 20).map(|_| b"ACGT"[r.below(4) as usize]).collect();
         for i in (0..data.len() - 64).step_by(997) {
