@@ -150,7 +150,7 @@ pub fn decode_streams_group(
     assert!(scratch.len() <= GROUP_BLOCKS, "at most GROUP_BLOCKS blocks");
     let mut status = [[Ok(()); STREAM_COUNT]; GROUP_BLOCKS];
     // the rANS slices' tables first, held while their decoders run (`Archive::table`)
-    let handles: [[Option<crate::archive::TableHandle>; STREAM_COUNT]; GROUP_BLOCKS] =
+    let handles: [[Option<crate::archive::TableHandle<'_>>; STREAM_COUNT]; GROUP_BLOCKS] =
         std::array::from_fn(|j| {
             std::array::from_fn(|k| {
                 let b = first + j;
