@@ -790,7 +790,8 @@ impl StreamTable {
 
     fn build(&self) -> Vec<DecodeTable> {
         let r = self.record();
-        let mut t: Vec<DecodeTable> = r.tables.iter().map(|t| *t.decode_table()).collect();
+        let mut t = Vec::with_capacity(r.tables.len() + r.alphabet.is_some() as usize);
+        t.extend(r.tables.iter().map(|t| *t.decode_table()));
         if let Some(a) = &r.alphabet {
             t.push(*entropy::expansion_table(a));
         }

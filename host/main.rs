@@ -127,12 +127,13 @@ enum Cmd {
         #[arg(short = 'c', long, conflicts_with = "output")]
         stdout: bool,
         /// Compression level: 1-5 fast lazy parsing (5 the default), 6 the strongest lazy
-        /// level (1-7 favour GPU decode speed, so a higher one is not always smaller); 7-9 parse every block several ways (a lazy parse and 1-3 price-based
+        /// level; 7-9 parse every block several ways (a lazy parse and 1-3 price-based
         /// optimal parses) and keep the smallest: 7 two ways, 8 three, 9 four with a deeper
-        /// search. 7-9 are 3x to several hundred times slower than 6 (slowest on FASTQ and
-        /// with a large --window); 9 is 1-8 % smaller than 7 (E. coli 1 %, Moby-Dick 6 %),
-        /// most of it from 8 and 9 giving the entropy coder 4x / 16x fewer interleaved lanes
-        /// (smaller archives, GPU decode slower). A progress bar shows on a terminal.
+        /// search. 1-7 favour GPU decode speed, so a higher one is not always smaller. 7-9
+        /// are 3x to several hundred times slower than 6 (slowest on FASTQ and with a large
+        /// --window); 9 is 1-8 % smaller than 7 (E. coli 1 %, Moby-Dick 6 %), most of it
+        /// from 8 and 9 giving the entropy coder 4x / 16x fewer interleaved lanes (smaller
+        /// archives, GPU decode slower). A progress bar shows on a terminal.
         #[arg(short, long, default_value_t = 5, value_parser = parse_level)]
         level: u32,
         /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
@@ -143,7 +144,7 @@ enum Cmd {
         /// but a block then decodes only after those blocks.
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
-        /// Shortest match to emit, in bytes (>= 4). Below 6 the length codes start there
+        /// Shortest match to emit, in bytes (4 up to the block size). Below 6 the length codes start there
         /// too (a version-4 archive, or 5 or 6 with context or packed literal tables): 1-4 %
         /// smaller archives on text and FASTQ, about 10 %
         /// slower decode (more, shorter matches). [default: at levels 8-9, 4 or 6,

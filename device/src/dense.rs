@@ -284,7 +284,8 @@ fn set_status(s: &Smem, st: Status) {
 /// then blocks `order[grid + ticket]` (tickets from `queue[QUEUE_TICKET]++`) until they run
 /// out, so a CTA that drew cheap blocks takes more of them; `order` holds every block once,
 /// in the order the host expects the rANS stage to finish them
-/// (`gpu::launch::dense_block_order`), or is null: blocks in index order (the two kernels
+/// (`gpu::launch::dense_block_order`) or that order longest first
+/// (`gpu::launch::dense_longest_first`), or is null: blocks in index order (the two kernels
 /// one after the other). `queue[QUEUE_FALLBACK]` counts the blocks left to the
 /// lane kernel (`Status::Fallback`). `match_base` is the archive's (FORMAT.md §2: 4 to 6,
 /// from a validated header).

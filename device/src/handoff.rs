@@ -16,7 +16,9 @@
 //!   synchronises the warp and publishes the epoch in word `QUEUE_READY + b`; the dense
 //!   kernel's thread 0 waits for that word (acquire loads) before the CTA's barrier, after
 //!   which the CTA reads the block's status word and streams. The dense CTAs take the blocks
-//!   in the order the host expects the stage to finish them (`gpu::launch::dense_block_order`).
+//!   in the order the host gives: the one it expects the stage to finish them in
+//!   (`gpu::launch::dense_block_order`), or that order with the blocks of most command
+//!   bytes first (`gpu::launch::dense_longest_first`, for rANS grids larger than the SMs).
 //!
 //! Every block's ready word is written by every overlapping decode, so a word never holds the
 //! current epoch before its block is done. A wait gives up after [`WAIT_LIMIT_NS`]; the CTA

@@ -88,8 +88,9 @@ pub struct GpuArchive {
     /// Test hook: the next dense decode hands the dense kernel another epoch than the rANS
     /// stage's, so that its waits give up (`GpuArchive::stall_next_dense_decode`).
     stall_next: std::sync::atomic::AtomicBool,
-    /// The order in which the dense kernel takes the blocks (`launch::dense_block_order`,
-    /// then `launch::dense_longest_first`; one unused word for an empty archive).
+    /// The order in which the dense kernel takes the blocks when the two kernels overlap
+    /// (`launch::dense_block_order`, longest first where `launch::dense_order_longest_first`
+    /// says so; one unused word for an empty archive).
     pub(crate) dense_order: CudaSlice<u32>,
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,
@@ -297,10 +298,8 @@ impl GpuArchive {
         } as u32;
         let rans_kernel = RansKernel::for_archive(a);
         let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
-        let rans_grid = super::launch::rans_grid(
-            a.entries.len().div_ceil(rans_wpc.max(1) as usize),
-            gpu.sm_count(),
-        );
+        let rans_chunks = a.entries.len().div_ceil(rans_wpc.max(1) as usize);
+        let rans_grid = super::launch::rans_grid(rans_chunks, gpu.sm_count());
         let order = super::launch::rans_chunk_order(
             &a.entries,
             |b| a.literal_width(b) as u32,
@@ -316,11 +315,10 @@ impl GpuArchive {
         );
         // the longest dense work first where the rANS grid leaves the dense kernel little
         // room beside it; `ACEAPEX_GPU_DENSE_ORDER=due|lpt` forces a choice (benchmarks)
-        let rans_ctas = (a.entries.len() as u64).div_ceil(rans_wpc.max(1) as u64);
         let longest_first = match std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() {
             Ok("due") => false,
             Ok("lpt") => true,
-            _ => super::launch::dense_order_longest_first(rans_ctas, gpu.sm_count()),
+            _ => super::launch::dense_order_longest_first(rans_chunks as u64, gpu.sm_count()),
         };
         let dense_order = if longest_first {
             super::launch::dense_longest_first(&a.entries, dense_order)

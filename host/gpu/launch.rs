@@ -271,7 +271,9 @@ pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuE
 /// launches) and publishes each block's streams (`device/src/handoff.rs`). With `overlap`
 /// (sm_90 and later, [`Gpu::overlap`]) the launch is a programmatic dependent one: this
 /// kernel's CTAs start once every CTA of the rANS stage has, and decode each block as soon
-/// as its streams are published, in the order [`dense_block_order`] expects them.
+/// as its streams are published, in the archive's dense order ([`dense_block_order`], longest
+/// first where [`dense_order_longest_first`] says so); without `overlap` the blocks go in
+/// index order (a null order), so neither order nor `ACEAPEX_GPU_DENSE_ORDER` applies.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_blocks_dense(
     gpu: &Gpu,
@@ -473,14 +475,15 @@ pub fn dense_longest_first(
 }
 
 /// Whether the dense kernel takes its blocks longest first ([`dense_longest_first`]) for a
-/// rANS stage of `rans_ctas` CTAs on `sms` SMs: yes when the stage's CTAs are more than the
-/// SMs by over an eighth, so that most SMs hold two of them and one dense CTA at most beside
-/// them (the dense work then runs mostly after the stage, and its tail is what the order
-/// shortens); no for smaller grids, where two dense CTAs per SM overlap the stage and the
-/// expected-finish order keeps them fed (runs 4-5: ce2, 138 CTAs of 8 warps on 132 SMs, -4 %
-/// longest first; dm3, 165, +9 %).
-pub fn dense_order_longest_first(rans_ctas: u64, sms: u32) -> bool {
-    rans_ctas > sms as u64 + sms as u64 / 8
+/// rANS stage of `rans_chunks` chunks (one CTA's blocks each) on `sms` SMs: yes when the
+/// chunks outnumber the SMs by over an eighth, no below. An SM that runs two rANS CTAs has
+/// room for one dense CTA beside them, one that runs a single rANS CTA for two, and those
+/// work through the blocks as the stage publishes them; the more SMs hold two rANS CTAs,
+/// the more of the dense work runs after the stage, where its tail is what the order
+/// shortens. The threshold is measured, not derived (runs 4-6: ce2, 138 chunks of 8 blocks on
+/// 132 SMs, -4 % longest first; dm3, 165, +9 %).
+pub fn dense_order_longest_first(rans_chunks: u64, sms: u32) -> bool {
+    rans_chunks > sms as u64 + sms as u64 / 8
 }
 
 /// What [`dense_block_order`] charges a rANS CTA for starting a chunk (staging its decode
