@@ -1168,6 +1168,23 @@ fn output_directory_and_extract_help() {
     );
 }
 
+/// Waits up to 20 s for `child` to exit on its own; kills it and fails with `why` after that
+/// (a run that blocks must fail the test, not hang it).
+#[track_caller]
+fn ends_by_itself(child: &mut std::process::Child, why: &str) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("the run {why}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// An input that is not a regular file (here a FIFO, as `/dev/null` is a device) gets no
 /// output name derived from it (`compress /dev/null` would create `/dev/null.acx`): the
 /// error asks for -o, nothing is created and the FIFO is never opened (no writer: opening it
@@ -1186,14 +1203,7 @@ fn no_output_name_from_a_fifo() {
     for args in [vec!["compress", "pipe"], vec!["decompress", "pipe.acx"]] {
         // with a deadline: were the FIFO opened, the run would block, not fail
         let mut child = spawn_piped(d, &args);
-        let start = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > std::time::Duration::from_secs(20) {
-                child.kill().unwrap();
-                panic!("{args:?} opened the FIFO and waited for a writer");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        ends_by_itself(&mut child, "opened the FIFO and waited for a writer");
         let o = child.wait_with_output().unwrap();
         let e = fails(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
@@ -1225,17 +1235,7 @@ fn a_stream_that_is_no_archive_fails_at_its_magic() {
         stdin.write_all(b"JUNK and more junk").unwrap();
         stdin.flush().unwrap();
         // the writer stays open: the process must end on its own
-        let start = std::time::Instant::now();
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(
-                start.elapsed() < std::time::Duration::from_secs(20),
-                "{cmd:?} waited for the end of the stream"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
+        let status = ends_by_itself(&mut child, "waited for the end of the stream");
         drop(stdin);
         let out = child.wait_with_output().unwrap();
         assert_eq!(status.code(), Some(1), "{cmd:?}");
