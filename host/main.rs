@@ -144,10 +144,10 @@ enum Cmd {
         /// but a block then decodes only after those blocks.
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
-        /// Shortest match to emit, in bytes (4 up to the block size). Below 6 the length codes start there
-        /// too (a version-4 archive, or 5 or 6 with context or packed literal tables): 1-4 %
-        /// smaller archives on text and FASTQ, about 10 %
-        /// slower decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
+        /// Shortest match to emit, in bytes (4 up to the block size). Below 6 the length
+        /// codes start there too (a version-4 archive, or 5 or 6 with context or packed
+        /// literal tables): 1-4 % smaller archives on text and FASTQ, about 10 % slower
+        /// decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
         /// whichever compresses a sample of the input smaller (256 KiB, or one block if
         /// larger; a smaller input is compressed both ways); levels 1-7: 6, for decode
         /// speed]
