@@ -48,6 +48,12 @@ pub struct EncodeOptions {
     /// symbol carries 2-4 of them, which decodes them 2-4 times faster and, on DNA, codes
     /// them smaller; default on.
     pub packed_literals: bool,
+    /// Store the match layer's streams (lengths, offsets, commands, offset tails; FORMAT.md
+    /// §4.1) raw and entropy-code only the literals, whose rANS slice then has the GPU warp's
+    /// 32 lanes to itself (FORMAT.md §5.5): on DNA 2-4 % larger archives that the GPU decodes
+    /// 10-20 % faster and the CPU 10-15 % faster; on text 15-20 % larger (PERFORMANCE.md
+    /// twenty-fourth session); default off.
+    pub raw_match_streams: bool,
 }
 
 impl Default for EncodeOptions {
@@ -61,6 +67,7 @@ impl Default for EncodeOptions {
             depth_cap: 0,
             context_tables: true,
             packed_literals: true,
+            raw_match_streams: false,
         }
     }
 }
@@ -450,7 +457,8 @@ fn chain_steps_saved(
 /// against 248, FORMAT.md §9.1).
 pub const PACK_MIN_LITERALS: usize = 4096;
 
-/// Builds a group's tables from its blocks' streams and stores every slice.
+/// Builds a group's tables from its blocks' streams and stores every slice
+/// (`opts.raw_match_streams`: tables for the literals only, every other slice raw).
 ///
 /// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block
 /// size). `opts.context_tables`: allow context pairs ([`entropy::choose_record`]), where they
@@ -472,6 +480,13 @@ fn encode_group(
     for b in blocks {
         for (h, s) in hists.iter_mut().zip(b.stream_slices()) {
             entropy::count(h, s);
+        }
+    }
+    if opts.raw_match_streams {
+        // no table for the match layer's streams: their slices are stored raw and take no
+        // lanes of the warp (FORMAT.md §5.3, §5.5)
+        for h in &mut hists[STREAM_LITERALS + 1..] {
+            *h = [0; 256];
         }
     }
     // lanes depend only on which streams have a table and the slices' lengths (in symbols)
@@ -1195,5 +1210,49 @@ mod tests {
         assert!(kept_by[1] > 0 && kept_by[2] > kept_by[1], "{kept_by:?}");
         // the default budget keeps every table a decode uses
         assert_eq!(kept_by[3], used);
+    }
+
+    /// `raw_match_streams`: every slice but the literals' stored raw, and the literal slice
+    /// of a block of at least 32 * 256 literals on all 32 lanes (FORMAT.md §5.5: one lane per
+    /// 256 literals at level 6, at most 32, nothing else in the warp); without it the command
+    /// slice takes lanes beside the literals'.
+    #[test]
+    fn raw_match_streams_leave_the_warp_to_the_literals() {
+        let mut r = Rng::new(0x4A3_5EED);
+        let mut data: Vec<u8> = (0..2 << 20).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+        for i in (0..data.len() - 64).step_by(997) {
+            data.copy_within(i..i + 40, i + 50);
+        }
+        let level6 = |raw_match_streams| EncodeOptions {
+            level: 6,
+            raw_match_streams,
+            ..Default::default()
+        };
+        let coded = crate::compress(&data, &level6(false), &|_| {}).unwrap();
+        let raw = crate::compress(&data, &level6(true), &|_| {}).unwrap();
+        let (coded, raw) = (
+            Archive::parse(&coded).unwrap(),
+            Archive::parse(&raw).unwrap(),
+        );
+        assert!(crate::decode::decompress(&raw).unwrap() == data);
+        let literal_lanes = |a: &Archive<'_>| -> Vec<u8> {
+            (a.entries.iter())
+                .filter(|e| e.decoded_len[STREAM_LITERALS] >= 32 * 256)
+                .map(|e| e.lanes[STREAM_LITERALS])
+                .collect()
+        };
+        let lanes = literal_lanes(&raw);
+        assert!(
+            lanes.len() > 100 && lanes.iter().all(|&l| l == 32),
+            "{lanes:?}"
+        );
+        for e in &raw.entries {
+            assert!(e.decoded_len[STREAM_COMMANDS] > 0);
+            assert!(e.lanes[STREAM_LITERALS + 1..]
+                .iter()
+                .all(|&l| l == LANES_RAW));
+        }
+        assert!(literal_lanes(&coded).iter().all(|&l| l < 32));
+        assert!(raw.data.len() > coded.data.len());
     }
 }

@@ -175,6 +175,13 @@ enum Cmd {
         /// this flag the archive stays version 5 or older, for readers of those versions.
         #[arg(long)]
         no_pack: bool,
+        /// Entropy-code the literals only: store the match streams (commands, lengths,
+        /// offsets, offset tails) raw, so that a block's literal slice has all 32 rANS lanes
+        /// of a GPU warp to itself. DNA: archives 2-4 % larger, GPU decode 10-20 % faster
+        /// (TAIR10 at level 6: ratio 3.314 -> 3.200, 164 -> 183 GB/s on an H200), CPU
+        /// decode 10-15 % faster. Text has far more match bytes: 15-20 % larger archives.
+        #[arg(long)]
+        raw_match_streams: bool,
         /// Cap the dependency depth (chains of matches that copy from matches): every match
         /// gets a level below N, which bounds the decode rounds per block. 0 = no cap.
         #[arg(long, value_name = "N", default_value_t = 0)]
@@ -708,6 +715,7 @@ fn run(cli: Cli) -> Result<()> {
             no_rep,
             no_context,
             no_pack,
+            raw_match_streams,
             depth_cap,
             threads,
             force,
@@ -721,6 +729,7 @@ fn run(cli: Cli) -> Result<()> {
                 depth_cap,
                 context_tables: !no_context,
                 packed_literals: !no_pack,
+                raw_match_streams,
             };
             opts.validate().map_err(|m| usage("compress", m))?;
             // (the library takes it, an archive without matches; on the command line it is

@@ -172,6 +172,49 @@ fn explicit_output_names_and_options() {
     assert!(e.contains(".acx"), "{e}");
 }
 
+/// `--raw-match-streams`: `info --json` reports every match-layer stream stored raw (stored
+/// bytes equal to decoded ones) while the default codes them smaller; both round-trip.
+#[test]
+fn raw_match_streams_store_only_the_literals_coded() {
+    let t = tmp();
+    let d = t.path();
+    let data = sample(100_000);
+    std::fs::write(d.join("a.txt"), &data).unwrap();
+    ok(&run(
+        d,
+        &["compress", "a.txt", "-o", "raw.acx", "--raw-match-streams"],
+    ));
+    ok(&run(d, &["compress", "a.txt", "-o", "coded.acx"]));
+    let stored = |name: &str| -> Vec<(u64, u64)> {
+        let o = run(d, &["info", name, "--json"]);
+        ok(&o);
+        let j = String::from_utf8(o.stdout).unwrap();
+        ["literals", "lengths", "offsets", "commands", "offset_tails"]
+            .iter()
+            .map(|k| {
+                let at = j.find(&format!("\"{k}\":{{")).expect(k);
+                let field = |f: &str| -> u64 {
+                    let i = at + j[at..].find(&format!("\"{f}\":")).unwrap() + f.len() + 3;
+                    let end = i + j[i..].find(|c: char| !c.is_ascii_digit()).unwrap();
+                    j[i..end].parse().unwrap()
+                };
+                (field("decoded"), field("stored"))
+            })
+            .collect()
+    };
+    let (raw, coded) = (stored("raw.acx"), stored("coded.acx"));
+    assert!(raw[0].1 < raw[0].0, "literals coded: {raw:?}");
+    assert!(raw[1..].iter().all(|&(dec, st)| dec == st), "{raw:?}");
+    assert!(raw[3].0 > 0 && coded[3].1 < coded[3].0, "{coded:?}");
+    for name in ["raw.acx", "coded.acx"] {
+        ok(&run(
+            d,
+            &["decompress", name, "-o", "out", "-f", "--device", "cpu"],
+        ));
+        assert_eq!(std::fs::read(d.join("out")).unwrap(), data, "{name}");
+    }
+}
+
 #[test]
 fn names_a_missing_output_folder() {
     let t = tmp();

@@ -29,6 +29,7 @@ fn default_settings() -> EncodeOptions {
         depth_cap: 0,
         context_tables: false,
         packed_literals: false,
+        raw_match_streams: false,
     }
 }
 

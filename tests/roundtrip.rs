@@ -540,7 +540,8 @@ proptest! {
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
 
-    /// Repeat codes off, context tables and packed literals on or off, min_match 4/5/6/8/12/32, depth caps 0/1/2/8,
+    /// Repeat codes off, context tables, packed literals and raw match streams on or off,
+    /// min_match 4/5/6/8/12/32, depth caps 0/1/2/8,
     /// windows at or above the block: the reference walker checks every match length,
     /// distance and depth.
     #[test]
@@ -551,6 +552,7 @@ proptest! {
         repeat_codes in any::<bool>(),
         context_tables in any::<bool>(),
         packed_literals in any::<bool>(),
+        raw_match_streams in any::<bool>(),
         min_match in prop::sample::select(vec![4u32, 5, 6, 8, 12, 32]),
         depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
         cross in any::<bool>(),
@@ -570,6 +572,7 @@ proptest! {
             depth_cap,
             context_tables,
             packed_literals,
+            raw_match_streams,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
@@ -587,6 +590,14 @@ fn each_parser_option_alone() {
             &data,
             &EncodeOptions {
                 repeat_codes: false,
+                ..opts(5, bs)
+            },
+            &r,
+        );
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                raw_match_streams: true,
                 ..opts(5, bs)
             },
             &r,
