@@ -48,10 +48,11 @@ pub struct EncodeOptions {
     /// symbol carries 2-4 of them, which decodes them 2-4 times faster and, on DNA, codes
     /// them smaller; default on.
     pub packed_literals: bool,
-    /// Store the match layer's streams (lengths, offsets, commands, offset tails; FORMAT.md
-    /// §4.1) raw and entropy-code only the literals, whose rANS slice then has the GPU warp's
-    /// 32 lanes to itself (FORMAT.md §5.5): on DNA 2-4 % larger archives that the GPU decodes
-    /// 10-20 % faster and the CPU 10-15 % faster; on text 15-20 % larger (PERFORMANCE.md
+    /// Levels 1-7 only ([`EncodeOptions::validate`]): store the match layer's streams
+    /// (lengths, offsets, commands, offset tails; FORMAT.md §4.1) raw and entropy-code only
+    /// the literals, whose rANS slice then has the GPU warp's 32 lanes to itself (FORMAT.md
+    /// §5.5): at level 6, on DNA 2-4 % larger archives that the GPU decodes 10-20 % faster
+    /// and the CPU no slower (0-20 % faster); on text 15-20 % larger (PERFORMANCE.md
     /// twenty-fourth session); default off.
     pub raw_match_streams: bool,
 }
@@ -96,6 +97,17 @@ impl EncodeOptions {
             if w == 0 {
                 return Err("window must be at least 1 byte".into());
             }
+        }
+        if self.raw_match_streams && self.level > 7 {
+            // levels 8-9 give the literal slice few lanes for size (FORMAT.md §5.5), so the
+            // raw streams would cost bytes and buy no GPU speed (moby_dick at level 9: +21 %,
+            // its longest chain twice as long)
+            return Err(format!(
+                "raw match streams (--raw-match-streams) are for levels 1-7, which put decode \
+                 speed first (level {} keeps few rANS lanes for size, so they would only cost \
+                 bytes)",
+                self.level
+            ));
         }
         Ok(())
     }
@@ -477,16 +489,16 @@ fn encode_group(
     opts: &EncodeOptions,
 ) -> GroupOut {
     let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
+    // `raw_match_streams`: no table for the match layer's streams (FORMAT.md §4.1), whose
+    // slices are then stored raw and take no lanes of the warp (§5.3, §5.5); their bytes
+    let mut raw_bytes = 0usize;
     for b in blocks {
-        for (h, s) in hists.iter_mut().zip(b.stream_slices()) {
-            entropy::count(h, s);
-        }
-    }
-    if opts.raw_match_streams {
-        // no table for the match layer's streams: their slices are stored raw and take no
-        // lanes of the warp (FORMAT.md §5.3, §5.5)
-        for h in &mut hists[STREAM_LITERALS + 1..] {
-            *h = [0; 256];
+        for (k, (h, s)) in hists.iter_mut().zip(b.stream_slices()).enumerate() {
+            if opts.raw_match_streams && k != STREAM_LITERALS {
+                raw_bytes += s.len();
+            } else {
+                entropy::count(h, s);
+            }
         }
     }
     // lanes depend only on which streams have a table and the slices' lengths (in symbols)
@@ -521,7 +533,8 @@ fn encode_group(
         .iter()
         .zip(&hists)
         .filter_map(|(t, h)| t.as_ref().map(|t| entropy::coded_bytes(t, h)))
-        .sum::<f64>();
+        .sum::<f64>()
+        + raw_bytes as f64;
     let min_gain = entropy::context_min_gain(opts.level, group_bytes);
     // stream k's record with the blocks' lane counts `lanes` (a context pair's tables hold
     // the (lane's previous symbol, symbol) pairs of exactly those lanes: every symbol must be

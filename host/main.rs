@@ -22,7 +22,7 @@ use std::time::Instant;
 /// after the blocks they read from); every block carries an XXH3-64 checksum, so a whole
 /// file or any byte range can be restored and verified on the CPU or on an NVIDIA GPU.
 #[derive(Parser)]
-#[command(name = "aceapex", version, about, long_about, after_help = AFTER_HELP)]
+#[command(name = "aceapex", version, about, long_about, after_help = AFTER_HELP, args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -82,7 +82,9 @@ version-2 archives are read too), original and archive bytes, the block table (b
 and the frequency tables, and per stream its decoded and stored bytes, in how many table groups
 it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
-alphabet of at most 16 bytes per rANS symbol). The five streams of every block (FORMAT.md §4):
+alphabet of at most 16 bytes per rANS symbol). The encoder line says \"match streams raw\" for
+an archive whose match streams have no table in any group ('compress --raw-match-streams'); any
+archive stores a slice raw where coding would not make it smaller. The five streams of every block (FORMAT.md §4):
 literals (the bytes no match covers), commands (one byte per literal run, match or repeat
 match), lengths (the length extensions of long matches and long repeats), offsets (the first
 byte of each new match's distance) and offset tails (the distances' further bytes).
@@ -97,7 +99,8 @@ blocks per depth range: 0, 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more.
 JSON (--json), one object: format_version, original_size, archive_size, ratio, block_size,
 block_count, entry_bytes (one block-table entry), block_table_bytes, table_bytes (the frequency
 tables), group_blocks, window, cross_block, level, min_match, match_base (the shortest match the
-length codes count from, FORMAT.md §2), repeat_codes, depth_cap, streams
+length codes count from, FORMAT.md §2), repeat_codes, raw_match_streams (no table group codes
+the match streams: 'compress --raw-match-streams'), depth_cap, streams
 (literals, lengths, offsets, commands, offset_tails: decoded and stored bytes,
 context_groups and packed_groups (packed literal tables, FORMAT.md §5.6) each),
 content_checksum, max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
@@ -113,7 +116,7 @@ const DEPTH_BUCKETS: [&str; 8] = ["0", "1", "2-3", "4-7", "8-15", "16-31", "32-6
 #[derive(Subcommand)]
 enum Cmd {
     /// Compress a file into an .acx archive (the input is kept).
-    #[command(after_help = sizes_help!("--block-size, --window"))]
+    #[command(after_help = sizes_help!("--block-size, --window"), args_override_self = true)]
     Compress {
         /// Input files, or '-' for standard input; several files are each compressed to
         /// their default name (FILE.acx), and an error in one does not stop the others.
@@ -175,11 +178,13 @@ enum Cmd {
         /// this flag the archive stays version 5 or older, for readers of those versions.
         #[arg(long)]
         no_pack: bool,
-        /// Entropy-code the literals only: store the match streams (commands, lengths,
-        /// offsets, offset tails) raw, so that a block's literal slice has all 32 rANS lanes
-        /// of a GPU warp to itself. DNA: archives 2-4 % larger, GPU decode 10-20 % faster
-        /// (TAIR10 at level 6: ratio 3.314 -> 3.200, 164 -> 183 GB/s on an H200), CPU
-        /// decode 10-15 % faster. Text has far more match bytes: 15-20 % larger archives.
+        /// For DNA FASTA decoded on a GPU (levels 1-7): entropy-code the literals only and
+        /// store the match streams (commands, lengths, offsets, offset tails) raw, which
+        /// leaves a block's literals the GPU's whole rANS warp. At level 6, DNA archives are
+        /// 2-4 % larger and decode 10-20 % faster on the GPU (TAIR10: ratio 3.314 -> 3.200,
+        /// 164 -> 183 GB/s on an H200) and no slower on the CPU. The cost grows with the
+        /// share of matches: text 15-20 % larger, very repetitive data several times larger.
+        /// 'info' shows it ("match streams raw").
         #[arg(long)]
         raw_match_streams: bool,
         /// Cap the dependency depth (chains of matches that copy from matches): every match
@@ -194,6 +199,7 @@ enum Cmd {
         force: bool,
     },
     /// Restore the original file from an archive (every block and the whole file verified).
+    #[command(args_override_self = true)]
     Decompress {
         /// Archives, or '-' for standard input; several archives are each restored to their
         /// default name (without .acx), and an error in one does not stop the others.
@@ -221,7 +227,7 @@ enum Cmd {
         test: bool,
     },
     /// Restore one byte range of the original, decoding only the blocks it needs.
-    #[command(after_help = sizes_help!("--offset, --length"))]
+    #[command(after_help = sizes_help!("--offset, --length"), args_override_self = true)]
     Extract {
         /// Archive, or '-' for standard input.
         input: PathBuf,
@@ -239,7 +245,7 @@ enum Cmd {
         force: bool,
     },
     /// Show an archive's sizes, ratio, parameters, streams and match dependency depths.
-    #[command(after_help = INFO_HELP)]
+    #[command(after_help = INFO_HELP, args_override_self = true)]
     Info {
         /// Archive, or '-' for standard input.
         input: PathBuf,
@@ -841,6 +847,14 @@ fn compress_one(
     }
     let out = OutFile::open(&out_path, force)?;
     let data = read_input(input, false)?;
+    if data.starts_with(&aceapex::device::format::MAGIC) {
+        // as gzip warns of a .gz input: compressed data does not shrink again
+        note(format_args!(
+            "{} is already an aceapex archive: compressing it again gains little \
+             (decompress restores it)",
+            input.display()
+        ));
+    }
     let slow = opts.level >= 6 || opts.window.is_some_and(|w| w > opts.block_size);
     let pb = progress_bar(data.len() as u64, "compress", slow);
     let t = Instant::now();
@@ -1089,6 +1103,11 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     // context pairs (FORMAT.md §5.4), packed literal tables (§5.6)
     let context_groups = groups_where(aceapex::archive::StreamTable::has_context);
     let packed_groups = groups_where(aceapex::archive::StreamTable::is_packed);
+    // `compress --raw-match-streams`: no group has a table for a match-layer stream, though
+    // they hold bytes (the default encoder gives every group a table for a stream it uses)
+    let tabled_groups = groups_where(|_| true);
+    let raw_match_streams =
+        tabled_groups[1..].iter().all(|&n| n == 0) && decoded[1..].iter().any(|&n| n > 0);
     let ratio = h.original_size as f64 / archive_len.max(1) as f64;
     let mean_depth = depth_sum as f64 / a.entries.len().max(1) as f64;
     let names = aceapex::device::format::STREAM_NAMES;
@@ -1107,7 +1126,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             })
             .collect();
         out!(
-            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"block_table_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"match_base\":{},\"repeat_codes\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
+            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"block_table_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"match_base\":{},\"repeat_codes\":{},\"raw_match_streams\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
             h.version,
             h.original_size,
             archive_len,
@@ -1124,6 +1143,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             h.min_match,
             h.match_base(),
             h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0,
+            raw_match_streams,
             h.depth_cap,
             depth_max,
             mean_depth,
@@ -1163,7 +1183,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         }
     );
     out!(
-        "encoder          level {}, min match {} (match base {}), repeat codes {}, depth cap {}",
+        "encoder          level {}, min match {} (match base {}), repeat codes {}, depth cap {}{}",
         h.level,
         h.min_match,
         h.match_base(),
@@ -1176,6 +1196,11 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             "none".to_string()
         } else {
             h.depth_cap.to_string()
+        },
+        if raw_match_streams {
+            ", match streams raw (--raw-match-streams)"
+        } else {
+            ""
         }
     );
     // a block's depth: the highest dependency level of its matches (see INFO_HELP)

@@ -173,7 +173,8 @@ fn explicit_output_names_and_options() {
 }
 
 /// `--raw-match-streams`: `info --json` reports every match-layer stream stored raw (stored
-/// bytes equal to decoded ones) while the default codes them smaller; both round-trip.
+/// bytes equal to decoded ones) while the default codes the commands smaller; both
+/// round-trip; `info` names it on its encoder line and in JSON.
 #[test]
 fn raw_match_streams_store_only_the_literals_coded() {
     let t = tmp();
@@ -202,6 +203,19 @@ fn raw_match_streams_store_only_the_literals_coded() {
             })
             .collect()
     };
+    for (name, raw) in [("raw.acx", true), ("coded.acx", false)] {
+        let o = run(d, &["info", name]);
+        ok(&o);
+        let text = String::from_utf8(o.stdout).unwrap();
+        let encoder = text.lines().find(|l| l.starts_with("encoder")).unwrap();
+        assert_eq!(encoder.contains("match streams raw"), raw, "{encoder}");
+        let o = run(d, &["info", name, "--json"]);
+        let key = format!("\"raw_match_streams\":{raw}");
+        assert!(
+            String::from_utf8(o.stdout).unwrap().contains(&key),
+            "{name}"
+        );
+    }
     let (raw, coded) = (stored("raw.acx"), stored("coded.acx"));
     assert!(raw[0].1 < raw[0].0, "literals coded: {raw:?}");
     assert!(raw[1..].iter().all(|&(dec, st)| dec == st), "{raw:?}");
@@ -213,6 +227,57 @@ fn raw_match_streams_store_only_the_literals_coded() {
         ));
         assert_eq!(std::fs::read(d.join("out")).unwrap(), data, "{name}");
     }
+}
+
+/// A repeated option takes its last value, as in gzip and zstd (scripts add flags to a base
+/// command line); compressing an archive again says that it gains little.
+#[test]
+fn repeated_options_take_the_last_and_archives_are_named() {
+    let t = tmp();
+    let d = t.path();
+    let data = sample(40_000);
+    std::fs::write(d.join("a.txt"), &data).unwrap();
+    let args = [
+        "compress",
+        "a.txt",
+        "-l",
+        "3",
+        "-l",
+        "1",
+        "--no-pack",
+        "--no-pack",
+        "-f",
+    ];
+    ok(&run(d, &args));
+    let o = run(d, &["info", "a.txt.acx", "--json", "--json"]);
+    ok(&o);
+    assert!(String::from_utf8(o.stdout)
+        .unwrap()
+        .contains("\"level\":1,"));
+    let args = [
+        "decompress",
+        "a.txt.acx",
+        "-o",
+        "b",
+        "-T",
+        "1",
+        "-T",
+        "2",
+        "-f",
+        "-f",
+    ];
+    ok(&run(d, &args));
+    assert_eq!(std::fs::read(d.join("b")).unwrap(), data);
+    let o = run(d, &["compress", "a.txt.acx", "-o", "twice.acx"]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("already an aceapex archive"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(d, &["compress", "a.txt", "-o", "once.acx"]);
+    ok(&o);
+    assert!(!stderr(&o).contains("already"), "{}", stderr(&o));
 }
 
 #[test]

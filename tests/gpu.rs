@@ -418,15 +418,17 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
                 // the dense pipe with the sequential one-lane parse (parse comparison)
                 decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
             ] {
-                let gpu = decoder::decompress_with(&g, &a, d)
-                    .unwrap_or_else(|e| panic!("{name} bs {block_size} mm {min_match} {d:?}: {e}"));
+                let raw = opts.raw_match_streams;
+                let gpu = decoder::decompress_with(&g, &a, d).unwrap_or_else(|e| {
+                    panic!("{name} bs {block_size} mm {min_match} raw {raw} {d:?}: {e}")
+                });
                 assert!(
                     gpu == data,
-                    "{name} bs {block_size} mm {min_match} {d:?}: GPU output differs from the original"
+                    "{name} bs {block_size} mm {min_match} raw {raw} {d:?}: GPU output differs from the original"
                 );
                 assert!(
                     gpu == cpu,
-                    "{name} bs {block_size} mm {min_match} {d:?}: GPU output differs from the CPU decoder"
+                    "{name} bs {block_size} mm {min_match} raw {raw} {d:?}: GPU output differs from the CPU decoder"
                 );
             }
         }
@@ -475,30 +477,35 @@ fn context_pairs_decode_staged_and_unstaged() {
 
 /// The encoder settings of the bit-exact test: block sizes, minimum matches 4 and 5 (match
 /// bases below 6, format version 4, FORMAT.md §2), context tables and packed literal tables
-/// on (the defaults: version 5 or 6 where they pay) and off. Returns `(block_size,
+/// on (the defaults: version 5 or 6 where they pay) and off, and once the match streams raw
+/// (`raw_match_streams`, the literal slice alone in the warp). Returns `(block_size,
 /// min_match, options)`.
 fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
     [
-        (4096u32, 6, true, true),
-        (16384, 6, true, true),
-        (16384, 6, true, false),
-        (16384, 6, false, false),
-        (65536, 6, true, true),
-        (16384, 4, true, false),
-        (4096, 5, false, false),
+        (4096u32, 6, true, true, false),
+        (16384, 6, true, true, false),
+        (16384, 6, true, true, true),
+        (16384, 6, true, false, false),
+        (16384, 6, false, false, false),
+        (65536, 6, true, true, false),
+        (16384, 4, true, false, false),
+        (4096, 5, false, false, false),
     ]
     .into_iter()
-    .map(|(block_size, min_match, context_tables, packed_literals)| {
-        let opts = EncodeOptions {
-            block_size,
-            min_match,
-            level: if min_match < 6 { 8 } else { 5 },
-            context_tables,
-            packed_literals,
-            ..Default::default()
-        };
-        (block_size, min_match, opts)
-    })
+    .map(
+        |(block_size, min_match, context_tables, packed_literals, raw_match_streams)| {
+            let opts = EncodeOptions {
+                block_size,
+                min_match,
+                level: if min_match < 6 { 8 } else { 5 },
+                context_tables,
+                packed_literals,
+                raw_match_streams,
+                ..Default::default()
+            };
+            (block_size, min_match, opts)
+        },
+    )
     .collect()
 }
 

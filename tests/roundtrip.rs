@@ -13,7 +13,7 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::device::format::STREAM_COUNT;
+use aceapex::device::format::{LANES_RAW, STREAM_COUNT};
 use aceapex::{compress, decompress, extract, EncodeOptions};
 use common::Rng;
 use proptest::prelude::*;
@@ -365,6 +365,19 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
         opts.packed_literals || !packs,
         "a packed literal table without packed literals"
     );
+    // raw match streams: no table for streams 1-4, every such slice raw (FORMAT.md §5.3)
+    if opts.raw_match_streams {
+        for g in &a.tables {
+            assert!(g[1..].iter().all(Option::is_none), "a match-stream table");
+        }
+        for e in &a.entries {
+            assert!(
+                e.lanes[1..].iter().all(|&l| l == LANES_RAW),
+                "{:?}",
+                e.lanes
+            );
+        }
+    }
     // a packed table is a literal table (FORMAT.md §5.2)
     for g in &a.tables {
         for t in g[1..].iter().flatten() {
@@ -572,7 +585,8 @@ proptest! {
             depth_cap,
             context_tables,
             packed_literals,
-            raw_match_streams,
+            // levels 8-9 refuse it (EncodeOptions::validate)
+            raw_match_streams: raw_match_streams && level <= 7,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
