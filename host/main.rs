@@ -677,9 +677,51 @@ fn mbps(bytes: u64, secs: f64) -> String {
     }
 }
 
+/// For an unknown option that another subcommand takes (`decompress --level 9`), clap's
+/// error with a line that names the subcommand it belongs to, instead of clap's tip to pass
+/// it as a value after `--`; `None` for any other error.
+fn misplaced_option(e: &clap::Error, args: &[String]) -> Option<clap::Error> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let long = arg.strip_prefix("--")?.split('=').next()?;
+    let mut cmd = Cli::command();
+    cmd.build();
+    let used = (args.iter().skip(1))
+        .find(|a| cmd.get_subcommands().any(|c| c.get_name() == a.as_str()))?;
+    let owners: Vec<String> = (cmd.get_subcommands())
+        .filter(|c| c.get_arguments().any(|a| a.get_long() == Some(long)))
+        .map(|c| format!("'aceapex {}'", c.get_name()))
+        .collect();
+    if owners.is_empty() {
+        return None;
+    }
+    let why = if owners == ["'aceapex compress'"] {
+        " (an archive records how it was made: the other commands read that from it)"
+    } else {
+        ""
+    };
+    let msg = format!(
+        "--{long} is an option of {}, not of 'aceapex {used}'{why}",
+        owners.join(" and ")
+    );
+    Some(
+        cmd.find_subcommand_mut(used)?
+            .error(ErrorKind::UnknownArgument, msg),
+    )
+}
+
 fn main() {
     install_signal_cleanup();
-    let cli = Cli::parse();
+    let args: Vec<String> = std::env::args().collect();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => misplaced_option(&e, &args).unwrap_or(e).exit(),
+    };
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     if let Err(e) = run(cli) {
         if let Some(u) = e.downcast_ref::<Usage>() {

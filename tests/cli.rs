@@ -697,6 +697,23 @@ fn bad_arguments_fail() {
         (vec!["extract", "a", "--length", "5"], "--offset"),
         (vec!["frobnicate"], "unrecognized subcommand"),
         (vec![], "Usage"),
+        // another command's option: named as such, not clap's tip to pass it after `--`
+        (
+            vec!["decompress", "a.acx", "--raw-match-streams"],
+            "--raw-match-streams is an option of 'aceapex compress', not of 'aceapex decompress'",
+        ),
+        (
+            vec!["compress", "a", "--offset", "3"],
+            "--offset is an option of 'aceapex extract', not of 'aceapex compress'",
+        ),
+        (
+            vec!["info", "a.acx", "--bogus"],
+            "unexpected argument '--bogus'",
+        ),
+        (
+            vec!["compress", "a", "-l", "8", "--raw-match-streams"],
+            "are for levels 1-7",
+        ),
     ] {
         let o = run(d, &args);
         let e = fails(&o);
