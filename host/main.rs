@@ -84,10 +84,11 @@ it has a context pair (two tables, each symbol's picked by a bit of the symbol i
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
 alphabet of at most 16 bytes per rANS symbol). The encoder line says \"match streams raw\" for
 an archive whose match streams have no table in any group ('compress --raw-match-streams'); any
-archive stores a slice raw where coding would not make it smaller. The five streams of every block (FORMAT.md §4):
-literals (the bytes no match covers), commands (one byte per literal run, match or repeat
-match), lengths (the length extensions of long matches and long repeats), offsets (the first
-byte of each new match's distance) and offset tails (the distances' further bytes).
+archive stores a slice raw where coding would not make it smaller. The five streams of every
+block (FORMAT.md §4): literals (the bytes no match covers), commands (one byte per literal run,
+match or repeat match), lengths (the length extensions of long matches and long repeats),
+offsets (the first byte of each new match's distance) and offset tails (the distances' further
+bytes).
 
 Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
 match that copies bytes written by a level-n match has level n + 1. A block's depth is the
@@ -680,7 +681,7 @@ fn mbps(bytes: u64, secs: f64) -> String {
 /// For an unknown option that another subcommand takes (`decompress --level 9`), clap's
 /// error with a line that names the subcommand it belongs to, instead of clap's tip to pass
 /// it as a value after `--`; `None` for any other error.
-fn misplaced_option(e: &clap::Error, args: &[String]) -> Option<clap::Error> {
+fn misplaced_option(e: &clap::Error) -> Option<clap::Error> {
     use clap::error::{ContextKind, ContextValue};
     if e.kind() != ErrorKind::UnknownArgument {
         return None;
@@ -691,8 +692,11 @@ fn misplaced_option(e: &clap::Error, args: &[String]) -> Option<clap::Error> {
     let long = arg.strip_prefix("--")?.split('=').next()?;
     let mut cmd = Cli::command();
     cmd.build();
-    let used = (args.iter().skip(1))
-        .find(|a| cmd.get_subcommands().any(|c| c.get_name() == a.as_str()))?;
+    // the subcommand: the first argument that names one (arguments need not be UTF-8)
+    let used = (std::env::args_os().skip(1))
+        .find_map(|a| (cmd.get_subcommands()).find(|c| a == c.get_name()))?
+        .get_name()
+        .to_string();
     let owners: Vec<String> = (cmd.get_subcommands())
         .filter(|c| c.get_arguments().any(|a| a.get_long() == Some(long)))
         .map(|c| format!("'aceapex {}'", c.get_name()))
@@ -710,17 +714,16 @@ fn misplaced_option(e: &clap::Error, args: &[String]) -> Option<clap::Error> {
         owners.join(" and ")
     );
     Some(
-        cmd.find_subcommand_mut(used)?
+        cmd.find_subcommand_mut(&used)?
             .error(ErrorKind::UnknownArgument, msg),
     )
 }
 
 fn main() {
     install_signal_cleanup();
-    let args: Vec<String> = std::env::args().collect();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => misplaced_option(&e, &args).unwrap_or(e).exit(),
+        Err(e) => misplaced_option(&e).unwrap_or(e).exit(),
     };
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     if let Err(e) = run(cli) {
