@@ -148,6 +148,7 @@ fn main() {
             window,
             repeat_codes: rep,
             depth_cap: cap,
+            raw_match_streams: false,
         };
         let t = Instant::now();
         let c0 = thread_cpu_ns();

@@ -51,9 +51,10 @@ pub struct EncodeOptions {
     /// Levels 1-7 only ([`EncodeOptions::validate`]): store the match layer's streams
     /// (lengths, offsets, commands, offset tails; FORMAT.md §4.1) raw and entropy-code only
     /// the literals, whose rANS slice then has the GPU warp's 32 lanes to itself (FORMAT.md
-    /// §5.5): at level 6, on DNA 2-4 % larger archives that the GPU decodes 10-20 % faster
-    /// and the CPU no slower (0-20 % faster); on text 15-20 % larger (PERFORMANCE.md
-    /// twenty-fourth session); default off.
+    /// §5.5), and price matches for raw streams (`lz::CostTuning::raw_match_streams`): at
+    /// level 6, on DNA 1.4-2.8 % larger archives that the GPU decodes 15-30 % faster and the
+    /// CPU 5-40 % faster; on text 12-20 % larger (PERFORMANCE.md twenty-fourth session);
+    /// default off.
     pub raw_match_streams: bool,
 }
 
@@ -268,6 +269,7 @@ pub fn compress(
         window,
         repeat_codes: opts.repeat_codes,
         depth_cap: opts.depth_cap,
+        raw_match_streams: opts.raw_match_streams,
     };
     // A segment is parsed by one thread in order; sources never cross segment starts.
     let seg_bytes = if opts.cross_block() {

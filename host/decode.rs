@@ -303,7 +303,11 @@ pub fn decompress(a: &Archive<'_>) -> Result<Vec<u8>, DecodeError> {
 }
 
 /// Decodes original bytes `offset..offset+length`, decoding only the blocks needed (and,
-/// with a cross-block window, the blocks they read from). Every decoded block is verified.
+/// with a cross-block window, the blocks they read from). Every decoded block is verified,
+/// and a range that is the whole original data also against the content checksum (FORMAT.md
+/// §6: a block's checksum does not say where the block belongs, so two equal-length blocks
+/// swapped in a resealed archive pass every block check; attack helper, twenty-fourth
+/// session).
 pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, DecodeError> {
     let size = a.header.original_size;
     let end = offset
@@ -345,6 +349,9 @@ pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, Dec
                 decode_block_at(a, b, chunk, b as u64 * bs)
             })?;
     }
+    if offset == 0 && length == size && xxh3::xxh3_64(&buf) != a.header.content_checksum {
+        return Err(DecodeError::ContentChecksum);
+    }
     Ok(buf[(offset - base) as usize..(end - base) as usize].to_vec())
 }
 
@@ -383,5 +390,27 @@ mod tests {
                 "size {n}: {e:?}"
             );
         }
+    }
+
+    /// `extract` of the whole original data checks the content checksum (its blocks could be
+    /// valid blocks in the wrong places); a shorter range cannot, and decodes.
+    #[test]
+    fn extract_of_everything_checks_the_content() {
+        let data: Vec<u8> = (0..40_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let opts = EncodeOptions {
+            block_size: 4096,
+            ..Default::default()
+        };
+        let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+        let mut a = Archive::parse(&packed).unwrap();
+        let n = data.len() as u64;
+        assert!(extract(&a, 0, n).unwrap() == data);
+        a.header.content_checksum ^= 1 << 17;
+        assert!(matches!(
+            extract(&a, 0, n),
+            Err(DecodeError::ContentChecksum)
+        ));
+        assert!(extract(&a, 0, n - 1).unwrap() == data[..n as usize - 1]);
+        assert!(extract(&a, 1, n - 1).unwrap() == data[1..]);
     }
 }

@@ -83,8 +83,8 @@ and the frequency tables, and per stream its decoded and stored bytes, in how ma
 it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
 alphabet of at most 16 bytes per rANS symbol). The encoder line says \"match streams raw\" for
-an archive whose match streams have no table in any group ('compress --raw-match-streams'); any
-archive stores a slice raw where coding would not make it smaller. The five streams of every
+an archive whose match streams have no table in any group, as 'compress --raw-match-streams'
+writes them; any archive stores a slice raw where coding would not make it smaller. The five streams of every
 block (FORMAT.md §4): literals (the bytes no match covers), commands (one byte per literal run,
 match or repeat match), lengths (the length extensions of long matches and long repeats),
 offsets (the first byte of each new match's distance) and offset tails (the distances' further
@@ -181,11 +181,12 @@ enum Cmd {
         no_pack: bool,
         /// For DNA FASTA decoded on a GPU (levels 1-7): entropy-code the literals only and
         /// store the match streams (commands, lengths, offsets, offset tails) raw, which
-        /// leaves a block's literals the GPU's whole rANS warp. At level 6, DNA archives are
-        /// 2-4 % larger and decode 10-20 % faster on the GPU (TAIR10: ratio 3.314 -> 3.200,
-        /// 164 -> 183 GB/s on an H200) and no slower on the CPU. The cost grows with the
-        /// share of matches: text 15-20 % larger, very repetitive data several times larger.
-        /// 'info' shows it ("match streams raw").
+        /// leaves a block's literals the GPU's whole rANS warp; matches are priced for that
+        /// (fewer, longer ones). At level 6, DNA archives are 1.4-2.8 % larger and decode
+        /// 15-30 % faster on the GPU (TAIR10: ratio 3.314 -> 3.239, 164 -> 201 GB/s on an
+        /// H200) and 5-40 % faster on the CPU. The cost grows with the share of matches: text
+        /// 12-20 % larger, very repetitive data several times larger. 'info' shows it
+        /// ("match streams raw").
         #[arg(long)]
         raw_match_streams: bool,
         /// Cap the dependency depth (chains of matches that copy from matches): every match
@@ -678,9 +679,10 @@ fn mbps(bytes: u64, secs: f64) -> String {
     }
 }
 
-/// For an unknown option that another subcommand takes (`decompress --level 9`), clap's
-/// error with a line that names the subcommand it belongs to, instead of clap's tip to pass
-/// it as a value after `--`; `None` for any other error.
+/// For an unknown option given after a subcommand that another subcommand takes
+/// (`decompress --level 9`, `decompress -l 9`), clap's error with a line that names the
+/// subcommand it belongs to, instead of clap's tip to pass it as a value after `--`; `None`
+/// for any other error (an option before the subcommand keeps clap's message).
 fn misplaced_option(e: &clap::Error) -> Option<clap::Error> {
     use clap::error::{ContextKind, ContextValue};
     if e.kind() != ErrorKind::UnknownArgument {
@@ -689,19 +691,32 @@ fn misplaced_option(e: &clap::Error) -> Option<clap::Error> {
     let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
         return None;
     };
-    let long = arg.strip_prefix("--")?.split('=').next()?;
+    let name = arg.split('=').next()?;
+    let is_it = |a: &clap::Arg| match name.strip_prefix("--") {
+        Some(long) => a.get_long() == Some(long),
+        None => {
+            name.len() == 2
+                && name.strip_prefix('-').and_then(|s| s.chars().next()) == a.get_short()
+        }
+    };
     let mut cmd = Cli::command();
     cmd.build();
-    // the subcommand: the first argument that names one (arguments need not be UTF-8)
-    let used = (std::env::args_os().skip(1))
-        .find_map(|a| (cmd.get_subcommands()).find(|c| a == c.get_name()))?
-        .get_name()
-        .to_string();
+    // the subcommand (the first argument that names one; arguments need not be UTF-8), and
+    // the option after it
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let at = args
+        .iter()
+        .position(|a| cmd.get_subcommands().any(|c| a == c.get_name()))?;
+    let used = args[at].to_string_lossy().into_owned();
+    let after = args[at + 1..].iter().any(|a| {
+        let a = a.to_string_lossy();
+        a == name || a.starts_with(&format!("{name}="))
+    });
     let owners: Vec<String> = (cmd.get_subcommands())
-        .filter(|c| c.get_arguments().any(|a| a.get_long() == Some(long)))
+        .filter(|c| c.get_arguments().any(is_it))
         .map(|c| format!("'aceapex {}'", c.get_name()))
         .collect();
-    if owners.is_empty() {
+    if !after || owners.is_empty() {
         return None;
     }
     let why = if owners == ["'aceapex compress'"] {
@@ -709,10 +724,12 @@ fn misplaced_option(e: &clap::Error) -> Option<clap::Error> {
     } else {
         ""
     };
-    let msg = format!(
-        "--{long} is an option of {}, not of 'aceapex {used}'{why}",
-        owners.join(" and ")
-    );
+    let list = match owners.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => return None,
+    };
+    let msg = format!("{name} is an option of {list}, not of 'aceapex {used}'{why}");
     Some(
         cmd.find_subcommand_mut(&used)?
             .error(ErrorKind::UnknownArgument, msg),
@@ -879,7 +896,10 @@ fn compress_one(
         None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
         None => {
             check_derived_from_file(input)?;
-            PathBuf::from(format!("{}.acx", input.display()))
+            // the name's own bytes, not its display form (a name need not be UTF-8)
+            let mut name = input.as_os_str().to_os_string();
+            name.push(".acx");
+            PathBuf::from(name)
         }
     };
     check_not_same(input, &out_path)?;
@@ -892,12 +912,16 @@ fn compress_one(
     }
     let out = OutFile::open(&out_path, force)?;
     let data = read_input(input, false)?;
-    if data.starts_with(&aceapex::device::format::MAGIC) {
+    if data.starts_with(&aceapex::device::format::MAGIC) && Archive::parse(&data).is_ok() {
         // as gzip warns of a .gz input: compressed data does not shrink again
+        let name = if input.as_os_str() == "-" {
+            "standard input".to_string()
+        } else {
+            input.display().to_string()
+        };
         note(format_args!(
-            "{} is already an aceapex archive: compressing it again gains little \
-             (decompress restores it)",
-            input.display()
+            "{name} is already an aceapex archive: compressing it again gains little \
+             (decompress restores it)"
         ));
     }
     let slow = opts.level >= 6 || opts.window.is_some_and(|w| w > opts.block_size);
@@ -956,17 +980,21 @@ fn decompress_one(
     device: Device,
     force: bool,
 ) -> Result<()> {
+    // the name less its suffix in any case (`X.ACX` -> `X`), as gzip strips `.GZ` (on the
+    // name's bytes: it need not be UTF-8)
+    let name = input.as_os_str().as_encoded_bytes();
+    let stem = (name.len().checked_sub(4))
+        .filter(|&c| name[c..].eq_ignore_ascii_case(b".acx"))
+        .map(|c| &name[..c]);
     let out_path = match output {
         Some(o) => o,
         None if stdout || input.as_os_str() == "-" => PathBuf::from("-"),
-        // the suffix in any case (`X.ACX` -> `X`), as gzip strips `.GZ`
-        None => match input.to_str().and_then(|s| {
-            let cut = s.len().checked_sub(4)?;
-            (s.is_char_boundary(cut) && s[cut..].eq_ignore_ascii_case(".acx")).then(|| &s[..cut])
-        }) {
+        None => match stem {
             Some(stem) if !stem.is_empty() => {
                 check_derived_from_file(input)?;
-                PathBuf::from(stem)
+                // SAFETY: `stem` is the name's encoded bytes cut right before the ASCII
+                // `.acx`, a split that `OsStr::from_encoded_bytes_unchecked` allows.
+                PathBuf::from(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(stem) })
             }
             // a directory is a runtime error, not a naming one (same message as -o)
             _ if input.is_dir() => bail!("{}", dir_message(input, true)),
@@ -1243,7 +1271,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             h.depth_cap.to_string()
         },
         if raw_match_streams {
-            ", match streams raw (--raw-match-streams)"
+            ", match streams raw (no tables)"
         } else {
             ""
         }

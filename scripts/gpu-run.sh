@@ -33,9 +33,12 @@ if has tests || has cli; then
   done
   echo "== CLI --device gpu on cross-block archives (--window 1M: the wavefront decoder)"
   for f in /tmp/corp/*; do
-    "$B/bin/aceapex" compress "$f" -o /tmp/cross.acx --window 1M -f 2>&1 | tail -1
+    # as the bundle's archive was made: with --raw-match-streams where `info` says so
+    "$B/bin/aceapex" info "$B/data/$(basename "$f").acx" > /tmp/info.txt 2>&1 || true
+    raw=$(grep -q "match streams raw" /tmp/info.txt && echo --raw-match-streams || true)
+    "$B/bin/aceapex" compress "$f" -o /tmp/cross.acx --window 1M $raw -f 2>&1 | tail -1
     "$B/bin/aceapex" decompress /tmp/cross.acx -o /tmp/gpu.out --device gpu -f 2>&1 | tail -1
-    cmp -s "$f" /tmp/gpu.out && echo "  bit-exact: $(basename "$f") --window 1M" || { echo "  MISMATCH: $(basename "$f") --window 1M"; rc=1; }
+    cmp -s "$f" /tmp/gpu.out && echo "  bit-exact: $(basename "$f") --window 1M $raw" || { echo "  MISMATCH: $(basename "$f") --window 1M $raw"; rc=1; }
   done
 fi
 if has sanitizer; then

@@ -229,6 +229,41 @@ fn raw_match_streams_store_only_the_literals_coded() {
     }
 }
 
+/// Default names keep a name's own bytes (not UTF-8 here): two inputs whose names differ in
+/// such a byte get two archives (their display forms were the same, so one overwrote the
+/// other), and decompress finds the `.acx` suffix.
+#[cfg(unix)]
+#[test]
+fn default_names_of_non_utf8_names() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tmp();
+    let d = t.path();
+    let name = |b: &[u8]| std::ffi::OsStr::from_bytes(b).to_os_string();
+    std::fs::write(d.join(name(b"n\xff")), b"one").unwrap();
+    std::fs::write(d.join(name(b"n\xfe")), b"two").unwrap();
+    let o = Command::new(BIN)
+        .current_dir(d)
+        .arg("compress")
+        .arg(name(b"n\xff"))
+        .arg(name(b"n\xfe"))
+        .output()
+        .unwrap();
+    ok(&o);
+    for (n, want) in [(&b"n\xff"[..], &b"one"[..]), (b"n\xfe", b"two")] {
+        let mut archive = n.to_vec();
+        archive.extend_from_slice(b".acx");
+        std::fs::remove_file(d.join(name(n))).unwrap();
+        let o = Command::new(BIN)
+            .current_dir(d)
+            .args(["decompress", "--device", "cpu"])
+            .arg(name(&archive))
+            .output()
+            .unwrap();
+        ok(&o);
+        assert_eq!(std::fs::read(d.join(name(n))).unwrap(), want);
+    }
+}
+
 /// A repeated option takes its last value, as in gzip and zstd (scripts add flags to a base
 /// command line); compressing an archive again says that it gains little.
 #[test]
@@ -276,6 +311,11 @@ fn repeated_options_take_the_last_and_archives_are_named() {
         stderr(&o)
     );
     let o = run(d, &["compress", "a.txt", "-o", "once.acx"]);
+    ok(&o);
+    assert!(!stderr(&o).contains("already"), "{}", stderr(&o));
+    // the magic alone is no archive
+    std::fs::write(d.join("fake"), b"ACPXhello").unwrap();
+    let o = run(d, &["compress", "fake"]);
     ok(&o);
     assert!(!stderr(&o).contains("already"), "{}", stderr(&o));
 }
@@ -709,6 +749,19 @@ fn bad_arguments_fail() {
         (
             vec!["info", "a.acx", "--bogus"],
             "unexpected argument '--bogus'",
+        ),
+        (
+            vec!["decompress", "a.acx", "-l", "9"],
+            "-l is an option of 'aceapex compress', not of 'aceapex decompress'",
+        ),
+        (
+            vec!["info", "a.acx", "-f"],
+            "'aceapex compress', 'aceapex decompress' and 'aceapex extract', not of",
+        ),
+        // before the subcommand: clap's own message
+        (
+            vec!["--level", "9", "compress", "a"],
+            "unexpected argument '--level'",
         ),
         (
             vec!["compress", "a", "-l", "8", "--raw-match-streams"],

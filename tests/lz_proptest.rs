@@ -43,10 +43,18 @@ proptest! {
         rep in any::<bool>(),
         cap in 0u32..4,
         offset in 0usize..50,
+        raw in any::<bool>(),
     ) {
         let bs = 1usize << bs_pow;
         let window = match window_kind { 0 => bs as u32, 1 => (bs / 2) as u32 + 1, 2 => 3 * bs as u32, _ => u32::MAX };
-        let p = ParseParams { level, min_match, window, repeat_codes: rep, depth_cap: cap };
+        let p = ParseParams {
+            level,
+            min_match,
+            window,
+            repeat_codes: rep,
+            depth_cap: cap,
+            raw_match_streams: raw,
+        };
         let start = offset.min(data.len());
         let blocks = parse_segment(&data, start..data.len(), bs, &p);
         let n = data.len() - start;

@@ -55,6 +55,31 @@ impl Default for CostTuning {
     }
 }
 
+impl CostTuning {
+    /// The constants for archives whose match streams are stored raw
+    /// (`EncodeOptions::raw_match_streams`): a new match's command byte 12 bits (default 7),
+    /// a repeat's 10 (5), a cut literal run 5 (3), a length byte 10 (6), a distance its bit
+    /// length plus 2 (plus 8 on DNA-like data; default 0 and 5). Raw bytes cost 8 bits each,
+    /// so the default prices undercharged matches; pricing them higher still gives fewer,
+    /// longer matches, which code smaller with raw streams and leave the GPU's parse less to
+    /// do. Level 6, `--raw-match-streams`, against the default constants (PERFORMANCE.md
+    /// twenty-fourth session, run 8): TAIR10 -1.2 % bytes, commands 848,551 -> 462,795,
+    /// 182 -> 201 GB/s on an H200; P. falciparum -0.6 %, 172 -> 188 GB/s; dm3 -1.6 %, +2 %;
+    /// E. coli level. Of eight settings tried these coded smallest; higher prices gave still
+    /// fewer commands but larger archives (TAIR10 +0.2 % at 16-bit commands).
+    pub fn raw_match_streams() -> Self {
+        CostTuning {
+            cmd_new: 12 * SCALE,
+            cmd_rep: 10 * SCALE,
+            split: 5 * SCALE,
+            len_byte: 10 * SCALE,
+            off_extra: 2 * SCALE,
+            low_off_extra: 8 * SCALE,
+            ..CostTuning::default()
+        }
+    }
+}
+
 /// Per-segment cost model: literal costs from the segment's order-0 statistics plus the
 /// tuning constants.
 #[derive(Clone)]

@@ -43,6 +43,9 @@ pub struct ParseParams {
     pub repeat_codes: bool,
     /// 0 = none; else every match's dependency level is `< depth_cap`.
     pub depth_cap: u32,
+    /// The match streams will be stored raw (`EncodeOptions::raw_match_streams`): the lazy
+    /// parser prices matches with [`CostTuning::raw_match_streams`] (fewer, longer matches).
+    pub raw_match_streams: bool,
 }
 
 impl Default for ParseParams {
@@ -53,6 +56,7 @@ impl Default for ParseParams {
             window: DEFAULT_BLOCK_SIZE,
             repeat_codes: true,
             depth_cap: 0,
+            raw_match_streams: false,
         }
     }
 }
@@ -239,7 +243,8 @@ pub fn parse_segment_in_group(
     parse_with(data, seg, block_size, params, &|_| {}, stats)
 }
 
-/// The parser with the default cost model, `progress` and `stats`.
+/// The parser with the cost model of `params` (the default, or that of raw match streams),
+/// `progress` and `stats`.
 fn parse_with(
     data: &[u8],
     seg: std::ops::Range<usize>,
@@ -248,7 +253,11 @@ fn parse_with(
     progress: &dyn Fn(u64),
     stats: &mut GroupStats,
 ) -> Vec<BlockParse> {
-    let tuning = CostTuning::default();
+    let tuning = if params.raw_match_streams {
+        CostTuning::raw_match_streams()
+    } else {
+        CostTuning::default()
+    };
     parser::parse(
         data,
         seg,

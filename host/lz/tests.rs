@@ -247,6 +247,8 @@ fn roundtrip_sizes_levels_windows() {
                             window,
                             repeat_codes: rep,
                             depth_cap: 0,
+                            // the raw-stream prices too (levels 1-7 take them)
+                            raw_match_streams: level % 2 == 0 && level <= 7,
                         };
                         let blocks = parse_segment(&data, 0..size, bs, &p);
                         check_parse(&data, 0..size, bs, &p, &blocks);
@@ -393,6 +395,7 @@ fn depth_caps() {
                             repeat_codes: rep,
                             depth_cap: cap,
                             min_match: 6,
+                            raw_match_streams: false,
                         };
                         let blocks = run(&data, 0..data.len(), bs, &p);
                         for b in &blocks {
