@@ -1175,6 +1175,16 @@ mod tests {
     use super::*;
     use crate::gpu::tokens::Rng;
 
+    /// `n` random bases with a 40-byte copy every 997 bytes (matches for the parser).
+    fn dna_with_repeats(seed: u64, n: usize) -> Vec<u8> {
+        let mut r = Rng::new(seed);
+        let mut data: Vec<u8> = (0..n).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+        for i in (0..data.len() - 64).step_by(997) {
+            data.copy_within(i..i + 40, i + 50);
+        }
+        data
+    }
+
     /// Bytes of the expanded tables `a` keeps.
     fn cached_bytes(a: &Archive<'_>) -> u64 {
         (a.tables.iter().flatten().flatten())
@@ -1187,12 +1197,8 @@ mod tests {
     /// past it a table is expanded for each use, and the decode is the same.
     #[test]
     fn table_cache_stays_within_its_budget() {
-        let mut r = Rng::new(0x007A_B1E5);
         // six table groups (1 MiB of output each) of DNA-like bytes with some repeats
-        let mut data: Vec<u8> = (0..6 << 20).map(|_| b"ACGT"[r.below(4) as usize]).collect();
-        for i in (0..data.len() - 64).step_by(997) {
-            data.copy_within(i..i + 40, i + 50);
-        }
+        let data = dna_with_repeats(0x007A_B1E5, 6 << 20);
         let opts = EncodeOptions {
             block_size: 4096,
             ..Default::default()
@@ -1233,11 +1239,7 @@ mod tests {
     /// slice takes lanes beside the literals'.
     #[test]
     fn raw_match_streams_leave_the_warp_to_the_literals() {
-        let mut r = Rng::new(0x4A3_5EED);
-        let mut data: Vec<u8> = (0..2 << 20).map(|_| b"ACGT"[r.below(4) as usize]).collect();
-        for i in (0..data.len() - 64).step_by(997) {
-            data.copy_within(i..i + 40, i + 50);
-        }
+        let data = dna_with_repeats(0x4A3_5EED, 2 << 20);
         let level6 = |raw_match_streams| EncodeOptions {
             level: 6,
             raw_match_streams,

@@ -91,6 +91,16 @@ fn sample(n: usize) -> Vec<u8> {
     out
 }
 
+/// The number after the first `"key":` of the JSON text `s` (`info --json`).
+fn json_number(s: &str, key: &str) -> u64 {
+    let at = (s.find(&format!("\"{key}\":"))).unwrap_or_else(|| panic!("{key}: {s}"));
+    let v = &s[at + key.len() + 3..];
+    let end = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    v[..end]
+        .parse()
+        .unwrap_or_else(|e| panic!("{key}: {e}: {s}"))
+}
+
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
@@ -193,13 +203,11 @@ fn raw_match_streams_store_only_the_literals_coded() {
         ["literals", "lengths", "offsets", "commands", "offset_tails"]
             .iter()
             .map(|k| {
-                let at = j.find(&format!("\"{k}\":{{")).expect(k);
-                let field = |f: &str| -> u64 {
-                    let i = at + j[at..].find(&format!("\"{f}\":")).unwrap() + f.len() + 3;
-                    let end = i + j[i..].find(|c: char| !c.is_ascii_digit()).unwrap();
-                    j[i..end].parse().unwrap()
-                };
-                (field("decoded"), field("stored"))
+                let stream = &j[j.find(&format!("\"{k}\":{{")).expect(k)..];
+                (
+                    json_number(stream, "decoded"),
+                    json_number(stream, "stored"),
+                )
             })
             .collect()
     };
@@ -493,13 +501,7 @@ fn info_json_and_text() {
     );
     assert!(s.contains("\"block_depth_histogram\":["), "{s}");
     // the sections add up (FORMAT.md §1): header, block_count packed entries, tables, slices
-    let num = |key: &str| -> u64 {
-        let at = s
-            .find(&format!("\"{key}\":"))
-            .unwrap_or_else(|| panic!("{key}: {s}"));
-        let v = &s[at + key.len() + 3..];
-        v[..v.find([',', '}']).unwrap()].parse().unwrap()
-    };
+    let num = |key: &str| json_number(s, key);
     let stored: u64 = s
         .match_indices("\"stored\":")
         .map(|(i, _)| {
@@ -1088,14 +1090,7 @@ fn depth_cap_is_applied() {
         ));
         let o = run(d, &["info", "--json", "r.acx"]);
         let j = String::from_utf8_lossy(&o.stdout).into_owned();
-        let field = |name: &str| -> u32 {
-            let key = format!("\"{name}\":");
-            let v = j
-                .split(&key)
-                .nth(1)
-                .unwrap_or_else(|| panic!("{name}: {j}"));
-            v.split(',').next().unwrap().parse().unwrap()
-        };
+        let field = |name: &str| u32::try_from(json_number(&j, name)).unwrap();
         (field("depth_cap"), field("max_block_depth"))
     };
     let (cap, free) = depths("0");
