@@ -56,6 +56,15 @@ pub struct EncodeOptions {
     /// CPU 5-40 % faster; on text 12-20 % larger (PERFORMANCE.md twenty-fourth session);
     /// default off.
     pub raw_match_streams: bool,
+    /// With [`EncodeOptions::raw_match_streams`] only ([`EncodeOptions::validate`], so levels
+    /// 1-7), for inputs of at most [`WIDE_MAX_BLOCKS`] blocks (larger ones are written without):
+    /// a block's literal slice takes 64 rANS lanes where that halves a chain of at least 128
+    /// steps (`entropy::wide_lanes`), a wide slice (FORMAT.md §5.4, a version-7 archive) that
+    /// two GPU warps decode side by side, 32 lanes and a word area each. At level 6 on DNA:
+    /// archives 1.9-2.7 % larger than with raw match streams alone, GPU decode 11-37 % faster
+    /// (TAIR10 204 -> 227 GB/s, P. falciparum 190 -> 215, dm3 139 -> 188; PERFORMANCE.md
+    /// twenty-fifth session); default off.
+    pub wide_lanes: bool,
 }
 
 impl Default for EncodeOptions {
@@ -70,6 +79,7 @@ impl Default for EncodeOptions {
             context_tables: true,
             packed_literals: true,
             raw_match_streams: false,
+            wide_lanes: false,
         }
     }
 }
@@ -109,6 +119,15 @@ impl EncodeOptions {
                  bytes)",
                 self.level
             ));
+        }
+        if self.wide_lanes && !self.raw_match_streams {
+            // with match-stream tables a block's other slices decode after its wide one, on
+            // one of its two GPU warps: dm3 at level 6 decoded at 103 GB/s against 118
+            // plain (PERFORMANCE.md twenty-fifth session)
+            return Err("wide lanes (--wide-lanes) need raw match streams \
+                 (--raw-match-streams): beside entropy-coded match streams they slow the \
+                 GPU decode down"
+                .into());
         }
         Ok(())
     }
@@ -243,6 +262,15 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
     (GROUP_BYTES as u32 / block_size).max(1)
 }
 
+/// Most blocks of an input that `EncodeOptions::wide_lanes` gives wide slices: on an H200 the
+/// rANS stage holds 132 SMs x 2 CTAs x 16 warps, 4,224 warps, at once, so up to ~2,100 blocks
+/// of two warps each are all in flight and the halved chains are the stage's time (TAIR10,
+/// 1,889 blocks: 204 -> 226 GB/s); with more, the pairs take rounds and the extra warps cost
+/// more than the chains save (A. lyrata, 3,189 blocks: 228-231 -> 216-219; hs37, 4,334:
+/// 303-307 -> 287-290; PERFORMANCE.md twenty-fifth session). Larger inputs are written
+/// without wide slices.
+pub const WIDE_MAX_BLOCKS: usize = 2048;
+
 /// Compresses `data` into a complete archive. `progress` is called with input bytes done.
 ///
 /// Memory: the input, the archive, about 3x `BATCH_BYTES` of parse buffers, and per worker
@@ -259,6 +287,12 @@ pub fn compress(
     if block_count > u32::MAX as usize {
         return Err("input too large for this block size (more than 2^32 blocks)".into());
     }
+    // wide slices only where every block's pair of GPU warps is in flight at once
+    let wide_lanes = opts.wide_lanes && block_count <= WIDE_MAX_BLOCKS;
+    let opts = &EncodeOptions {
+        wide_lanes,
+        ..opts.clone()
+    };
     let group_blocks = group_blocks_for(opts.block_size) as usize;
     let group_count = block_count.div_ceil(group_blocks);
     let window = opts.window();
@@ -371,7 +405,8 @@ pub fn compress(
     }
     let base = opts.match_base();
     let mut entry_bits = crate::entry::bits_for(&entries);
-    // FORMAT.md §2: version 6 only where a group has a packed literal table, version 5 only
+    // FORMAT.md §2: version 7 only where a slice has more than 32 lanes, version 6 only
+    // where a group has a packed literal table, version 5 only
     // where one has a context table, version 4 only where the base is not 6, so that every
     // other archive stays readable by older readers
     let version = if needs_version > VERSION_BASE_6 || base == MATCH_BASE {
@@ -505,30 +540,31 @@ fn encode_group(
     }
     // lanes depend only on which streams have a table and the slices' lengths (in symbols)
     // (`literal_symbols(i)`: the symbols of block i's literal slice, None when stored raw)
-    let lanes_of = |literal_symbols: &dyn Fn(usize) -> Option<usize>, width: usize| {
+    // (`wide`: with `opts.wide_lanes`' last stage, `entropy::wide_lanes`)
+    let lanes_of = |literal_symbols: &dyn Fn(usize) -> Option<usize>, width: usize, wide: bool| {
         (blocks.iter().enumerate())
             .map(|(i, b)| {
                 let slices = b.stream_slices();
-                entropy::block_lanes_packed(
-                    std::array::from_fn(|k| {
-                        if !hists[k].iter().any(|&c| c > 0) || slices[k].is_empty() {
-                            None
-                        } else if k == STREAM_LITERALS {
-                            literal_symbols(i)
-                        } else {
-                            Some(slices[k].len())
-                        }
-                    }),
-                    per_lane,
-                    width,
-                )
+                let n = std::array::from_fn(|k| {
+                    if !hists[k].iter().any(|&c| c > 0) || slices[k].is_empty() {
+                        None
+                    } else if k == STREAM_LITERALS {
+                        literal_symbols(i)
+                    } else {
+                        Some(slices[k].len())
+                    }
+                });
+                let lanes = entropy::block_lanes_packed(n, per_lane, width);
+                if wide {
+                    entropy::wide_lanes(&n, lanes, per_lane, width)
+                } else {
+                    lanes
+                }
             })
             .collect::<Vec<[usize; STREAM_COUNT]>>()
     };
-    let mut lanes = lanes_of(
-        &|i| Some(blocks[i].stream_slices()[STREAM_LITERALS].len()),
-        1,
-    );
+    let unpacked = |i: usize| Some(blocks[i].stream_slices()[STREAM_LITERALS].len());
+    let mut lanes = lanes_of(&unpacked, 1, opts.wide_lanes);
     // one table per stream quantised once: the group's size estimate and the single choice
     let singles = hists.each_ref().map(FreqTable::from_histogram);
     let group_bytes = singles
@@ -591,12 +627,26 @@ fn encode_group(
             };
             let cost = entropy::record_bytes(&record, &[&h]) + raw_bytes as f64;
             let w = pack_width(record.alphabet.as_ref().map_or(0, Vec::len)) as usize;
-            let packed_lanes = lanes_of(&|i| symbols[i].as_ref().map(Vec::len), w);
+            let packed_symbols = |i: usize| symbols[i].as_ref().map(Vec::len);
+            let packed_lanes = lanes_of(&packed_symbols, w, opts.wide_lanes);
+            // the chains saved as without wide lanes: with them both chains halve, and
+            // packing would look worth half as much where it still divides the chain by `w`
+            // (E. coli with wide lanes kept unpacked groups, 255 steps against 88 packed)
+            let saved = if opts.wide_lanes {
+                let plain = lanes_of(&unpacked, 1, false);
+                chain_steps_saved(
+                    blocks,
+                    &plain,
+                    &lanes_of(&packed_symbols, w, false),
+                    &symbols,
+                )
+            } else {
+                chain_steps_saved(blocks, &lanes, &packed_lanes, &symbols)
+            };
             let take = cost < *chosen
                 || (opts.level <= 7
                     && (cost < chosen * (1.0 + PACK_MAX_LOSS_FAST_LEVELS)
-                        || (cost - chosen) * PACK_STEPS_PER_BYTE
-                            <= chain_steps_saved(blocks, &lanes, &packed_lanes, &symbols) as f64));
+                        || (cost - chosen) * PACK_STEPS_PER_BYTE <= saved as f64));
             if take {
                 literal_record = Some((record, cost));
                 packed = symbols;
@@ -621,8 +671,10 @@ fn encode_group(
         }
     }
     let r = records.iter().flatten();
+    // (version 7 where a stored slice is wide: below, once the slices are stored, since a
+    // slice given wide lanes may still be stored raw)
     let version = if !packed.is_empty() {
-        FORMAT_VERSION
+        VERSION_PACKED
     } else if r.clone().any(|r| r.tables.len() == 2) {
         VERSION_CONTEXT
     } else {
@@ -670,7 +722,13 @@ fn encode_group(
             }
             (e, bytes)
         })
-        .collect();
+        .collect::<Vec<(BlockEntry, Vec<u8>)>>();
+    let wide = |e: &BlockEntry| e.lanes.iter().any(|&l| l > WARP_LANES);
+    let version = if out.iter().any(|(e, _)| wide(e)) {
+        FORMAT_VERSION
+    } else {
+        version
+    };
     (table_bytes, version, out)
 }
 
@@ -1058,6 +1116,12 @@ impl<'a> Archive<'a> {
                 )));
             }
             let group = i / h.group_blocks as usize;
+            // FORMAT.md §3.1 rule 4: up to 64 lanes from version 7, 32 before
+            let max_lanes = if h.version >= FORMAT_VERSION {
+                MAX_LANES
+            } else {
+                WARP_LANES
+            };
             for k in 0..STREAM_COUNT {
                 // FORMAT.md §3: every decoded stream is at most block length + 1 bytes.
                 if e.decoded_len[k] as u64 > block_len + 1 {
@@ -1075,7 +1139,7 @@ impl<'a> Archive<'a> {
                             )));
                         }
                     }
-                    l if l <= MAX_LANES => {
+                    l if l <= max_lanes => {
                         if tables[group][k].is_none() {
                             return Err(berr(format!(
                                 "stream {k} is rANS-coded but group {group} has no table for it"
@@ -1084,7 +1148,8 @@ impl<'a> Archive<'a> {
                     }
                     l => {
                         return Err(berr(format!(
-                            "stream {k} has {l} lanes (at most {MAX_LANES})"
+                            "stream {k} has {l} lanes (at most {max_lanes} in version {})",
+                            h.version
                         )))
                     }
                 }
@@ -1271,5 +1336,95 @@ mod tests {
         }
         assert!(literal_lanes(&coded).iter().all(|&l| l < 32));
         assert!(raw.data.len() > coded.data.len());
+    }
+
+    /// `wide_lanes` (with raw match streams): the long literal slices take 64 lanes, a
+    /// version-7 archive (FORMAT.md §2, §5.4) that decodes to the input; the same archive
+    /// relabelled as version 6 (meta checksum resealed) is refused for its lane counts
+    /// (§3.1 rule 4); without `raw_match_streams` the option is refused.
+    #[test]
+    fn wide_lanes_write_version_7_and_older_versions_refuse_them() {
+        // soft-masked runs: 8 letters, two per packed symbol (pure ACGT packs four, whose
+        // 128-step chains do not pay for 32 more lanes)
+        let mut data = dna_with_repeats(0x0DD_5EED, 2 << 20);
+        for (i, b) in data.iter_mut().enumerate() {
+            if (i / 3000) % 2 == 1 {
+                b.make_ascii_lowercase();
+            }
+        }
+        let opts = |wide_lanes| EncodeOptions {
+            level: 6,
+            raw_match_streams: true,
+            wide_lanes,
+            ..Default::default()
+        };
+        let narrow = crate::compress(&data, &opts(false), &|_| {}).unwrap();
+        let mut wide = crate::compress(&data, &opts(true), &|_| {}).unwrap();
+        assert!(u16::from_le_bytes([narrow[4], narrow[5]]) < 7);
+        assert_eq!(u16::from_le_bytes([wide[4], wide[5]]), 7);
+        {
+            let a = Archive::parse(&wide).unwrap();
+            assert!(crate::decode::decompress(&a).unwrap() == data);
+            // packed DNA: ~8,000 symbols a 16 KiB block, 250 steps on 32 lanes, 125 on 64
+            let long: Vec<u8> = (a.entries.iter())
+                .filter(|e| e.decoded_len[STREAM_LITERALS] >= 15000)
+                .map(|e| e.lanes[STREAM_LITERALS])
+                .collect();
+            assert!(
+                long.len() > 100 && long.iter().all(|&l| l == 64),
+                "{long:?}"
+            );
+            assert!(wide.len() > narrow.len());
+        }
+        wide[4..6].copy_from_slice(&6u16.to_le_bytes());
+        let h: FileHeader = bytemuck::pod_read_unaligned(&wide[..HEADER_SIZE]);
+        let end = HEADER_SIZE
+            + crate::entry::packed_size(&h.entry_bits) * h.block_count as usize
+            + h.table_bytes as usize;
+        let sum = meta_checksum(
+            &h,
+            &wide[HEADER_SIZE..end - h.table_bytes as usize],
+            &wide[end - h.table_bytes as usize..end],
+        );
+        wide[META_CHECKSUM_OFFSET..META_CHECKSUM_OFFSET + 8].copy_from_slice(&sum.to_le_bytes());
+        let err = Archive::parse(&wide)
+            .err()
+            .expect("version 6 refuses 64 lanes")
+            .to_string();
+        assert!(err.contains("64 lanes (at most 32 in version 6)"), "{err}");
+        let refused = EncodeOptions {
+            raw_match_streams: false,
+            ..opts(true)
+        };
+        assert!(refused
+            .validate()
+            .unwrap_err()
+            .contains("--raw-match-streams"));
+    }
+
+    /// Inputs of more than [`WIDE_MAX_BLOCKS`] blocks are written without wide slices (at
+    /// 4 KiB blocks, so that the input stays small): one block more than the limit gives an
+    /// archive of version 6 or older, the limit itself version 7.
+    #[test]
+    fn wide_lanes_stop_past_the_block_limit() {
+        let mut data = dna_with_repeats(0xB10C_5EED, (WIDE_MAX_BLOCKS + 1) * 4096);
+        for (i, b) in data.iter_mut().enumerate() {
+            if (i / 3000) % 2 == 1 {
+                b.make_ascii_lowercase();
+            }
+        }
+        let opts = EncodeOptions {
+            level: 1,
+            block_size: 4096,
+            raw_match_streams: true,
+            wide_lanes: true,
+            ..Default::default()
+        };
+        let version = |n: usize| {
+            let a = crate::compress(&data[..n], &opts, &|_| {}).unwrap();
+            u16::from_le_bytes([a[4], a[5]])
+        };
+        assert_eq!(version(WIDE_MAX_BLOCKS * 4096), 7);
+        assert!(version(WIDE_MAX_BLOCKS * 4096 + 1) < 7);
     }
 }

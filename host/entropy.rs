@@ -3,8 +3,9 @@
 //! interleaved rANS slice encoder whose output `aceapex_device::rans::decode_slice` reads.
 
 use crate::device::format::{
-    pack_slot, pack_width, DecodeTable, FORMAT_VERSION, LANES_RAW, MAX_LANES, MAX_PACK_ALPHABET,
-    PACK_WIDTH_SLOT, PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT, STREAM_LITERALS, VERSION_CONTEXT,
+    pack_slot, pack_width, DecodeTable, LANES_RAW, MAX_LANES, MAX_PACK_ALPHABET, PACK_WIDTH_SLOT,
+    PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT, STREAM_LITERALS, VERSION_CONTEXT, VERSION_PACKED,
+    WARP_LANES,
 };
 use crate::error::FormatError;
 
@@ -296,7 +297,7 @@ impl TableRecord {
             TABLE_KIND_ONE => Ok(Some(TableRecord::single(FreqTable::deserialize_body(
                 buf, pos,
             )?))),
-            TABLE_KIND_PACKED if version < FORMAT_VERSION => Err(bad(
+            TABLE_KIND_PACKED if version < VERSION_PACKED => Err(bad(
                 "packed literal table (kind 3) in an archive older than version 6",
             )),
             TABLE_KIND_PACKED if stream != STREAM_LITERALS => Err(bad(
@@ -700,23 +701,32 @@ pub fn encode_context_slice(
     ctx_bit: u32,
     out: &mut Vec<u8>,
 ) {
+    // symbol i under the table bit `ctx_bit` of symbol i - lanes picks
+    let sym_of = |i: usize| {
+        let c = if i >= lanes {
+            (symbols[i - lanes] >> ctx_bit) & 1
+        } else {
+            0
+        };
+        let s = symbols[i];
+        let e = &t[c as usize].sym[s as usize];
+        // a pair's tables come from the pairs of exactly these lanes (encode_group), so
+        // every symbol is present in the table its context picks; were it not, the slice
+        // would decode to other bytes: fail loudly rather than write such an archive
+        assert!(e.freq > 0, "context table lacks symbol {s} (encoder bug)");
+        e
+    };
+    if lanes > WARP_LANES as usize {
+        return encode_wide(symbols, lanes, sym_of, out);
+    }
     encode_into(symbols, lanes, out, |states, words| {
         // put_symbol's contract: one call per symbol, one slot more than symbols
         assert!(words.len() > symbols.len());
         let mut nw = 0;
         // symbol i goes to lane i % lanes, counted down without a division per symbol
         let mut lane = symbols.len().saturating_sub(1) % lanes;
-        for (i, &s) in symbols.iter().enumerate().rev() {
-            let c = if i >= lanes {
-                (symbols[i - lanes] >> ctx_bit) & 1
-            } else {
-                0
-            };
-            let e = &t[c as usize].sym[s as usize];
-            // a pair's tables come from the pairs of exactly these lanes (encode_group), so
-            // every symbol is present in the table its context picks; were it not, the slice
-            // would decode to other bytes: fail loudly rather than write such an archive
-            assert!(e.freq > 0, "context table lacks symbol {s} (encoder bug)");
+        for i in (0..symbols.len()).rev() {
+            let e = sym_of(i);
             // SAFETY: nw <= the symbols coded so far < symbols.len() < words.len() (the
             // assert)
             unsafe { put_symbol(&mut states[lane], e, words, &mut nw) };
@@ -840,7 +850,7 @@ pub fn block_lanes_packed(
     let n: [Option<usize>; STREAM_COUNT] =
         std::array::from_fn(|k| n[k].filter(|&n| n * w(k) > ALWAYS_RAW_BYTES));
     let mut lanes = std::array::from_fn(|k| n[k].map_or(0, |n| lanes_for(n * w(k), per_lane)));
-    while lanes.iter().sum::<usize>() > MAX_LANES as usize {
+    while lanes.iter().sum::<usize>() > WARP_LANES as usize {
         let (k, &most) = lanes
             .iter()
             .enumerate()
@@ -882,7 +892,7 @@ pub fn block_lanes_packed(
             }
             let total: usize = lanes.iter().sum();
             match LANE_COUNTS.iter().copied().find(|&l| l > lanes[k]) {
-                Some(l) if total - lanes[k] + l <= MAX_LANES as usize => lanes[k] = l,
+                Some(l) if total - lanes[k] + l <= WARP_LANES as usize => lanes[k] = l,
                 _ => break,
             }
         }
@@ -1004,19 +1014,19 @@ fn two_round_lanes(
         return None;
     }
     let (k, _) = longest_slice(n, lanes)?;
-    if lanes[k] >= MAX_LANES as usize {
+    if lanes[k] >= WARP_LANES as usize {
         return None;
     }
     let quick = (per_lane / 4).max(1);
     let mut two = [0usize; STREAM_COUNT];
-    two[k] = MAX_LANES as usize;
+    two[k] = WARP_LANES as usize;
     for j in (0..STREAM_COUNT).filter(|&j| j != k) {
         if let Some(n) = n[j] {
             two[j] = LANE_COUNTS
                 .iter()
                 .copied()
                 .find(|&l| n.div_ceil(l) <= quick)
-                .unwrap_or(MAX_LANES as usize);
+                .unwrap_or(WARP_LANES as usize);
         }
     }
     let total: usize = two.iter().sum();
@@ -1024,7 +1034,49 @@ fn two_round_lanes(
     let then = chain(&two);
     let added = total.saturating_sub(lanes.iter().sum());
     let pays = then < now && now - then >= TWO_ROUND_STEPS_PER_LANE * added;
-    (others <= MAX_LANES as usize && pays).then_some(two)
+    (others <= WARP_LANES as usize && pays).then_some(two)
+}
+
+/// Lanes of a wide slice ([`wide_lanes`]; FORMAT.md §5.4, version 7): two GPU warps decode it
+/// side by side, 32 lanes each, each lane taking its words from its warp's own word area.
+pub const WIDE_LANES: usize = 2 * WARP_LANES as usize;
+
+/// Steps of the GPU warp's chain that each lane [`wide_lanes`] adds must save: half of
+/// [`TWO_ROUND_STEPS_PER_LANE`], since wide lanes are asked for
+/// (`EncodeOptions::wide_lanes`) by whoever puts GPU decode speed before a per cent or two
+/// of size. A 32-lane slice goes wide from a chain of 128 steps.
+pub const WIDE_STEPS_PER_LANE: usize = 2;
+
+/// `EncodeOptions::wide_lanes`' last stage of the lane choice, after [`block_lanes_packed`], for
+/// a block of `n[k]` symbols per stream (`None`: no rANS slice) with lanes `lanes`: the
+/// longest slice takes [`WIDE_LANES`] lanes, a round of its own that the block's two GPU warps
+/// share (FORMAT.md §5.4), and the other slices the lanes [`block_lanes_packed`] gives them
+/// without it (`literal_width` as there), in rounds after it; taken where the GPU warp's
+/// chain ([`warp_chain`]) is shorter by [`WIDE_STEPS_PER_LANE`] steps per lane it adds. A DNA
+/// block with raw match streams: 7,984 packed literal symbols on 32 lanes, 250 steps, on 64
+/// lanes 125. Deterministic.
+pub fn wide_lanes(
+    n: &[Option<usize>; STREAM_COUNT],
+    lanes: [usize; STREAM_COUNT],
+    per_lane: usize,
+    literal_width: usize,
+) -> [usize; STREAM_COUNT] {
+    let now = warp_chain(n, &lanes);
+    let Some((k, _)) = longest_slice(n, &lanes) else {
+        return lanes;
+    };
+    // the other slices as the lane choice lays them out without slice k
+    let mut others = *n;
+    others[k] = None;
+    let mut wide = block_lanes_packed(others, per_lane, literal_width);
+    wide[k] = WIDE_LANES;
+    let then = warp_chain(n, &wide);
+    let added = (wide.iter().sum::<usize>()).saturating_sub(lanes.iter().sum());
+    if then < now && now - then >= WIDE_STEPS_PER_LANE * added {
+        wide
+    } else {
+        lanes
+    }
 }
 
 /// Chain (GPU warp steps) above which [`step_up_by_rounds`] looks for more lanes: 3/4 of
@@ -1100,6 +1152,9 @@ pub fn encode_slice(
 
 /// [`encode_slice`] with a prebuilt [`EncodeTable`].
 pub fn encode_slice_with(symbols: &[u8], lanes: usize, table: &EncodeTable, out: &mut Vec<u8>) {
+    if lanes > WARP_LANES as usize {
+        return encode_wide(symbols, lanes, |i| &table.sym[symbols[i] as usize], out);
+    }
     encode_into(symbols, lanes, out, |states, words| match lanes {
         1 => encode_lanes::<1>(symbols, table, states, words),
         2 => encode_lanes::<2>(symbols, table, states, words),
@@ -1109,6 +1164,38 @@ pub fn encode_slice_with(symbols: &[u8], lanes: usize, table: &EncodeTable, out:
         32 => encode_lanes::<32>(symbols, table, states, words),
         _ => encode_any_lanes(symbols, lanes, table, states, words),
     });
+}
+
+/// Encodes a wide slice (more than [`WARP_LANES`] lanes, FORMAT.md §5.4): symbol `i` in lane
+/// `i % lanes` under the table entry `sym_of(i)`, last symbol first, the words of lanes
+/// `0..32` and of lanes `32..lanes` in two areas. Output: the final states, the first area's
+/// word count (`u32`), then each area's words last first.
+fn encode_wide<'t>(
+    symbols: &[u8],
+    lanes: usize,
+    sym_of: impl Fn(usize) -> &'t EncSym,
+    out: &mut Vec<u8>,
+) {
+    assert!((WARP_LANES as usize + 1..=MAX_LANES as usize).contains(&lanes));
+    let mut states = [RANS_L; MAX_LANES as usize];
+    // put_symbol's contract per area: at most one word per symbol, one slot more
+    let mut words = [vec![0u16; symbols.len() + 1], vec![0u16; symbols.len() + 1]];
+    let mut nw = [0usize; 2];
+    let mut lane = symbols.len().saturating_sub(1) % lanes;
+    for i in (0..symbols.len()).rev() {
+        let a = aceapex_device::rans::word_area(lane);
+        // SAFETY: nw[a] <= the symbols coded so far < symbols.len() < words[a].len()
+        unsafe { put_symbol(&mut states[lane], sym_of(i), &mut words[a], &mut nw[a]) };
+        lane = if lane == 0 { lanes - 1 } else { lane - 1 };
+    }
+    out.reserve(lanes * 4 + 4 + (nw[0] + nw[1]) * 2);
+    for x in &states[..lanes] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.extend_from_slice(&(nw[0] as u32).to_le_bytes());
+    for (w, &n) in words.iter().zip(&nw) {
+        out.extend(w[..n].iter().rev().flat_map(|w| w.to_le_bytes()));
+    }
 }
 
 /// The frame of every slice encoder: `code` codes the symbols into the lane states (all

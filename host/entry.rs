@@ -115,8 +115,8 @@ pub fn pack(entries: &[BlockEntry], b: &EntryBits, out: &mut Vec<u8>) {
 }
 
 /// Unpacks entry `i` from its [`packed_size`] bytes. Errors (the text of a
-/// `FormatError::BlockEntry`): padding bits that are not zero, a lane count above 32, or a
-/// source distance above `i`.
+/// `FormatError::BlockEntry`): padding bits that are not zero, a lane count above 255 (the
+/// version's limit, 32 or 64, is `Archive::parse`'s check), or a source distance above `i`.
 pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String> {
     let mut e = BlockEntry {
         checksum: u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
@@ -153,9 +153,12 @@ pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String>
         .zip(&v[2 * STREAM_COUNT..3 * STREAM_COUNT])
         .enumerate()
     {
-        // a width above 8 may hold a count that does not fit the in-memory byte
-        if x > MAX_LANES as u32 {
-            return Err(format!("stream {k} has {x} lanes (at most {MAX_LANES})"));
+        // a width above 8 may hold a count that does not fit the in-memory byte; the
+        // version's limit (FORMAT.md §3.1 rule 4) is checked with the other entry rules
+        if x > u8::MAX as u32 {
+            return Err(format!(
+                "stream {k} has {x} lanes (at most {MAX_LANES} in any version)"
+            ));
         }
         *l = x as u8;
     }

@@ -237,6 +237,71 @@ fn raw_match_streams_store_only_the_literals_coded() {
     }
 }
 
+/// `compress --wide-lanes` (with `--raw-match-streams`): a version-7 archive whose long
+/// literal slices have 64 lanes, which `info` reports ("wide slices", JSON `wide_blocks`) and
+/// both decoders restore; without `--raw-match-streams` the option is refused with a message
+/// that names the one it needs.
+#[test]
+fn wide_lanes_need_raw_match_streams_and_show_in_info() {
+    let t = tmp();
+    let d = t.path();
+    // soft-masked DNA (8 letters, packed two a symbol): chains long enough to go wide
+    let mut x = 0x9E37_79B9u32;
+    let data: Vec<u8> = (0..600_000)
+        .map(|i| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let b = b"ACGT"[(x >> 30) as usize];
+            if (i / 5000) % 2 == 1 {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            }
+        })
+        .collect();
+    std::fs::write(d.join("g.fa"), &data).unwrap();
+    let e = fails(&run(
+        d,
+        &["compress", "g.fa", "-o", "w.acx", "--wide-lanes"],
+    ));
+    assert!(e.contains("--raw-match-streams"), "{e}");
+    assert!(!d.join("w.acx").exists());
+    let wide = [
+        "compress",
+        "g.fa",
+        "-o",
+        "w.acx",
+        "--raw-match-streams",
+        "--wide-lanes",
+    ];
+    ok(&run(d, &wide));
+    ok(&run(
+        d,
+        &["compress", "g.fa", "-o", "r.acx", "--raw-match-streams"],
+    ));
+    for (name, is_wide) in [("w.acx", true), ("r.acx", false)] {
+        let o = run(d, &["info", name]);
+        ok(&o);
+        let text = String::from_utf8(o.stdout).unwrap();
+        let version = text
+            .lines()
+            .find(|l| l.starts_with("format version"))
+            .unwrap();
+        assert_eq!(version.ends_with(" 7"), is_wide, "{version}");
+        let blocks = text.lines().find(|l| l.starts_with("blocks")).unwrap();
+        assert_eq!(blocks.contains("with wide slices"), is_wide, "{blocks}");
+        let o = run(d, &["info", name, "--json"]);
+        let wide_blocks = json_number(&String::from_utf8(o.stdout).unwrap(), "wide_blocks");
+        // 37 blocks of 16 KiB, the last one short
+        assert_eq!(wide_blocks > 30, is_wide, "{name}: {wide_blocks}");
+        assert_eq!(wide_blocks == 0, !is_wide, "{name}: {wide_blocks}");
+        ok(&run(
+            d,
+            &["decompress", name, "-o", "out", "-f", "--device", "cpu"],
+        ));
+        assert_eq!(std::fs::read(d.join("out")).unwrap(), data, "{name}");
+    }
+}
+
 /// Default names keep a name's own bytes (not UTF-8 here): two inputs whose names differ in
 /// such a byte get two archives (their display forms were the same, so one overwrote the
 /// other), and decompress finds the `.acx` suffix.

@@ -30,6 +30,7 @@ fn default_settings() -> EncodeOptions {
         context_tables: false,
         packed_literals: false,
         raw_match_streams: false,
+        wide_lanes: false,
     }
 }
 

@@ -492,8 +492,24 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
         (4096, 5, false, false, false),
     ]
     .into_iter()
+    .map(|(b, m, c, p, r)| (b, m, c, p, r, false))
+    // wide lanes (format version 7, with raw match streams: a 64-lane literal slice that two
+    // warps decode): packed literals, context pairs, and plain tables at 4 KiB blocks
+    // (FORMAT.md §5.4, §5.5)
+    .chain([
+        (16384, 6, true, true, true, true),
+        (16384, 6, true, false, true, true),
+        (4096, 6, false, false, true, true),
+    ])
     .map(
-        |(block_size, min_match, context_tables, packed_literals, raw_match_streams)| {
+        |(
+            block_size,
+            min_match,
+            context_tables,
+            packed_literals,
+            raw_match_streams,
+            wide_lanes,
+        )| {
             let opts = EncodeOptions {
                 block_size,
                 min_match,
@@ -501,6 +517,7 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
                 context_tables,
                 packed_literals,
                 raw_match_streams,
+                wide_lanes,
                 ..Default::default()
             };
             (block_size, min_match, opts)
@@ -510,9 +527,9 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
 }
 
 /// Without a GPU too: the bit-exact test's samples and settings give archives of every
-/// version the writer makes (3 to 6), so the GPU decoders see each.
+/// version the writer makes (3 to 7), so the GPU decoders see each.
 #[test]
-fn bit_exact_samples_cover_versions_3_to_6() {
+fn bit_exact_samples_cover_versions_3_to_7() {
     let mut versions = std::collections::BTreeSet::new();
     let samples = sample_inputs();
     for (name, data) in samples
@@ -524,14 +541,16 @@ fn bit_exact_samples_cover_versions_3_to_6() {
             let v = u16::from_le_bytes([packed[4], packed[5]]);
             versions.insert(v);
             // soft-masked: a context pair, or (16 KiB blocks) packed literals
-            if name == "soft-masked" && opts.packed_literals && opts.block_size == 16384 {
+            if name == "soft-masked" && opts.wide_lanes && opts.raw_match_streams {
+                assert_eq!(v, 7, "soft-masked, {opts:?}: wide lanes");
+            } else if name == "soft-masked" && opts.packed_literals && opts.block_size == 16384 {
                 assert_eq!(v, 6, "soft-masked, {opts:?}: packed literals");
             } else if name == "soft-masked" && opts.context_tables {
                 assert!(v >= 5, "soft-masked, {opts:?}: a context pair");
             }
         }
     }
-    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5, 6]);
+    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5, 6, 7]);
 }
 
 /// Without a GPU too: the rANS stage's entry point follows the archive's table kinds (a
@@ -1018,4 +1037,445 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
             "the hook's decode should have waited out the limit ({waited} ns)"
         );
     }
+}
+/// A copy of `packed` (tables on every stream) with each rANS slice re-coded by the crate's
+/// encoder at 33-64 lanes where the group's tables allow it (a context pair needs every symbol
+/// in the table its new context picks, FORMAT.md §5.4), as a version-7 archive: wide slices
+/// in every stream, several per block, context pairs and packed literals among them.
+fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
+    use aceapex::entropy::{encode_context_slice, encode_slice_with, pack_literals, EncodeTable};
+    let a = Archive::parse(packed).unwrap();
+    let p = common::parts::parts(packed);
+    let gb = a.header.group_blocks as usize;
+    let mut entries = p.entries.clone();
+    let mut data = Vec::new();
+    for b in 0..a.block_count() {
+        let mut bufs: [Vec<u8>; 5] = Default::default();
+        aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
+        for (k, s) in a.slices(b).into_iter().enumerate() {
+            if entries[b].lanes[k] == 0 {
+                data.extend_from_slice(s);
+                continue;
+            }
+            let rec = a.tables[b / gb][k].as_ref().unwrap().record();
+            let syms = match &rec.alphabet {
+                Some(al) => {
+                    let mut v = Vec::new();
+                    pack_literals(&bufs[k], al, &mut v);
+                    v
+                }
+                None => bufs[k].clone(),
+            };
+            let bit = rec.ctx_bit as u32;
+            let fits = |l: usize| {
+                rec.tables.len() == 1
+                    || (0..syms.len()).all(|i| {
+                        let c = if i >= l { (syms[i - l] >> bit) & 1 } else { 0 };
+                        rec.tables[c as usize].freq[syms[i] as usize] > 0
+                    })
+            };
+            let Some(l) = [r.range(33, 64) as usize, 64, 33]
+                .into_iter()
+                .find(|&l| fits(l))
+            else {
+                data.extend_from_slice(s);
+                continue;
+            };
+            let et: Vec<EncodeTable> = (rec.tables.iter())
+                .map(|t| EncodeTable::new(t, &t.cumulative()))
+                .collect();
+            let mut out = Vec::new();
+            if et.len() == 2 {
+                encode_context_slice(&syms, l, [&et[0], &et[1]], bit, &mut out);
+            } else {
+                encode_slice_with(&syms, l, &et[0], &mut out);
+            }
+            entries[b].lanes[k] = l as u8;
+            entries[b].stored_len[k] = out.len() as u32;
+            data.extend_from_slice(&out);
+        }
+    }
+    let base = a.header.match_base() as u8;
+    common::parts::assemble(&p, 7, base, &entries, &p.tables, &data)
+}
+
+/// A damage of a wide slice of `lanes` lanes (FORMAT.md §5.3: `4 * lanes` bytes of states,
+/// `W0`, then the `W0` words of lanes 0-31 and the words of the other lanes) and the status
+/// §5.4 names for it: a `W0` past the words or a state below 65536 is `RansHeader`; an area
+/// short of a word underflows (its lanes read the same words as before until the missing
+/// one), an area with a word over fails the trailer, and an underflow comes before a trailer
+/// failure whichever half has which. None when the slice lacks the words the damage needs.
+fn damage_wide(s: &[u8], lanes: usize, how: usize) -> Option<(&'static str, Vec<u8>, u32)> {
+    use aceapex::device::status::Status::{RansHeader, RansTrailer, RansUnderflow};
+    let h = 4 * lanes + 4;
+    let n0 = common::get_u32(s, 4 * lanes) as usize;
+    let total = (s.len() - h) / 2;
+    let n1 = total - n0;
+    let set_w0 = |v: &mut Vec<u8>, w: u32| v[4 * lanes..h].copy_from_slice(&w.to_le_bytes());
+    let end0 = h + 2 * n0;
+    let mut v = s.to_vec();
+    let (name, st) = match how {
+        0 => {
+            set_w0(&mut v, total as u32 + 1);
+            ("W0 past the words", RansHeader)
+        }
+        1 => {
+            set_w0(&mut v, u32::MAX);
+            ("W0 u32::MAX", RansHeader)
+        }
+        2 => {
+            // 2 * W0 wraps to 2 * n0 in 32 bits
+            set_w0(&mut v, (1 << 31) + n0 as u32);
+            ("W0 2^31 + n0", RansHeader)
+        }
+        3 => {
+            v[12..16].copy_from_slice(&0x1234u32.to_le_bytes());
+            ("state 3 below 65536 (first warp)", RansHeader)
+        }
+        4 => {
+            v[4 * lanes - 4..4 * lanes].copy_from_slice(&65535u32.to_le_bytes());
+            ("last state below 65536 (second warp)", RansHeader)
+        }
+        5 if n1 > 0 => {
+            v.truncate(s.len() - 2);
+            ("area 1 cut by a word", RansUnderflow)
+        }
+        6 if n0 > 0 => {
+            v.drain(end0 - 2..end0);
+            set_w0(&mut v, n0 as u32 - 1);
+            ("area 0 cut by a word, W0 - 1", RansUnderflow)
+        }
+        7 => {
+            v.extend_from_slice(&[0x5A, 0xA5]);
+            ("a word over in area 1", RansTrailer)
+        }
+        8 => {
+            v.splice(end0..end0, [0x5A, 0xA5]);
+            set_w0(&mut v, n0 as u32 + 1);
+            ("a word over in area 0, W0 + 1", RansTrailer)
+        }
+        9 if n0 > 0 => {
+            v.drain(end0 - 2..end0);
+            set_w0(&mut v, n0 as u32 - 1);
+            v.extend_from_slice(&[0x5A, 0xA5]);
+            ("both warps: area 0 short, area 1 over", RansUnderflow)
+        }
+        10 if n1 > 0 => {
+            v.truncate(s.len() - 2);
+            v.splice(end0..end0, [0x5A, 0xA5]);
+            set_w0(&mut v, n0 as u32 + 1);
+            ("both warps: area 0 over, area 1 short", RansUnderflow)
+        }
+        11 if n0 > 0 => {
+            v.drain(end0 - 2..end0);
+            set_w0(&mut v, n0 as u32 - 1);
+            v[4 * lanes - 4..4 * lanes].copy_from_slice(&7u32.to_le_bytes());
+            ("both warps: area 0 short, last state low", RansHeader)
+        }
+        12 => {
+            v[..4].copy_from_slice(&0u32.to_le_bytes());
+            v[4 * lanes - 4..4 * lanes].copy_from_slice(&1u32.to_le_bytes());
+            ("both warps: states 0 and last low", RansHeader)
+        }
+        13 if n1 > 1 => {
+            v.truncate(s.len() - 4);
+            ("area 1 cut by two words", RansUnderflow)
+        }
+        _ => return None,
+    };
+    Some((name, v, st as u32))
+}
+
+/// Damaged wide slices (format version 7, FORMAT.md §5.3, §5.4: a slice of 33-64 lanes with two
+/// word areas, decoded by a pair of warps in the GPU rANS stage): `W0` past the words (also
+/// `2^31 + W0`, which wraps in 32 bits), states below 65536 in either warp's half, words cut
+/// from or added to either area, both halves damaged at once, 64-lane slices relabelled 33-63
+/// lanes, narrow slices made wide, several blocks damaged in one archive; on encoder archives
+/// with raw match streams and wide lanes (packed literals, context pairs; one cross-block) and
+/// a hand-made one with wide slices in every stream. Without a GPU: the damaged archives are
+/// built and the CPU reference reports the status §5.4 names (fast path == reference). With
+/// one: the dense pipe, the lane kernel and the wavefront decoder (only it on the cross-block
+/// archive) each fail closed, never Ok, within the hand-off wait limit (a pair whose block is
+/// never published would stall the dense kernel a second), every damaged block's status word
+/// the CPU reference's and (independent blocks) every other block's 0; the undamaged archives
+/// decode bit-exact.
+#[test]
+fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
+    use aceapex::device::status::Status;
+    let mut r = common::Rng(0x0DA7_A7E7);
+    // soft-masked DNA, case in runs: 8 letters, two per packed symbol, so the literal slices
+    // of 16 KiB blocks take 64 lanes (FORMAT.md §5.5)
+    let mut dna = |n: usize| -> Vec<u8> {
+        let mut lower = false;
+        let mut d = Vec::with_capacity(n);
+        while d.len() < n {
+            if d.len() > 1000 && r.below(400) == 0 {
+                let back = 1 + r.below(d.len().min(30_000) as u64) as usize;
+                let from = d.len() - back;
+                for i in 0..8 + r.below(200) as usize {
+                    d.push(d[from + i % back]);
+                }
+                continue;
+            }
+            if r.below(200) == 0 {
+                lower = !lower;
+            }
+            let b = b"ACGT"[r.below(4) as usize];
+            d.push(if lower { b.to_ascii_lowercase() } else { b });
+        }
+        d.truncate(n);
+        d
+    };
+    let wide = |block_size: u32, packed_literals: bool, window: Option<u32>| EncodeOptions {
+        block_size,
+        level: 6,
+        packed_literals,
+        window,
+        raw_match_streams: true,
+        wide_lanes: true,
+        ..EncodeOptions::default()
+    };
+    let a_data = dna(600_000);
+    let b_data = dna(400_000);
+    let c_data = dna(500_000);
+    let mut bases = vec![
+        ("packed literals", a_data.clone(), {
+            compress(&a_data, &wide(16384, true, None), &|_| {}).unwrap()
+        }),
+        ("context pairs", b_data.clone(), {
+            compress(&b_data, &wide(16384, false, None), &|_| {}).unwrap()
+        }),
+        ("cross-block", c_data.clone(), {
+            compress(&c_data, &wide(16384, true, Some(65536)), &|_| {}).unwrap()
+        }),
+    ];
+    // hand-made: text and soft-masked DNA with tables on every stream, re-coded wide
+    let mut t = common::Rng(0x7E47);
+    let text = common::attack::text(&mut t, 300_000);
+    for (name, data) in [("hand-made text", text), ("hand-made DNA", dna(300_000))] {
+        let src = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        bases.push((name, data, wide_everywhere(&mut t, &src)));
+    }
+    // (name, archive, cross-block, damaged blocks with the status §5.4 names, if it does)
+    type Case = (String, Vec<u8>, bool, Vec<(usize, Option<u32>)>);
+    let mut cases: Vec<Case> = Vec::new();
+    let mut wide_streams = [0usize; 5];
+    for (i, (name, data, packed)) in bases.iter().enumerate() {
+        let a = Archive::parse(packed).unwrap();
+        assert_eq!(a.header.version, 7, "{name}");
+        assert!(
+            aceapex::decompress(&a).unwrap() == *data,
+            "{name}: CPU decode"
+        );
+        let cross = a.cross_block();
+        assert_eq!(cross, *name == "cross-block", "{name}");
+        let p = common::parts::parts(packed);
+        let wide: Vec<(usize, usize)> = (0..a.block_count())
+            .flat_map(|b| (0..5).map(move |k| (b, k)))
+            .filter(|&(b, k)| p.entries[b].lanes[k] > 32)
+            .collect();
+        assert!(wide.len() >= 4, "{name}: {} wide slices", wide.len());
+        for &(_, k) in &wide {
+            wide_streams[k] += 1;
+        }
+        // the archive with slices replaced: ((block, stream), new bytes, new lanes)
+        let rebuild = |changes: &[((usize, usize), Vec<u8>, u8)]| {
+            let mut entries = p.entries.clone();
+            let mut d = Vec::new();
+            for (b, e) in entries.iter_mut().enumerate() {
+                for (k, s) in a.slices(b).into_iter().enumerate() {
+                    match changes.iter().find(|c| c.0 == (b, k)) {
+                        Some((_, bytes, lanes)) => {
+                            d.extend_from_slice(bytes);
+                            e.stored_len[k] = bytes.len() as u32;
+                            e.lanes[k] = *lanes;
+                        }
+                        None => d.extend_from_slice(s),
+                    }
+                }
+            }
+            common::parts::assemble(&p, 7, p.header[85], &entries, &p.tables, &d)
+        };
+        // each damage on a wide slice of its own, first block to last; the first four of
+        // them (in different blocks) together in one archive too
+        let mut multi = Vec::new();
+        let mut multi_damaged = Vec::new();
+        for how in 0..14 {
+            let (b, k) = wide[how * (wide.len() - 1) / 13];
+            let lanes = p.entries[b].lanes[k];
+            let Some((what, bytes, st)) = damage_wide(a.slices(b)[k], lanes as usize, how) else {
+                continue;
+            };
+            if multi.len() < 4 && !multi_damaged.iter().any(|x: &(usize, _)| x.0 == b) {
+                multi.push(((b, k), bytes.clone(), lanes));
+                multi_damaged.push((b, Some(st)));
+            }
+            let arch = rebuild(&[((b, k), bytes, lanes)]);
+            let what = format!("{name}: block {b} stream {k} ({lanes} lanes): {what}");
+            cases.push((what, arch, cross, vec![(b, Some(st))]));
+        }
+        let what = format!("{name}: {} blocks at once", multi.len());
+        cases.push((what, rebuild(&multi), cross, multi_damaged));
+        // wide slices read with fewer lanes, 33 or more (every count 33-63 on the first
+        // archive's 64-lane slices, a few on the others): W0 is then the bytes of state `l`,
+        // at least 65536, more than the slice's words (a block's slice holds fewer), a header
+        // error
+        let counts: Vec<u8> = if i == 0 {
+            (33..=63).collect()
+        } else {
+            vec![33, 47, r.range(34, 62) as u8, 63]
+        };
+        for (j, l) in counts.into_iter().enumerate() {
+            let fewer: Vec<(usize, usize)> = (wide.iter().copied())
+                .filter(|&(b, k)| p.entries[b].lanes[k] > l)
+                .collect();
+            if fewer.is_empty() {
+                continue;
+            }
+            let (b, k) = fewer[j * 7 % fewer.len()];
+            let s = a.slices(b)[k];
+            let lanes = p.entries[b].lanes[k];
+            assert!(s.len() < 2 * 65536, "{name}: block {b}: {} bytes", s.len());
+            let arch = rebuild(&[((b, k), s.to_vec(), l)]);
+            let what = format!("{name}: block {b} stream {k}: {lanes} lanes read as {l}");
+            let header = Some(Status::RansHeader as u32);
+            cases.push((what, arch, cross, vec![(b, header)]));
+        }
+        // narrow rANS slices read as wide (the outcome left to the CPU reference)
+        let narrow: Vec<(usize, usize)> = (0..a.block_count())
+            .flat_map(|b| (0..5).map(move |k| (b, k)))
+            .filter(|&(b, k)| (1..=32).contains(&p.entries[b].lanes[k]))
+            .take(3)
+            .collect();
+        for (b, k) in narrow {
+            let l = r.range(33, 64) as u8;
+            let arch = rebuild(&[((b, k), a.slices(b)[k].to_vec(), l)]);
+            let what = format!("{name}: block {b} stream {k}: narrow read as {l} lanes");
+            cases.push((what, arch, cross, vec![(b, None)]));
+        }
+    }
+    assert!(
+        wide_streams.iter().filter(|&&c| c > 0).count() >= 3,
+        "wide slices in too few streams: {wide_streams:?}"
+    );
+    // the CPU on every case: the named statuses, never Ok, fast path == reference
+    let mut cpu_status = Vec::new();
+    for (what, bytes, _, damaged) in &cases {
+        let a = Archive::parse(bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            aceapex::decompress(&a).is_err(),
+            "{what}: the CPU decoded it"
+        );
+        common::attack::compare_archive(bytes, what);
+        let reference = common::attack::per_block(bytes, false);
+        let st: Vec<u32> = (reference.iter())
+            .map(|x| match x {
+                Ok(_) => 0,
+                Err(aceapex::DecodeError::Block { status, .. }) => *status as u32,
+                Err(e) => panic!("{what}: {e:?}"),
+            })
+            .collect();
+        for &(b, want) in damaged {
+            if let Some(w) = want {
+                assert_eq!(st[b], w, "{what}: the CPU's status for block {b}");
+            }
+            assert_ne!(st[b], 0, "{what}: block {b} decoded on the CPU");
+        }
+        cpu_status.push(st);
+    }
+    let named = cases
+        .iter()
+        .flat_map(|c| &c.3)
+        .filter(|x| x.1.is_some())
+        .count();
+    let _ = writeln!(
+        std::io::stderr(),
+        "{} damaged wide-slice archives ({named} blocks with the status the format names), \
+         wide slices per stream {wide_streams:?}: the CPU fails them closed",
+        cases.len()
+    );
+    let Some(g) = gpu_or_skip("gpu_decoders_fail_closed_on_damaged_wide_slices") else {
+        return;
+    };
+    // the undamaged archives, bit-exact
+    for (name, data, packed) in &bases {
+        let a = Archive::parse(packed).unwrap();
+        let ds: &[decoder::Decoder] = if a.cross_block() {
+            &[decoder::Decoder::Wavefront]
+        } else {
+            &[
+                decoder::Decoder::Dense,
+                decoder::Decoder::Lane,
+                decoder::Decoder::Wavefront,
+            ]
+        };
+        for &d in ds {
+            let out =
+                decoder::decompress_with(&g, &a, d).unwrap_or_else(|e| panic!("{name} {d:?}: {e}"));
+            assert!(out == *data, "{name} {d:?}: output differs");
+        }
+    }
+    let rans_rule = |s: u32| (1..=4).contains(&s);
+    let mut slowest = 0u64;
+    for ((what, bytes, cross, damaged), cpu) in cases.iter().zip(&cpu_status) {
+        let a = Archive::parse(bytes).unwrap();
+        let ds: &[decoder::Decoder] = if *cross {
+            &[decoder::Decoder::Wavefront]
+        } else {
+            &[
+                decoder::Decoder::Dense,
+                decoder::Decoder::Lane,
+                decoder::Decoder::Wavefront,
+            ]
+        };
+        let first_bad = damaged.iter().map(|x| x.0).min().unwrap();
+        for &d in ds {
+            let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+            let mut out = g
+                .alloc_filled(a.header.original_size as usize, 0xA5)
+                .unwrap();
+            let mut status = g.stream().alloc_zeros::<u32>(a.block_count()).unwrap();
+            let t0 = std::time::Instant::now();
+            let st = ga
+                .decode_all_status(&g, d, &mut out, &mut status)
+                .unwrap_or_else(|e| panic!("{what} {d:?}: {e}"));
+            let ns = t0.elapsed().as_nanos() as u64;
+            slowest = slowest.max(ns);
+            if d == decoder::Decoder::Dense && ga.overlaps(&g) {
+                assert!(
+                    ns < aceapex::device::handoff::WAIT_LIMIT_NS,
+                    "{what}: the dense decode took {ns} ns (a block never published?)"
+                );
+            }
+            for &(b, _) in damaged {
+                // (a status the rANS stage does not check, e.g. a checksum, is the host's)
+                if rans_rule(cpu[b]) {
+                    assert_eq!(
+                        (st[b], Status::from_u32(st[b])),
+                        (cpu[b], Status::from_u32(cpu[b])),
+                        "{what} {d:?}: block {b}'s status differs from the CPU's"
+                    );
+                }
+            }
+            for (b, &s) in st.iter().enumerate().take(a.block_count()) {
+                let undamaged = !damaged.iter().any(|x| x.0 == b);
+                if undamaged && (!cross || b < first_bad) {
+                    assert_eq!(s, 0, "{what} {d:?}: undamaged block {b} failed");
+                }
+            }
+            match decoder::decompress_with(&g, &a, d) {
+                Ok(_) => panic!("{what} {d:?}: reported success on a damaged archive"),
+                Err(e) => assert!(
+                    matches!(e, aceapex::gpu::GpuError::Status(_)),
+                    "{what} {d:?}: {e}"
+                ),
+            }
+        }
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "{} damaged wide-slice archives failed closed on the GPU (slowest decode {} us)",
+        cases.len(),
+        slowest / 1000
+    );
 }

@@ -13,7 +13,7 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::device::format::{LANES_RAW, STREAM_COUNT};
+use aceapex::device::format::{LANES_RAW, STREAM_COUNT, WARP_LANES};
 use aceapex::{compress, decompress, extract, EncodeOptions};
 use common::Rng;
 use proptest::prelude::*;
@@ -352,11 +352,17 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
-    // FORMAT.md §2: version 6 exactly when a group has a packed literal table (§5.6), else 5
-    // exactly when one has a context pair (§5.2), else 4 with its base byte exactly when the
-    // minimum match is below 6
+    // FORMAT.md §2: version 7 exactly when a slice has more than 32 lanes (§5.4), else 6
+    // exactly when a group has a packed literal table (§5.6), else 5 exactly when one has a
+    // context pair (§5.2), else 4 with its base byte exactly when the minimum match is below 6
     let pairs = a.tables.iter().flatten().flatten().any(|t| t.has_context());
     let packs = a.tables.iter().flatten().flatten().any(|t| t.is_packed());
+    let wide = (a.entries.iter()).any(|e| e.lanes.iter().any(|&l| l > WARP_LANES));
+    assert!(opts.wide_lanes || !wide, "a wide slice without wide lanes");
+    // wide slices: 64 lanes, the literal slice only (the others raw: raw match streams)
+    for e in &a.entries {
+        assert!(e.lanes.iter().all(|&l| l <= 32 || l == 64), "{:?}", e.lanes);
+    }
     assert!(
         opts.context_tables || !pairs,
         "a context pair without context tables"
@@ -384,7 +390,10 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
             assert!(!t.is_packed(), "a packed table outside the literal stream");
         }
     }
-    if packs {
+    if wide {
+        assert_eq!(h.version, 7);
+        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
+    } else if packs {
         assert_eq!(h.version, 6);
         assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
     } else if pairs {
@@ -553,7 +562,8 @@ proptest! {
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
 
-    /// Repeat codes off, context tables, packed literals and raw match streams on or off,
+    /// Repeat codes off, context tables, packed literals, raw match streams and wide lanes on
+    /// or off,
     /// min_match 4/5/6/8/12/32, depth caps 0/1/2/8,
     /// windows at or above the block: the reference walker checks every match length,
     /// distance and depth.
@@ -566,6 +576,7 @@ proptest! {
         context_tables in any::<bool>(),
         packed_literals in any::<bool>(),
         raw_match_streams in any::<bool>(),
+        wide_lanes in any::<bool>(),
         min_match in prop::sample::select(vec![4u32, 5, 6, 8, 12, 32]),
         depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
         cross in any::<bool>(),
@@ -587,6 +598,8 @@ proptest! {
             packed_literals,
             // levels 8-9 refuse it (EncodeOptions::validate)
             raw_match_streams: raw_match_streams && level <= 7,
+            // (with raw match streams only: EncodeOptions::validate)
+            wide_lanes: wide_lanes && raw_match_streams && level <= 7,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
@@ -612,6 +625,15 @@ fn each_parser_option_alone() {
             &data,
             &EncodeOptions {
                 raw_match_streams: true,
+                ..opts(5, bs)
+            },
+            &r,
+        );
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                raw_match_streams: true,
+                wide_lanes: true,
                 ..opts(5, bs)
             },
             &r,

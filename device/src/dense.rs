@@ -741,13 +741,14 @@ macro_rules! rans_entry {
             stage_expand: u32,
             dense_queue: *mut u32,
             epoch: u32,
+            halves: u32,
         ) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
             rans_stage::<$ctx, $pack, $late>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
                 group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
-                staged_tables, stage_expand, dense_queue, epoch,
+                staged_tables, stage_expand, dense_queue, epoch, halves,
             )
             }
         }
@@ -776,7 +777,12 @@ rans_entry!(
     /// `rans::warp_round`; the encoder picks lane counts that fit one round, or at levels 1-7
     /// two where that shortens the block's chain, `entropy::block_lanes`), so the state
     /// chains of a round's slices advance in the same steps. Raw slices are copied by the
-    /// whole warp. A block's status is its first failing slice's, in stream order (as the CPU
+    /// whole warp. With `halves` 2 (the host's choice for an archive with a wide slice, more
+    /// than 32 lanes, FORMAT.md §5.4) every block has a pair of consecutive warps and a chunk
+    /// is `wpc / 2` blocks: the first warp decodes all of the block but the second half of
+    /// its wide slices' lanes, which the second decodes from their second word area at the
+    /// same time; the pair then meets at a named barrier, and the first reports the block
+    /// ([`join_halves`]). Without `halves` 2 a wide slice fails (`SliceMode`). A block's status is its first failing slice's, in stream order (as the CPU
     /// decoder reports it), written for every block, 0 too (the host zeroes nothing first).
     /// `dense_queue`, the archive's dense queue (`handoff::queue_words(n_blocks)` words) or
     /// null: its ticket and fallback words zeroed for the dense kernel that follows on the
@@ -859,6 +865,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     stage_expand: u32,
     dense_queue: *mut u32,
     epoch: u32,
+    halves: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -871,6 +878,10 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     };
     let lane = tid % 32;
     let wpc = (bdim / 32) as u64;
+    // warps per block: 2 for an archive with wide slices (FORMAT.md §5.4), a pair of
+    // consecutive warps per block, warp 2p + h decoding the wide slices' half h
+    let halves: u64 = if halves == 2 { 2 } else { 1 };
+    let bpc = wpc / halves;
     if cta == 0 && tid == 0 && !dense_queue.is_null() {
         // the dense kernel's block queue and fallback count, zeroed for the dense kernel that
         // follows on the stream (instead of a memset between the two launches)
@@ -924,7 +935,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         // SAFETY: slot < n_chunks entries of the order.
         let chunk = unsafe { *chunk_order.add(slot as usize) };
         slot += ncta;
-        let r0 = chunk as u64 * wpc;
+        let r0 = chunk as u64 * bpc;
         if r0 >= n_blocks as u64 {
             continue;
         }
@@ -984,7 +995,10 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         }
         stage_wait();
         sync();
-        let b = r0 + (tid / 32) as u64;
+        let w = (tid / 32) as u64;
+        let b = r0 + w / halves;
+        let half = (w % halves) as u32;
+        // (both warps of a pair have the same block: both pass or both skip)
         if b < n_blocks as u64 {
             let in_group = b / group_blocks as u64 == g0;
             let (staged, staged_expand) = if in_group {
@@ -1001,7 +1015,24 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
                     pairs: staged_tables as usize > STREAM_COUNT,
                     expand: staged_expand,
                 },
+                half,
+                halves as u32,
             );
+            let st = if halves == 2 {
+                // SAFETY: the host launches with room for a status per warp pair after the
+                // staged tables (and the expansion table when staged): `pair_slots`.
+                let slot =
+                    unsafe { pair_slots(smem, staged_tables, stage_expand).add((w / 2) as usize) };
+                // SAFETY: the pair's slot, written by its second warp's lane 0 before the
+                // pair's barrier and read by the first warp after it.
+                unsafe { join_halves(slot, st, half, lane, (w / 2) as u32) }
+            } else {
+                st
+            };
+            if half == 1 {
+                // the first warp of the pair reports and publishes the block
+                continue;
+            }
             // the block's first failing slice in stream order
             let mut first_bad = 0u32;
             for k in (0..STREAM_COUNT).rev() {
@@ -1012,7 +1043,8 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
             }
             if lane == 0 {
                 // every block's status, 0 too: the host does not zero them first (the chunk
-                // order holds every chunk once, so every block has exactly one warp)
+                // order holds every chunk once, so every block has exactly one warp, or one
+                // pair whose first warp writes it)
                 // SAFETY: one status word per block; only this warp writes it in this kernel.
                 unsafe { *status.add(b as usize) = first_bad };
             }
@@ -1031,6 +1063,63 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
             }
         }
     }
+}
+
+/// The rANS stage's per-pair status slots in its dynamic shared memory `smem` (one `u64` per
+/// pair of warps of a block with wide slices, `rans::KERNEL_PAIR_SLOTS`): after the
+/// `staged_tables` tables and, with `stage_expand`, the expansion table's 256 slots.
+///
+/// # Safety
+/// The host launches with that much shared memory (`gpu::launch::rans_decode_slices`).
+#[inline(always)]
+unsafe fn pair_slots(smem: *mut u32, staged_tables: u32, stage_expand: u32) -> *mut u64 {
+    let words =
+        staged_tables as usize * PROB_SCALE as usize + if stage_expand != 0 { 256 } else { 0 };
+    // SAFETY: the caller's contract; `words` is even (PROB_SCALE and 256 are), so the slot
+    // area is 8-aligned from the 16-aligned base.
+    unsafe { smem.add(words) as *mut u64 }
+}
+
+/// Joins the statuses of a block's two warps (FORMAT.md §5.4, wide slices): the second
+/// (`half` 1) stores its slice codes `st` in `slot` and fences its output, both meet at
+/// named barrier `1 + pair` (64 threads), the first returns, per slice, the lower non-zero
+/// code of the two (the order the checks run in the reference decoder: header, underflow,
+/// trailer), the second its own `st`. Every thread of both warps must call it.
+///
+/// # Safety
+/// `slot` is the pair's own slot in shared memory; `pair < 15`.
+#[inline(always)]
+unsafe fn join_halves(slot: *mut u64, st: u64, half: u32, lane: u32, pair: u32) -> u64 {
+    if half == 1 {
+        if lane == 0 {
+            // SAFETY: the pair's slot (the caller's contract).
+            unsafe { *slot = st };
+        }
+        // this warp's slices before the first warp's publication of the block (handoff.rs:
+        // it fences again, then publishes)
+        crate::handoff::fence_gpu();
+    }
+    // SAFETY: both warps of the pair (64 threads) reach this barrier, its id 1..=15 theirs
+    // alone (barrier 0 is the CTA's `sync`).
+    unsafe {
+        core::arch::asm!(
+            "barrier.sync {id}, 64;",
+            id = in(reg32) 1 + pair,
+            options(nostack, preserves_flags)
+        )
+    };
+    if half == 1 {
+        return st;
+    }
+    // SAFETY: written by the second warp before the barrier.
+    let other = unsafe { *slot };
+    let mut out = st;
+    for k in 0..STREAM_COUNT {
+        let (a, b) = (byte_get(st, k), byte_get(other, k));
+        let c = if a == 0 || (b != 0 && b < a) { b } else { a };
+        out = byte_set(out, k, c);
+    }
+    out
 }
 
 /// Shared-memory slot of the second (context-1) table of stream `k`'s context pair, if the
@@ -1184,7 +1273,7 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
         }
     } else if lanes > MAX_LANES as u32 {
         pre = Status::SliceMode;
-    } else if stored < 4 * lanes as u64 || (stored - 4 * lanes as u64) % 2 != 0 {
+    } else if stored < slice_head(lanes) || (stored - slice_head(lanes)) % 2 != 0 {
         pre = Status::RansHeader;
     } else if table == u32::MAX {
         pre = Status::SliceMode;
@@ -1206,6 +1295,13 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
     }
 }
 
+/// Bytes before a rANS slice's words (FORMAT.md §5.4): `lanes` states, and for a wide slice
+/// (more than [`WARP_LANES`] lanes) the first word area's word count.
+#[inline(always)]
+fn slice_head(lanes: u32) -> u64 {
+    4 * lanes as u64 + if lanes > WARP_LANES as u32 { 4 } else { 0 }
+}
+
 /// Decodes the slices of block `b` with the whole warp (`CTX_OK`, `PACK_OK`: the table kinds of
 /// the kernel, [`rans_decode_slices`]; `LATE` as [`decode_packed`]'s for packed rounds): raw
 /// slices copied, rANS
@@ -1218,6 +1314,8 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     b: u64,
     lane: u32,
     staged: Staged,
+    half: u32,
+    halves: u32,
 ) -> u64 {
     let mut st = 0u64;
     let mut lanes = 0u64;
@@ -1227,11 +1325,23 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     let mut packs = 0u32;
     for i in 0..STREAM_COUNT {
         let s = slice_info(src, b, i);
-        st = byte_set(st, i, s.pre as u32);
+        let wide = s.lanes > WARP_LANES as u32;
+        // the second warp of a pair decodes the second halves of wide slices alone
+        if half == 1 && !wide {
+            continue;
+        }
+        // a wide slice needs a pair of warps (the host launches them for an archive with
+        // one): without, it fails closed
+        let pre = if wide && halves != 2 {
+            Status::SliceMode
+        } else {
+            s.pre
+        };
+        st = byte_set(st, i, pre as u32);
         lanes = byte_set(lanes, i, s.lanes);
         ctxs |= (is_context(s.ctx) as u32) << i;
         packs |= ((s.ctx == TABLE_PACKED) as u32) << i;
-        if s.pre == Status::Ok {
+        if pre == Status::Ok {
             if s.lanes == 0 {
                 copy_raw_slice(src, &s, lane);
             } else {
@@ -1241,18 +1351,23 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     }
     while left != 0 {
         // never a packed slice and a context slice in one round (the kernel holds no step
-        // variant for both)
+        // variant for both); a wide slice alone, this warp's half of its lanes
         let round = crate::rans::warp_round(left, lanes, ctxs, packs, PACK_OK);
+        let h = if crate::rans::wide_round(round, lanes) {
+            half
+        } else {
+            0
+        };
         // the context step only where a slice of the round needs it (its table pick and
         // the lane's previous symbol cost every step)
         // (a kernel without a table kind decodes such a slice as a single table, which
         // fails its trailer check: the host picks the kernel by the archive's tables)
         st = if CTX_OK && round & ctxs != 0 {
-            decode_packed::<true, false, false>(src, b, lanes, round, lane, st, staged)
+            decode_packed::<true, false, false>(src, b, lanes, round, lane, st, staged, h)
         } else if PACK_OK && round & packs != 0 {
-            decode_packed::<false, true, LATE>(src, b, lanes, round, lane, st, staged)
+            decode_packed::<false, true, LATE>(src, b, lanes, round, lane, st, staged, h)
         } else {
-            decode_packed::<false, false, false>(src, b, lanes, round, lane, st, staged)
+            decode_packed::<false, false, false>(src, b, lanes, round, lane, st, staged, h)
         };
         left &= !round;
     }
@@ -1320,6 +1435,7 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 /// the stores come first, as the 16-warp kernels keep them (their registers: with `LATE` the
 /// packed one spilled more and hs37 decoded 1 % slower; PERFORMANCE.md seventeenth session).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     src: &Sources,
     b: u64,
@@ -1328,6 +1444,7 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     lane: u32,
     mut st: u64,
     staged: Staged,
+    half: u32,
 ) -> u64 {
     let Staged {
         tables: staged,
@@ -1340,7 +1457,10 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     let mut my_base = 0u32;
     for i in 0..STREAM_COUNT {
         if sel & (1 << i) != 0 {
-            let l = byte_get(lanes_of, i);
+            // this warp's lanes of the slice: a wide slice's half (FORMAT.md §5.4)
+            let l = byte_get(lanes_of, i)
+                .saturating_sub(WARP_LANES as u32 * half)
+                .min(WARP_LANES as u32);
             if my == STREAM_COUNT && lane >= base && lane < base + l {
                 my = i;
                 my_base = base;
@@ -1355,6 +1475,11 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
         SliceInfo::EMPTY
     };
     let lanes = s.lanes;
+    // the lanes this warp decodes, and the first one's index in the slice: all of a slice
+    // but a wide one's (more than 32 lanes: its half `half`, FORMAT.md §5.4)
+    let wide = lanes > WARP_LANES as u32;
+    let first_lane = WARP_LANES as u32 * half;
+    let own = lanes.saturating_sub(first_lane).min(WARP_LANES as u32);
     let n = s.n;
     let data = src.data;
     // SAFETY: dst_off + n <= dec_len (pre checks; 0 for an absent slice, never written).
@@ -1407,8 +1532,8 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     // `(4l + 3) / width`, fetched from their lanes by two shuffles. (One byte store per
     // literal, 3 per step at width 3, wrote 3 times the L1 sectors per byte of the
     // unpacked stage's single coalesced byte store; PERFORMANCE.md thirteenth session.)
-    let coalesce = packed && lanes % 4 == 0;
-    let word_lane = coalesce && l < width * lanes / 4;
+    let coalesce = packed && lanes % 4 == 0 && own % 4 == 0;
+    let word_lane = coalesce && l < width * own / 4;
     let (src0, src1, o) = if word_lane {
         let b = 4 * l;
         // b / width for width 2-4 without a division (b < 128; b * 171 >> 9 is b / 3 there)
@@ -1422,7 +1547,7 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     } else {
         (lane, lane, 0)
     };
-    let mask = if mine { lane_mask(lanes, my_base) } else { 0 };
+    let mask = if mine { lane_mask(own, my_base) } else { 0 };
     let below = (1u32 << lane) - 1;
     let mut x: u32 = RANS_L;
     let mut nwords = 0u32;
@@ -1431,18 +1556,47 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     // the slice's word area, or the data section's start for a lane without a valid slice
     // (absent, failed its checks or without a table: a failed slice's `s.off` is unchecked,
     // so no pointer is formed from it; such a lane never takes a word)
-    let words = if active_slice {
-        // SAFETY: lanes > 0, so slice_info's checks passed: off + stored <= data_len and
-        // 4 * lanes <= stored, so the word area starts inside the data section or at its end.
-        unsafe { data.add((s.off + 4 * lanes as u64) as usize) }
-    } else {
-        data
-    };
+    // a wide slice's first word area: its word count (FORMAT.md §5.4), else all words
+    let mut first_words = 0u32;
+    let mut area_bad = false;
+    let mut words = data;
     if active_slice {
-        // SAFETY: off + stored <= data_len and 4 * lanes <= stored (slice_info's checks):
-        // the 4 * lanes state bytes lie inside the data section.
+        // SAFETY: off + stored <= data_len and slice_head(lanes) <= stored (slice_info's
+        // checks): the states (and a wide slice's word count) lie inside the data section.
         let head = unsafe { data.add(s.off as usize) };
-        let o = 4 * l as usize;
+        let total = (s.stored - slice_head(lanes) as u32) / 2;
+        nwords = total;
+        if wide {
+            let o = 4 * lanes as usize;
+            // SAFETY: as above (the 4 bytes after the states)
+            first_words = unsafe {
+                u32::from_le_bytes([
+                    gb(head, o),
+                    gb(head, o + 1),
+                    gb(head, o + 2),
+                    gb(head, o + 3),
+                ])
+            };
+            area_bad = first_words > total;
+            nwords = if area_bad {
+                0
+            } else if half == 0 {
+                first_words
+            } else {
+                total - first_words
+            };
+        }
+        let area = slice_head(lanes)
+            + if half == 1 && !area_bad {
+                2 * first_words as u64
+            } else {
+                0
+            };
+        // SAFETY: this lane's word area lies inside the slice (area + 2 * nwords <= stored),
+        // inside the data section (off + stored <= data_len).
+        words = unsafe { data.add((s.off + area) as usize) };
+        let o = 4 * (first_lane + l) as usize;
+        // SAFETY: lane first_lane + l < lanes: its 4 state bytes are among the 4 * lanes.
         x = unsafe {
             u32::from_le_bytes([
                 gb(head, o),
@@ -1451,10 +1605,9 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
                 gb(head, o + 3),
             ])
         };
-        nwords = (s.stored - 4 * lanes) / 2;
         steps = m.div_ceil(lanes);
     }
-    let header_bad = ballot(active_slice && x < RANS_L);
+    let header_bad = ballot(active_slice && (x < RANS_L || area_bad));
     // the longest chain of the packed slices
     let mut max_steps = steps;
     let mut d = 16;
@@ -1466,7 +1619,7 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     let mut underflow = false;
     // u32 positions: a slice holds at most a block (< 2^32 bytes), and 32-bit arithmetic
     // keeps the step short
-    let mut i = l;
+    let mut i = first_lane + l;
     // a symbol's stores: a packed symbol's literals (its expansion; byte stores unless the
     // slice's words are coalesced), else the symbol itself. Returns the expansion (0 unless
     // packed) for `store_words`.

@@ -10,10 +10,14 @@ use bytemuck::{Pod, Zeroable};
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
 /// Newest format version this crate reads and writes, FORMAT.md §2. The writer uses it only
-/// for archives with a packed literal table (a kind-3 table record, §5.2, §5.6); others are
-/// written as [`VERSION_CONTEXT`], [`VERSION_MATCH_BASE`] or [`VERSION_BASE_6`] archives,
-/// byte for byte as before version 6 existed.
-pub const FORMAT_VERSION: u16 = 6;
+/// for archives with a slice of more than [`WARP_LANES`] lanes (§5.3, §5.5); others are
+/// written as [`VERSION_PACKED`], [`VERSION_CONTEXT`], [`VERSION_MATCH_BASE`] or
+/// [`VERSION_BASE_6`] archives, byte for byte as before version 7 existed.
+pub const FORMAT_VERSION: u16 = 7;
+/// The version the writer uses for an archive with a packed literal table (a kind-3 table
+/// record, §5.2, §5.6) and no slice of more than [`WARP_LANES`] lanes; the first version that
+/// reads kind-3 records.
+pub const VERSION_PACKED: u16 = 6;
 /// The version the writer uses for an archive with a context table (a kind-2 table record,
 /// §5.2, §5.4) but no packed literal table; the first version that reads kind-2 records.
 pub const VERSION_CONTEXT: u16 = 5;
@@ -87,8 +91,13 @@ pub const PROB_BITS: u32 = 12;
 pub const PROB_SCALE: u32 = 1 << PROB_BITS;
 /// Lower bound of a normalised rANS state; states live in `[RANS_L, 2^32)` (FORMAT.md §5).
 pub const RANS_L: u32 = 1 << 16;
-/// Most interleaved lanes a slice may use (one warp).
-pub const MAX_LANES: u8 = 32;
+/// Most interleaved lanes a slice may use from format version 7 (FORMAT.md §5.3): two per
+/// thread of one GPU warp.
+pub const MAX_LANES: u8 = 64;
+/// Most interleaved lanes a slice may use in format versions 2 to 6 (FORMAT.md §5.3), and the
+/// lanes of one round of the GPU warp (one per thread, `device/src/dense.rs`): a slice of more
+/// lanes decodes in a round of its own, two lanes per thread.
+pub const WARP_LANES: u8 = 32;
 /// Lane count that marks a slice stored raw.
 pub const LANES_RAW: u8 = 0;
 

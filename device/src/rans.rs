@@ -7,7 +7,7 @@
 
 use crate::format::{
     DecodeTable, MAX_LANES, MAX_PACK_WIDTH, PACK_WIDTH_SLOT, PROB_BITS, PROB_SCALE, RANS_L,
-    STREAM_COUNT,
+    STREAM_COUNT, WARP_LANES,
 };
 use crate::status::Status;
 
@@ -31,8 +31,14 @@ pub const KERNEL_STAGED_TABLES: usize = STREAM_COUNT + 2;
 
 /// Most dynamic shared memory of the GPU rANS stage: [`KERNEL_STAGED_TABLES`] decode tables
 /// (112 KiB; two CTAs per SM). Without context pairs it takes [`STREAM_COUNT`] tables (80 KiB).
-pub const KERNEL_SMEM_BYTES: usize =
-    KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>() + KERNEL_EXPAND_BYTES;
+pub const KERNEL_SMEM_BYTES: usize = KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>()
+    + KERNEL_EXPAND_BYTES
+    + KERNEL_PAIR_BYTES;
+
+/// Dynamic shared memory of the GPU rANS stage's per-pair status slots, after its tables
+/// (`dense.rs`, `pair_slots`): one `u64` per pair of warps, for archives with wide slices
+/// (FORMAT.md §5.4: two warps per block).
+pub const KERNEL_PAIR_BYTES: usize = 8 * (KERNEL_MAX_WARPS as usize / 2);
 
 /// Bytes of slack the GPU rANS stage needs after each decoded slice in its scratch (the
 /// host pads every slot by at least this): packed literals are stored in 4-byte words, the
@@ -129,14 +135,15 @@ pub fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
 /// (`dense.rs`, `decode_slices`): of the slices in `left` (bit `k` = stream `k`), largest lane
 /// count first (the lowest stream on a tie), every one that still fits in the warp's 32
 /// lanes; with `separate` set, never a slice of `ctxs` (context pairs) and one of `packs`
-/// (packed literals) in one round, since no kernel holds a step variant for both. `lanes_of`
-/// holds the lane counts, one byte per stream. Returns the round's slices (empty when `left`
-/// is). The host's chain estimate ([`warp_steps`]) and the encoder's lane choice run the
-/// same rounds.
+/// (packed literals) in one round, since no kernel holds a step variant for both. A slice of
+/// more than [`WARP_LANES`] lanes (format version 7) is a round of its own, which the
+/// block's two warps share (FORMAT.md §5.4). `lanes_of` holds the lane counts, one byte per stream. Returns the round's slices
+/// (empty when `left` is). The host's chain estimate ([`warp_steps`]) and the encoder's lane
+/// choice run the same rounds.
 #[inline(always)]
 pub fn warp_round(left: u32, lanes_of: u64, ctxs: u32, packs: u32, separate: bool) -> u32 {
     let mut round = 0u32;
-    let mut free = 32u32;
+    let mut free = WARP_LANES as u32;
     loop {
         let mut best = STREAM_COUNT;
         let mut best_lanes = 0u32;
@@ -144,7 +151,9 @@ pub fn warp_round(left: u32, lanes_of: u64, ctxs: u32, packs: u32, separate: boo
             let l = ((lanes_of >> (8 * i)) & 0xFF) as u32;
             let with = round | (1 << i);
             let mixed = separate && with & ctxs != 0 && with & packs != 0;
-            if (left & !round) & (1 << i) != 0 && l <= free && l > best_lanes && !mixed {
+            // an empty round takes any slice (a wide one fills it)
+            let fits = l <= free || round == 0;
+            if (left & !round) & (1 << i) != 0 && fits && l > best_lanes && !mixed {
                 best = i;
                 best_lanes = l;
             }
@@ -153,14 +162,30 @@ pub fn warp_round(left: u32, lanes_of: u64, ctxs: u32, packs: u32, separate: boo
             return round;
         }
         round |= 1 << best;
-        free -= best_lanes;
+        free = free.saturating_sub(best_lanes);
     }
+}
+
+/// Whether the round `round` of [`warp_round`] is one slice of more than [`WARP_LANES`]
+/// lanes (a wide slice, FORMAT.md §5.4: a block's two warps each decode half its lanes),
+/// given the lane counts `lanes_of`.
+#[inline(always)]
+pub fn wide_round(round: u32, lanes_of: u64) -> bool {
+    let mut wide = false;
+    for i in 0..STREAM_COUNT {
+        if round & (1 << i) != 0 && ((lanes_of >> (8 * i)) & 0xFF) as u32 > WARP_LANES as u32 {
+            wide = true;
+        }
+    }
+    wide
 }
 
 /// Steps of a GPU warp's rANS rounds on one block: `lanes[k]` lanes (0: stream `k` has no
 /// rANS slice) for `symbols[k]` symbols; rounds as [`warp_round`] forms them (without the
 /// context/packed separation, which needs the tables), each as long as its slowest slice,
-/// `ceil(symbols / lanes)`. A lane count above 32 is taken as 32.
+/// `ceil(symbols / lanes)` (a wide slice's, more than [`WARP_LANES`] lanes, is decoded by
+/// two warps side by side, each taking that many steps). A lane count above [`MAX_LANES`] is
+/// taken as [`MAX_LANES`].
 pub fn warp_steps(symbols: [u32; STREAM_COUNT], lanes: [u32; STREAM_COUNT]) -> u32 {
     warp_part_steps(symbols, lanes, 1)[0]
 }
@@ -178,8 +203,8 @@ pub fn warp_part_steps(
     let parts = parts.max(1);
     let mut lanes_of = 0u64;
     let mut left = 0u32;
+    let lanes = lanes.map(|l| l.min(MAX_LANES as u32));
     for (k, &l) in lanes.iter().enumerate() {
-        let l = l.min(32);
         lanes_of |= (l as u64) << (8 * k);
         if l > 0 {
             left |= 1 << k;
@@ -192,10 +217,10 @@ pub fn warp_part_steps(
         let mut longest = 0u32;
         for k in 0..STREAM_COUNT {
             if round & (1 << k) != 0 {
-                longest = longest.max(symbols[k].div_ceil(lanes[k].min(32)));
+                longest = longest.max(symbols[k].div_ceil(lanes[k]));
             }
         }
-        // r < STREAM_COUNT: every round takes at least one slice (each has 1..=32 lanes)
+        // r < STREAM_COUNT: every round takes at least one slice (each has 1..=64 lanes)
         steps[(r % parts) as usize] += longest;
         r += 1;
         left &= !round;
@@ -226,19 +251,26 @@ pub fn apply_entry(e: u32, x: &mut u32) -> u8 {
     e as u8
 }
 
-/// Reads `lanes` initial states from the front of `slice`; returns them and the word area.
+/// Reads `lanes` initial states from the front of `slice`; returns them and the word areas:
+/// the slice's words, or for a wide slice (more than [`WARP_LANES`] lanes, FORMAT.md §5.4)
+/// the words of lanes `0..32` and those of lanes `32..lanes` (the second area is empty for
+/// other slices).
 ///
-/// Errors: [`Status::RansHeader`] when the slice is too short, the word area has odd length,
-/// or a state is below [`RANS_L`]; [`Status::SliceMode`] when `lanes` is not `1..=MAX_LANES`.
+/// Errors: [`Status::RansHeader`] when the slice is too short, a word area has odd length or
+/// a wide slice's first area does not fit, or a state is below [`RANS_L`];
+/// [`Status::SliceMode`] when `lanes` is not `1..=MAX_LANES`.
 #[inline]
+#[allow(clippy::type_complexity)]
 pub fn read_states(
     slice: &[u8],
     lanes: usize,
-) -> Result<([u32; MAX_LANES as usize], &[u8]), Status> {
+) -> Result<([u32; MAX_LANES as usize], [&[u8]; 2]), Status> {
     if lanes == 0 || lanes > MAX_LANES as usize {
         return Err(Status::SliceMode);
     }
-    let head = lanes * 4;
+    let wide = lanes > WARP_LANES as usize;
+    // a wide slice's states are followed by the first area's word count, a u32
+    let head = lanes * 4 + if wide { 4 } else { 0 };
     if slice.len() < head || !(slice.len() - head).is_multiple_of(2) {
         return Err(Status::RansHeader);
     }
@@ -250,7 +282,24 @@ pub fn read_states(
             return Err(Status::RansHeader);
         }
     }
-    Ok((states, &slice[head..]))
+    let words = &slice[head..];
+    if !wide {
+        return Ok((states, [words, &[]]));
+    }
+    let b = &slice[lanes * 4..lanes * 4 + 4];
+    let first = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+    if first > words.len() / 2 {
+        return Err(Status::RansHeader);
+    }
+    let (a, b) = words.split_at(2 * first);
+    Ok((states, [a, b]))
+}
+
+/// The word area of lane `j` of a slice of `lanes` lanes (FORMAT.md §5.4): 0, or for a wide
+/// slice 1 from lane [`WARP_LANES`] on.
+#[inline(always)]
+pub fn word_area(j: usize) -> usize {
+    j / WARP_LANES as usize
 }
 
 /// Decodes a whole rANS slice into `out` (its length is the decoded length).
@@ -267,26 +316,32 @@ pub fn decode_slice(
     out: &mut [u8],
 ) -> Result<(), Status> {
     let (mut states, words) = read_states(slice, lanes)?;
-    let nwords = words.len() / 2;
-    let mut wp = 0usize;
+    // a word pointer per word area (one area but for a wide slice)
+    let mut wp = [0usize; 2];
     let mut prev = [0u8; MAX_LANES as usize];
     let m = tables.symbols(out.len());
     let mut chunks = out[..m].chunks_mut(lanes);
     for chunk in &mut chunks {
-        for ((x, o), p) in states.iter_mut().zip(chunk.iter_mut()).zip(prev.iter_mut()) {
+        for (j, ((x, o), p)) in states
+            .iter_mut()
+            .zip(chunk.iter_mut())
+            .zip(prev.iter_mut())
+            .enumerate()
+        {
             *o = step(tables.pick(*p), x);
             *p = *o;
             if *x < RANS_L {
-                if wp >= nwords {
+                let (a, w) = (word_area(j), &mut wp[word_area(j)]);
+                if *w >= words[a].len() / 2 {
                     return Err(Status::RansUnderflow);
                 }
-                let w = u16::from_le_bytes([words[2 * wp], words[2 * wp + 1]]) as u32;
-                *x = (*x << 16) | w;
-                wp += 1;
+                let v = u16::from_le_bytes([words[a][2 * *w], words[a][2 * *w + 1]]) as u32;
+                *x = (*x << 16) | v;
+                *w += 1;
             }
         }
     }
-    if wp != nwords || states[..lanes].iter().any(|&x| x != RANS_L) {
+    if (0..2).any(|a| wp[a] != words[a].len() / 2) || states[..lanes].iter().any(|&x| x != RANS_L) {
         return Err(Status::RansTrailer);
     }
     if let Some(t) = tables.pack {

@@ -68,7 +68,7 @@ impl Status {
         use Status::*;
         match self {
             Ok => "ok",
-            RansHeader => "rANS slice header is malformed (short slice, odd word area or state below the lower bound)",
+            RansHeader => "rANS slice header is malformed (short slice, odd word area, a wide slice's first word area past its end, or state below the lower bound)",
             RansUnderflow => "rANS slice ran out of renormalisation words",
             RansTrailer => "rANS slice has unread words or a lane did not return to its initial state",
             SliceMode => "slice mode is invalid (raw slice with stored != decoded length, or lane count out of range)",

@@ -21,7 +21,11 @@
 //! 12, 20 and 28 with the last 8-lane vector half used; 1, 2, 4, 8, 16 and 32 have scalar
 //! loops specialised by a const generic (for 8 lanes the scalar loop measured faster than one
 //! AVX2 vector, whose single dependency chain is long), and so do 12, 20, 24 and 28 for a CPU
-//! without AVX2; any other count uses the tail loop throughout. Context pairs: AVX2 from 8 lanes on (multiples of 4), scalar for 1, 2 and 4.
+//! without AVX2; any other count uses the tail loop throughout. A wide slice (more than 32
+//! lanes, two word areas, FORMAT.md §5.4) of 64 lanes, the encoder's count, runs as eight
+//! AVX2 vectors, the last four on the second area; other wide counts, or 64 without AVX2,
+//! the tail loop. Context pairs: AVX2 from 8 lanes on (multiples of 4, and 64), scalar for
+//! 1, 2 and 4.
 //! Renormalisation is a `select_unpredictable` (cmov): as a branch it mispredicts about every
 //! other symbol.
 //!
@@ -30,7 +34,7 @@
 //! each, 4-lane slices two per vector (each half with its own table, words and output), 1-
 //! and 2-lane slices scalar.
 
-use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L};
+use crate::device::format::{DecodeTable, MAX_LANES, PROB_BITS, PROB_SCALE, RANS_L, WARP_LANES};
 use crate::device::rans::{self, SliceTables};
 use crate::device::status::Status;
 
@@ -60,8 +64,13 @@ pub fn decode_slice(
 pub struct SliceDecoder<'a> {
     states: States,
     lanes: usize,
+    /// The (first) word area, and its next word.
     words: &'a [u8],
     wp: usize,
+    /// A wide slice's second word area, lanes `32..lanes` (FORMAT.md §5.4; empty for other
+    /// slices), and its next word. The fast loops run only slices without one.
+    words2: &'a [u8],
+    wp2: usize,
     /// The first (or only) table.
     table: &'a DecodeTable,
     /// All tables: a context pair's two, or the one (FORMAT.md §5.4).
@@ -85,7 +94,8 @@ enum Kernel {
     Scalar4,
     Scalar8,
     /// AVX2 rows of this many lanes: 12 to 32, a multiple of 4 (eight lanes per vector, the
-    /// last vector half used for 12, 20 and 28).
+    /// last vector half used for 12, 20 and 28), or 64 (a wide slice, FORMAT.md §5.4: vectors
+    /// 4-7 on its second word area).
     #[cfg(target_arch = "x86_64")]
     Avx2(u8),
     Scalar16,
@@ -97,7 +107,7 @@ enum Kernel {
     Ctx1,
     Ctx2,
     Ctx4,
-    /// AVX2 rows of a context pair with this many lanes: 8 to 32, a multiple of 4.
+    /// AVX2 rows of a context pair with this many lanes: 8 to 32, a multiple of 4, or 64.
     #[cfg(target_arch = "x86_64")]
     CtxAvx2(u8),
     /// No fast loop: everything goes through the tail loop.
@@ -108,7 +118,9 @@ impl Kernel {
     /// The loop for a slice of `lanes` lanes decoded with a context pair.
     fn for_context(lanes: usize) -> Kernel {
         #[cfg(target_arch = "x86_64")]
-        if lanes >= 8 && lanes.is_multiple_of(4) && std::is_x86_feature_detected!("avx2") {
+        if ((8..=32).contains(&lanes) && lanes.is_multiple_of(4) || lanes == 64)
+            && std::is_x86_feature_detected!("avx2")
+        {
             return Kernel::CtxAvx2(lanes as u8);
         }
         match lanes {
@@ -145,19 +157,24 @@ impl<'a> SliceDecoder<'a> {
         tables: SliceTables<'a>,
         out: &'a mut [u8],
     ) -> Result<SliceDecoder<'a>, Status> {
-        let (states, words) = rans::read_states(slice, lanes)?;
+        let (states, [words, words2]) = rans::read_states(slice, lanes)?;
         Ok(SliceDecoder {
             states,
             lanes,
             words,
             wp: 0,
+            words2,
+            wp2: 0,
             table: &tables.tables[0],
             tables,
             prev: [0; MAX_LANES as usize],
             len: tables.symbols(out.len()),
             out,
             done: 0,
-            kernel: if tables.has_context() {
+            kernel: if lanes > WARP_LANES as usize && lanes != 64 {
+                // a wide slice of another count than the encoder's 64: the tail loop
+                Kernel::Tail
+            } else if tables.has_context() {
                 Kernel::for_context(lanes)
             } else {
                 Kernel::for_lanes(lanes)
@@ -170,6 +187,8 @@ impl<'a> SliceDecoder<'a> {
     #[inline]
     pub fn fast_rows(&mut self, max_rows: usize) -> usize {
         let (st, w, wp, t) = (&mut self.states, self.words, &mut self.wp, self.table);
+        // a wide slice's second word area (empty for other slices)
+        let (w2, wp2) = (self.words2, &mut self.wp2);
         let out = &mut self.out[self.done..self.len];
         let n = match self.kernel {
             Kernel::Scalar1 => scalar_rows::<1>(st, w, wp, t, out, max_rows),
@@ -190,12 +209,13 @@ impl<'a> SliceDecoder<'a> {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2(lanes) => unsafe {
                 match lanes {
-                    12 => avx2::rows::<2, 4>(st, w, wp, t, out, max_rows),
-                    16 => avx2::rows::<2, 8>(st, w, wp, t, out, max_rows),
-                    20 => avx2::rows::<3, 4>(st, w, wp, t, out, max_rows),
-                    24 => avx2::rows::<3, 8>(st, w, wp, t, out, max_rows),
-                    28 => avx2::rows::<4, 4>(st, w, wp, t, out, max_rows),
-                    32 => avx2::rows::<4, 8>(st, w, wp, t, out, max_rows),
+                    12 => avx2::rows::<2, 4, false>(st, w, wp, w2, wp2, t, out, max_rows),
+                    16 => avx2::rows::<2, 8, false>(st, w, wp, w2, wp2, t, out, max_rows),
+                    20 => avx2::rows::<3, 4, false>(st, w, wp, w2, wp2, t, out, max_rows),
+                    24 => avx2::rows::<3, 8, false>(st, w, wp, w2, wp2, t, out, max_rows),
+                    28 => avx2::rows::<4, 4, false>(st, w, wp, w2, wp2, t, out, max_rows),
+                    32 => avx2::rows::<4, 8, false>(st, w, wp, w2, wp2, t, out, max_rows),
+                    64 => avx2::rows::<8, 8, true>(st, w, wp, w2, wp2, t, out, max_rows),
                     _ => 0, // not chosen by for_lanes: the tail loop
                 }
             },
@@ -210,13 +230,30 @@ impl<'a> SliceDecoder<'a> {
                 let (tb, pv) = (self.tables, &mut self.prev);
                 unsafe {
                     match lanes {
-                        8 => avx2::ctx_rows::<1, 8>(tb, pv, st, w, wp, out, max_rows),
-                        12 => avx2::ctx_rows::<2, 4>(tb, pv, st, w, wp, out, max_rows),
-                        16 => avx2::ctx_rows::<2, 8>(tb, pv, st, w, wp, out, max_rows),
-                        20 => avx2::ctx_rows::<3, 4>(tb, pv, st, w, wp, out, max_rows),
-                        24 => avx2::ctx_rows::<3, 8>(tb, pv, st, w, wp, out, max_rows),
-                        28 => avx2::ctx_rows::<4, 4>(tb, pv, st, w, wp, out, max_rows),
-                        32 => avx2::ctx_rows::<4, 8>(tb, pv, st, w, wp, out, max_rows),
+                        8 => {
+                            avx2::ctx_rows::<1, 8, false>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
+                        12 => {
+                            avx2::ctx_rows::<2, 4, false>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
+                        16 => {
+                            avx2::ctx_rows::<2, 8, false>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
+                        20 => {
+                            avx2::ctx_rows::<3, 4, false>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
+                        24 => {
+                            avx2::ctx_rows::<3, 8, false>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
+                        28 => {
+                            avx2::ctx_rows::<4, 4, false>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
+                        32 => {
+                            avx2::ctx_rows::<4, 8, false>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
+                        64 => {
+                            avx2::ctx_rows::<8, 8, true>(tb, pv, st, w, wp, w2, wp2, out, max_rows)
+                        }
                         _ => 0, // not chosen by for_context: the tail loop
                     }
                 }
@@ -310,7 +347,8 @@ impl<'a> SliceDecoder<'a> {
     /// other slices (slices with a context pair go alone, [`Self::fast_rows`]).
     fn has_fast_row(&self) -> bool {
         let span = row_span(self.lanes);
-        !self.tables.has_context()
+        self.kernel != Kernel::Tail
+            && !self.tables.has_context()
             && self.left() >= span
             && rows_fit(self.words.len() / 2, self.wp, span)
     }
@@ -323,16 +361,18 @@ impl<'a> SliceDecoder<'a> {
         } else {
             decode_tail::<false>
         };
+        let mut wp = [self.wp, self.wp2];
         tail(
             &mut self.states,
             self.lanes,
-            self.words,
-            &mut self.wp,
+            [self.words, self.words2],
+            &mut wp,
             self.tables,
             &mut self.prev,
             &mut self.out[self.done..self.len],
         )?;
-        if self.wp != self.words.len() / 2 || self.states[..self.lanes].iter().any(|&x| x != RANS_L)
+        if wp != [self.words.len() / 2, self.words2.len() / 2]
+            || self.states[..self.lanes].iter().any(|&x| x != RANS_L)
         {
             return Err(Status::RansTrailer);
         }
@@ -580,18 +620,23 @@ fn scalar_rows_multi<const S: usize, const L: usize>(mut decs: [&mut SliceDecode
 fn decode_tail<const CTX: bool>(
     states: &mut States,
     lanes: usize,
-    words: &[u8],
-    wp: &mut usize,
+    words: [&[u8]; 2],
+    wp: &mut [usize; 2],
     tables: SliceTables<'_>,
     prev: &mut [u8; MAX_LANES as usize],
     out: &mut [u8],
 ) -> Result<(), Status> {
-    // read_states guarantees an even word area
-    let (word_pairs, _) = words.as_chunks::<2>();
-    let nwords = word_pairs.len();
+    // read_states guarantees even word areas; lane j takes its words from area
+    // `rans::word_area(j)` (the second only in a wide slice, FORMAT.md §5.4)
+    let pairs = words.map(|w| w.as_chunks::<2>().0);
     for chunk in out.chunks_mut(lanes) {
-        let mut k = 0usize;
-        for ((x, o), p) in states.iter_mut().zip(chunk.iter_mut()).zip(prev.iter_mut()) {
+        let mut k = [0usize; 2];
+        for (j, ((x, o), p)) in states
+            .iter_mut()
+            .zip(chunk.iter_mut())
+            .zip(prev.iter_mut())
+            .enumerate()
+        {
             // CTX: a context pair, each lane's table picked by its previous symbol
             let t = if CTX {
                 tables.pick(*p)
@@ -604,16 +649,19 @@ fn decode_tail<const CTX: bool>(
                 *p = sym;
             }
             let need = v < RANS_L;
-            let word = word_pairs
-                .get(*wp + k)
+            let a = rans::word_area(j);
+            let word = pairs[a]
+                .get(wp[a] + k[a])
                 .map_or(0, |p| u16::from_le_bytes(*p) as u32);
             *x = std::hint::select_unpredictable(need, (v << 16) | word, v);
-            k += need as usize;
+            k[a] += need as usize;
         }
-        if k > nwords - *wp {
-            return Err(Status::RansUnderflow);
+        for a in 0..2 {
+            if k[a] > pairs[a].len() - wp[a] {
+                return Err(Status::RansUnderflow);
+            }
+            wp[a] += k[a];
         }
-        *wp += k;
     }
     Ok(())
 }
@@ -686,20 +734,25 @@ mod avx2 {
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2,popcnt")]
     #[inline]
-    pub unsafe fn rows<const V: usize, const LAST: usize>(
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn rows<const V: usize, const LAST: usize, const SPLIT: bool>(
         states: &mut States,
         words: &[u8],
         wp: &mut usize,
+        words2: &[u8],
+        wp2: &mut usize,
         table: &DecodeTable,
         out: &mut [u8],
         max_rows: usize,
     ) -> usize {
-        const { assert!(V >= 1 && V <= 4 && (LAST == 4 || LAST == 8)) };
+        const { assert!(V >= 1 && V <= 8 && (LAST == 4 || LAST == 8)) };
+        // a wide slice (FORMAT.md §5.4): 64 lanes, vectors 4-7 on the second word area
+        const { assert!(!SPLIT || (V == 8 && LAST == 8)) };
         let n = 8 * (V - 1) + LAST;
-        let nwords = words.len() / 2;
+        let nwords = [words.len() / 2, words2.len() / 2];
         let mut x = [_mm256_setzero_si256(); V];
         for (v, xv) in x.iter_mut().enumerate() {
-            // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state array (V <= 4).
+            // SAFETY: lanes 8v..8v+8 lie inside the 64-entry state array (V <= 8).
             *xv = unsafe { _mm256_loadu_si256(states.as_ptr().add(8 * v) as *const __m256i) };
         }
         let mask12 = _mm256_set1_epi32((PROB_SCALE - 1) as i32);
@@ -712,12 +765,13 @@ mod avx2 {
         );
         let join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
         let slots = table.slots.as_ptr() as *const i32;
-        let wbase = words.as_ptr();
-        let mut w = *wp;
+        let wbase = [words.as_ptr(), words2.as_ptr()];
+        let mut w = [*wp, *wp2];
         let mut done = 0usize;
         let limit = out.len().min(max_rows.saturating_mul(n));
-        while limit - done >= 8 * V && rows_fit(nwords, w, 8 * V) {
+        while limit - done >= 8 * V && row_fits::<V, SPLIT>(nwords, w) {
             for (vi, xv) in x.iter_mut().enumerate() {
+                let a = area::<SPLIT>(vi);
                 let xs = *xv;
                 // SAFETY: every index is masked to PROB_SCALE - 1 < slots.len().
                 let e = unsafe { lookup(slots, _mm256_and_si256(xs, mask12)) };
@@ -738,17 +792,18 @@ mod avx2 {
                     0xFF
                 };
                 let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize & used;
-                // SAFETY: the row started with at least 8 * V words left (rows_fit) and the
-                // vectors before this one took at most 8 each, so w + 8 <= nwords: the 16-byte
-                // load stays inside `words`.
-                let raw = unsafe { _mm_loadu_si128(wbase.add(2 * w) as *const __m128i) };
+                // SAFETY: the row started with at least 8 * V words left in its area (32 in
+                // each of a wide slice's: row_fits) and the vectors before this one in that
+                // area took at most 8 each, so w + 8 <= nwords: the 16-byte load stays inside
+                // the area.
+                let raw = unsafe { _mm_loadu_si128(wbase[a].add(2 * w[a]) as *const __m128i) };
                 // SAFETY: m < 256 indexes PERM; the row is 32 bytes.
                 let perm = unsafe { _mm256_loadu_si256(PERM.as_ptr().add(m) as *const __m256i) };
                 let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
                 let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(v), wv);
                 // (an idle lane may take a word into its state here; it is never read)
                 *xv = _mm256_blendv_epi8(v, renorm, need);
-                w += m.count_ones() as usize;
+                w[a] += m.count_ones() as usize;
                 let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
                 // SAFETY: the row started with 8 * V bytes left before limit <= out.len()
                 // (loop condition) and this vector's 8 bytes start at most 8 * (V - 1) in.
@@ -765,8 +820,26 @@ mod avx2 {
             // SAFETY: as for the loads above.
             unsafe { _mm256_storeu_si256(states.as_mut_ptr().add(8 * v) as *mut __m256i, *xv) };
         }
-        *wp = w;
+        (*wp, *wp2) = (w[0], w[1]);
         done
+    }
+
+    /// The word area of vector `v` of a row (lanes `8v..8v+8`): the second one from lane 32
+    /// on in a wide slice (`SPLIT`, FORMAT.md §5.4), else the only one.
+    #[inline(always)]
+    fn area<const SPLIT: bool>(v: usize) -> usize {
+        (SPLIT && v >= 4) as usize
+    }
+
+    /// Whether a whole row of `8 * V` lanes fits in the words left (`nwords` less the next
+    /// word `w`, per area): [`rows_fit`] for the row, or for each half of a wide slice's.
+    #[inline(always)]
+    fn row_fits<const V: usize, const SPLIT: bool>(nwords: [usize; 2], w: [usize; 2]) -> bool {
+        if SPLIT {
+            rows_fit(nwords[0], w[0], 32) && rows_fit(nwords[1], w[1], 32)
+        } else {
+            rows_fit(nwords[0], w[0], 8 * V)
+        }
     }
 
     /// Whole rows with `8 * (V - 1) + LAST` lanes under a context pair (FORMAT.md §5.4), as
@@ -778,25 +851,29 @@ mod avx2 {
     /// The CPU must support AVX2; `tables` must be a context pair.
     #[target_feature(enable = "avx2,popcnt")]
     #[inline]
-    pub unsafe fn ctx_rows<const V: usize, const LAST: usize>(
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn ctx_rows<const V: usize, const LAST: usize, const SPLIT: bool>(
         tables: SliceTables<'_>,
         prev: &mut [u8; MAX_LANES as usize],
         states: &mut States,
         words: &[u8],
         wp: &mut usize,
+        words2: &[u8],
+        wp2: &mut usize,
         out: &mut [u8],
         max_rows: usize,
     ) -> usize {
-        const { assert!(V >= 1 && V <= 4 && (LAST == 4 || LAST == 8)) };
+        const { assert!(V >= 1 && V <= 8 && (LAST == 4 || LAST == 8)) };
+        const { assert!(!SPLIT || (V == 8 && LAST == 8)) };
         let n = 8 * (V - 1) + LAST;
-        let nwords = words.len() / 2;
+        let nwords = [words.len() / 2, words2.len() / 2];
         let slots = super::pair_slots(tables).as_ptr() as *const i32;
         let mut x = [_mm256_setzero_si256(); V];
         // per vector: the lanes' previous symbols in the low byte of each 32-bit lane (the
         // table entries of the last row have their symbol there too)
         let mut pe = [_mm256_setzero_si256(); V];
         for v in 0..V {
-            // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state and prev arrays (V <= 4).
+            // SAFETY: lanes 8v..8v+8 lie inside the 64-entry state and prev arrays (V <= 8).
             unsafe {
                 x[v] = _mm256_loadu_si256(states.as_ptr().add(8 * v) as *const __m256i);
                 pe[v] = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
@@ -817,12 +894,13 @@ mod avx2 {
             0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
         );
         let join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
-        let wbase = words.as_ptr();
-        let mut w = *wp;
+        let wbase = [words.as_ptr(), words2.as_ptr()];
+        let mut w = [*wp, *wp2];
         let mut done = 0usize;
         let limit = out.len().min(max_rows.saturating_mul(n));
-        while limit - done >= 8 * V && rows_fit(nwords, w, 8 * V) {
+        while limit - done >= 8 * V && row_fits::<V, SPLIT>(nwords, w) {
             for v in 0..V {
+                let a = area::<SPLIT>(v);
                 let xs = x[v];
                 let ctx = _mm256_and_si256(_mm256_sll_epi32(pe[v], to12), bit12);
                 let idx = _mm256_or_si256(_mm256_and_si256(xs, mask12), ctx);
@@ -845,14 +923,14 @@ mod avx2 {
                     0xFF
                 };
                 let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize & used;
-                // SAFETY: as in `rows`: w + 8 <= nwords inside the row.
-                let raw = unsafe { _mm_loadu_si128(wbase.add(2 * w) as *const __m128i) };
+                // SAFETY: as in `rows`: w + 8 <= nwords of the area inside the row.
+                let raw = unsafe { _mm_loadu_si128(wbase[a].add(2 * w[a]) as *const __m128i) };
                 // SAFETY: m < 256 indexes PERM; the row is 32 bytes.
                 let perm = unsafe { _mm256_loadu_si256(PERM.as_ptr().add(m) as *const __m256i) };
                 let wv = _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(raw), perm);
                 let renorm = _mm256_or_si256(_mm256_slli_epi32::<16>(nv), wv);
                 x[v] = _mm256_blendv_epi8(nv, renorm, need);
-                w += m.count_ones() as usize;
+                w[a] += m.count_ones() as usize;
                 let syms = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(e, pick), join);
                 // SAFETY: done + 8 <= limit <= out.len() inside the row (as in `rows`).
                 unsafe {
@@ -871,7 +949,7 @@ mod avx2 {
         if done > 0 {
             prev[..n].copy_from_slice(&out[done - n..done]);
         }
-        *wp = w;
+        (*wp, *wp2) = (w[0], w[1]);
         done
     }
 
@@ -909,7 +987,7 @@ mod avx2 {
         for s in 0..S {
             let d = &mut *decs[s];
             for v in 0..VPS {
-                // SAFETY: lanes 8v..8v+8 lie inside the 32-entry state array (8 * VPS <= 32).
+                // SAFETY: lanes 8v..8v+8 lie inside the 64-entry state array (8 * VPS <= 32).
                 x[s][v] =
                     unsafe { _mm256_loadu_si256(d.states.as_ptr().add(8 * v) as *const __m256i) };
             }
@@ -1063,7 +1141,7 @@ mod avx2 {
         }
         for v in 0..P {
             let (a, b) = (&decs[2 * v].states, &decs[2 * v + 1].states);
-            // SAFETY: lanes 0..4 lie inside each 32-entry state array.
+            // SAFETY: lanes 0..4 lie inside each 64-entry state array.
             x[v] = unsafe {
                 _mm256_setr_m128i(
                     _mm_loadu_si128(a.as_ptr() as *const __m128i),
@@ -1132,7 +1210,7 @@ mod avx2 {
         for v in 0..P {
             let lo = _mm256_castsi256_si128(x[v]);
             let hi = _mm256_extracti128_si256::<1>(x[v]);
-            // SAFETY: lanes 0..4 lie inside each 32-entry state array.
+            // SAFETY: lanes 0..4 lie inside each 64-entry state array.
             unsafe {
                 _mm_storeu_si128(decs[2 * v].states.as_mut_ptr() as *mut __m128i, lo);
                 _mm_storeu_si128(decs[2 * v + 1].states.as_mut_ptr() as *mut __m128i, hi);
@@ -1299,6 +1377,49 @@ mod tests {
         );
     }
 
+    /// A wide slice of 64 lanes (FORMAT.md §5.4) runs the AVX2 rows with its two word areas
+    /// where the CPU has AVX2, single tables and context pairs, and decodes the input.
+    #[test]
+    fn wide_slices_take_the_split_avx2_rows() {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            let mut r = Rng::new(0x5EED_0064);
+            for round in 0..8 {
+                let n = 20_000 + (r.next_u64() % 5000) as usize;
+                let (data, ft) = skewed_sample(&mut r, n, round);
+                let one = ft.decode_table();
+                let (enc, pair) = if round % 2 == 1 {
+                    encode_with_pair(&data, 64, &context_pair(&data, 64, 3), 3)
+                } else {
+                    let mut enc = Vec::new();
+                    encode_slice(&data, 64, &ft, &ft.cumulative(), &mut enc);
+                    (enc, Vec::new())
+                };
+                let t = if pair.is_empty() {
+                    SliceTables::single(&one)
+                } else {
+                    SliceTables {
+                        tables: &pair,
+                        ctx_bit: 3,
+                        pack: None,
+                    }
+                };
+                let mut got = vec![0u8; n];
+                let mut d = SliceDecoder::new(&enc, 64, t, &mut got).unwrap();
+                let want = if pair.is_empty() {
+                    Kernel::Avx2(64)
+                } else {
+                    Kernel::CtxAvx2(64)
+                };
+                assert!(d.kernel == want, "round {round}");
+                let rows = d.fast_rows(usize::MAX);
+                assert!(rows * 64 > n / 2, "round {round}: {rows} fast rows");
+                d.finish().unwrap();
+                assert!(got == data, "round {round}");
+            }
+        }
+    }
+
     #[test]
     fn fast_slice_matches_reference_on_valid_and_corrupt_slices() {
         let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
@@ -1307,7 +1428,10 @@ mod tests {
             let (data, ft) = skewed_sample(&mut r, n, round);
             let one = ft.decode_table();
             let bit = (r.next_u64() % 8) as u32;
-            for lanes in [1usize, 2, 3, 4, 5, 8, 12, 16, 20, 24, 28, 31, 32] {
+            // (33 to 64: format version 7's wide slices, FORMAT.md §5.3)
+            for lanes in [
+                1usize, 2, 3, 4, 5, 8, 12, 16, 20, 24, 28, 31, 32, 33, 48, 64,
+            ] {
                 // odd rounds: a context pair (FORMAT.md §5.4)
                 let (enc, pair) = if round % 2 == 1 {
                     encode_with_pair(&data, lanes, &context_pair(&data, lanes, bit), bit)
@@ -1329,7 +1453,7 @@ mod tests {
                 assert_eq!(st, Ok(()));
                 assert_eq!(got, data);
                 // wrong lane counts and lengths, truncations, flips
-                let _ = both(&enc, lanes % 32 + 1, t, n);
+                let _ = both(&enc, lanes % 64 + 1, t, n);
                 let _ = both(&enc, lanes, t, n + 1 + (r.next_u64() % 40) as usize);
                 let _ = both(
                     &enc,
@@ -1367,7 +1491,7 @@ mod tests {
             let noise: Vec<u8> = (0..(r.next_u64() % 3000) as usize)
                 .map(|_| r.next_u64() as u8)
                 .collect();
-            for lanes in [0usize, 1, 8, 16, 32, 33] {
+            for lanes in [0usize, 1, 8, 16, 32, 33, 64, 65] {
                 let _ = both(
                     &noise,
                     lanes,

@@ -94,10 +94,13 @@ pub struct GpuArchive {
     pub(crate) dense_order: CudaSlice<u32>,
     /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
     pub(crate) rans_wpc: u32,
-    /// The order in which the rANS stage's CTAs take chunks of `rans_wpc` blocks
-    /// (`launch::rans_chunk_order`; one unused word for an empty archive).
+    /// Warps of the rANS stage per block: 2 when a block has a wide slice (FORMAT.md §5.4,
+    /// `launch::rans_halves`), else 1. A chunk is `rans_wpc / rans_halves` blocks.
+    pub(crate) rans_halves: u32,
+    /// The order in which the rANS stage's CTAs take chunks of `rans_wpc / rans_halves`
+    /// blocks (`launch::rans_chunk_order`; one unused word for an empty archive).
     pub(crate) rans_order: CudaSlice<u32>,
-    /// Chunks of `rans_wpc` blocks: the entries of `rans_order` the kernel reads (whole
+    /// Chunks of `rans_wpc / rans_halves` blocks: the entries of `rans_order` the kernel reads (whole
     /// rounds of `rans_grid`, the last padded with `launch::RANS_NO_CHUNK`).
     pub(crate) rans_chunks: u32,
     /// CTAs of the rANS stage's grid (`launch::rans_grid`), the grid `rans_order` is laid
@@ -288,9 +291,12 @@ impl GpuArchive {
             .alloc_zeros::<u32>(crate::device::handoff::queue_words(a.entries.len()))
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
+        let rans_halves = super::launch::rans_halves(&a.entries);
         let rans_wpc = rans_warps_forced().unwrap_or_else(|| {
-            super::launch::rans_warps_per_cta(a.entries.len() as u32, gpu.sm_count())
+            super::launch::rans_warps_per_cta(a.entries.len() as u32 * rans_halves, gpu.sm_count())
         });
+        // blocks per chunk
+        let rans_bpc = rans_wpc / rans_halves;
         let rans_staged = if stage_pair_tables(a) {
             crate::device::rans::KERNEL_STAGED_TABLES
         } else {
@@ -298,18 +304,18 @@ impl GpuArchive {
         } as u32;
         let rans_kernel = RansKernel::for_archive(a);
         let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
-        let rans_chunks = a.entries.len().div_ceil(rans_wpc.max(1) as usize);
+        let rans_chunks = a.entries.len().div_ceil(rans_bpc.max(1) as usize);
         let rans_grid = super::launch::rans_grid(rans_chunks, gpu.sm_count());
         let order = super::launch::rans_chunk_order(
             &a.entries,
             |b| a.literal_width(b) as u32,
-            rans_wpc,
+            rans_bpc,
             rans_grid,
         );
         let dense_order = super::launch::dense_block_order(
             &a.entries,
             |b| a.literal_width(b) as u32,
-            rans_wpc,
+            rans_bpc,
             rans_grid,
             &order,
         );
@@ -356,6 +362,7 @@ impl GpuArchive {
             stall_next: std::sync::atomic::AtomicBool::new(false),
             dense_order,
             rans_wpc,
+            rans_halves,
             rans_chunks: order.len() as u32,
             rans_grid,
             rans_staged,

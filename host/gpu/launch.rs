@@ -7,7 +7,7 @@ use crate::device::format::{CopyToken, DecodeTable, LiteralRun, STREAM_COUNT};
 use crate::device::handoff::QUEUE_FALLBACK;
 use crate::device::rans::{
     KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
-    KERNEL_SMEM_BYTES,
+    KERNEL_PAIR_BYTES, KERNEL_SMEM_BYTES,
 };
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
@@ -497,12 +497,28 @@ pub const CHUNK_START_STEPS: u64 = 8;
 /// 8 rather than 16 gains 2-4 % on archives of under ~2,100 blocks (E. coli, brown,
 /// moby_dick), 2 or 4 gain nothing more, and a second round costs ~40 % of the stage
 /// (gcide at 8: rANS 0.125 -> 0.20 ms).
-pub(crate) fn rans_warps_per_cta(n_blocks: u32, sms: u32) -> u32 {
+pub(crate) fn rans_warps_per_cta(n_warps: u32, sms: u32) -> u32 {
     let slots = sms as u64 * KERNEL_CTAS_PER_SM as u64;
-    if (n_blocks as u64).div_ceil(8) > slots {
+    if (n_warps as u64).div_ceil(8) > slots {
         KERNEL_MAX_WARPS
     } else {
         8
+    }
+}
+
+/// Warps of the rANS stage per block: 2 when some block has a wide slice (more than 32 lanes,
+/// FORMAT.md §5.4), which a pair of warps decodes side by side, half its lanes each
+/// (`dense.rs`, `rans_stage`); 1 otherwise.
+pub(crate) fn rans_halves(entries: &[crate::device::format::BlockEntry]) -> u32 {
+    let wide = |e: &crate::device::format::BlockEntry| {
+        e.lanes
+            .iter()
+            .any(|&l| l > crate::device::format::WARP_LANES)
+    };
+    if entries.iter().any(wide) {
+        2
+    } else {
+        1
     }
 }
 
@@ -647,6 +663,11 @@ pub(crate) fn rans_decode_slices(
             KERNEL_EXPAND_BYTES as u32
         } else {
             0
+        }
+        + if ga.rans_halves == 2 {
+            KERNEL_PAIR_BYTES as u32
+        } else {
+            0
         };
     let n_chunks = ga.rans_chunks;
     // CTAs the GPU holds at once, at most (`rans_grid`, the grid the order was laid out for
@@ -689,9 +710,11 @@ pub(crate) fn rans_decode_slices(
         .arg(&ga.rans_staged)
         .arg(&ga.rans_stage_expand);
     let (queue_addr, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
-    b.arg(&queue_addr).arg(&epoch);
+    b.arg(&queue_addr).arg(&epoch).arg(&ga.rans_halves);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
-    // entries (every chunk once, chunks of rans_wpc blocks = the CTA's warps, and
+    // entries (every chunk once, chunks of rans_wpc / rans_halves blocks, one warp each or a
+    // pair with rans_halves 2 (their status slots, KERNEL_PAIR_BYTES, in the shared memory
+    // above), and
     // RANS_NO_CHUNK, which the kernel skips); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks

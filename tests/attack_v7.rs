@@ -1,0 +1,1895 @@
+//! Attack on format version 7 (wide slices: a rANS slice of 33 to 64 lanes that stores, after
+//! its states, the word count `W0` of lanes 0-31 and then two word areas, lanes 0-31's and the
+//! other lanes', FORMAT.md §3.1 rule 4, §5.3, §5.4): the reference rANS decoder
+//! (`aceapex::device::rans::decode_slice`) against the fast CPU decoder (host/cpu/rans.rs:
+//! `decode_slice`, `SliceDecoder` stepwise and in `fast_rows_together` batches) and against
+//! this file's own encoder and decoder written from the text (not from the crate), on valid,
+//! damaged and hostile slices: every lane count 33..=64, single tables, context pairs and
+//! packed literals, random and skewed data; truncations at every word, bit flips, `W0` at 0,
+//! `W0 - 1`, `W0 + 1`, the word count, one more, `2^31 + W0` (a `2 * W0` that wraps in 32
+//! bits) and `u32::MAX`, states below 65536 in either half, words added to or dropped from
+//! either area, both halves damaged at once, lane counts and decoded lengths changed; whole
+//! archives: encoder version-7 archives (raw match streams and wide lanes, levels 1-7)
+//! relabelled to version 6 (refused, the error naming the lanes), 2-5 (refused for the lanes,
+//! or for tables or a match base those versions lack) and 0, 1, 8+ (refused), lane counts
+//! changed to 1..=64 and 65..=255 in their entries, `W0` and the word areas damaged (each
+//! resealed, with the status the text predicts where it predicts one), hand-made version-7
+//! archives with wide slices in every stream (context pairs and packed literals too), resealed
+//! random mutation, and real DNA (corpora/dna) at levels 1, 5, 6 and 7. Nothing may panic,
+//! the decoders agree with each other and with the text on every slice and block (status, and
+//! bytes when Ok), and no decoder returns Ok with bytes other than the original.
+//!
+//! Env (counts scale the work; the defaults run in well under a minute in release):
+//! ATTACK_SEED, ATTACK_ITERS (random direct slices), ATTACK_ROUNDS (slice batches decoded
+//! together), ATTACK_ENC_ROUNDS (encoder archives), ATTACK_HAND_ROUNDS (hand-made archives),
+//! ATTACK_FUZZ_ITERS (resealed mutation), ATTACK_DAMAGE (damaged variants per archive),
+//! ATTACK_CORPORA (the corpora folder, default `corpora/`; the real-data test is skipped
+//! without it), ATTACK_KIB (KiB taken from each DNA file).
+
+mod common;
+
+use aceapex::archive::Archive;
+use aceapex::cpu::rans::{self as fast, SliceDecoder};
+use aceapex::device::format::*;
+use aceapex::device::rans::{self as reference, SliceTables};
+use aceapex::device::status::Status;
+use aceapex::entropy::{
+    encode_context_slice, encode_slice_with, expansion_table, EncodeTable, FreqTable,
+};
+use aceapex::{DecodeError, EncodeOptions, FormatError};
+use common::attack::{compare_archive, env, per_block};
+use common::parts::{assemble, parts, Parts};
+use common::{get_u32, Rng};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+const H_VERSION: usize = 4;
+const H_BASE: usize = 85;
+const HEADER_SIZE: usize = 96;
+
+// ---------------------------------------------------------------------------------------
+// FORMAT.md §5.2-§5.6, written out from the text (not from the crate)
+// ---------------------------------------------------------------------------------------
+
+/// The lower bound of a state (§5.4): 65536.
+const L: u32 = 65536;
+/// Lanes per word area of a wide slice (§5.3): lane `j` reads area `j / 32`.
+const AREA_LANES: usize = 32;
+/// Most lanes of a version-7 slice (§3.1 rule 4).
+const MOST_LANES: usize = 64;
+
+/// One table or a context pair (§5.2, §5.4) as the text defines them: frequencies summing to
+/// 4096, `cum[s]` the sum below `s`, slot `x & 4095` in `[cum[s], cum[s] + freq[s])` is `s`.
+struct Spec {
+    freq: Vec<[u32; 256]>,
+    cum: Vec<[u32; 256]>,
+    sym: Vec<Vec<u8>>,
+    ctx_bit: u32,
+}
+
+impl Spec {
+    fn new(tables: &[FreqTable], ctx_bit: u32) -> Spec {
+        assert!(tables.len() == 1 || tables.len() == 2);
+        assert!(ctx_bit < 8);
+        let mut s = Spec {
+            freq: Vec::new(),
+            cum: Vec::new(),
+            sym: Vec::new(),
+            ctx_bit,
+        };
+        for t in tables {
+            assert_eq!(t.freq.iter().sum::<u32>(), 4096, "a table sums to 4096");
+            let mut cum = [0u32; 256];
+            let mut sym = Vec::with_capacity(4096);
+            let mut c = 0;
+            for x in 0..256 {
+                cum[x] = c;
+                c += t.freq[x];
+                sym.extend(std::iter::repeat_n(x as u8, t.freq[x] as usize));
+            }
+            s.freq.push(t.freq);
+            s.cum.push(cum);
+            s.sym.push(sym);
+        }
+        s
+    }
+
+    /// The table of a symbol whose lane decoded `prev` before it (0 for a lane's first).
+    fn pick(&self, prev: u8) -> usize {
+        (self.freq.len() == 2 && (prev >> self.ctx_bit) & 1 == 1) as usize
+    }
+
+    /// Whether every symbol is in the table its context picks with `lanes` lanes (a pair
+    /// made for other lanes may lack some, and then the slice cannot be coded).
+    fn codes(&self, symbols: &[u8], lanes: usize) -> bool {
+        (0..symbols.len()).all(|i| {
+            let prev = if i >= lanes { symbols[i - lanes] } else { 0 };
+            self.freq[self.pick(prev)][symbols[i] as usize] > 0
+        })
+    }
+}
+
+/// §5.5, the reference encoding, as the text gives it: symbols last first, each by lane
+/// `i % lanes`; `x >= 2^20 * freq` emits the low 16 bits; a wide slice (more than 32 lanes)
+/// keeps one word list per 32 lanes and writes, after the states, the first list's length.
+fn spec_encode(symbols: &[u8], lanes: usize, sp: &Spec) -> Vec<u8> {
+    assert!((1..=MOST_LANES).contains(&lanes));
+    let wide = lanes > AREA_LANES;
+    let mut x = vec![L; lanes];
+    let mut words: [Vec<u16>; 2] = Default::default();
+    for i in (0..symbols.len()).rev() {
+        let j = i % lanes;
+        let prev = if i >= lanes { symbols[i - lanes] } else { 0 };
+        let t = sp.pick(prev);
+        let s = symbols[i] as usize;
+        let f = sp.freq[t][s];
+        assert!(f > 0, "symbol {s} not in its table");
+        if x[j] as u64 >= (f as u64) << 20 {
+            words[if wide { j / AREA_LANES } else { 0 }].push(x[j] as u16);
+            x[j] >>= 16;
+        }
+        x[j] = (x[j] / f) * 4096 + x[j] % f + sp.cum[t][s];
+    }
+    let mut out = Vec::new();
+    for v in &x {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    if wide {
+        out.extend_from_slice(&(words[0].len() as u32).to_le_bytes());
+    }
+    for w in &words {
+        for v in w.iter().rev() {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// §5.4 as the text gives it, for `m` symbols: the status and the symbols (meaningful when
+/// Ok). A lane count outside 1..=64 is `SliceMode` (§7: "lane count out of range").
+fn spec_decode(slice: &[u8], lanes: usize, sp: &Spec, m: usize) -> (Result<(), Status>, Vec<u8>) {
+    let fail = |s| (Err(s), Vec::new());
+    if lanes == 0 || lanes > MOST_LANES {
+        return fail(Status::SliceMode);
+    }
+    let wide = lanes > AREA_LANES;
+    let h = 4 * lanes + if wide { 4 } else { 0 };
+    if slice.len() < h || !(slice.len() - h).is_multiple_of(2) {
+        return fail(Status::RansHeader);
+    }
+    let total = (slice.len() - h) / 2;
+    let w0 = if wide {
+        get_u32(slice, 4 * lanes) as u64
+    } else {
+        total as u64
+    };
+    if 2 * w0 > (slice.len() - h) as u64 {
+        return fail(Status::RansHeader);
+    }
+    let mut x: Vec<u32> = (0..lanes).map(|j| get_u32(slice, 4 * j)).collect();
+    if x.iter().any(|&v| v < L) {
+        return fail(Status::RansHeader);
+    }
+    let word = |k: usize| u16::from_le_bytes([slice[h + 2 * k], slice[h + 2 * k + 1]]) as u32;
+    let w0 = w0 as usize;
+    // areas as [start, end) word indices
+    let areas = [(0usize, w0), (w0, total)];
+    let mut next = [0usize, w0];
+    let mut out = vec![0u8; m];
+    for i in 0..m {
+        let j = i % lanes;
+        let prev = if i >= lanes { out[i - lanes] } else { 0 };
+        let t = sp.pick(prev);
+        let slot = x[j] & 4095;
+        let s = sp.sym[t][slot as usize];
+        out[i] = s;
+        x[j] = sp.freq[t][s as usize] * (x[j] >> 12) + slot - sp.cum[t][s as usize];
+        if x[j] < L {
+            let a = if wide { j / AREA_LANES } else { 0 };
+            if next[a] >= areas[a].1 {
+                return fail(Status::RansUnderflow);
+            }
+            x[j] = (x[j] << 16) | word(next[a]);
+            next[a] += 1;
+        }
+    }
+    if next[0] != areas[0].1 || next[1] != areas[1].1 || x.iter().any(|&v| v != L) {
+        return fail(Status::RansTrailer);
+    }
+    (Ok(()), out)
+}
+
+/// The pack width of an alphabet of `a` letters (§5.6): the largest of 4, 3, 2 with
+/// `a^w <= 256`.
+fn width(a: usize) -> usize {
+    match a {
+        1..=4 => 4,
+        5 | 6 => 3,
+        7..=16 => 2,
+        _ => panic!("alphabet size {a}"),
+    }
+}
+
+fn combos(a: usize) -> usize {
+    a.pow(width(a) as u32)
+}
+
+/// Packs `lits` per §5.6 (symbol `j` is `sum c_t a^t` over literals `w j + t`), padding
+/// digits zero.
+fn pack_spec(lits: &[u8], alphabet: &[u8]) -> Vec<u8> {
+    let a = alphabet.len();
+    let w = width(a);
+    let code = |x: u8| alphabet.iter().position(|&y| y == x).expect("letter");
+    (0..lits.len().div_ceil(w))
+        .map(|j| {
+            let mut s = 0usize;
+            for t in (0..w).rev() {
+                s = s * a + lits.get(w * j + t).map_or(0, |&x| code(x));
+            }
+            s as u8
+        })
+        .collect()
+}
+
+/// §5.6 backwards: the `n` literals of packed `symbols` (each below `a^w`).
+fn unpack_spec(symbols: &[u8], alphabet: &[u8], n: usize) -> Vec<u8> {
+    let a = alphabet.len();
+    let w = width(a);
+    let mut out = Vec::with_capacity(n);
+    for &s in symbols {
+        let mut rest = s as usize;
+        assert!(rest < combos(a));
+        for _ in 0..w {
+            out.push(alphabet[rest % a]);
+            rest /= a;
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// data and tables
+// ---------------------------------------------------------------------------------------
+
+/// `a` distinct bytes, increasing: random, or the DNA letters first.
+fn random_alphabet(r: &mut Rng, a: usize) -> Vec<u8> {
+    let mut set = [false; 256];
+    let mut out = Vec::new();
+    if r.below(2) == 0 {
+        for &c in b"ACGT\nNacgtn".iter().take(a) {
+            set[c as usize] = true;
+            out.push(c);
+        }
+    }
+    while out.len() < a {
+        let c = r.next() as u8;
+        if !set[c as usize] {
+            set[c as usize] = true;
+            out.push(c);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// `n` bytes over `alphabet`: skewed, in runs, or uniform.
+fn gen_over(r: &mut Rng, alphabet: &[u8], n: usize) -> Vec<u8> {
+    let a = alphabet.len() as u64;
+    match r.below(3) {
+        0 => (0..n)
+            .map(|_| alphabet[r.below(a).min(r.below(a)) as usize])
+            .collect(),
+        1 => {
+            let mut d = Vec::with_capacity(n);
+            while d.len() < n {
+                let c = alphabet[r.below(a) as usize];
+                for _ in 0..r.range(1, 30) {
+                    d.push(c);
+                }
+            }
+            d.truncate(n);
+            d
+        }
+        _ => (0..n).map(|_| alphabet[r.below(a) as usize]).collect(),
+    }
+}
+
+/// Symbols for a slice: random bytes, skewed bytes, or a few letters.
+fn gen_symbols(r: &mut Rng, n: usize) -> Vec<u8> {
+    match r.below(4) {
+        0 => (0..n).map(|_| r.next() as u8).collect(),
+        1 => {
+            let k = r.range(1, 256) as usize;
+            let al = random_alphabet(r, k);
+            gen_over(r, &al, n)
+        }
+        _ => {
+            let k = r.range(1, 12) as usize;
+            let al = random_alphabet(r, k);
+            gen_over(r, &al, n)
+        }
+    }
+}
+
+/// A table holding every symbol of `h` (and sometimes a few more), all below `limit`.
+fn table_below(r: &mut Rng, mut h: [u64; 256], limit: usize) -> FreqTable {
+    if r.below(3) == 0 || h.iter().all(|&c| c == 0) {
+        for _ in 0..r.range(1, 12) {
+            h[r.below(limit as u64) as usize] += r.range(1, 5);
+        }
+    }
+    FreqTable::from_histogram(&h).unwrap()
+}
+
+fn hist(data: &[u8]) -> [u64; 256] {
+    let mut h = [0u64; 256];
+    for &x in data {
+        h[x as usize] += 1;
+    }
+    h
+}
+
+/// A context pair for `data` coded with `lanes` lanes on bit `bit` (§5.4): each table from
+/// the symbols its context picks, so that every symbol is present where it is needed.
+fn pair_for(r: &mut Rng, data: &[u8], lanes: usize, bit: u32) -> [FreqTable; 2] {
+    let mut h = [[0u64; 256]; 2];
+    for (i, &x) in data.iter().enumerate() {
+        let c = if i >= lanes {
+            (data[i - lanes] >> bit) & 1
+        } else {
+            0
+        };
+        h[c as usize][x as usize] += 1;
+    }
+    [table_below(r, h[0], 256), table_below(r, h[1], 256)]
+}
+
+/// What a slice codes: plain symbols, symbols under a context pair, or packed literals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Plain,
+    Pair,
+    Packed,
+}
+
+/// One valid slice made three ways: the data (`data`: what it decodes to; for packed
+/// literals the literals), its symbols, the tables and the slice from the crate's encoder,
+/// which must equal [`spec_encode`]'s byte for byte.
+struct Made {
+    kind: Kind,
+    lanes: usize,
+    data: Vec<u8>,
+    symbols: Vec<u8>,
+    tables: Vec<FreqTable>,
+    ctx_bit: u32,
+    alphabet: Option<Vec<u8>>,
+    slice: Vec<u8>,
+}
+
+impl Made {
+    fn new(r: &mut Rng, kind: Kind, lanes: usize, n: usize) -> Made {
+        let (data, symbols, tables, ctx_bit, alphabet) = match kind {
+            Kind::Plain => {
+                let d = gen_symbols(r, n);
+                let t = table_below(r, hist(&d), 256);
+                (d.clone(), d, vec![t], 0, None)
+            }
+            Kind::Pair => {
+                let d = gen_symbols(r, n);
+                let bit = r.below(8) as u32;
+                let p = pair_for(r, &d, lanes, bit);
+                (d.clone(), d, p.to_vec(), bit, None)
+            }
+            Kind::Packed => {
+                let a = r.range(1, 16) as usize;
+                let al = random_alphabet(r, a);
+                let lits = gen_over(r, &al, n);
+                let syms = pack_spec(&lits, &al);
+                let t = table_below(r, hist(&syms), combos(a));
+                (lits, syms, vec![t], 0, Some(al))
+            }
+        };
+        let et: Vec<EncodeTable> = tables
+            .iter()
+            .map(|t| EncodeTable::new(t, &t.cumulative()))
+            .collect();
+        let mut slice = Vec::new();
+        if et.len() == 2 {
+            encode_context_slice(&symbols, lanes, [&et[0], &et[1]], ctx_bit, &mut slice);
+        } else {
+            encode_slice_with(&symbols, lanes, &et[0], &mut slice);
+        }
+        let m = Made {
+            kind,
+            lanes,
+            data,
+            symbols,
+            tables,
+            ctx_bit,
+            alphabet,
+            slice,
+        };
+        assert!(
+            m.slice == spec_encode(&m.symbols, lanes, &m.spec()),
+            "the crate's encoder differs from the text: {kind:?}, lanes {lanes}, n {n}"
+        );
+        m
+    }
+
+    fn spec(&self) -> Spec {
+        Spec::new(&self.tables, self.ctx_bit)
+    }
+}
+
+/// The decode tables of a [`Made`] (and the expansion table of packed literals).
+struct Tabs {
+    dec: Vec<DecodeTable>,
+    exp: Option<DecodeTable>,
+    ctx_bit: u32,
+}
+
+impl Tabs {
+    fn of(m: &Made) -> Tabs {
+        Tabs {
+            dec: m.tables.iter().map(|t| *t.decode_table()).collect(),
+            exp: m.alphabet.as_ref().map(|a| *expansion_table(a)),
+            ctx_bit: m.ctx_bit,
+        }
+    }
+    fn get(&self) -> SliceTables<'_> {
+        SliceTables {
+            tables: &self.dec,
+            ctx_bit: self.ctx_bit,
+            pack: self.exp.as_ref(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// the wide layout, taken apart by the text
+// ---------------------------------------------------------------------------------------
+
+/// A wide slice's parts (§5.3): states, `W0` as stored, and the two word areas.
+#[derive(Clone, Debug)]
+struct Wide {
+    states: Vec<u32>,
+    first: u32,
+    words: [Vec<u16>; 2],
+}
+
+impl Wide {
+    /// The parts of a valid wide slice of `lanes` lanes.
+    fn parse(s: &[u8], lanes: usize) -> Wide {
+        assert!(lanes > AREA_LANES);
+        let h = 4 * lanes + 4;
+        let states = (0..lanes).map(|j| get_u32(s, 4 * j)).collect();
+        let first = get_u32(s, 4 * lanes);
+        let all: Vec<u16> = s[h..]
+            .chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        assert!(first as usize <= all.len());
+        let (a, b) = all.split_at(first as usize);
+        Wide {
+            states,
+            first,
+            words: [a.to_vec(), b.to_vec()],
+        }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for v in &self.states {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.first.to_le_bytes());
+        for w in &self.words {
+            for v in w {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    fn total(&self) -> usize {
+        self.words[0].len() + self.words[1].len()
+    }
+
+    /// `W0` set to `first`, areas kept as bytes (so the split moves).
+    fn with_first(&self, first: u32) -> Vec<u8> {
+        let mut b = self.bytes();
+        let at = 4 * self.states.len();
+        b[at..at + 4].copy_from_slice(&first.to_le_bytes());
+        b
+    }
+}
+
+const OK: Result<(), Status> = Ok(());
+const HEADER: Result<(), Status> = Err(Status::RansHeader);
+const UNDERFLOW: Result<(), Status> = Err(Status::RansUnderflow);
+const TRAILER: Result<(), Status> = Err(Status::RansTrailer);
+
+/// A damaged variant: name, slice bytes, and the status the text predicts (None: left to
+/// [`spec_decode`]; `Some(Err(RansUnderflow | RansTrailer))` both allowed is `any_err`).
+struct Variant {
+    name: String,
+    slice: Vec<u8>,
+    expect: Option<Result<(), Status>>,
+    /// Must fail, without the text naming which way.
+    any_err: bool,
+}
+
+fn var(name: impl Into<String>, slice: Vec<u8>, expect: Option<Result<(), Status>>) -> Variant {
+    Variant {
+        name: name.into(),
+        slice,
+        expect,
+        any_err: false,
+    }
+}
+
+/// Every damage of a valid wide slice the text names the outcome of, and some it does not.
+/// The reasoning of each expectation (FORMAT.md §5.4): lanes 0-31 and lanes 32+ decode
+/// independently of each other's words; a lane that reads the right words needs exactly the
+/// words it was coded with; so an area short of words underflows, an area with a word left
+/// over fails the trailer, and a `W0` past the words is a header error.
+fn wide_variants(r: &mut Rng, w: &Wide, lanes: usize) -> Vec<Variant> {
+    let (n0, n1) = (w.words[0].len(), w.words[1].len());
+    let total = w.total();
+    let t = total as u32;
+    let mut v = vec![
+        var(
+            "W0 0",
+            w.with_first(0),
+            Some(if n0 > 0 { UNDERFLOW } else { OK }),
+        ),
+        var(
+            "W0 total",
+            w.with_first(t),
+            Some(if n1 > 0 { UNDERFLOW } else { OK }),
+        ),
+        var("W0 total + 1", w.with_first(t + 1), Some(HEADER)),
+        var("W0 u32::MAX", w.with_first(u32::MAX), Some(HEADER)),
+        var("W0 2^31", w.with_first(1 << 31), Some(HEADER)),
+        // 2 * W0 wraps to 2 * n0 in 32 bits
+        var(
+            "W0 2^31 + n0",
+            w.with_first((1u32 << 31) + n0 as u32),
+            Some(HEADER),
+        ),
+        var(
+            "W0 2^32 - total",
+            w.with_first(0u32.wrapping_sub(t)),
+            Some(if t == 0 { OK } else { HEADER }),
+        ),
+        var(
+            "W0 random",
+            w.with_first(r.below(t as u64 + 3) as u32),
+            None,
+        ),
+        var(
+            "cut one byte",
+            {
+                let b = w.bytes();
+                b[..b.len() - 1].to_vec()
+            },
+            Some(HEADER),
+        ),
+        var(
+            "word appended to area 1",
+            {
+                let mut x = w.clone();
+                x.words[1].push(r.next() as u16);
+                x.bytes()
+            },
+            Some(TRAILER),
+        ),
+        var(
+            "word added to area 0, W0 + 1",
+            {
+                let mut x = w.clone();
+                x.words[0].push(r.next() as u16);
+                x.first += 1;
+                x.bytes()
+            },
+            Some(TRAILER),
+        ),
+        var(
+            "word inserted at the front of area 1",
+            {
+                let mut x = w.clone();
+                x.words[1].insert(0, r.next() as u16);
+                x.bytes()
+            },
+            None,
+        ),
+        var(
+            "areas swapped",
+            {
+                let mut x = w.clone();
+                x.words.swap(0, 1);
+                x.first = n1 as u32;
+                x.bytes()
+            },
+            None,
+        ),
+    ];
+    // W0 one off: one area a word short (underflow there), or lanes 32+ reading a word of
+    // lanes 0-31 first and area 0 a word over (never Ok)
+    if n0 > 0 {
+        v.push(var("W0 - 1", w.with_first(n0 as u32 - 1), Some(UNDERFLOW)));
+        v.push(var(
+            "last word of area 0 dropped, W0 - 1",
+            {
+                let mut x = w.clone();
+                x.words[0].pop();
+                x.first -= 1;
+                x.bytes()
+            },
+            Some(UNDERFLOW),
+        ));
+        // both halves at once: area 0 short, area 1 a word over (underflow comes first)
+        v.push(var(
+            "both: area 0 short, area 1 over",
+            {
+                let mut x = w.clone();
+                x.words[0].pop();
+                x.first -= 1;
+                x.words[1].push(r.next() as u16);
+                x.bytes()
+            },
+            Some(UNDERFLOW),
+        ));
+    }
+    if n1 > 0 {
+        v.push(Variant {
+            any_err: true,
+            ..var("W0 + 1", w.with_first(n0 as u32 + 1), None)
+        });
+        v.push(var(
+            "first word of area 1 dropped",
+            {
+                let mut x = w.clone();
+                x.words[1].remove(0);
+                x.bytes()
+            },
+            None,
+        ));
+        // both halves at once: area 0 a word over, area 1 short
+        v.push(var(
+            "both: area 0 over, area 1 short",
+            {
+                let mut x = w.clone();
+                x.words[0].push(r.next() as u16);
+                x.first += 1;
+                x.words[1].pop();
+                x.bytes()
+            },
+            Some(UNDERFLOW),
+        ));
+    }
+    // words cut off the end: area 1's last ones (underflow), then into area 0 (W0 past the
+    // words: header)
+    let cuts: Vec<usize> = if total <= 40 {
+        (1..=total).collect()
+    } else {
+        let mut c = vec![1, 2, n1, n1 + 1, total, total - 1];
+        for _ in 0..6 {
+            c.push(r.range(1, total as u64) as usize);
+        }
+        c.into_iter()
+            .filter(|&k| (1..=total).contains(&k))
+            .collect()
+    };
+    for k in cuts {
+        let b = w.bytes();
+        v.push(var(
+            format!("{k} words cut"),
+            b[..b.len() - 2 * k].to_vec(),
+            Some(if k <= n1 { UNDERFLOW } else { HEADER }),
+        ));
+    }
+    // into the head: shorter than the states and W0
+    let head = 4 * lanes + 4;
+    for cut in [0, 1, 4 * lanes - 1, 4 * lanes, 4 * lanes + 1, head - 1] {
+        v.push(var(
+            format!("{cut} bytes kept"),
+            w.bytes()[..cut].to_vec(),
+            Some(HEADER),
+        ));
+    }
+    // a state below 65536 in either half, and with the other half damaged too
+    for half in 0..2 {
+        let j = if half == 0 {
+            r.below(AREA_LANES as u64) as usize
+        } else {
+            AREA_LANES + r.below((lanes - AREA_LANES) as u64) as usize
+        };
+        let any = r.below(L as u64) as u32;
+        let low = r.pick(&[0u32, 1, L - 1, any]);
+        let mut x = w.clone();
+        x.states[j] = low;
+        v.push(var(format!("state {j} = {low}"), x.bytes(), Some(HEADER)));
+        // both halves at once: the other half's area short (a header error comes first)
+        let other = 1 - half;
+        if !x.words[other].is_empty() {
+            x.words[other].pop();
+            if other == 0 {
+                x.first -= 1;
+            }
+            v.push(var(
+                format!("both: state {j} = {low}, area {other} short"),
+                x.bytes(),
+                Some(HEADER),
+            ));
+        }
+    }
+    // both halves' states below 65536
+    {
+        let mut x = w.clone();
+        x.states[0] = 0;
+        x.states[lanes - 1] = L - 1;
+        v.push(var("both: states 0 and last low", x.bytes(), Some(HEADER)));
+    }
+    // flips: a state, W0, a word of each area, anywhere
+    for _ in 0..6 {
+        let b = w.bytes();
+        let i = match r.below(5) {
+            0 => r.below(4 * lanes as u64) as usize,
+            1 => 4 * lanes + r.below(4) as usize,
+            2 if n0 > 0 => head + r.below(2 * n0 as u64) as usize,
+            3 if n1 > 0 => head + 2 * n0 + r.below(2 * n1 as u64) as usize,
+            _ => r.below(b.len() as u64) as usize,
+        };
+        let mut b = b;
+        let bit = r.below(8);
+        b[i] ^= 1 << bit;
+        v.push(var(format!("flip byte {i} bit {bit}"), b, None));
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------------------
+// slices: fast vs reference vs the text
+// ---------------------------------------------------------------------------------------
+
+/// The text's outcome of a slice: its [`Spec`] and, for packed literals, the alphabet.
+struct Oracle<'a> {
+    spec: &'a Spec,
+    alphabet: Option<&'a [u8]>,
+}
+
+impl Oracle<'_> {
+    fn decode(&self, slice: &[u8], lanes: usize, n: usize) -> (Result<(), Status>, Vec<u8>) {
+        let m = self.alphabet.map_or(n, |a| n.div_ceil(width(a.len())));
+        let (st, syms) = spec_decode(slice, lanes, self.spec, m);
+        match (st, self.alphabet) {
+            (Ok(()), Some(a)) => (st, unpack_spec(&syms, a, n)),
+            _ => (st, syms),
+        }
+    }
+}
+
+/// The reference, `fast::decode_slice` and a `SliceDecoder` driven in random steps on one
+/// slice into exact-size buffers: same status, same bytes when Ok; with an oracle, both as
+/// the text's. Returns the reference's outcome and bytes.
+fn check_slice(
+    r: &mut Rng,
+    slice: &[u8],
+    lanes: usize,
+    t: SliceTables<'_>,
+    n: usize,
+    oracle: Option<&Oracle<'_>>,
+    what: &dyn Fn() -> String,
+) -> (Result<(), Status>, Vec<u8>) {
+    let mut want = vec![0xA5u8; n];
+    let st_ref = reference::decode_slice(slice, lanes, t, &mut want);
+    let mut got = vec![0x5Au8; n];
+    let st_fast = fast::decode_slice(slice, lanes, t, &mut got);
+    assert_eq!(st_fast, st_ref, "decode_slice status differs: {}", what());
+    if st_ref.is_ok() {
+        assert!(got == want, "decode_slice bytes differ: {}", what());
+    }
+    let mut got2 = vec![0x33u8; n];
+    let st_step = match SliceDecoder::new(slice, lanes, t, &mut got2) {
+        Ok(mut d) => {
+            loop {
+                let k = r.pick(&[1usize, 1, 2, 3, 7, 64, usize::MAX]);
+                if d.fast_rows(k) == 0 {
+                    break;
+                }
+            }
+            d.finish()
+        }
+        Err(e) => Err(e),
+    };
+    assert_eq!(st_step, st_ref, "stepwise status differs: {}", what());
+    if st_ref.is_ok() {
+        assert!(got2 == want, "stepwise bytes differ: {}", what());
+    }
+    if let Some(o) = oracle {
+        let (st_spec, bytes) = o.decode(slice, lanes, n);
+        assert_eq!(st_ref, st_spec, "status differs from the text: {}", what());
+        if st_spec.is_ok() {
+            assert!(want == bytes, "bytes differ from the text: {}", what());
+        }
+    }
+    (st_ref, want)
+}
+
+/// A valid slice and its damaged variants ([`wide_variants`] for a wide one), plus lane
+/// counts and decoded lengths changed: every decoder as the text, and the text's named
+/// statuses. Returns (variants checked, of them Ok).
+fn attack_made(r: &mut Rng, m: &Made, what: &str) -> (usize, usize) {
+    let tabs = Tabs::of(m);
+    let spec = m.spec();
+    let oracle = Oracle {
+        spec: &spec,
+        alphabet: m.alphabet.as_deref(),
+    };
+    let n = m.data.len();
+    let lanes = m.lanes;
+    let w_ = || format!("{what}: valid {:?}, lanes {lanes}, n {n}", m.kind);
+    let (st, got) = check_slice(r, &m.slice, lanes, tabs.get(), n, Some(&oracle), &w_);
+    assert_eq!(st, OK, "{}", w_());
+    assert!(got == m.data, "valid slice decodes wrong: {}", w_());
+    let mut variants = if lanes > AREA_LANES {
+        wide_variants(r, &Wide::parse(&m.slice, lanes), lanes)
+    } else {
+        Vec::new()
+    };
+    let mut stats = (0, 0);
+    // other lane counts and lengths, on the same bytes
+    let other_lanes = [
+        lanes - 1,
+        lanes + 1,
+        32,
+        33,
+        64,
+        65,
+        0,
+        r.range(1, 64) as usize,
+        r.range(33, 64) as usize,
+    ];
+    for l in other_lanes {
+        let w_ = || format!("{what}: {:?} lanes {lanes} read as {l}, n {n}", m.kind);
+        let (st, _) = check_slice(r, &m.slice, l, tabs.get(), n, Some(&oracle), &w_);
+        if l == 0 || l > MOST_LANES {
+            assert_eq!(st, Err(Status::SliceMode), "{}", w_());
+        }
+        stats.0 += 1;
+        stats.1 += st.is_ok() as usize;
+    }
+    let other_n = [
+        n + 1,
+        n.saturating_sub(1),
+        n + lanes,
+        0,
+        r.below(2 * n as u64 + 9) as usize,
+    ];
+    for n2 in other_n {
+        let w_ = || format!("{what}: {:?} lanes {lanes}, n {n} read as {n2}", m.kind);
+        let (st, _) = check_slice(r, &m.slice, lanes, tabs.get(), n2, Some(&oracle), &w_);
+        stats.0 += 1;
+        stats.1 += st.is_ok() as usize;
+    }
+    for v in variants.drain(..) {
+        let w_ = || {
+            format!(
+                "{what}: {:?} lanes {lanes}, n {n}, {} ({} bytes)",
+                m.kind,
+                v.name,
+                v.slice.len()
+            )
+        };
+        let (st, _) = check_slice(r, &v.slice, lanes, tabs.get(), n, Some(&oracle), &w_);
+        if let Some(e) = v.expect {
+            assert_eq!(st, e, "the text names another status: {}", w_());
+        }
+        if v.any_err {
+            assert!(st.is_err(), "{}", w_());
+        }
+        stats.0 += 1;
+        stats.1 += st.is_ok() as usize;
+    }
+    (stats.0, stats.1)
+}
+
+/// The crate's encoder writes what the text describes, byte for byte, for every lane count
+/// 1..=64 (single tables, context pairs, packed literals; lengths around multiples of 32 and
+/// of the lane count), and every decoder gives the data back.
+#[test]
+fn v7_encoder_writes_the_text_layout_for_every_lane_count() {
+    let mut r = Rng(0xC7_0000 + env("ATTACK_SEED", 0));
+    let mut count = 0;
+    for lanes in 1..=MOST_LANES {
+        for kind in [Kind::Plain, Kind::Pair, Kind::Packed] {
+            let y = r.below(6000) as usize;
+            for n in [
+                0usize,
+                1,
+                31,
+                32,
+                33,
+                lanes - 1,
+                lanes + 1,
+                3 * lanes + 5,
+                y,
+            ] {
+                let m = Made::new(&mut r, kind, lanes, n);
+                if lanes > AREA_LANES {
+                    // §5.3: states, W0, the areas; W0 the words of lanes 0-31
+                    let w = Wide::parse(&m.slice, lanes);
+                    assert_eq!(w.first as usize, w.words[0].len());
+                    assert_eq!(m.slice.len(), 4 * lanes + 4 + 2 * w.total());
+                }
+                let tabs = Tabs::of(&m);
+                let spec = m.spec();
+                let o = Oracle {
+                    spec: &spec,
+                    alphabet: m.alphabet.as_deref(),
+                };
+                let w_ = || format!("{kind:?}, lanes {lanes}, n {n}");
+                let (st, got) = check_slice(&mut r, &m.slice, lanes, tabs.get(), n, Some(&o), &w_);
+                assert_eq!(st, OK, "{}", w_());
+                assert!(got == m.data, "{}", w_());
+                count += 1;
+            }
+        }
+    }
+    eprintln!("{count} valid slices, lanes 1..=64, encoder == text");
+}
+
+/// Every lane count 33..=64, each table kind, random and skewed data of several lengths:
+/// the valid slice, then every damage of [`wide_variants`], other lane counts and lengths.
+#[test]
+fn v7_every_wide_lane_count_damaged() {
+    let mut r = Rng(0xC7_0001 + env("ATTACK_SEED", 0));
+    let (mut checked, mut ok) = (0, 0);
+    for lanes in AREA_LANES + 1..=MOST_LANES {
+        for kind in [Kind::Plain, Kind::Pair, Kind::Packed] {
+            let ns = [
+                r.below(lanes as u64) as usize,
+                lanes * r.range(1, 8) as usize + r.below(3) as usize,
+                r.range(300, 3000) as usize,
+                r.range(3000, 20000) as usize,
+            ];
+            for n in ns {
+                let m = Made::new(&mut r, kind, lanes, n);
+                let (c, k) = attack_made(&mut r, &m, "every lane count");
+                checked += c;
+                ok += k;
+            }
+        }
+    }
+    eprintln!("damaged wide slices: {checked} checked, {ok} decoded Ok");
+    assert!(checked > 10_000);
+}
+
+/// A hostile table (unrelated to the data) or expansion table on a wide slice, and packed
+/// literals under a context pair (out of contract: no archive makes it): the decoders agree,
+/// and with the text where it defines the outcome (unpacked slices under any tables).
+fn hostile_case(r: &mut Rng, it: usize) {
+    let lanes = r.range(33, 64) as usize;
+    let n = r.below(8000) as usize;
+    let kind = r.pick(&[Kind::Plain, Kind::Pair, Kind::Packed]);
+    let m = Made::new(r, kind, lanes, n);
+    let mut h = [0u64; 256];
+    for _ in 0..r.range(1, 20) {
+        h[r.below(256) as usize] += r.range(1, 1000);
+    }
+    let other = FreqTable::from_histogram(&h).unwrap();
+    let mut tables = m.tables.clone();
+    let mut exp = m.alphabet.as_ref().map(|a| *expansion_table(a));
+    let variant = r.below(4);
+    match variant {
+        0 => tables[0] = other,
+        // a single table becomes a pair (on the slice's bit), a pair's second replaced
+        1 if tables.len() == 1 => tables.push(other),
+        1 => tables[1] = other,
+        2 => {
+            let k = r.range(1, 16) as usize;
+            exp = Some(*expansion_table(&random_alphabet(r, k)));
+        }
+        _ => {
+            let mut e = *expansion_table(&random_alphabet(r, 3));
+            for x in e.slots[..256].iter_mut() {
+                *x = r.next() as u32;
+            }
+            e.slots[PACK_WIDTH_SLOT] = r.pick(&[0u32, 1, 4, 5, u32::MAX]);
+            exp = Some(e);
+        }
+    }
+    let dec: Vec<DecodeTable> = tables.iter().map(|t| *t.decode_table()).collect();
+    let st = SliceTables {
+        tables: &dec,
+        ctx_bit: m.ctx_bit,
+        pack: exp.as_ref(),
+    };
+    let spec = Spec::new(&tables, m.ctx_bit);
+    let o = Oracle {
+        spec: &spec,
+        alphabet: None,
+    };
+    // the text defines unpacked slices under any tables; packed symbols from a hostile table
+    // may lie at or beyond a^w, and a hostile expansion table is no alphabet's
+    let defined = m.alphabet.is_none() && variant < 2;
+    let w_ = || format!("hostile {it}: {kind:?} variant {variant}, lanes {lanes}, n {n}");
+    let _ = check_slice(r, &m.slice, lanes, st, n, defined.then_some(&o), &w_);
+}
+
+#[test]
+fn v7_direct_slices() {
+    let mut r = Rng(0xC7_0002 + env("ATTACK_SEED", 0));
+    let (mut checked, mut ok) = (0, 0);
+    for it in 0..env("ATTACK_ITERS", 400) as usize {
+        let lanes = if r.below(5) == 0 {
+            r.range(1, 64) as usize
+        } else {
+            let any = r.range(33, 64) as usize;
+            r.pick(&[33usize, 48, 63, 64, 64, any])
+        };
+        let n = match r.below(4) {
+            0 => r.below(80) as usize,
+            1 => r.below(1000) as usize,
+            _ => r.below(40_000) as usize,
+        };
+        let kind = r.pick(&[Kind::Plain, Kind::Pair, Kind::Packed]);
+        let m = Made::new(&mut r, kind, lanes, n);
+        let (c, k) = attack_made(&mut r, &m, &format!("it {it}"));
+        checked += c;
+        ok += k;
+        hostile_case(&mut r, it);
+    }
+    eprintln!("random slices: {checked} checked, {ok} decoded Ok");
+}
+
+/// 1-40 slices, wide and narrow mixed (some damaged), decoded with `fast_rows_together`
+/// (some first advanced alone), then each to its end: every slice's status and bytes as the
+/// reference's and the text's.
+fn together_case(r: &mut Rng, round: usize) {
+    struct Case {
+        m: Made,
+        slice: Vec<u8>,
+        lanes: usize,
+        n: usize,
+    }
+    let count = r.range(1, 40) as usize;
+    let mut cases = Vec::new();
+    for _ in 0..count {
+        let lanes = r.pick(&[1usize, 2, 4, 8, 12, 16, 24, 32, 33, 40, 64, 64]);
+        let max = r.pick(&[64u64, 600, 6000, 20000]);
+        let n = r.below(max) as usize;
+        let kind = r.pick(&[Kind::Plain, Kind::Plain, Kind::Pair, Kind::Packed]);
+        let m = Made::new(r, kind, lanes, n);
+        let mut c = Case {
+            slice: m.slice.clone(),
+            lanes,
+            n,
+            m,
+        };
+        match r.below(10) {
+            0 if !c.slice.is_empty() => {
+                let i = r.below(c.slice.len() as u64) as usize;
+                c.slice[i] ^= 1 << r.below(8);
+            }
+            1 if c.slice.len() > 2 => {
+                let l = c.slice.len();
+                c.slice.truncate(l - 2);
+            }
+            2 if lanes > AREA_LANES => {
+                let w = Wide::parse(&c.slice, lanes);
+                c.slice = w.with_first(r.below(w.total() as u64 + 2) as u32);
+            }
+            3 => c.n += r.range(1, 40) as usize,
+            4 => c.lanes = r.pick(&[32usize, 33, 64, 63]),
+            _ => {}
+        }
+        cases.push(c);
+    }
+    let tabs: Vec<Tabs> = cases.iter().map(|c| Tabs::of(&c.m)).collect();
+    let specs: Vec<Spec> = cases.iter().map(|c| c.m.spec()).collect();
+    let want: Vec<(Result<(), Status>, Vec<u8>)> = cases
+        .iter()
+        .zip(&specs)
+        .map(|(c, s)| {
+            let o = Oracle {
+                spec: s,
+                alphabet: c.m.alphabet.as_deref(),
+            };
+            o.decode(&c.slice, c.lanes, c.n)
+        })
+        .collect();
+    let mut outs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0xEEu8; c.n]).collect();
+    let mut got: Vec<Option<Result<(), Status>>> = vec![None; cases.len()];
+    let mut decs = Vec::new();
+    let mut owner = Vec::new();
+    for (i, ((c, o), t)) in cases.iter().zip(outs.iter_mut()).zip(&tabs).enumerate() {
+        match SliceDecoder::new(&c.slice, c.lanes, t.get(), o) {
+            Ok(d) => {
+                decs.push(d);
+                owner.push(i);
+            }
+            Err(st) => got[i] = Some(Err(st)),
+        }
+    }
+    if r.below(2) == 0 {
+        for d in decs.iter_mut() {
+            if r.below(2) == 0 {
+                d.fast_rows(r.range(1, 5) as usize);
+            }
+        }
+    }
+    SliceDecoder::fast_rows_together(&mut decs);
+    for (d, i) in decs.into_iter().zip(owner) {
+        let mut d = d;
+        while d.fast_rows(r.pick(&[1usize, 5, usize::MAX])) > 0 {}
+        got[i] = Some(d.finish());
+    }
+    for (i, (st, o)) in want.iter().enumerate() {
+        let c = &cases[i];
+        let what = format!(
+            "round {round} slice {i}/{count}: {:?}, lanes {} read as {}, n {} read as {}",
+            c.m.kind,
+            c.m.lanes,
+            c.lanes,
+            c.m.data.len(),
+            c.n
+        );
+        assert_eq!(
+            got[i],
+            Some(*st),
+            "together: status differs from the text ({what})"
+        );
+        if st.is_ok() {
+            assert!(
+                outs[i] == *o,
+                "together: bytes differ from the text ({what})"
+            );
+        }
+        let mut rb = vec![0u8; c.n];
+        let st_ref = reference::decode_slice(&c.slice, c.lanes, tabs[i].get(), &mut rb);
+        assert_eq!(st_ref, *st, "reference differs from the text ({what})");
+    }
+}
+
+#[test]
+fn v7_slices_together() {
+    let mut r = Rng(0xC7_0003 + env("ATTACK_SEED", 0));
+    for round in 0..env("ATTACK_ROUNDS", 60) as usize {
+        together_case(&mut r, round);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// archives
+// ---------------------------------------------------------------------------------------
+
+fn version_of(b: &[u8]) -> u16 {
+    (get_u32(b, H_VERSION) & 0xFFFF) as u16
+}
+
+/// Same archive (same version unless given), other entries / data.
+fn rebuilt(p: &Parts, version: Option<u16>, entries: &[BlockEntry], data: &[u8]) -> Vec<u8> {
+    let v = version.unwrap_or(version_of(&p.header));
+    let b85 = if v >= 4 { p.header[H_BASE] } else { 0 };
+    assemble(p, v, b85, entries, &p.tables, data)
+}
+
+/// Byte range of block `b`'s stream `k` slice in the data section.
+fn slice_range(entries: &[BlockEntry], b: usize, k: usize) -> std::ops::Range<usize> {
+    let start: u64 = entries[..b]
+        .iter()
+        .flat_map(|e| e.stored_len)
+        .map(|l| l as u64)
+        .sum::<u64>()
+        + entries[b].stored_len[..k]
+            .iter()
+            .map(|&l| l as u64)
+            .sum::<u64>();
+    start as usize..start as usize + entries[b].stored_len[k] as usize
+}
+
+/// The data section and entries with block `b`'s stream `k` slice replaced by `bytes`.
+fn with_slice(
+    data: &[u8],
+    entries: &[BlockEntry],
+    b: usize,
+    k: usize,
+    bytes: &[u8],
+) -> (Vec<BlockEntry>, Vec<u8>) {
+    let rg = slice_range(entries, b, k);
+    let mut d = data[..rg.start].to_vec();
+    d.extend_from_slice(bytes);
+    d.extend_from_slice(&data[rg.end..]);
+    let mut e = entries.to_vec();
+    e[b].stored_len[k] = bytes.len() as u32;
+    (e, d)
+}
+
+/// [`common::attack::never_wrong`]: (parsed, decompress succeeded); also the grouped fast
+/// path of `decompress` on one thread reports the reference's first failing block and status
+/// (archives without cross-block sources).
+fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> (bool, bool) {
+    let res = common::attack::never_wrong(packed, data, r, what);
+    if res.is_some() {
+        group_path_agrees(packed, what);
+    }
+    (res.is_some(), res == Some(true))
+}
+
+fn group_path_agrees(packed: &[u8], what: &str) {
+    let a = Archive::parse(packed).unwrap();
+    if a.cross_block() || a.header.original_size > 64 << 20 {
+        return;
+    }
+    let reference = per_block(packed, false);
+    let first_bad = reference.iter().enumerate().find_map(|(b, x)| match x {
+        Err(DecodeError::Block { status, .. }) => Some((b as u32, *status)),
+        Err(e) => panic!("reference: {e:?} ({what})"),
+        Ok(_) => None,
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let got = pool.install(|| aceapex::decompress(&a));
+    match (got, first_bad) {
+        (Ok(_), None) | (Err(DecodeError::ContentChecksum), None) => {}
+        (Err(DecodeError::Block { block, status, .. }), Some((b, st))) => {
+            assert_eq!(
+                (block, status),
+                (b, st),
+                "grouped path vs reference ({what})"
+            )
+        }
+        (got, want) => panic!(
+            "grouped path {:?} vs reference first failure {want:?} ({what})",
+            got.map(|v| v.len())
+        ),
+    }
+}
+
+/// The reference's status of block `b` (Ok for a block that decodes and checks).
+fn block_status(packed: &[u8], b: usize) -> Result<(), Status> {
+    let a = Archive::parse(packed).unwrap();
+    let mut out = vec![0u8; a.header.original_size as usize];
+    // blocks before b first, for a cross-block archive's sources
+    if a.cross_block() {
+        for i in 0..b {
+            let _ = aceapex::decode::decode_block_reference(&a, i, &mut out, 0);
+        }
+    }
+    match aceapex::decode::decode_block_reference(&a, b, &mut out, 0) {
+        Ok(()) => Ok(()),
+        Err(DecodeError::Block { status, .. }) => Err(status),
+        Err(e) => panic!("block {b}: {e:?}"),
+    }
+}
+
+/// DNA-like data over `letters` (repeats copied now and then), soft-masked in runs when
+/// `masked` (8 letters: two per packed symbol, where wide lanes pay at 16 KiB blocks).
+fn dna(r: &mut Rng, n: usize, letters: &[u8], masked: bool) -> Vec<u8> {
+    let mut d: Vec<u8> = Vec::with_capacity(n);
+    let mut lower = false;
+    while d.len() < n {
+        if d.len() > 500 && r.below(10) == 0 {
+            let back = r.range(1, d.len().min(60_000) as u64) as usize;
+            let len = r.range(8, 300) as usize;
+            let from = d.len() - back;
+            for i in 0..len {
+                let c = d[from + i % back];
+                d.push(c);
+            }
+        } else {
+            for _ in 0..r.range(1, 200) {
+                if masked && r.below(300) == 0 {
+                    lower = !lower;
+                }
+                let c = letters[r.below(letters.len() as u64) as usize];
+                d.push(if lower { c.to_ascii_lowercase() } else { c });
+            }
+        }
+    }
+    d.truncate(n);
+    d
+}
+
+/// An encoder archive with wide lanes (raw match streams: levels 1-7).
+fn wide_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
+    let bs = [16384u32, 65536, 16384, 32768][round % 4];
+    let n = r.range(150_000, 400_000) as usize;
+    let data = match round % 3 {
+        0 => dna(r, n, b"ACGT", true),
+        1 => dna(r, n, b"ACGTN", round.is_multiple_of(2)),
+        _ => {
+            let mut d = b">chr7 a header line {v7}\n".to_vec();
+            d.extend(dna(r, n, b"ACGT\n", true));
+            d
+        }
+    };
+    let opts = EncodeOptions {
+        block_size: bs,
+        level: 1 + (round % 7) as u32,
+        window: if round % 5 == 4 { Some(bs * 4) } else { None },
+        min_match: [6u32, 4, 5][round % 3],
+        context_tables: round.is_multiple_of(2),
+        raw_match_streams: true,
+        wide_lanes: true,
+        ..Default::default()
+    };
+    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    (data, packed, opts)
+}
+
+/// (block, stream) of every wide slice.
+fn wide_slices(entries: &[BlockEntry]) -> Vec<(usize, usize)> {
+    let mut v = Vec::new();
+    for (b, e) in entries.iter().enumerate() {
+        for (k, &l) in e.lanes.iter().enumerate() {
+            if l as usize > AREA_LANES {
+                v.push((b, k));
+            }
+        }
+    }
+    v
+}
+
+/// The parse error of an archive whose first wide slice (in block order) is `(b, k)` with
+/// `l` lanes in version `v` (2-6): "stream k has l lanes (at most 32 in version v)" in entry
+/// `b`, unless the table section already fails for that version (kind 2 before 5, kind 3
+/// before 6) or the match base is not 6 before version 4.
+/// Returns whether the error named the lanes.
+fn check_refused_for_lanes(bytes: &[u8], v: u16, first: (usize, usize, u8), what: &str) -> bool {
+    match Archive::parse(bytes) {
+        Ok(_) => panic!("{what}: version {v} parsed a {}-lane slice", first.2),
+        Err(FormatError::BlockEntry { block, why }) => {
+            assert_eq!(block as usize, first.0, "{what}: v{v}: {why}");
+            let want = format!(
+                "stream {} has {} lanes (at most 32 in version {v})",
+                first.1, first.2
+            );
+            assert!(why.contains(&want), "{what}: v{v}: {why} (want {want})");
+            true
+        }
+        Err(FormatError::GroupTable { .. }) | Err(FormatError::Header { .. }) if v < 6 => false,
+        Err(e) => panic!("{what}: v{v}: {e:?}"),
+    }
+}
+
+/// Encoder version-7 archives (raw match streams, wide lanes, levels 1-7, 16-64 KiB blocks,
+/// some cross-block): decode right through every path; version 7 exactly when a slice has
+/// more than 32 lanes; relabelled to versions 2-6 refused naming the lanes, to 0, 1, 8+
+/// refused; lanes set to every count 1..=64 (never wrong) and 65..=255 (refused naming the
+/// lanes); `W0` and the words damaged with the status the text predicts; both halves at once.
+#[test]
+fn v7_encoder_archives() {
+    let mut r = Rng(0xC7_1000 + env("ATTACK_SEED", 0));
+    let mut stats = [0usize; 3];
+    let mut wide_total = 0;
+    let mut named = 0;
+    for round in 0..env("ATTACK_ENC_ROUNDS", 14) as usize {
+        let (data, packed, opts) = wide_archive(&mut r, round);
+        let what = |s: &str| format!("round {round} ({opts:?}): {s}");
+        let (parsed, ok) = never_wrong(&packed, &data, &mut r, &what("as written"));
+        assert!(parsed && ok, "{}", what("as written"));
+        let p = parts(&packed);
+        let version = version_of(&packed);
+        let wide = wide_slices(&p.entries);
+        assert_eq!(
+            version == 7,
+            !wide.is_empty(),
+            "{}",
+            what(&format!("version {version}, {} wide slices", wide.len()))
+        );
+        wide_total += wide.len();
+        if wide.is_empty() {
+            continue;
+        }
+        for &(b, k) in &wide {
+            // §5.3 from the text: W0 and the areas fit the stored length
+            let a = Archive::parse(&packed).unwrap();
+            let s = a.slices(b)[k];
+            let l = p.entries[b].lanes[k] as usize;
+            let w = Wide::parse(s, l);
+            assert_eq!(s.len(), 4 * l + 4 + 2 * w.total());
+        }
+        let first = wide[0];
+        let first = (first.0, first.1, p.entries[first.0].lanes[first.1]);
+        // version labels: 2-6 refused for the lanes; 0, 1, 8+ refused; 7 as written
+        for v in [2u16, 3, 4, 5, 6] {
+            let b85 = if v >= 4 { p.header[H_BASE] } else { 0 };
+            let bytes = assemble(&p, v, b85, &p.entries, &p.tables, &p.data);
+            named += check_refused_for_lanes(&bytes, v, first, &what("relabelled")) as usize;
+        }
+        for v in [0u16, 1, 8, 9, 0x107, u16::MAX] {
+            let bytes = assemble(&p, v, p.header[H_BASE], &p.entries, &p.tables, &p.data);
+            assert!(
+                matches!(Archive::parse(&bytes), Err(FormatError::Version { .. })),
+                "{}",
+                what(&format!("version {v}"))
+            );
+        }
+        // lane counts: every rANS slice count 1..=64 on one block's wide slice, 65..=255
+        // refused naming them, and a narrow rANS slice made wide
+        let (b, k) = r.pick(&wide);
+        for l in 1..=255u8 {
+            let mut e = p.entries.clone();
+            e[b].lanes[k] = l;
+            let bytes = rebuilt(&p, None, &e, &p.data);
+            let w = what(&format!("block {b} stream {k} lanes -> {l}"));
+            if l as usize > MOST_LANES {
+                match Archive::parse(&bytes) {
+                    Err(FormatError::BlockEntry { block, why }) => {
+                        assert_eq!(block as usize, b, "{w}");
+                        // (the entry reader's "(at most 64)" or the parser's "(at most 64 in
+                        // version 7)")
+                        let want = format!("stream {k} has {l} lanes (at most 64");
+                        assert!(why.contains(&want), "{w}: {why}");
+                    }
+                    other => panic!("{w}: {:?}", other.err()),
+                }
+                stats[0] += 1;
+            } else if l % 4 == 1 || l as usize > AREA_LANES {
+                let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &w);
+                assert!(parsed, "{w}");
+                stats[1 + ok as usize] += 1;
+            }
+        }
+        let narrow: Vec<(usize, usize)> = (0..p.entries.len())
+            .flat_map(|b| (0..STREAM_COUNT).map(move |k| (b, k)))
+            .filter(|&(b, k)| (1..=32).contains(&p.entries[b].lanes[k]))
+            .collect();
+        for _ in 0..4.min(narrow.len()) {
+            let (b, k) = r.pick(&narrow);
+            let mut e = p.entries.clone();
+            e[b].lanes[k] = r.range(33, 64) as u8;
+            let bytes = rebuilt(&p, None, &e, &p.data);
+            let w = what(&format!("narrow block {b} -> {} lanes", e[b].lanes[k]));
+            let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &w);
+            assert!(parsed, "{w}");
+            stats[1 + ok as usize] += 1;
+        }
+        // W0 and the words of a few wide slices: the status the text names
+        let a = Archive::parse(&packed).unwrap();
+        for _ in 0..env("ATTACK_DAMAGE", 12).div_ceil(6) {
+            let (b, k) = r.pick(&wide);
+            let lanes = p.entries[b].lanes[k] as usize;
+            let w = Wide::parse(a.slices(b)[k], lanes);
+            for v in wide_variants(&mut r, &w, lanes) {
+                // the text's status for the slice; the block's as the first failing stream's
+                // (every other stream of the block decodes, being untouched)
+                let (e, d) = with_slice(&p.data, &p.entries, b, k, &v.slice);
+                let bytes = rebuilt(&p, None, &e, &d);
+                let wh = what(&format!("block {b} stream {k}: {}", v.name));
+                let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &wh);
+                assert!(parsed, "{wh}");
+                let st = block_status(&bytes, b);
+                if let Some(want) = v.expect {
+                    if want.is_err() {
+                        assert_eq!(st, want, "{wh}");
+                        assert!(!ok, "{wh}: decompress Ok");
+                    } else {
+                        assert!(ok && st.is_ok(), "{wh}: {st:?}");
+                    }
+                }
+                if v.any_err {
+                    assert!(st.is_err() && !ok, "{wh}");
+                }
+                stats[1 + ok as usize] += 1;
+            }
+        }
+    }
+    eprintln!(
+        "encoder archives: {wide_total} wide slices; {named} relabellings refused naming \
+         the lanes; lanes/damage: {} refused, {} failed, {} decoded",
+        stats[0], stats[1], stats[2]
+    );
+    assert!(wide_total > 0, "no wide slices in the encoder archives");
+}
+
+/// Version 7 reads what older versions hold: encoder archives of versions 3-6 (no wide
+/// slice) relabelled as 7 decode to the original; with wide lanes at 4 KiB blocks the
+/// encoder writes version 7 exactly when a slice went wide, and the archive decodes.
+#[test]
+fn v7_reads_older_archives() {
+    let mut r = Rng(0xC7_2000 + env("ATTACK_SEED", 0));
+    let mut versions = std::collections::BTreeSet::new();
+    let mut wide_small = 0;
+    for round in 0..8usize {
+        let n = r.range(40_000, 200_000) as usize;
+        let data = match round % 4 {
+            0 => dna(&mut r, n, b"ACGT", true),
+            1 => common::attack::text(&mut r, n),
+            2 => dna(&mut r, n, b"ACGTN", false),
+            _ => (0..n).map(|_| r.next() as u8).collect(),
+        };
+        let opts = EncodeOptions {
+            block_size: 4096 << (round % 3),
+            level: [1u32, 5, 9, 6][round % 4],
+            min_match: [6u32, 4][round % 2],
+            ..Default::default()
+        };
+        let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let v = version_of(&packed);
+        assert!(v < 7, "round {round}: version {v} without wide lanes");
+        versions.insert(v);
+        let p = parts(&packed);
+        // byte 85 from version 4 on is the match base: the archive's own, 6 for a version 3
+        let b85 = if v >= 4 { p.header[H_BASE] } else { 6 };
+        let bytes = assemble(&p, 7, b85, &p.entries, &p.tables, &p.data);
+        let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &format!("round {round}: v{v} as 7"));
+        assert!(parsed && ok, "round {round}: version {v} relabelled 7");
+        // 4 KiB blocks with wide lanes: version 7 exactly when a slice went wide (text's
+        // literal slices do, DNA's packed ones rarely)
+        let short = EncodeOptions {
+            block_size: 4096,
+            level: 1 + round as u32 % 7,
+            raw_match_streams: true,
+            wide_lanes: true,
+            ..Default::default()
+        };
+        let packed = aceapex::compress(&data, &short, &|_| {}).unwrap();
+        let p = parts(&packed);
+        let wide = wide_slices(&p.entries).len();
+        assert_eq!(
+            version_of(&packed) == 7,
+            wide > 0,
+            "round {round}: 4 KiB blocks"
+        );
+        wide_small += wide;
+        let (parsed, ok) = never_wrong(&packed, &data, &mut r, &format!("round {round}: 4 KiB"));
+        assert!(parsed && ok, "round {round}: 4 KiB blocks with wide lanes");
+    }
+    eprintln!("older versions relabelled 7: {versions:?}; {wide_small} wide 4 KiB slices");
+    assert!(versions.len() >= 3);
+}
+
+// ---------------------------------------------------------------------------------------
+// hand-made archives: wide slices in every stream
+// ---------------------------------------------------------------------------------------
+
+/// A source archive with tables on every stream (text, or soft-masked DNA with context pairs
+/// or packed literals), rebuilt as version 7 with each rANS slice re-coded by [`spec_encode`]
+/// at a lane count drawn mostly from 33..=64 (where a context pair allows the new lanes),
+/// raw slices kept. Returns the data, the archive and the number of wide slices per stream.
+fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUNT]) {
+    let n = r.range(60_000, 200_000) as usize;
+    let data = match round % 3 {
+        0 => common::attack::text(r, n),
+        1 => dna(r, n, b"ACGT", true),
+        _ => dna(r, n, b"ACGTN", false),
+    };
+    let opts = EncodeOptions {
+        block_size: [4096u32, 16384, 8192][round % 3],
+        level: [5u32, 9, 3, 6][round % 4],
+        min_match: [6u32, 4][round % 2],
+        window: if round % 4 == 3 { Some(65536) } else { None },
+        ..Default::default()
+    };
+    let src = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let a = Archive::parse(&src).unwrap();
+    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    let p = parts(&src);
+    let gb = a.header.group_blocks as usize;
+    let mut entries = p.entries.clone();
+    let mut out = Vec::new();
+    let mut wide = [0usize; STREAM_COUNT];
+    for b in 0..a.block_count() {
+        let mut bufs: [Vec<u8>; STREAM_COUNT] = Default::default();
+        aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
+        let slices = a.slices(b);
+        for k in 0..STREAM_COUNT {
+            let l0 = p.entries[b].lanes[k] as usize;
+            if l0 == 0 {
+                out.extend_from_slice(slices[k]);
+                continue;
+            }
+            let rec = a.tables[b / gb][k].as_ref().unwrap().record();
+            let symbols = match &rec.alphabet {
+                Some(al) => pack_spec(&bufs[k], al),
+                None => bufs[k].clone(),
+            };
+            let spec = Spec::new(&rec.tables, rec.ctx_bit as u32);
+            let mut tries = vec![
+                r.range(33, 64) as usize,
+                64,
+                r.range(33, 64) as usize,
+                r.range(1, 64) as usize,
+            ];
+            if r.below(6) == 0 {
+                tries.insert(0, r.range(1, 32) as usize);
+            }
+            tries.push(l0);
+            let l = tries
+                .into_iter()
+                .find(|&l| spec.codes(&symbols, l))
+                .expect("the original lanes code");
+            let bytes = spec_encode(&symbols, l, &spec);
+            entries[b].lanes[k] = l as u8;
+            entries[b].stored_len[k] = bytes.len() as u32;
+            wide[k] += (l > AREA_LANES) as usize;
+            out.extend_from_slice(&bytes);
+        }
+    }
+    let base = a.header.match_base() as u8;
+    let bytes = assemble(&p, 7, base, &entries, &p.tables, &out);
+    (data, bytes, wide)
+}
+
+/// Hand-made version-7 archives with wide slices in every stream that has a table (several
+/// per block, context pairs and packed literals among them, some cross-block): decode to the
+/// original through every path; then damaged (lanes, `W0`, states, words, flips; resealed):
+/// never wrong, fast == reference.
+#[test]
+fn v7_handmade_wide_everywhere() {
+    let mut r = Rng(0xC7_3000 + env("ATTACK_SEED", 0));
+    let mut wide_per_stream = [0usize; STREAM_COUNT];
+    let mut stats = [0usize; 2];
+    for round in 0..env("ATTACK_HAND_ROUNDS", 8) as usize {
+        let (data, bytes, wide) = handmade(&mut r, round);
+        let what = format!("hand-made round {round}");
+        let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &what);
+        assert!(parsed && ok, "{what}: does not decode");
+        compare_archive(&bytes, &what);
+        for k in 0..STREAM_COUNT {
+            wide_per_stream[k] += wide[k];
+        }
+        let p = parts(&bytes);
+        let a = Archive::parse(&bytes).unwrap();
+        let ws = wide_slices(&p.entries);
+        for it in 0..env("ATTACK_DAMAGE", 12) as usize {
+            let mut e = p.entries.clone();
+            let mut d = p.data.clone();
+            for _ in 0..r.range(1, 2) {
+                let Some((b, k)) = (!ws.is_empty()).then(|| r.pick(&ws)) else {
+                    break;
+                };
+                let lanes = p.entries[b].lanes[k] as usize;
+                let w = Wide::parse(a.slices(b)[k], lanes);
+                match r.below(6) {
+                    0 => e[b].lanes[k] = r.range(1, 64) as u8,
+                    1 => {
+                        let v = w.with_first(r.below(w.total() as u64 + 2) as u32);
+                        (e, d) = with_slice(&d, &e, b, k, &v);
+                    }
+                    2 => {
+                        let mut x = w.clone();
+                        let j = r.below(lanes as u64) as usize;
+                        x.states[j] = r.below(L as u64 * 2) as u32;
+                        (e, d) = with_slice(&d, &e, b, k, &x.bytes());
+                    }
+                    3 => {
+                        let vs = wide_variants(&mut r, &w, lanes);
+                        let v = &vs[r.below(vs.len() as u64) as usize];
+                        (e, d) = with_slice(&d, &e, b, k, &v.slice);
+                    }
+                    _ => {
+                        let rg = slice_range(&e, b, k);
+                        if !rg.is_empty() {
+                            let i = rg.start + r.below(rg.len() as u64) as usize;
+                            d[i] ^= 1 << r.below(8);
+                        }
+                    }
+                }
+            }
+            let bad = rebuilt(&p, None, &e, &d);
+            let (_, ok) = never_wrong(&bad, &data, &mut r, &format!("{what}, damage {it}"));
+            stats[ok as usize] += 1;
+        }
+    }
+    eprintln!(
+        "hand-made: wide slices per stream {wide_per_stream:?}; damaged: {} failed, {} decoded",
+        stats[0], stats[1]
+    );
+    assert!(
+        wide_per_stream.iter().filter(|&&c| c > 0).count() >= 3,
+        "wide slices in too few streams: {wide_per_stream:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// resealed mutation
+// ---------------------------------------------------------------------------------------
+
+/// Resealed random byte mutations of encoder and hand-made version-7 archives, aimed at the
+/// wide slices (states, `W0`, words), the block table (lane bits), the version and anywhere:
+/// no panic, never wrong.
+#[test]
+fn v7_mutation_fuzz() {
+    let mut r = Rng(0xC7_5000 + env("ATTACK_SEED", 0));
+    let iters = env("ATTACK_FUZZ_ITERS", 1500) as usize;
+    let mut archives = Vec::new();
+    for round in 0..4 {
+        let (data, b) = if round % 2 == 0 {
+            let (d, b, _) = wide_archive(&mut r, round);
+            (d, b)
+        } else {
+            let (d, b, _) = handmade(&mut r, round);
+            (d, b)
+        };
+        let p = parts(&b);
+        let ws = wide_slices(&p.entries);
+        archives.push((data, b, p, ws));
+    }
+    let mut stats = [0usize; 3];
+    for it in 0..iters {
+        let (data, packed, p, ws) = &archives[it % archives.len()];
+        let a = Archive::parse(packed).unwrap();
+        let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
+        let data_start = a.data_offset as usize;
+        let mut b = packed.clone();
+        for _ in 0..r.range(1, 4) {
+            let at = match r.below(8) {
+                0..=3 if !ws.is_empty() => {
+                    let (blk, k) = r.pick(ws);
+                    let rg = slice_range(&p.entries, blk, k);
+                    let lanes = p.entries[blk].lanes[k] as usize;
+                    let off = match r.below(4) {
+                        0 => r.below(4 * lanes as u64) as usize,
+                        1 => 4 * lanes + r.below(4) as usize,
+                        _ => r.below(rg.len() as u64) as usize,
+                    };
+                    data_start + rg.start + off.min(rg.len() - 1)
+                }
+                4 => r.range(HEADER_SIZE as u64, bt_end as u64 - 1) as usize,
+                5 => H_VERSION,
+                _ => r.below(b.len() as u64) as usize,
+            };
+            match r.below(5) {
+                0 => b[at] ^= 1 << r.below(8),
+                1 => b[at] = r.next() as u8,
+                2 => b[at] = b[at].wrapping_add(1),
+                3 => b[at] = b[at].wrapping_sub(1),
+                _ => b[at] = r.pick(&[0u8, 6, 7, 32, 33, 64, 65, 0xFF]),
+            }
+        }
+        let es = if version_of(&b) == 2 {
+            64
+        } else {
+            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
+            aceapex::entry::packed_size(&bits)
+        };
+        common::reseal_entries(&mut b, es);
+        let what = format!("fuzz iteration {it}");
+        let res = catch_unwind(AssertUnwindSafe(|| {
+            never_wrong(&b, data, &mut Rng(it as u64), &what)
+        }));
+        match res {
+            Ok((_, ok)) => stats[ok as usize] += 1,
+            Err(_) => {
+                let path = std::env::temp_dir().join(format!("attack_v7_fail_{it}.acx"));
+                std::fs::write(&path, &b).unwrap();
+                stats[2] += 1;
+                eprintln!("PANIC at {what}: saved {}", path.display());
+            }
+        }
+    }
+    eprintln!(
+        "fuzz: {} failed cleanly, {} decoded, {} panics",
+        stats[0], stats[1], stats[2]
+    );
+    assert_eq!(stats[2], 0, "panics");
+    assert!(stats[0] > 0 && stats[1] > 0, "{stats:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// real DNA
+// ---------------------------------------------------------------------------------------
+
+/// Real genomes (corpora/dna, skipped when absent): the encoder's archives with raw match
+/// streams and wide lanes at levels 1, 5, 6 and 7 (16 and 64 KiB blocks, once cross-block)
+/// decode right through every path; then `W0`, lanes and words of their wide slices
+/// damaged (never wrong, fast == reference, and the status the text names).
+#[test]
+fn v7_real_dna() {
+    let dir = std::env::var("ATTACK_CORPORA").unwrap_or_else(|_| "corpora".into());
+    let kib = env("ATTACK_KIB", 256) as usize;
+    let damage = env("ATTACK_DAMAGE", 12) as usize;
+    let mut r = Rng(0xC7_8000 + env("ATTACK_SEED", 0));
+    let files = [
+        "dna/E_coli_K12_MG1655_NC_000913.2.fa",
+        "dna/TAIR10_chr1.fna",
+        "dna/dm3_chr2R.fa",
+        "dna/P_falciparum_genome.fa",
+    ];
+    let mut stats = [0usize; 3];
+    let mut wide_archives = 0;
+    let mut found = 0;
+    for (i, f) in files.iter().enumerate() {
+        let Ok(all) = std::fs::read(format!("{dir}/{f}")) else {
+            eprintln!("skipping {f}: not found");
+            continue;
+        };
+        found += 1;
+        for (j, level) in [1u32, 5, 6, 7].into_iter().enumerate() {
+            let start = if j == 0 || all.len() <= kib << 10 {
+                0
+            } else {
+                r.below((all.len() - (kib << 10)) as u64) as usize
+            };
+            let data = &all[start..(start + (kib << 10)).min(all.len())];
+            let bs = if (i + j) % 3 == 2 { 65536 } else { 16384 };
+            let opts = EncodeOptions {
+                block_size: bs,
+                level,
+                raw_match_streams: true,
+                wide_lanes: true,
+                window: if (i + j) % 5 == 4 { Some(bs * 4) } else { None },
+                ..Default::default()
+            };
+            let what = format!(
+                "{f} at {start}, level {level}, bs {bs}, window {:?}",
+                opts.window
+            );
+            let packed = aceapex::compress(data, &opts, &|_| {}).unwrap();
+            let (parsed, ok) = never_wrong(&packed, data, &mut r, &what);
+            assert!(parsed && ok, "{what}: does not decode");
+            let p = parts(&packed);
+            let ws = wide_slices(&p.entries);
+            assert_eq!(version_of(&packed) == 7, !ws.is_empty(), "{what}");
+            eprintln!(
+                "{what}: version {}, {} bytes, {} of {} blocks wide",
+                version_of(&packed),
+                packed.len(),
+                ws.len(),
+                p.entries.len()
+            );
+            stats[0] += 1;
+            if ws.is_empty() {
+                continue;
+            }
+            wide_archives += 1;
+            let a = Archive::parse(&packed).unwrap();
+            for it in 0..damage {
+                let (b, k) = r.pick(&ws);
+                let lanes = p.entries[b].lanes[k] as usize;
+                let w = Wide::parse(a.slices(b)[k], lanes);
+                let (e, d, expect) = match it % 4 {
+                    0 => {
+                        let mut e = p.entries.clone();
+                        e[b].lanes[k] = r.range(1, 64) as u8;
+                        (e, p.data.clone(), None)
+                    }
+                    1 => {
+                        let (e, d) = with_slice(
+                            &p.data,
+                            &p.entries,
+                            b,
+                            k,
+                            &w.with_first(w.total() as u32 + 1),
+                        );
+                        (e, d, Some(HEADER))
+                    }
+                    2 => {
+                        let vs = wide_variants(&mut r, &w, lanes);
+                        let v = &vs[r.below(vs.len() as u64) as usize];
+                        let (e, d) = with_slice(&p.data, &p.entries, b, k, &v.slice);
+                        (e, d, v.expect)
+                    }
+                    _ => {
+                        let mut d = p.data.clone();
+                        let rg = slice_range(&p.entries, b, k);
+                        let i = rg.start + r.below(rg.len() as u64) as usize;
+                        d[i] ^= 1 << r.below(8);
+                        (p.entries.clone(), d, None)
+                    }
+                };
+                let bad = rebuilt(&p, None, &e, &d);
+                let wh = format!("{what}: block {b} damage {it}");
+                let (_, ok) = never_wrong(&bad, data, &mut r, &wh);
+                if let Some(want) = expect {
+                    assert_eq!(block_status(&bad, b), want, "{wh}");
+                }
+                stats[1 + ok as usize] += 1;
+            }
+        }
+    }
+    eprintln!(
+        "real DNA: {} archives ({wide_archives} with wide slices); damaged: {} failed, {} decoded",
+        stats[0], stats[1], stats[2]
+    );
+    if found > 0 {
+        assert!(wide_archives > 0, "no real DNA archive went wide");
+    }
+}
