@@ -19,13 +19,13 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::cpu::rans::{self as fast, SliceDecoder};
+use aceapex::cpu::rans::SliceDecoder;
 use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
 use aceapex::entropy::{encode_context_slice, encode_slice_with, EncodeTable, FreqTable};
 use aceapex::{EncodeOptions, FormatError};
-use common::attack::{compare_archive, env, text};
+use common::attack::{check_slice, compare_archive, env, text};
 use common::parts::{assemble, body_len, parts, with_tables, Parts};
 use common::{get_u32, put_u32, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -189,46 +189,6 @@ fn decode_tables(ts: &[FreqTable]) -> Vec<DecodeTable> {
 // ---------------------------------------------------------------------------------------
 // slices: fast vs reference
 // ---------------------------------------------------------------------------------------
-
-/// The reference, `fast::decode_slice` and a `SliceDecoder` driven in random steps of a few
-/// rows (`fast_rows(k)`, then `finish`) on one slice, into exact-size buffers: same status,
-/// same bytes when Ok. Returns the reference's outcome and bytes.
-fn check_slice(
-    r: &mut Rng,
-    slice: &[u8],
-    lanes: usize,
-    t: SliceTables<'_>,
-    n: usize,
-    what: &dyn Fn() -> String,
-) -> (Result<(), Status>, Vec<u8>) {
-    let mut want = vec![0xA5u8; n];
-    let st_ref = reference::decode_slice(slice, lanes, t, &mut want);
-    let mut got = vec![0x5Au8; n];
-    let st_fast = fast::decode_slice(slice, lanes, t, &mut got);
-    assert_eq!(st_fast, st_ref, "decode_slice status differs: {}", what());
-    if st_ref.is_ok() {
-        assert!(got == want, "decode_slice bytes differ: {}", what());
-    }
-    // stepwise: the context rows hand each lane's previous symbol from call to call
-    let mut got2 = vec![0x33u8; n];
-    let st_step = match SliceDecoder::new(slice, lanes, t, &mut got2) {
-        Ok(mut d) => {
-            loop {
-                let k = r.pick(&[1usize, 1, 2, 3, 7, 64, usize::MAX]);
-                if d.fast_rows(k) == 0 {
-                    break;
-                }
-            }
-            d.finish()
-        }
-        Err(e) => Err(e),
-    };
-    assert_eq!(st_step, st_ref, "stepwise status differs: {}", what());
-    if st_ref.is_ok() {
-        assert!(got2 == want, "stepwise bytes differ: {}", what());
-    }
-    (st_ref, want)
-}
 
 /// One random slice (data, lanes 1..=32, a pair or one table, a context bit), encoded and
 /// checked valid, then damaged every way: wrong lane counts and lengths, truncation, flips
@@ -1053,26 +1013,9 @@ fn v5_encoder_mutation_fuzz() {
                 _ => b[at] = r.below(9) as u8,
             }
         }
-        let es = if get_u32(&b, H_VERSION) & 0xFFFF == 2 {
-            64
-        } else {
-            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-            aceapex::entry::packed_size(&bits)
-        };
-        common::reseal_entries(&mut b, es);
-        let what = format!("fuzz iteration {it}");
-        let res = catch_unwind(AssertUnwindSafe(|| {
-            never_wrong(&b, data, &mut Rng(it as u64), &what)
-        }));
-        match res {
-            Ok((_, ok)) => stats[ok as usize] += 1,
-            Err(_) => {
-                let path = std::env::temp_dir().join(format!("attack_v5_fail_{it}.acx"));
-                std::fs::write(&path, &b).unwrap();
-                stats[2] += 1;
-                eprintln!("PANIC at {what}: saved {}", path.display());
-            }
-        }
+        common::attack::fuzz_round(&mut b, it, "attack_v5", &mut stats, |b, what| {
+            never_wrong(b, data, &mut Rng(it as u64), what).1
+        });
     }
     eprintln!(
         "fuzz: {} failed cleanly, {} decoded, {} panics",

@@ -26,7 +26,6 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::cpu::rans::{self as fast, SliceDecoder};
 use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
@@ -34,7 +33,10 @@ use aceapex::entropy::{
     encode_context_slice, encode_slice_with, expansion_table, pack_literals, EncodeTable, FreqTable,
 };
 use aceapex::{DecodeError, EncodeOptions, FormatError};
-use common::attack::{compare_archive, env};
+use common::attack::{
+    check_slice, combos, compare_archive, env, gen_lits, never_wrong_grouped, random_alphabet,
+    table_below, width,
+};
 use common::parts::{assemble, body_len, parts, with_tables, Parts};
 use common::{get_u32, put_u32, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -48,21 +50,6 @@ const H_BASE: usize = 85;
 // ---------------------------------------------------------------------------------------
 // FORMAT.md §5.6, written out from the text (not from the crate)
 // ---------------------------------------------------------------------------------------
-
-/// The pack width of an alphabet of `a` letters: the largest of 4, 3, 2 with `a^w <= 256`.
-fn width(a: usize) -> usize {
-    match a {
-        1..=4 => 4,
-        5 | 6 => 3,
-        7..=16 => 2,
-        _ => panic!("alphabet size {a}"),
-    }
-}
-
-/// `a^w`: the packed symbols an alphabet of `a` letters may use.
-fn combos(a: usize) -> usize {
-    a.pow(width(a) as u32)
-}
 
 /// Packs `lits` (every one in `alphabet`) per §5.6: symbol `j` is `sum c_t a^t` over the
 /// literals `w j + t`; the digits past the last literal come from `pad` (the writer's 0, or
@@ -90,60 +77,6 @@ fn pack_spec(lits: &[u8], alphabet: &[u8], pad: &mut dyn FnMut() -> u8) -> Vec<u
             s as u8
         })
         .collect()
-}
-
-/// Literals of `n` bytes over `alphabet`: skewed, in runs, or uniform.
-fn gen_lits(r: &mut Rng, alphabet: &[u8], n: usize) -> Vec<u8> {
-    let a = alphabet.len() as u64;
-    match r.below(3) {
-        0 => (0..n)
-            .map(|_| alphabet[r.below(a).min(r.below(a)) as usize])
-            .collect(),
-        1 => {
-            let mut d = Vec::with_capacity(n);
-            while d.len() < n {
-                let c = alphabet[r.below(a) as usize];
-                for _ in 0..r.range(1, 30) {
-                    d.push(c);
-                }
-            }
-            d.truncate(n);
-            d
-        }
-        _ => (0..n).map(|_| alphabet[r.below(a) as usize]).collect(),
-    }
-}
-
-/// `a` distinct bytes, increasing: random, or the DNA letters first.
-fn random_alphabet(r: &mut Rng, a: usize) -> Vec<u8> {
-    let mut set = [false; 256];
-    let mut out = Vec::new();
-    if r.below(2) == 0 {
-        for &c in b"ACGT\nNacgtn".iter().take(a) {
-            set[c as usize] = true;
-            out.push(c);
-        }
-    }
-    while out.len() < a {
-        let c = r.next() as u8;
-        if !set[c as usize] {
-            set[c as usize] = true;
-            out.push(c);
-        }
-    }
-    out.sort_unstable();
-    out
-}
-
-/// A table holding every symbol of `h` (which may be empty) and sometimes a few more, all
-/// below `limit` (`a^w`: a table beyond it is refused, §5.2).
-fn table_below(r: &mut Rng, mut h: [u64; 256], limit: usize) -> FreqTable {
-    if r.below(3) == 0 || h.iter().all(|&c| c == 0) {
-        for _ in 0..r.range(1, 12) {
-            h[r.below(limit as u64) as usize] += r.range(1, 5);
-        }
-    }
-    FreqTable::from_histogram(&h).unwrap()
 }
 
 /// A random valid table over all 256 symbols or a few (hostile: unrelated to any data).
@@ -182,45 +115,6 @@ fn packed_tables<'a>(t: &'a DecodeTable, exp: &'a DecodeTable) -> SliceTables<'a
 // ---------------------------------------------------------------------------------------
 // slices: fast vs reference
 // ---------------------------------------------------------------------------------------
-
-/// The reference, `fast::decode_slice` and a `SliceDecoder` driven in random steps
-/// (`fast_rows(k)`, then `finish`) on one slice into exact-size buffers: same status, same
-/// bytes when Ok. Returns the reference's outcome and bytes.
-fn check_slice(
-    r: &mut Rng,
-    slice: &[u8],
-    lanes: usize,
-    t: SliceTables<'_>,
-    n: usize,
-    what: &dyn Fn() -> String,
-) -> (Result<(), Status>, Vec<u8>) {
-    let mut want = vec![0xA5u8; n];
-    let st_ref = reference::decode_slice(slice, lanes, t, &mut want);
-    let mut got = vec![0x5Au8; n];
-    let st_fast = fast::decode_slice(slice, lanes, t, &mut got);
-    assert_eq!(st_fast, st_ref, "decode_slice status differs: {}", what());
-    if st_ref.is_ok() {
-        assert!(got == want, "decode_slice bytes differ: {}", what());
-    }
-    let mut got2 = vec![0x33u8; n];
-    let st_step = match SliceDecoder::new(slice, lanes, t, &mut got2) {
-        Ok(mut d) => {
-            loop {
-                let k = r.pick(&[1usize, 1, 2, 3, 7, 64, usize::MAX]);
-                if d.fast_rows(k) == 0 {
-                    break;
-                }
-            }
-            d.finish()
-        }
-        Err(e) => Err(e),
-    };
-    assert_eq!(st_step, st_ref, "stepwise status differs: {}", what());
-    if st_ref.is_ok() {
-        assert!(got2 == want, "stepwise bytes differ: {}", what());
-    }
-    (st_ref, want)
-}
 
 /// The crate's packing helpers against the text of §5.6: `pack_literals` (zero padding) and
 /// `expansion_table` (slot `s`: its `w` literals, the first in the low byte; the width at
@@ -557,32 +451,13 @@ fn together_case(r: &mut Rng, round: usize) {
             (st, o)
         })
         .collect();
-    let mut outs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0xEEu8; c.len]).collect();
-    let mut got: Vec<Option<Result<(), Status>>> = vec![None; cases.len()];
-    let mut decs = Vec::new();
-    let mut owner = Vec::new();
-    for (i, (c, o)) in cases.iter().zip(outs.iter_mut()).enumerate() {
-        match SliceDecoder::new(&c.enc, c.lanes, st_of(c), o) {
-            Ok(d) => {
-                decs.push(d);
-                owner.push(i);
-            }
-            Err(st) => got[i] = Some(Err(st)),
-        }
-    }
-    if r.below(2) == 0 {
-        for d in decs.iter_mut() {
-            if r.below(2) == 0 {
-                d.fast_rows(r.range(1, 5) as usize);
-            }
-        }
-    }
-    SliceDecoder::fast_rows_together(&mut decs);
-    for (d, i) in decs.into_iter().zip(owner) {
-        let mut d = d;
-        while d.fast_rows(r.pick(&[1usize, 5, usize::MAX])) > 0 {}
-        got[i] = Some(d.finish());
-    }
+    let slices: Vec<_> = (cases.iter())
+        .map(|c| (&c.enc[..], c.lanes, st_of(c), c.len))
+        .collect();
+    let (got, outs): (Vec<_>, Vec<_>) = common::attack::decode_together(r, &slices)
+        .into_iter()
+        .map(|(st, o)| (Some(st), o))
+        .unzip();
     for (i, (st, o)) in want.iter().enumerate() {
         let c = &cases[i];
         let what = format!(
@@ -683,52 +558,6 @@ fn rebuilt(p: &Parts, entries: &[BlockEntry], tables: &[u8], data: &[u8]) -> Vec
     let v = version_of(&p.header);
     let b85 = p.header[H_BASE];
     assemble(p, v, b85, entries, tables, data)
-}
-
-/// [`common::attack::never_wrong`]: (parsed, decompress succeeded).
-/// Also: the grouped fast path of `decompress` (`decode_streams_group`, slices of up to
-/// eight blocks decoded together) reports, on one thread, the reference's first failing block
-/// and status (archives without cross-block sources).
-fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> (bool, bool) {
-    let res = common::attack::never_wrong(packed, data, r, what);
-    if res.is_some() {
-        group_path_agrees(packed, what);
-    }
-    (res.is_some(), res == Some(true))
-}
-
-/// `decompress` on a one-thread pool (groups and blocks in order) against the reference block
-/// by block: the same first failing block and status, or both Ok.
-fn group_path_agrees(packed: &[u8], what: &str) {
-    let a = Archive::parse(packed).unwrap();
-    if a.cross_block() || a.header.original_size > 64 << 20 {
-        return;
-    }
-    let reference = common::attack::per_block(packed, false);
-    let first_bad = reference.iter().enumerate().find_map(|(b, x)| match x {
-        Err(DecodeError::Block { status, .. }) => Some((b as u32, *status)),
-        Err(e) => panic!("reference: {e:?} ({what})"),
-        Ok(_) => None,
-    });
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let got = pool.install(|| aceapex::decompress(&a));
-    match (got, first_bad) {
-        (Ok(_), None) | (Err(DecodeError::ContentChecksum), None) => {}
-        (Err(DecodeError::Block { block, status, .. }), Some((b, st))) => {
-            assert_eq!(
-                (block, status),
-                (b, st),
-                "grouped path vs reference ({what})"
-            )
-        }
-        (got, want) => panic!(
-            "grouped path {:?} vs reference first failure {want:?} ({what})",
-            got.map(|v| v.len())
-        ),
-    }
 }
 
 /// The parse error's table message, or a panic naming what parsed.
@@ -897,7 +726,7 @@ fn v6_encoder_relabelled() {
                 );
                 stats[0] += 1;
             } else if v >= 5 || !has_ctx {
-                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what(&format!("v{v}")));
+                let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what(&format!("v{v}")));
                 assert!(parsed && ok, "{}", what(&format!("v{v}")));
             }
         }
@@ -938,7 +767,7 @@ fn v6_encoder_relabelled() {
                     Err(e) => panic!("{w}: {e:?}"),
                     Ok(_) => {
                         assert!((1..=16).contains(&nb), "{w}: parsed");
-                        let (_, ok) = never_wrong(&b, &data, &mut r, &w);
+                        let (_, ok) = never_wrong_grouped(&b, &data, &mut r, &w);
                         stats[1 + ok as usize] += 1;
                     }
                 }
@@ -967,7 +796,7 @@ fn v6_encoder_relabelled() {
                 let al = random_alphabet(&mut r, asz);
                 t[rec.alpha.clone()].copy_from_slice(&al);
                 let b = with_tables(&p, 6, base, &t);
-                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("relabelled"));
+                let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what("relabelled"));
                 assert!(parsed);
                 stats[1 + ok as usize] += 1;
             }
@@ -999,7 +828,7 @@ fn v6_encoder_relabelled() {
             one.extend_from_slice(&p.tables[rec.bodies[0].clone()]);
             for v in [5u16, 6] {
                 let b = with_tables(&p, v, base, &replace_record(&p.tables, rec, &one));
-                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("kind 3 as 1"));
+                let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what("kind 3 as 1"));
                 assert!(parsed);
                 stats[1 + ok as usize] += 1;
             }
@@ -1013,7 +842,8 @@ fn v6_encoder_relabelled() {
                 if t2.freq[combos(asz + 1).min(256)..].iter().all(|&f| f == 0) {
                     let t = replace_record(&p.tables, rec, &kind3(al.len() as u8, &al, &t2));
                     let b = with_tables(&p, 6, base, &t);
-                    let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("alphabet + 1"));
+                    let (parsed, ok) =
+                        never_wrong_grouped(&b, &data, &mut r, &what("alphabet + 1"));
                     assert!(parsed);
                     stats[1 + ok as usize] += 1;
                 }
@@ -1028,7 +858,7 @@ fn v6_encoder_relabelled() {
                 let al = random_alphabet(&mut r, asz);
                 let t = replace_record(&p.tables, rec, &kind3(asz as u8, &al, &ft));
                 let b = with_tables(&p, 6, base, &t);
-                let (parsed, ok) = never_wrong(&b, &data, &mut r, &what("kind 1 as 3"));
+                let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what("kind 1 as 3"));
                 assert!(parsed);
                 stats[1 + ok as usize] += 1;
             }
@@ -1073,7 +903,7 @@ fn v6_encoder_relabelled() {
                 }
             }
             let bad = rebuilt(&p, &e, &p.tables, &d);
-            let (_, ok) = never_wrong(&bad, &data, &mut r, &what(&format!("damage {it}")));
+            let (_, ok) = never_wrong_grouped(&bad, &data, &mut r, &what(&format!("damage {it}")));
             stats[1 + ok as usize] += 1;
         }
     }
@@ -1330,7 +1160,7 @@ fn v6_handmade_archives() {
             Err(e) => panic!("hand-made archive fails: {e:?} ({what})"),
         }
         compare_archive(&b, &what);
-        let (parsed, ok) = never_wrong(&b, &data, &mut r, &what);
+        let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what);
         assert!(parsed && ok, "{what}");
         for it in 0..env("ATTACK_DAMAGE", 24) as usize {
             let mut t = p.tables.clone();
@@ -1384,7 +1214,7 @@ fn v6_handmade_archives() {
                 }
             }
             let bad = rebuilt(&p, &entries, &t, &d);
-            let (_, ok) = never_wrong(&bad, &data, &mut r, &format!("{what}, damage {it}"));
+            let (_, ok) = never_wrong_grouped(&bad, &data, &mut r, &format!("{what}, damage {it}"));
             stats[ok as usize] += 1;
         }
     }
@@ -1426,7 +1256,7 @@ fn v6_record_rules() {
                 continue;
             }
             if v == 6 && k == 0 {
-                never_wrong(&bb, &data, &mut r, &w);
+                never_wrong_grouped(&bb, &data, &mut r, &w);
             } else {
                 let m = table_err(&bb, &w);
                 let why = if v < 6 {
@@ -1466,7 +1296,7 @@ fn v6_record_rules() {
                             "{w}: parsed a record §5.2 forbids"
                         );
                         parsed += 1;
-                        never_wrong(&bb, &data, &mut r, &w);
+                        never_wrong_grouped(&bb, &data, &mut r, &w);
                     }
                     Err(FormatError::GroupTable { what, .. }) => {
                         assert!(!ok_rule, "{w}: refused a valid record: {what}");
@@ -1498,7 +1328,7 @@ fn v6_record_rules() {
             let w = format!("{n} letters, symbol {s} of {lim}");
             if s < lim {
                 assert!(Archive::parse(&bb).is_ok(), "{w}");
-                never_wrong(&bb, &data, &mut r, &w);
+                never_wrong_grouped(&bb, &data, &mut r, &w);
             } else {
                 let m = table_err(&bb, &w);
                 assert!(m.contains("beyond"), "{w}: {m}");
@@ -1580,26 +1410,9 @@ fn v6_mutation_fuzz() {
                 _ => b[at] = r.below(18) as u8,
             }
         }
-        let es = if version_of(&b) == 2 {
-            64
-        } else {
-            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-            aceapex::entry::packed_size(&bits)
-        };
-        common::reseal_entries(&mut b, es);
-        let what = format!("fuzz iteration {it}");
-        let res = catch_unwind(AssertUnwindSafe(|| {
-            never_wrong(&b, data, &mut Rng(it as u64), &what)
-        }));
-        match res {
-            Ok((_, ok)) => stats[ok as usize] += 1,
-            Err(_) => {
-                let path = std::env::temp_dir().join(format!("attack_v6_fail_{it}.acx"));
-                std::fs::write(&path, &b).unwrap();
-                stats[2] += 1;
-                eprintln!("PANIC at {what}: saved {}", path.display());
-            }
-        }
+        common::attack::fuzz_round(&mut b, it, "attack_v6", &mut stats, |b, what| {
+            never_wrong_grouped(b, data, &mut Rng(it as u64), what).1
+        });
     }
     eprintln!(
         "fuzz: {} failed cleanly, {} decoded, {} panics",
@@ -1939,7 +1752,8 @@ fn v6_real_dna() {
                     }
                 }
                 let bad = rebuilt(&p, &e, &t, &d);
-                let (_, ok) = never_wrong(&bad, data, &mut r, &format!("{what}: damage {it}"));
+                let (_, ok) =
+                    never_wrong_grouped(&bad, data, &mut r, &format!("{what}: damage {it}"));
                 stats[1 + ok as usize] += 1;
             }
         }

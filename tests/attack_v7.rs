@@ -29,7 +29,6 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::cpu::rans::{self as fast, SliceDecoder};
 use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
@@ -37,10 +36,12 @@ use aceapex::entropy::{
     encode_context_slice, encode_slice_with, expansion_table, EncodeTable, FreqTable,
 };
 use aceapex::{DecodeError, EncodeOptions, FormatError};
-use common::attack::{compare_archive, env, per_block};
+use common::attack::{
+    combos, compare_archive, env, gen_lits, never_wrong_grouped, random_alphabet, table_below,
+    width,
+};
 use common::parts::{assemble, parts, Parts};
 use common::{get_u32, Rng};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const H_VERSION: usize = 4;
 const H_BASE: usize = 85;
@@ -198,21 +199,6 @@ fn spec_decode(slice: &[u8], lanes: usize, sp: &Spec, m: usize) -> (Result<(), S
     (Ok(()), out)
 }
 
-/// The pack width of an alphabet of `a` letters (§5.6): the largest of 4, 3, 2 with
-/// `a^w <= 256`.
-fn width(a: usize) -> usize {
-    match a {
-        1..=4 => 4,
-        5 | 6 => 3,
-        7..=16 => 2,
-        _ => panic!("alphabet size {a}"),
-    }
-}
-
-fn combos(a: usize) -> usize {
-    a.pow(width(a) as u32)
-}
-
 /// Packs `lits` per §5.6 (symbol `j` is `sum c_t a^t` over literals `w j + t`), padding
 /// digits zero.
 fn pack_spec(lits: &[u8], alphabet: &[u8]) -> Vec<u8> {
@@ -251,49 +237,6 @@ fn unpack_spec(symbols: &[u8], alphabet: &[u8], n: usize) -> Vec<u8> {
 // data and tables
 // ---------------------------------------------------------------------------------------
 
-/// `a` distinct bytes, increasing: random, or the DNA letters first.
-fn random_alphabet(r: &mut Rng, a: usize) -> Vec<u8> {
-    let mut set = [false; 256];
-    let mut out = Vec::new();
-    if r.below(2) == 0 {
-        for &c in b"ACGT\nNacgtn".iter().take(a) {
-            set[c as usize] = true;
-            out.push(c);
-        }
-    }
-    while out.len() < a {
-        let c = r.next() as u8;
-        if !set[c as usize] {
-            set[c as usize] = true;
-            out.push(c);
-        }
-    }
-    out.sort_unstable();
-    out
-}
-
-/// `n` bytes over `alphabet`: skewed, in runs, or uniform.
-fn gen_over(r: &mut Rng, alphabet: &[u8], n: usize) -> Vec<u8> {
-    let a = alphabet.len() as u64;
-    match r.below(3) {
-        0 => (0..n)
-            .map(|_| alphabet[r.below(a).min(r.below(a)) as usize])
-            .collect(),
-        1 => {
-            let mut d = Vec::with_capacity(n);
-            while d.len() < n {
-                let c = alphabet[r.below(a) as usize];
-                for _ in 0..r.range(1, 30) {
-                    d.push(c);
-                }
-            }
-            d.truncate(n);
-            d
-        }
-        _ => (0..n).map(|_| alphabet[r.below(a) as usize]).collect(),
-    }
-}
-
 /// Symbols for a slice: random bytes, skewed bytes, or a few letters.
 fn gen_symbols(r: &mut Rng, n: usize) -> Vec<u8> {
     match r.below(4) {
@@ -301,24 +244,14 @@ fn gen_symbols(r: &mut Rng, n: usize) -> Vec<u8> {
         1 => {
             let k = r.range(1, 256) as usize;
             let al = random_alphabet(r, k);
-            gen_over(r, &al, n)
+            gen_lits(r, &al, n)
         }
         _ => {
             let k = r.range(1, 12) as usize;
             let al = random_alphabet(r, k);
-            gen_over(r, &al, n)
+            gen_lits(r, &al, n)
         }
     }
-}
-
-/// A table holding every symbol of `h` (and sometimes a few more), all below `limit`.
-fn table_below(r: &mut Rng, mut h: [u64; 256], limit: usize) -> FreqTable {
-    if r.below(3) == 0 || h.iter().all(|&c| c == 0) {
-        for _ in 0..r.range(1, 12) {
-            h[r.below(limit as u64) as usize] += r.range(1, 5);
-        }
-    }
-    FreqTable::from_histogram(&h).unwrap()
 }
 
 fn hist(data: &[u8]) -> [u64; 256] {
@@ -383,7 +316,7 @@ impl Made {
             Kind::Packed => {
                 let a = r.range(1, 16) as usize;
                 let al = random_alphabet(r, a);
-                let lits = gen_over(r, &al, n);
+                let lits = gen_lits(r, &al, n);
                 let syms = pack_spec(&lits, &al);
                 let t = table_below(r, hist(&syms), combos(a));
                 (lits, syms, vec![t], 0, Some(al))
@@ -770,9 +703,9 @@ impl Oracle<'_> {
     }
 }
 
-/// The reference, `fast::decode_slice` and a `SliceDecoder` driven in random steps on one
-/// slice into exact-size buffers: same status, same bytes when Ok; with an oracle, both as
-/// the text's. Returns the reference's outcome and bytes.
+/// [`common::attack::check_slice`] (the reference, the fast decoder and a stepwise
+/// `SliceDecoder` agree); with an oracle, also as the text's. Returns the reference's outcome
+/// and bytes.
 fn check_slice(
     r: &mut Rng,
     slice: &[u8],
@@ -782,31 +715,7 @@ fn check_slice(
     oracle: Option<&Oracle<'_>>,
     what: &dyn Fn() -> String,
 ) -> (Result<(), Status>, Vec<u8>) {
-    let mut want = vec![0xA5u8; n];
-    let st_ref = reference::decode_slice(slice, lanes, t, &mut want);
-    let mut got = vec![0x5Au8; n];
-    let st_fast = fast::decode_slice(slice, lanes, t, &mut got);
-    assert_eq!(st_fast, st_ref, "decode_slice status differs: {}", what());
-    if st_ref.is_ok() {
-        assert!(got == want, "decode_slice bytes differ: {}", what());
-    }
-    let mut got2 = vec![0x33u8; n];
-    let st_step = match SliceDecoder::new(slice, lanes, t, &mut got2) {
-        Ok(mut d) => {
-            loop {
-                let k = r.pick(&[1usize, 1, 2, 3, 7, 64, usize::MAX]);
-                if d.fast_rows(k) == 0 {
-                    break;
-                }
-            }
-            d.finish()
-        }
-        Err(e) => Err(e),
-    };
-    assert_eq!(st_step, st_ref, "stepwise status differs: {}", what());
-    if st_ref.is_ok() {
-        assert!(got2 == want, "stepwise bytes differ: {}", what());
-    }
+    let (st_ref, want) = common::attack::check_slice(r, slice, lanes, t, n, what);
     if let Some(o) = oracle {
         let (st_spec, bytes) = o.decode(slice, lanes, n);
         assert_eq!(st_ref, st_spec, "status differs from the text: {}", what());
@@ -1100,32 +1009,13 @@ fn together_case(r: &mut Rng, round: usize) {
             o.decode(&c.slice, c.lanes, c.n)
         })
         .collect();
-    let mut outs: Vec<Vec<u8>> = cases.iter().map(|c| vec![0xEEu8; c.n]).collect();
-    let mut got: Vec<Option<Result<(), Status>>> = vec![None; cases.len()];
-    let mut decs = Vec::new();
-    let mut owner = Vec::new();
-    for (i, ((c, o), t)) in cases.iter().zip(outs.iter_mut()).zip(&tabs).enumerate() {
-        match SliceDecoder::new(&c.slice, c.lanes, t.get(), o) {
-            Ok(d) => {
-                decs.push(d);
-                owner.push(i);
-            }
-            Err(st) => got[i] = Some(Err(st)),
-        }
-    }
-    if r.below(2) == 0 {
-        for d in decs.iter_mut() {
-            if r.below(2) == 0 {
-                d.fast_rows(r.range(1, 5) as usize);
-            }
-        }
-    }
-    SliceDecoder::fast_rows_together(&mut decs);
-    for (d, i) in decs.into_iter().zip(owner) {
-        let mut d = d;
-        while d.fast_rows(r.pick(&[1usize, 5, usize::MAX])) > 0 {}
-        got[i] = Some(d.finish());
-    }
+    let slices: Vec<_> = (cases.iter().zip(&tabs))
+        .map(|(c, t)| (&c.slice[..], c.lanes, t.get(), c.n))
+        .collect();
+    let (got, outs): (Vec<_>, Vec<_>) = common::attack::decode_together(r, &slices)
+        .into_iter()
+        .map(|(st, o)| (Some(st), o))
+        .unzip();
     for (i, (st, o)) in want.iter().enumerate() {
         let c = &cases[i];
         let what = format!(
@@ -1205,49 +1095,6 @@ fn with_slice(
     let mut e = entries.to_vec();
     e[b].stored_len[k] = bytes.len() as u32;
     (e, d)
-}
-
-/// [`common::attack::never_wrong`]: (parsed, decompress succeeded); also the grouped fast
-/// path of `decompress` on one thread reports the reference's first failing block and status
-/// (archives without cross-block sources).
-fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> (bool, bool) {
-    let res = common::attack::never_wrong(packed, data, r, what);
-    if res.is_some() {
-        group_path_agrees(packed, what);
-    }
-    (res.is_some(), res == Some(true))
-}
-
-fn group_path_agrees(packed: &[u8], what: &str) {
-    let a = Archive::parse(packed).unwrap();
-    if a.cross_block() || a.header.original_size > 64 << 20 {
-        return;
-    }
-    let reference = per_block(packed, false);
-    let first_bad = reference.iter().enumerate().find_map(|(b, x)| match x {
-        Err(DecodeError::Block { status, .. }) => Some((b as u32, *status)),
-        Err(e) => panic!("reference: {e:?} ({what})"),
-        Ok(_) => None,
-    });
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let got = pool.install(|| aceapex::decompress(&a));
-    match (got, first_bad) {
-        (Ok(_), None) | (Err(DecodeError::ContentChecksum), None) => {}
-        (Err(DecodeError::Block { block, status, .. }), Some((b, st))) => {
-            assert_eq!(
-                (block, status),
-                (b, st),
-                "grouped path vs reference ({what})"
-            )
-        }
-        (got, want) => panic!(
-            "grouped path {:?} vs reference first failure {want:?} ({what})",
-            got.map(|v| v.len())
-        ),
-    }
 }
 
 /// The reference's status of block `b` (Ok for a block that decodes and checks).
@@ -1371,7 +1218,7 @@ fn v7_encoder_archives() {
     for round in 0..env("ATTACK_ENC_ROUNDS", 14) as usize {
         let (data, packed, opts) = wide_archive(&mut r, round);
         let what = |s: &str| format!("round {round} ({opts:?}): {s}");
-        let (parsed, ok) = never_wrong(&packed, &data, &mut r, &what("as written"));
+        let (parsed, ok) = never_wrong_grouped(&packed, &data, &mut r, &what("as written"));
         assert!(parsed && ok, "{}", what("as written"));
         let p = parts(&packed);
         let version = version_of(&packed);
@@ -1431,7 +1278,7 @@ fn v7_encoder_archives() {
                 }
                 stats[0] += 1;
             } else if l % 4 == 1 || l as usize > AREA_LANES {
-                let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &w);
+                let (parsed, ok) = never_wrong_grouped(&bytes, &data, &mut r, &w);
                 assert!(parsed, "{w}");
                 stats[1 + ok as usize] += 1;
             }
@@ -1446,7 +1293,7 @@ fn v7_encoder_archives() {
             e[b].lanes[k] = r.range(33, 64) as u8;
             let bytes = rebuilt(&p, None, &e, &p.data);
             let w = what(&format!("narrow block {b} -> {} lanes", e[b].lanes[k]));
-            let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &w);
+            let (parsed, ok) = never_wrong_grouped(&bytes, &data, &mut r, &w);
             assert!(parsed, "{w}");
             stats[1 + ok as usize] += 1;
         }
@@ -1462,7 +1309,7 @@ fn v7_encoder_archives() {
                 let (e, d) = with_slice(&p.data, &p.entries, b, k, &v.slice);
                 let bytes = rebuilt(&p, None, &e, &d);
                 let wh = what(&format!("block {b} stream {k}: {}", v.name));
-                let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &wh);
+                let (parsed, ok) = never_wrong_grouped(&bytes, &data, &mut r, &wh);
                 assert!(parsed, "{wh}");
                 let st = block_status(&bytes, b);
                 if let Some(want) = v.expect {
@@ -1518,7 +1365,8 @@ fn v7_reads_older_archives() {
         // byte 85 from version 4 on is the match base: the archive's own, 6 for a version 3
         let b85 = if v >= 4 { p.header[H_BASE] } else { 6 };
         let bytes = assemble(&p, 7, b85, &p.entries, &p.tables, &p.data);
-        let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &format!("round {round}: v{v} as 7"));
+        let (parsed, ok) =
+            never_wrong_grouped(&bytes, &data, &mut r, &format!("round {round}: v{v} as 7"));
         assert!(parsed && ok, "round {round}: version {v} relabelled 7");
         // 4 KiB blocks with wide lanes: version 7 exactly when a slice went wide (text's
         // literal slices do, DNA's packed ones rarely)
@@ -1538,7 +1386,8 @@ fn v7_reads_older_archives() {
             "round {round}: 4 KiB blocks"
         );
         wide_small += wide;
-        let (parsed, ok) = never_wrong(&packed, &data, &mut r, &format!("round {round}: 4 KiB"));
+        let (parsed, ok) =
+            never_wrong_grouped(&packed, &data, &mut r, &format!("round {round}: 4 KiB"));
         assert!(parsed && ok, "round {round}: 4 KiB blocks with wide lanes");
     }
     eprintln!("older versions relabelled 7: {versions:?}; {wide_small} wide 4 KiB slices");
@@ -1629,7 +1478,7 @@ fn v7_handmade_wide_everywhere() {
     for round in 0..env("ATTACK_HAND_ROUNDS", 8) as usize {
         let (data, bytes, wide) = handmade(&mut r, round);
         let what = format!("hand-made round {round}");
-        let (parsed, ok) = never_wrong(&bytes, &data, &mut r, &what);
+        let (parsed, ok) = never_wrong_grouped(&bytes, &data, &mut r, &what);
         assert!(parsed && ok, "{what}: does not decode");
         compare_archive(&bytes, &what);
         for k in 0..STREAM_COUNT {
@@ -1674,7 +1523,7 @@ fn v7_handmade_wide_everywhere() {
                 }
             }
             let bad = rebuilt(&p, None, &e, &d);
-            let (_, ok) = never_wrong(&bad, &data, &mut r, &format!("{what}, damage {it}"));
+            let (_, ok) = never_wrong_grouped(&bad, &data, &mut r, &format!("{what}, damage {it}"));
             stats[ok as usize] += 1;
         }
     }
@@ -1744,26 +1593,9 @@ fn v7_mutation_fuzz() {
                 _ => b[at] = r.pick(&[0u8, 6, 7, 32, 33, 64, 65, 0xFF]),
             }
         }
-        let es = if version_of(&b) == 2 {
-            64
-        } else {
-            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-            aceapex::entry::packed_size(&bits)
-        };
-        common::reseal_entries(&mut b, es);
-        let what = format!("fuzz iteration {it}");
-        let res = catch_unwind(AssertUnwindSafe(|| {
-            never_wrong(&b, data, &mut Rng(it as u64), &what)
-        }));
-        match res {
-            Ok((_, ok)) => stats[ok as usize] += 1,
-            Err(_) => {
-                let path = std::env::temp_dir().join(format!("attack_v7_fail_{it}.acx"));
-                std::fs::write(&path, &b).unwrap();
-                stats[2] += 1;
-                eprintln!("PANIC at {what}: saved {}", path.display());
-            }
-        }
+        common::attack::fuzz_round(&mut b, it, "attack_v7", &mut stats, |b, what| {
+            never_wrong_grouped(b, data, &mut Rng(it as u64), what).1
+        });
     }
     eprintln!(
         "fuzz: {} failed cleanly, {} decoded, {} panics",
@@ -1823,7 +1655,7 @@ fn v7_real_dna() {
                 opts.window
             );
             let packed = aceapex::compress(data, &opts, &|_| {}).unwrap();
-            let (parsed, ok) = never_wrong(&packed, data, &mut r, &what);
+            let (parsed, ok) = never_wrong_grouped(&packed, data, &mut r, &what);
             assert!(parsed && ok, "{what}: does not decode");
             let p = parts(&packed);
             let ws = wide_slices(&p.entries);
@@ -1877,7 +1709,7 @@ fn v7_real_dna() {
                 };
                 let bad = rebuilt(&p, None, &e, &d);
                 let wh = format!("{what}: block {b} damage {it}");
-                let (_, ok) = never_wrong(&bad, data, &mut r, &wh);
+                let (_, ok) = never_wrong_grouped(&bad, data, &mut r, &wh);
                 if let Some(want) = expect {
                     assert_eq!(block_status(&bad, b), want, "{wh}");
                 }

@@ -100,6 +100,13 @@ unsafe fn gb(p: *const u8, i: usize) -> u8 {
     unsafe { *p.add(i) }
 }
 
+/// Reads the little-endian `u32` at bytes `i..i + 4` of a global buffer (any alignment).
+#[inline(always)]
+unsafe fn gb_u32(p: *const u8, i: usize) -> u32 {
+    // SAFETY: the caller checked i + 4 against the slice length.
+    unsafe { u32::from_le_bytes([gb(p, i), gb(p, i + 1), gb(p, i + 2), gb(p, i + 3)]) }
+}
+
 /// Reads the little-endian 16-bit word at `p` (any alignment) of global memory as its two
 /// bytes `(low, high)`, two byte loads that ask L2 to fetch 256 bytes on a miss
 /// (`ld.global.L2::256B`): the rANS stage reads each slice's words once, front to back
@@ -1567,16 +1574,8 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
         let total = (s.stored - slice_head(lanes) as u32) / 2;
         nwords = total;
         if wide {
-            let o = 4 * lanes as usize;
             // SAFETY: as above (the 4 bytes after the states)
-            first_words = unsafe {
-                u32::from_le_bytes([
-                    gb(head, o),
-                    gb(head, o + 1),
-                    gb(head, o + 2),
-                    gb(head, o + 3),
-                ])
-            };
+            first_words = unsafe { gb_u32(head, 4 * lanes as usize) };
             area_bad = first_words > total;
             nwords = if area_bad {
                 0
@@ -1595,16 +1594,8 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
         // SAFETY: this lane's word area lies inside the slice (area + 2 * nwords <= stored),
         // inside the data section (off + stored <= data_len).
         words = unsafe { data.add((s.off + area) as usize) };
-        let o = 4 * (first_lane + l) as usize;
         // SAFETY: lane first_lane + l < lanes: its 4 state bytes are among the 4 * lanes.
-        x = unsafe {
-            u32::from_le_bytes([
-                gb(head, o),
-                gb(head, o + 1),
-                gb(head, o + 2),
-                gb(head, o + 3),
-            ])
-        };
+        x = unsafe { gb_u32(head, 4 * (first_lane + l) as usize) };
         steps = m.div_ceil(lanes);
     }
     let header_bad = ballot(active_slice && (x < RANS_L || area_bad));

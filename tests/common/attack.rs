@@ -496,3 +496,235 @@ pub fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> Optio
     }
     Some(whole.is_ok())
 }
+
+/// The reference rANS slice decoder (`aceapex::device::rans::decode_slice`),
+/// `aceapex::cpu::rans::decode_slice` and a `SliceDecoder` driven in random steps
+/// (`fast_rows(k)`, then `finish`; the context rows hand each lane's previous symbol from
+/// call to call) on one slice into exact-size buffers: same status, same bytes when Ok.
+/// Returns the reference's outcome and bytes.
+pub fn check_slice(
+    r: &mut Rng,
+    slice: &[u8],
+    lanes: usize,
+    t: aceapex::device::rans::SliceTables<'_>,
+    n: usize,
+    what: &dyn Fn() -> String,
+) -> (Result<(), aceapex::device::status::Status>, Vec<u8>) {
+    use aceapex::cpu::rans::{self as fast, SliceDecoder};
+    let mut want = vec![0xA5u8; n];
+    let st_ref = aceapex::device::rans::decode_slice(slice, lanes, t, &mut want);
+    let mut got = vec![0x5Au8; n];
+    let st_fast = fast::decode_slice(slice, lanes, t, &mut got);
+    assert_eq!(st_fast, st_ref, "decode_slice status differs: {}", what());
+    if st_ref.is_ok() {
+        assert!(got == want, "decode_slice bytes differ: {}", what());
+    }
+    let mut got2 = vec![0x33u8; n];
+    let st_step = match SliceDecoder::new(slice, lanes, t, &mut got2) {
+        Ok(mut d) => {
+            loop {
+                let k = r.pick(&[1usize, 1, 2, 3, 7, 64, usize::MAX]);
+                if d.fast_rows(k) == 0 {
+                    break;
+                }
+            }
+            d.finish()
+        }
+        Err(e) => Err(e),
+    };
+    assert_eq!(st_step, st_ref, "stepwise status differs: {}", what());
+    if st_ref.is_ok() {
+        assert!(got2 == want, "stepwise bytes differ: {}", what());
+    }
+    (st_ref, want)
+}
+
+/// One round of a resealed-mutation fuzz: reseals the mutated archive `b` (its block entries,
+/// 64 bytes in version 2, else the packed size of its header's widths, and its checksums),
+/// runs `check` on it (`true`: it decoded) and counts the outcome in `stats`: failed
+/// cleanly, decoded, panicked. A panicking archive is saved as `{tag}_fail_{it}.acx` in the
+/// temporary directory for a reproducer.
+pub fn fuzz_round(
+    b: &mut [u8],
+    it: usize,
+    tag: &str,
+    stats: &mut [usize; 3],
+    check: impl FnOnce(&[u8], &str) -> bool,
+) {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let es = if u16::from_le_bytes([b[4], b[5]]) == 2 {
+        64
+    } else {
+        let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
+        aceapex::entry::packed_size(&bits)
+    };
+    super::reseal_entries(b, es);
+    let what = format!("fuzz iteration {it}");
+    match catch_unwind(AssertUnwindSafe(|| check(b, &what))) {
+        Ok(ok) => stats[ok as usize] += 1,
+        Err(_) => {
+            let path = std::env::temp_dir().join(format!("{tag}_fail_{it}.acx"));
+            std::fs::write(&path, &*b).unwrap();
+            stats[2] += 1;
+            eprintln!("PANIC at {what}: saved {}", path.display());
+        }
+    }
+}
+
+/// Decodes the slices `(bytes, lanes, tables, decoded length)` side by side as a block's CPU
+/// decoder does: a `SliceDecoder` each (a header error is that slice's outcome), half the
+/// time some of them advanced a few rows alone first, then
+/// `SliceDecoder::fast_rows_together`, then each finished in random steps. Returns each
+/// slice's status and output buffer (0xEE where nothing was written).
+#[allow(clippy::type_complexity)]
+pub fn decode_together(
+    r: &mut Rng,
+    slices: &[(&[u8], usize, aceapex::device::rans::SliceTables<'_>, usize)],
+) -> Vec<(Result<(), aceapex::device::status::Status>, Vec<u8>)> {
+    use aceapex::cpu::rans::SliceDecoder;
+    let mut outs: Vec<Vec<u8>> = slices.iter().map(|s| vec![0xEEu8; s.3]).collect();
+    let mut got = vec![None; slices.len()];
+    let mut decs = Vec::new();
+    let mut owner = Vec::new();
+    for (i, (&(bytes, lanes, t, _), o)) in slices.iter().zip(outs.iter_mut()).enumerate() {
+        match SliceDecoder::new(bytes, lanes, t, o) {
+            Ok(d) => {
+                decs.push(d);
+                owner.push(i);
+            }
+            Err(st) => got[i] = Some(Err(st)),
+        }
+    }
+    if r.below(2) == 0 {
+        for d in decs.iter_mut() {
+            if r.below(2) == 0 {
+                d.fast_rows(r.range(1, 5) as usize);
+            }
+        }
+    }
+    SliceDecoder::fast_rows_together(&mut decs);
+    for (mut d, i) in decs.into_iter().zip(owner) {
+        while d.fast_rows(r.pick(&[1usize, 5, usize::MAX])) > 0 {}
+        got[i] = Some(d.finish());
+    }
+    got.into_iter()
+        .map(|g| g.expect("every slice has an outcome"))
+        .zip(outs)
+        .collect()
+}
+
+/// `a` distinct bytes, increasing: random, or the DNA letters first.
+pub fn random_alphabet(r: &mut Rng, a: usize) -> Vec<u8> {
+    let mut set = [false; 256];
+    let mut out = Vec::new();
+    if r.below(2) == 0 {
+        for &c in b"ACGT\nNacgtn".iter().take(a) {
+            set[c as usize] = true;
+            out.push(c);
+        }
+    }
+    while out.len() < a {
+        let c = r.next() as u8;
+        if !set[c as usize] {
+            set[c as usize] = true;
+            out.push(c);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Literals of `n` bytes over `alphabet`: skewed, in runs, or uniform.
+pub fn gen_lits(r: &mut Rng, alphabet: &[u8], n: usize) -> Vec<u8> {
+    let a = alphabet.len() as u64;
+    match r.below(3) {
+        0 => (0..n)
+            .map(|_| alphabet[r.below(a).min(r.below(a)) as usize])
+            .collect(),
+        1 => {
+            let mut d = Vec::with_capacity(n);
+            while d.len() < n {
+                let c = alphabet[r.below(a) as usize];
+                for _ in 0..r.range(1, 30) {
+                    d.push(c);
+                }
+            }
+            d.truncate(n);
+            d
+        }
+        _ => (0..n).map(|_| alphabet[r.below(a) as usize]).collect(),
+    }
+}
+
+/// A table holding every symbol of `h` (which may be empty) and sometimes a few more, all
+/// below `limit` (`a^w` for a packed table: one beyond it is refused, FORMAT.md §5.2).
+pub fn table_below(r: &mut Rng, mut h: [u64; 256], limit: usize) -> aceapex::entropy::FreqTable {
+    if r.below(3) == 0 || h.iter().all(|&c| c == 0) {
+        for _ in 0..r.range(1, 12) {
+            h[r.below(limit as u64) as usize] += r.range(1, 5);
+        }
+    }
+    aceapex::entropy::FreqTable::from_histogram(&h).unwrap()
+}
+
+/// [`never_wrong`]: (parsed, decompress succeeded).
+/// Also: the grouped fast path of `decompress` (`decode_streams_group`, slices of up to
+/// eight blocks decoded together) reports, on one thread, the reference's first failing block
+/// and status (archives without cross-block sources).
+pub fn never_wrong_grouped(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> (bool, bool) {
+    let res = never_wrong(packed, data, r, what);
+    if res.is_some() {
+        group_path_agrees(packed, what);
+    }
+    (res.is_some(), res == Some(true))
+}
+
+/// `decompress` on a one-thread pool (groups and blocks in order) against the reference block
+/// by block: the same first failing block and status, or both Ok.
+pub fn group_path_agrees(packed: &[u8], what: &str) {
+    let a = Archive::parse(packed).unwrap();
+    if a.cross_block() || a.header.original_size > 64 << 20 {
+        return;
+    }
+    let reference = per_block(packed, false);
+    let first_bad = reference.iter().enumerate().find_map(|(b, x)| match x {
+        Err(DecodeError::Block { status, .. }) => Some((b as u32, *status)),
+        Err(e) => panic!("reference: {e:?} ({what})"),
+        Ok(_) => None,
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let got = pool.install(|| aceapex::decompress(&a));
+    match (got, first_bad) {
+        (Ok(_), None) | (Err(DecodeError::ContentChecksum), None) => {}
+        (Err(DecodeError::Block { block, status, .. }), Some((b, st))) => {
+            assert_eq!(
+                (block, status),
+                (b, st),
+                "grouped path vs reference ({what})"
+            )
+        }
+        (got, want) => panic!(
+            "grouped path {:?} vs reference first failure {want:?} ({what})",
+            got.map(|v| v.len())
+        ),
+    }
+}
+
+/// The pack width of an alphabet of `a` letters, written out from FORMAT.md §5.6 (not from
+/// the crate): the largest of 4, 3, 2 with `a^w <= 256`.
+pub fn width(a: usize) -> usize {
+    match a {
+        1..=4 => 4,
+        5 | 6 => 3,
+        7..=16 => 2,
+        _ => panic!("alphabet size {a}"),
+    }
+}
+
+/// `a^w`: the packed symbols an alphabet of `a` letters may use.
+pub fn combos(a: usize) -> usize {
+    a.pow(width(a) as u32)
+}
