@@ -61,7 +61,7 @@ pub struct EncodeOptions {
     /// a block's literal slice takes 64 rANS lanes where that halves a chain of at least 128
     /// steps (`entropy::wide_lanes`), a wide slice (FORMAT.md §5.4, a version-7 archive) that
     /// two GPU warps decode side by side, 32 lanes and a word area each. At level 6 on DNA:
-    /// archives 1.9-2.7 % larger than with raw match streams alone, GPU decode 11-37 % faster
+    /// archives 1.9-2.7 % larger than with raw match streams alone, GPU decode 5-37 % faster
     /// (TAIR10 204 -> 227 GB/s, P. falciparum 190 -> 215, dm3 139 -> 188; PERFORMANCE.md
     /// twenty-fifth session); default off.
     pub wide_lanes: bool,
@@ -125,8 +125,8 @@ impl EncodeOptions {
             // one of its two GPU warps: dm3 at level 6 decoded at 103 GB/s against 118
             // plain (PERFORMANCE.md twenty-fifth session)
             return Err("wide lanes (--wide-lanes) need raw match streams \
-                 (--raw-match-streams): beside entropy-coded match streams they slow the \
-                 GPU decode down"
+                 (--raw-match-streams, levels 1-7): beside entropy-coded match streams they \
+                 slow the GPU decode down"
                 .into());
         }
         Ok(())
@@ -266,8 +266,8 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
 /// rANS stage holds 132 SMs x 2 CTAs x 16 warps, 4,224 warps, at once, so up to ~2,100 blocks
 /// of two warps each are all in flight and the halved chains are the stage's time (TAIR10,
 /// 1,889 blocks: 204 -> 226 GB/s); with more, the pairs take rounds and the extra warps cost
-/// more than the chains save (A. lyrata, 3,189 blocks: 228-231 -> 216-219; hs37, 4,334:
-/// 303-307 -> 287-290; PERFORMANCE.md twenty-fifth session). Larger inputs are written
+/// more than the chains save (A. lyrata, 3,189 blocks: 228-231 in the twenty-fourth session
+/// -> 216-219; hs37, 4,334, in one call: 303-307 -> 287-290; PERFORMANCE.md twenty-fifth session). Larger inputs are written
 /// without wide slices.
 pub const WIDE_MAX_BLOCKS: usize = 2048;
 
@@ -725,7 +725,7 @@ fn encode_group(
         .collect::<Vec<(BlockEntry, Vec<u8>)>>();
     let wide = |e: &BlockEntry| e.lanes.iter().any(|&l| l > WARP_LANES);
     let version = if out.iter().any(|(e, _)| wide(e)) {
-        FORMAT_VERSION
+        VERSION_WIDE
     } else {
         version
     };
@@ -1117,7 +1117,7 @@ impl<'a> Archive<'a> {
             }
             let group = i / h.group_blocks as usize;
             // FORMAT.md §3.1 rule 4: up to 64 lanes from version 7, 32 before
-            let max_lanes = if h.version >= FORMAT_VERSION {
+            let max_lanes = if h.version >= VERSION_WIDE {
                 MAX_LANES
             } else {
                 WARP_LANES

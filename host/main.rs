@@ -77,8 +77,8 @@ after SIGKILL or a power cut; such a leftover is safe to delete)."
 
 const INFO_HELP: &str = "\
 Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
-match base below 6, §2; 5 adds context tables, §5.4; 6 adds packed literal tables, §5.6;
-version-2 archives are read too), original and archive bytes, the block table (bytes per block)
+match base below 6, §2; 5 adds context tables, §5.4; 6 adds packed literal tables, §5.6; 7
+adds wide slices, §5.4, 'compress --wide-lanes'; version-2 archives are read too), original and archive bytes, the block table (bytes per block)
 and the frequency tables, and per stream its decoded and stored bytes, in how many table groups
 it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
@@ -150,8 +150,8 @@ enum Cmd {
         #[arg(long, value_name = "SIZE", value_parser = parse_window)]
         window: Option<u32>,
         /// Shortest match to emit, in bytes (4 up to the block size). Below 6 the length
-        /// codes start there too (a version-4 archive, or 5 or 6 with context or packed
-        /// literal tables): 1-4 % smaller archives on text and FASTQ, about 10 % slower
+        /// codes start there too (a version-4 archive, or 5, 6 or 7 with context or packed
+        /// literal tables or wide slices): 1-4 % smaller archives on text and FASTQ, about 10 % slower
         /// decode (more, shorter matches). [default: at levels 8-9, 4 or 6,
         /// whichever compresses a sample of the input smaller (256 KiB, or one block if
         /// larger; a smaller input is compressed both ways); levels 1-7: 6, for decode
@@ -167,8 +167,8 @@ enum Cmd {
         /// bytes (soft-masked genomes 8-17 % smaller, text and FASTQ 1-2 %), levels 1-7 only
         /// where it saves more than 3 % of a group, since pairs decode slower (soft-masked
         /// genomes like dm3 7-17 %, most other files nothing). Without pairs (and
-        /// without packed literals, --no-pack) the archive stays version 3 or 4, for
-        /// readers of those versions.
+        /// without packed literals, --no-pack, and wide slices, --wide-lanes) the archive
+        /// stays version 3 or 4, for readers of those versions.
         #[arg(long)]
         no_context: bool,
         /// No packed literal tables. By default a table group (1 MiB of input) of at least
@@ -177,7 +177,8 @@ enum Cmd {
         /// 2-4 literals per rANS symbol where that is smaller, or at levels 1-7 at most 3 %
         /// larger (a version-6 archive): the literals then decode 2-4 times faster; genomes
         /// code 0.1-1.6 % smaller at level 5, soft-masked ones like TAIR10 about 10 %. With
-        /// this flag the archive stays version 5 or older, for readers of those versions.
+        /// this flag (and without --wide-lanes, whose archives are version 7) the archive stays
+        /// version 5 or older, for readers of those versions.
         #[arg(long)]
         no_pack: bool,
         /// For DNA FASTA decoded on a GPU (levels 1-7): entropy-code the literals only and
@@ -192,9 +193,10 @@ enum Cmd {
         raw_match_streams: bool,
         /// With --raw-match-streams, for inputs of up to 2048 blocks (32 MiB at 16 KiB blocks;
         /// larger ones are written without, and a note says so): give each block's literal
-        /// slice 64 rANS lanes where that halves its decode chain, which two GPU warps then
-        /// decode side by side (32 lanes each). At level 6, DNA archives are another 1.9-2.7 %
-        /// larger and decode 11-37 % faster on an H200 (P. falciparum 190 -> 215 GB/s, TAIR10
+        /// slice 64 rANS lanes where that halves a decode chain of at least 128 steps (short
+        /// blocks, or pure ACGT with four bases a symbol, may stay narrow; a note says when
+        /// none went wide), which two GPU warps then decode side by side (32 lanes each). At level 6, DNA archives are another 1.9-2.7 %
+        /// larger and decode 5-37 % faster on an H200 (P. falciparum 190 -> 215 GB/s, TAIR10
         /// 204 -> 227, dm3 139 -> 188); the CPU decodes them at about the same speed. Writes a
         /// version-7 archive, which older aceapex versions refuse. 'info' shows it ("wide
         /// slices").
@@ -946,8 +948,8 @@ fn compress_one(
         };
         note(format_args!(
             "{name} has {blocks} blocks: --wide-lanes applies to inputs of up to {} blocks \
-             ({} MiB at this block size), so it is written without wide slices (larger \
-             archives decode faster without them)",
+             ({} MiB at this block size), so it is written without wide slices (inputs of \
+             more blocks decode faster without them)",
             archive::WIDE_MAX_BLOCKS,
             (archive::WIDE_MAX_BLOCKS * opts.block_size as usize) >> 20
         ));
@@ -974,6 +976,16 @@ fn compress_one(
     };
     pb.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
+    // --wide-lanes where no block's chain was long enough (FORMAT.md §5.5: 128 steps; DNA
+    // blocks of 8 KiB or less stay narrow): the archive is what it would be without
+    let version = u16::from_le_bytes([packed[4], packed[5]]);
+    if opts.wide_lanes && blocks <= archive::WIDE_MAX_BLOCKS && !data.is_empty() && version < 7 {
+        note(format_args!(
+            "--wide-lanes: no block's rANS chain was long enough to pay for wide slices (a \
+             32-lane slice goes wide from 128 steps; short blocks and pure ACGT, four bases \
+             a symbol, stay below), so the archive is written without them"
+        ));
+    }
     out.finish(&packed)?;
     if out_path.as_os_str() != "-" {
         if data.is_empty() {
@@ -1277,7 +1289,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         h.block_size,
         count(h.group_blocks as u64, "block"),
         if wide_blocks > 0 {
-            format!(", {wide_blocks} with wide slices (64 rANS lanes, two GPU warps)")
+            format!(", {wide_blocks} with wide slices (more than 32 rANS lanes, two GPU warps)")
         } else {
             String::new()
         }

@@ -1,4 +1,5 @@
-//! The dense full pipe: the rANS kernel (`rans_decode_slices`, one warp per block) decodes
+//! The dense full pipe: the rANS kernel (`rans_decode_slices`, one warp per block, two for an
+//! archive with wide slices) decodes
 //! every block's streams into a scratch buffer, then the dense kernel
 //! (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time) assembles each
 //! independent block in shared memory (layout in `dense_layout.rs`). On sm_90 the dense kernel
@@ -767,7 +768,7 @@ rans_entry!(
     /// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries:
     /// every chunk once, in an order the host chooses, longest chain first in serpentine
     /// rounds, `gpu::launch::rans_chunk_order`, and entries past the last block, which it
-    /// skips; chunk `k` is the
+    /// skips; chunk `k` is the (with `halves` 2, below: `wpc / 2` blocks, a pair of warps each)
     /// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
     /// block `k * wpc + w`, the block's slices into `decoded` at
     /// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
@@ -1073,7 +1074,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
 }
 
 /// The rANS stage's per-pair status slots in its dynamic shared memory `smem` (one `u64` per
-/// pair of warps of a block with wide slices, `rans::KERNEL_PAIR_SLOTS`): after the
+/// pair of warps of a block with wide slices, `rans::KERNEL_PAIR_BYTES`): after the
 /// `staged_tables` tables and, with `stage_expand`, the expansion table's 256 slots.
 ///
 /// # Safety
@@ -1412,7 +1413,7 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
 }
 
 /// Decodes the rANS slices of block `b` selected by `sel` (bit `k` = stream `k`, whose
-/// packed lane counts are `lanes_of`; at most 32 lanes together, each > 0, no earlier error)
+/// packed lane counts are `lanes_of`; at most 32 lanes together, each > 0, no earlier error,
 /// with their lanes side by side in the warp, each slice's table from `staged` (see
 /// [`decode_slices`]) or global memory. Returns `st` with each selected slice's status code.
 ///

@@ -1,4 +1,4 @@
-//! Format structures and constants (versions 2-6) shared by the encoder, the host decoders
+//! Format structures and constants (versions 2-7) shared by the encoder, the host decoders
 //! and the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
@@ -10,10 +10,13 @@ use bytemuck::{Pod, Zeroable};
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
 /// Newest format version this crate reads and writes, FORMAT.md §2. The writer uses it only
-/// for archives with a slice of more than [`WARP_LANES`] lanes (§5.3, §5.5); others are
+/// for archives with a slice of more than [`WARP_LANES`] lanes (§5.3, §5.4); others are
 /// written as [`VERSION_PACKED`], [`VERSION_CONTEXT`], [`VERSION_MATCH_BASE`] or
 /// [`VERSION_BASE_6`] archives, byte for byte as before version 7 existed.
-pub const FORMAT_VERSION: u16 = 7;
+pub const FORMAT_VERSION: u16 = VERSION_WIDE;
+/// The first version with wide slices (more than [`WARP_LANES`] lanes, FORMAT.md §3.1 rule 4,
+/// §5.3, §5.4); the writer uses it for an archive with a stored wide slice.
+pub const VERSION_WIDE: u16 = 7;
 /// The version the writer uses for an archive with a packed literal table (a kind-3 table
 /// record, §5.2, §5.6) and no slice of more than [`WARP_LANES`] lanes; the first version that
 /// reads kind-3 records.

@@ -3,7 +3,10 @@
 //! A slice coded with `lanes` lanes stores `lanes` little-endian `u32` states, then 16-bit
 //! little-endian renormalisation words. Symbol `i` belongs to lane `i % lanes`; decoding walks
 //! `i = 0..n` in order and a lane whose state drops below [`RANS_L`] takes the next word. So
-//! one warp decodes a slice with lane `j` on thread `j`, taking words in lane order.
+//! one warp decodes a slice with lane `j` on thread `j`, taking words in lane order. A wide
+//! slice (33 to 64 lanes, format version 7) has a `u32` word count after its states and two
+//! word areas, lanes 0-31's and the others' ([`read_states`], [`word_area`]), so that two
+//! warps decode it side by side.
 
 use crate::format::{
     DecodeTable, MAX_LANES, MAX_PACK_WIDTH, PACK_WIDTH_SLOT, PROB_BITS, PROB_SCALE, RANS_L,
@@ -30,15 +33,26 @@ pub const RAW_COPY_UNROLL: usize = 4;
 pub const KERNEL_STAGED_TABLES: usize = STREAM_COUNT + 2;
 
 /// Most dynamic shared memory of the GPU rANS stage: [`KERNEL_STAGED_TABLES`] decode tables
-/// (112 KiB; two CTAs per SM). Without context pairs it takes [`STREAM_COUNT`] tables (80 KiB).
-pub const KERNEL_SMEM_BYTES: usize = KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>()
-    + KERNEL_EXPAND_BYTES
-    + KERNEL_PAIR_BYTES;
+/// and an expansion table (113 KiB; two CTAs per SM). Without context pairs it takes
+/// [`STREAM_COUNT`] tables (80 KiB), and with pairs of warps their status slots
+/// ([`KERNEL_PAIR_BYTES`]).
+pub const KERNEL_SMEM_BYTES: usize =
+    KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>() + KERNEL_EXPAND_BYTES;
 
 /// Dynamic shared memory of the GPU rANS stage's per-pair status slots, after its tables
 /// (`dense.rs`, `pair_slots`): one `u64` per pair of warps, for archives with wide slices
-/// (FORMAT.md §5.4: two warps per block).
+/// (FORMAT.md §5.4: two warps per block). [`KERNEL_SMEM_BYTES`] leaves them no room beside
+/// all its tables (two CTAs per SM use an H200 SM's 228 KiB to the byte with the driver's
+/// 1 KiB per CTA), so the host stages the context pairs' second tables only without pairs
+/// of warps or without an expansion table (`gpu::decoder`, `GpuArchive::upload`).
 pub const KERNEL_PAIR_BYTES: usize = 8 * (KERNEL_MAX_WARPS as usize / 2);
+
+const _: () = assert!(
+    KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>() + KERNEL_PAIR_BYTES
+        <= KERNEL_SMEM_BYTES
+);
+// the pairs' named barriers: ids 1 ..= KERNEL_MAX_WARPS / 2 of the 16 (0 is the CTA's)
+const _: () = assert!(KERNEL_MAX_WARPS / 2 <= 15);
 
 /// Bytes of slack the GPU rANS stage needs after each decoded slice in its scratch (the
 /// host pads every slot by at least this): packed literals are stored in 4-byte words, the

@@ -1,7 +1,7 @@
 //! The fast CPU block decoder used by [`crate::decode`] for every block.
 //!
-//! - [`rans`]: interleaved rANS slices with specialised, branchless loops (AVX2 for 16/24/32
-//!   lanes when the CPU has it, scalar loops per lane count otherwise);
+//! - [`rans`]: interleaved rANS slices with specialised, branchless loops (AVX2 for the
+//!   multiples of 4 from 12 to 32 lanes and 64-lane wide slices when the CPU has it, scalar loops per lane count otherwise);
 //! - [`lz`]: the match layer with chunked literal and match copies.
 //!
 //! Both give the same bytes and the same [`Status`] as the reference decoders of the device

@@ -153,7 +153,7 @@ fn stage_pair_tables(a: &Archive<'_>) -> bool {
 /// the plain kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RansKernel {
-    /// One table per stream and group (format versions 2-4, and 5-6 archives without pairs
+    /// One table per stream and group (format versions 2-4, and 5-7 archives without pairs
     /// or packing).
     Plain,
     /// Context pairs somewhere (FORMAT.md §5.4).
@@ -293,17 +293,24 @@ impl GpuArchive {
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_halves = super::launch::rans_halves(&a.entries);
         let rans_wpc = rans_warps_forced().unwrap_or_else(|| {
-            super::launch::rans_warps_per_cta(a.entries.len() as u32 * rans_halves, gpu.sm_count())
+            super::launch::rans_warps_per_cta(
+                (a.entries.len() as u32).saturating_mul(rans_halves),
+                gpu.sm_count(),
+            )
         });
         // blocks per chunk
         let rans_bpc = rans_wpc / rans_halves;
-        let rans_staged = if stage_pair_tables(a) {
+        let rans_kernel = RansKernel::for_archive(a);
+        let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
+        // (pairs of warps take their status slots, `KERNEL_PAIR_BYTES`, where the seconds of
+        // the context pairs would go beside an expansion table: two CTAs per SM leave no byte
+        // for both, so those seconds are then read from global memory)
+        let room_for_pairs = rans_halves == 1 || rans_stage_expand == 0;
+        let rans_staged = if stage_pair_tables(a) && room_for_pairs {
             crate::device::rans::KERNEL_STAGED_TABLES
         } else {
             STREAM_COUNT
         } as u32;
-        let rans_kernel = RansKernel::for_archive(a);
-        let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
         let rans_chunks = a.entries.len().div_ceil(rans_bpc.max(1) as usize);
         let rans_grid = super::launch::rans_grid(rans_chunks, gpu.sm_count());
         let order = super::launch::rans_chunk_order(

@@ -491,7 +491,8 @@ pub fn dense_order_longest_first(rans_chunks: u64, sms: u32) -> bool {
 /// nineteenth session). Only the order depends on it.
 pub const CHUNK_START_STEPS: u64 = 8;
 
-/// Warps per CTA of the rANS stage for `n_blocks` blocks on `sms` SMs: 8, or
+/// Warps per CTA of the rANS stage for `n_warps` warps (blocks, times 2 with wide slices:
+/// [`rans_halves`]) on `sms` SMs: 8, or
 /// [`KERNEL_MAX_WARPS`] when 8-warp CTAs would need a second round at
 /// [`KERNEL_CTAS_PER_SM`] CTAs per SM. Measured (PERFORMANCE.md seventh session, run 10):
 /// 8 rather than 16 gains 2-4 % on archives of under ~2,100 blocks (E. coli, brown,
@@ -525,7 +526,8 @@ pub(crate) fn rans_halves(entries: &[crate::device::format::BlockEntry]) -> u32 
 /// Steps of the rANS stage's warp on block `e`: its raw slices first, copied by the whole
 /// warp, `ceil(decoded / (32 * RAW_COPY_UNROLL))` each (`RAW_COPY_UNROLL` bytes per lane per
 /// memory latency; its tail takes up to 3 more, an estimate for the order only), then its
-/// rANS slices in rounds of at most 32 lanes ([`crate::device::rans::warp_steps`], the
+/// rANS slices in rounds of at most 32 lanes, or one wide slice (its half on each of the
+/// block's two warps) ([`crate::device::rans::warp_steps`], the
 /// kernel's rounds), each round as long as its slowest slice, `ceil(symbols / lanes)`.
 /// A rANS slice's symbols are its decoded bytes, but `ceil(decoded / literal_width)` for the
 /// literals of a group with a packed literal table (FORMAT.md §5.6,
@@ -624,7 +626,8 @@ pub fn rans_chunk_order(
 }
 
 /// Launches the rANS stage: every block's slices decoded into the archive's `decoded`
-/// scratch, one warp per block (its slices' lanes packed into the warp). Writes every
+/// scratch, one warp per block (its slices' lanes packed into the warp; a pair of warps per
+/// block for an archive with wide slices, `rans_halves`). Writes every
 /// block's status word (0, or the first broken rule's status), so `status` needs no zeroing
 /// first (a memset less per decode).
 /// With `dense_queue` (the archive's queue, locked by the caller, and the decode's epoch,
@@ -649,7 +652,7 @@ pub(crate) fn rans_decode_slices(
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
-    // One warp per block: the CTA's blocks of a round are consecutive, of one table group
+    // One warp (or pair of warps) per block: the CTA's blocks of a round are consecutive, of one table group
     // (unless the group size is not a multiple of the warp count), whose decode tables the
     // CTA stages in shared memory (in L1 they missed often enough to stall most steps;
     // PERFORMANCE.md seventh session).
@@ -669,6 +672,11 @@ pub(crate) fn rans_decode_slices(
         } else {
             0
         };
+    // (the upload stages the pairs' second tables only where the pair slots leave room)
+    assert!(
+        smem as usize <= KERNEL_SMEM_BYTES,
+        "rANS stage shared memory {smem} over its limit"
+    );
     let n_chunks = ga.rans_chunks;
     // CTAs the GPU holds at once, at most (`rans_grid`, the grid the order was laid out for
     // at upload): the kernel's loop takes the remaining chunks in the host's order (the
