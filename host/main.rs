@@ -195,11 +195,11 @@ enum Cmd {
         /// larger ones are written without, and a note says so): give each block's literal
         /// slice 64 rANS lanes where that halves a decode chain of at least 128 steps (short
         /// blocks, or pure ACGT with four bases a symbol, may stay narrow; a note says when
-        /// none went wide), which two GPU warps then decode side by side (32 lanes each). At level 6, DNA archives are another 1.9-2.7 %
-        /// larger and decode 5-37 % faster on an H200 (P. falciparum 190 -> 215 GB/s, TAIR10
-        /// 204 -> 227, dm3 139 -> 188); the CPU decodes them at about the same speed. Writes a
-        /// version-7 archive, which older aceapex versions refuse. 'info' shows it ("wide
-        /// slices").
+        /// none went wide), which two GPU warps then decode side by side (32 lanes each). At
+        /// level 6, DNA archives are another 1.9-2.7 % larger and decode 5-37 % faster on an
+        /// H200 (P. falciparum 190 -> 215 GB/s, TAIR10 204 -> 227, dm3 139 -> 188); the CPU
+        /// decodes them with its AVX2 loop too. Writes a version-7 archive, which older
+        /// aceapex versions refuse. 'info' shows it ("wide slices").
         #[arg(long)]
         wide_lanes: bool,
         /// Cap the dependency depth (chains of matches that copy from matches): every match
