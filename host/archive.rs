@@ -540,31 +540,38 @@ fn encode_group(
     }
     // lanes depend only on which streams have a table and the slices' lengths (in symbols)
     // (`literal_symbols(i)`: the symbols of block i's literal slice, None when stored raw)
-    // (`wide`: with `opts.wide_lanes`' last stage, `entropy::wide_lanes`)
-    let lanes_of = |literal_symbols: &dyn Fn(usize) -> Option<usize>, width: usize, wide: bool| {
-        (blocks.iter().enumerate())
-            .map(|(i, b)| {
-                let slices = b.stream_slices();
-                let n = std::array::from_fn(|k| {
-                    if !hists[k].iter().any(|&c| c > 0) || slices[k].is_empty() {
-                        None
-                    } else if k == STREAM_LITERALS {
-                        literal_symbols(i)
-                    } else {
-                        Some(slices[k].len())
-                    }
-                });
-                let lanes = entropy::block_lanes_packed(n, per_lane, width);
-                if wide {
-                    entropy::wide_lanes(&n, lanes, per_lane, width)
-                } else {
-                    lanes
-                }
+    // block i's symbols per rANS slice (None: stored raw or empty)
+    let symbols_of = |i: usize, literal_symbols: &dyn Fn(usize) -> Option<usize>| {
+        let slices = blocks[i].stream_slices();
+        std::array::from_fn(|k| {
+            if !hists[k].iter().any(|&c| c > 0) || slices[k].is_empty() {
+                None
+            } else if k == STREAM_LITERALS {
+                literal_symbols(i)
+            } else {
+                Some(slices[k].len())
+            }
+        })
+    };
+    let lanes_of = |literal_symbols: &dyn Fn(usize) -> Option<usize>, width: usize| {
+        (0..blocks.len())
+            .map(|i| entropy::block_lanes_packed(symbols_of(i, literal_symbols), per_lane, width))
+            .collect::<Vec<[usize; STREAM_COUNT]>>()
+    };
+    // `plain` with `opts.wide_lanes`' last stage (`entropy::wide_lanes`)
+    let widened = |plain: &[[usize; STREAM_COUNT]],
+                   literal_symbols: &dyn Fn(usize) -> Option<usize>,
+                   width: usize| {
+        (plain.iter().enumerate())
+            .map(|(i, &l)| match opts.wide_lanes {
+                true => entropy::wide_lanes(&symbols_of(i, literal_symbols), l, per_lane, width),
+                false => l,
             })
             .collect::<Vec<[usize; STREAM_COUNT]>>()
     };
     let unpacked = |i: usize| Some(blocks[i].stream_slices()[STREAM_LITERALS].len());
-    let mut lanes = lanes_of(&unpacked, 1, opts.wide_lanes);
+    let plain = lanes_of(&unpacked, 1);
+    let mut lanes = widened(&plain, &unpacked, 1);
     // one table per stream quantised once: the group's size estimate and the single choice
     let singles = hists.each_ref().map(FreqTable::from_histogram);
     let group_bytes = singles
@@ -628,21 +635,12 @@ fn encode_group(
             let cost = entropy::record_bytes(&record, &[&h]) + raw_bytes as f64;
             let w = pack_width(record.alphabet.as_ref().map_or(0, Vec::len)) as usize;
             let packed_symbols = |i: usize| symbols[i].as_ref().map(Vec::len);
-            let packed_lanes = lanes_of(&packed_symbols, w, opts.wide_lanes);
+            let packed_plain = lanes_of(&packed_symbols, w);
+            let packed_lanes = widened(&packed_plain, &packed_symbols, w);
             // the chains saved as without wide lanes: with them both chains halve, and
             // packing would look worth half as much where it still divides the chain by `w`
             // (E. coli with wide lanes kept unpacked groups, 255 steps against 88 packed)
-            let saved = if opts.wide_lanes {
-                let plain = lanes_of(&unpacked, 1, false);
-                chain_steps_saved(
-                    blocks,
-                    &plain,
-                    &lanes_of(&packed_symbols, w, false),
-                    &symbols,
-                )
-            } else {
-                chain_steps_saved(blocks, &lanes, &packed_lanes, &symbols)
-            };
+            let saved = chain_steps_saved(blocks, &plain, &packed_plain, &symbols);
             let take = cost < *chosen
                 || (opts.level <= 7
                     && (cost < chosen * (1.0 + PACK_MAX_LOSS_FAST_LEVELS)
@@ -723,8 +721,7 @@ fn encode_group(
             (e, bytes)
         })
         .collect::<Vec<(BlockEntry, Vec<u8>)>>();
-    let wide = |e: &BlockEntry| e.lanes.iter().any(|&l| l > WARP_LANES);
-    let version = if out.iter().any(|(e, _)| wide(e)) {
+    let version = if out.iter().any(|(e, _)| e.has_wide_slice()) {
         VERSION_WIDE
     } else {
         version

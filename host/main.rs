@@ -1222,13 +1222,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     let raw_match_streams =
         tabled_groups[1..].iter().all(|&n| n == 0) && decoded[1..].iter().any(|&n| n > 0);
     // `compress --wide-lanes`: blocks with a slice of more than 32 lanes (FORMAT.md §5.4)
-    let wide_blocks = (a.entries.iter())
-        .filter(|e| {
-            e.lanes
-                .iter()
-                .any(|&l| l > aceapex::device::format::WARP_LANES)
-        })
-        .count();
+    let wide_blocks = a.entries.iter().filter(|e| e.has_wide_slice()).count();
     let ratio = h.original_size as f64 / archive_len.max(1) as f64;
     let mean_depth = depth_sum as f64 / a.entries.len().max(1) as f64;
     let names = aceapex::device::format::STREAM_NAMES;

@@ -13,7 +13,7 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::device::format::{LANES_RAW, STREAM_COUNT, WARP_LANES};
+use aceapex::device::format::{LANES_RAW, STREAM_COUNT};
 use aceapex::{compress, decompress, extract, EncodeOptions};
 use common::Rng;
 use proptest::prelude::*;
@@ -357,7 +357,7 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     // context pair (§5.2), else 4 with its base byte exactly when the minimum match is below 6
     let pairs = a.tables.iter().flatten().flatten().any(|t| t.has_context());
     let packs = a.tables.iter().flatten().flatten().any(|t| t.is_packed());
-    let wide = (a.entries.iter()).any(|e| e.lanes.iter().any(|&l| l > WARP_LANES));
+    let wide = (a.entries.iter()).any(|e| e.has_wide_slice());
     assert!(opts.wide_lanes || !wide, "a wide slice without wide lanes");
     // wide slices: 64 lanes, the literal slice only (the others raw: raw match streams)
     for e in &a.entries {

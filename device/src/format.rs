@@ -200,6 +200,14 @@ pub struct BlockEntry {
     pub reserved: [u8; 3],
 }
 
+impl BlockEntry {
+    /// Whether a slice of the block is wide: more than [`WARP_LANES`] lanes (FORMAT.md §5.3,
+    /// version 7), which the GPU rANS stage decodes with a pair of warps.
+    pub fn has_wide_slice(&self) -> bool {
+        self.lanes.iter().any(|&l| l > WARP_LANES)
+    }
+}
+
 /// Expanded rANS decode table of one stream of one group: 4096 packed slots.
 ///
 /// Slot `s` (the low [`PROB_BITS`] of a state) packs `symbol | (freq - 1) << 8 | (s - cum) << 20`,

@@ -511,12 +511,7 @@ pub(crate) fn rans_warps_per_cta(n_warps: u32, sms: u32) -> u32 {
 /// FORMAT.md §5.4), which a pair of warps decodes side by side, half its lanes each
 /// (`dense.rs`, `rans_stage`); 1 otherwise.
 pub(crate) fn rans_halves(entries: &[crate::device::format::BlockEntry]) -> u32 {
-    let wide = |e: &crate::device::format::BlockEntry| {
-        e.lanes
-            .iter()
-            .any(|&l| l > crate::device::format::WARP_LANES)
-    };
-    if entries.iter().any(wide) {
+    if entries.iter().any(|e| e.has_wide_slice()) {
         2
     } else {
         1
