@@ -58,12 +58,14 @@ pub struct EncodeOptions {
     pub raw_match_streams: bool,
     /// With [`EncodeOptions::raw_match_streams`] only ([`EncodeOptions::validate`], so levels
     /// 1-7), for inputs of at most [`WIDE_MAX_BLOCKS`] blocks (larger ones are written without):
-    /// a block's literal slice takes 64 rANS lanes where that halves a chain of at least 128
+    /// a block's literal slice takes 64 rANS lanes where that halves a chain of at least 64
     /// steps (`entropy::wide_lanes`), a wide slice (FORMAT.md §5.4, a version-7 archive) that
-    /// two GPU warps decode side by side, 32 lanes and a word area each. At level 6 on DNA:
-    /// archives 1.9-2.7 % larger than with raw match streams alone, GPU decode 5-37 % faster
-    /// (TAIR10 204 -> 227 GB/s, P. falciparum 190 -> 215, dm3 139 -> 188; PERFORMANCE.md
-    /// twenty-fifth session); default off.
+    /// two GPU warps decode side by side, 32 lanes and a word area each; then the groups with
+    /// the archive's longest chains are coded again with their literals packed wider where
+    /// that costs at most 1 % ([`repack_longest_groups`]). At level 6 on DNA: archives
+    /// 1.9-3.0 % larger than with raw match streams alone, GPU decode 5-40 % faster (TAIR10
+    /// 204 -> 226 GB/s, P. falciparum 190 -> 213, ce2 178 -> 195-203, dm3 139 -> 194-199;
+    /// PERFORMANCE.md twenty-fifth and twenty-sixth sessions); default off.
     pub wide_lanes: bool,
 }
 
@@ -274,7 +276,9 @@ pub const WIDE_MAX_BLOCKS: usize = 2048;
 /// Compresses `data` into a complete archive. `progress` is called with input bytes done.
 ///
 /// Memory: the input, the archive, about 3x `BATCH_BYTES` of parse buffers, and per worker
-/// thread its parse tables and 256 KiB of context statistics (kept for the thread's life).
+/// thread its parse tables and 256 KiB of context statistics (kept for the thread's life);
+/// with `wide_lanes` also every coded group until the end and the parses of the groups
+/// [`repack_longest_groups`] may code again (at most [`WIDE_MAX_BLOCKS`] blocks in all).
 /// Errors: invalid options (message names the option).
 pub fn compress(
     data: &[u8],
@@ -322,12 +326,20 @@ pub fn compress(
     let mut tables_out: Vec<u8> = Vec::new();
     let mut needs_version = VERSION_BASE_6;
     let mut data_out: Vec<u8> = Vec::new();
+    // with wide lanes every group, in order, held back for `repack_longest_groups`, and the
+    // parses of those it may code again (the packable ones; none otherwise)
+    let mut coded: Vec<GroupOut> = Vec::new();
+    let mut parsed_groups: Vec<Vec<BlockParse>> = Vec::new();
     let mut batch_start = 0usize;
     while batch_start < data.len() {
         let batch_end = (batch_start + batch_bytes).min(data.len());
         let first_block = batch_start / bs;
         let group_bytes = group_blocks * bs;
-        let groups: Vec<GroupOut> = if seg_bytes == bs {
+        let keep = |out: &GroupOut, parses: Vec<BlockParse>| match out.packable {
+            true => parses,
+            false => Vec::new(),
+        };
+        let groups: Vec<(GroupOut, Vec<BlockParse>)> = if seg_bytes == bs {
             // Independent blocks: each task parses one group and codes it at once, while
             // its streams are still in cache.
             (batch_start..batch_end)
@@ -344,9 +356,10 @@ pub fn compress(
                             lz::parse_segment_in_group(data, seg, bs, &params, &mut stats)
                         })
                         .collect();
-                    let out = encode_group(data, bs, g / bs, &parses, per_lane, opts);
+                    let out = encode_group(data, bs, g / bs, &parses, per_lane, opts, false);
                     progress((g_end - g) as u64);
-                    out
+                    let parses = keep(&out, parses);
+                    (out, parses)
                 })
                 .collect()
         } else {
@@ -371,28 +384,54 @@ pub fn compress(
                 .par_chunks(group_blocks)
                 .enumerate()
                 .map(|(gi, blocks)| {
-                    encode_group(
+                    let out = encode_group(
                         data,
                         bs,
                         first_block + gi * group_blocks,
                         blocks,
                         per_lane,
                         opts,
-                    )
+                        false,
+                    );
+                    let parses = match out.packable {
+                        true => blocks.to_vec(),
+                        false => Vec::new(),
+                    };
+                    (out, parses)
                 })
                 .collect();
             progress((batch_end - batch_start) as u64 - parsed.into_inner());
             groups
         };
-        for (tables, version, blocks) in groups {
-            tables_out.extend_from_slice(&tables);
-            needs_version = needs_version.max(version);
-            for (e, bytes) in blocks {
-                entries.push(e);
-                data_out.extend_from_slice(&bytes);
+        for (g, parses) in groups {
+            if opts.wide_lanes {
+                coded.push(g);
+                parsed_groups.push(parses);
+            } else {
+                g.append_to(
+                    &mut tables_out,
+                    &mut needs_version,
+                    &mut entries,
+                    &mut data_out,
+                );
             }
         }
         batch_start = batch_end;
+    }
+    if opts.wide_lanes {
+        repack_longest_groups(&mut coded, |i| {
+            let blocks = &parsed_groups[i];
+            encode_group(data, bs, i * group_blocks, blocks, per_lane, opts, true)
+        });
+        drop(parsed_groups);
+        for g in coded {
+            g.append_to(
+                &mut tables_out,
+                &mut needs_version,
+                &mut entries,
+                &mut data_out,
+            );
+        }
     }
     debug_assert_eq!(entries.len(), block_count);
 
@@ -449,10 +488,96 @@ pub fn compress(
     Ok(out)
 }
 
-/// One encoded table group: its table records, the lowest format version they need
-/// ([`VERSION_BASE_6`] when one table per stream, FORMAT.md §10), then each block's entry
-/// and stored slices.
-type GroupOut = (Vec<u8>, u16, Vec<(BlockEntry, Vec<u8>)>);
+/// One encoded table group.
+struct GroupOut {
+    /// Its table records (FORMAT.md §5.2).
+    tables: Vec<u8>,
+    /// The lowest format version they need ([`VERSION_BASE_6`] when one table per stream,
+    /// FORMAT.md §10).
+    version: u16,
+    /// Each block's entry and stored slices.
+    blocks: Vec<(BlockEntry, Vec<u8>)>,
+    /// Its blocks' longest GPU warp chain ([`entropy::warp_chain`], packed literals counted
+    /// in symbols), in steps.
+    chain: usize,
+    /// Whether a packed literal table (FORMAT.md §5.6) of a greater width than the group's
+    /// (1 when not packed) was possible but not taken; with wide lanes only.
+    packable: bool,
+}
+
+impl GroupOut {
+    /// Bytes the group adds to the archive: its table records and stored slices (its block
+    /// table entries are the same whatever its coding).
+    fn bytes(&self) -> usize {
+        self.tables.len() + self.blocks.iter().map(|(_, b)| b.len()).sum::<usize>()
+    }
+
+    /// Appends the group to the archive's table records, format version, block entries and
+    /// data section.
+    fn append_to(
+        self,
+        tables: &mut Vec<u8>,
+        version: &mut u16,
+        entries: &mut Vec<BlockEntry>,
+        data: &mut Vec<u8>,
+    ) {
+        tables.extend_from_slice(&self.tables);
+        *version = (*version).max(self.version);
+        for (e, bytes) in self.blocks {
+            entries.push(e);
+            data.extend_from_slice(&bytes);
+        }
+    }
+}
+
+/// Most share of the archive that [`repack_longest_groups`] may add.
+pub const WIDE_REPACK_MAX_SHARE: f64 = 0.01;
+
+/// `EncodeOptions::wide_lanes`' pass over the coded groups: on the GPU every block of such an
+/// archive is in flight at once (at most [`WIDE_MAX_BLOCKS`]), so its rANS stage lasts as long
+/// as the archive's longest chain. When groups that could have packed their literals wider
+/// (FORMAT.md §5.6) have the longest chains, they are coded again with the widest packing
+/// (`encode_group`'s `force_pack`); the result is kept if the archive's longest chain drops
+/// and it costs at most [`WIDE_REPACK_MAX_SHARE`] of the archive (all of them or none: one
+/// left long keeps the stage as long). A group's chain here is its stored rANS slices'
+/// (`entropy::warp_chain`), without the raw slices' copies. At level 6 with
+/// `--raw-match-streams --wide-lanes` (PERFORMANCE.md twenty-sixth session; chains of the
+/// GPU warp as `examples/rans_chains` counts them): dm3, one group of 21 whose literals coded
+/// 7 % smaller unpacked with a context pair on the letter case, with chains of 259 steps
+/// against the others' ~133, now packed, +0.3 % of the archive; ce2, whose first group
+/// packed two letters a symbol for the sake of its header line's (`>chrX`), with chains of
+/// 131 against the others' ~89, now three with the header's block stored raw, +0.24 %.
+/// Heavily soft-masked inputs, where every group codes much smaller with the context pair,
+/// and P. falciparum, whose header lines would store 51 blocks raw (+2 %), stay as they are.
+/// The budget is counted over the groups' table records and slices (the header and the block
+/// table do not change).
+fn repack_longest_groups(groups: &mut [GroupOut], redo: impl Fn(usize) -> GroupOut + Sync) {
+    let Some(longest) = groups.iter().map(|g| g.chain).max() else {
+        return;
+    };
+    // the longest chain among the groups that repacking cannot shorten
+    let floor = (groups.iter())
+        .filter(|g| !g.packable)
+        .map(|g| g.chain)
+        .max()
+        .unwrap_or(0);
+    let chosen: Vec<usize> = (0..groups.len())
+        .filter(|&i| groups[i].packable && groups[i].chain > floor)
+        .collect();
+    if chosen.is_empty() {
+        return;
+    }
+    let again: Vec<GroupOut> = chosen.par_iter().map(|&i| redo(i)).collect();
+    let then = again.iter().map(|g| g.chain).max().unwrap_or(0).max(floor);
+    let added = again.iter().map(GroupOut::bytes).sum::<usize>() as f64
+        - chosen.iter().map(|&i| groups[i].bytes()).sum::<usize>() as f64;
+    let total = groups.iter().map(GroupOut::bytes).sum::<usize>() as f64;
+    if then < longest && added <= WIDE_REPACK_MAX_SHARE * total {
+        for (i, g) in chosen.into_iter().zip(again) {
+            groups[i] = g;
+        }
+    }
+}
 
 /// Share by which a packed literal table's estimated bytes (FORMAT.md §5.6; symbols, record
 /// and the raw literals of blocks outside its alphabet) may exceed those of the literal record
@@ -516,7 +641,8 @@ pub const PACK_MIN_LITERALS: usize = 4096;
 /// 16 distinct bytes among them (but for up to an eighth of its blocks, whose literals are
 /// then stored raw, `entropy::literal_alphabet`), and it codes them in fewer bytes than the
 /// record chosen otherwise (at levels 1-7 in at most [`PACK_MAX_LOSS_FAST_LEVELS`] more, or
-/// more where each extra byte buys [`PACK_STEPS_PER_BYTE`] GPU chain steps).
+/// more where each extra byte buys [`PACK_STEPS_PER_BYTE`] GPU chain steps), or always with
+/// `force_pack` ([`repack_longest_groups`]).
 fn encode_group(
     data: &[u8],
     bs: usize,
@@ -524,6 +650,7 @@ fn encode_group(
     blocks: &[BlockParse],
     per_lane: usize,
     opts: &EncodeOptions,
+    force_pack: bool,
 ) -> GroupOut {
     let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
     // `raw_match_streams`: no table for the match layer's streams (FORMAT.md §4.1), whose
@@ -608,8 +735,26 @@ fn encode_group(
     let mut packed: Vec<Option<Vec<u8>>> = Vec::new();
     let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
     let enough = lits().map(<[u8]>::len).sum::<usize>() >= PACK_MIN_LITERALS;
-    if let (true, true, Some((_, chosen))) = (opts.packed_literals, enough, &literal_record) {
-        if let Some((alphabet, raw)) = entropy::literal_alphabet(lits()) {
+    let can_pack = opts.packed_literals && enough && literal_record.is_some();
+    // the alphabet of the widest pack (`repack_longest_groups`): at most 4 letters, 6, 16
+    let widest = || {
+        [4, 6, MAX_PACK_ALPHABET]
+            .into_iter()
+            .find_map(|c| entropy::literal_alphabet(lits(), c))
+    };
+    // the width of the widest pack possible (0: none), with wide lanes only (three scans)
+    let widest_width = match can_pack && opts.wide_lanes && !force_pack {
+        true => widest().map_or(0, |(a, _)| pack_width(a.len())),
+        false => 0,
+    };
+    // literals per symbol of the group's literal slices (1: not packed)
+    let mut literal_width = 1usize;
+    if let (true, Some((_, chosen))) = (can_pack, &literal_record) {
+        let alphabet = match force_pack {
+            true => widest(),
+            false => entropy::literal_alphabet(lits(), MAX_PACK_ALPHABET),
+        };
+        if let Some((alphabet, raw)) = alphabet {
             let symbols: Vec<Option<Vec<u8>>> = (lits().zip(&raw))
                 .map(|(l, &raw)| {
                     (!raw).then(|| {
@@ -641,7 +786,8 @@ fn encode_group(
             // packing would look worth half as much where it still divides the chain by `w`
             // (E. coli with wide lanes kept unpacked groups, 255 steps against 88 packed)
             let saved = chain_steps_saved(blocks, &plain, &packed_plain, &symbols);
-            let take = cost < *chosen
+            let take = force_pack
+                || cost < *chosen
                 || (opts.level <= 7
                     && (cost < chosen * (1.0 + PACK_MAX_LOSS_FAST_LEVELS)
                         || (cost - chosen) * PACK_STEPS_PER_BYTE <= saved as f64));
@@ -649,6 +795,7 @@ fn encode_group(
                 literal_record = Some((record, cost));
                 packed = symbols;
                 lanes = packed_lanes;
+                literal_width = w;
             }
         }
     }
@@ -726,7 +873,30 @@ fn encode_group(
     } else {
         version
     };
-    (table_bytes, version, out)
+    // the stored slices' chains: rANS slices only, packed literals in symbols
+    let chain = (out.iter())
+        .map(|(e, _)| {
+            let rans = |k: usize| e.lanes[k] != LANES_RAW && e.lanes[k] != 0;
+            let n = std::array::from_fn(|k| {
+                let w = if k == STREAM_LITERALS {
+                    literal_width
+                } else {
+                    1
+                };
+                rans(k).then(|| (e.decoded_len[k] as usize).div_ceil(w))
+            });
+            let lanes = std::array::from_fn(|k| if rans(k) { e.lanes[k] as usize } else { 0 });
+            entropy::warp_chain(&n, &lanes)
+        })
+        .max()
+        .unwrap_or(0);
+    GroupOut {
+        tables: table_bytes,
+        version,
+        blocks: out,
+        chain,
+        packable: widest_width as usize > literal_width,
+    }
 }
 
 use bytemuck::Zeroable;
@@ -1341,8 +1511,7 @@ mod tests {
     /// (§3.1 rule 4); without `raw_match_streams` the option is refused.
     #[test]
     fn wide_lanes_write_version_7_and_older_versions_refuse_them() {
-        // soft-masked runs: 8 letters, two per packed symbol (pure ACGT packs four, whose
-        // 128-step chains do not pay for 32 more lanes)
+        // soft-masked runs: 8 letters, two per packed symbol, ~250-step chains on 32 lanes
         let mut data = dna_with_repeats(0x0DD_5EED, 2 << 20);
         for (i, b) in data.iter_mut().enumerate() {
             if (i / 3000) % 2 == 1 {
@@ -1423,5 +1592,99 @@ mod tests {
         };
         assert_eq!(version(WIDE_MAX_BLOCKS * 4096), 7);
         assert!(version(WIDE_MAX_BLOCKS * 4096 + 1) < 7);
+    }
+
+    /// With wide lanes, a single-sequence FASTA file whose header (`>chrX`) brings 5 letters
+    /// into its first block: without the repack pass its first group packs two letters a
+    /// symbol (10 letters, FORMAT.md §5.6) and the others three (`\nACGT`); with it the first
+    /// group packs three as well, the header's block stored raw (`repack_longest_groups`).
+    #[test]
+    fn wide_lanes_repack_a_fasta_headers_group_three_letters_a_symbol() {
+        let dna = dna_with_repeats(0xFA57_A5EE, 8 << 20);
+        let mut data = b">chrX\n".to_vec();
+        for line in dna.chunks(60) {
+            data.extend_from_slice(line);
+            data.push(b'\n');
+        }
+        let opts = |wide_lanes| EncodeOptions {
+            level: 6,
+            raw_match_streams: true,
+            wide_lanes,
+            ..Default::default()
+        };
+        let narrow = crate::compress(&data, &opts(false), &|_| {}).unwrap();
+        let wide = crate::compress(&data, &opts(true), &|_| {}).unwrap();
+        let (narrow, wide) = (
+            Archive::parse(&narrow).unwrap(),
+            Archive::parse(&wide).unwrap(),
+        );
+        let g = narrow.header.group_blocks as usize;
+        assert!(narrow.block_count() > 4 * g);
+        // the control: the header's letters keep the first group at two a symbol
+        assert_eq!(narrow.literal_width(1), 2);
+        assert_eq!(narrow.literal_width(g), 3);
+        assert_ne!(narrow.entries[0].lanes[STREAM_LITERALS], LANES_RAW);
+        // repacked: three a symbol everywhere, block 0's literals raw
+        assert!((0..wide.block_count()).all(|b| wide.literal_width(b) == 3));
+        assert_eq!(wide.entries[0].lanes[STREAM_LITERALS], LANES_RAW);
+        assert_eq!(
+            wide.entries[0].stored_len[STREAM_LITERALS],
+            wide.entries[0].decoded_len[STREAM_LITERALS]
+        );
+        assert!(crate::decode::decompress(&wide).unwrap() == data);
+    }
+
+    /// A coded group for [`repack_longest_groups`]' tests: `bytes` of slices, chain `chain`.
+    fn group(bytes: usize, chain: usize, packable: bool) -> GroupOut {
+        GroupOut {
+            tables: Vec::new(),
+            version: VERSION_PACKED,
+            blocks: vec![(BlockEntry::zeroed(), vec![0; bytes])],
+            chain,
+            packable,
+        }
+    }
+
+    /// The pass codes again only the packable groups above every other group's chain, and
+    /// keeps the result only when the archive's longest chain drops for at most
+    /// [`WIDE_REPACK_MAX_SHARE`] of the archive, all of them or none.
+    #[test]
+    fn repack_keeps_a_shorter_longest_chain_within_its_budget() {
+        let chains = |g: &[GroupOut]| g.iter().map(|g| (g.chain, g.bytes())).collect::<Vec<_>>();
+        // one long packable group of three: coded again, +0.5 % of 30,000 bytes: kept
+        let mut g = vec![
+            group(10_000, 130, true),
+            group(10_000, 88, false),
+            group(10_000, 90, false),
+        ];
+        repack_longest_groups(&mut g, |i| {
+            assert_eq!(i, 0);
+            group(10_150, 89, false)
+        });
+        assert_eq!(chains(&g), [(89, 10_150), (88, 10_000), (90, 10_000)]);
+        // +2 %: over the budget, unchanged
+        let mut g = vec![
+            group(10_000, 130, true),
+            group(10_000, 88, false),
+            group(10_000, 90, false),
+        ];
+        repack_longest_groups(&mut g, |_| group(10_600, 89, false));
+        assert_eq!(chains(&g), [(130, 10_000), (88, 10_000), (90, 10_000)]);
+        // two long packable groups, one of which stays long: none kept
+        let mut g = vec![
+            group(10_000, 130, true),
+            group(10_000, 88, false),
+            group(10_000, 131, true),
+        ];
+        repack_longest_groups(&mut g, |i| match i {
+            0 => group(10_010, 89, false),
+            2 => group(10_010, 131, false),
+            _ => unreachable!("group {i} is not above the others"),
+        });
+        assert_eq!(chains(&g), [(130, 10_000), (88, 10_000), (131, 10_000)]);
+        // the longest group cannot be repacked: nothing is coded again
+        let mut g = vec![group(10_000, 130, true), group(10_000, 140, false)];
+        repack_longest_groups(&mut g, |i| unreachable!("group {i} coded again"));
+        assert_eq!(chains(&g), [(130, 10_000), (140, 10_000)]);
     }
 }

@@ -367,12 +367,15 @@ pub const RAW_LITERAL_BLOCKS_DIV: usize = 8;
 /// The literal alphabet of a group of blocks (FORMAT.md §5.6), given each block's literals:
 /// the distinct literal bytes of all but a few blocks, in increasing order, and which blocks
 /// have a literal outside it (their literal slices are then stored raw). The alphabet is the
-/// [`MAX_PACK_ALPHABET`] letters found in the most blocks of at most 16 letters (ties: the
-/// lower byte); `None` when the blocks outside it would be more than
+/// `max_letters` (at most [`MAX_PACK_ALPHABET`]) letters found in the most blocks of at most
+/// 16 letters (ties: the lower byte); `None` when the blocks outside it would be more than
 /// `1 / RAW_LITERAL_BLOCKS_DIV` of the group (rounded down), or no block inside it has a
-/// literal.
+/// literal. A `max_letters` below 16 asks for a wider pack ([`pack_width`]: 4 letters a
+/// symbol from 4 letters, 3 from 6), which a FASTA header's letters in the first block
+/// otherwise keep at 2 (`archive::repack_longest_groups`).
 pub fn literal_alphabet<'a>(
     slices: impl Iterator<Item = &'a [u8]>,
+    max_letters: usize,
 ) -> Option<(Vec<u8>, Vec<bool>)> {
     let slices: Vec<&[u8]> = slices.collect();
     let most_raw = slices.len() / RAW_LITERAL_BLOCKS_DIV;
@@ -408,7 +411,7 @@ pub fn literal_alphabet<'a>(
         .filter(|&x| blocks_with[x as usize] > 0)
         .collect();
     letters.sort_by_key(|&x| (std::cmp::Reverse(blocks_with[x as usize]), x));
-    letters.truncate(MAX_PACK_ALPHABET);
+    letters.truncate(max_letters.clamp(1, MAX_PACK_ALPHABET));
     letters.sort_unstable();
     let mut inside = [false; 256];
     for &x in &letters {
@@ -1041,11 +1044,14 @@ fn two_round_lanes(
 /// side by side, 32 lanes each, each lane taking its words from its warp's own word area.
 pub const WIDE_LANES: usize = 2 * WARP_LANES as usize;
 
-/// Steps of the GPU warp's chain that each lane [`wide_lanes`] adds must save: half of
+/// Steps of the GPU warp's chain that each lane [`wide_lanes`] adds must save: a quarter of
 /// [`TWO_ROUND_STEPS_PER_LANE`], since wide lanes are asked for
 /// (`EncodeOptions::wide_lanes`) by whoever puts GPU decode speed before a per cent or two
-/// of size. A 32-lane slice goes wide from a chain of 128 steps.
-pub const WIDE_STEPS_PER_LANE: usize = 2;
+/// of size, and every block is then in flight at once, so the stage waits for the archive's
+/// longest chain. A 32-lane slice goes wide from a chain of 64 steps. (At 2, from 128 steps,
+/// a few blocks of 124-127 steps stayed narrow beside wide ones of ~88 and set the archive's
+/// chain: ce2's block 984, E. coli's last block; PERFORMANCE.md twenty-sixth session.)
+pub const WIDE_STEPS_PER_LANE: usize = 1;
 
 /// `EncodeOptions::wide_lanes`' last stage of the lane choice, after [`block_lanes_packed`], for
 /// a block of `n[k]` symbols per stream (`None`: no rANS slice) with lanes `lanes`: the
@@ -1452,28 +1458,42 @@ mod tests {
         let dna: &[u8] = b"ACGTACGTNNNN\nACGT";
         let mut blocks = vec![header];
         blocks.extend(std::iter::repeat_n(dna, 15));
-        let (alphabet, raw) = literal_alphabet(blocks.iter().copied()).unwrap();
+        let (alphabet, raw) = literal_alphabet(blocks.iter().copied(), 16).unwrap();
         assert_eq!(alphabet, b"\nACGNT");
         assert_eq!(raw, [[true].as_slice(), &[false; 15]].concat());
         // two wide blocks of 16 are 1/8: packing; three are more: none
         let mut two = vec![header, header];
         two.extend(std::iter::repeat_n(dna, 14));
-        assert!(literal_alphabet(two.iter().copied()).is_some());
+        assert!(literal_alphabet(two.iter().copied(), 16).is_some());
         let mut three = vec![header, header, header];
         three.extend(std::iter::repeat_n(dna, 13));
-        assert!(literal_alphabet(three.iter().copied()).is_none());
+        assert!(literal_alphabet(three.iter().copied(), 16).is_none());
         // 17 letters spread over every block: none
         let text: &[u8] = b"Call me Ishmael. Some years ago - never mind how long";
-        assert!(literal_alphabet(std::iter::repeat_n(text, 8)).is_none());
+        assert!(literal_alphabet(std::iter::repeat_n(text, 8), 16).is_none());
         // a block of 16 letters but one outside the 16 most common: raw
         let rare: &[u8] = b"ACGTZ";
         let mut r = vec![rare];
         r.extend(std::iter::repeat_n(b"ACGTBDEFHIJKLMOP".as_slice(), 8));
-        let (alphabet, raw) = literal_alphabet(r.iter().copied()).unwrap();
+        let (alphabet, raw) = literal_alphabet(r.iter().copied(), 16).unwrap();
         assert_eq!(alphabet.len(), 16);
         assert!(!alphabet.contains(&b'Z'));
         assert!(raw[0]);
         assert!(raw[1..].iter().all(|&x| !x));
+        // a short FASTA header (ce2's ">chrX"): within 16 letters, so the whole group packs
+        // two letters a symbol; at most 6 letters, three a symbol with the header block raw
+        let short: &[u8] = b">chrX\nACGT";
+        let dna: &[u8] = b"ACGTTGCA\nACGT";
+        let mut fasta = vec![short];
+        fasta.extend(std::iter::repeat_n(dna, 15));
+        let (alphabet, raw) = literal_alphabet(fasta.iter().copied(), 16).unwrap();
+        assert_eq!(alphabet, b"\n>ACGTXchr");
+        assert!(raw.iter().all(|&x| !x));
+        let (alphabet, raw) = literal_alphabet(fasta.iter().copied(), 6).unwrap();
+        assert_eq!(alphabet, b"\n>ACGT");
+        assert_eq!(raw, [[true].as_slice(), &[false; 15]].concat());
+        // at most 4: every block has five letters, so none
+        assert!(literal_alphabet(fasta.iter().copied(), 4).is_none());
     }
 
     #[test]

@@ -193,12 +193,13 @@ enum Cmd {
         raw_match_streams: bool,
         /// With --raw-match-streams, for inputs of up to 2048 blocks (32 MiB at 16 KiB blocks;
         /// larger ones are written without, and a note says so): give each block's literal
-        /// slice 64 rANS lanes where that halves a decode chain of at least 128 steps (short
-        /// blocks, or pure ACGT with four bases a symbol, may stay narrow; a note says when
-        /// none went wide), which two GPU warps then decode side by side (32 lanes each). At
-        /// level 6, DNA archives are another 1.9-2.7 % larger and decode 5-37 % faster on an
-        /// H200 (P. falciparum 190 -> 215 GB/s, TAIR10 204 -> 227, dm3 139 -> 188); the CPU
-        /// decodes them with its AVX2 loop too. Writes a version-7 archive, which older
+        /// slice 64 rANS lanes where that halves a decode chain of at least 64 steps (short
+        /// blocks may stay narrow; a note says when none went wide), which two GPU warps then
+        /// decode side by side (32 lanes each), and pack the literals of the groups with the
+        /// longest chains tighter where that costs at most 1 % of the archive. At level 6, DNA
+        /// archives are another 2-3 % larger and decode 5-40 % faster on an H200
+        /// (P. falciparum 190 -> 213 GB/s, TAIR10 204 -> 225, ce2 178 -> 195-203, dm3 139 ->
+        /// 193-199); the CPU decodes them 2-10 % slower. Writes a version-7 archive, which older
         /// aceapex versions refuse. 'info' shows it ("wide slices").
         #[arg(long)]
         wide_lanes: bool,
@@ -976,14 +977,14 @@ fn compress_one(
     };
     pb.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
-    // --wide-lanes where no block's chain was long enough (FORMAT.md §5.5: 128 steps; DNA
-    // blocks of 8 KiB or less stay narrow): the archive is what it would be without
+    // --wide-lanes where no block's chain was long enough (FORMAT.md §5.5: 64 steps; short
+    // blocks stay narrow): the archive is what it would be without
     let version = u16::from_le_bytes([packed[4], packed[5]]);
     if opts.wide_lanes && blocks <= archive::WIDE_MAX_BLOCKS && !data.is_empty() && version < 7 {
         note(format_args!(
             "--wide-lanes: no block's rANS chain was long enough to pay for wide slices (a \
-             32-lane slice goes wide from 128 steps; short blocks and pure ACGT, four bases \
-             a symbol, stay below), so the archive is written without them"
+             32-lane slice goes wide from 64 steps; short blocks stay below), so the archive \
+             is written without them"
         ));
     }
     out.finish(&packed)?;

@@ -278,8 +278,8 @@ fn wide_lanes_need_raw_match_streams_and_show_in_info() {
         d,
         &["compress", "g.fa", "-o", "r.acx", "--raw-match-streams"],
     ));
-    // upper-case only, four letters a packed symbol, in 8 KiB blocks: 64-step chains, too
-    // short to go wide, and a note says so
+    // upper-case only, four letters a packed symbol, in 4 KiB blocks: 32-step chains, too
+    // short to go wide (FORMAT.md §5.5: from 64 steps), and a note says so
     let upper = data.to_ascii_uppercase();
     std::fs::write(d.join("u.fa"), &upper).unwrap();
     let narrow = [
@@ -290,7 +290,7 @@ fn wide_lanes_need_raw_match_streams_and_show_in_info() {
         "--raw-match-streams",
         "--wide-lanes",
         "--block-size",
-        "8K",
+        "4K",
     ];
     let o = run(d, &narrow);
     ok(&o);

@@ -188,14 +188,16 @@ fn stage_expansion_tables(kernel: RansKernel) -> bool {
     }
 }
 
-/// Warps per CTA of the rANS stage forced by `ACEAPEX_GPU_RANS_WARPS` (8 or 16; benchmarks:
-/// both CTA sizes and kernels on the same archive), or `None`: `launch::rans_warps_per_cta`.
-fn rans_warps_forced() -> Option<u32> {
-    match std::env::var("ACEAPEX_GPU_RANS_WARPS").as_deref() {
-        Ok("8") => Some(crate::device::rans::KERNEL_NARROW_WARPS),
-        Ok("16") => Some(crate::device::rans::KERNEL_MAX_WARPS),
-        _ => None,
+/// Warps per CTA of the rANS stage forced by `ACEAPEX_GPU_RANS_WARPS` (1 to 16, rounded
+/// down to an even count of at least 2 for an archive with wide slices, `halves` 2;
+/// benchmarks: CTA sizes and kernels on the same archive; up to 8 the packed literals take
+/// the kernel built for 8), or `None` (unset or out of range): `launch::rans_warps_per_cta`.
+fn rans_warps_forced(halves: u32) -> Option<u32> {
+    let w: u32 = std::env::var("ACEAPEX_GPU_RANS_WARPS").ok()?.parse().ok()?;
+    if !(1..=crate::device::rans::KERNEL_MAX_WARPS).contains(&w) {
+        return None;
     }
+    Some(if halves == 2 { (w & !1).max(2) } else { w })
 }
 
 /// `order` in device memory, or one unused zero word when it is empty (a kernel argument
@@ -292,7 +294,7 @@ impl GpuArchive {
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_halves = super::launch::rans_halves(&a.entries);
-        let rans_wpc = rans_warps_forced().unwrap_or_else(|| {
+        let rans_wpc = rans_warps_forced(rans_halves).unwrap_or_else(|| {
             super::launch::rans_warps_per_cta(
                 (a.entries.len() as u32).saturating_mul(rans_halves),
                 gpu.sm_count(),
