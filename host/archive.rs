@@ -541,8 +541,8 @@ pub const WIDE_REPACK_MAX_SHARE: f64 = 0.01;
 /// and it costs at most [`WIDE_REPACK_MAX_SHARE`] of the archive (all of them or none: one
 /// left long keeps the stage as long). A group's chain here is its stored rANS slices'
 /// (`entropy::warp_chain`), without the raw slices' copies. At level 6 with
-/// `--raw-match-streams --wide-lanes` (PERFORMANCE.md twenty-sixth session; chains of the
-/// GPU warp as `examples/rans_chains` counts them): dm3, one group of 21 whose literals coded
+/// `--raw-match-streams --wide-lanes` (PERFORMANCE.md twenty-sixth session; longest rANS
+/// chains): dm3, one group of 21 whose literals coded
 /// 7 % smaller unpacked with a context pair on the letter case, with chains of 259 steps
 /// against the others' ~133, now packed, +0.3 % of the archive; ce2, whose first group
 /// packed two letters a symbol for the sake of its header line's (`>chrX`), with chains of
