@@ -115,6 +115,9 @@ pub struct GpuArchive {
     pub(crate) rans_stage_expand: u32,
     /// The rANS stage's entry point for the archive's table kinds.
     pub(crate) rans_kernel: RansKernel,
+    /// Whether the packed kernel's 8-warp entry point runs the stage (CTAs of at most 8
+    /// warps, unless `ACEAPEX_GPU_RANS_ENTRY=16` forces the 16-warp one: benchmarks).
+    pub(crate) rans_narrow: bool,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -314,7 +317,14 @@ impl GpuArchive {
             STREAM_COUNT
         } as u32;
         let rans_chunks = a.entries.len().div_ceil(rans_bpc.max(1) as usize);
-        let rans_grid = super::launch::rans_grid(rans_chunks, gpu.sm_count());
+        // CTAs per SM forced by `ACEAPEX_GPU_RANS_CTAS_PER_SM` (1-32; benchmarks of small
+        // CTAs, which the rule's 2 would leave in rounds), else the rule's
+        let per_sm = std::env::var("ACEAPEX_GPU_RANS_CTAS_PER_SM")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|c| (1..=32).contains(c))
+            .unwrap_or(crate::device::rans::KERNEL_CTAS_PER_SM);
+        let rans_grid = super::launch::rans_grid_per_sm(rans_chunks, gpu.sm_count(), per_sm);
         let order = super::launch::rans_chunk_order(
             &a.entries,
             |b| a.literal_width(b) as u32,
@@ -377,6 +387,8 @@ impl GpuArchive {
             rans_staged,
             rans_stage_expand,
             rans_kernel,
+            rans_narrow: rans_wpc <= crate::device::rans::KERNEL_NARROW_WARPS
+                && std::env::var("ACEAPEX_GPU_RANS_ENTRY").as_deref() != Ok("16"),
             rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),

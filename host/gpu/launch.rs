@@ -6,8 +6,7 @@ use super::{Ctx, Gpu, GpuError};
 use crate::device::format::{CopyToken, DecodeTable, LiteralRun, STREAM_COUNT};
 use crate::device::handoff::QUEUE_FALLBACK;
 use crate::device::rans::{
-    KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
-    KERNEL_PAIR_BYTES, KERNEL_SMEM_BYTES,
+    KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_PAIR_BYTES, KERNEL_SMEM_BYTES,
 };
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
@@ -569,8 +568,14 @@ pub fn rans_block_steps_split(
 /// CTAs of the rANS stage's grid for `n_chunks` chunks on `sms` SMs: as many as the GPU
 /// holds at once ([`KERNEL_CTAS_PER_SM`] per SM), at most one per chunk, at least 1.
 pub fn rans_grid(n_chunks: usize, sms: u32) -> u32 {
+    rans_grid_per_sm(n_chunks, sms, KERNEL_CTAS_PER_SM)
+}
+
+/// [`rans_grid`] for `per_sm` CTAs per SM (smaller CTAs fit more; benchmarks:
+/// `ACEAPEX_GPU_RANS_CTAS_PER_SM`).
+pub fn rans_grid_per_sm(n_chunks: usize, sms: u32, per_sm: u32) -> u32 {
     (n_chunks as u64)
-        .min(sms as u64 * KERNEL_CTAS_PER_SM as u64)
+        .min(sms as u64 * per_sm.max(1) as u64)
         .max(1) as u32
 }
 
@@ -689,9 +694,7 @@ pub(crate) fn rans_decode_slices(
     let kernel = match ga.rans_kernel {
         RansKernel::Plain => &gpu.k.rans_decode_slices,
         RansKernel::Context => &gpu.k.rans_decode_slices_ctx,
-        RansKernel::Packed if ga.rans_wpc <= KERNEL_NARROW_WARPS => {
-            &gpu.k.rans_decode_slices_pack_narrow
-        }
+        RansKernel::Packed if ga.rans_narrow => &gpu.k.rans_decode_slices_pack_narrow,
         RansKernel::Packed => &gpu.k.rans_decode_slices_pack,
     };
     let mut b = gpu.stream().launch_builder(kernel);
