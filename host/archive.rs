@@ -1417,6 +1417,18 @@ mod tests {
         data
     }
 
+    /// `data` compressed at level 6 without and with an option (`with(false)`, `with(true)`
+    /// give the options' other fields).
+    fn level6_pair(data: &[u8], with: impl Fn(bool) -> EncodeOptions) -> [Vec<u8>; 2] {
+        [false, true].map(|on| {
+            let opts = EncodeOptions {
+                level: 6,
+                ..with(on)
+            };
+            crate::compress(data, &opts, &|_| {}).unwrap()
+        })
+    }
+
     /// Bytes of the expanded tables `a` keeps.
     fn cached_bytes(a: &Archive<'_>) -> u64 {
         (a.tables.iter().flatten().flatten())
@@ -1472,13 +1484,10 @@ mod tests {
     #[test]
     fn raw_match_streams_leave_the_warp_to_the_literals() {
         let data = dna_with_repeats(0x4A3_5EED, 2 << 20);
-        let level6 = |raw_match_streams| EncodeOptions {
-            level: 6,
+        let [coded, raw] = level6_pair(&data, |raw_match_streams| EncodeOptions {
             raw_match_streams,
             ..Default::default()
-        };
-        let coded = crate::compress(&data, &level6(false), &|_| {}).unwrap();
-        let raw = crate::compress(&data, &level6(true), &|_| {}).unwrap();
+        });
         let (coded, raw) = (
             Archive::parse(&coded).unwrap(),
             Archive::parse(&raw).unwrap(),
@@ -1606,14 +1615,11 @@ mod tests {
             data.extend_from_slice(line);
             data.push(b'\n');
         }
-        let opts = |wide_lanes| EncodeOptions {
-            level: 6,
+        let [narrow, wide] = level6_pair(&data, |wide_lanes| EncodeOptions {
             raw_match_streams: true,
             wide_lanes,
             ..Default::default()
-        };
-        let narrow = crate::compress(&data, &opts(false), &|_| {}).unwrap();
-        let wide = crate::compress(&data, &opts(true), &|_| {}).unwrap();
+        });
         let (narrow, wide) = (
             Archive::parse(&narrow).unwrap(),
             Archive::parse(&wide).unwrap(),
