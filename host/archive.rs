@@ -736,23 +736,29 @@ fn encode_group(
     let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
     let enough = lits().map(<[u8]>::len).sum::<usize>() >= PACK_MIN_LITERALS;
     let can_pack = opts.packed_literals && enough && literal_record.is_some();
-    // the alphabet of the widest pack (`repack_longest_groups`): at most 4 letters, 6, 16
-    let widest = || {
-        [4, 6, MAX_PACK_ALPHABET]
+    // the group's alphabet (at most 16 letters), and with wide lanes the one of a wider pack
+    // where at most 4 or 6 letters leave few enough blocks raw (`repack_longest_groups`; a
+    // smaller cap never succeeds where 16 fails, so it is tried only after that one, and
+    // only where it would pack more letters a symbol)
+    let alphabet16 = can_pack
+        .then(|| entropy::literal_alphabet(lits(), MAX_PACK_ALPHABET))
+        .flatten();
+    let wider = match (&alphabet16, opts.wide_lanes) {
+        (Some((a, _)), true) => [4, 6]
             .into_iter()
-            .find_map(|c| entropy::literal_alphabet(lits(), c))
+            .filter(|&c| pack_width(c) > pack_width(a.len()))
+            .find_map(|c| entropy::literal_alphabet(lits(), c)),
+        _ => None,
     };
-    // the width of the widest pack possible (0: none), with wide lanes only (three scans)
-    let widest_width = match can_pack && opts.wide_lanes && !force_pack {
-        true => widest().map_or(0, |(a, _)| pack_width(a.len())),
-        false => 0,
-    };
+    // the width of the widest pack possible (0: none)
+    let widest_width =
+        (wider.as_ref().or(alphabet16.as_ref())).map_or(0, |(a, _)| pack_width(a.len()));
     // literals per symbol of the group's literal slices (1: not packed)
     let mut literal_width = 1usize;
-    if let (true, Some((_, chosen))) = (can_pack, &literal_record) {
+    if let Some((_, chosen)) = &literal_record {
         let alphabet = match force_pack {
-            true => widest(),
-            false => entropy::literal_alphabet(lits(), MAX_PACK_ALPHABET),
+            true => wider.or(alphabet16),
+            false => alphabet16,
         };
         if let Some((alphabet, raw)) = alphabet {
             let symbols: Vec<Option<Vec<u8>>> = (lits().zip(&raw))
@@ -895,7 +901,7 @@ fn encode_group(
         version,
         blocks: out,
         chain,
-        packable: widest_width as usize > literal_width,
+        packable: opts.wide_lanes && !force_pack && widest_width as usize > literal_width,
     }
 }
 
