@@ -156,6 +156,11 @@ fn main() {
             32 * rans_launch::KERNEL_NARROW_WARPS,
             rans_launch::KERNEL_CTAS_PER_SM,
         ),
+        (
+            "rans_decode_slices_pack_solo",
+            32 * rans_launch::KERNEL_SOLO_WARPS,
+            1,
+        ),
     ];
     let mut ptx = ptx;
     for (entry, threads, ctas) in bounds {

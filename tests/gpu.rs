@@ -316,23 +316,73 @@ fn rans_stage_decodes_archives_of_two_rounds() {
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     let wpc = aceapex::device::rans::KERNEL_MAX_WARPS;
+    let chunks = launch::rans_chunks(blocks, a.header.group_blocks, wpc);
     let order = launch::rans_chunk_order(
         &a.entries,
         |b| a.literal_width(b) as u32,
-        wpc,
-        launch::rans_grid(blocks.div_ceil(wpc as usize), g.sm_count()),
+        &chunks,
+        launch::rans_grid(chunks.len(), g.sm_count()),
     );
     assert!(
         order.len() > 2 * g.sm_count() as usize,
         "more chunks than CTAs"
     );
+    // (chunk i starts at block i * wpc: groups of 64 blocks, chunks of 16)
     assert!(
-        (order.iter().enumerate()).any(|(i, &k)| k != launch::RANS_NO_CHUNK && i as u32 != k),
+        (order.iter().enumerate()).any(|(i, &k)| k != launch::RANS_NO_CHUNK && i as u32 * wpc != k),
         "the sample should reorder the chunks"
     );
     for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
         let out = decoder::decompress_with(&g, &a, d).unwrap();
         assert!(out == data, "{d:?} output differs on a two-round archive");
+    }
+}
+
+/// An archive whose usual rANS grid would run two CTAs on some SMs and one on the others
+/// (more chunks of 8 blocks than SMs) and whose blocks fit one CTA of at most
+/// `KERNEL_SOLO_WARPS` warps per SM: the stage runs `rans_decode_slices_pack_solo` on chunks
+/// cut at the 64-block table groups (`launch::rans_solo_blocks`, `launch::rans_chunks`),
+/// pairs of warps for its wide slices; the dense pipe and the wavefront bit-exact.
+#[test]
+fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
+    let Some(g) = gpu_or_skip("rans_stage_decodes_a_grid_of_one_cta_per_sm") else {
+        return;
+    };
+    let opts = EncodeOptions {
+        raw_match_streams: true,
+        wide_lanes: true,
+        ..EncodeOptions::default()
+    };
+    // 9 blocks of 16 KiB per SM: the usual 8-block chunks outnumber the SMs
+    let blocks = 9 * g.sm_count() as usize;
+    let mut r = aceapex::gpu::tokens::Rng::new(27);
+    let mut data = Vec::with_capacity(blocks << 14);
+    while data.len() < blocks << 14 {
+        // DNA, a repeat of an earlier stretch now and then, a run of N seldom
+        match r.below(32) {
+            0 => data.extend(std::iter::repeat_n(b'N', 3000)),
+            1..=4 if data.len() > 5000 => {
+                let at = data.len() - 1000 - r.below(4000) as usize;
+                data.extend_from_within(at..at + 500);
+            }
+            _ => data.extend((0..2000).map(|_| b"ACGT"[r.below(4) as usize])),
+        }
+    }
+    data.truncate(blocks << 14);
+    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    assert_eq!(a.block_count(), blocks);
+    assert_eq!(launch::rans_halves(&a.entries), 2, "wide slices expected");
+    let bpc = launch::rans_solo_blocks(blocks, a.header.group_blocks, 2, g.sm_count())
+        .expect("the sample should take the one-CTA-per-SM grid");
+    assert!(
+        !a.header.group_blocks.is_multiple_of(bpc),
+        "chunks of {bpc} should not divide a group of {}",
+        a.header.group_blocks
+    );
+    for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
+        let out = decoder::decompress_with(&g, &a, d).unwrap();
+        assert!(out == data, "{d:?} output differs on a one-CTA-per-SM grid");
     }
 }
 

@@ -768,16 +768,17 @@ rans_entry!(
     /// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries:
     /// every chunk once, in an order the host chooses, longest chain first in serpentine
     /// rounds, `gpu::launch::rans_chunk_order`, and entries past the last block, which it
-    /// skips; chunk `k` is the (with `halves` 2, below: `wpc / 2` blocks, a pair of warps each)
-    /// blocks `k * wpc .. k * wpc + wpc` for `wpc` warps per CTA), and its warp `w` decodes
-    /// block `k * wpc + w`, the block's slices into `decoded` at
-    /// `dec_offsets[STREAM_COUNT * block + stream]`. At the start of a round the CTA copies the
-    /// decode tables of its first block's table group into dynamic shared memory, one per
+    /// skips). An entry is a chunk's first block `r0`; the chunk is the blocks from `r0` on,
+    /// one per warp (with `halves` 2, below: a pair of warps per block), that lie in `r0`'s
+    /// table group: warp `w` decodes block `r0 + w` if it is in that group, the block's slices
+    /// into `decoded` at `dec_offsets[STREAM_COUNT * block + stream]` (the host cuts every
+    /// group into chunks, `gpu::launch::rans_chunks`). At the start of a round the CTA copies
+    /// the decode tables of the chunk's table group into dynamic shared memory, one per
     /// stream (`rans::KERNEL_SMEM_BYTES`), by asynchronous copies issued all before the first
-    /// wait ([`stage16`]); a warp whose block lies in that group reads them
-    /// there, any other (a group size that is not a multiple of the CTA's warps) from global
-    /// memory. (In L1 the tables of a few groups per SM missed often enough that most steps
-    /// waited on L2: rANS stage -15 % on gcide, PERFORMANCE.md seventh session.)
+    /// wait ([`stage16`]), and its warps read them there. (In L1 the tables of a few groups
+    /// per SM missed often enough that most steps waited on L2: rANS stage -15 % on gcide,
+    /// PERFORMANCE.md seventh session; chunks that crossed a group read the other group's
+    /// from global memory until the twenty-seventh session.)
     ///
     /// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
     /// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
@@ -840,6 +841,18 @@ rans_entry!(
     /// stage's time (E. coli rANS 0.078-0.080 -> 0.069-0.070 ms), while the 16-warp kernel, whose
     /// time is its throughput, spills more so (hs37 -1 %; PERFORMANCE.md seventeenth session).
     rans_decode_slices_pack_narrow,
+    true,
+    true,
+    true
+);
+rans_entry!(
+    /// [`rans_decode_slices_pack_narrow`] for grids of at most one CTA per SM, CTAs of up to
+    /// `rans::KERNEL_SOLO_WARPS` warps (`gpu::launch::rans_solo_blocks`): its launch bounds
+    /// (`build.rs`) leave it up to 80 registers a thread, its packed step the word load
+    /// first (`LATE`). On the H200 (PERFORMANCE.md twenty-seventh session), against the
+    /// usual grid of 16-warp CTAs, two on some SMs: ce2 (121 CTAs of 20 warps) +9 %, dm3
+    /// (124 of 22) +6 %; the same body without `LATE` gained half of that.
+    rans_decode_slices_pack_solo,
     true,
     true,
     true
@@ -936,14 +949,13 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     } else {
         core::ptr::null_mut()
     };
-    // rounds of one chunk of `wpc` consecutive blocks per CTA, one block per warp; the
-    // chunks in the host's order (longest chains first)
+    // rounds of one chunk of up to `bpc` consecutive blocks of a table group per CTA, one
+    // block per warp (or pair); the chunks in the host's order (longest chains first)
     let mut slot = cta;
     while slot < n_chunks {
         // SAFETY: slot < n_chunks entries of the order.
-        let chunk = unsafe { *chunk_order.add(slot as usize) };
+        let r0 = unsafe { *chunk_order.add(slot as usize) } as u64;
         slot += ncta;
-        let r0 = chunk as u64 * bpc;
         if r0 >= n_blocks as u64 {
             continue;
         }
@@ -1006,22 +1018,17 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         let w = (tid / 32) as u64;
         let b = r0 + w / halves;
         let half = (w % halves) as u32;
-        // (both warps of a pair have the same block: both pass or both skip)
-        if b < n_blocks as u64 {
-            let in_group = b / group_blocks as u64 == g0;
-            let (staged, staged_expand) = if in_group {
-                (smem, expand_smem)
-            } else {
-                (core::ptr::null_mut(), core::ptr::null_mut())
-            };
+        // the chunk's blocks: those of r0's group (a block of the next group belongs to
+        // another chunk). Both warps of a pair have the same block: both pass or both skip.
+        if w / halves < bpc && b < n_blocks as u64 && b / group_blocks as u64 == g0 {
             let st = decode_slices::<CTX_OK, PACK_OK, LATE>(
                 &src,
                 b,
                 lane,
                 Staged {
-                    tables: staged,
+                    tables: smem,
                     pairs: staged_tables as usize > STREAM_COUNT,
-                    expand: staged_expand,
+                    expand: expand_smem,
                 },
                 half,
                 halves as u32,

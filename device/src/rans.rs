@@ -14,7 +14,9 @@ use crate::format::{
 };
 use crate::status::Status;
 
-pub use crate::rans_launch::{KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS};
+pub use crate::rans_launch::{
+    KERNEL_CTAS_PER_SM, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS, KERNEL_SOLO_WARPS,
+};
 
 /// Bytes per lane the GPU rANS stage loads before storing them when it copies a raw slice
 /// (`dense.rs`, `copy_raw_slice`): one memory latency per `32 * RAW_COPY_UNROLL` bytes of
@@ -45,14 +47,16 @@ pub const KERNEL_SMEM_BYTES: usize =
 /// all its tables (two CTAs per SM use an H200 SM's 228 KiB to the byte with the driver's
 /// 1 KiB per CTA), so the host stages the context pairs' second tables only without pairs
 /// of warps or without an expansion table (`gpu::decoder`, `GpuArchive::upload`).
-pub const KERNEL_PAIR_BYTES: usize = 8 * (KERNEL_MAX_WARPS as usize / 2);
+/// Sized for the largest CTA of any rANS entry point ([`KERNEL_SOLO_WARPS`]).
+pub const KERNEL_PAIR_BYTES: usize = 8 * (KERNEL_SOLO_WARPS as usize / 2);
 
 const _: () = assert!(
     KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>() + KERNEL_PAIR_BYTES
         <= KERNEL_SMEM_BYTES
 );
-// the pairs' named barriers: ids 1 ..= KERNEL_MAX_WARPS / 2 of the 16 (0 is the CTA's)
-const _: () = assert!(KERNEL_MAX_WARPS / 2 <= 15);
+// the pairs' named barriers: ids 1 ..= warps / 2 of the 16 (0 is the CTA's)
+const _: () = assert!(KERNEL_MAX_WARPS <= KERNEL_SOLO_WARPS);
+const _: () = assert!(KERNEL_SOLO_WARPS / 2 <= 15);
 
 /// Bytes of slack the GPU rANS stage needs after each decoded slice in its scratch (the
 /// host pads every slot by at least this): packed literals are stored in 4-byte words, the

@@ -26,3 +26,13 @@ pub const KERNEL_CTAS_PER_SM: u32 = 2;
 /// and it spills (72 bytes of stores; rANS stage -4..-7 % on TAIR10, dm3 and E. coli;
 /// PERFORMANCE.md fourteenth session).
 pub const KERNEL_NARROW_WARPS: u32 = 8;
+
+/// Most warps per CTA of `rans_decode_slices_pack_solo`, the packed-literal kernel for grids of
+/// at most one CTA per SM (`gpu::launch::rans_solo_blocks`): where two 16-warp CTAs on some
+/// SMs and one on the others would leave the stage waiting for the doubled SMs, one CTA of
+/// up to this many warps per SM spreads the blocks evenly. Its launch bounds (`.maxntid 768`,
+/// one CTA per SM) leave `ptxas` up to 80 registers a thread, which its packed step with the
+/// word load first (`LATE`) takes without spilling. (Up to 30 warps under the 64 registers
+/// of the 16-warp kernels, P. falciparum's 26-warp CTAs decoded 5 % slower than the usual
+/// grid; PERFORMANCE.md twenty-seventh session.)
+pub const KERNEL_SOLO_WARPS: u32 = 24;

@@ -92,16 +92,17 @@ pub struct GpuArchive {
     /// (`launch::dense_block_order`, longest first where `launch::dense_order_longest_first`
     /// says so; one unused word for an empty archive).
     pub(crate) dense_order: CudaSlice<u32>,
-    /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU).
+    /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU, or twice or
+    /// once `launch::rans_solo_blocks`' blocks).
     pub(crate) rans_wpc: u32,
     /// Warps of the rANS stage per block: 2 when a block has a wide slice (FORMAT.md §5.4,
-    /// `launch::rans_halves`), else 1. A chunk is `rans_wpc / rans_halves` blocks.
+    /// `launch::rans_halves`), else 1. A chunk is at most `rans_wpc / rans_halves` blocks.
     pub(crate) rans_halves: u32,
-    /// The order in which the rANS stage's CTAs take chunks of `rans_wpc / rans_halves`
-    /// blocks (`launch::rans_chunk_order`; one unused word for an empty archive).
+    /// The order in which the rANS stage's CTAs take the chunks (`launch::rans_chunks`), as
+    /// their first blocks (`launch::rans_chunk_order`; one unused word for an empty archive).
     pub(crate) rans_order: CudaSlice<u32>,
-    /// Chunks of `rans_wpc / rans_halves` blocks: the entries of `rans_order` the kernel reads (whole
-    /// rounds of `rans_grid`, the last padded with `launch::RANS_NO_CHUNK`).
+    /// The entries of `rans_order` the kernel reads (whole rounds of `rans_grid`, the last
+    /// padded with `launch::RANS_NO_CHUNK`).
     pub(crate) rans_chunks: u32,
     /// CTAs of the rANS stage's grid (`launch::rans_grid`), the grid `rans_order` is laid
     /// out for.
@@ -115,6 +116,9 @@ pub struct GpuArchive {
     pub(crate) rans_stage_expand: u32,
     /// The rANS stage's entry point for the archive's table kinds.
     pub(crate) rans_kernel: RansKernel,
+    /// Whether the packed kernel's entry point for grids of one CTA per SM runs the stage
+    /// (`launch::rans_solo_blocks`).
+    pub(crate) rans_solo: bool,
     /// Whether the packed kernel's 8-warp entry point runs the stage (CTAs of at most 8
     /// warps, unless `ACEAPEX_GPU_RANS_ENTRY=16` forces the 16-warp one: benchmarks).
     pub(crate) rans_narrow: bool,
@@ -297,15 +301,31 @@ impl GpuArchive {
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let rans_halves = super::launch::rans_halves(&a.entries);
-        let rans_wpc = rans_warps_forced(rans_halves).unwrap_or_else(|| {
-            super::launch::rans_warps_per_cta(
-                (a.entries.len() as u32).saturating_mul(rans_halves),
+        let rans_kernel = RansKernel::for_archive(a);
+        let forced = rans_warps_forced(rans_halves);
+        // one CTA per SM where the usual grid would double some SMs up (packed archives;
+        // `ACEAPEX_GPU_RANS_SOLO=0` keeps the usual grid: benchmarks)
+        let solo_off = std::env::var("ACEAPEX_GPU_RANS_SOLO").as_deref() == Ok("0");
+        let solo_bpc = match (forced, rans_kernel) {
+            (None, RansKernel::Packed) if !solo_off => super::launch::rans_solo_blocks(
+                a.entries.len(),
+                a.header.group_blocks,
+                rans_halves,
                 gpu.sm_count(),
-            )
-        });
+            ),
+            _ => None,
+        };
+        let rans_wpc = match solo_bpc {
+            Some(bpc) => bpc * rans_halves,
+            None => forced.unwrap_or_else(|| {
+                super::launch::rans_warps_per_cta(
+                    (a.entries.len() as u32).saturating_mul(rans_halves),
+                    gpu.sm_count(),
+                )
+            }),
+        };
         // blocks per chunk
         let rans_bpc = rans_wpc / rans_halves;
-        let rans_kernel = RansKernel::for_archive(a);
         let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
         // (pairs of warps take their status slots, `KERNEL_PAIR_BYTES`, where the seconds of
         // the context pairs would go beside an expansion table: two CTAs per SM leave no byte
@@ -316,7 +336,7 @@ impl GpuArchive {
         } else {
             STREAM_COUNT
         } as u32;
-        let rans_chunks = a.entries.len().div_ceil(rans_bpc.max(1) as usize);
+        let chunks = super::launch::rans_chunks(a.entries.len(), a.header.group_blocks, rans_bpc);
         // CTAs per SM forced by `ACEAPEX_GPU_RANS_CTAS_PER_SM` (1-32; benchmarks of small
         // CTAs, which the rule's 2 would leave in rounds), else the rule's
         let per_sm = std::env::var("ACEAPEX_GPU_RANS_CTAS_PER_SM")
@@ -324,17 +344,17 @@ impl GpuArchive {
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|c| (1..=32).contains(c))
             .unwrap_or(crate::device::rans::KERNEL_CTAS_PER_SM);
-        let rans_grid = super::launch::rans_grid_per_sm(rans_chunks, gpu.sm_count(), per_sm);
+        let rans_grid = super::launch::rans_grid_per_sm(chunks.len(), gpu.sm_count(), per_sm);
         let order = super::launch::rans_chunk_order(
             &a.entries,
             |b| a.literal_width(b) as u32,
-            rans_bpc,
+            &chunks,
             rans_grid,
         );
         let dense_order = super::launch::dense_block_order(
             &a.entries,
             |b| a.literal_width(b) as u32,
-            rans_bpc,
+            &chunks,
             rans_grid,
             &order,
         );
@@ -343,7 +363,11 @@ impl GpuArchive {
         let longest_first = match std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() {
             Ok("due") => false,
             Ok("lpt") => true,
-            _ => super::launch::dense_order_longest_first(rans_chunks as u64, gpu.sm_count()),
+            _ => super::launch::dense_order_longest_first(
+                chunks.len() as u64,
+                gpu.sm_count(),
+                solo_bpc.is_some(),
+            ),
         };
         let dense_order = if longest_first {
             super::launch::dense_longest_first(&a.entries, dense_order)
@@ -387,6 +411,7 @@ impl GpuArchive {
             rans_staged,
             rans_stage_expand,
             rans_kernel,
+            rans_solo: solo_bpc.is_some(),
             rans_narrow: rans_wpc <= crate::device::rans::KERNEL_NARROW_WARPS
                 && std::env::var("ACEAPEX_GPU_RANS_ENTRY").as_deref() != Ok("16"),
             rans_order,

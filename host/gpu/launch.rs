@@ -6,7 +6,8 @@ use super::{Ctx, Gpu, GpuError};
 use crate::device::format::{CopyToken, DecodeTable, LiteralRun, STREAM_COUNT};
 use crate::device::handoff::QUEUE_FALLBACK;
 use crate::device::rans::{
-    KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_PAIR_BYTES, KERNEL_SMEM_BYTES,
+    KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_PAIR_BYTES,
+    KERNEL_SMEM_BYTES, KERNEL_SOLO_WARPS,
 };
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
@@ -244,6 +245,7 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
         &k.rans_decode_slices_ctx,
         &k.rans_decode_slices_pack,
         &k.rans_decode_slices_pack_narrow,
+        &k.rans_decode_slices_pack_solo,
     ] {
         f.set_attribute(attr, KERNEL_SMEM_BYTES as i32)
             .ctx("raising the rANS kernel's shared-memory limit")?;
@@ -417,8 +419,8 @@ unsafe fn launch_after(
 
 /// The order in which the dense kernel takes the blocks (`decode_blocks_dense`'s `order`):
 /// every block once, by the time the rANS stage is expected to publish it. The stage's CTA
-/// `c` of `grid` takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (of `wpc`
-/// blocks each, [`rans_chunk_order`]), one after the other; a block is expected at its
+/// `c` of `grid` takes the chunks that start at `chunk_order[c], chunk_order[c + grid], ...`
+/// (`chunks`, [`rans_chunks`], in [`rans_chunk_order`]), one after the other; a block is expected at its
 /// chunk's start plus its own [`rans_block_steps`], a chunk starts when the CTA's previous
 /// chunk's longest block is done plus [`CHUNK_START_STEPS`]. Ties by block index. With the
 /// two kernels overlapping, a dense CTA that took a block the stage has not published yet
@@ -427,23 +429,23 @@ unsafe fn launch_after(
 pub fn dense_block_order(
     entries: &[crate::device::format::BlockEntry],
     literal_width: impl Fn(usize) -> u32,
-    wpc: u32,
+    chunks: &[(u32, u32)],
     grid: u32,
     chunk_order: &[u32],
 ) -> Vec<u32> {
-    let wpc = wpc.max(1) as u64;
     let grid = grid.max(1) as usize;
     let n = entries.len() as u64;
     let mut due = vec![0u64; entries.len()];
     let mut clock = vec![0u64; grid];
-    for (slot, &chunk) in chunk_order.iter().enumerate() {
-        let r0 = chunk as u64 * wpc;
-        if chunk == RANS_NO_CHUNK || r0 >= n {
+    for (slot, &r0) in chunk_order.iter().enumerate() {
+        // the chunk that starts at r0 (`chunks` is in block order)
+        let Ok(k) = chunks.binary_search_by_key(&r0, |c| c.0) else {
             continue;
-        }
+        };
+        let (r0, len) = (r0 as u64, chunks[k].1 as u64);
         let t0 = clock[slot % grid] + CHUNK_START_STEPS;
         let mut longest = 0u64;
-        for b in r0..(r0 + wpc).min(n) {
+        for b in r0..(r0 + len).min(n) {
             let steps = rans_block_steps(&entries[b as usize], literal_width(b as usize)) as u64;
             due[b as usize] = t0 + steps;
             longest = longest.max(steps);
@@ -480,9 +482,12 @@ pub fn dense_longest_first(
 /// work through the blocks as the stage publishes them; the more SMs hold two rANS CTAs,
 /// the more of the dense work runs after the stage, where its tail is what the order
 /// shortens. The threshold is measured, not derived (runs 4-6: ce2, 138 chunks of 8 blocks on
-/// 132 SMs, -4 % longest first; dm3, 165, +9 %).
-pub fn dense_order_longest_first(rans_chunks: u64, sms: u32) -> bool {
-    rans_chunks > sms as u64 + sms as u64 / 8
+/// 132 SMs, -4 % longest first; dm3, 165, +9 %). A `solo` grid ([`rans_solo_blocks`]: one
+/// CTA of up to 24 warps at 80 registers per SM) leaves no SM that runs it room for a dense
+/// CTA, so its dense work runs after the stage: longest first (PERFORMANCE.md twenty-seventh
+/// session: dm3 205-211 -> 210-214 GB/s).
+pub fn dense_order_longest_first(rans_chunks: u64, sms: u32, solo: bool) -> bool {
+    solo || rans_chunks > sms as u64 + sms as u64 / 8
 }
 
 /// What [`dense_block_order`] charges a rANS CTA for starting a chunk (staging its decode
@@ -509,7 +514,7 @@ pub(crate) fn rans_warps_per_cta(n_warps: u32, sms: u32) -> u32 {
 /// Warps of the rANS stage per block: 2 when some block has a wide slice (more than 32 lanes,
 /// FORMAT.md §5.4), which a pair of warps decodes side by side, half its lanes each
 /// (`dense.rs`, `rans_stage`); 1 otherwise.
-pub(crate) fn rans_halves(entries: &[crate::device::format::BlockEntry]) -> u32 {
+pub fn rans_halves(entries: &[crate::device::format::BlockEntry]) -> u32 {
     if entries.iter().any(|e| e.has_wide_slice()) {
         2
     } else {
@@ -582,12 +587,55 @@ pub fn rans_grid_per_sm(n_chunks: usize, sms: u32, per_sm: u32) -> u32 {
 /// A chunk index the rANS stage skips ([`rans_chunk_order`] pads its last round with it).
 pub const RANS_NO_CHUNK: u32 = u32::MAX;
 
-/// The order in which the rANS stage's `grid` CTAs ([`rans_grid`]) take the chunks of `wpc`
-/// consecutive blocks (chunk `k` = blocks `k * wpc .. k * wpc + wpc`): CTA `c` takes the
-/// entries `c, c + grid, c + 2 grid, ...` of the result, one round of the grid each, and
+/// The rANS stage's chunks for `n_blocks` blocks in table groups of `group_blocks`, as
+/// (first block, blocks): each group cut into runs of `bpc` consecutive blocks from its first
+/// block on, the last run of a group shorter where `bpc` does not divide it. A chunk never
+/// crosses a group, so the CTA that takes it stages one group's tables and every warp reads
+/// them there (`dense.rs`, `rans_decode_slices`). In block order; `bpc` and `group_blocks` 0
+/// are taken as 1.
+pub fn rans_chunks(n_blocks: usize, group_blocks: u32, bpc: u32) -> Vec<(u32, u32)> {
+    let (g, bpc) = (group_blocks.max(1) as usize, bpc.max(1) as usize);
+    let mut out = Vec::with_capacity(rans_chunk_count(n_blocks, group_blocks, bpc as u32));
+    for g0 in (0..n_blocks).step_by(g) {
+        let g1 = (g0 + g).min(n_blocks);
+        for r0 in (g0..g1).step_by(bpc) {
+            out.push((r0 as u32, (g1 - r0).min(bpc) as u32));
+        }
+    }
+    out
+}
+
+/// How many chunks [`rans_chunks`] cuts (without making them).
+pub fn rans_chunk_count(n_blocks: usize, group_blocks: u32, bpc: u32) -> usize {
+    let (g, bpc) = (group_blocks.max(1) as usize, bpc.max(1) as usize);
+    (n_blocks / g) * g.div_ceil(bpc) + (n_blocks % g).div_ceil(bpc)
+}
+
+/// Blocks per chunk of a rANS grid of at most one CTA per SM (the `rans_decode_slices_pack_solo`
+/// entry point), or `None` where the usual grid ([`rans_warps_per_cta`],
+/// [`KERNEL_CTAS_PER_SM`] CTAs per SM) is kept: the fewest blocks per chunk whose chunks
+/// ([`rans_chunks`]) fit `sms` CTAs, when the usual grid has more chunks than SMs (some SMs
+/// would run two CTAs and the stage waits for those: PERFORMANCE.md twenty-sixth session,
+/// dm3's busiest SM 1.22 times the mean) and the chunk's warps (`halves` per block) fit
+/// [`KERNEL_SOLO_WARPS`]. dm3 (1,317 blocks with wide slices, groups of 64, 132 SMs):
+/// 11 blocks, 124 CTAs of 22 warps, where the usual rule runs 165 CTAs of 16 warps, two on
+/// 33 SMs; ce2 (1,104): 10 blocks, 121 CTAs of 20 warps against 138 of 16.
+pub fn rans_solo_blocks(n_blocks: usize, group_blocks: u32, halves: u32, sms: u32) -> Option<u32> {
+    let halves = halves.max(1);
+    let usual_bpc = rans_warps_per_cta((n_blocks as u32).saturating_mul(halves), sms) / halves;
+    if rans_chunk_count(n_blocks, group_blocks, usual_bpc) <= sms as usize {
+        return None;
+    }
+    (1..=KERNEL_SOLO_WARPS / halves)
+        .find(|&bpc| rans_chunk_count(n_blocks, group_blocks, bpc) <= sms as usize)
+}
+
+/// The order in which the rANS stage's `grid` CTAs ([`rans_grid`]) take `chunks` (from
+/// [`rans_chunks`]), as the chunks' first blocks, the kernel's `chunk_order`: CTA `c` takes
+/// the entries `c, c + grid, c + 2 grid, ...` of the result, one round of the grid each, and
 /// skips [`RANS_NO_CHUNK`]. The chunks go longest chain first (a chunk's chain is its
 /// blocks' longest [`rans_block_steps`], block `b`'s literal width `literal_width(b)`; ties
-/// by chunk index), in serpentine rounds: round 0 gives CTA `c` the `c`-th longest, round 1
+/// by first block), in serpentine rounds: round 0 gives CTA `c` the `c`-th longest, round 1
 /// runs the other way, so the CTA with the shortest chunk of one round takes the longest of
 /// the next (a CTA takes its next chunk as soon as it is done with one, not with the round).
 /// The last round is padded with [`RANS_NO_CHUNK`] to a whole round. hs37 (4,334 blocks,
@@ -598,29 +646,27 @@ pub const RANS_NO_CHUNK: u32 = u32::MAX;
 pub fn rans_chunk_order(
     entries: &[crate::device::format::BlockEntry],
     literal_width: impl Fn(usize) -> u32,
-    wpc: u32,
+    chunks: &[(u32, u32)],
     grid: u32,
 ) -> Vec<u32> {
-    let wpc = wpc.max(1) as usize;
     let grid = grid.max(1) as usize;
-    let keys: Vec<u32> = entries
-        .chunks(wpc)
-        .enumerate()
-        .map(|(c, blocks)| {
-            (blocks.iter().enumerate())
-                .map(|(j, e)| rans_block_steps(e, literal_width(c * wpc + j)))
+    let keys: Vec<u32> = chunks
+        .iter()
+        .map(|&(r0, n)| {
+            (r0 as usize..(r0 + n) as usize)
+                .map(|b| rans_block_steps(&entries[b], literal_width(b)))
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let mut sorted: Vec<u32> = (0..keys.len() as u32).collect();
-    sorted.sort_by_key(|&k| (std::cmp::Reverse(keys[k as usize]), k));
+    let mut sorted: Vec<usize> = (0..keys.len()).collect();
+    sorted.sort_by_key(|&k| (std::cmp::Reverse(keys[k]), k));
     let rounds = sorted.len().div_ceil(grid);
     let mut order = vec![RANS_NO_CHUNK; rounds * grid];
     for (i, &k) in sorted.iter().enumerate() {
         let (r, j) = (i / grid, i % grid);
         let cta = if r % 2 == 0 { j } else { grid - 1 - j };
-        order[r * grid + cta] = k;
+        order[r * grid + cta] = chunks[k].0;
     }
     order
 }
@@ -652,12 +698,11 @@ pub(crate) fn rans_decode_slices(
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
-    // One warp (or pair of warps) per block: the CTA's blocks of a round are consecutive, of one table group
-    // (unless the group size is not a multiple of the warp count), whose decode tables the
-    // CTA stages in shared memory (in L1 they missed often enough to stall most steps;
+    // One warp (or pair of warps) per block: the CTA's blocks of a round are consecutive, of
+    // one table group (`rans_chunks`), whose decode tables the CTA stages in shared memory (in L1 they missed often enough to stall most steps;
     // PERFORMANCE.md seventh session).
-    // (warps per CTA and the chunk order were chosen at upload: `rans_warps_per_cta`,
-    // `rans_chunk_order`)
+    // (warps per CTA and the chunk order were chosen at upload: `rans_warps_per_cta` or
+    // `rans_solo_blocks`, `rans_chunk_order`)
     let threads = 32 * ga.rans_wpc;
     // the context pairs' second tables staged too only where the archive has such pairs
     // (`KERNEL_STAGED_TABLES`: more shared memory leaves L1 less room)
@@ -694,6 +739,7 @@ pub(crate) fn rans_decode_slices(
     let kernel = match ga.rans_kernel {
         RansKernel::Plain => &gpu.k.rans_decode_slices,
         RansKernel::Context => &gpu.k.rans_decode_slices_ctx,
+        RansKernel::Packed if ga.rans_solo => &gpu.k.rans_decode_slices_pack_solo,
         RansKernel::Packed if ga.rans_narrow => &gpu.k.rans_decode_slices_pack_narrow,
         RansKernel::Packed => &gpu.k.rans_decode_slices_pack,
     };
@@ -718,10 +764,10 @@ pub(crate) fn rans_decode_slices(
     let (queue_addr, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
     b.arg(&queue_addr).arg(&epoch).arg(&ga.rans_halves);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
-    // entries (every chunk once, chunks of rans_wpc / rans_halves blocks, one warp each or a
-    // pair with rans_halves 2 (their status slots, KERNEL_PAIR_BYTES, in the shared memory
-    // above), and
-    // RANS_NO_CHUNK, which the kernel skips); entries/offsets hold n_blocks items,
+    // entries (every chunk once as its first block, `rans_chunks`: at most rans_wpc /
+    // rans_halves blocks of one table group, one warp each or a pair with rans_halves 2 (their
+    // status slots, KERNEL_PAIR_BYTES, in the shared memory above), and RANS_NO_CHUNK, which
+    // the kernel skips); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
@@ -827,7 +873,7 @@ pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(
 
 #[cfg(test)]
 mod tests {
-    use super::{rans_chunk_order, rans_warps_per_cta};
+    use super::{rans_chunk_order, rans_chunks, rans_warps_per_cta};
     use crate::device::format::{BlockEntry, LANES_RAW};
 
     /// Chunk order worked by hand: chains 300, 0, 500, 300 (two blocks per chunk).
@@ -848,23 +894,38 @@ mod tests {
             e(500, 1),           // chunk 2: 500
             e(600, 2),           // chunk 3: 300 (ties with chunk 0: index order)
         ];
+        // (the chunks' first blocks: 0, 2, 4, 6; groups of 64 blocks)
+        let (one, two) = (
+            rans_chunks(blocks.len(), 64, 1),
+            rans_chunks(blocks.len(), 64, 2),
+        );
+        assert_eq!(two, vec![(0, 2), (2, 2), (4, 2), (6, 1)]);
         // one CTA: one chunk per round, all in one row
-        assert_eq!(rans_chunk_order(&blocks, |_| 1, 2, 1), vec![2, 0, 3, 1]);
+        assert_eq!(rans_chunk_order(&blocks, |_| 1, &two, 1), vec![4, 0, 6, 2]);
+        // groups of 3 blocks: no chunk crosses one (chunk [2, 3] would), so block 2 and
+        // block 6 are chunks of their own: chains 300, 0, 128, 500, 300 -> first blocks
+        // 5, 0, 6, 3, 2 (ties by first block)
+        let grouped = rans_chunks(blocks.len(), 3, 2);
+        assert_eq!(grouped, vec![(0, 2), (2, 1), (3, 2), (5, 1), (6, 1)]);
+        assert_eq!(
+            rans_chunk_order(&blocks, |_| 1, &grouped, 1),
+            vec![5, 0, 6, 3, 2]
+        );
         // one block per chunk, three CTAs: rounds [5, 0, 6], then [4, 1, 2] the other
         // way (CTA 2, whose chunk was the shortest, takes the longest left), then [3]
         // padded
         const NO: u32 = super::RANS_NO_CHUNK;
         assert_eq!(
-            rans_chunk_order(&blocks, |_| 1, 1, 3),
+            rans_chunk_order(&blocks, |_| 1, &one, 3),
             vec![5, 0, 6, 2, 1, 4, 3, NO, NO]
         );
-        assert!(rans_chunk_order(&[], |_| 1, 16, 4).is_empty());
+        assert!(rans_chunk_order(&[], |_| 1, &[], 4).is_empty());
         // packed literals (FORMAT.md §5.6): block 0's 2400 literals in 800 symbols of three,
         // 100 steps; block 6's 600 in 300 pairs, 150 steps; a raw slice is copied as is
         let widths = |b: usize| [3, 1, 1, 1, 3, 1, 2][b];
-        assert_eq!(rans_chunk_order(&blocks, widths, 2, 1), vec![2, 3, 0, 1]);
+        assert_eq!(rans_chunk_order(&blocks, widths, &two, 1), vec![4, 6, 0, 2]);
         // two CTAs: [2, 3], then [1, 0] reversed
-        assert_eq!(rans_chunk_order(&blocks, widths, 2, 2), vec![2, 3, 1, 0]);
+        assert_eq!(rans_chunk_order(&blocks, widths, &two, 2), vec![4, 6, 2, 0]);
         assert_eq!(super::rans_block_steps(&blocks[4], 3), 128);
         // raw slices first, then the rounds: 4,096 raw literals (32 steps), 600 commands on
         // 24 lanes and 100 offsets on 16 (40 lanes: two rounds, 25 + 7 steps)
@@ -903,19 +964,21 @@ mod tests {
         // one block per chunk, three CTAs, chunk order [5, 0, 6, 2, 1, 4, 3, -, -]: CTA 0
         // runs blocks 5, 2, 3 (done at 508, 516, 524), CTA 1 blocks 0, 1 (308, 416), CTA 2
         // blocks 6, 4 (308, 444); ties by block index
-        let order = rans_chunk_order(&blocks, |_| 1, 1, 3);
+        let one = rans_chunks(blocks.len(), 64, 1);
+        let order = rans_chunk_order(&blocks, |_| 1, &one, 3);
         assert_eq!(
-            dense_block_order(&blocks, |_| 1, 1, 3, &order),
+            dense_block_order(&blocks, |_| 1, &one, 3, &order),
             vec![0, 6, 1, 4, 5, 2, 3]
         );
         // two blocks per chunk, one CTA, chunks 2, 0, 3, 1 in a row: blocks 4 and 5 (done at
         // 136, 508), then 0 and 1 (816, 616), then 6 (1124), then 2 and 3 (1132)
-        let order = rans_chunk_order(&blocks, |_| 1, 2, 1);
+        let two = rans_chunks(blocks.len(), 64, 2);
+        let order = rans_chunk_order(&blocks, |_| 1, &two, 1);
         assert_eq!(
-            dense_block_order(&blocks, |_| 1, 2, 1, &order),
+            dense_block_order(&blocks, |_| 1, &two, 1, &order),
             vec![4, 5, 1, 0, 6, 2, 3]
         );
-        assert!(dense_block_order(&[], |_| 1, 16, 4, &[]).is_empty());
+        assert!(dense_block_order(&[], |_| 1, &[], 4, &[]).is_empty());
     }
 
     /// Longest first: more command bytes first, ties in the order given; a permutation.
@@ -944,7 +1007,7 @@ mod tests {
     /// to 2,112 blocks, 16-warp ones above, `rans_warps_per_cta`).
     #[test]
     fn longest_first_only_for_grids_over_the_sms() {
-        use super::dense_order_longest_first as lf;
+        let lf = |chunks: u64, sms: u32| super::dense_order_longest_first(chunks, sms, false);
         let ctas = |blocks: u64| blocks.div_ceil(rans_warps_per_cta(blocks as u32, 132) as u64);
         assert!(!lf(ctas(287), 132)); // E. coli: 36 CTAs
         assert!(!lf(ctas(609), 132)); // brown: 77
@@ -954,6 +1017,63 @@ mod tests {
         assert!(lf(ctas(1317), 132)); // dm3: 165
         assert!(lf(ctas(1889), 132)); // TAIR10: 237
         assert!(lf(ctas(4334), 132)); // hs37: 271 of 16 warps
+                                      // a grid of one CTA per SM: always
+        assert!(super::dense_order_longest_first(121, 132, true)); // ce2 with wide slices
+    }
+
+    /// Chunks cut by hand: 10 blocks in groups of 4, two or three blocks a chunk; every
+    /// block in exactly one chunk, none across a group, for many sizes.
+    #[test]
+    fn rans_chunks_cover_every_block_once_within_groups() {
+        use super::rans_chunk_count;
+        assert_eq!(
+            rans_chunks(10, 4, 2),
+            vec![(0, 2), (2, 2), (4, 2), (6, 2), (8, 2)]
+        );
+        assert_eq!(
+            rans_chunks(10, 4, 3),
+            vec![(0, 3), (3, 1), (4, 3), (7, 1), (8, 2)]
+        );
+        // 0 taken as 1
+        assert_eq!(rans_chunks(2, 0, 0), vec![(0, 1), (1, 1)]);
+        assert!(rans_chunks(0, 64, 8).is_empty());
+        for n in [0usize, 1, 5, 63, 64, 65, 200, 1317] {
+            for g in [1u32, 3, 8, 64] {
+                for bpc in [1u32, 2, 7, 8, 11, 16, 64, 100] {
+                    let c = rans_chunks(n, g, bpc);
+                    assert_eq!(c.len(), rans_chunk_count(n, g, bpc), "{n} {g} {bpc}");
+                    let mut next = 0u32;
+                    for &(r0, len) in &c {
+                        assert_eq!(r0, next, "{n} {g} {bpc}: in block order, no gap");
+                        assert!(len >= 1 && len <= bpc, "{n} {g} {bpc}");
+                        assert_eq!(r0 / g, (r0 + len - 1) / g, "{n} {g} {bpc}: one group");
+                        next = r0 + len;
+                    }
+                    assert_eq!(next as usize, n);
+                }
+            }
+        }
+    }
+
+    /// The one-CTA-per-SM rule on the DNA corpora's block counts (wide slices: two warps a
+    /// block; groups of 64; 132 SMs), worked by hand: dm3 (1,317 blocks, usual grid 165
+    /// CTAs of 8 blocks) needs 11 blocks a chunk (20 groups of 6 chunks and 37 blocks in 4:
+    /// 124; 10 would cut 7 a group, 144), ce2 (1,104: 138) 10 (17 x 7 + 2 = 121), P.
+    /// falciparum (1,444: 181) would need 13 (22 x 5 + 3 = 113), 26 warps, over the 24 of
+    /// the entry point; E. coli (287: 72 CTAs of 4 blocks) fits the SMs already. Without
+    /// wide slices (one warp a block) ce2's usual grid is 138 CTAs of 8 warps, and 9 blocks
+    /// still cut a group in 8 chunks (138), so 10; P. falciparum's 13 warps fit.
+    #[test]
+    fn rans_solo_grid_only_where_the_usual_one_doubles_up_sms() {
+        use super::rans_solo_blocks;
+        assert_eq!(rans_solo_blocks(1317, 64, 2, 132), Some(11));
+        assert_eq!(rans_solo_blocks(1104, 64, 2, 132), Some(10));
+        assert_eq!(rans_solo_blocks(1444, 64, 2, 132), None);
+        assert_eq!(rans_solo_blocks(1444, 64, 1, 132), Some(13));
+        assert_eq!(rans_solo_blocks(287, 64, 2, 132), None);
+        assert_eq!(rans_solo_blocks(1889, 64, 2, 132), None);
+        assert_eq!(rans_solo_blocks(0, 64, 2, 132), None);
+        assert_eq!(rans_solo_blocks(1104, 64, 1, 132), Some(10));
     }
 
     #[test]
@@ -969,7 +1089,8 @@ mod tests {
         for chunks in [0usize, 1, 2, 5, 31, 64, 100] {
             let blocks: Vec<BlockEntry> = (0..chunks).map(|i| e((i * 7 % 31) as u32)).collect();
             for grid in [1u32, 2, 3, 8, 31, 64, 200] {
-                let order = rans_chunk_order(&blocks, |_| 1, 1, grid);
+                let one = rans_chunks(blocks.len(), 64, 1);
+                let order = rans_chunk_order(&blocks, |_| 1, &one, grid);
                 let g = grid as usize;
                 assert_eq!(
                     order.len(),
