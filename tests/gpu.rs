@@ -327,7 +327,7 @@ fn rans_stage_decodes_archives_of_two_rounds() {
         order.len() > 2 * g.sm_count() as usize,
         "more chunks than CTAs"
     );
-    // (chunk i starts at block i * wpc: groups of 64 blocks, chunks of 16)
+    // (chunk i starts at block i * wpc: groups of 256 blocks of 4 KiB, chunks of 16)
     assert!(
         (order.iter().enumerate()).any(|(i, &k)| k != launch::RANS_NO_CHUNK && i as u32 * wpc != k),
         "the sample should reorder the chunks"
@@ -373,6 +373,10 @@ fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     assert_eq!(launch::rans_halves(&a.entries), 2, "wide slices expected");
+    assert_eq!(
+        decoder::RansKernel::for_archive(&a),
+        decoder::RansKernel::Packed
+    );
     let bpc = launch::rans_solo_blocks(blocks, a.header.group_blocks, 2, g.sm_count())
         .expect("the sample should take the one-CTA-per-SM grid");
     assert!(

@@ -770,7 +770,8 @@ rans_entry!(
     /// rounds, `gpu::launch::rans_chunk_order`, and entries past the last block, which it
     /// skips). An entry is a chunk's first block `r0`; the chunk is the blocks from `r0` on,
     /// one per warp (with `halves` 2, below: a pair of warps per block), that lie in `r0`'s
-    /// table group: warp `w` decodes block `r0 + w` if it is in that group, the block's slices
+    /// table group: warp `w` decodes block `r0 + w / halves` if it is in that group (and
+    /// `w / halves` is below the chunk's `wpc / halves` blocks), the block's slices
     /// into `decoded` at `dec_offsets[STREAM_COUNT * block + stream]` (the host cuts every
     /// group into chunks, `gpu::launch::rans_chunks`). At the start of a round the CTA copies
     /// the decode tables of the chunk's table group into dynamic shared memory, one per
@@ -788,7 +789,7 @@ rans_entry!(
     /// chains of a round's slices advance in the same steps. Raw slices are copied by the
     /// whole warp. With `halves` 2 (the host's choice for an archive with a wide slice, more
     /// than 32 lanes, FORMAT.md §5.4) every block has a pair of consecutive warps and a chunk
-    /// is `wpc / 2` blocks: the first warp decodes all of the block but the second half of
+    /// is at most `wpc / 2` blocks: the first warp decodes all of the block but the second half of
     /// its wide slices' lanes, which the second decodes from their second word area at the
     /// same time; the pair then meets at a named barrier, and the first reports the block
     /// ([`join_halves`]). Without `halves` 2 a wide slice fails (`SliceMode`). A block's status is its first failing slice's, in stream order (as the CPU
@@ -1158,11 +1159,11 @@ fn is_context(tag: u32) -> bool {
     tag != 0 && tag <= 8
 }
 
-/// What the rANS stage staged in shared memory for the block's group (all null / false when
-/// the block's group is not the one its CTA staged).
+/// What the rANS stage staged in shared memory for the block's group (a CTA's chunk lies in
+/// one group: `gpu::launch::rans_chunks`).
 #[derive(Clone, Copy)]
 struct Staged {
-    /// The first table of each stream, slot `k` for stream `k`, or null (global tables).
+    /// The first table of each stream, slot `k` for stream `k`.
     tables: *const u32,
     /// The context pairs' second tables of the literal and command streams too
     /// ([`staged_slot`]).
@@ -1321,7 +1322,7 @@ fn slice_head(lanes: u32) -> u64 {
 /// the kernel, [`rans_decode_slices`]; `LATE` as [`decode_packed`]'s for packed rounds): raw
 /// slices copied, rANS
 /// slices packed into rounds of at most 32 lanes (largest first, first fit). `staged` is the
-/// block's group's decode tables in shared memory, one per stream, or null (global tables).
+/// block's group's decode tables in shared memory, one per stream.
 /// Returns each slice's status code, packed ([`byte_get`]).
 #[inline(always)]
 fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
@@ -1505,7 +1506,7 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
         src.tables
             .add(if t < src.n_tables { t } else { 0 } as usize)
     };
-    let table = if !staged.is_null() && mine {
+    let table = if mine {
         // SAFETY: the block's group's table for stream `my`, staged at slot `my`.
         unsafe { staged.add(my * PROB_SCALE as usize) as *const DecodeTable }
     } else {
@@ -1515,7 +1516,7 @@ fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
     let table1 = match (s.ctx, if mine { staged_slot(my) } else { None }) {
         (c, _) if !is_context(c) => table,
         // SAFETY: the second table of the group's pair for stream `my`, staged at `slot`.
-        (_, Some(slot)) if !staged.is_null() && staged_pairs => unsafe {
+        (_, Some(slot)) if staged_pairs => unsafe {
             staged.add(slot * PROB_SCALE as usize) as *const DecodeTable
         },
         _ => global(s.table.wrapping_add(1)),

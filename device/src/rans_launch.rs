@@ -4,11 +4,11 @@
 //! the registers that [`KERNEL_CTAS_PER_SM`] CTAs of [`KERNEL_MAX_WARPS`] warps need (64 per
 //! thread). Re-exported by [`crate::rans`].
 
-/// Most warps per CTA of the GPU rANS stage (`rans_decode_slices` in `dense.rs`): each warp
-/// decodes one block per round, and a CTA's blocks of a round are consecutive, so they
-/// share a table group unless the group size is not a multiple of the warp count
-/// (PERFORMANCE.md, seventh session). The host takes 8, or 16 for archives whose blocks
-/// would need a second round of 8-warp CTAs (`gpu::launch::rans_warps_per_cta`).
+/// Most warps per CTA of the GPU rANS stage's usual grid (`rans_decode_slices` in `dense.rs`):
+/// each warp decodes one block per round, and a CTA's blocks of a round are consecutive, of
+/// one table group (`gpu::launch::rans_chunks`; PERFORMANCE.md, seventh session). The host
+/// takes 8, or 16 for archives whose blocks would need a second round of 8-warp CTAs
+/// (`gpu::launch::rans_warps_per_cta`).
 pub const KERNEL_MAX_WARPS: u32 = 16;
 
 /// CTAs of the GPU rANS stage one SM holds: `crate::rans::KERNEL_SMEM_BYTES` of shared

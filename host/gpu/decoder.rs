@@ -303,9 +303,18 @@ impl GpuArchive {
         let rans_halves = super::launch::rans_halves(&a.entries);
         let rans_kernel = RansKernel::for_archive(a);
         let forced = rans_warps_forced(rans_halves);
+        // CTAs per SM forced by `ACEAPEX_GPU_RANS_CTAS_PER_SM` (1-32; benchmarks of small
+        // CTAs, which the rule's 2 would leave in rounds), else the rule's
+        let per_sm_forced = std::env::var("ACEAPEX_GPU_RANS_CTAS_PER_SM")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|c| (1..=32).contains(c));
         // one CTA per SM where the usual grid would double some SMs up (packed archives;
-        // `ACEAPEX_GPU_RANS_SOLO=0` keeps the usual grid: benchmarks)
-        let solo_off = std::env::var("ACEAPEX_GPU_RANS_SOLO").as_deref() == Ok("0");
+        // `ACEAPEX_GPU_RANS_SOLO=0`, a forced CTA size, CTA count or entry point keeps the
+        // usual grid: benchmarks)
+        let solo_off = std::env::var("ACEAPEX_GPU_RANS_SOLO").as_deref() == Ok("0")
+            || per_sm_forced.is_some()
+            || std::env::var("ACEAPEX_GPU_RANS_ENTRY").as_deref() == Ok("16");
         let solo_bpc = match (forced, rans_kernel) {
             (None, RansKernel::Packed) if !solo_off => super::launch::rans_solo_blocks(
                 a.entries.len(),
@@ -324,8 +333,10 @@ impl GpuArchive {
                 )
             }),
         };
-        // blocks per chunk
-        let rans_bpc = rans_wpc / rans_halves;
+        // blocks per chunk: no more than a table group holds (a chunk never crosses one,
+        // `launch::rans_chunks`; warps past it would idle in every CTA)
+        let rans_bpc = (rans_wpc / rans_halves).min(a.header.group_blocks.max(1));
+        let rans_wpc = rans_bpc * rans_halves;
         let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
         // (pairs of warps take their status slots, `KERNEL_PAIR_BYTES`, where the seconds of
         // the context pairs would go beside an expansion table: two CTAs per SM leave no byte
@@ -337,13 +348,7 @@ impl GpuArchive {
             STREAM_COUNT
         } as u32;
         let chunks = super::launch::rans_chunks(a.entries.len(), a.header.group_blocks, rans_bpc);
-        // CTAs per SM forced by `ACEAPEX_GPU_RANS_CTAS_PER_SM` (1-32; benchmarks of small
-        // CTAs, which the rule's 2 would leave in rounds), else the rule's
-        let per_sm = std::env::var("ACEAPEX_GPU_RANS_CTAS_PER_SM")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|c| (1..=32).contains(c))
-            .unwrap_or(crate::device::rans::KERNEL_CTAS_PER_SM);
+        let per_sm = per_sm_forced.unwrap_or(crate::device::rans::KERNEL_CTAS_PER_SM);
         let rans_grid = super::launch::rans_grid_per_sm(chunks.len(), gpu.sm_count(), per_sm);
         let order = super::launch::rans_chunk_order(
             &a.entries,

@@ -483,9 +483,11 @@ pub fn dense_longest_first(
 /// the more of the dense work runs after the stage, where its tail is what the order
 /// shortens. The threshold is measured, not derived (runs 4-6: ce2, 138 chunks of 8 blocks on
 /// 132 SMs, -4 % longest first; dm3, 165, +9 %). A `solo` grid ([`rans_solo_blocks`]: one
-/// CTA of up to 24 warps at 80 registers per SM) leaves no SM that runs it room for a dense
-/// CTA, so its dense work runs after the stage: longest first (PERFORMANCE.md twenty-seventh
-/// session: dm3 205-211 -> 210-214 GB/s).
+/// CTA of up to 24 warps at 80 registers per SM) leaves an SM that runs it little room for a
+/// dense CTA (none from 20 warps up), so its dense work runs mostly after the stage: longest
+/// first (PERFORMANCE.md twenty-seventh session, runs 2-3: dm3's 22-warp CTAs 198-211 ->
+/// 210-214 GB/s, a 12 MB prefix of dm3 with 12-warp CTAs 140-142 -> 143-144, the others
+/// level).
 pub fn dense_order_longest_first(rans_chunks: u64, sms: u32, solo: bool) -> bool {
     solo || rans_chunks > sms as u64 + sms as u64 / 8
 }
@@ -619,7 +621,11 @@ pub fn rans_chunk_count(n_blocks: usize, group_blocks: u32, bpc: u32) -> usize {
 /// dm3's busiest SM 1.22 times the mean) and the chunk's warps (`halves` per block) fit
 /// [`KERNEL_SOLO_WARPS`]. dm3 (1,317 blocks with wide slices, groups of 64, 132 SMs):
 /// 11 blocks, 124 CTAs of 22 warps, where the usual rule runs 165 CTAs of 16 warps, two on
-/// 33 SMs; ce2 (1,104): 10 blocks, 121 CTAs of 20 warps against 138 of 16.
+/// 33 SMs; ce2 (1,104): 10 blocks, 121 CTAs of 20 warps against 138 of 16. On an H200 it
+/// takes packed archives of ~530-1,400 blocks with wide slices and ~1,060-2,800 without;
+/// measured (PERFORMANCE.md twenty-seventh session) on ce2 and dm3 (+6-9 %), a 12 MB prefix
+/// of dm3 (733 blocks, 12-warp CTAs, +3 %), and without wide slices TAIR10 (16 warps, +2 %)
+/// and A. arenosa (2,454 blocks, 22 warps, +8 %).
 pub fn rans_solo_blocks(n_blocks: usize, group_blocks: u32, halves: u32, sms: u32) -> Option<u32> {
     let halves = halves.max(1);
     let usual_bpc = rans_warps_per_cta((n_blocks as u32).saturating_mul(halves), sms) / halves;
@@ -699,8 +705,8 @@ pub(crate) fn rans_decode_slices(
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
     // One warp (or pair of warps) per block: the CTA's blocks of a round are consecutive, of
-    // one table group (`rans_chunks`), whose decode tables the CTA stages in shared memory (in L1 they missed often enough to stall most steps;
-    // PERFORMANCE.md seventh session).
+    // one table group (`rans_chunks`), whose decode tables the CTA stages in shared memory
+    // (in L1 they missed often enough to stall most steps; PERFORMANCE.md seventh session).
     // (warps per CTA and the chunk order were chosen at upload: `rans_warps_per_cta` or
     // `rans_solo_blocks`, `rans_chunk_order`)
     let threads = 32 * ga.rans_wpc;
@@ -764,10 +770,12 @@ pub(crate) fn rans_decode_slices(
     let (queue_addr, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
     b.arg(&queue_addr).arg(&epoch).arg(&ga.rans_halves);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
-    // entries (every chunk once as its first block, `rans_chunks`: at most rans_wpc /
-    // rans_halves blocks of one table group, one warp each or a pair with rans_halves 2 (their
-    // status slots, KERNEL_PAIR_BYTES, in the shared memory above), and RANS_NO_CHUNK, which
-    // the kernel skips); entries/offsets hold n_blocks items,
+    // entries: the first block of every chunk of `rans_chunks(n_blocks, group_blocks,
+    // rans_wpc / rans_halves)` once, and RANS_NO_CHUNK, which the kernel skips; with
+    // 32 * rans_wpc threads the kernel's rule (warp w decodes block r0 + w / rans_halves if it
+    // is in r0's group) picks exactly that chunk's blocks, so every block's slices and status
+    // word have one writer (a pair of warps with rans_halves 2, their status slots,
+    // KERNEL_PAIR_BYTES, in the shared memory above); entries/offsets hold n_blocks items,
     // tables n_tables, table_index group_count*STREAM_COUNT words, dec_offsets STREAM_COUNT words per block, and
     // `decoded` dec_len bytes (GpuArchive::upload from a validated Archive); the kernel checks
     // every slice range against data_len and dec_len; status holds n_blocks words (asserted);
@@ -1017,8 +1025,10 @@ mod tests {
         assert!(lf(ctas(1317), 132)); // dm3: 165
         assert!(lf(ctas(1889), 132)); // TAIR10: 237
         assert!(lf(ctas(4334), 132)); // hs37: 271 of 16 warps
-                                      // a grid of one CTA per SM: always
-        assert!(super::dense_order_longest_first(121, 132, true)); // ce2 with wide slices
+
+        // a grid of one CTA per SM: always (ce2 with wide slices: 121 CTAs of 20 warps)
+        assert!(super::dense_order_longest_first(121, 132, true));
+        assert!(!lf(121, 132));
     }
 
     /// Chunks cut by hand: 10 blocks in groups of 4, two or three blocks a chunk; every
@@ -1050,6 +1060,62 @@ mod tests {
                         next = r0 + len;
                     }
                     assert_eq!(next as usize, n);
+                }
+            }
+        }
+    }
+
+    /// The kernel's rule (`dense.rs`, `rans_stage`: CTA `c` takes the order's entries `c, c +
+    /// grid, ...`, skips those past the last block, and its warp `w` decodes block `r0 + w /
+    /// halves` when `w / halves < wpc / halves` and the block lies in `r0`'s group), played
+    /// on the host over the chunks and orders the upload makes: every block decoded by
+    /// exactly one warp (or pair) for CTA sizes that divide a group and those that do not,
+    /// odd warp counts with pairs (the last warp idle), partial last groups and grids of
+    /// several rounds.
+    #[test]
+    fn the_kernels_warp_rule_decodes_every_block_once() {
+        let e = |i: usize| {
+            let mut b: BlockEntry = bytemuck::Zeroable::zeroed();
+            b.decoded_len[0] = (i * 37 % 500) as u32;
+            b.lanes[0] = 1;
+            b
+        };
+        for n in [0usize, 1, 7, 64, 65, 300, 1317] {
+            let blocks: Vec<BlockEntry> = (0..n).map(e).collect();
+            for group in [1u32, 3, 64, 256] {
+                for halves in [1u32, 2] {
+                    for wpc in [1u32, 2, 3, 8, 13, 16, 22, 24] {
+                        let bpc = wpc / halves;
+                        if bpc == 0 {
+                            continue;
+                        }
+                        let chunks = rans_chunks(n, group, bpc);
+                        for grid in [1u32, 5, 132] {
+                            let order = rans_chunk_order(&blocks, |_| 1, &chunks, grid);
+                            let mut seen = vec![0u32; n];
+                            for c in 0..grid as usize {
+                                for &r0 in order.iter().skip(c).step_by(grid as usize) {
+                                    if r0 as usize >= n {
+                                        continue;
+                                    }
+                                    for w in 0..wpc {
+                                        let b = r0 + w / halves;
+                                        let mine = w / halves < bpc
+                                            && (b as usize) < n
+                                            && b / group == r0 / group;
+                                        // the first warp of a pair reports the block
+                                        if mine && w % halves == 0 {
+                                            seen[b as usize] += 1;
+                                        }
+                                    }
+                                }
+                            }
+                            assert!(
+                                seen.iter().all(|&k| k == 1),
+                                "n {n} group {group} halves {halves} wpc {wpc} grid {grid}"
+                            );
+                        }
+                    }
                 }
             }
         }
