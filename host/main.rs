@@ -27,8 +27,8 @@ struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
     /// Print nothing but errors on standard error: no summary line, no progress bar, no note
-    /// that the CPU decodes because there is no GPU (a command's output, such as info's
-    /// report, still goes to standard output).
+    /// from decompress that the CPU decodes because there is no GPU (a command's output, such
+    /// as info's report, still goes to standard output).
     #[arg(short, long, global = true)]
     quiet: bool,
 }
@@ -76,7 +76,7 @@ after SIGKILL or a power cut; such a leftover is safe to delete)."
 );
 
 const INFO_HELP: &str = "\
-Sizes: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
+The report: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
 match base below 6, §2; 5 adds context tables, §5.4; 6 adds packed literal tables, §5.6; 7
 adds wide slices, §5.4, 'compress --wide-lanes'; version-2 archives are read too), original and archive bytes, the block table (bytes per block)
 and the frequency tables, and per stream its decoded and stored bytes, in how many table groups

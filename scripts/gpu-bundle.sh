@@ -5,7 +5,9 @@
 #   bin/bench-*            criterion bench binaries
 #   data/*.acx             archives of real corpora (made here by the CPU encoder at level
 #                          $BUNDLE_LEVEL, default 6: the GPU comparisons are ratio against
-#                          speed; the run script restores the originals with the CPU decoder)
+#                          speed; with $BUNDLE_FLAGS, e.g. "--raw-match-streams --wide-lanes"
+#                          for the archives of the DNA headline numbers; the run script
+#                          restores the originals with the CPU decoder)
 #   run.sh                 what to run on the device (scripts/gpu-run.sh)
 # Usage: [BUNDLE_DIR=gpu-bundle-b] scripts/gpu-bundle.sh [CORPUS_FILE ...]   (default: a DNA/FASTQ/text/protein set
 # from ./corpora, made by ../shared/corpora/fetch.sh corpora ...). Total stays under ~60 MiB.
@@ -45,7 +47,8 @@ used=$(du -sb "$B" | cut -f1)
 for f in "$@"; do
   [ -f "$f" ] || { echo "skip $f (missing)"; continue; }
   name=$(basename "$f")
-  "$B/bin/aceapex" compress "$f" -o "$B/data/$name.acx" -f -l "${BUNDLE_LEVEL:-6}"
+  # shellcheck disable=SC2086 # BUNDLE_FLAGS is a list of compress options
+  "$B/bin/aceapex" compress "$f" -o "$B/data/$name.acx" -f -l "${BUNDLE_LEVEL:-6}" ${BUNDLE_FLAGS:-}
   size=$(stat -c %s "$B/data/$name.acx")
   if [ $((used + size)) -gt "$budget" ]; then
     echo "skip $name (bundle budget)"; rm "$B/data/$name.acx"; continue
