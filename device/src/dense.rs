@@ -789,9 +789,9 @@ rans_entry!(
     /// chains of a round's slices advance in the same steps. Raw slices are copied by the
     /// whole warp. With `halves` 2 (the host's choice for an archive with a wide slice, more
     /// than 32 lanes, FORMAT.md §5.4) every block has a pair of consecutive warps and a chunk
-    /// is at most `wpc / 2` blocks: the first warp decodes all of the block but the second half of
-    /// its wide slices' lanes, which the second decodes from their second word area at the
-    /// same time; the pair then meets at a named barrier, and the first reports the block
+    /// is at most `wpc / 2` blocks: the first warp decodes all of the block but the second
+    /// half of its wide slices' lanes, which the second decodes from their second word area
+    /// at the same time; the pair then meets at a named barrier, and the first reports the block
     /// ([`join_halves`]). Without `halves` 2 a wide slice fails (`SliceMode`). A block's status is its first failing slice's, in stream order (as the CPU
     /// decoder reports it), written for every block, 0 too (the host zeroes nothing first).
     /// `dense_queue`, the archive's dense queue (`handoff::queue_words(n_blocks)` words) or

@@ -420,9 +420,9 @@ unsafe fn launch_after(
 /// The order in which the dense kernel takes the blocks (`decode_blocks_dense`'s `order`):
 /// every block once, by the time the rANS stage is expected to publish it. The stage's CTA
 /// `c` of `grid` takes the chunks that start at `chunk_order[c], chunk_order[c + grid], ...`
-/// (`chunks`, [`rans_chunks`], in [`rans_chunk_order`]), one after the other; a block is expected at its
-/// chunk's start plus its own [`rans_block_steps`], a chunk starts when the CTA's previous
-/// chunk's longest block is done plus [`CHUNK_START_STEPS`]. Ties by block index. With the
+/// (`chunks`, [`rans_chunks`], in [`rans_chunk_order`]), one after the other; a block is
+/// expected at its chunk's start plus its own [`rans_block_steps`], a chunk starts when the
+/// CTA's previous chunk's longest block is done plus [`CHUNK_START_STEPS`]. Ties by block index. With the
 /// two kernels overlapping, a dense CTA that took a block the stage has not published yet
 /// waits for it (`device/src/handoff.rs`), so the better this order, the less they wait;
 /// any order decodes the same bytes.
