@@ -309,12 +309,14 @@ impl GpuArchive {
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|c| (1..=32).contains(c));
+        // the packed kernel's 16-warp entry point forced for any CTA size (benchmarks)
+        let entry16_forced = std::env::var("ACEAPEX_GPU_RANS_ENTRY").as_deref() == Ok("16");
         // one CTA per SM where the usual grid would double some SMs up (packed archives;
         // `ACEAPEX_GPU_RANS_SOLO=0`, a forced CTA size, CTA count or entry point keeps the
         // usual grid: benchmarks)
         let solo_off = std::env::var("ACEAPEX_GPU_RANS_SOLO").as_deref() == Ok("0")
             || per_sm_forced.is_some()
-            || std::env::var("ACEAPEX_GPU_RANS_ENTRY").as_deref() == Ok("16");
+            || entry16_forced;
         let solo_bpc = match (forced, rans_kernel) {
             (None, RansKernel::Packed) if !solo_off => super::launch::rans_solo_blocks(
                 a.entries.len(),
@@ -417,8 +419,7 @@ impl GpuArchive {
             rans_stage_expand,
             rans_kernel,
             rans_solo: solo_bpc.is_some(),
-            rans_narrow: rans_wpc <= crate::device::rans::KERNEL_NARROW_WARPS
-                && std::env::var("ACEAPEX_GPU_RANS_ENTRY").as_deref() != Ok("16"),
+            rans_narrow: rans_wpc <= crate::device::rans::KERNEL_NARROW_WARPS && !entry16_forced,
             rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),
