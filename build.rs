@@ -44,6 +44,7 @@ fn main() {
     println!("cargo:rerun-if-changed=device/Cargo.toml");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=ACEAPEX_SKIP_PTX");
+    println!("cargo:rerun-if-env-changed=ACEAPEX_DEVICE_FEATURES");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let ptx_out = out_dir.join("aceapex.ptx");
     if env::var_os("ACEAPEX_SKIP_PTX").is_some() {
@@ -82,6 +83,10 @@ fn main() {
         ])
         .args(["-Zbuild-std=core", "--target-dir"])
         .arg(&ptx_target_dir);
+    // measurement builds: device crate features, e.g. `trace` (device/src/trace.rs)
+    if let Ok(features) = env::var("ACEAPEX_DEVICE_FEATURES") {
+        cmd.args(["--features", &features]);
+    }
     // The outer build's flags and wrappers are for the host; none may leak into the device build.
     for var in [
         "RUSTFLAGS",

@@ -75,11 +75,7 @@ fn bench(c: &mut Criterion) {
         let a = Archive::parse(&bytes).unwrap();
         let size = a.header.original_size;
         let ga = GpuArchive::upload(&g, &a).unwrap();
-        let mut out = g.alloc_filled(size as usize, 0xA5).unwrap();
-        let mut status = g
-            .stream()
-            .alloc_zeros::<u32>(a.block_count().max(1))
-            .unwrap();
+        let (mut out, mut status) = ga.output_buffers(&g).unwrap();
         if rans_only {
             let mut t: Vec<f64> = (0..5)
                 .map(|_| {

@@ -359,6 +359,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         // block's work (thread 0 first uses it in `next_block`)
         let ticket = if tid == 0 { take_ticket(queue) } else { 0 };
         if tid == 0 {
+            crate::trace::mark(b as u64, crate::trace::DENSE_TAKE);
             // the block's slices and status word from the rANS stage (handoff.rs); the
             // barrier below orders every thread's reads of them after this wait
             // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
@@ -373,6 +374,9 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             }
         }
         sync();
+        if tid == 0 {
+            crate::trace::mark(b as u64, crate::trace::DENSE_READY);
+        }
         if ctrl_get(&s, C_READY) == 0 {
             // thread 0 gave up on the block's word: the whole rANS grid instead, after which
             // every block's streams and status are visible
@@ -478,6 +482,9 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             q += THREADS as u64;
         }
         sync();
+        if tid == 0 {
+            crate::trace::mark(b as u64, crate::trace::DENSE_LOADED);
+        }
         // varints to values: the lengths by warp 0; the offsets by the other warps, each
         // taking a chunk of the offset bytes (one per value): it counts the values with a
         // tail byte in its chunk, then, after a barrier, joins each with its tail byte
@@ -534,6 +541,9 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         sync();
         // SAFETY: shared control word, written before the barrier.
         let mut st = unsafe { *s.ctrl(C_STATUS) };
+        if tid == 0 {
+            crate::trace::mark(b as u64, crate::trace::DENSE_VARINTS);
+        }
         if st == 0 && stages & 1 != 0 {
             // ---- stage 2: parse and pointer fill (the whole CTA; with stage bit 2, one lane
             // parsing sequentially, for the parse comparison)
@@ -554,7 +564,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                     Status::Ok
                 }
             } else {
-                parse_fill(&s, &e, block_len, window, match_base, warp, lane)
+                parse_fill(&s, &e, block_len, window, match_base, warp, lane, b)
             };
             sync();
             if r != Status::Ok && tid == 0 {
@@ -571,10 +581,14 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 // the scratch range.
                 unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
                 sync();
+                if tid == 0 {
+                    crate::trace::mark(b as u64, crate::trace::DENSE_LITS);
+                }
                 write_memo(&s, out, start, block_len, tid);
             }
         }
         if tid == 0 {
+            crate::trace::mark(b as u64, crate::trace::DENSE_END);
             // SAFETY: one status word per block.
             unsafe { *status.add(b as usize) = st };
             count_fallback(queue, st);
@@ -961,6 +975,21 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
             continue;
         }
         let g0 = r0 / group_blocks as u64;
+        // timeline marks of a trace build (device/src/trace.rs; nothing otherwise): the
+        // first warp of each block's warps, for the blocks of this chunk
+        let traced = |b: u64, w: u64| {
+            lane == 0
+                && w % halves == 0
+                && w / halves < bpc
+                && b < n_blocks as u64
+                && b / group_blocks as u64 == g0
+        };
+        if cfg!(feature = "trace") {
+            let w = (tid / 32) as u64;
+            if traced(r0 + w / halves, w) {
+                crate::trace::mark(r0 + w / halves, crate::trace::RANS_START);
+            }
+        }
         sync();
         for k in 0..STREAM_COUNT {
             // SAFETY: r0 < n_blocks: its group has STREAM_COUNT table indices.
@@ -1019,6 +1048,9 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         let w = (tid / 32) as u64;
         let b = r0 + w / halves;
         let half = (w % halves) as u32;
+        if cfg!(feature = "trace") && traced(b, w) {
+            crate::trace::mark(b, crate::trace::RANS_STAGED);
+        }
         // the chunk's blocks: those of r0's group (a block of the next group belongs to
         // another chunk). Both warps of a pair have the same block: both pass or both skip.
         if w / halves < bpc && b < n_blocks as u64 && b / group_blocks as u64 == g0 {
@@ -1076,6 +1108,9 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
                         crate::handoff::publish(dense_queue.add(QUEUE_READY + b as usize), epoch)
                     };
                 }
+            }
+            if lane == 0 {
+                crate::trace::mark(b, crate::trace::RANS_DONE);
             }
         }
     }
@@ -2332,7 +2367,9 @@ unsafe fn fill_lane(ptr: *mut u16, dst: u32, n: u32, src: u32, is_lit: bool, lit
 /// sums over the lanes give every command's output and literal position, an exclusive scan
 /// of slot maps its history, and each lane writes one 16-bit pointer per output byte (long
 /// commands by the whole warp). The first failing command (lowest index over all warps)
-/// names the status, as the sequential decoder would.
+/// names the status, as the sequential decoder would. `b` is the block's index, for the
+/// timeline marks of a trace build (`crate::trace`) alone.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn parse_fill(
     s: &Smem,
@@ -2342,6 +2379,7 @@ fn parse_fill(
     match_base: u32,
     warp: u32,
     lane: u32,
+    b: u32,
 ) -> Status {
     let ncmd = e.decoded_len[STREAM_COMMANDS] as usize;
     let nlit = e.decoded_len[STREAM_LITERALS];
@@ -2386,6 +2424,9 @@ fn parse_fill(
         }
     }
     sync();
+    if warp == 0 && lane == 0 {
+        crate::trace::mark(b as u64, crate::trace::DENSE_PASS_A);
+    }
     let (mut lenv_base, mut offv_base) = (0u32, 0u32);
     for w in 0..warp as usize {
         lenv_base += ctrl_get(s, W_LEN + w);
@@ -2425,6 +2466,9 @@ fn parse_fill(
         }
     }
     sync();
+    if warp == 0 && lane == 0 {
+        crate::trace::mark(b as u64, crate::trace::DENSE_PASS_B);
+    }
     let mut dst_base = 0u32;
     let mut lit_base = 0u32;
     let mut hist: [u32; 4] = HISTORY_RESET;
@@ -2563,6 +2607,9 @@ fn parse_fill(
         unsafe { *s.ctrl(W_NDEFER + warp as usize) = deferred as u32 };
     }
     sync();
+    if warp == 0 && lane == 0 {
+        crate::trace::mark(b as u64, crate::trace::DENSE_FILLED);
+    }
     let err = ctrl_get(s, C_ERR);
     if err != u32::MAX {
         return Status::from_u32(err & 0xFF).unwrap_or(Status::OutputOverrun);

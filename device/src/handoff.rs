@@ -154,7 +154,7 @@ mod gpu {
 
     /// The GPU's global nanosecond timer (`%globaltimer`).
     #[inline(always)]
-    fn globaltimer() -> u64 {
+    pub(crate) fn globaltimer() -> u64 {
         let t: u64;
         // SAFETY: reads a special register.
         unsafe {

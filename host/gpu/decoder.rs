@@ -630,6 +630,18 @@ impl GpuArchive {
     pub fn original_size(&self) -> u64 {
         self.original_size
     }
+
+    /// The buffers a decode of this archive writes ([`GpuArchive::decode_all`]): the output,
+    /// `original_size` bytes (at least 1) filled with the poison byte 0xA5 so that a byte no
+    /// kernel wrote shows, and the status words, one per block (at least 1), zeroed.
+    pub fn output_buffers(&self, gpu: &Gpu) -> Result<(CudaSlice<u8>, CudaSlice<u32>), GpuError> {
+        let out = gpu.alloc_filled(self.original_size as usize, 0xA5)?;
+        let status = gpu
+            .stream()
+            .alloc_zeros::<u32>(self.n_blocks.max(1) as usize)
+            .ctx("allocating status")?;
+        Ok((out, status))
+    }
 }
 
 /// Turns per-block status words into an error naming the first failing block.
@@ -661,11 +673,7 @@ pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>
     let mut phases = Phases::from_env();
     let ga = GpuArchive::upload(gpu, a)?;
     phases.lap(gpu, "upload")?;
-    let mut out = gpu.alloc_filled(a.header.original_size as usize, 0xA5)?;
-    let mut status = gpu
-        .stream()
-        .alloc_zeros::<u32>(ga.n_blocks.max(1) as usize)
-        .ctx("allocating status")?;
+    let (mut out, mut status) = ga.output_buffers(gpu)?;
     phases.lap(gpu, "alloc+poison")?;
     let st = ga.decode_all_status(gpu, d, &mut out, &mut status)?;
     check_status(&st[..ga.n_blocks as usize])?;

@@ -8,7 +8,7 @@ pub mod launch;
 pub mod tokens;
 pub mod wave;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DriverError};
 use std::sync::Arc;
 
 /// The PTX of the device crate, built by `build.rs` for sm_90 (empty with `ACEAPEX_SKIP_PTX`).
@@ -66,6 +66,8 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     pub(crate) k: kernels::Kernels,
+    /// The loaded module (its globals: [`Gpu::trace_marks`]).
+    module: Arc<CudaModule>,
     name: String,
     sm_count: u32,
     /// CTAs of the dense kernel one SM holds at once (the driver's occupancy answer for its
@@ -138,6 +140,7 @@ impl Gpu {
             ctx,
             stream,
             k,
+            module,
             name,
             sm_count,
             dense_ctas_per_sm,
@@ -231,6 +234,44 @@ impl Gpu {
         self.stream.memcpy_dtoh(buf, &mut host).ctx("downloading")?;
         self.sync()?;
         Ok(host)
+    }
+
+    /// The timeline marks of a trace build's kernels (`device/src/trace.rs`): after the
+    /// stream's work completes, `TRACE_BLOCKS * TRACE_SLOTS` stamps of the GPU's nanosecond
+    /// timer, block-major, 0 where nothing was marked since [`Gpu::clear_trace`]. `None` when
+    /// the loaded kernels have no marks (every build without the device feature `trace`).
+    pub fn trace_marks(&self) -> Result<Option<Vec<u64>>, GpuError> {
+        use crate::device::trace::{TRACE_BLOCKS, TRACE_SLOTS, TRACE_SYMBOL};
+        let Ok(view) = self.module.get_global(TRACE_SYMBOL, &self.stream) else {
+            return Ok(None);
+        };
+        let mut bytes = vec![0u8; view.len()];
+        self.stream
+            .memcpy_dtoh(&view, &mut bytes)
+            .ctx("downloading trace marks")?;
+        self.sync()?;
+        let marks: Vec<u64> = bytemuck::pod_collect_to_vec::<u8, u64>(&bytes);
+        if marks.len() != TRACE_BLOCKS * TRACE_SLOTS {
+            return Err(GpuError::Status(format!(
+                "{TRACE_SYMBOL} holds {} marks, this build expects {}",
+                marks.len(),
+                TRACE_BLOCKS * TRACE_SLOTS
+            )));
+        }
+        Ok(Some(marks))
+    }
+
+    /// Zeroes a trace build's timeline marks (queued on the stream); nothing without them.
+    pub fn clear_trace(&self) -> Result<(), GpuError> {
+        if let Ok(mut view) = self
+            .module
+            .get_global(crate::device::trace::TRACE_SYMBOL, &self.stream)
+        {
+            self.stream
+                .memset_zeros(&mut view)
+                .ctx("zeroing trace marks")?;
+        }
+        Ok(())
     }
 
     /// Waits for all queued work.

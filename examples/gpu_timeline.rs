@@ -1,0 +1,149 @@
+//! Where one dense-pipe decode's time goes, block by block: the timeline marks of a trace
+//! build (`device/src/trace.rs`).
+//!
+//! Build it with the trace kernels, in a target directory of its own (the binary embeds
+//! them; the default kernels in `target/` stay as they are), and run it where the GPU is:
+//!
+//!     ACEAPEX_DEVICE_FEATURES=trace CARGO_TARGET_DIR=target-trace cargo build --release --example gpu_timeline
+//!     target-trace/release/examples/gpu_timeline ARCHIVE.acx...
+//!
+//! (`ACEAPEX_DEV_PTX` = that build's PTX, `target-trace/release/build/aceapex-*/out/aceapex.ptx`,
+//! gives another binary the same kernels.)
+//!
+//! For each archive: half a second of untimed decodes, then one decode between CUDA events whose marks
+//! are read back. Printed, in microseconds from the earliest `rans_start`: each mark's
+//! minimum, median, 90th percentile and maximum over the traced blocks, and the per-block
+//! gaps between consecutive marks (staging, rANS chain, hand-off, stream load, parse, walk).
+//! Every decode's output is checked against the archive's checksums.
+
+use aceapex::archive::Archive;
+use aceapex::device::trace::{SLOT_NAMES, TRACE_BLOCKS, TRACE_SLOTS};
+use aceapex::gpu::decoder::{check_status, verify, GpuArchive};
+use aceapex::gpu::Gpu;
+
+fn main() {
+    let paths: Vec<String> = std::env::args().skip(1).collect();
+    if paths.is_empty() {
+        eprintln!(
+            "usage: gpu_timeline ARCHIVE.acx... (with ACEAPEX_DEV_PTX = a trace build's PTX)"
+        );
+        std::process::exit(2);
+    }
+    let g = match Gpu::open() {
+        Ok(g) => g,
+        Err(e) => {
+            println!("no GPU: skipped ({e})");
+            return;
+        }
+    };
+    for p in paths {
+        let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let a = Archive::parse(&bytes).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let size = a.header.original_size;
+        let ga = GpuArchive::upload(&g, &a).unwrap();
+        let (mut out, mut status) = ga.output_buffers(&g).unwrap();
+        // half a second of decodes first, so that the GPU's clocks are up as in a benchmark
+        let warm = std::time::Instant::now();
+        while warm.elapsed().as_secs_f64() < 0.5 {
+            for _ in 0..20 {
+                ga.decode_all(&g, &mut out, &mut status).unwrap();
+            }
+            g.sync().unwrap();
+        }
+        g.clear_trace().unwrap();
+        let secs = g
+            .time(1, || ga.decode_all(&g, &mut out, &mut status))
+            .unwrap();
+        check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
+        verify(&a, &g.download(&out).unwrap()[..size as usize]).unwrap();
+        let Some(marks) = g.trace_marks().unwrap() else {
+            println!(
+                "TIMELINE {p}: {size} bytes, decode {:.1} us between events ({:.1} GB/s); the loaded kernels have no trace marks (build with ACEAPEX_DEVICE_FEATURES=trace)",
+                secs * 1e6,
+                size as f64 / secs / 1e9
+            );
+            continue;
+        };
+        let n = a.block_count().min(TRACE_BLOCKS);
+        report(&p, size, n, a.block_count(), secs, &marks);
+    }
+}
+
+/// The `q` quantile (0..=1) of sorted `v`.
+fn quantile(v: &[f64], q: f64) -> f64 {
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+fn report(p: &str, size: u64, n: usize, blocks: usize, secs: f64, marks: &[u64]) {
+    let row = |b: usize| &marks[b * TRACE_SLOTS..(b + 1) * TRACE_SLOTS];
+    let t0 = (0..n)
+        .map(|b| row(b)[0])
+        .filter(|&t| t != 0)
+        .min()
+        .unwrap_or(0);
+    println!(
+        "TIMELINE {p}: {size} bytes, {blocks} blocks ({n} traced), decode {:.1} us between events ({:.1} GB/s)",
+        secs * 1e6,
+        size as f64 / secs / 1e9
+    );
+    let us = |t: u64| (t as f64 - t0 as f64) / 1e3;
+    let stats = |mut v: Vec<f64>| -> String {
+        if v.is_empty() {
+            return "none".into();
+        }
+        v.sort_by(f64::total_cmp);
+        format!(
+            "min {:7.2}  p50 {:7.2}  p90 {:7.2}  max {:7.2}  (n {})",
+            v[0],
+            quantile(&v, 0.5),
+            quantile(&v, 0.9),
+            v[v.len() - 1],
+            v.len()
+        )
+    };
+    println!("  marks, us after the first rans_start:");
+    for (s, name) in SLOT_NAMES.iter().enumerate() {
+        let v: Vec<f64> = (0..n)
+            .map(|b| row(b)[s])
+            .filter(|&t| t != 0)
+            .map(us)
+            .collect();
+        println!("    {name:13} {}", stats(v));
+    }
+    println!("  per-block gaps, us:");
+    for s in 1..TRACE_SLOTS {
+        let v: Vec<f64> = (0..n)
+            .filter(|&b| row(b)[s] != 0 && row(b)[s - 1] != 0)
+            .map(|b| (row(b)[s] as f64 - row(b)[s - 1] as f64) / 1e3)
+            .collect();
+        println!(
+            "    {:>13} - {:13} {}",
+            SLOT_NAMES[s],
+            SLOT_NAMES[s - 1],
+            stats(v)
+        );
+    }
+    // the block that finished last, mark by mark
+    if let Some(last) = (0..n).max_by_key(|&b| row(b)[TRACE_SLOTS - 1]) {
+        let r: Vec<String> = row(last)
+            .iter()
+            .map(|&t| {
+                if t == 0 {
+                    "-".into()
+                } else {
+                    format!("{:.2}", us(t))
+                }
+            })
+            .collect();
+        println!("  last block to finish: {last}: {}", r.join(" "));
+    }
+    // the timer's granularity: the smallest non-zero step between sorted marks
+    let mut all: Vec<u64> = marks.iter().copied().filter(|&t| t != 0).collect();
+    all.sort_unstable();
+    let step = all
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&d| d != 0)
+        .min();
+    println!("  smallest step between marks: {step:?} ns");
+}
