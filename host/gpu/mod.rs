@@ -49,6 +49,10 @@ pub enum GpuError {
     /// A kernel reported malformed input through its status word.
     #[error("GPU decode rejected the input: {0}")]
     Status(String),
+    /// A trace build's timeline marks do not have the shape this binary expects (its PTX
+    /// came from another build: `ACEAPEX_DEV_PTX`).
+    #[error("trace marks: {0}")]
+    Trace(String),
 }
 
 /// Adds the operation name to a driver error.
@@ -252,7 +256,7 @@ impl Gpu {
         self.sync()?;
         let marks: Vec<u64> = bytemuck::pod_collect_to_vec::<u8, u64>(&bytes);
         if marks.len() != TRACE_BLOCKS * TRACE_SLOTS {
-            return Err(GpuError::Status(format!(
+            return Err(GpuError::Trace(format!(
                 "{TRACE_SYMBOL} holds {} marks, this build expects {}",
                 marks.len(),
                 TRACE_BLOCKS * TRACE_SLOTS
