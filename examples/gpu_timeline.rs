@@ -7,8 +7,9 @@
 //!     ACEAPEX_DEVICE_FEATURES=trace CARGO_TARGET_DIR=target-trace cargo build --release --example gpu_timeline
 //!     target-trace/release/examples/gpu_timeline ARCHIVE.acx...
 //!
-//! (`ACEAPEX_DEV_PTX` = that build's PTX, `target-trace/release/build/aceapex-*/out/aceapex.ptx`,
-//! gives another binary the same kernels.)
+//! (`ACEAPEX_DEV_PTX` = that build's PTX, `target-trace/release/build/aceapex/*/out/aceapex.ptx`,
+//! gives another binary the same kernels.) Marks cover an archive's first 4,096 blocks
+//! (`trace::TRACE_BLOCKS`); the report says how many it traced.
 //!
 //! For each archive: half a second of untimed decodes, then one decode between CUDA events whose marks
 //! are read back. Printed, in microseconds from the earliest `rans_start`: each mark's
@@ -21,13 +22,38 @@ use aceapex::device::trace::{SLOT_NAMES, TRACE_BLOCKS, TRACE_SLOTS};
 use aceapex::gpu::decoder::{check_status, verify, GpuArchive};
 use aceapex::gpu::Gpu;
 
+const USAGE: &str = "usage: gpu_timeline ARCHIVE.acx...\n\
+    Timeline marks of one dense-pipe decode per archive; needs a GPU and a binary built with\n\
+    ACEAPEX_DEVICE_FEATURES=trace (it embeds the trace kernels; see the file's header).\n\
+    Marks cover the first 4,096 blocks of an archive.";
+
+fn fail(msg: &str) -> ! {
+    eprintln!("gpu_timeline: {msg}");
+    std::process::exit(1)
+}
+
 fn main() {
     let paths: Vec<String> = std::env::args().skip(1).collect();
+    if paths.iter().any(|p| p == "-h" || p == "--help") {
+        println!("{USAGE}");
+        return;
+    }
     if paths.is_empty() {
-        eprintln!(
-            "usage: gpu_timeline ARCHIVE.acx... (with ACEAPEX_DEV_PTX = a trace build's PTX)"
-        );
+        eprintln!("{USAGE}");
         std::process::exit(2);
+    }
+    // every archive read and checked before any GPU work
+    let archives: Vec<(String, Vec<u8>)> = paths
+        .into_iter()
+        .map(|p| match std::fs::read(&p) {
+            Ok(b) => (p, b),
+            Err(e) => fail(&format!("{p}: {e}")),
+        })
+        .collect();
+    for (p, bytes) in &archives {
+        if let Err(e) = Archive::parse(bytes) {
+            fail(&format!("{p}: {e}"));
+        }
     }
     let g = match Gpu::open() {
         Ok(g) => g,
@@ -36,37 +62,49 @@ fn main() {
             return;
         }
     };
-    for p in paths {
-        let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
-        let a = Archive::parse(&bytes).unwrap_or_else(|e| panic!("{p}: {e}"));
-        let size = a.header.original_size;
-        let ga = GpuArchive::upload(&g, &a).unwrap();
-        let (mut out, mut status) = ga.output_buffers(&g).unwrap();
-        // half a second of decodes first, so that the GPU's clocks are up as in a benchmark
-        let warm = std::time::Instant::now();
-        while warm.elapsed().as_secs_f64() < 0.5 {
-            for _ in 0..20 {
-                ga.decode_all(&g, &mut out, &mut status).unwrap();
-            }
-            g.sync().unwrap();
+    for (p, bytes) in &archives {
+        let a = Archive::parse(bytes).expect("parsed above");
+        if let Err(e) = timeline(&g, p, &a) {
+            fail(&format!("{p}: {e}"));
         }
-        g.clear_trace().unwrap();
-        let secs = g
-            .time(1, || ga.decode_all(&g, &mut out, &mut status))
-            .unwrap();
-        check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();
-        verify(&a, &g.download(&out).unwrap()[..size as usize]).unwrap();
-        let Some(marks) = g.trace_marks().unwrap() else {
-            println!(
-                "TIMELINE {p}: {size} bytes, decode {:.1} us between events ({:.1} GB/s); the loaded kernels have no trace marks (build with ACEAPEX_DEVICE_FEATURES=trace)",
-                secs * 1e6,
-                size as f64 / secs / 1e9
-            );
-            continue;
-        };
-        let n = a.block_count().min(TRACE_BLOCKS);
-        report(&p, size, n, a.block_count(), secs, &marks);
     }
+}
+
+/// Warms up, decodes `a` once between CUDA events, checks the output and prints its marks.
+fn timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuError> {
+    let size = a.header.original_size;
+    let ga = GpuArchive::upload(g, a)?;
+    let (mut out, mut status) = ga.output_buffers(g)?;
+    // half a second of decodes first, so that the GPU's clocks are up as in a benchmark
+    let warm = std::time::Instant::now();
+    while warm.elapsed().as_secs_f64() < 0.5 {
+        for _ in 0..20 {
+            ga.decode_all(g, &mut out, &mut status)?;
+        }
+        g.sync()?;
+    }
+    g.clear_trace()?;
+    let secs = g.time(1, || ga.decode_all(g, &mut out, &mut status))?;
+    let st = g
+        .stream()
+        .clone_dtoh(&status)
+        .map_err(|source| aceapex::gpu::GpuError::Driver {
+            what: "downloading status",
+            source,
+        })?;
+    check_status(&st)?;
+    verify(a, &g.download(&out)?[..size as usize])?;
+    let Some(marks) = g.trace_marks()? else {
+        println!(
+            "TIMELINE {p}: {size} bytes, decode {:.1} us between events ({:.1} GB/s); the loaded kernels have no trace marks (build with ACEAPEX_DEVICE_FEATURES=trace)",
+            secs * 1e6,
+            size as f64 / secs / 1e9
+        );
+        return Ok(());
+    };
+    let n = a.block_count().min(TRACE_BLOCKS);
+    report(p, size, n, a.block_count(), secs, &marks);
+    Ok(())
 }
 
 /// The `q` quantile (0..=1) of sorted `v`.
