@@ -50,11 +50,13 @@ fn main() {
             Err(e) => fail(&format!("{p}: {e}")),
         })
         .collect();
-    for (p, bytes) in &archives {
-        if let Err(e) = Archive::parse(bytes) {
-            fail(&format!("{p}: {e}"));
-        }
-    }
+    let parsed: Vec<(&str, Archive<'_>)> = archives
+        .iter()
+        .map(|(p, bytes)| match Archive::parse(bytes) {
+            Ok(a) => (p.as_str(), a),
+            Err(e) => fail(&format!("{p}: {e}")),
+        })
+        .collect();
     let g = match Gpu::open() {
         Ok(g) => g,
         Err(e) => {
@@ -62,9 +64,8 @@ fn main() {
             return;
         }
     };
-    for (p, bytes) in &archives {
-        let a = Archive::parse(bytes).expect("parsed above");
-        if let Err(e) = timeline(&g, p, &a) {
+    for (p, a) in &parsed {
+        if let Err(e) = timeline(&g, p, a) {
             fail(&format!("{p}: {e}"));
         }
     }

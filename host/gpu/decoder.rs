@@ -329,10 +329,7 @@ impl GpuArchive {
         let rans_wpc = match solo_bpc {
             Some(bpc) => bpc * rans_halves,
             None => forced.unwrap_or_else(|| {
-                super::launch::rans_warps_per_cta(
-                    (a.entries.len() as u32).saturating_mul(rans_halves),
-                    gpu.sm_count(),
-                )
+                super::launch::rans_warps_per_cta(a.entries.len(), rans_halves, gpu.sm_count())
             }),
         };
         // blocks per chunk: no more than a table group holds (a chunk never crosses one,

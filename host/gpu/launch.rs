@@ -497,16 +497,17 @@ pub fn dense_order_longest_first(rans_chunks: u64, sms: u32, solo: bool) -> bool
 /// nineteenth session). Only the order depends on it.
 pub const CHUNK_START_STEPS: u64 = 8;
 
-/// Warps per CTA of the rANS stage for `n_warps` warps (blocks, times 2 with wide slices:
-/// [`rans_halves`]) on `sms` SMs: 8, or
+/// Warps per CTA of the rANS stage's usual grid for `n_blocks` blocks of `halves` warps each
+/// ([`rans_halves`]: 2 with wide slices) on `sms` SMs: 8, or
 /// [`KERNEL_MAX_WARPS`] when 8-warp CTAs would need a second round at
 /// [`KERNEL_CTAS_PER_SM`] CTAs per SM. Measured (PERFORMANCE.md seventh session, run 10):
 /// 8 rather than 16 gains 2-4 % on archives of under ~2,100 blocks (E. coli, brown,
 /// moby_dick), 2 or 4 gain nothing more, and a second round costs ~40 % of the stage
 /// (gcide at 8: rANS 0.125 -> 0.20 ms).
-pub(crate) fn rans_warps_per_cta(n_warps: u32, sms: u32) -> u32 {
+pub(crate) fn rans_warps_per_cta(n_blocks: usize, halves: u32, sms: u32) -> u32 {
+    let n_warps = n_blocks as u64 * halves.max(1) as u64;
     let slots = sms as u64 * KERNEL_CTAS_PER_SM as u64;
-    if (n_warps as u64).div_ceil(8) > slots {
+    if n_warps.div_ceil(8) > slots {
         KERNEL_MAX_WARPS
     } else {
         8
@@ -628,7 +629,7 @@ pub fn rans_chunk_count(n_blocks: usize, group_blocks: u32, bpc: u32) -> usize {
 /// and A. arenosa (2,454 blocks, 22 warps, +8 %).
 pub fn rans_solo_blocks(n_blocks: usize, group_blocks: u32, halves: u32, sms: u32) -> Option<u32> {
     let halves = halves.max(1);
-    let usual_bpc = rans_warps_per_cta((n_blocks as u32).saturating_mul(halves), sms) / halves;
+    let usual_bpc = rans_warps_per_cta(n_blocks, halves, sms) / halves;
     if rans_chunk_count(n_blocks, group_blocks, usual_bpc) <= sms as usize {
         return None;
     }
@@ -1016,7 +1017,8 @@ mod tests {
     #[test]
     fn longest_first_only_for_grids_over_the_sms() {
         let lf = |chunks: u64, sms: u32| super::dense_order_longest_first(chunks, sms, false);
-        let ctas = |blocks: u64| blocks.div_ceil(rans_warps_per_cta(blocks as u32, 132) as u64);
+        let ctas =
+            |blocks: u64| blocks.div_ceil(rans_warps_per_cta(blocks as usize, 1, 132) as u64);
         assert!(!lf(ctas(287), 132)); // E. coli: 36 CTAs
         assert!(!lf(ctas(609), 132)); // brown: 77
         assert!(!lf(ctas(1103), 132)); // ce2: 138
@@ -1201,12 +1203,15 @@ mod tests {
     /// 8 while ceil(blocks / 8) <= 264, else 16.
     #[test]
     fn rans_ctas_take_8_warps_unless_a_second_round_would_follow() {
-        assert_eq!(rans_warps_per_cta(0, 132), 8);
-        assert_eq!(rans_warps_per_cta(75, 132), 8); // moby_dick
-        assert_eq!(rans_warps_per_cta(1889, 132), 8); // TAIR10: 237 CTAs
-        assert_eq!(rans_warps_per_cta(2112, 132), 8); // exactly 264 CTAs
-        assert_eq!(rans_warps_per_cta(2113, 132), 16);
-        assert_eq!(rans_warps_per_cta(2439, 132), 16); // gcide: 153 CTAs
-        assert_eq!(rans_warps_per_cta(100_000, 132), 16); // several rounds
+        assert_eq!(rans_warps_per_cta(0, 1, 132), 8);
+        assert_eq!(rans_warps_per_cta(75, 1, 132), 8); // moby_dick
+        assert_eq!(rans_warps_per_cta(1889, 1, 132), 8); // TAIR10: 237 CTAs
+        assert_eq!(rans_warps_per_cta(2112, 1, 132), 8); // exactly 264 CTAs
+        assert_eq!(rans_warps_per_cta(2113, 1, 132), 16);
+        assert_eq!(rans_warps_per_cta(2439, 1, 132), 16); // gcide: 153 CTAs
+        assert_eq!(rans_warps_per_cta(100_000, 1, 132), 16); // several rounds
+                                                             // a pair of warps a block (wide slices): 1,056 blocks are 2,112 warps
+        assert_eq!(rans_warps_per_cta(1056, 2, 132), 8);
+        assert_eq!(rans_warps_per_cta(1057, 2, 132), 16);
     }
 }
