@@ -14,8 +14,11 @@
 //! For each archive: half a second of untimed decodes, then one decode between CUDA events whose marks
 //! are read back. Printed, in microseconds from the earliest `rans_start`: each mark's
 //! minimum, median, 90th percentile and maximum over the traced blocks, and the per-block
-//! gaps between consecutive marks (staging, rANS chain, hand-off, stream load, parse, walk).
-//! Every decode's output is checked against the archive's checksums.
+//! gaps between consecutive marks (staging, rANS chain, hand-off, stream load, parse, walk;
+//! a block the dense kernel parsed before its hand-off sees `dense_ready` after
+//! `dense_filled`, so its gaps around `dense_ready` are negative and the gap from
+//! `dense_filled` to `dense_lits` holds its wait). Every decode's output is checked against
+//! the archive's checksums.
 
 use aceapex::archive::Archive;
 use aceapex::device::trace::{SLOT_NAMES, TRACE_BLOCKS, TRACE_SLOTS};

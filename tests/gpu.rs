@@ -742,27 +742,42 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
     let data: Vec<u8> = (0..200_000u32)
         .map(|i| (i.wrapping_mul(2654435761) >> 27) as u8 ^ (i % 7) as u8)
         .collect();
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
-    let data_start = Archive::parse(&packed).unwrap().data_offset as usize;
-    let mut r = aceapex::gpu::tokens::Rng::new(99);
-    for _ in 0..40 {
-        let mut bad = packed.clone();
-        let i = data_start + r.below((packed.len() - data_start) as u64) as usize;
-        bad[i] ^= 1 << r.below(8);
-        let a = Archive::parse(&bad).unwrap();
-        for d in [
-            decoder::Decoder::Dense,
-            decoder::Decoder::Lane,
-            decoder::Decoder::Wavefront,
-            decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
-        ] {
-            if let Ok(out) = decoder::decompress_with(&g, &a, d) {
-                assert!(
-                    out == data,
-                    "flip at {i}: {d:?} reported success with wrong bytes"
-                );
+    // every stream in rANS (the default), and raw match streams, whose blocks the dense
+    // kernel parses from the archive's bytes before the rANS stage hands them over
+    // (`dense.rs`, `early_match_streams`): a flip there reaches the parse first
+    for opts in [
+        EncodeOptions::default(),
+        EncodeOptions {
+            raw_match_streams: true,
+            ..Default::default()
+        },
+    ] {
+        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let data_start = Archive::parse(&packed).unwrap().data_offset as usize;
+        let mut r = aceapex::gpu::tokens::Rng::new(99);
+        let mut failed = 0;
+        for _ in 0..40 {
+            let mut bad = packed.clone();
+            let i = data_start + r.below((packed.len() - data_start) as u64) as usize;
+            bad[i] ^= 1 << r.below(8);
+            let a = Archive::parse(&bad).unwrap();
+            for d in [
+                decoder::Decoder::Dense,
+                decoder::Decoder::Lane,
+                decoder::Decoder::Wavefront,
+                decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
+            ] {
+                match decoder::decompress_with(&g, &a, d) {
+                    Ok(out) => assert!(
+                        out == data,
+                        "flip at {i}: {d:?} reported success with wrong bytes"
+                    ),
+                    Err(_) => failed += 1,
+                }
             }
         }
+        // (a flip the decoders all catch is the usual case: the test must see some)
+        assert!(failed > 0, "{opts:?}: no flip was caught");
     }
 }
 
@@ -1032,7 +1047,6 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
 /// longer, the same bytes, every status 0.
 #[test]
 fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
-    use aceapex::device::status::Status;
     let Some(g) = gpu_or_skip("dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall")
     else {
         return;
@@ -1049,17 +1063,46 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
         }
     }
     data.truncate(blocks << 14);
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
-    let a = Archive::parse(&packed).unwrap();
-    assert_eq!(a.block_count(), blocks, "more blocks than dense CTAs");
-    let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+    // default options (every stream in rANS), and raw match streams with wide lanes, whose
+    // blocks the dense kernel parses before their hand-off where it takes one not yet handed
+    // over (`dense.rs`, `early_match_streams`; which blocks, the timing decides). (The
+    // stall hook's epoch is in no word, so its CTAs give up at the queue's epoch and wait
+    // for the whole rANS grid before any block: no block is parsed early in that decode.)
+    for opts in [
+        EncodeOptions::default(),
+        EncodeOptions {
+            raw_match_streams: true,
+            wide_lanes: true,
+            ..Default::default()
+        },
+    ] {
+        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let a = Archive::parse(&packed).unwrap();
+        assert_eq!(a.block_count(), blocks, "more blocks than dense CTAs");
+        decode_through_stalls(&g, &a, &data, opts.raw_match_streams);
+    }
+}
+
+/// The body of [`dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall`] for
+/// one archive of `data`; `raw_match_streams`: the archive's match streams are all raw
+/// (checked in its block table).
+fn decode_through_stalls(g: &Gpu, a: &Archive<'_>, data: &[u8], raw_match_streams: bool) {
+    use aceapex::device::status::Status;
+    let raw = a.entries.iter().all(|e| {
+        e.lanes[1..]
+            .iter()
+            .all(|&l| l == aceapex::device::format::LANES_RAW)
+    });
+    assert_eq!(raw, raw_match_streams, "the match streams' slice modes");
+    let blocks = a.block_count();
+    let ga = decoder::GpuArchive::upload(g, a).unwrap();
     let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
     let mut status = g.stream().alloc_zeros::<u32>(blocks).unwrap();
     // one dense decode after poisoning the rANS scratch and the output; the status words
     let decode_poisoned = |out: &mut _, status: &mut _| {
-        ga.poison_scratch(&g, 0x5A).unwrap();
+        ga.poison_scratch(g, 0x5A).unwrap();
         g.fill(out, 0xA5).unwrap();
-        ga.decode_all_with(&g, decoder::Decoder::Dense, out, status)
+        ga.decode_all_with(g, decoder::Decoder::Dense, out, status)
             .unwrap();
         g.stream().clone_dtoh(status).unwrap()
     };
@@ -1085,7 +1128,7 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
     let st = decode_poisoned(&mut out, &mut status);
     let waited = t.elapsed().as_nanos() as u64;
     check("given-up waits", &st, &out);
-    if ga.overlaps(&g) {
+    if ga.overlaps(g) {
         assert!(
             waited >= aceapex::device::handoff::WAIT_LIMIT_NS,
             "the hook's decode should have waited out the limit ({waited} ns)"

@@ -3,8 +3,11 @@
 //! every block's streams into a scratch buffer, then the dense kernel
 //! (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time) assembles each
 //! independent block in shared memory (layout in `dense_layout.rs`). On sm_90 the dense kernel
-//! runs while the rANS kernel does and takes each block as soon as its streams are published
-//! (`handoff.rs`).
+//! runs while the rANS kernel does and decodes each block as soon as its streams are
+//! published (`handoff.rs`); a block whose match streams are raw slices and not yet published
+//! when a CTA takes it is loaded from the archive's data section and parsed first, while the
+//! rANS stage still decodes its literals, and waits for the hand-off only before stage 3
+//! (`early_match_streams`; PERFORMANCE.md twenty-ninth session).
 //!
 //! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
@@ -251,10 +254,20 @@ const C_STATUS: usize = 0;
 const C_NLENV: usize = 1;
 const C_NOFFV: usize = 2;
 /// 1 when the block's streams are published by the rANS stage (handoff.rs) or the CTA knows
-/// the whole stage complete, 0 when thread 0's wait for them gave up.
+/// the whole stage complete, 0 when thread 0's wait for them gave up (and, for a block
+/// parsed before its hand-off, until `await_block` after the parse).
 const C_READY: usize = 3;
+/// 1 while the CTA's block is parsed before its hand-off (`early_match_streams`): kept here
+/// rather than in a register through the parse.
+const C_EARLY: usize = 4;
+/// The literals' place in the decoded scratch, in 16-byte words: low word (high word at
+/// [`C_LIT_HI`]), written in stage 1 and read in stage 3 (shared memory rather than
+/// registers through the parse, and no second global load on the way to the literal load).
+const C_LIT_LO: usize = 5;
 /// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
 const C_ERR: usize = 6;
+/// The high word of the literals' place (see [`C_LIT_LO`]).
+const C_LIT_HI: usize = 7;
 /// The CTA's next block, taken from the queue by thread 0 (`decode_blocks_dense`).
 const C_NEXT: usize = 8;
 /// Per-warp parse summaries: length varints, offset varints, output bytes, literals, and
@@ -296,12 +309,19 @@ fn set_status(s: &Smem, st: Status) {
 /// (`gpu::launch::dense_longest_first`), or is null: blocks in index order (the two kernels
 /// one after the other). `queue[QUEUE_FALLBACK]` counts the blocks left to the
 /// lane kernel (`Status::Fallback`). `match_base` is the archive's (FORMAT.md §2: 4 to 6,
-/// from a validated header).
+/// from a validated header). `data` (`data_len` bytes) is the archive's data section and
+/// `offsets` each block's offset in it (`n_blocks` words): a block whose match streams are
+/// raw slices and whose ready word does not hold the epoch yet when its CTA takes it is
+/// loaded from there and parsed before the wait (`early_match_streams`; not with stage bits
+/// `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
     decoded: *const u8,
     dec_len: u64,
     dec_offsets: *const u64,
+    data: *const u8,
+    data_len: u64,
+    offsets: *const u64,
     entries: *const BlockEntry,
     n_blocks: u32,
     block_size: u32,
@@ -358,31 +378,6 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         // the next block's ticket, taken now so that the atomic's round trip overlaps this
         // block's work (thread 0 first uses it in `next_block`)
         let ticket = if tid == 0 { take_ticket(queue) } else { 0 };
-        if tid == 0 {
-            crate::trace::mark(b as u64, crate::trace::DENSE_TAKE);
-            // the block's slices and status word from the rANS stage (handoff.rs); the
-            // barrier below orders every thread's reads of them after this wait
-            // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
-            let ready = grid_done
-                || unsafe { crate::handoff::wait_for(queue.add(QUEUE_READY + b as usize), epoch) };
-            // SAFETY: control words lie in shared memory.
-            unsafe {
-                *s.ctrl(C_READY) = ready as u32;
-                *s.ctrl(C_STATUS) = 0;
-                *s.ctrl(C_NLENV) = 0;
-                *s.ctrl(C_NOFFV) = 0;
-            }
-        }
-        sync();
-        if tid == 0 {
-            crate::trace::mark(b as u64, crate::trace::DENSE_READY);
-        }
-        if ctrl_get(&s, C_READY) == 0 {
-            // thread 0 gave up on the block's word: the whole rANS grid instead, after which
-            // every block's streams and status are visible
-            crate::handoff::wait_prerequisite_grids();
-            grid_done = true;
-        }
         // SAFETY: b < n_blocks; the host passes n_blocks entries.
         let e = unsafe { *entries.add(b as usize) };
         let start = b as u64 * block_size as u64;
@@ -399,9 +394,57 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             && e.decoded_len[STREAM_LENGTHS] as usize <= LENB_CAP
             && e.decoded_len[STREAM_OFFSETS] as usize <= OFFB_CAP
             && e.decoded_len[STREAM_OFFSET_TAILS] as usize <= TAILB_CAP;
+        // A block whose match streams are all stored raw and whose hand-off has not come yet
+        // is parsed first, from the archive's own bytes, while the rANS stage still decodes
+        // its literals; only the literal load and the write wait for the hand-off
+        // (`early_match_streams`). A block already handed over goes the usual way (its
+        // streams from the scratch in one range of 16-byte loads, no wait after the parse).
+        // (SAFETY: b < n_blocks; the host passes n_blocks data offsets.)
+        // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
+        let eligible = !grid_done
+            && fits
+            && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
+            && unsafe { early_match_streams(&e, offsets, b, data_len) }.is_some();
+        if tid == 0 {
+            crate::trace::mark(b as u64, crate::trace::DENSE_TAKE);
+            // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
+            let word = unsafe { queue.add(QUEUE_READY + b as usize) };
+            // the block's slices and status word from the rANS stage (handoff.rs), now or
+            // (early) after the parse; the barrier below orders every thread's reads of them
+            // after this wait
+            let (early, ready) = if grid_done {
+                (false, true)
+            } else if eligible {
+                // one look: a block already handed over goes the usual way
+                let published = unsafe { crate::handoff::is_published(word, epoch) };
+                (!published, published)
+            } else {
+                (false, unsafe { crate::handoff::wait_for(word, epoch) })
+            };
+            // SAFETY: control words lie in shared memory.
+            unsafe {
+                *s.ctrl(C_READY) = ready as u32;
+                *s.ctrl(C_EARLY) = early as u32;
+                *s.ctrl(C_STATUS) = 0;
+                *s.ctrl(C_NLENV) = 0;
+                *s.ctrl(C_NOFFV) = 0;
+            }
+        }
+        sync();
+        let early = ctrl_get(&s, C_EARLY) != 0;
+        if !early {
+            if tid == 0 {
+                crate::trace::mark(b as u64, crate::trace::DENSE_READY);
+            }
+            grid_done = ready_or_grid(&s, grid_done);
+        }
         // SAFETY: one status word per block, written by the rANS kernel before it published
-        // the block (or before its grid completed: handoff.rs).
-        let prior = unsafe { *status.add(b as usize) };
+        // the block (or before its grid completed: handoff.rs); not read before that.
+        let prior = if early {
+            0
+        } else {
+            unsafe { *status.add(b as usize) }
+        };
         if prior != 0 || !fits {
             if tid == 0 && prior == 0 {
                 let st = if block_len == 0
@@ -418,14 +461,15 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             b = next_block(&s, ticket, ncta, order, n_blocks, tid);
             continue;
         }
-        // ---- stage 1: the whole CTA loads the block's decoded streams but the literals
+        // ---- stage 1 (a block parsed before its hand-off: its raw match streams from the
+        // data section instead, `load_raw_match_streams`, and the varints as below): the
+        // whole CTA loads the block's decoded streams but the literals
         // (written by `rans_decode_slices` at 16-byte aligned offsets, padded to 16 bytes)
         // with 16-byte loads and stores, streams 1-4 as one range of 16-byte words (so a
         // thread's loads of different streams do not wait for each other's stores: one
         // memory latency per block where the streams are short); then the length and offset
         // warps turn varints into values. The literals are loaded after the parse, into the
         // command region.
-        let mut lit = decoded as *const u128;
         // per stream: its first word in the scratch and in shared memory (16-byte words),
         // and the end of its words in the combined range (the literals' 0: not in it)
         let mut src16 = [0u64; STREAM_COUNT];
@@ -450,9 +494,14 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                     set_status(&s, Status::SliceMode);
                 }
             } else if region == usize::MAX {
-                // SAFETY: [soff, soff + 16 * n16) lies inside the decoded scratch, 16-aligned.
-                lit = unsafe { decoded.add(soff as usize) } as *const u128;
-            } else {
+                if tid == 0 {
+                    // SAFETY: shared control words, read after the parse's barriers.
+                    unsafe {
+                        *s.ctrl(C_LIT_LO) = (soff / 16) as u32;
+                        *s.ctrl(C_LIT_HI) = (soff / 16 >> 32) as u32;
+                    }
+                }
+            } else if !early {
                 src16[k] = soff / 16;
                 dst16[k] = (region / 16) as u64;
                 total16 += n16;
@@ -480,6 +529,15 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                     *(decoded as *const u128).add((from + i) as usize)
             };
             q += THREADS as u64;
+        }
+        if early {
+            // (the range again rather than held in registers from the take)
+            // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
+            if let Some(from) = unsafe { early_match_streams(&e, offsets, b, data_len) } {
+                // SAFETY: early_match_streams checked the four slices' one range of the
+                // data section and that each is raw; `fits`, that each fits its region.
+                unsafe { load_raw_match_streams(&s, data.add(from as usize), &e, tid) };
+            }
         }
         sync();
         if tid == 0 {
@@ -572,28 +630,171 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             }
             sync();
             st = unsafe { *s.ctrl(C_STATUS) };
-            if st == 0 && stages & 2 != 0 {
-                // ---- stage 3: each byte follows its pointer chain, memoised (any depth;
-                // the table entry's depth hint is not used: FORMAT.md §3.1)
-                let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
-                // SAFETY: the commands are dead after the parse's barrier; the literal
-                // region holds LIT_CAP >= round16(n) bytes (fits check), and stage 1 checked
-                // the scratch range.
-                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
-                sync();
-                if tid == 0 {
-                    crate::trace::mark(b as u64, crate::trace::DENSE_LITS);
-                }
-                write_memo(&s, out, start, block_len, tid);
+        }
+        if ctrl_get(&s, C_EARLY) != 0 {
+            // the literals and the status come from the rANS stage: its hand-off now
+            grid_done = await_block(&s, queue, b, epoch, grid_done, tid);
+            // SAFETY: one status word per block, written by the rANS kernel before it
+            // published the block (or before its grid completed), read after the wait.
+            if unsafe { *status.add(b as usize) } != 0 {
+                // the rANS stage's status stands, as for a block parsed after the hand-off:
+                // nothing written, nothing counted (one way out of the loop body, not a
+                // second `continue`: that one made the kernel spill)
+                st = KEEP_RANS_STATUS;
             }
         }
-        if tid == 0 {
+        if st == 0 && stages & 3 == 3 {
+            // ---- stage 3 (after the parse): each byte follows its pointer chain, memoised
+            // (any depth; the table entry's depth hint is not used: FORMAT.md §3.1)
+            let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
+            // the literals' place from stage 1, which checked it (else the status is
+            // SliceMode and this stage does not run)
+            let lit16 = ctrl_get(&s, C_LIT_LO) as u64 | (ctrl_get(&s, C_LIT_HI) as u64) << 32;
+            // SAFETY: [16 * lit16, 16 * (lit16 + n16)) lies inside the decoded scratch.
+            let lit = unsafe { (decoded as *const u128).add(lit16 as usize) };
+            // SAFETY: the commands are dead after the parse's barrier; the literal
+            // region holds LIT_CAP >= round16(n) bytes (fits check), and `lit` n16 words.
+            unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
+            sync();
+            if tid == 0 {
+                crate::trace::mark(b as u64, crate::trace::DENSE_LITS);
+            }
+            write_memo(&s, out, start, block_len, tid);
+        }
+        if tid == 0 && st != KEEP_RANS_STATUS {
             crate::trace::mark(b as u64, crate::trace::DENSE_END);
             // SAFETY: one status word per block.
             unsafe { *status.add(b as usize) = st };
             count_fallback(queue, st);
         }
         b = next_block(&s, ticket, ncta, order, n_blocks, tid);
+    }
+}
+
+/// A block's status in `decode_blocks_dense` that is no status: the rANS stage's stands (an
+/// early-parsed block whose slices the stage found bad), the dense kernel writes none.
+const KEEP_RANS_STATUS: u32 = u32::MAX;
+
+/// Thread 0 waits for block `b`'s hand-off word (`handoff.rs`) unless `grid_done`; after a
+/// barrier every thread reads whether it came, and if thread 0 gave up the CTA waits for the
+/// whole rANS grid instead, after which every block's streams and status are visible.
+/// Returns the new `grid_done`. The barrier orders every thread's later reads of the block's
+/// decoded streams and status word after the wait.
+#[inline(always)]
+fn await_block(s: &Smem, queue: *mut u32, b: u32, epoch: u32, grid_done: bool, tid: u32) -> bool {
+    if tid == 0 {
+        // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
+        let ready = grid_done
+            || unsafe { crate::handoff::wait_for(queue.add(QUEUE_READY + b as usize), epoch) };
+        // SAFETY: a shared control word, read by every thread after the barrier below.
+        unsafe { *s.ctrl(C_READY) = ready as u32 };
+    }
+    sync();
+    if tid == 0 {
+        crate::trace::mark(b as u64, crate::trace::DENSE_READY);
+    }
+    ready_or_grid(s, grid_done)
+}
+
+/// After thread 0's wait for a hand-off word and a barrier: if it gave up (`C_READY` 0), the
+/// CTA waits for the whole rANS grid instead, after which every block's streams and status
+/// are visible. Returns the new `grid_done`.
+#[inline(always)]
+fn ready_or_grid(s: &Smem, grid_done: bool) -> bool {
+    if ctrl_get(s, C_READY) == 0 {
+        crate::handoff::wait_prerequisite_grids();
+        return true;
+    }
+    grid_done
+}
+
+/// Where block `b`'s match streams (lengths, offsets, commands, offset tails, stored after
+/// its literal slice and in that order: FORMAT.md §3.2) begin in the data section, when each
+/// of them is a raw slice (`lanes == 0`, `stored == decoded`, as `compress
+/// --raw-match-streams` writes them) and their one range `[from, from + sum of their
+/// lengths)` lies inside the `data_len` bytes of the data section; `None` otherwise. `e` is
+/// the block's entry, `offsets` the blocks' data offsets (read only for a block whose
+/// streams are raw). Such a block's match layer needs nothing from the rANS stage, so the
+/// dense kernel can load and parse it before the block's hand-off (the rANS stage copies the
+/// same bytes into the decoded scratch for the lane kernel).
+///
+/// # Safety
+/// `offsets` holds more than `b` words.
+#[inline(always)]
+unsafe fn early_match_streams(
+    e: &BlockEntry,
+    offsets: *const u64,
+    b: u32,
+    data_len: u64,
+) -> Option<u64> {
+    let mut n = 0u64;
+    for k in STREAM_LITERALS + 1..STREAM_COUNT {
+        if e.lanes[k] != LANES_RAW || e.stored_len[k] != e.decoded_len[k] {
+            return None;
+        }
+        n += e.stored_len[k] as u64;
+    }
+    // SAFETY: the caller's contract.
+    let off = unsafe { *offsets.add(b as usize) };
+    let from = off.checked_add(e.stored_len[STREAM_LITERALS] as u64)?;
+    (from <= data_len && n <= data_len - from).then_some(from)
+}
+
+/// Copies block `e`'s raw match streams from the data section (`src`, the first byte of its
+/// length slice: [`early_match_streams`]) into their stage-1 regions of shared memory, with
+/// the whole CTA, four bytes per thread in flight (the four slices lie back to back, so the
+/// loads are one coalesced range).
+///
+/// # Safety
+/// `src` holds the four slices' `stored_len` bytes (each equal to its `decoded_len`), each
+/// within its region's cap (the dense kernel's `fits`).
+#[inline(always)]
+unsafe fn load_raw_match_streams(s: &Smem, src: *const u8, e: &BlockEntry, tid: u32) {
+    const _: () = assert!(
+        STREAM_LENGTHS == 1
+            && STREAM_OFFSETS == 2
+            && STREAM_COMMANDS == 3
+            && STREAM_OFFSET_TAILS == 4
+    );
+    // the slices' ends in the range, and their regions (stage 1's layout)
+    let n1 = e.decoded_len[STREAM_LENGTHS] as usize;
+    let n2 = n1 + e.decoded_len[STREAM_OFFSETS] as usize;
+    let n3 = n2 + e.decoded_len[STREAM_COMMANDS] as usize;
+    let n4 = n3 + e.decoded_len[STREAM_OFFSET_TAILS] as usize;
+    let dst = |q: usize| -> *mut u8 {
+        let (region, before) = if q < n1 {
+            (s.lenb(), 0)
+        } else if q < n2 {
+            (s.offb(), n1)
+        } else if q < n3 {
+            (s.cmd(), n2)
+        } else {
+            (s.tailb(), n3)
+        };
+        // SAFETY: q - before is below its stream's length, within its region's cap.
+        unsafe { region.add(q - before) }
+    };
+    let t = THREADS as usize;
+    let mut q = tid as usize;
+    while q + 3 * t < n4 {
+        // SAFETY (here and below): every index is below n4: inside `src` (the caller's
+        // range) and, through `dst`, inside its stream's region.
+        let v = unsafe {
+            [
+                gb(src, q),
+                gb(src, q + t),
+                gb(src, q + 2 * t),
+                gb(src, q + 3 * t),
+            ]
+        };
+        for (j, &x) in v.iter().enumerate() {
+            unsafe { *dst(q + j * t) = x };
+        }
+        q += 4 * t;
+    }
+    while q < n4 {
+        unsafe { *dst(q) = gb(src, q) };
+        q += t;
     }
 }
 

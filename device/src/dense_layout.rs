@@ -81,3 +81,7 @@ pub const STAGES_ALL: u32 = 3;
 /// Stage bit 2: parse with one lane sequentially (`lz::walk_block`) instead of the whole
 /// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
 pub const STAGE_SEQ_PARSE: u32 = 4;
+/// Stage bit 3: parse every block after its hand-off from the rANS stage, also where its
+/// match streams are raw and could be parsed before it (`dense.rs`, `early_match_streams`):
+/// the pipe of the twenty-eighth session, for A/B measurements (`ACEAPEX_GPU_EARLY_PARSE=0`).
+pub const STAGE_LATE_PARSE: u32 = 8;

@@ -15,7 +15,11 @@
 //! - the warp that decodes block `b` stores its slices and status word, fences (every lane),
 //!   synchronises the warp and publishes the epoch in word `QUEUE_READY + b`; the dense
 //!   kernel's thread 0 waits for that word (acquire loads) before the CTA's barrier, after
-//!   which the CTA reads the block's status word and streams. The dense CTAs take the blocks
+//!   which the CTA reads the block's status word and streams. (A block whose match streams
+//!   are raw slices and whose word does not hold the epoch yet when its CTA takes it, one
+//!   acquire load, is loaded from the archive's data section and parsed first; the wait,
+//!   the barrier and the reads of its status word and literals follow the parse:
+//!   `dense.rs`, `early_match_streams`.) The dense CTAs take the blocks
 //!   in the order the host gives: the one it expects the stage to finish them in
 //!   (`gpu::launch::dense_block_order`), or that order with the blocks of most command
 //!   bytes first (`gpu::launch::dense_longest_first`, for rANS grids larger than the SMs).
@@ -119,6 +123,26 @@ mod gpu {
         };
     }
 
+    /// Whether the hand-off word `p` holds `epoch` now (one GPU-scope acquire load: when true,
+    /// the publisher's earlier writes are visible to this thread, as after [`wait_for`]).
+    ///
+    /// # Safety
+    /// `p` is a 4-aligned, readable word of global memory.
+    #[inline(always)]
+    pub(crate) unsafe fn is_published(p: *const u32, epoch: u32) -> bool {
+        let v: u32;
+        // SAFETY: the caller's contract; the asm loads the one word.
+        unsafe {
+            core::arch::asm!(
+                "ld.acquire.gpu.global.u32 {v}, [{p}];",
+                v = out(reg32) v,
+                p = in(reg64) p,
+                options(nostack, preserves_flags)
+            )
+        };
+        v == epoch
+    }
+
     /// Waits until the hand-off word `p` holds `epoch` (GPU-scope acquire loads, a short sleep
     /// between them): true when it does, false after [`WAIT_LIMIT_NS`].
     ///
@@ -128,17 +152,8 @@ mod gpu {
     pub(crate) unsafe fn wait_for(p: *const u32, epoch: u32) -> bool {
         let mut start = 0u64;
         loop {
-            let v: u32;
-            // SAFETY: the caller's contract; the asm loads the one word.
-            unsafe {
-                core::arch::asm!(
-                    "ld.acquire.gpu.global.u32 {v}, [{p}];",
-                    v = out(reg32) v,
-                    p = in(reg64) p,
-                    options(nostack, preserves_flags)
-                )
-            };
-            if v == epoch {
+            // SAFETY: the caller's contract.
+            if unsafe { is_published(p, epoch) } {
                 return true;
             }
             let now = globaltimer();

@@ -22,9 +22,12 @@ pub const RANS_START: usize = 0;
 pub const RANS_STAGED: usize = 1;
 /// The rANS stage: the block's slices and status are written and published.
 pub const RANS_DONE: usize = 2;
-/// The dense kernel: a CTA took the block (before waiting for its hand-off word).
+/// The dense kernel: a CTA took the block (before waiting for its hand-off word, or for a
+/// block parsed before its hand-off, before loading its match streams).
 pub const DENSE_TAKE: usize = 3;
-/// The dense kernel: the block's hand-off word was seen (after the CTA's barrier).
+/// The dense kernel: the block's hand-off word was seen (after the CTA's barrier). A block
+/// parsed before its hand-off (`dense.rs`, `early_match_streams`) sees it after
+/// [`DENSE_FILLED`]: its gaps from this mark to the next slots are negative.
 pub const DENSE_READY: usize = 4;
 /// The dense kernel: the streams but the literals loaded into shared memory.
 pub const DENSE_LOADED: usize = 5;

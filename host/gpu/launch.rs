@@ -240,6 +240,25 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
     k.decode_blocks_dense
         .set_attribute(attr, SMEM_BYTES as i32)
         .ctx("raising the dense kernel's shared-memory limit")?;
+    // The rANS kernels prefer the most shared memory an SM can have (carveout 100 %), as
+    // the dense kernel's four CTAs of ~56 KB need anyway: with the driver's choice, an SM set up for a
+    // rANS CTA's shared memory took no dense CTA until the rANS CTA was done, and the dense
+    // CTAs parse their blocks beside the rANS stage (`dense.rs`, `early_match_streams`).
+    // Measured (PERFORMANCE.md twenty-ninth session, with the early parse): E. coli 88-93
+    // -> 114-116 GB/s (every dense CTA resident from the start, against a tenth or more
+    // waiting for the rANS CTAs), the rANS stage alone unchanged.
+    // `ACEAPEX_GPU_RANS_CARVEOUT=P` sets P percent instead, -1 the driver's choice.
+    // (a value that is neither -1 nor 0..=100 is ignored: the default)
+    let carveout = match std::env::var("ACEAPEX_GPU_RANS_CARVEOUT").as_deref() {
+        Ok("-1") => None,
+        Ok(v) => Some(
+            v.parse::<i32>()
+                .ok()
+                .filter(|v| (0..=100).contains(v))
+                .unwrap_or(100),
+        ),
+        Err(_) => Some(100),
+    };
     for f in [
         &k.rans_decode_slices,
         &k.rans_decode_slices_ctx,
@@ -249,6 +268,13 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
     ] {
         f.set_attribute(attr, KERNEL_SMEM_BYTES as i32)
             .ctx("raising the rANS kernel's shared-memory limit")?;
+        if let Some(c) = carveout {
+            f.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                c,
+            )
+            .ctx("setting the rANS kernel's shared-memory carveout")?;
+        }
     }
     Ok(())
 }
@@ -315,6 +341,9 @@ pub(crate) fn decode_blocks_dense(
         decoded.device_ptr(stream).0,
         dec_len,
         ga.dec_offsets.device_ptr(stream).0,
+        ga.data.device_ptr(stream).0,
+        ga.data.len() as u64,
+        ga.offsets.device_ptr(stream).0,
         ga.entries.device_ptr(stream).0,
         ga.n_blocks as u64,
         ga.block_size as u64,
@@ -323,7 +352,8 @@ pub(crate) fn decode_blocks_dense(
         addr(gpu, out),
         out_len,
         addr(gpu, status),
-        stages as u64,
+        // (`ACEAPEX_GPU_EARLY_PARSE=0`: no block parsed before its hand-off, for A/B runs)
+        (stages | early_parse_off()) as u64,
         addr(gpu, queue),
         // (blocks in index order when the two kernels do not overlap)
         if overlap {
@@ -338,13 +368,26 @@ pub(crate) fn decode_blocks_dense(
     // handoff::queue_words(n_blocks) words (GpuArchive::upload), handed over by the rANS
     // kernel launched just before this one on the same stream with the same epoch (the
     // caller's contract); `dense_order` holds every block once; `decoded` holds dec_len
-    // bytes and dec_offsets STREAM_COUNT words per block (GpuArchive::upload, from a
-    // validated Archive); the kernel checks every stream range against dec_len; out holds
+    // bytes and dec_offsets STREAM_COUNT words per block, `data` the archive's data
+    // section (data.len() bytes) and `offsets` one data offset per block (GpuArchive::upload,
+    // from a validated Archive); the kernel checks every stream range against dec_len and
+    // every raw match-stream range it reads from the data section against its length; out holds
     // >= original_size bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic
     // shared memory is what the kernel's layout (dense_layout.rs, shared with the kernel)
     // addresses, and the function's limit was raised to it.
     unsafe { launch_after(gpu, &gpu.k.decode_blocks_dense, cfg, &args, overlap) }
         .ctx("launching decode_blocks_dense")
+}
+
+/// [`crate::device::dense_layout::STAGE_LATE_PARSE`] when `ACEAPEX_GPU_EARLY_PARSE=0` (read
+/// once), else 0: the dense kernel then parses every block after its hand-off.
+fn early_parse_off() -> u32 {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *OFF.get_or_init(|| std::env::var("ACEAPEX_GPU_EARLY_PARSE").as_deref() == Ok("0")) {
+        crate::device::dense_layout::STAGE_LATE_PARSE
+    } else {
+        0
+    }
 }
 
 /// Launches `f` on the GPU's stream with `cfg` and the kernel arguments `args`, through
