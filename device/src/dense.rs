@@ -399,14 +399,14 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         // its literals; only the literal load and the write wait for the hand-off
         // (`early_match_streams`). A block already handed over goes the usual way (its
         // streams from the scratch in one range of 16-byte loads, no wait after the parse).
-        // (SAFETY: b < n_blocks; the host passes n_blocks data offsets.)
-        // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
-        let eligible = !grid_done
-            && fits
-            && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
-            && unsafe { early_match_streams(&e, offsets, b, data_len) }.is_some();
+        // Thread 0 decides, the others read its choice after the barrier below.
         if tid == 0 {
             crate::trace::mark(b as u64, crate::trace::DENSE_TAKE);
+            // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
+            let eligible = !grid_done
+                && fits
+                && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
+                && unsafe { early_match_streams(&e, offsets, b, data_len) }.is_some();
             // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
             let word = unsafe { queue.add(QUEUE_READY + b as usize) };
             // the block's slices and status word from the rANS stage (handoff.rs), now or
