@@ -1328,7 +1328,9 @@ impl<'a> Archive<'a> {
                 }
             }
             block_offsets.push(off);
-            off += e.stored_len.iter().map(|&l| l as u64).sum::<u64>();
+            // (saturating: a table of ~2^30 blocks of 4 GiB slices must not wrap into a
+            // matching data_bytes; a saturated sum matches no real data section)
+            off = off.saturating_add(e.stored_len.iter().map(|&l| l as u64).sum::<u64>());
         }
         if off != h.data_bytes {
             return Err(herr(
