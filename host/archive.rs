@@ -64,8 +64,8 @@ pub struct EncodeOptions {
     /// the archive's longest chains are coded again with their literals packed wider where
     /// that costs at most 1 % ([`repack_longest_groups`]). At level 6 on DNA: archives
     /// 1.9-3.0 % larger than with raw match streams alone, GPU decode 5-40 % faster (TAIR10
-    /// 204 -> 226 GB/s, P. falciparum 190 -> 213, ce2 178 -> 214-222, dm3 139 -> 210-214;
-    /// PERFORMANCE.md twenty-fifth to twenty-seventh sessions); default off.
+    /// 204 -> 227-233 GB/s, P. falciparum 190 -> 212-214, ce2 178 -> 235-237, dm3 139 ->
+    /// 206-210; PERFORMANCE.md twenty-fifth to twenty-ninth sessions); default off.
     pub wide_lanes: bool,
 }
 

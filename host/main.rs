@@ -198,8 +198,8 @@ enum Cmd {
         /// decode side by side (32 lanes each), and pack the literals of the groups with the
         /// longest chains tighter where that costs at most 1 % of the archive. At level 6, DNA
         /// archives are another 2-3 % larger and decode 5-40 % faster on an H200
-        /// (P. falciparum 190 -> 209-216 GB/s, TAIR10 204 -> 221-228, ce2 178 -> 214-222, dm3
-        /// 139 -> 210-214); the CPU decodes them 2-10 % slower. Writes a version-7 archive,
+        /// (P. falciparum 190 -> 212-214 GB/s, TAIR10 204 -> 227-233, ce2 178 -> 235-237, dm3
+        /// 139 -> 206-210); the CPU decodes them 2-10 % slower. Writes a version-7 archive,
         /// which older aceapex versions refuse. 'info' shows it ("wide slices").
         #[arg(long)]
         wide_lanes: bool,
