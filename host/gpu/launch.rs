@@ -1255,7 +1255,8 @@ mod tests {
         assert_eq!(rans_warps_per_cta(2113, 1, 132), 16);
         assert_eq!(rans_warps_per_cta(2439, 1, 132), 16); // gcide: 153 CTAs
         assert_eq!(rans_warps_per_cta(100_000, 1, 132), 16); // several rounds
-                                                             // a pair of warps a block (wide slices): 1,056 blocks are 2,112 warps
+
+        // a pair of warps a block (wide slices): 1,056 blocks are 2,112 warps
         assert_eq!(rans_warps_per_cta(1056, 2, 132), 8);
         assert_eq!(rans_warps_per_cta(1057, 2, 132), 16);
     }
