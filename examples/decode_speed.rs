@@ -209,7 +209,7 @@ fn main() {
                         for b in 0..blocks {
                             let e = &a.entries[b];
                             let o = &mut bufs[b][..e.decoded_len[k] as usize];
-                            if e.lanes[k] != 0 {
+                            if e.lanes[k] != 0 && e.lanes[k] != aceapex::device::format::LANES_TWO_BIT {
                                 cpu::rans::decode_slice(
                                     a.slices(b)[k],
                                     e.lanes[k] as usize,
@@ -226,7 +226,7 @@ fn main() {
                             for (j, buf) in chunk.iter_mut().enumerate() {
                                 let b = g * cpu::GROUP_BLOCKS + j;
                                 let e = &a.entries[b];
-                                if e.lanes[k] != 0 {
+                                if e.lanes[k] != 0 && e.lanes[k] != aceapex::device::format::LANES_TWO_BIT {
                                     decs.push(
                                         cpu::rans::SliceDecoder::new(
                                             a.slices(b)[k],
@@ -324,6 +324,8 @@ fn main() {
                             let o = &mut bufo[..e.decoded_len[k] as usize];
                             if e.lanes[k] == 0 {
                                 o.copy_from_slice(sl);
+                            } else if e.lanes[k] == aceapex::device::format::LANES_TWO_BIT {
+                                aceapex::device::two_bit::decode(sl, o).unwrap();
                             } else {
                                 cpu::rans::decode_slice(
                                     sl,

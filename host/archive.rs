@@ -67,6 +67,16 @@ pub struct EncodeOptions {
     /// 204 -> 227-233 GB/s, P. falciparum 190 -> 212-214, ce2 178 -> 235-237, dm3 139 ->
     /// 206-210; PERFORMANCE.md twenty-fifth to twenty-ninth sessions); default off.
     pub wide_lanes: bool,
+    /// Store a block's literals as a two-bit literal slice (FORMAT.md §5.7, a version-8
+    /// archive: 2-bit codes of the block's four most frequent bytes and a list of the other
+    /// literals) where that is at most 1 % longer than the slice it would otherwise have
+    /// ([`TWO_BIT_MAX_LOSS`]): on DNA every block of a FASTA file of upper-case bases, whose
+    /// line feeds cost about a byte each (E. coli at level 6 with raw match streams: 287 of
+    /// 287 blocks, the archive 1 % smaller than without; soft-masked genomes, whose
+    /// lower-case runs are exceptions, keep rANS in all but a few blocks). Such a slice has no
+    /// rANS chain: the GPU expands it at memory speed (PERFORMANCE.md thirtieth session);
+    /// default off.
+    pub two_bit_literals: bool,
 }
 
 impl Default for EncodeOptions {
@@ -82,6 +92,7 @@ impl Default for EncodeOptions {
             packed_literals: true,
             raw_match_streams: false,
             wide_lanes: false,
+            two_bit_literals: false,
         }
     }
 }
@@ -263,6 +274,12 @@ pub fn compress_choosing_min_match(
 pub fn group_blocks_for(block_size: u32) -> u32 {
     (GROUP_BYTES as u32 / block_size).max(1)
 }
+
+/// With [`EncodeOptions::two_bit_literals`], a block's literals take a two-bit slice where it
+/// is at most `1 / TWO_BIT_MAX_LOSS` longer than their other slice: the rANS slice of a block
+/// of upper-case DNA is a little shorter in three of four E. coli blocks (by less than 0.5 %
+/// in most), and a decode waits for its slowest block (PERFORMANCE.md thirtieth session).
+pub const TWO_BIT_MAX_LOSS: usize = 100;
 
 /// Most blocks of an input that `EncodeOptions::wide_lanes` gives wide slices: on an H200 the
 /// rANS stage holds 132 SMs x 2 CTAs x 16 warps, 4,224 warps, at once, so up to ~2,100 blocks
@@ -868,13 +885,25 @@ fn encode_group(
                     }
                     _ => entropy::store_slice(s, coders[k].as_ref(), lanes[k], &mut bytes),
                 };
+                if k == STREAM_LITERALS && opts.two_bit_literals && !s.is_empty() {
+                    // FORMAT.md §5.7: where at most 1 % longer than the slice just stored
+                    let mut two = Vec::new();
+                    let other = bytes.len() - before;
+                    if entropy::encode_two_bit(s, &mut two) <= other + other / TWO_BIT_MAX_LOSS {
+                        bytes.truncate(before);
+                        bytes.extend_from_slice(&two);
+                        e.lanes[k] = LANES_TWO_BIT;
+                    }
+                }
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }
             (e, bytes)
         })
         .collect::<Vec<(BlockEntry, Vec<u8>)>>();
-    let version = if out.iter().any(|(e, _)| e.has_wide_slice()) {
+    let version = if out.iter().any(|(e, _)| e.lanes.contains(&LANES_TWO_BIT)) {
+        VERSION_TWO_BIT
+    } else if out.iter().any(|(e, _)| e.has_wide_slice()) {
         VERSION_WIDE
     } else {
         version
@@ -882,7 +911,7 @@ fn encode_group(
     // the stored slices' chains: rANS slices only, packed literals in symbols
     let chain = (out.iter())
         .map(|(e, _)| {
-            let rans = |k: usize| e.lanes[k] != LANES_RAW && e.lanes[k] != 0;
+            let rans = |k: usize| e.lanes[k] != LANES_RAW && e.lanes[k] != LANES_TWO_BIT;
             let n = std::array::from_fn(|k| {
                 let w = if k == STREAM_LITERALS {
                     literal_width
@@ -1310,6 +1339,14 @@ impl<'a> Archive<'a> {
                                 "raw stream {k} stores {} bytes but decodes to {}",
                                 e.stored_len[k], e.decoded_len[k]
                             )));
+                        }
+                    }
+                    // FORMAT.md §3.1 rule 4, §5.7: the literals only, from version 8
+                    LANES_TWO_BIT if k == STREAM_LITERALS && h.version >= VERSION_TWO_BIT => {
+                        if e.decoded_len[k] == 0 {
+                            return Err(berr(
+                                "an empty literal stream is stored as a two-bit slice".into(),
+                            ));
                         }
                     }
                     l if l <= max_lanes => {

@@ -39,6 +39,11 @@ pub fn decode_streams(
         buf.clear();
         match e.lanes[k] {
             LANES_RAW => buf.extend_from_slice(slices[k]),
+            // FORMAT.md §5.7 (Archive::parse allows it for the literals only)
+            LANES_TWO_BIT => {
+                buf.resize(e.decoded_len[k] as usize, 0);
+                crate::device::two_bit::decode(slices[k], buf)?;
+            }
             lanes => {
                 buf.resize(e.decoded_len[k] as usize, 0);
                 // Archive::parse guarantees a table for every rANS slice

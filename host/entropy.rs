@@ -1330,6 +1330,66 @@ pub fn store_slice(
     LANES_RAW
 }
 
+/// Appends `literals` (at least one) as a two-bit literal slice (FORMAT.md §5.7,
+/// [`crate::device::two_bit`]) to `out`: codes for the four most frequent bytes (ties to the
+/// lower byte), every other literal an exception. Returns the slice's length. The caller keeps
+/// it where it is shorter than the slice it would otherwise store.
+pub fn encode_two_bit(literals: &[u8], out: &mut Vec<u8>) -> usize {
+    use crate::device::two_bit::zigzag;
+    let start = out.len();
+    let mut h = [0u64; 256];
+    count(&mut h, literals);
+    let mut order: Vec<u8> = (0..=255u8).collect();
+    order.sort_by_key(|&b| (std::cmp::Reverse(h[b as usize]), b));
+    let sym = [order[0], order[1], order[2], order[3]];
+    let mut code = [u8::MAX; 256];
+    for (c, &b) in sym.iter().enumerate() {
+        code[b as usize] = c as u8;
+    }
+    let mut values = Vec::new();
+    let mut varints = Vec::new();
+    let (mut g, mut p, mut last) = (0i64, -1i64, None);
+    let mut x = 0u32;
+    for (i, &b) in literals.iter().enumerate() {
+        if code[b as usize] != u8::MAX {
+            continue;
+        }
+        let gap = i as i64 - p;
+        let new = last != Some(b);
+        if new {
+            values.push(b);
+        }
+        // gaps are at most a block (< 2^23), so the difference fits the 4-byte varint
+        write_varint(&mut varints, zigzag((gap - g) as i32) << 1 | new as u32);
+        (g, p, last) = (gap, i as i64, Some(b));
+        x += 1;
+    }
+    out.extend_from_slice(&sym);
+    write_varint(out, x);
+    write_varint(out, values.len() as u32);
+    out.extend_from_slice(&values);
+    out.extend_from_slice(&varints);
+    for chunk in literals.chunks(4) {
+        let mut byte = 0u8;
+        for (t, &b) in chunk.iter().enumerate() {
+            // an exception's code is ignored: 0
+            let c = code[b as usize];
+            byte |= if c == u8::MAX { 0 } else { c } << (2 * t);
+        }
+        out.push(byte);
+    }
+    out.len() - start
+}
+
+/// Appends `v` as a LEB128 varint.
+fn write_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1663,5 +1723,117 @@ mod tests {
             block_lanes([Some(2000), None, Some(2100), None, None], 1024),
             [1, 0, 1, 0, 0]
         );
+    }
+
+    /// FORMAT.md §5.7 worked by hand: `AACCGGTT\n` has four symbols of two each (in byte
+    /// order A, C, G, T) and one exception, the line feed at 8 (gap 9 after -1, so the varint
+    /// is zigzag(9 - 0) << 1 | new = 37).
+    #[test]
+    fn two_bit_slice_matches_the_format_by_hand() {
+        let lits = b"AACCGGTT\n";
+        let want = [
+            b'A', b'C', b'G', b'T', // symbols
+            1, 1,     // x, u
+            b'\n', // the value
+            37,    // the exception's varint
+            0x50, 0xFA, 0x00, // codes: 0 0 1 1, 2 2 3 3, (0)
+        ];
+        let mut out = vec![9u8];
+        assert_eq!(encode_two_bit(lits, &mut out), want.len());
+        assert_eq!(&out[1..], &want);
+        let mut back = [0u8; 9];
+        crate::device::two_bit::decode(&want, &mut back).unwrap();
+        assert_eq!(&back, lits);
+    }
+
+    #[test]
+    fn two_bit_slices_round_trip() {
+        let mut r = crate::gpu::tokens::Rng::new(11);
+        let mut cases: Vec<Vec<u8>> = vec![
+            b"A".to_vec(),
+            b"N".to_vec(),
+            b"\nACGT\n".to_vec(),
+            b"ACGTNNNNNNNN".to_vec(),
+            (0..1000u32).map(|i| (i % 251) as u8).collect(),
+        ];
+        // exceptions far apart (gaps past 2^14, a 3-byte varint) and next to each other
+        let mut far = vec![b'A'; 300_000];
+        far[0] = b'N';
+        far[20_000] = b'N';
+        far[20_001] = b'R';
+        far[299_999] = b'\n';
+        cases.push(far);
+        for n in 1..40 {
+            for alphabet in [&b"ACGT"[..], b"ACGT\n", b"ACGTNacgtn\n", b"AC"] {
+                cases.push(
+                    (0..n)
+                        .map(|_| alphabet[r.below(alphabet.len() as u64) as usize])
+                        .collect(),
+                );
+            }
+        }
+        for lits in cases {
+            let mut slice = Vec::new();
+            let len = encode_two_bit(&lits, &mut slice);
+            assert_eq!(len, slice.len());
+            let mut back = vec![0u8; lits.len()];
+            crate::device::two_bit::decode(&slice, &mut back).unwrap();
+            assert_eq!(back, lits);
+        }
+    }
+
+    /// Broken rules of FORMAT.md §5.7 fail with `TwoBitSlice`, and no slice panics the
+    /// decoder: every prefix, every bit flip of a few slices, and hand-made heads.
+    #[test]
+    fn two_bit_decoder_fails_closed() {
+        use crate::device::status::Status;
+        use crate::device::two_bit::decode;
+        let bad = Err(Status::TwoBitSlice);
+        let lits = b"ACGTTGCA\nACGGT\nNNA";
+        let mut slice = Vec::new();
+        encode_two_bit(lits, &mut slice);
+        let mut out = vec![0u8; lits.len()];
+        for cut in 0..slice.len() {
+            assert_eq!(decode(&slice[..cut], &mut out), bad, "prefix {cut}");
+        }
+        // one byte too many: the varints no longer end where the codes begin
+        let mut long = slice.clone();
+        long.insert(7, 0);
+        assert_eq!(decode(&long, &mut out), bad);
+        for i in 0..slice.len() {
+            for bit in 0..8 {
+                let mut s = slice.clone();
+                s[i] ^= 1 << bit;
+                let mut o = vec![0u8; lits.len()];
+                // no panic; either an error or some n bytes
+                let _ = decode(&s, &mut o);
+            }
+        }
+        // hand-made heads for 4 literals (one code byte): symbols, x, u, values, varints
+        let head = |rest: &[u8]| [&b"ACGT"[..], rest, &[0u8]].concat();
+        let mut o = [0u8; 4];
+        assert_eq!(decode(&head(&[0, 0]), &mut o), Ok(()));
+        assert_eq!(o, *b"AAAA");
+        // x > n
+        assert_eq!(decode(&head(&[5, 0]), &mut o), bad);
+        // u > x
+        assert_eq!(decode(&head(&[1, 2, 1, 2, 3]), &mut o), bad);
+        // a first exception that is not new
+        assert_eq!(decode(&head(&[1, 0, 2 << 1]), &mut o), bad);
+        // gap 0: zigzag(0) with new, the first exception at -1 + 0
+        assert_eq!(decode(&head(&[1, 1, b'N', 1]), &mut o), bad);
+        // position past n: gap 5 (zigzag 10)
+        assert_eq!(decode(&head(&[1, 1, b'N', 10 << 1 | 1]), &mut o), bad);
+        // gap 4: the last literal
+        assert_eq!(decode(&head(&[1, 1, b'N', 8 << 1 | 1]), &mut o), Ok(()));
+        assert_eq!(o, *b"AAAN");
+        // a value left unused, and a varint of five bytes
+        assert_eq!(decode(&head(&[1, 2, b'N', b'R', 8 << 1 | 1]), &mut o), bad);
+        assert_eq!(
+            decode(&head(&[1, 1, b'N', 0x81, 0x80, 0x80, 0x80, 0]), &mut o),
+            bad
+        );
+        // no literals
+        assert_eq!(decode(&head(&[0, 0]), &mut []), bad);
     }
 }

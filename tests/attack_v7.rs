@@ -1243,13 +1243,16 @@ fn v7_encoder_archives() {
         }
         let first = wide[0];
         let first = (first.0, first.1, p.entries[first.0].lanes[first.1]);
-        // version labels: 2-6 refused for the lanes; 0, 1, 8+ refused; 7 as written
+        // version labels: 2-6 refused for the lanes; 0, 1, 9+ refused; 7 as written, and 8
+        // too (version 8 only adds the two-bit slice, FORMAT.md §5.7)
         for v in [2u16, 3, 4, 5, 6] {
             let b85 = if v >= 4 { p.header[H_BASE] } else { 0 };
             let bytes = assemble(&p, v, b85, &p.entries, &p.tables, &p.data);
             named += check_refused_for_lanes(&bytes, v, first, &what("relabelled")) as usize;
         }
-        for v in [0u16, 1, 8, 9, 0x107, u16::MAX] {
+        let bytes = assemble(&p, 8, p.header[H_BASE], &p.entries, &p.tables, &p.data);
+        assert!(Archive::parse(&bytes).is_ok(), "{}", what("version 8"));
+        for v in [0u16, 1, 9, 0x107, u16::MAX] {
             let bytes = assemble(&p, v, p.header[H_BASE], &p.entries, &p.tables, &p.data);
             assert!(
                 matches!(Archive::parse(&bytes), Err(FormatError::Version { .. })),

@@ -31,6 +31,7 @@ fn default_settings() -> EncodeOptions {
         packed_literals: false,
         raw_match_streams: false,
         wide_lanes: false,
+        two_bit_literals: false,
     }
 }
 

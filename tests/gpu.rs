@@ -5,6 +5,7 @@
 
 use aceapex::archive::{compress, Archive, EncodeOptions};
 use aceapex::device::dense_layout::{STAGES_ALL, STAGE_SEQ_PARSE};
+use aceapex::device::format::LANES_TWO_BIT;
 use aceapex::gpu::launch::{self, CopyVariant};
 use aceapex::gpu::tokens::{generate, Shape};
 use aceapex::gpu::{decoder, Gpu};
@@ -423,6 +424,18 @@ fn sample_inputs() -> Vec<(String, Vec<u8>)> {
         })
         .collect();
     v.push(("soft-masked".into(), masked));
+    // upper-case FASTA with line feeds every 61 bytes, runs of N and a lone IUPAC code now and
+    // then: the exceptions of two-bit literal slices (FORMAT.md §5.7); an odd length, so the
+    // last block's codes end inside a byte
+    let fasta: Vec<u8> = (0..1_500_003)
+        .map(|i| match i {
+            _ if i % 61 == 60 => b'\n',
+            _ if (i / 3000) % 11 == 5 && i % 3000 < 200 => b'N',
+            _ if r.below(5000) == 0 => b'R',
+            _ => b"ACGT"[r.below(4) as usize],
+        })
+        .collect();
+    v.push(("fasta".into(), fasta));
     let words = [
         "the ", "whale ", "sea ", "ship ", "Ahab ", "and ", "of ", "a ", "white ", "\n",
     ];
@@ -546,14 +559,20 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
         (4096, 5, false, false, false),
     ]
     .into_iter()
-    .map(|(b, m, c, p, r)| (b, m, c, p, r, false))
+    .map(|(b, m, c, p, r)| (b, m, c, p, r, false, false))
     // wide lanes (format version 7, with raw match streams: a 64-lane literal slice that two
     // warps decode): packed literals, context pairs, and plain tables at 4 KiB blocks
     // (FORMAT.md §5.4, §5.5)
     .chain([
-        (16384, 6, true, true, true, true),
-        (16384, 6, true, false, true, true),
-        (4096, 6, false, false, true, true),
+        (16384, 6, true, true, true, true, false),
+        (16384, 6, true, false, true, true, false),
+        (4096, 6, false, false, true, true, false),
+    ])
+    // two-bit literal slices (format version 8, FORMAT.md §5.7): with raw match streams (the
+    // narrow packed rANS kernel on small archives) and with coded ones, at 16 and 4 KiB
+    .chain([
+        (16384, 6, true, true, true, false, true),
+        (4096, 6, true, true, false, false, true),
     ])
     .map(
         |(
@@ -563,6 +582,7 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
             packed_literals,
             raw_match_streams,
             wide_lanes,
+            two_bit_literals,
         )| {
             let opts = EncodeOptions {
                 block_size,
@@ -572,6 +592,7 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
                 packed_literals,
                 raw_match_streams,
                 wide_lanes,
+                two_bit_literals,
                 ..Default::default()
             };
             (block_size, min_match, opts)
@@ -581,21 +602,29 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
 }
 
 /// Without a GPU too: the bit-exact test's samples and settings give archives of every
-/// version the writer makes (3 to 7), so the GPU decoders see each.
+/// version the writer makes (3 to 8), so the GPU decoders see each.
 #[test]
-fn bit_exact_samples_cover_versions_3_to_7() {
+fn bit_exact_samples_cover_versions_3_to_8() {
     let mut versions = std::collections::BTreeSet::new();
     let samples = sample_inputs();
     for (name, data) in samples
         .iter()
-        .filter(|(n, _)| n == "soft-masked" || n == "text-like")
+        .filter(|(n, _)| n == "soft-masked" || n == "text-like" || n == "fasta")
     {
         for (_, _, opts) in sample_options() {
             let packed = compress(data, &opts, &|_| {}).unwrap();
             let v = u16::from_le_bytes([packed[4], packed[5]]);
             versions.insert(v);
             // soft-masked: a context pair, or (16 KiB blocks) packed literals
-            if name == "soft-masked" && opts.wide_lanes && opts.raw_match_streams {
+            if name == "fasta" && opts.two_bit_literals {
+                // every block of upper-case FASTA takes a two-bit slice
+                let a = Archive::parse(&packed).unwrap();
+                assert_eq!(v, 8, "fasta, {opts:?}: two-bit literals");
+                assert!(
+                    a.entries.iter().all(|e| e.lanes[0] == LANES_TWO_BIT),
+                    "fasta, {opts:?}: a block without a two-bit slice"
+                );
+            } else if name == "soft-masked" && opts.wide_lanes && opts.raw_match_streams {
                 assert_eq!(v, 7, "soft-masked, {opts:?}: wide lanes");
             } else if name == "soft-masked" && opts.packed_literals && opts.block_size == 16384 {
                 assert_eq!(v, 6, "soft-masked, {opts:?}: packed literals");
@@ -604,7 +633,7 @@ fn bit_exact_samples_cover_versions_3_to_7() {
             }
         }
     }
-    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5, 6, 7]);
+    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5, 6, 7, 8]);
 }
 
 /// Without a GPU too: the rANS stage's entry point follows the archive's table kinds (a
@@ -778,6 +807,65 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
         }
         // (a flip the decoders all catch is the usual case: the test must see some)
         assert!(failed > 0, "{opts:?}: no flip was caught");
+    }
+}
+
+/// Bit flips inside two-bit literal slices (FORMAT.md §5.7: the head, the exception values
+/// and varints, the codes) fail closed on every GPU decoder: an error, or the original bytes.
+/// Most flips are caught; a flip in a code under an exception changes nothing, so some decode.
+#[test]
+fn two_bit_slices_fail_closed_on_corrupt_bytes() {
+    let Some(g) = gpu_or_skip("two_bit_slices_fail_closed_on_corrupt_bytes") else {
+        return;
+    };
+    let samples = sample_inputs();
+    let data = &samples.iter().find(|(n, _)| n == "fasta").unwrap().1[..300_000];
+    for raw_match_streams in [true, false] {
+        let opts = EncodeOptions {
+            raw_match_streams,
+            two_bit_literals: true,
+            ..Default::default()
+        };
+        let packed = compress(data, &opts, &|_| {}).unwrap();
+        let a = Archive::parse(&packed).unwrap();
+        // the literal slices' ranges in the file
+        let slices: Vec<(usize, usize)> = (0..a.entries.len())
+            .filter(|&b| a.entries[b].lanes[0] == LANES_TWO_BIT)
+            .map(|b| {
+                let at = a.data_offset as usize + a.block_offsets[b] as usize;
+                (at, a.entries[b].stored_len[0] as usize)
+            })
+            .collect();
+        assert!(!slices.is_empty(), "no two-bit slice");
+        let mut r = aceapex::gpu::tokens::Rng::new(5);
+        let mut failed = 0;
+        for t in 0..30 {
+            let (at, len) = slices[r.below(slices.len() as u64) as usize];
+            // the first 16 bytes (symbols, counts, values, first varints) as often as the rest
+            let i = at
+                + if t % 2 == 0 {
+                    r.below(16.min(len) as u64) as usize
+                } else {
+                    r.below(len as u64) as usize
+                };
+            let mut bad = packed.clone();
+            bad[i] ^= 1 << r.below(8);
+            let a = Archive::parse(&bad).unwrap();
+            for d in [
+                decoder::Decoder::Dense,
+                decoder::Decoder::Lane,
+                decoder::Decoder::Wavefront,
+            ] {
+                match decoder::decompress_with(&g, &a, d) {
+                    Ok(out) => assert!(
+                        out == data,
+                        "flip at {i}: {d:?} reported success with wrong bytes"
+                    ),
+                    Err(_) => failed += 1,
+                }
+            }
+        }
+        assert!(failed > 0, "raw {raw_match_streams}: no flip was caught");
     }
 }
 

@@ -13,7 +13,7 @@
 mod common;
 
 use aceapex::archive::Archive;
-use aceapex::device::format::{LANES_RAW, STREAM_COUNT};
+use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
 use aceapex::{compress, decompress, extract, EncodeOptions};
 use common::Rng;
 use proptest::prelude::*;
@@ -352,16 +352,28 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
-    // FORMAT.md §2: version 7 exactly when a slice has more than 32 lanes (§5.4), else 6
+    // FORMAT.md §2: version 8 exactly when a block has a two-bit literal slice (§5.7), else 7
+    // exactly when a slice has more than 32 lanes (§5.4), else 6
     // exactly when a group has a packed literal table (§5.6), else 5 exactly when one has a
     // context pair (§5.2), else 4 with its base byte exactly when the minimum match is below 6
     let pairs = a.tables.iter().flatten().flatten().any(|t| t.has_context());
     let packs = a.tables.iter().flatten().flatten().any(|t| t.is_packed());
     let wide = (a.entries.iter()).any(|e| e.has_wide_slice());
     assert!(opts.wide_lanes || !wide, "a wide slice without wide lanes");
-    // wide slices: 64 lanes, the literal slice only (the others raw: raw match streams)
+    let two_bit = (a.entries.iter()).any(|e| e.lanes[0] == LANES_TWO_BIT);
+    assert!(
+        opts.two_bit_literals || !two_bit,
+        "a two-bit slice without two-bit literals"
+    );
+    // wide slices: 64 lanes, the literal slice only (the others raw: raw match streams);
+    // two-bit slices: the literal slice only
     for e in &a.entries {
-        assert!(e.lanes.iter().all(|&l| l <= 32 || l == 64), "{:?}", e.lanes);
+        assert!(
+            e.lanes.iter().all(|&l| l <= 32 || l == 64) || e.lanes[0] == LANES_TWO_BIT,
+            "{:?}",
+            e.lanes
+        );
+        assert!(!e.lanes[1..].contains(&LANES_TWO_BIT), "{:?}", e.lanes);
     }
     assert!(
         opts.context_tables || !pairs,
@@ -390,7 +402,10 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
             assert!(!t.is_packed(), "a packed table outside the literal stream");
         }
     }
-    if wide {
+    if two_bit {
+        assert_eq!(h.version, 8);
+        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
+    } else if wide {
         assert_eq!(h.version, 7);
         assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
     } else if packs {
@@ -577,6 +592,7 @@ proptest! {
         packed_literals in any::<bool>(),
         raw_match_streams in any::<bool>(),
         wide_lanes in any::<bool>(),
+        two_bit_literals in any::<bool>(),
         min_match in prop::sample::select(vec![4u32, 5, 6, 8, 12, 32]),
         depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
         cross in any::<bool>(),
@@ -600,6 +616,7 @@ proptest! {
             raw_match_streams: raw_match_streams && level <= 7,
             // (with raw match streams only: EncodeOptions::validate)
             wide_lanes: wide_lanes && raw_match_streams && level <= 7,
+            two_bit_literals,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
@@ -634,6 +651,14 @@ fn each_parser_option_alone() {
             &EncodeOptions {
                 raw_match_streams: true,
                 wide_lanes: true,
+                ..opts(5, bs)
+            },
+            &r,
+        );
+        roundtrip(
+            &data,
+            &EncodeOptions {
+                two_bit_literals: true,
                 ..opts(5, bs)
             },
             &r,

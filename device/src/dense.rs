@@ -938,10 +938,10 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, order: *const u32, n_blocks: u32
     ctrl_get(s, C_NEXT)
 }
 
-/// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK, LATE>` with the one
+/// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK, LATE, COPY16>` with the one
 /// parameter list of all four ([`rans_decode_slices`]).
 macro_rules! rans_entry {
-    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal) => {
+    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal, $copy16:literal) => {
         $(#[$doc])*
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(
@@ -968,7 +968,7 @@ macro_rules! rans_entry {
         ) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
-            rans_stage::<$ctx, $pack, $late>(
+            rans_stage::<$ctx, $pack, $late, $copy16>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
                 group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
                 staged_tables, stage_expand, dense_queue, epoch, halves,
@@ -1032,12 +1032,14 @@ rans_entry!(
     rans_decode_slices,
     false,
     false,
+    false,
     false
 );
 rans_entry!(
     /// [`rans_decode_slices`] with context pairs (FORMAT.md §5.4).
     rans_decode_slices_ctx,
     true,
+    false,
     false,
     false
 );
@@ -1046,6 +1048,7 @@ rans_entry!(
     rans_decode_slices_pack,
     true,
     true,
+    false,
     false
 );
 rans_entry!(
@@ -1057,6 +1060,7 @@ rans_entry!(
     /// stage's time (E. coli rANS 0.078-0.080 -> 0.069-0.070 ms), while the 16-warp kernel, whose
     /// time is its throughput, spills more so (hs37 -1 %; PERFORMANCE.md seventeenth session).
     rans_decode_slices_pack_narrow,
+    true,
     true,
     true,
     true
@@ -1071,7 +1075,8 @@ rans_entry!(
     rans_decode_slices_pack_solo,
     true,
     true,
-    true
+    true,
+    false
 );
 
 /// The body of the rANS stage's entry points: `CTX_OK` decodes context pairs, `PACK_OK`
@@ -1082,7 +1087,12 @@ rans_entry!(
 /// The host's contract of [`rans_decode_slices`] (`gpu::launch::rans_decode_slices`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
+unsafe fn rans_stage<
+    const CTX_OK: bool,
+    const PACK_OK: bool,
+    const LATE: bool,
+    const COPY16: bool,
+>(
     data: *const u8,
     data_len: u64,
     entries: *const BlockEntry,
@@ -1255,7 +1265,7 @@ unsafe fn rans_stage<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         // the chunk's blocks: those of r0's group (a block of the next group belongs to
         // another chunk). Both warps of a pair have the same block: both pass or both skip.
         if w / halves < bpc && b < n_blocks as u64 && b / group_blocks as u64 == g0 {
-            let st = decode_slices::<CTX_OK, PACK_OK, LATE>(
+            let st = decode_slices::<CTX_OK, PACK_OK, LATE, COPY16>(
                 &src,
                 b,
                 lane,
@@ -1467,8 +1477,10 @@ struct SliceInfo {
     n: u32,
     /// Stored length.
     stored: u32,
-    /// rANS lanes (0 = raw, invalid or absent).
+    /// rANS lanes (0 = raw, two-bit, invalid or absent).
     lanes: u32,
+    /// A two-bit literal slice (FORMAT.md §5.7), whose checks are in [`expand_two_bit`].
+    two_bit: bool,
     /// Status of the checks that need no lane state.
     pre: Status,
 }
@@ -1482,6 +1494,7 @@ impl SliceInfo {
         n: 0,
         stored: 0,
         lanes: 0,
+        two_bit: false,
         pre: Status::Ok,
     };
 }
@@ -1523,6 +1536,8 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
         if stored != n {
             pre = Status::SliceMode;
         }
+    } else if lanes == LANES_TWO_BIT as u32 && k == STREAM_LITERALS {
+        // FORMAT.md §5.7: the rest is checked where it is expanded
     } else if lanes > MAX_LANES as u32 {
         pre = Status::SliceMode;
     } else if stored < slice_head(lanes) || (stored - slice_head(lanes)) % 2 != 0 {
@@ -1538,7 +1553,8 @@ fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
         ctx,
         n: n as u32,
         stored: stored as u32,
-        lanes: if ok && lanes != LANES_RAW as u32 {
+        two_bit: lanes == LANES_TWO_BIT as u32 && k == STREAM_LITERALS,
+        lanes: if ok && lanes != LANES_RAW as u32 && lanes != LANES_TWO_BIT as u32 {
             lanes
         } else {
             0
@@ -1561,7 +1577,7 @@ fn slice_head(lanes: u32) -> u64 {
 /// block's group's decode tables in shared memory, one per stream.
 /// Returns each slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
+fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool, const COPY16: bool>(
     src: &Sources,
     b: u64,
     lane: u32,
@@ -1575,6 +1591,11 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
     // slices whose tables are a context pair, slices of packed literals
     let mut ctxs = 0u32;
     let mut packs = 0u32;
+    // with `COPY16`, the raw slices, copied in 16-byte words after the rANS rounds (where
+    // fewer values are live); else byte by byte as they come
+    let mut raw = 0u32;
+    // two-bit literal slices (FORMAT.md §5.7), expanded after the rANS rounds
+    let mut two_bit = 0u32;
     for i in 0..STREAM_COUNT {
         let s = slice_info(src, b, i);
         let wide = s.lanes > WARP_LANES as u32;
@@ -1594,8 +1615,14 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         ctxs |= (is_context(s.ctx) as u32) << i;
         packs |= ((s.ctx == TABLE_PACKED) as u32) << i;
         if pre == Status::Ok {
-            if s.lanes == 0 {
-                copy_raw_slice(src, &s, lane);
+            if s.two_bit {
+                two_bit |= 1 << i;
+            } else if s.lanes == 0 {
+                if COPY16 {
+                    raw |= 1 << i;
+                } else {
+                    copy_raw_slice_bytes(src, &s, lane);
+                }
             } else {
                 left |= 1 << i;
             }
@@ -1623,6 +1650,20 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
         };
         left &= !round;
     }
+    for i in 0..STREAM_COUNT {
+        if COPY16 && raw & (1 << i) != 0 {
+            copy_raw_slice(src, &slice_info(src, b, i), lane);
+        }
+        if two_bit & (1 << i) != 0 {
+            let info = slice_info(src, b, i);
+            let code = if COPY16 {
+                expand_two_bit(src, &info, lane)
+            } else {
+                expand_two_bit_lean(src, &info, lane)
+            };
+            st = byte_set(st, i, code as u32);
+        }
+    }
     st
 }
 
@@ -1630,9 +1671,10 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool>(
 /// `rans::RAW_COPY_UNROLL` bytes per lane in flight: a lane's byte loads do not wait for
 /// each other's stores, so a 16 KiB raw slice (the literals of a FASTA header's block) costs
 /// 128 memory latencies rather than 512, which had made such a block the longest chain of the
-/// rANS stage (TAIR10: 446 steps; PERFORMANCE.md fourteenth session).
+/// rANS stage (TAIR10: 446 steps; PERFORMANCE.md fourteenth session). The entry points with
+/// 64 registers a thread take this form: [`copy_raw_slice`] made them spill.
 #[inline(always)]
-fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
+fn copy_raw_slice_bytes(src: &Sources, info: &SliceInfo, lane: u32) {
     use crate::rans::RAW_COPY_UNROLL;
     let n = info.n as usize;
     let mut i = lane as usize;
@@ -1654,6 +1696,471 @@ fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
         };
         i += 32;
     }
+}
+
+/// Copies a raw slice (`stored == decoded`, checked in `info.pre`) with the whole warp in
+/// 16-byte words ([`for_src16`]; the decoded slot is 16-aligned, `gpu::decoder`): a 16 KiB
+/// raw slice costs 8 memory latencies. (Byte loads, four in flight per lane
+/// ([`copy_raw_slice_bytes`]), took 128, ~25 us on the H200: as long as E. coli's rANS chains;
+/// PERFORMANCE.md thirtieth session.) The slot's last word may take up to 15 bytes past the
+/// slice (the next slice's, or the data section's zero padding), which fall in the slot's
+/// padding (every slot is padded to a multiple of 16 bytes).
+#[inline(always)]
+fn copy_raw_slice(src: &Sources, info: &SliceInfo, lane: u32) {
+    // SAFETY: the slot holds the slice's n bytes rounded up to 16 (`gpu::decoder`; info.pre
+    // checked dst_off + n <= dec_len), 16-aligned.
+    let dst = unsafe { src.decoded.add(info.dst_off as usize) } as *mut u128;
+    // SAFETY: info.pre checked off + n <= data_len.
+    unsafe {
+        for_src16(src, info.off, info.n as u64, lane, |j, v| {
+            // SAFETY: j < ceil(n / 16): inside the slot (above).
+            *dst.add(j as usize) = join16(v)
+        })
+    };
+}
+
+/// The four little-endian words `v` as one 16-byte word.
+#[inline(always)]
+fn join16(v: [u32; 4]) -> u128 {
+    v[0] as u128 | (v[1] as u128) << 32 | (v[2] as u128) << 64 | (v[3] as u128) << 96
+}
+
+/// Calls `f(j, word)` for every 16-byte word `j < ceil(len / 16)` of the data-section bytes
+/// `off .. off + len` (the last word's bytes past `len` are the next bytes of the data
+/// section or its zero padding), with the whole warp: each lane loads aligned 16-byte words
+/// ([`load_src16`]), takes the next one from the lane to its right by shuffles and joins the
+/// 16 bytes that start `off % 16` bytes into the pair ([`funnel16`]);
+/// `rans::RAW_COPY_WORDS` words per lane in flight. Word `j` goes to lane `j % 32`.
+///
+/// # Safety
+/// `off + len <= src.data_len`; every lane of the warp calls it (shuffles).
+#[inline(always)]
+unsafe fn for_src16(
+    src: &Sources,
+    off: u64,
+    len: u64,
+    lane: u32,
+    mut f: impl FnMut(u64, [u32; 4]),
+) {
+    use crate::rans::RAW_COPY_WORDS;
+    if len == 0 {
+        return;
+    }
+    let s = (off & 15) as u32;
+    let abase = off - s as u64;
+    // the last aligned source word that holds a byte of the region
+    let last = (s as u64 + len - 1) / 16;
+    let n16 = len.div_ceil(16);
+    let load = |c: u64| -> [u32; 4] {
+        if c > last {
+            return [0; 4];
+        }
+        // SAFETY: abase + 16c <= off + len - 1 < data_len (c <= last; the caller's
+        // contract); the host pads the data section to a multiple of 16 bytes (the rANS
+        // stage's contract, `gpu::launch::rans_decode_slices`).
+        unsafe { load_src16(src.data, src.data_len, abase + 16 * c) }
+    };
+    let right = (lane + 1) & 31;
+    let mut jb = 0u64;
+    while jb < n16 {
+        let a: [[u32; 4]; RAW_COPY_WORDS] =
+            core::array::from_fn(|t| load(jb + lane as u64 + 32 * t as u64));
+        // the word after the round's last, for lane 31's last pair (from lane 0)
+        let x = if s != 0 && lane == 0 {
+            load(jb + 32 * RAW_COPY_WORDS as u64)
+        } else {
+            [0; 4]
+        };
+        // word t of the round; `next` is what this lane gives for word t + 1's pairs: lane l
+        // gets word j + 1 from lane l + 1, lane 31 from lane 0, which gives its next word
+        // (called with constant t below, so that `a` stays in registers)
+        let mut word = |t: usize, here: [u32; 4], next: [u32; 4]| {
+            let j = jb + lane as u64 + 32 * t as u64;
+            let v = if s == 0 {
+                here
+            } else {
+                let give = if lane != 0 { here } else { next };
+                funnel16(here, give.map(|w| shfl(w, right)), s)
+            };
+            if j < n16 {
+                f(j, v);
+            }
+        };
+        word(0, a[0], a[1]);
+        word(1, a[1], a[2]);
+        word(2, a[2], a[3]);
+        word(3, a[3], x);
+        jb += 32 * RAW_COPY_WORDS as u64;
+    }
+}
+
+const _: () = assert!(
+    crate::rans::RAW_COPY_WORDS == 4,
+    "for_src16 takes four words a round"
+);
+
+/// The 16 bytes at `at .. at + 16` of the data section `data` (`data_len` bytes, padded with
+/// zeros to a multiple of 16: `gpu::decoder`'s upload) as four little-endian words, `at`
+/// 16-aligned; zeros for a word past the padded end (which no caller asks for).
+///
+/// # Safety
+/// `data` is 16-aligned and readable up to `data_len` rounded up to a multiple of 16.
+#[inline(always)]
+unsafe fn load_src16(data: *const u8, data_len: u64, at: u64) -> [u32; 4] {
+    if at >= data_len.div_ceil(16) * 16 {
+        return [0; 4];
+    }
+    // SAFETY: at is 16-aligned and below the padded length, so all 16 bytes are readable
+    // (the caller's contract).
+    let w = unsafe { *(data.add(at as usize) as *const u128) };
+    [
+        w as u32,
+        (w >> 32) as u32,
+        (w >> 64) as u32,
+        (w >> 96) as u32,
+    ]
+}
+
+/// Bytes `s .. s + 16` of the 32 bytes `a` then `b` (little-endian words), `1 <= s < 16`
+/// (warp-uniform in [`copy_raw_slice`], so the branch on `s / 4` does not diverge).
+#[inline(always)]
+fn funnel16(a: [u32; 4], b: [u32; 4], s: u32) -> [u32; 4] {
+    let w = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+    let pick = |k: usize| [w[k], w[k + 1], w[k + 2], w[k + 3], w[k + 4]];
+    let v = match s / 4 {
+        0 => pick(0),
+        1 => pick(1),
+        2 => pick(2),
+        _ => pick(3),
+    };
+    let sh = 8 * (s % 4);
+    core::array::from_fn(|i| ((((v[i + 1] as u64) << 32) | v[i] as u64) >> sh) as u32)
+}
+
+/// `prmt.b32` with a zero second operand: byte `t` of the result is byte `sel`'s nibble `t`
+/// (0-3) of `a`.
+#[inline(always)]
+fn prmt(a: u32, sel: u32) -> u32 {
+    let r: u32;
+    // SAFETY: register-only byte permute.
+    unsafe {
+        core::arch::asm!(
+            "prmt.b32 {r}, {a}, 0, {s};",
+            r = out(reg32) r,
+            a = in(reg32) a,
+            s = in(reg32) sel,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    r
+}
+
+/// The 16 literals of four code bytes `c` (little-endian) of a two-bit slice whose four
+/// symbols are the bytes of `sym` (FORMAT.md §5.7): byte `t` of `c` gives literals
+/// `4t .. 4t + 4`, its 2-bit codes spread into the nibbles of a [`prmt`] selector.
+#[inline(always)]
+fn expand_codes(sym: u32, c: u32) -> [u32; 4] {
+    core::array::from_fn(|t| {
+        let b = (c >> (8 * t)) & 0xFF;
+        let sel = (b & 3) | (b & 0xC) << 2 | (b & 0x30) << 4 | (b & 0xC0) << 6;
+        prmt(sym, sel)
+    })
+}
+
+/// Reads a varint of at most `two_bit::MAX_VARINT_BYTES` bytes at data-section offset `*at`
+/// (below `end`), advancing `at`; `None` when it runs to `end` or is longer.
+///
+/// # Safety
+/// `end <= data_len`.
+#[inline(always)]
+unsafe fn varint4(data: *const u8, at: &mut u64, end: u64) -> Option<u32> {
+    let mut v = 0u32;
+    for i in 0..crate::two_bit::MAX_VARINT_BYTES {
+        if *at >= end {
+            return None;
+        }
+        // SAFETY: *at < end <= data_len.
+        let b = unsafe { gb(data, *at as usize) };
+        *at += 1;
+        v |= ((b & 0x7F) as u32) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// An inclusive sum over the warp's lanes of the 64-bit `v` (five rounds of two shuffles).
+#[inline(always)]
+fn scan_i64(v: i64, lane: u32) -> i64 {
+    let mut v = v;
+    let mut d = 1;
+    while d < 32 {
+        let lo = shfl_up(v as u32, d);
+        let hi = shfl_up((v as u64 >> 32) as u32, d);
+        if lane >= d {
+            v += ((hi as u64) << 32 | lo as u64) as i64;
+        }
+        d *= 2;
+    }
+    v
+}
+
+/// [`expand_two_bit`] in few registers, for the rANS entry points held to 64 (which spilled
+/// with it): the codes by byte loads, `rans::RAW_COPY_UNROLL` per lane in flight, each one
+/// 4-byte store; the exceptions by lane 0 alone, one after the other, as the reference
+/// decoder reads them ([`crate::two_bit::decode`]). A warp barrier orders the codes' stores
+/// before the exceptions'.
+#[inline(always)]
+fn expand_two_bit_lean(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
+    use crate::rans::RAW_COPY_UNROLL;
+    let bad = Status::TwoBitSlice;
+    let n = info.n as u64;
+    let stored = info.stored as u64;
+    let off = info.off;
+    let m = n.div_ceil(4);
+    // info.pre checked off + stored <= data_len and dst_off + n <= dec_len
+    if n == 0 || stored < 4 + 2 + m {
+        return bad;
+    }
+    let data = src.data;
+    let codes_at = off + stored - m;
+    // SAFETY: off + 4 <= off + stored <= data_len.
+    let sym = unsafe { gb_u32(data, off as usize) };
+    // SAFETY: the slot holds n bytes rounded up to 16 (`gpu::decoder`), 16-aligned.
+    let dst = unsafe { src.decoded.add(info.dst_off as usize) };
+    let mut j = lane as u64;
+    while j < m {
+        // SAFETY: codes_at + j + 32i < codes_at + m = off + stored <= data_len (checked
+        // per load).
+        let c: [u32; RAW_COPY_UNROLL] = core::array::from_fn(|i| {
+            let at = j + 32 * i as u64;
+            if at < m {
+                (unsafe { gb(data, (codes_at + at) as usize) }) as u32
+            } else {
+                0
+            }
+        });
+        for (i, &c) in c.iter().enumerate() {
+            let at = j + 32 * i as u64;
+            if at < m {
+                let sel = (c & 3) | (c & 0xC) << 2 | (c & 0x30) << 4 | (c & 0xC0) << 6;
+                // SAFETY: 4 * at < n + 3: a 4-aligned word inside the slot (n rounded up
+                // to 16).
+                unsafe { *(dst.add(4 * at as usize) as *mut u32) = prmt(sym, sel) };
+            }
+        }
+        j += 32 * RAW_COPY_UNROLL as u64;
+    }
+    // the codes' stores before the exceptions'
+    syncwarp();
+    let mut fine = true;
+    if lane == 0 {
+        fine = (|| {
+            let mut at = off + 4;
+            // SAFETY (every read): below codes_at <= data_len.
+            let x = unsafe { varint4(data, &mut at, codes_at) }?;
+            let u = unsafe { varint4(data, &mut at, codes_at) }?;
+            if u > x || x as u64 > n || u as u64 > codes_at - at {
+                return None;
+            }
+            let values_at = at;
+            at += u as u64;
+            let (mut g, mut p, mut vi, mut v) = (0i64, -1i64, 0u64, 0u8);
+            for k in 0..x {
+                let e = unsafe { varint4(data, &mut at, codes_at) }?;
+                g += crate::two_bit::gap_delta(e) as i64;
+                if g < 1 || g > n as i64 {
+                    return None;
+                }
+                p += g;
+                if p >= n as i64 {
+                    return None;
+                }
+                if e & 1 != 0 {
+                    if vi >= u as u64 {
+                        return None;
+                    }
+                    v = unsafe { gb(data, (values_at + vi) as usize) };
+                    vi += 1;
+                } else if k == 0 {
+                    return None;
+                }
+                // SAFETY: 0 <= p < n: inside the slot.
+                unsafe { *dst.add(p as usize) = v };
+            }
+            (at == codes_at && vi == u as u64).then_some(())
+        })()
+        .is_some();
+    }
+    if shfl(fine as u32, 0) != 0 {
+        Status::Ok
+    } else {
+        bad
+    }
+}
+
+/// Expands the two-bit literal slice `info` (FORMAT.md §5.7; [`crate::two_bit::decode`] is
+/// the reference) into its decoded slot with the whole warp and returns its status
+/// (`TwoBitSlice` for any broken rule; the slot is then partly written, and the block fails).
+/// The codes first, as 16-byte words of the data section ([`for_src16`]) that each give 64
+/// literals ([`expand_codes`], four 16-byte stores); then the exceptions, after a warp
+/// barrier that orders the codes' stores before theirs: rounds of 32 bytes of the exception
+/// varints, one byte per lane, a ballot of the bytes that end a varint, each such lane
+/// joining its varint's bytes (at most four, read again) and the varints' gaps and positions
+/// taken by two prefix sums over the lanes ([`scan_i64`]), the values by a ballot of the new
+/// ones; each exception's byte is stored at its position. A 16 KiB block of FASTA (about 200
+/// line feeds) takes 2 rounds of code loads and 7 of exceptions.
+#[inline(always)]
+fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
+    let bad = Status::TwoBitSlice;
+    let n = info.n as u64;
+    let stored = info.stored as u64;
+    let off = info.off;
+    let m = n.div_ceil(4);
+    // info.pre checked off + stored <= data_len and dst_off + n <= dec_len
+    if n == 0 || stored < 4 + 2 + m {
+        return bad;
+    }
+    let data = src.data;
+    let codes_at = off + stored - m;
+    // SAFETY: off + 4 <= off + stored <= data_len.
+    let sym = unsafe { gb_u32(data, off as usize) };
+    let mut at = off + 4;
+    // SAFETY: codes_at <= data_len (every read below stays below codes_at).
+    let (Some(x), Some(u)) = (unsafe { varint4(data, &mut at, codes_at) }, unsafe {
+        varint4(data, &mut at, codes_at)
+    }) else {
+        return bad;
+    };
+    if u > x || x as u64 > n || u as u64 > codes_at - at {
+        return bad;
+    }
+    let values_at = at;
+    let exc_at = at + u as u64;
+    // SAFETY: the slot holds n bytes rounded up to 16 (`gpu::decoder`), 16-aligned.
+    let dst = unsafe { src.decoded.add(info.dst_off as usize) };
+    // SAFETY: codes_at + m = off + stored <= data_len.
+    unsafe {
+        for_src16(src, codes_at, m, lane, |j, c| {
+            for (q, &w) in c.iter().enumerate() {
+                let at = 64 * j + 16 * q as u64;
+                if at < n {
+                    // SAFETY: a 16-byte word that starts below n lies in the slot (above).
+                    *(dst.add(at as usize) as *mut u128) = join16(expand_codes(sym, w));
+                }
+            }
+        })
+    };
+    // the codes' stores before the exceptions' (which may hit the same words)
+    syncwarp();
+    let below = (1u32 << lane) - 1;
+    // carried from round to round: exceptions seen, the last gap and position, values taken,
+    // the last value, the offset of the last varint's end
+    let (mut k0, mut g0, mut p0, mut v0, mut val0) = (0u32, 0i64, -1i64, 0u32, 0u32);
+    let mut end0 = exc_at.wrapping_sub(1);
+    let mut base = exc_at;
+    let mut fail = false;
+    while base < codes_at {
+        let pos = base + lane as u64;
+        let inside = pos < codes_at;
+        // SAFETY: pos < codes_at <= data_len.
+        let byte = if inside {
+            unsafe { gb(data, pos as usize) }
+        } else {
+            0x80
+        };
+        let ends = ballot(inside && byte & 0x80 == 0);
+        let mine = ends & (1 << lane) != 0;
+        // the varint ending here starts after the previous end (this round's or before)
+        let prev = if ends & below != 0 {
+            base + 31 - (ends & below).leading_zeros() as u64
+        } else {
+            end0
+        };
+        let len = pos.wrapping_sub(prev);
+        let k = k0 + (ends & below).count_ones();
+        let counted = mine && k < x;
+        let mut e = 0u32;
+        let mut ok = true;
+        if counted {
+            if len as usize > crate::two_bit::MAX_VARINT_BYTES {
+                ok = false;
+            } else {
+                e = (byte & 0x7F) as u32;
+                for t in 1..len {
+                    // SAFETY: pos - t > prev >= exc_at - 1: a byte of the varint area.
+                    let b = unsafe { gb(data, (pos - t) as usize) };
+                    e = e << 7 | (b & 0x7F) as u32;
+                }
+            }
+        }
+        let d = if counted && ok {
+            crate::two_bit::gap_delta(e) as i64
+        } else {
+            0
+        };
+        let g = g0 + scan_i64(d, lane);
+        ok &= !counted || (g >= 1 && g <= n as i64);
+        let p = p0 + scan_i64(if counted { g } else { 0 }, lane);
+        ok &= !counted || p < n as i64;
+        let new = counted && e & 1 != 0;
+        let news = ballot(new);
+        let vi = v0 + (news & below).count_ones();
+        ok &= !new || vi < u;
+        ok &= !counted || new || k > 0;
+        // this lane's value: its own (new) or the last new one's before it, or carried
+        // SAFETY: vi < u: values_at + vi < exc_at <= codes_at.
+        let mut val = if new && ok {
+            (unsafe { gb(data, (values_at + vi as u64) as usize) }) as u32
+        } else {
+            0
+        };
+        let from = news & (below | 1 << lane);
+        let src_lane = if from != 0 {
+            31 - from.leading_zeros()
+        } else {
+            0
+        };
+        let got = shfl(val, src_lane);
+        if !new {
+            val = if from != 0 { got } else { val0 };
+        }
+        if counted && ok {
+            // SAFETY: 0 <= p < n: inside the slot.
+            unsafe { *dst.add(p as usize) = val as u8 };
+        }
+        fail |= counted && !ok;
+        if ballot(fail) != 0 {
+            return bad;
+        }
+        // carry the round's last exception (the highest counted lane)
+        let cmask = ballot(counted);
+        if cmask != 0 {
+            let last = 31 - cmask.leading_zeros();
+            g0 = shfl((g as u64) as u32, last) as i64
+                | ((shfl((g as u64 >> 32) as u32, last) as i64) << 32);
+            p0 = shfl((p as u64) as u32, last) as i64
+                | ((shfl((p as u64 >> 32) as u32, last) as i64) << 32);
+            val0 = shfl(val, last);
+        }
+        v0 += news.count_ones();
+        k0 += ends.count_ones();
+        if ends != 0 {
+            end0 = base + 31 - ends.leading_zeros() as u64;
+        }
+        base += 32;
+    }
+    // exactly x varints, ending where the codes begin; exactly u of them new
+    let tail_ok = if x == 0 {
+        exc_at == codes_at
+    } else {
+        end0 == codes_at - 1
+    };
+    if k0 != x || v0 != u || !tail_ok {
+        return bad;
+    }
+    Status::Ok
 }
 
 /// Decodes the rANS slices of block `b` selected by `sel` (bit `k` = stream `k`, whose

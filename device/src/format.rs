@@ -1,4 +1,4 @@
-//! Format structures and constants (versions 2-7) shared by the encoder, the host decoders
+//! Format structures and constants (versions 2-8) shared by the encoder, the host decoders
 //! and the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
@@ -10,10 +10,13 @@ use bytemuck::{Pod, Zeroable};
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
 /// Newest format version this crate reads and writes, FORMAT.md §2. The writer uses it only
-/// for archives with a slice of more than [`WARP_LANES`] lanes (§5.3, §5.4); others are
-/// written as [`VERSION_PACKED`], [`VERSION_CONTEXT`], [`VERSION_MATCH_BASE`] or
-/// [`VERSION_BASE_6`] archives, byte for byte as before version 7 existed.
-pub const FORMAT_VERSION: u16 = VERSION_WIDE;
+/// for archives with a two-bit literal slice (§5.7); others are written as [`VERSION_WIDE`],
+/// [`VERSION_PACKED`], [`VERSION_CONTEXT`], [`VERSION_MATCH_BASE`] or [`VERSION_BASE_6`]
+/// archives, byte for byte as before version 8 existed.
+pub const FORMAT_VERSION: u16 = VERSION_TWO_BIT;
+/// The first version with two-bit literal slices ([`LANES_TWO_BIT`], FORMAT.md §3.1 rule 4,
+/// §5.7); the writer uses it for an archive with one.
+pub const VERSION_TWO_BIT: u16 = 8;
 /// The first version with wide slices (more than [`WARP_LANES`] lanes, FORMAT.md §3.1 rule 4,
 /// §5.3, §5.4); the writer uses it for an archive with a stored wide slice.
 pub const VERSION_WIDE: u16 = 7;
@@ -103,6 +106,9 @@ pub const MAX_LANES: u8 = 64;
 pub const WARP_LANES: u8 = 32;
 /// Lane count that marks a slice stored raw.
 pub const LANES_RAW: u8 = 0;
+/// Lane count that marks a two-bit literal slice (format version 8, FORMAT.md §5.7): only
+/// the literal stream may have it; it is no rANS slice and needs no table.
+pub const LANES_TWO_BIT: u8 = 127;
 
 /// Header flag: the encoder used repeat codes (informational).
 pub const FLAG_REPEAT_CODES: u16 = 1 << 0;
@@ -204,7 +210,7 @@ impl BlockEntry {
     /// Whether a slice of the block is wide: more than [`WARP_LANES`] lanes (FORMAT.md §5.3,
     /// version 7), which the GPU rANS stage decodes with a pair of warps.
     pub fn has_wide_slice(&self) -> bool {
-        self.lanes.iter().any(|&l| l > WARP_LANES)
+        self.lanes.iter().any(|&l| l > WARP_LANES && l <= MAX_LANES)
     }
 }
 

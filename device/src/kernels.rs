@@ -436,6 +436,11 @@ fn decode_one_lane(
                 return Status::SliceMode;
             }
             dst.copy_from_slice(src);
+        } else if e.lanes[k] == LANES_TWO_BIT && k == STREAM_LITERALS {
+            // FORMAT.md §5.7
+            if let Err(s) = crate::two_bit::decode(src, dst) {
+                return s;
+            }
         } else {
             // SAFETY: the host passes group_count * STREAM_COUNT indices and n_tables tables.
             let Some(t) =

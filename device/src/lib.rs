@@ -2,7 +2,7 @@
 //! the CPU decoder and the kernels share, and (on `nvptx64`) the kernels themselves.
 //!
 //! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
-//! status), [`handoff`] (the dense pipe's kernels overlapping), [`rans`] (interleaved rANS decode), [`lz`] (match layer), [`wave_layout`] (wavefront decoder data), [`trace`] (timeline marks of measurement builds), `kernels`, `dense`
+//! status), [`handoff`] (the dense pipe's kernels overlapping), [`rans`] (interleaved rANS decode), [`two_bit`] (two-bit literal slices), [`lz`] (match layer), [`wave_layout`] (wavefront decoder data), [`trace`] (timeline marks of measurement builds), `kernels`, `dense`
 //! and `wave` (nvptx only).
 #![no_std]
 #![cfg_attr(
@@ -26,6 +26,7 @@ pub mod rans;
 pub mod rans_launch;
 pub mod status;
 pub mod trace;
+pub mod two_bit;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod dense;

@@ -19,10 +19,15 @@ pub use crate::rans_launch::{
 };
 
 /// Bytes per lane the GPU rANS stage loads before storing them when it copies a raw slice
-/// (`dense.rs`, `copy_raw_slice`): one memory latency per `32 * RAW_COPY_UNROLL` bytes of
-/// the slice (`gpu::launch::rans_block_steps` counts its steps so). 8 made the context
-/// kernel spill.
+/// byte by byte (`dense.rs`, `copy_raw_slice_bytes`, every entry point but the narrow
+/// packed one): one memory latency per `32 * RAW_COPY_UNROLL` bytes of the slice
+/// (`gpu::launch::rans_block_steps` counts its steps so). 8 made the context kernel spill.
 pub const RAW_COPY_UNROLL: usize = 4;
+
+/// 16-byte words per lane the narrow packed entry point of the GPU rANS stage loads before
+/// storing them when it copies a raw slice (`dense.rs`, `copy_raw_slice`): one memory
+/// latency per `32 * 16 * RAW_COPY_WORDS` bytes. Four registers each.
+pub const RAW_COPY_WORDS: usize = 4;
 
 /// Most tables the GPU rANS stage stages in shared memory per round: the first table of
 /// each stream, then the second (context-1) table of the literal and the command streams,

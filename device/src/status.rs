@@ -31,6 +31,8 @@ pub enum Status {
     Trailing = 10,
     /// The block's XXH3-64 does not match the block table.
     Checksum = 11,
+    /// A two-bit literal slice is malformed (FORMAT.md §5.7).
+    TwoBitSlice = 12,
     /// Not an error: the block does not fit the dense kernel's shared-memory budget and is
     /// decoded by the lane-per-block kernel instead.
     Fallback = 100,
@@ -57,6 +59,7 @@ impl Status {
             9 => OutputOverrun,
             10 => Trailing,
             11 => Checksum,
+            12 => TwoBitSlice,
             100 => Fallback,
             101 => DepthHint,
             _ => return None,
@@ -78,6 +81,7 @@ impl Status {
             BadDistance => "match distance is zero, beyond the window or before the lowest source block",
             OutputOverrun => "command writes past the end of the block",
             Trailing => "commands end before the block is full, or a stream has unread bytes",
+            TwoBitSlice => "two-bit literal slice is malformed (short slice, bad varint, exception count, position or value)",
             Checksum => "block checksum mismatch",
             Fallback => "block needs the lane-per-block decoder (internal, not an error)",
             DepthHint => "a match's dependency level exceeds the wave count from the block table's max_depth hint (internal: the wavefront decoder retries with more waves)",

@@ -46,6 +46,8 @@ pub fn decode_streams<'s>(
                 }
                 out.copy_from_slice(slices[k]);
             }
+            // FORMAT.md §5.7 (Archive::parse allows it for the literals only)
+            LANES_TWO_BIT => crate::device::two_bit::decode(slices[k], out)?,
             lanes => {
                 // Archive::parse guarantees a table for every rANS slice
                 let t = a.table(b, k).ok_or(Status::SliceMode)?;
@@ -111,6 +113,8 @@ fn decode_one_stream(a: &Archive<'_>, b: usize, k: usize, buf: &mut [u8]) -> Res
             out.copy_from_slice(slice);
             Ok(())
         }
+        // FORMAT.md §5.7 (Archive::parse allows it for the literals only)
+        LANES_TWO_BIT => crate::device::two_bit::decode(slice, out),
         lanes => {
             // Archive::parse guarantees a table for every rANS slice
             let t = a.table(b, k).ok_or(Status::SliceMode)?;
@@ -154,7 +158,9 @@ pub fn decode_streams_group(
         std::array::from_fn(|j| {
             std::array::from_fn(|k| {
                 let b = first + j;
-                (j < scratch.len() && a.entries[b].lanes[k] != LANES_RAW)
+                (j < scratch.len()
+                    && a.entries[b].lanes[k] != LANES_RAW
+                    && a.entries[b].lanes[k] != LANES_TWO_BIT)
                     .then(|| a.table(b, k))
                     .flatten()
             })
@@ -167,7 +173,7 @@ pub fn decode_streams_group(
         size_buffers(e, s);
         for (k, buf) in s.bufs.iter_mut().enumerate() {
             let lanes = e.lanes[k];
-            if lanes == LANES_RAW {
+            if lanes == LANES_RAW || lanes == LANES_TWO_BIT {
                 status[j][k] = decode_one_stream(a, b, k, buf);
                 continue;
             }

@@ -50,7 +50,11 @@ impl Decoder {
 
 /// An archive uploaded once and kept in device memory.
 pub struct GpuArchive {
+    /// The data section, padded with zeros to a multiple of 16 bytes (the rANS stage reads
+    /// raw slices in aligned 16-byte words: `device/src/dense.rs`, `copy_raw_slice`).
     pub(crate) data: CudaSlice<u8>,
+    /// The data section's length in bytes (without the padding).
+    pub(crate) data_len: u64,
     pub(crate) entries: CudaSlice<u8>,
     pub(crate) offsets: CudaSlice<u8>,
     pub(crate) tables: CudaSlice<u8>,
@@ -276,7 +280,7 @@ impl GpuArchive {
             }
         }
         phases.lap(gpu, "  upload: decode tables")?;
-        let data = gpu.upload(a.data)?;
+        let data = gpu.upload_padded16(a.data)?;
         phases.lap(gpu, "  upload: data section")?;
         let entries = gpu.upload(bytemuck::cast_slice(&a.entries))?;
         let offsets = gpu.upload(bytemuck::cast_slice(&a.block_offsets))?;
@@ -387,6 +391,7 @@ impl GpuArchive {
             + index.len() * 4) as u64;
         Ok(GpuArchive {
             data,
+            data_len: a.data.len() as u64,
             entries,
             offsets,
             tables: tables_d,

@@ -189,7 +189,7 @@ pub(crate) fn decode_blocks_lane(
         );
     }
     let scratch = guard.as_mut().expect("allocated above");
-    let data_len = ga.data.len() as u64;
+    let data_len = ga.data_len;
     let out_len = ga.original_size;
     let only_fb = only_fallback as u32;
     // word 1 of the dense queue: the dense kernel's count of blocks it left to this kernel
@@ -344,7 +344,7 @@ pub(crate) fn decode_blocks_dense(
         dec_len,
         ga.dec_offsets.device_ptr(stream).0,
         ga.data.device_ptr(stream).0,
-        ga.data.len() as u64,
+        ga.data_len,
         ga.offsets.device_ptr(stream).0,
         ga.entries.device_ptr(stream).0,
         ga.n_blocks as u64,
@@ -594,7 +594,7 @@ pub fn rans_block_steps_split(
     literal_width: u32,
     parts: u32,
 ) -> u32 {
-    use crate::device::format::{LANES_RAW, STREAM_LITERALS};
+    use crate::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_LITERALS};
     let parts = parts.max(1);
     let mut raw = 0u32;
     let mut symbols = [0u32; STREAM_COUNT];
@@ -602,6 +602,11 @@ pub fn rans_block_steps_split(
     for k in 0..STREAM_COUNT {
         if e.lanes[k] == LANES_RAW {
             raw += e.decoded_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
+            continue;
+        }
+        if e.lanes[k] == LANES_TWO_BIT {
+            // expanded, not decoded (FORMAT.md §5.7): its codes' bytes, like a raw slice's
+            raw += e.stored_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
             continue;
         }
         let width = if k == STREAM_LITERALS {
@@ -779,7 +784,7 @@ pub(crate) fn rans_decode_slices(
     // at upload): the kernel's loop takes the remaining chunks in the host's order (the
     // hardware's order of starting queued CTAs is not specified)
     let grid = ga.rans_grid;
-    let data_len = ga.data.len() as u64;
+    let data_len = ga.data_len;
     let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),

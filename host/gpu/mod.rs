@@ -190,6 +190,19 @@ impl Gpu {
         self.stream.clone_htod(bytes).ctx("uploading")
     }
 
+    /// A copy of `bytes` in device memory, followed by zeros up to the next multiple of 16
+    /// bytes (at least 16 bytes in all), for kernels that read it in aligned 16-byte words.
+    pub fn upload_padded16(&self, bytes: &[u8]) -> Result<CudaSlice<u8>, GpuError> {
+        let mut d = self
+            .stream
+            .alloc_zeros::<u8>(bytes.len().div_ceil(16).max(1) * 16)
+            .ctx("allocating")?;
+        if !bytes.is_empty() {
+            self.stream.memcpy_htod(bytes, &mut d).ctx("uploading")?;
+        }
+        Ok(d)
+    }
+
     /// A device buffer of `n` bytes, every byte set to `poison` (so unwritten output shows).
     ///
     /// Filled on the device (`cuMemsetD8Async` on the stream): no host buffer and no copy
