@@ -157,7 +157,7 @@ pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String>
         // version's limit (FORMAT.md §3.1 rule 4) is checked with the other entry rules
         if x > u8::MAX as u32 {
             return Err(format!(
-                "stream {k} has {x} lanes (at most {MAX_LANES} in any version)"
+                "stream {k} has {x} lanes (at most {MAX_LANES}, or 127 for a two-bit literal slice)"
             ));
         }
         *l = x as u8;

@@ -869,6 +869,48 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
     }
 }
 
+/// A two-bit slice whose first exception's gap is negative and whose second's brings the
+/// gap back to 1 (FORMAT.md §5.7: exception 0 breaks `g >= 1`; exception 1 alone would pass
+/// with the position -5): every decoder fails the block, and none stores the second
+/// exception before its slot (the first block's literal slot begins the rANS stage's
+/// scratch, so under compute-sanitizer such a store is an out-of-bounds write; the review of
+/// the thirtieth session found it).
+#[test]
+fn two_bit_negative_positions_fail_closed() {
+    let Some(g) = gpu_or_skip("two_bit_negative_positions_fail_closed") else {
+        return;
+    };
+    let mut r = aceapex::gpu::tokens::Rng::new(21);
+    let mut data: Vec<u8> = (0..32768).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+    data[3] = b'N';
+    data[4] = b'N';
+    let opts = EncodeOptions {
+        raw_match_streams: true,
+        two_bit_literals: true,
+        ..Default::default()
+    };
+    let mut packed = compress(&data, &opts, &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    assert_eq!(a.entries[0].lanes[0], LANES_TWO_BIT);
+    let at = a.data_offset as usize + a.block_offsets[0] as usize;
+    // x 2, u 1, the value N, then the exceptions at literals 3 (gap 4: zigzag(4) << 1 | new)
+    // and 4 (gap 1: zigzag(-3) << 1)
+    assert_eq!(packed[at + 4..at + 9], [2, 1, b'N', 17, 10]);
+    // gap -5 (zigzag 9, new), then +6 (zigzag 12): gaps -5 and 1, positions -6 and -5
+    packed[at + 7] = 9 << 1 | 1;
+    packed[at + 8] = 12 << 1;
+    let a = Archive::parse(&packed).unwrap();
+    assert!(aceapex::decompress(&a).is_err(), "the CPU decoded it");
+    for d in [
+        decoder::Decoder::Dense,
+        decoder::Decoder::Lane,
+        decoder::Decoder::Wavefront,
+    ] {
+        let st = decoder::decompress_with(&g, &a, d);
+        assert!(st.is_err(), "{d:?} decoded a slice with a negative gap");
+    }
+}
+
 #[test]
 fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
     // Dense-only statuses (no host checksum involved): raw slices built by hand.

@@ -1727,7 +1727,8 @@ fn join16(v: [u32; 4]) -> u128 {
 
 /// Calls `f(j, word)` for every 16-byte word `j < ceil(len / 16)` of the data-section bytes
 /// `off .. off + len` (the last word's bytes past `len` are the next bytes of the data
-/// section or its zero padding), with the whole warp: each lane loads aligned 16-byte words
+/// section, or zeros where they lie in an aligned word past the region's last), with the
+/// whole warp: each lane loads aligned 16-byte words
 /// ([`load_src16`]), takes the next one from the lane to its right by shuffles and joins the
 /// 16 bytes that start `off % 16` bytes into the pair ([`funnel16`]);
 /// `rans::RAW_COPY_WORDS` words per lane in flight. Word `j` goes to lane `j % 32`.
@@ -2060,7 +2061,6 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
     let (mut k0, mut g0, mut p0, mut v0, mut val0) = (0u32, 0i64, -1i64, 0u32, 0u32);
     let mut end0 = exc_at.wrapping_sub(1);
     let mut base = exc_at;
-    let mut fail = false;
     while base < codes_at {
         let pos = base + lane as u64;
         let inside = pos < codes_at;
@@ -2102,8 +2102,10 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
         };
         let g = g0 + scan_i64(d, lane);
         ok &= !counted || (g >= 1 && g <= n as i64);
+        // (a lane after one whose gap failed may see any sum, negative too: p >= 0 is
+        // checked here, and no lane stores unless every exception of the round passed)
         let p = p0 + scan_i64(if counted { g } else { 0 }, lane);
-        ok &= !counted || p < n as i64;
+        ok &= !counted || (p >= 0 && p < n as i64);
         let new = counted && e & 1 != 0;
         let news = ballot(new);
         let vi = v0 + (news & below).count_ones();
@@ -2126,13 +2128,12 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
         if !new {
             val = if from != 0 { got } else { val0 };
         }
-        if counted && ok {
-            // SAFETY: 0 <= p < n: inside the slot.
-            unsafe { *dst.add(p as usize) = val as u8 };
-        }
-        fail |= counted && !ok;
-        if ballot(fail) != 0 {
+        if ballot(counted && !ok) != 0 {
             return bad;
+        }
+        if counted {
+            // SAFETY: 0 <= p < n (every counted lane passed its checks): inside the slot.
+            unsafe { *dst.add(p as usize) = val as u8 };
         }
         // carry the round's last exception (the highest counted lane)
         let cmask = ballot(counted);
