@@ -162,6 +162,11 @@ fn main() {
             rans_launch::KERNEL_CTAS_PER_SM,
         ),
         (
+            "rans_decode_slices_two_bit",
+            32 * rans_launch::KERNEL_NARROW_WARPS,
+            rans_launch::KERNEL_CTAS_PER_SM,
+        ),
+        (
             "rans_decode_slices_pack_solo",
             32 * rans_launch::KERNEL_SOLO_WARPS,
             1,

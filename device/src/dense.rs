@@ -938,10 +938,11 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, order: *const u32, n_blocks: u32
     ctrl_get(s, C_NEXT)
 }
 
-/// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK, LATE, COPY16>` with the one
+/// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK, LATE, COPY16,
+/// TWO_BIT_OK>` with the one
 /// parameter list of all four ([`rans_decode_slices`]).
 macro_rules! rans_entry {
-    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal, $copy16:literal) => {
+    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal, $copy16:literal, $two:literal) => {
         $(#[$doc])*
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(
@@ -968,7 +969,7 @@ macro_rules! rans_entry {
         ) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
-            rans_stage::<$ctx, $pack, $late, $copy16>(
+            rans_stage::<$ctx, $pack, $late, $copy16, $two>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
                 group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
                 staged_tables, stage_expand, dense_queue, epoch, halves,
@@ -1033,7 +1034,8 @@ rans_entry!(
     false,
     false,
     false,
-    false
+    false,
+    true
 );
 rans_entry!(
     /// [`rans_decode_slices`] with context pairs (FORMAT.md §5.4).
@@ -1041,7 +1043,8 @@ rans_entry!(
     true,
     false,
     false,
-    false
+    false,
+    true
 );
 rans_entry!(
     /// [`rans_decode_slices`] with packed literal tables (FORMAT.md §5.6) and context pairs.
@@ -1049,7 +1052,8 @@ rans_entry!(
     true,
     true,
     false,
-    false
+    false,
+    true
 );
 rans_entry!(
     /// [`rans_decode_slices_pack`] for CTAs of at most `rans::KERNEL_NARROW_WARPS` warps: the
@@ -1060,6 +1064,25 @@ rans_entry!(
     /// stage's time (E. coli rANS 0.078-0.080 -> 0.069-0.070 ms), while the 16-warp kernel, whose
     /// time is its throughput, spills more so (hs37 -1 %; PERFORMANCE.md seventeenth session).
     rans_decode_slices_pack_narrow,
+    true,
+    true,
+    true,
+    false,
+    false
+);
+rans_entry!(
+    /// [`rans_decode_slices_pack_narrow`] for archives with two-bit literal slices (FORMAT.md
+    /// §5.7; the host's choice, `gpu::launch::rans_decode_slices`, for every such archive
+    /// whose grid the narrow bounds hold): the same bounds, but it copies raw slices in
+    /// 16-byte words ([`copy_raw_slice`]) and expands two-bit slices with the whole warp
+    /// ([`expand_two_bit`]). The narrow entry point has no two-bit code at all (a two-bit
+    /// slice fails it closed, `SliceMode`): in it, that code took its registers from 96 to
+    /// 122 and slowed its rANS chain (E. coli with wide slices 112-114 -> 96-98 GB/s), and
+    /// even the one-lane form of the other entry points cost it 3-4 % (PERFORMANCE.md
+    /// thirtieth session). The others expand two-bit slices with one lane for the exceptions
+    /// ([`expand_two_bit_lean`]; their 64 registers spilled with the warp's form).
+    rans_decode_slices_two_bit,
+    true,
     true,
     true,
     true,
@@ -1076,7 +1099,8 @@ rans_entry!(
     true,
     true,
     true,
-    false
+    false,
+    true
 );
 
 /// The body of the rANS stage's entry points: `CTX_OK` decodes context pairs, `PACK_OK`
@@ -1092,6 +1116,7 @@ unsafe fn rans_stage<
     const PACK_OK: bool,
     const LATE: bool,
     const COPY16: bool,
+    const TWO_BIT_OK: bool,
 >(
     data: *const u8,
     data_len: u64,
@@ -1265,7 +1290,7 @@ unsafe fn rans_stage<
         // the chunk's blocks: those of r0's group (a block of the next group belongs to
         // another chunk). Both warps of a pair have the same block: both pass or both skip.
         if w / halves < bpc && b < n_blocks as u64 && b / group_blocks as u64 == g0 {
-            let st = decode_slices::<CTX_OK, PACK_OK, LATE, COPY16>(
+            let st = decode_slices::<CTX_OK, PACK_OK, LATE, COPY16, TWO_BIT_OK>(
                 &src,
                 b,
                 lane,
@@ -1577,7 +1602,13 @@ fn slice_head(lanes: u32) -> u64 {
 /// block's group's decode tables in shared memory, one per stream.
 /// Returns each slice's status code, packed ([`byte_get`]).
 #[inline(always)]
-fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool, const COPY16: bool>(
+fn decode_slices<
+    const CTX_OK: bool,
+    const PACK_OK: bool,
+    const LATE: bool,
+    const COPY16: bool,
+    const TWO_BIT_OK: bool,
+>(
     src: &Sources,
     b: u64,
     lane: u32,
@@ -1605,7 +1636,9 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool, cons
         }
         // a wide slice needs a pair of warps (the host launches them for an archive with
         // one): without, it fails closed
-        let pre = if wide && halves != 2 {
+        let pre = if wide && halves != 2 || s.two_bit && !TWO_BIT_OK {
+            // (the host launches pairs of warps for an archive with wide slices, and an
+            // entry point with `TWO_BIT_OK` for one with two-bit slices)
             Status::SliceMode
         } else {
             s.pre
@@ -1615,7 +1648,7 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool, cons
         ctxs |= (is_context(s.ctx) as u32) << i;
         packs |= ((s.ctx == TABLE_PACKED) as u32) << i;
         if pre == Status::Ok {
-            if s.two_bit {
+            if s.two_bit && TWO_BIT_OK {
                 two_bit |= 1 << i;
             } else if s.lanes == 0 {
                 if COPY16 {
@@ -1654,7 +1687,7 @@ fn decode_slices<const CTX_OK: bool, const PACK_OK: bool, const LATE: bool, cons
         if COPY16 && raw & (1 << i) != 0 {
             copy_raw_slice(src, &slice_info(src, b, i), lane);
         }
-        if two_bit & (1 << i) != 0 {
+        if TWO_BIT_OK && two_bit & (1 << i) != 0 {
             let info = slice_info(src, b, i);
             let code = if COPY16 {
                 expand_two_bit(src, &info, lane)
@@ -1891,6 +1924,51 @@ unsafe fn varint4(data: *const u8, at: &mut u64, end: u64) -> Option<u32> {
     None
 }
 
+/// An inclusive sum over the warp's lanes of `v`, wrapping (five rounds of shuffles).
+#[inline(always)]
+fn scan_u32(v: u32, lane: u32) -> u32 {
+    let mut v = v;
+    let mut d = 1;
+    while d < 32 {
+        let o = shfl_up(v, d);
+        if lane >= d {
+            v = v.wrapping_add(o);
+        }
+        d *= 2;
+    }
+    v
+}
+
+/// This lane's 16 bytes of the data-section bytes `off + 16 lane ..` (the window of 512
+/// bytes a warp holds; bytes at or past `off + len` are the section's next bytes or zeros),
+/// by aligned 16-byte loads ([`load_src16`]) and the next lane's word (lane 31 loads its
+/// own), joined at `off % 16` ([`funnel16`]).
+///
+/// # Safety
+/// `len >= 1`, `off + len <= src.data_len`; every lane of the warp calls it (shuffles).
+#[inline(always)]
+unsafe fn window16(src: &Sources, off: u64, len: u64, lane: u32) -> [u32; 4] {
+    let s = (off & 15) as u32;
+    let abase = off - s as u64;
+    // the last aligned word that holds a byte of the region
+    let last = (s as u64 + len - 1) / 16;
+    let load = |c: u64| -> [u32; 4] {
+        if c > last {
+            return [0; 4];
+        }
+        // SAFETY: abase + 16c <= off + len - 1 < data_len (c <= last; the caller's
+        // contract); the host pads the data section to a multiple of 16 bytes.
+        unsafe { load_src16(src.data, src.data_len, abase + 16 * c) }
+    };
+    let a = load(lane as u64);
+    if s == 0 {
+        return a;
+    }
+    let own = if lane == 31 { load(32) } else { [0; 4] };
+    let next = a.map(|v| shfl(v, (lane + 1) & 31));
+    funnel16(a, if lane == 31 { own } else { next }, s)
+}
+
 /// An inclusive sum over the warp's lanes of the 64-bit `v` (five rounds of two shuffles).
 #[inline(always)]
 fn scan_i64(v: i64, lane: u32) -> i64 {
@@ -2006,12 +2084,15 @@ fn expand_two_bit_lean(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
 /// (`TwoBitSlice` for any broken rule; the slot is then partly written, and the block fails).
 /// The codes first, as 16-byte words of the data section ([`for_src16`]) that each give 64
 /// literals ([`expand_codes`], four 16-byte stores); then the exceptions, after a warp
-/// barrier that orders the codes' stores before theirs: rounds of 32 bytes of the exception
-/// varints, one byte per lane, a ballot of the bytes that end a varint, each such lane
-/// joining its varint's bytes (at most four, read again) and the varints' gaps and positions
-/// taken by two prefix sums over the lanes ([`scan_i64`]), the values by a ballot of the new
-/// ones; each exception's byte is stored at its position. A 16 KiB block of FASTA (about 200
-/// line feeds) takes 2 rounds of code loads and 7 of exceptions.
+/// barrier that orders the codes' stores before theirs: the varint area in windows of 512
+/// bytes held one 16-byte word per lane ([`window16`]), parsed in rounds of 32 bytes, one
+/// byte per lane taken by shuffles, a ballot of the bytes that end a varint, the varints'
+/// values by a prefix sum of their bytes' bits ([`scan_u32`]), their gaps and positions by
+/// two more ([`scan_i64`]) and their values by a ballot of the new ones; each exception's
+/// byte is stored at its position. A 16 KiB block of FASTA (about 200 line feeds) waits on 2
+/// memory latencies for its codes and 1 (and one for its one value) for its exceptions.
+/// (Byte loads in each round, and each varint's earlier bytes read again, took ~18 us for
+/// such a block: PERFORMANCE.md thirtieth session.)
 #[inline(always)]
 fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
     let bad = Status::TwoBitSlice;
@@ -2060,41 +2141,72 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
     // the last value, the offset of the last varint's end
     let (mut k0, mut g0, mut p0, mut v0, mut val0) = (0u32, 0i64, -1i64, 0u32, 0u32);
     let mut end0 = exc_at.wrapping_sub(1);
+    // the value bits of the varint bytes after the last end, carried into the next round
+    let mut partial = 0u32;
+    // the varint area in windows of 512 bytes, one 16-byte word per lane ([`window16`]: one
+    // memory latency a window), each round's 32 bytes taken from the words by shuffles
+    let mut wbase = exc_at;
+    let mut w = [0u32; 4];
     let mut base = exc_at;
     while base < codes_at {
+        if base == exc_at || base - wbase >= 512 {
+            wbase = base;
+            // SAFETY: base < codes_at <= data_len; every lane calls it.
+            w = unsafe { window16(src, base, codes_at - base, lane) };
+        }
+        let i = (base - wbase) as u32 + lane;
+        let ws = w.map(|v| shfl(v, i >> 4));
+        let word = match (i >> 2) & 3 {
+            0 => ws[0],
+            1 => ws[1],
+            2 => ws[2],
+            _ => ws[3],
+        };
         let pos = base + lane as u64;
         let inside = pos < codes_at;
-        // SAFETY: pos < codes_at <= data_len.
         let byte = if inside {
-            unsafe { gb(data, pos as usize) }
+            (word >> (8 * (i & 3))) & 0xFF
         } else {
             0x80
         };
         let ends = ballot(inside && byte & 0x80 == 0);
         let mine = ends & (1 << lane) != 0;
-        // the varint ending here starts after the previous end (this round's or before)
-        let prev = if ends & below != 0 {
-            base + 31 - (ends & below).leading_zeros() as u64
+        // the varint holding this byte starts after the previous end (this round's or
+        // before); its value is the sum of its bytes' 7 bits at their places (a prefix sum
+        // over the round, less the sum up to the previous end, or plus the carried part)
+        let prev_lane = if ends & below != 0 {
+            31 - (ends & below).leading_zeros()
+        } else {
+            32
+        };
+        let prev = if prev_lane < 32 {
+            base + prev_lane as u64
         } else {
             end0
         };
-        let len = pos.wrapping_sub(prev);
+        let idx = pos.wrapping_sub(prev).wrapping_sub(1);
+        let part = if inside && (idx as usize) < crate::two_bit::MAX_VARINT_BYTES {
+            (byte & 0x7F) << (7 * idx as u32)
+        } else {
+            0
+        };
+        let sums = scan_u32(part, lane);
+        let before = shfl(sums, prev_lane & 31);
+        let e = if prev_lane < 32 {
+            sums.wrapping_sub(before)
+        } else {
+            sums.wrapping_add(partial)
+        };
+        let total = shfl(sums, 31);
+        partial = if ends != 0 {
+            total.wrapping_sub(shfl(sums, 31 - ends.leading_zeros()))
+        } else {
+            partial.wrapping_add(total)
+        };
         let k = k0 + (ends & below).count_ones();
         let counted = mine && k < x;
-        let mut e = 0u32;
-        let mut ok = true;
-        if counted {
-            if len as usize > crate::two_bit::MAX_VARINT_BYTES {
-                ok = false;
-            } else {
-                e = (byte & 0x7F) as u32;
-                for t in 1..len {
-                    // SAFETY: pos - t > prev >= exc_at - 1: a byte of the varint area.
-                    let b = unsafe { gb(data, (pos - t) as usize) };
-                    e = e << 7 | (b & 0x7F) as u32;
-                }
-            }
-        }
+        // (idx is the end byte's place: a fifth byte or later is a varint too long)
+        let mut ok = !counted || (idx as usize) < crate::two_bit::MAX_VARINT_BYTES;
         let d = if counted && ok {
             crate::two_bit::gap_delta(e) as i64
         } else {

@@ -126,6 +126,10 @@ pub struct GpuArchive {
     /// Whether the packed kernel's 8-warp entry point runs the stage (CTAs of at most 8
     /// warps, unless `ACEAPEX_GPU_RANS_ENTRY=16` forces the 16-warp one: benchmarks).
     pub(crate) rans_narrow: bool,
+    /// Whether a block's literals are a two-bit slice (FORMAT.md §5.7), so that
+    /// `rans_decode_slices_two_bit` runs a narrow stage (the narrow packed entry point has no
+    /// two-bit code and would fail such a block).
+    pub(crate) rans_two_bit: bool,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -422,6 +426,8 @@ impl GpuArchive {
             rans_kernel,
             rans_solo: solo_bpc.is_some(),
             rans_narrow: rans_wpc <= crate::device::rans::KERNEL_NARROW_WARPS && !entry16_forced,
+            rans_two_bit: (a.entries.iter())
+                .any(|e| e.lanes[STREAM_LITERALS] == crate::device::format::LANES_TWO_BIT),
             rans_order,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),

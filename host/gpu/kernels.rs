@@ -30,6 +30,7 @@ kernels!(
     rans_decode_slices_ctx,
     rans_decode_slices_pack,
     rans_decode_slices_pack_narrow,
+    rans_decode_slices_two_bit,
     rans_decode_slices_pack_solo,
     wave_parse,
     wave_scan,

@@ -265,6 +265,7 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
         &k.rans_decode_slices_ctx,
         &k.rans_decode_slices_pack,
         &k.rans_decode_slices_pack_narrow,
+        &k.rans_decode_slices_two_bit,
         &k.rans_decode_slices_pack_solo,
     ] {
         f.set_attribute(attr, KERNEL_SMEM_BYTES as i32)
@@ -794,6 +795,12 @@ pub(crate) fn rans_decode_slices(
     // the entry point with the step variants the archive's tables need (FORMAT.md §5.4,
     // §5.6; `dense.rs`, `rans_decode_slices`)
     let kernel = match ga.rans_kernel {
+        // two-bit literal slices (FORMAT.md §5.7) on a narrow grid: the entry point that
+        // expands them with the whole warp, under the narrow bounds (it decodes every table
+        // kind; the narrow packed one has no two-bit code)
+        _ if ga.rans_two_bit && ga.rans_narrow && !ga.rans_solo => {
+            &gpu.k.rans_decode_slices_two_bit
+        }
         RansKernel::Plain => &gpu.k.rans_decode_slices,
         RansKernel::Context => &gpu.k.rans_decode_slices_ctx,
         RansKernel::Packed if ga.rans_solo => &gpu.k.rans_decode_slices_pack_solo,
