@@ -790,24 +790,44 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
             let i = data_start + r.below((packed.len() - data_start) as u64) as usize;
             bad[i] ^= 1 << r.below(8);
             let a = Archive::parse(&bad).unwrap();
-            for d in [
-                decoder::Decoder::Dense,
-                decoder::Decoder::Lane,
-                decoder::Decoder::Wavefront,
-                decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
-            ] {
-                match decoder::decompress_with(&g, &a, d) {
-                    Ok(out) => assert!(
-                        out == data,
-                        "flip at {i}: {d:?} reported success with wrong bytes"
-                    ),
-                    Err(_) => failed += 1,
-                }
-            }
+            failed += failures_of_flip(
+                &g,
+                &a,
+                &data,
+                &[
+                    decoder::Decoder::Dense,
+                    decoder::Decoder::Lane,
+                    decoder::Decoder::Wavefront,
+                    decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
+                ],
+                i,
+            );
         }
         // (a flip the decoders all catch is the usual case: the test must see some)
         assert!(failed > 0, "{opts:?}: no flip was caught");
     }
+}
+
+/// Decodes the damaged archive `a` (a flip at byte `at` of `data`'s archive) with each of
+/// `decoders`: one that reports success must give `data`; returns how many failed.
+fn failures_of_flip(
+    g: &Gpu,
+    a: &Archive<'_>,
+    data: &[u8],
+    decoders: &[decoder::Decoder],
+    at: usize,
+) -> usize {
+    let mut failed = 0;
+    for &d in decoders {
+        match decoder::decompress_with(g, a, d) {
+            Ok(out) => assert!(
+                out == data,
+                "flip at {at}: {d:?} reported success with wrong bytes"
+            ),
+            Err(_) => failed += 1,
+        }
+    }
+    failed
 }
 
 /// Bit flips inside two-bit literal slices (FORMAT.md §5.7: the head, the exception values
@@ -851,19 +871,17 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
             let mut bad = packed.clone();
             bad[i] ^= 1 << r.below(8);
             let a = Archive::parse(&bad).unwrap();
-            for d in [
-                decoder::Decoder::Dense,
-                decoder::Decoder::Lane,
-                decoder::Decoder::Wavefront,
-            ] {
-                match decoder::decompress_with(&g, &a, d) {
-                    Ok(out) => assert!(
-                        out == data,
-                        "flip at {i}: {d:?} reported success with wrong bytes"
-                    ),
-                    Err(_) => failed += 1,
-                }
-            }
+            failed += failures_of_flip(
+                &g,
+                &a,
+                data,
+                &[
+                    decoder::Decoder::Dense,
+                    decoder::Decoder::Lane,
+                    decoder::Decoder::Wavefront,
+                ],
+                i,
+            );
         }
         assert!(failed > 0, "raw {raw_match_streams}: no flip was caught");
     }
