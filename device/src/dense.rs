@@ -1704,8 +1704,10 @@ fn decode_slices<
 /// `rans::RAW_COPY_UNROLL` bytes per lane in flight: a lane's byte loads do not wait for
 /// each other's stores, so a 16 KiB raw slice (the literals of a FASTA header's block) costs
 /// 128 memory latencies rather than 512, which had made such a block the longest chain of the
-/// rANS stage (TAIR10: 446 steps; PERFORMANCE.md fourteenth session). The entry points with
-/// 64 registers a thread take this form: [`copy_raw_slice`] made them spill.
+/// rANS stage (TAIR10: 446 steps; PERFORMANCE.md fourteenth session). Every entry point
+/// but `rans_decode_slices_two_bit` takes this form: [`copy_raw_slice`] made the ones with 64
+/// registers a thread spill, and the narrow packed one, which the smaller archives with wide
+/// slices run, keeps its codegen as it was (PERFORMANCE.md thirtieth session).
 #[inline(always)]
 fn copy_raw_slice_bytes(src: &Sources, info: &SliceInfo, lane: u32) {
     use crate::rans::RAW_COPY_UNROLL;

@@ -19,13 +19,13 @@ pub use crate::rans_launch::{
 };
 
 /// Bytes per lane the GPU rANS stage loads before storing them when it copies a raw slice
-/// byte by byte (`dense.rs`, `copy_raw_slice_bytes`, every entry point but the narrow
-/// packed one): one memory latency per `32 * RAW_COPY_UNROLL` bytes of the slice
+/// byte by byte (`dense.rs`, `copy_raw_slice_bytes`, every entry point but
+/// `rans_decode_slices_two_bit`): one memory latency per `32 * RAW_COPY_UNROLL` bytes of the slice
 /// (`gpu::launch::rans_block_steps` counts its steps so). 8 made the context kernel spill.
 pub const RAW_COPY_UNROLL: usize = 4;
 
-/// 16-byte words per lane the narrow packed entry point of the GPU rANS stage loads before
-/// storing them when it copies a raw slice (`dense.rs`, `copy_raw_slice`): one memory
+/// 16-byte words per lane the two-bit entry point of the GPU rANS stage
+/// (`rans_decode_slices_two_bit`) loads before storing them when it copies a raw slice (`dense.rs`, `copy_raw_slice`): one memory
 /// latency per `32 * 16 * RAW_COPY_WORDS` bytes. Four registers each.
 pub const RAW_COPY_WORDS: usize = 4;
 
