@@ -1005,7 +1005,10 @@ fn compress_one(
     // (FORMAT.md §5.7): the archive is what it would be without
     if opts.two_bit_literals && !data.is_empty() && version < 8 {
         note(format_args!(
-            "--two-bit-literals: no block's literals were within 1 % of their rANS coding as              a two-bit slice (their bytes cost well under 2 bits each, or too many are              outside the four most frequent: soft-masked or N-rich sequence, text), so the              archive is written without"
+            "--two-bit-literals: no block's literals were within 1 % of their rANS coding as \
+             a two-bit slice (their bytes cost well under 2 bits each, or too many are \
+             outside the four most frequent: soft-masked or N-rich sequence, text), so the \
+             archive is written without"
         ));
     }
     out.finish(&packed)?;

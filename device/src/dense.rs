@@ -940,7 +940,7 @@ fn next_block(s: &Smem, ticket: u32, ncta: u32, order: *const u32, n_blocks: u32
 
 /// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK, LATE, COPY16,
 /// TWO_BIT_OK>` with the one
-/// parameter list of all four ([`rans_decode_slices`]).
+/// parameter list of all six ([`rans_decode_slices`]).
 macro_rules! rans_entry {
     ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal, $copy16:literal, $two:literal) => {
         $(#[$doc])*
