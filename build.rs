@@ -142,6 +142,11 @@ fn main() {
             dense_layout::MIN_CTAS_PER_SM,
         ),
         (
+            "decode_blocks_dense_sc",
+            dense_layout::THREADS,
+            dense_layout::MIN_CTAS_PER_SM,
+        ),
+        (
             "rans_decode_slices",
             32 * rans_launch::KERNEL_MAX_WARPS,
             rans_launch::KERNEL_CTAS_PER_SM,

@@ -115,6 +115,22 @@ fn bench(c: &mut Criterion) {
         let parse_seq = timed(Decoder::DenseStages(1 | STAGE_SEQ_PARSE));
         let dense = timed(Decoder::Dense);
         let wave = timed(Decoder::Wavefront);
+        // what the host takes to queue a dense decode (its launches), against the GPU's time
+        // for one: where it is the longer, the GPU waits for the host between decodes and
+        // `dense` above is the host's time
+        g.stream().synchronize().unwrap();
+        let t = Instant::now();
+        let queued = 20;
+        for _ in 0..queued {
+            ga.decode_all(&g, &mut out, &mut status).unwrap();
+        }
+        let submit = t.elapsed().as_secs_f64() / queued as f64;
+        g.stream().synchronize().unwrap();
+        println!(
+            "SUBMIT gpu_decode {name}: the host queues a dense decode in {:.1} us (GPU time per decode {:.1} us)",
+            submit * 1e6,
+            dense * 1e6
+        );
         // the timing variants left partial output: decode once more and verify
         ga.decode_all(&g, &mut out, &mut status).unwrap();
         check_status(&g.stream().clone_dtoh(&status).unwrap()).unwrap();

@@ -21,7 +21,10 @@
 //! the archive's checksums.
 
 use aceapex::archive::Archive;
-use aceapex::device::trace::{SLOT_NAMES, TRACE_BLOCKS, TRACE_SLOTS};
+use aceapex::device::trace::{
+    DENSE_CODES, DENSE_DEFERRED, DENSE_END, DENSE_FILLED, DENSE_LITS, SLOT_NAMES, TRACE_BLOCKS,
+    TRACE_SLOTS,
+};
 use aceapex::gpu::decoder::{check_status, verify, GpuArchive};
 use aceapex::gpu::Gpu;
 
@@ -118,8 +121,10 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 
 fn report(p: &str, size: u64, n: usize, blocks: usize, secs: f64, marks: &[u64]) {
     let row = |b: usize| &marks[b * TRACE_SLOTS..(b + 1) * TRACE_SLOTS];
+    // the first mark of any block (a rans_start, or a dense_take where the rANS stage had
+    // nothing to do for the block: `dense.rs`, `self_contained`)
     let t0 = (0..n)
-        .map(|b| row(b)[0])
+        .flat_map(|b| row(b).iter().copied())
         .filter(|&t| t != 0)
         .min()
         .unwrap_or(0);
@@ -143,7 +148,7 @@ fn report(p: &str, size: u64, n: usize, blocks: usize, secs: f64, marks: &[u64])
             v.len()
         )
     };
-    println!("  marks, us after the first rans_start:");
+    println!("  marks, us after the first mark:");
     for (s, name) in SLOT_NAMES.iter().enumerate() {
         let v: Vec<f64> = (0..n)
             .map(|b| row(b)[s])
@@ -153,20 +158,27 @@ fn report(p: &str, size: u64, n: usize, blocks: usize, secs: f64, marks: &[u64])
         println!("    {name:13} {}", stats(v));
     }
     println!("  per-block gaps, us:");
-    for s in 1..TRACE_SLOTS {
+    // each slot after the one before, then the deferred long commands after the fill, and the
+    // two-bit codes' slot between them and the literals (blocks the dense kernel decodes alone)
+    let pairs = (1..=DENSE_END).map(|s| (s, s - 1)).chain([
+        (DENSE_DEFERRED, DENSE_FILLED),
+        (DENSE_CODES, DENSE_DEFERRED),
+        (DENSE_LITS, DENSE_CODES),
+    ]);
+    for (s, r) in pairs {
         let v: Vec<f64> = (0..n)
-            .filter(|&b| row(b)[s] != 0 && row(b)[s - 1] != 0)
-            .map(|b| (row(b)[s] as f64 - row(b)[s - 1] as f64) / 1e3)
+            .filter(|&b| row(b)[s] != 0 && row(b)[r] != 0)
+            .map(|b| (row(b)[s] as f64 - row(b)[r] as f64) / 1e3)
             .collect();
         println!(
             "    {:>13} - {:13} {}",
             SLOT_NAMES[s],
-            SLOT_NAMES[s - 1],
+            SLOT_NAMES[r],
             stats(v)
         );
     }
     // the block that finished last, mark by mark
-    if let Some(last) = (0..n).max_by_key(|&b| row(b)[TRACE_SLOTS - 1]) {
+    if let Some(last) = (0..n).max_by_key(|&b| row(b)[DENSE_END]) {
         let r: Vec<String> = row(last)
             .iter()
             .map(|&t| {

@@ -43,7 +43,7 @@ if has tests || has cli; then
 fi
 if has sanitizer; then
   echo "== compute-sanitizer memcheck (GPU tests without the large corpora)"
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$B/bin/test-gpu" --test-threads=1 smoke dense_kernel fail_closed rejects max_depth_hint context_pairs packed_literals dense_pipe_waits one_cta_per_sm 2>&1 | tail -8 | tee "$OUTD/sanitizer.log" || rc=1
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$B/bin/test-gpu" --test-threads=1 smoke dense_kernel fail_closed rejects max_depth_hint context_pairs packed_literals dense_pipe_waits self_contained one_cta_per_sm 2>&1 | tail -8 | tee "$OUTD/sanitizer.log" || rc=1
 fi
 if has bench; then
   echo "== copy benchmarks"

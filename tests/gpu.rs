@@ -876,7 +876,11 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
                 &a,
                 data,
                 &[
+                    // (with raw match streams the dense kernel expands the slices itself,
+                    // `dense.rs` `expand_two_bit_cta`; with the sequential parse the rANS
+                    // stage does)
                     decoder::Decoder::Dense,
+                    decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
                     decoder::Decoder::Lane,
                     decoder::Decoder::Wavefront,
                 ],
@@ -927,6 +931,162 @@ fn two_bit_negative_positions_fail_closed() {
         let st = decoder::decompress_with(&g, &a, d);
         assert!(st.is_err(), "{d:?} decoded a slice with a negative gap");
     }
+}
+
+/// Without a GPU too: the blocks a dense decode leaves out of the rANS stage
+/// (`device::own::own_slice`) are those with a two-bit literal slice and raw match
+/// streams: every block of this upper-case FASTA (a line feed every 81 bytes and a rare
+/// IUPAC code: ~200 exceptions a block, under `OWN_PRE_CAP`) compressed with both options,
+/// none with either alone.
+#[test]
+fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
+    let mut r = aceapex::gpu::tokens::Rng::new(8);
+    let data: Vec<u8> = (0..200_000u32)
+        .map(|i| match i {
+            _ if i % 81 == 80 => b'\n',
+            _ if r.below(20_000) == 0 => b'R',
+            _ => b"ACGT"[r.below(4) as usize],
+        })
+        .collect();
+    for (raw_match_streams, two_bit_literals) in [(true, true), (true, false), (false, true)] {
+        let opts = EncodeOptions {
+            raw_match_streams,
+            two_bit_literals,
+            ..Default::default()
+        };
+        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let a = Archive::parse(&packed).unwrap();
+        let n = (0..a.block_count())
+            .filter(|&b| {
+                let off = a.block_offsets[b];
+                aceapex::device::own::own_slice(&a.entries[b], off, a.data.len() as u64).is_some()
+            })
+            .count();
+        let want = if raw_match_streams && two_bit_literals {
+            a.block_count()
+        } else {
+            0
+        };
+        assert_eq!(
+            n, want,
+            "raw {raw_match_streams} two-bit {two_bit_literals}"
+        );
+    }
+}
+
+/// Archives whose blocks alternate between upper-case FASTA (two-bit literals, which the
+/// dense kernel decodes from the data section alone, `device::own::own_slice`) and text
+/// (rANS literals, from the rANS stage), raw match streams throughout; and the same archive
+/// with the text blocks' literals re-coded as two-bit slices (more exception bytes than
+/// `OWN_PRE_CAP`: two-bit blocks that the rANS stage still decodes). The dense pipe decodes
+/// both bit-exactly with the self-contained blocks left to the dense kernel and without,
+/// overlapped or not, after poisoning the output and the rANS scratch (which the dense
+/// kernel must not read for the self-contained blocks, and must for the others).
+#[test]
+fn dense_pipe_decodes_mixed_self_contained_blocks() {
+    use aceapex::device::status::Status;
+    let samples = sample_inputs();
+    let text = &samples.iter().find(|(n, _)| n == "text-like").unwrap().1;
+    let mut r = aceapex::gpu::tokens::Rng::new(31);
+    // 60 blocks of 16 KiB: every third text, the others FASTA with 80 bases a line
+    let mut data = Vec::new();
+    let mut fasta_blocks = 0;
+    for i in 0..60usize {
+        if i % 3 == 2 {
+            data.extend_from_slice(&text[i << 14..(i + 1) << 14]);
+        } else {
+            fasta_blocks += 1;
+            data.extend((0..16384u32).map(|k| match k % 81 {
+                80 => b'\n',
+                _ => b"ACGT"[r.below(4) as usize],
+            }));
+        }
+    }
+    let opts = EncodeOptions {
+        raw_match_streams: true,
+        two_bit_literals: true,
+        ..Default::default()
+    };
+    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let forced = two_bit_everywhere(&packed);
+    let cases = [
+        ("as written", &packed, fasta_blocks),
+        ("forced", &forced, 60),
+    ];
+    for &(what, packed, two_bit) in &cases {
+        let a = Archive::parse(packed).unwrap();
+        assert_eq!(
+            aceapex::decompress(&a).unwrap(),
+            data,
+            "{what}: the CPU decoder"
+        );
+        let n_two_bit = a
+            .entries
+            .iter()
+            .filter(|e| e.lanes[0] == LANES_TWO_BIT)
+            .count();
+        assert_eq!(n_two_bit, two_bit, "{what}: two-bit blocks");
+        // the FASTA blocks, and no text block (as two-bit slices too many exception bytes)
+        let own = (0..a.block_count())
+            .filter(|&b| {
+                let off = a.block_offsets[b];
+                aceapex::device::own::own_slice(&a.entries[b], off, a.data.len() as u64).is_some()
+            })
+            .count();
+        assert_eq!(own, fasta_blocks, "{what}: self-contained blocks");
+    }
+    let Some(g) = gpu_or_skip("dense_pipe_decodes_mixed_self_contained_blocks") else {
+        return;
+    };
+    for (what, packed, _) in cases {
+        let a = Archive::parse(packed).unwrap();
+        let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+        assert_eq!(ga.self_contained_blocks() as usize, fasta_blocks, "{what}");
+        let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
+        let mut status = g.stream().alloc_zeros::<u32>(a.block_count()).unwrap();
+        for (sc, overlap) in [(true, true), (false, true), (true, false), (false, false)] {
+            ga.set_self_contained(sc);
+            ga.set_overlap(overlap);
+            ga.poison_scratch(&g, 0x5A).unwrap();
+            g.fill(&mut out, 0xA5).unwrap();
+            ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
+                .unwrap();
+            let st = g.stream().clone_dtoh(&status).unwrap();
+            assert!(
+                st.iter().all(|&s| s == Status::Ok as u32),
+                "{what}, self-contained {sc} overlap {overlap}: statuses {:?}",
+                st.iter().filter(|&&s| s != 0).take(4).collect::<Vec<_>>()
+            );
+            assert!(
+                g.download(&out).unwrap()[..data.len()] == data[..],
+                "{what}, self-contained {sc} overlap {overlap}: output differs"
+            );
+        }
+    }
+}
+
+/// A copy of `packed` (raw match streams) with every block's literals stored as a two-bit
+/// slice (`entropy::encode_two_bit`, whatever its size), as a version-8 archive.
+fn two_bit_everywhere(packed: &[u8]) -> Vec<u8> {
+    let a = Archive::parse(packed).unwrap();
+    let p = common::parts::parts(packed);
+    let mut entries = p.entries.clone();
+    let mut data = Vec::new();
+    for (b, entry) in entries.iter_mut().enumerate() {
+        let mut bufs: [Vec<u8>; 5] = Default::default();
+        aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
+        for (k, s) in a.slices(b).into_iter().enumerate() {
+            if k == 0 && entry.lanes[0] != LANES_TWO_BIT && !bufs[0].is_empty() {
+                let len = aceapex::entropy::encode_two_bit(&bufs[0], &mut data);
+                entry.lanes[0] = LANES_TWO_BIT;
+                entry.stored_len[0] = len as u32;
+            } else {
+                data.extend_from_slice(s);
+            }
+        }
+    }
+    let base = a.header.match_base() as u8;
+    common::parts::assemble(&p, 8, base, &entries, &p.tables, &data)
 }
 
 #[test]
@@ -1216,11 +1376,18 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
     // over (`dense.rs`, `early_match_streams`; which blocks, the timing decides). (The
     // stall hook's epoch is in no word, so its CTAs give up at the queue's epoch and wait
     // for the whole rANS grid before any block: no block is parsed early in that decode.)
+    // And two-bit literals with raw match streams, whose blocks the dense kernel decodes
+    // without the rANS stage (`dense.rs`, `self_contained`): never waited for, stall or not.
     for opts in [
         EncodeOptions::default(),
         EncodeOptions {
             raw_match_streams: true,
             wide_lanes: true,
+            ..Default::default()
+        },
+        EncodeOptions {
+            raw_match_streams: true,
+            two_bit_literals: true,
             ..Default::default()
         },
     ] {

@@ -257,12 +257,22 @@ const C_NOFFV: usize = 2;
 /// the whole stage complete, 0 when thread 0's wait for them gave up (and, for a block
 /// parsed before its hand-off, until `await_block` after the parse).
 const C_READY: usize = 3;
-/// 1 while the CTA's block is parsed before its hand-off (`early_match_streams`): kept here
-/// rather than in a register through the parse.
+/// How the CTA's block gets its streams, kept here rather than in a register through the
+/// parse: [`EARLY_NO`], [`EARLY_WAIT`] or [`EARLY_OWN`].
 const C_EARLY: usize = 4;
+/// [`C_EARLY`]: every stream from the rANS stage's scratch, after its hand-off.
+const EARLY_NO: u32 = 0;
+/// [`C_EARLY`]: the match streams from the data section, parsed before the hand-off, which
+/// the CTA waits for before the literals (`early_match_streams`).
+const EARLY_WAIT: u32 = 1;
+/// [`C_EARLY`]: every stream from the data section, no hand-off (a [`self_contained`] block
+/// in [`decode_blocks_dense_sc`]).
+const EARLY_OWN: u32 = 2;
 /// The literals' place in the decoded scratch, in 16-byte words: low word (high word at
 /// [`C_LIT_HI`]), written in stage 1 and read in stage 3 (shared memory rather than
-/// registers through the parse, and no second global load on the way to the literal load).
+/// registers through the parse, and no second global load on the way to the literal load);
+/// for a self-contained block (`EARLY_OWN`), its literal slice's place in the command region
+/// (`own::OwnSlice::at`).
 const C_LIT_LO: usize = 5;
 /// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
 const C_ERR: usize = 6;
@@ -316,6 +326,118 @@ fn set_status(s: &Smem, st: Status) {
 /// `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
+    decoded: *const u8,
+    dec_len: u64,
+    dec_offsets: *const u64,
+    data: *const u8,
+    data_len: u64,
+    offsets: *const u64,
+    entries: *const BlockEntry,
+    n_blocks: u32,
+    block_size: u32,
+    window: u32,
+    match_base: u32,
+    out: *mut u8,
+    out_len: u64,
+    status: *mut u32,
+    stages: u32,
+    queue: *mut u32,
+    order: *const u32,
+    epoch: u32,
+) {
+    // SAFETY: forwarded (the host's contract).
+    unsafe {
+        dense_blocks::<false>(
+            decoded,
+            dec_len,
+            dec_offsets,
+            data,
+            data_len,
+            offsets,
+            entries,
+            n_blocks,
+            block_size,
+            window,
+            match_base,
+            out,
+            out_len,
+            status,
+            stages,
+            queue,
+            order,
+            epoch,
+        )
+    }
+}
+
+/// [`decode_blocks_dense`] for an archive with blocks that it decodes from the data section
+/// alone ([`self_contained`]: two-bit literals, FORMAT.md §5.7, and raw match streams),
+/// which the rANS stage before it leaves untouched when the host asks it to
+/// (`leave_self_contained`, `gpu::launch::leaves_self_contained`): such a block is never
+/// waited for; its match streams are loaded and parsed as an early block's
+/// (`early_match_streams`), then its literals expanded from its two-bit slice straight into
+/// the literal region ([`expand_two_bit_cta`]), and its status is this kernel's alone. A
+/// second entry point so that the first keeps its code (and its registers) as it was.
+/// Not with stage bits `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`, which read the decoded
+/// scratch: with them it decodes as [`decode_blocks_dense`], and the host lets the rANS stage
+/// decode every block.
+///
+/// # Safety
+/// [`decode_blocks_dense`]'s contract.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn decode_blocks_dense_sc(
+    decoded: *const u8,
+    dec_len: u64,
+    dec_offsets: *const u64,
+    data: *const u8,
+    data_len: u64,
+    offsets: *const u64,
+    entries: *const BlockEntry,
+    n_blocks: u32,
+    block_size: u32,
+    window: u32,
+    match_base: u32,
+    out: *mut u8,
+    out_len: u64,
+    status: *mut u32,
+    stages: u32,
+    queue: *mut u32,
+    order: *const u32,
+    epoch: u32,
+) {
+    // SAFETY: forwarded (the host's contract).
+    unsafe {
+        dense_blocks::<true>(
+            decoded,
+            dec_len,
+            dec_offsets,
+            data,
+            data_len,
+            offsets,
+            entries,
+            n_blocks,
+            block_size,
+            window,
+            match_base,
+            out,
+            out_len,
+            status,
+            stages,
+            queue,
+            order,
+            epoch,
+        )
+    }
+}
+
+/// The body of the dense kernel's entry points; `SC`: blocks [`self_contained`] are decoded
+/// from the data section alone ([`decode_blocks_dense_sc`]).
+///
+/// # Safety
+/// [`decode_blocks_dense`]'s contract.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn dense_blocks<const SC: bool>(
     decoded: *const u8,
     dec_len: u64,
     dec_offsets: *const u64,
@@ -403,7 +525,12 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
         if tid == 0 {
             crate::trace::mark(b as u64, crate::trace::DENSE_TAKE);
             // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
-            let eligible = !grid_done
+            let own = SC
+                && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
+                && unsafe { self_contained(&e, offsets, b, data_len) }.is_some();
+            // SAFETY: as above.
+            let eligible = !own
+                && !grid_done
                 && fits
                 && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
                 && unsafe { early_match_streams(&e, offsets, b, data_len) }.is_some();
@@ -412,26 +539,30 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             // the block's slices and status word from the rANS stage (handoff.rs), now or
             // (early) after the parse; the barrier below orders every thread's reads of them
             // after this wait
-            let (early, ready) = if grid_done {
-                (false, true)
+            let (early, ready) = if own {
+                // nothing from the rANS stage, ever (it left the block to this kernel)
+                (EARLY_OWN, true)
+            } else if grid_done {
+                (EARLY_NO, true)
             } else if eligible {
                 // one look: a block already handed over goes the usual way
                 let published = unsafe { crate::handoff::is_published(word, epoch) };
-                (!published, published)
+                (if published { EARLY_NO } else { EARLY_WAIT }, published)
             } else {
-                (false, unsafe { crate::handoff::wait_for(word, epoch) })
+                (EARLY_NO, unsafe { crate::handoff::wait_for(word, epoch) })
             };
             // SAFETY: control words lie in shared memory.
             unsafe {
                 *s.ctrl(C_READY) = ready as u32;
-                *s.ctrl(C_EARLY) = early as u32;
+                *s.ctrl(C_EARLY) = early;
                 *s.ctrl(C_STATUS) = 0;
                 *s.ctrl(C_NLENV) = 0;
                 *s.ctrl(C_NOFFV) = 0;
             }
         }
         sync();
-        let early = ctrl_get(&s, C_EARLY) != 0;
+        // (an own block is loaded and parsed as an early one, and never waits)
+        let early = ctrl_get(&s, C_EARLY) != EARLY_NO;
         if !early {
             if tid == 0 {
                 crate::trace::mark(b as u64, crate::trace::DENSE_READY);
@@ -538,6 +669,21 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
                 // data section and that each is raw; `fits`, that each fits its region.
                 unsafe { load_raw_match_streams(&s, data.add(from as usize), &e, tid) };
             }
+            if SC && ctrl_get(&s, C_EARLY) == EARLY_OWN {
+                // the literal slice too, to the command region's end (own_slice)
+                // SAFETY: b < n_blocks data offsets.
+                if let Some(o) = unsafe { self_contained(&e, offsets, b, data_len) } {
+                    if tid == 0 {
+                        // the copy's place for stage 3, in the literals' control word (an own
+                        // block's literals are not in the scratch; written after the stream
+                        // loop's, by the same thread)
+                        // SAFETY: a shared control word, read after the parse's barriers.
+                        unsafe { *s.ctrl(C_LIT_LO) = o.at };
+                    }
+                    // SAFETY: o is this block's; the host's padded upload (contract).
+                    unsafe { load_own_slice(&s, data, &o, tid) };
+                }
+            }
         }
         sync();
         if tid == 0 {
@@ -631,7 +777,7 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             sync();
             st = unsafe { *s.ctrl(C_STATUS) };
         }
-        if ctrl_get(&s, C_EARLY) != 0 {
+        if ctrl_get(&s, C_EARLY) == EARLY_WAIT {
             // the literals and the status come from the rANS stage: its hand-off now
             grid_done = await_block(&s, queue, b, epoch, grid_done, tid);
             // SAFETY: one status word per block, written by the rANS kernel before it
@@ -650,16 +796,37 @@ pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
             // the literals' place from stage 1, which checked it (else the status is
             // SliceMode and this stage does not run)
             let lit16 = ctrl_get(&s, C_LIT_LO) as u64 | (ctrl_get(&s, C_LIT_HI) as u64) << 32;
-            // SAFETY: [16 * lit16, 16 * (lit16 + n16)) lies inside the decoded scratch.
-            let lit = unsafe { (decoded as *const u128).add(lit16 as usize) };
-            // SAFETY: the commands are dead after the parse's barrier; the literal
-            // region holds LIT_CAP >= round16(n) bytes (fits check), and `lit` n16 words.
-            unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
-            sync();
+            let own = SC && ctrl_get(&s, C_EARLY) == EARLY_OWN;
+            if own {
+                // SAFETY: the block is self_contained (checked at the take, and again, the
+                // same function of the same values, in stage 1, which copied its slice to
+                // the place it left in C_LIT_LO; own_slice's checks: the sizes
+                // expand_own_literals asks for); the commands are dead after the parse's
+                // barrier.
+                st = unsafe {
+                    expand_own_literals(
+                        &s,
+                        ctrl_get(&s, C_LIT_LO),
+                        e.stored_len[STREAM_LITERALS],
+                        e.decoded_len[STREAM_LITERALS],
+                        b,
+                        tid,
+                    )
+                };
+            } else {
+                // SAFETY: [16 * lit16, 16 * (lit16 + n16)) lies inside the decoded scratch.
+                let lit = unsafe { (decoded as *const u128).add(lit16 as usize) };
+                // SAFETY: the commands are dead after the parse's barrier; the literal
+                // region holds LIT_CAP >= round16(n) bytes (fits check), and `lit` n16 words.
+                unsafe { copy16(s.lit() as *mut u128, lit, n16, tid, THREADS) };
+                sync();
+            }
             if tid == 0 {
                 crate::trace::mark(b as u64, crate::trace::DENSE_LITS);
             }
-            write_memo(&s, out, start, block_len, tid);
+            if st == 0 {
+                write_memo::<SC>(&s, out, start, block_len, tid);
+            }
         }
         if tid == 0 && st != KEEP_RANS_STATUS {
             crate::trace::mark(b as u64, crate::trace::DENSE_END);
@@ -708,15 +875,12 @@ fn ready_or_grid(s: &Smem, grid_done: bool) -> bool {
     grid_done
 }
 
-/// Where block `b`'s match streams (lengths, offsets, commands, offset tails, stored after
-/// its literal slice and in that order: FORMAT.md §3.2) begin in the data section, when each
-/// of them is a raw slice (`lanes == 0`, `stored == decoded`, as `compress
-/// --raw-match-streams` writes them) and their one range `[from, from + sum of their
-/// lengths)` lies inside the `data_len` bytes of the data section; `None` otherwise. `e` is
-/// the block's entry, `offsets` the blocks' data offsets (read only for a block whose
-/// streams are raw). Such a block's match layer needs nothing from the rANS stage, so the
-/// dense kernel can load and parse it before the block's hand-off (the rANS stage copies the
-/// same bytes into the decoded scratch for the lane kernel).
+/// Where block `b`'s match streams begin in the data section when they are raw slices
+/// inside it ([`crate::own::raw_match_streams_at`]; `e` is the block's entry, `offsets` the
+/// blocks' data offsets, read only for a block whose streams are raw). Such a block's match
+/// layer needs nothing from the rANS stage, so the dense kernel can load and parse it
+/// before the block's hand-off (the rANS stage copies the same bytes into the decoded
+/// scratch for the lane kernel).
 ///
 /// # Safety
 /// `offsets` holds more than `b` words.
@@ -727,17 +891,284 @@ unsafe fn early_match_streams(
     b: u32,
     data_len: u64,
 ) -> Option<u64> {
-    let mut n = 0u64;
-    for k in STREAM_LITERALS + 1..STREAM_COUNT {
-        if e.lanes[k] != LANES_RAW || e.stored_len[k] != e.decoded_len[k] {
-            return None;
-        }
-        n += e.stored_len[k] as u64;
+    // SAFETY: the caller's contract.
+    crate::own::raw_match_streams_at(e, || unsafe { *offsets.add(b as usize) }, data_len)
+}
+
+/// Whether block `b` (entry `e`) is one that [`decode_blocks_dense_sc`] decodes from the data
+/// section alone, and where its literal slice then goes in shared memory
+/// ([`crate::own::own_slice`], the one rule of the rANS stage, this kernel and the host).
+///
+/// # Safety
+/// `offsets` holds more than `b` words.
+#[inline(always)]
+unsafe fn self_contained(
+    e: &BlockEntry,
+    offsets: *const u64,
+    b: u32,
+    data_len: u64,
+) -> Option<crate::own::OwnSlice> {
+    if e.lanes[STREAM_LITERALS] != LANES_TWO_BIT {
+        return None;
     }
     // SAFETY: the caller's contract.
-    let off = unsafe { *offsets.add(b as usize) };
-    let from = off.checked_add(e.stored_len[STREAM_LITERALS] as u64)?;
-    (from <= data_len && n <= data_len - from).then_some(from)
+    crate::own::own_slice(e, unsafe { *offsets.add(b as usize) }, data_len)
+}
+
+/// Copies the [`self_contained`] block's literal slice (`o`) from the data section `data` to
+/// the end of the command region, in aligned 16-byte words, with the whole CTA (one or two
+/// words a thread: one memory latency, beside the match streams' loads).
+///
+/// # Safety
+/// `o` from `own_slice` for this block and `data_len`; `data` 16-aligned and readable up to
+/// `data_len` rounded up to a multiple of 16 (the host's padded upload); the block's commands
+/// end before `16 * o.dst16` (own_slice).
+#[inline(always)]
+unsafe fn load_own_slice(s: &Smem, data: *const u8, o: &crate::own::OwnSlice, tid: u32) {
+    // SAFETY: the words [dst16, dst16 + words) end at the command region's end (own_slice).
+    let dst = unsafe { (s.cmd() as *mut u128).add(o.dst16 as usize) };
+    // SAFETY: from16 is 16-aligned; from16 + 16 * words is the slice's end rounded up to 16,
+    // at most data_len rounded up (own_slice put the slice inside the data section).
+    let src = unsafe { data.add(o.from16 as usize) } as *const u128;
+    let mut q = tid;
+    while q < o.words {
+        // SAFETY: q < words (above).
+        unsafe { *dst.add(q as usize) = *src.add(q as usize) };
+        q += THREADS;
+    }
+}
+
+/// An exclusive prefix sum over the CTA's threads (in thread order) of each of the `N`
+/// values `v`, and each one's total, wrapping: warp sums by shuffles ([`scan_u32`]), each
+/// warp's total through control word `slots[i] + warp`, one barrier. Every thread calls it;
+/// the slots are not written again before a later barrier.
+#[inline(always)]
+fn cta_scan<const N: usize>(
+    s: &Smem,
+    slots: [usize; N],
+    v: [u32; N],
+    tid: u32,
+) -> ([u32; N], [u32; N]) {
+    let lane = tid % 32;
+    let warp = (tid / 32) as usize;
+    let inc = v.map(|x| scan_u32(x, lane));
+    if lane == 31 {
+        for i in 0..N {
+            // SAFETY: a control word of this warp (slots[i] + warp < CTRL_WORDS: the parse's
+            // per-warp words, free after it).
+            unsafe { *s.ctrl(slots[i] + warp) = inc[i] };
+        }
+    }
+    sync();
+    let mut before = [0u32; N];
+    let mut total = [0u32; N];
+    for w in 0..WARPS {
+        for i in 0..N {
+            let t = ctrl_get(s, slots[i] + w);
+            if w < warp {
+                before[i] = before[i].wrapping_add(t);
+            }
+            total[i] = total[i].wrapping_add(t);
+        }
+    }
+    (
+        core::array::from_fn(|i| before[i].wrapping_add(inc[i]).wrapping_sub(v[i])),
+        total,
+    )
+}
+
+/// Expands the literal slice of a [`self_contained`] block, copied to byte `at` of the
+/// command region during the load ([`load_own_slice`]; `stored` bytes, `n` literals; FORMAT.md
+/// §5.7, [`crate::two_bit::decode`] the reference), into the literal region with the whole
+/// CTA, and returns the block's status code (0, or `TwoBitSlice` for any broken rule; the
+/// region is then partly written, and the block is not). All from shared memory:
+/// 1. the counts (every thread reads the same eight bytes);
+/// 2. the exceptions: thread `t` takes varint bytes `2t` and `2t + 1` (the area is at most
+///    `own::OWN_PRE_CAP` bytes); a byte that ends a varint reads the three before it for the
+///    varint's value; the exceptions' gaps, positions and value indices are prefix sums over
+///    the CTA ([`cta_scan`], wrapping `u32`: a value that wrapped lies after the first broken
+///    rule, which is caught exactly), each checked as the reference checks it; each thread
+///    keeps its (at most two) positions and bytes;
+/// 3. the codes: four code bytes per 16 literals, up to four words a thread, read, then
+///    (after a barrier: the copy lies in the literal region's end) expanded by byte permutes
+///    ([`expand_codes`]) into 16-byte stores;
+/// 4. after a barrier, the exceptions' bytes stored at their positions.
+///
+/// No memory latency on the way: the slice came with the match streams' loads, before the
+/// parse. Called by every thread of the CTA after the parse (the commands are dead). Not
+/// inlined: ptxas then gives it registers apart from the kernel's (inlined, the kernel's
+/// 64 registers spilled around the parse).
+///
+/// # Safety
+/// The slice's `stored` bytes lie at `[at, at + stored)` of the command region, `n <=
+/// LIT_CAP`, `stored >= 6 + ceil(n / 4)` and `stored - ceil(n / 4) <= OWN_PRE_CAP`
+/// (own_slice).
+#[inline(never)]
+unsafe fn expand_own_literals(s: &Smem, at: u32, stored: u32, n: u32, b: u32, tid: u32) -> u32 {
+    const _: () = assert!(crate::own::OWN_PRE_CAP == 2 * THREADS as u64);
+    let bad = Status::TwoBitSlice as u32;
+    // SAFETY: the slice's bytes lie at [at, at + stored) of the command region.
+    let sl = unsafe { s.cmd().add(at as usize) } as *const u8;
+    // SAFETY (every read through it): j < stored, inside the slice.
+    let rd = |j: u32| -> u32 { (unsafe { *sl.add(j as usize) }) as u32 };
+    let m = n.div_ceil(4);
+    // the codes' start (the bytes before it: symbols, counts, values, varints)
+    let codes = stored - m;
+    let sym = rd(0) | rd(1) << 8 | rd(2) << 16 | rd(3) << 24;
+    // 1. the counts (as `two_bit_counts`): a byte past their room reads as a continuation
+    let mut w = 0u64;
+    for i in 0..8u32 {
+        let b = if 4 + i < codes { rd(4 + i) } else { 0x80 };
+        w |= (b as u64) << (8 * i);
+    }
+    let mut pos = 0u32;
+    let mut leb = || {
+        let mut v = 0u32;
+        for i in 0..crate::two_bit::MAX_VARINT_BYTES {
+            let b = (w >> (8 * pos)) as u32 & 0xFF;
+            pos += 1;
+            v |= (b & 0x7F) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    };
+    let (Some(x), Some(u)) = (leb(), leb()) else {
+        return bad;
+    };
+    let values = 4 + pos;
+    if u > x || x > n || values > codes || u > codes - values {
+        return bad;
+    }
+    let exc = values + u;
+    // 2. the exceptions. A byte before the area reads as a varint's end, so the first
+    // varint starts at the area's start.
+    let byte = |j: u32| if j < exc { 0 } else { rd(j) };
+    let mut fine = true;
+    let mut ends = [false; 2];
+    let mut e = [0u32; 2];
+    for i in 0..2u32 {
+        let j = exc + 2 * tid + i;
+        if j < codes && rd(j) < 0x80 {
+            // (j >= exc >= 6: the four bytes before it are the slice's)
+            let c = [rd(j), byte(j - 1), byte(j - 2), byte(j - 3), byte(j - 4)];
+            let v = if c[1] < 0x80 {
+                c[0]
+            } else if c[2] < 0x80 {
+                c[1] & 0x7F | c[0] << 7
+            } else if c[3] < 0x80 {
+                c[2] & 0x7F | (c[1] & 0x7F) << 7 | c[0] << 14
+            } else {
+                // a fifth byte: longer than MAX_VARINT_BYTES
+                fine &= c[4] < 0x80;
+                c[3] & 0x7F | (c[2] & 0x7F) << 7 | (c[1] & 0x7F) << 14 | c[0] << 21
+            };
+            ends[i as usize] = true;
+            e[i as usize] = v;
+        }
+    }
+    const _: () = assert!(crate::two_bit::MAX_VARINT_BYTES == 4);
+    let d = e.map(|v| crate::two_bit::gap_delta(v) as u32);
+    let new = [ends[0] && e[0] & 1 != 0, ends[1] && e[1] & 1 != 0];
+    let count = |f: [bool; 2]| f[0] as u32 + f[1] as u32;
+    let dsum = (if ends[0] { d[0] } else { 0 }).wrapping_add(if ends[1] { d[1] } else { 0 });
+    // varints and new ones before this thread's (16 bits each: at most 512), and the gap
+    // differences' sum
+    let ([kv_before, d_before], [kv_total, _]) = cta_scan(
+        s,
+        [W_LEN, W_OFF],
+        [count(ends) | count(new) << 16, dsum],
+        tid,
+    );
+    // gaps (g_-1 = 0), each in 1..=n
+    let mut g = d_before;
+    let mut gs = [0u32; 2];
+    let mut gsum = 0u32;
+    for i in 0..2 {
+        if ends[i] {
+            g = g.wrapping_add(d[i]);
+            gs[i] = g;
+            fine &= (g as i32) >= 1 && (g as i32) <= n as i32;
+            gsum = gsum.wrapping_add(g);
+        }
+    }
+    let ([g_before], _) = cta_scan(s, [W_OUT], [gsum], tid);
+    // positions (p_-1 = -1), each in 0..n; value indices: a new exception takes the next
+    // value, another the last new one's (the first exception must be new)
+    let mut p = g_before.wrapping_sub(1);
+    let mut ps = [0u32; 2];
+    let mut vals = [0u32; 2];
+    let mut vi = kv_before >> 16;
+    for i in 0..2 {
+        if ends[i] {
+            p = p.wrapping_add(gs[i]);
+            ps[i] = p;
+            fine &= p < n;
+            let idx = if new[i] {
+                vi += 1;
+                vi - 1
+            } else {
+                vi.wrapping_sub(1)
+            };
+            if idx < u {
+                vals[i] = rd(values + idx);
+            } else {
+                fine = false;
+            }
+        }
+    }
+    // exactly x varints ending where the codes begin, exactly u of them new
+    let tail_ok = if x == 0 {
+        exc == codes
+    } else {
+        exc < codes && rd(codes - 1) < 0x80
+    };
+    if !fine || kv_total & 0xFFFF != x || kv_total >> 16 != u || !tail_ok {
+        set_status(s, Status::TwoBitSlice);
+    }
+    // 3. the codes: word i (16 literals) from code bytes 4i..4i + 4
+    const ROUNDS: usize = 4;
+    const _: () = assert!(ROUNDS * THREADS as usize * 16 >= LIT_CAP);
+    let words = m.div_ceil(4);
+    let word_at = |r: usize| tid + THREADS * r as u32;
+    let cw: [u32; ROUNDS] = core::array::from_fn(|r| {
+        let i = word_at(r);
+        let mut c = 0u32;
+        if i < words {
+            for k in 0..4u32 {
+                let j = codes + 4 * i + k;
+                if j < stored {
+                    c |= rd(j) << (8 * k);
+                }
+            }
+        }
+        c
+    });
+    // every read of the copy (which the literals overwrite) before the stores
+    sync();
+    if tid == 0 {
+        crate::trace::mark(b as u64, crate::trace::DENSE_CODES);
+    }
+    let lit = s.lit();
+    for (r, &c) in cw.iter().enumerate() {
+        let i = word_at(r);
+        if i < words {
+            // SAFETY: 16i + 16 <= 16 * ceil(m / 4) <= LIT_CAP (n <= LIT_CAP, a multiple of
+            // 16): inside the literal region, 16-aligned (LIT_OFF, the 16-aligned base).
+            unsafe { *(lit.add(16 * i as usize) as *mut u128) = join16(expand_codes(sym, c)) };
+        }
+    }
+    // 4. the codes' stores before the exceptions' (which may hit the same words)
+    sync();
+    for i in 0..2 {
+        if ends[i] && ps[i] < n {
+            // SAFETY: ps[i] < n <= LIT_CAP: inside the literal region.
+            unsafe { *lit.add(ps[i] as usize) = vals[i] as u8 };
+        }
+    }
+    sync();
+    ctrl_get(s, C_STATUS)
 }
 
 /// Copies block `e`'s raw match streams from the data section (`src`, the first byte of its
@@ -966,13 +1397,14 @@ macro_rules! rans_entry {
             dense_queue: *mut u32,
             epoch: u32,
             halves: u32,
+            leave_self_contained: u32,
         ) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
             unsafe {
             rans_stage::<$ctx, $pack, $late, $copy16, $two>(
                 data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
                 group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
-                staged_tables, stage_expand, dense_queue, epoch, halves,
+                staged_tables, stage_expand, dense_queue, epoch, halves, leave_self_contained,
             )
             }
         }
@@ -1015,6 +1447,11 @@ rans_entry!(
     /// stream (`decode_blocks_dense`; no memset between the two launches) and, with a non-zero
     /// `epoch`, the hand-off to that kernel published (`handoff.rs`): the epoch once the
     /// words are zeroed, and each block's ready word once its slices and status are written.
+    /// `leave_self_contained` non-zero (read by `rans_decode_slices_two_bit` alone; the host
+    /// passes it to no other): the blocks [`self_contained`] names are left to that dense
+    /// kernel (`decode_blocks_dense_sc`), which decodes them from the data section: this
+    /// stage writes nothing for them, status and ready word included (the host passes it
+    /// only with that kernel after this one, `gpu::launch::leaves_self_contained`).
     /// (Packing two blocks per warp was measured and dropped: fewer, longer chains, slower on
     /// every corpus; PERFORMANCE.md, 2026-11-30 third session.)
     ///
@@ -1138,6 +1575,7 @@ unsafe fn rans_stage<
     dense_queue: *mut u32,
     epoch: u32,
     halves: u32,
+    leave_self_contained: u32,
 ) {
     // SAFETY: special registers.
     let (tid, bdim, cta, ncta) = unsafe {
@@ -1289,7 +1727,20 @@ unsafe fn rans_stage<
         }
         // the chunk's blocks: those of r0's group (a block of the next group belongs to
         // another chunk). Both warps of a pair have the same block: both pass or both skip.
-        if w / halves < bpc && b < n_blocks as u64 && b / group_blocks as u64 == g0 {
+        // With `leave_self_contained`, a block the dense kernel after this one decodes from
+        // the data section alone is skipped: no slice, no status, no hand-off
+        // ([`self_contained`]; only in `rans_decode_slices_two_bit`, the one entry point
+        // with `TWO_BIT_OK` and `COPY16`: the others keep their code as it was).
+        if w / halves < bpc
+            && b < n_blocks as u64
+            && b / group_blocks as u64 == g0
+            // SAFETY: b < n_blocks entries and data offsets.
+            && !(TWO_BIT_OK
+                && COPY16
+                && leave_self_contained != 0
+                && unsafe { self_contained(&*entries.add(b as usize), offsets, b as u32, data_len) }
+                    .is_some())
+        {
             let st = decode_slices::<CTX_OK, PACK_OK, LATE, COPY16, TWO_BIT_OK>(
                 &src,
                 b,
@@ -1947,9 +2398,10 @@ fn scan_u32(v: u32, lane: u32) -> u32 {
 /// own), joined at `off % 16` ([`funnel16`]).
 ///
 /// # Safety
-/// `len >= 1`, `off + len <= src.data_len`; every lane of the warp calls it (shuffles).
+/// `len >= 1`, `off + len <= data_len`, `data` as [`load_src16`] asks; every lane of the warp
+/// calls it (shuffles).
 #[inline(always)]
-unsafe fn window16(src: &Sources, off: u64, len: u64, lane: u32) -> [u32; 4] {
+unsafe fn window16(data: *const u8, data_len: u64, off: u64, len: u64, lane: u32) -> [u32; 4] {
     let s = (off & 15) as u32;
     let abase = off - s as u64;
     // the last aligned word that holds a byte of the region
@@ -1960,7 +2412,7 @@ unsafe fn window16(src: &Sources, off: u64, len: u64, lane: u32) -> [u32; 4] {
         }
         // SAFETY: abase + 16c <= off + len - 1 < data_len (c <= last; the caller's
         // contract); the host pads the data section to a multiple of 16 bytes.
-        unsafe { load_src16(src.data, src.data_len, abase + 16 * c) }
+        unsafe { load_src16(data, data_len, abase + 16 * c) }
     };
     let a = load(lane as u64);
     if s == 0 {
@@ -2111,18 +2563,10 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
     let codes_at = off + stored - m;
     // SAFETY: off + 4 <= off + stored <= data_len.
     let sym = unsafe { gb_u32(data, off as usize) };
-    let mut at = off + 4;
-    // SAFETY: codes_at <= data_len (every read below stays below codes_at).
-    let (Some(x), Some(u)) = (unsafe { varint4(data, &mut at, codes_at) }, unsafe {
-        varint4(data, &mut at, codes_at)
-    }) else {
+    // SAFETY: off + 4 <= codes_at <= data_len.
+    let Some(h) = (unsafe { two_bit_counts(data, off, codes_at, n) }) else {
         return bad;
     };
-    if u > x || x as u64 > n || u as u64 > codes_at - at {
-        return bad;
-    }
-    let values_at = at;
-    let exc_at = at + u as u64;
     // SAFETY: the slot holds n bytes rounded up to 16 (`gpu::decoder`), 16-aligned.
     let dst = unsafe { src.decoded.add(info.dst_off as usize) };
     // SAFETY: codes_at + m = off + stored <= data_len.
@@ -2139,6 +2583,106 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
     };
     // the codes' stores before the exceptions' (which may hit the same words)
     syncwarp();
+    // SAFETY: h from two_bit_counts (codes_at <= data_len); dst holds n bytes.
+    if unsafe { two_bit_exceptions(data, src.data_len, &h, n, dst, lane) } {
+        Status::Ok
+    } else {
+        bad
+    }
+}
+
+/// The counts of a two-bit slice (FORMAT.md §5.7) that starts at data-section offset `off`
+/// and whose codes start at `codes_at`, for `n` literals: `x` and `u` and where the values,
+/// the exception varints and the codes lie, or `None` where a count's varint is longer than
+/// `two_bit::MAX_VARINT_BYTES` or runs into the codes, or `u <= x <= n` or the values'
+/// room fails (as [`crate::two_bit::head`]). The eight bytes after the symbols are loaded at
+/// once (both varints lie in them), so the counts cost one memory latency.
+///
+/// # Safety
+/// `off + 4 <= codes_at <= data_len`.
+#[inline(always)]
+unsafe fn two_bit_counts(data: *const u8, off: u64, codes_at: u64, n: u64) -> Option<TwoBitAreas> {
+    const _: () = assert!(2 * crate::two_bit::MAX_VARINT_BYTES <= 8);
+    let mut w = 0u64;
+    for i in 0..8u64 {
+        let at = off + 4 + i;
+        // a byte past the counts' room reads as a continuation byte: a varint that runs
+        // into the codes then fails as too long or, at the latest, after its fourth byte
+        // SAFETY: at < codes_at <= data_len.
+        let b = if at < codes_at {
+            unsafe { gb(data, at as usize) }
+        } else {
+            0x80
+        };
+        w |= (b as u64) << (8 * i);
+    }
+    let mut at = 0u32;
+    let mut leb = || {
+        let mut v = 0u32;
+        for i in 0..crate::two_bit::MAX_VARINT_BYTES {
+            let b = (w >> (8 * at)) as u32 & 0xFF;
+            at += 1;
+            v |= (b & 0x7F) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    };
+    let x = leb()?;
+    let u = leb()?;
+    let values_at = off + 4 + at as u64;
+    // (values_at <= codes_at: the varints' bytes lay before the codes)
+    if u > x || x as u64 > n || values_at > codes_at || u as u64 > codes_at - values_at {
+        return None;
+    }
+    Some(TwoBitAreas {
+        x,
+        u,
+        values_at,
+        exc_at: values_at + u as u64,
+        codes_at,
+    })
+}
+
+/// Where a two-bit slice's parts lie in the data section ([`two_bit_counts`]).
+struct TwoBitAreas {
+    /// Exceptions.
+    x: u32,
+    /// Exception values.
+    u: u32,
+    /// Offset of the first exception value.
+    values_at: u64,
+    /// Offset of the first exception varint.
+    exc_at: u64,
+    /// Offset of the codes (the end of the varints).
+    codes_at: u64,
+}
+
+/// Stores the exceptions of a two-bit slice (FORMAT.md §5.7; areas `h` in the data section
+/// `data` of `data_len` bytes) into its `n` literals at `dst` (global or shared memory, the
+/// codes already expanded there and ordered before these stores) with the whole warp;
+/// false (warp-uniform) for any broken rule, with none of the failing round's exceptions
+/// stored. The varint area in windows of 512 bytes held one 16-byte word per lane
+/// ([`window16`]), parsed in rounds of 32 bytes, one byte per lane taken by shuffles, a
+/// ballot of the bytes that end a varint, the varints' values by a prefix sum of their
+/// bytes' bits ([`scan_u32`]), their gaps and positions by two more ([`scan_i64`]) and
+/// their values by a ballot of the new ones; each exception's byte is stored at its
+/// position.
+///
+/// # Safety
+/// `h` from [`two_bit_counts`] with `h.codes_at <= data_len`, `data` as [`load_src16`] asks;
+/// `dst` holds `n` bytes; every lane of the warp calls it.
+#[inline(always)]
+unsafe fn two_bit_exceptions(
+    data: *const u8,
+    data_len: u64,
+    h: &TwoBitAreas,
+    n: u64,
+    dst: *mut u8,
+    lane: u32,
+) -> bool {
+    let (x, u, values_at, exc_at, codes_at) = (h.x, h.u, h.values_at, h.exc_at, h.codes_at);
     let below = (1u32 << lane) - 1;
     // carried from round to round: exceptions seen, the last gap and position, values taken,
     // the last value, the offset of the last varint's end
@@ -2155,7 +2699,7 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
         if base == exc_at || base - wbase >= 512 {
             wbase = base;
             // SAFETY: base < codes_at <= data_len; every lane calls it.
-            w = unsafe { window16(src, base, codes_at - base, lane) };
+            w = unsafe { window16(data, data_len, base, codes_at - base, lane) };
         }
         let i = (base - wbase) as u32 + lane;
         let ws = w.map(|v| shfl(v, i >> 4));
@@ -2244,7 +2788,7 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
             val = if from != 0 { got } else { val0 };
         }
         if ballot(counted && !ok) != 0 {
-            return bad;
+            return false;
         }
         if counted {
             // SAFETY: 0 <= p < n (every counted lane passed its checks): inside the slot.
@@ -2273,10 +2817,7 @@ fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
     } else {
         end0 == codes_at - 1
     };
-    if k0 != x || v0 != u || !tail_ok {
-        return bad;
-    }
-    Status::Ok
+    k0 == x && v0 == u && tail_ok
 }
 
 /// Decodes the rANS slices of block `b` selected by `sel` (bit `k` = stream `k`, whose
@@ -3468,6 +4009,9 @@ fn parse_fill(
     if any {
         sync();
     }
+    if tid == 0 {
+        crate::trace::mark(b as u64, crate::trace::DENSE_DEFERRED);
+    }
     let (mut out_all, mut lit_all, mut len_all, mut off_all) = (0u32, 0u32, 0u32, 0u32);
     for w in 0..warps as usize {
         out_all = out_all.saturating_add(ctrl_get(s, W_OUT + w));
@@ -3579,7 +4123,12 @@ fn parse_fill_seq(
 /// twenty-second, run 12, with the decode bit-exact); making every access of the chain
 /// volatile made the write stage 3x slower (seventh session, run 9). Only the first hop's loads are volatile, so that LLVM keeps
 /// them unconditional.
-fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
+///
+/// `LIT_RUNS` ([`decode_blocks_dense_sc`]'s): a word whose four pointers are consecutive
+/// literal pointers (a literal run, most of a block of DNA) takes its four literals in one or
+/// two aligned 4-byte loads of the literal region instead of four pointer hops and four
+/// byte loads.
+fn write_memo<const LIT_RUNS: bool>(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
     let ptr = s.ptr();
     let lit = s.lit();
     let byte = |i: u32| -> u32 {
@@ -3609,6 +4158,29 @@ fn write_memo(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
         // SAFETY: 4q + 3 < block_len pointers; the region is 16-aligned (PTR_OFF), so slot 4q
         // is 8-aligned.
         let p4 = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
+        let p0 = p4 & 0xFFFF;
+        if LIT_RUNS && p0 & 0x8000 != 0 && p4 == p0 * 0x0001_0001_0001_0001 + 0x0003_0002_0001_0000
+        {
+            // literals i .. i + 4 (i + 3 < the block's literal count <= LIT_CAP: the parse
+            // wrote literal pointers only below it, so no field carried into the next)
+            let i = (p0 & 0x7FFF) as usize;
+            let sh = 8 * (i & 3) as u32;
+            let at = lit as *const u32;
+            // SAFETY: word i / 4 of the literal region (16-aligned), and, when i is not
+            // 4-aligned, the next one, which holds literal i + 3 < LIT_CAP.
+            let w = unsafe {
+                let lo = *at.add(i / 4);
+                if sh == 0 {
+                    lo
+                } else {
+                    lo >> sh | *at.add(i / 4 + 1) << (32 - sh)
+                }
+            };
+            // SAFETY: as the store below.
+            unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
+            q += THREADS;
+            continue;
+        }
         let mut v = [
             p4 as u32 & 0xFFFF,
             (p4 >> 16) as u32 & 0xFFFF,

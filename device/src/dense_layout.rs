@@ -8,6 +8,8 @@
 //! reads the commands and the write stage the literals, so the literals are loaded into the
 //! command region after the parse; that and 16-bit distances (below 2^14 in every block this
 //! kernel takes) keep a CTA small enough for [`MIN_CTAS_PER_SM`] of them to share an SM.
+//! A block the dense kernel decodes alone (`own.rs`) has its two-bit literal slice copied to
+//! the end of the command region during the load, which the parse leaves alone.
 
 /// Largest block the dense kernel decodes (pointers are 15-bit block positions).
 pub const DENSE_MAX_BLOCK: u32 = 16384;
@@ -33,10 +35,12 @@ pub const TAILB_CAP: usize = OFFV_CAP;
 
 /// Offset of the command region, which holds the literals after the parse.
 pub const CMD_OFF: usize = 0;
+/// Bytes of the command region (the literal region after the parse).
+pub const CMD_REGION: usize = max(CMD_CAP, LIT_CAP);
 /// Offset of the literal region (the command region, reused).
 pub const LIT_OFF: usize = CMD_OFF;
 /// Offset of the length values (u32, 4-aligned).
-pub const LENV_OFF: usize = CMD_OFF + max(CMD_CAP, LIT_CAP);
+pub const LENV_OFF: usize = CMD_OFF + CMD_REGION;
 /// Offset of the offset values (u16: every distance of a block this kernel takes is below
 /// 2^14, a first byte and at most one tail byte).
 pub const OFFV_OFF: usize = LENV_OFF + LENV_CAP * 4;
@@ -61,6 +65,7 @@ const fn max(a: usize, b: usize) -> usize {
 }
 
 const _: () = assert!(LENB_CAP + OFFB_CAP + TAILB_CAP <= DENSE_MAX_BLOCK as usize * 2);
+const _: () = assert!(CMD_REGION.is_multiple_of(16));
 const _: () = assert!(LIT_CAP.is_multiple_of(16) && CMD_CAP.is_multiple_of(16));
 // the per-lane fill stores up to eight pointers at once (`dense::fill_lane`)
 const _: () = assert!(PTR_OFF.is_multiple_of(16));

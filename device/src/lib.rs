@@ -22,6 +22,7 @@
 pub mod format;
 pub mod handoff;
 pub mod lz;
+pub mod own;
 pub mod rans;
 pub mod rans_launch;
 pub mod status;

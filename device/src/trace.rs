@@ -12,7 +12,7 @@
 /// Blocks whose marks are kept (later blocks are not traced).
 pub const TRACE_BLOCKS: usize = 4096;
 /// Marks per block: the `RANS_*` and `DENSE_*` slots below.
-pub const TRACE_SLOTS: usize = 12;
+pub const TRACE_SLOTS: usize = 14;
 /// Name of the `u64` array of `TRACE_BLOCKS * TRACE_SLOTS` marks in a trace build's PTX.
 pub const TRACE_SYMBOL: &str = "ACEAPEX_TRACE";
 
@@ -44,6 +44,12 @@ pub const DENSE_FILLED: usize = 9;
 pub const DENSE_LITS: usize = 10;
 /// The dense kernel: the block's bytes written (memoised walk done, thread 0's share).
 pub const DENSE_END: usize = 11;
+/// The dense kernel, a block it decodes from the archive alone (`dense.rs`,
+/// `expand_own_literals`): its exceptions parsed and its codes read (after the CTA's barrier
+/// before their expansion; [`DENSE_LITS`] then marks the literals and exceptions stored).
+pub const DENSE_CODES: usize = 12;
+/// The dense kernel: the parse's deferred long commands filled (after [`DENSE_FILLED`]).
+pub const DENSE_DEFERRED: usize = 13;
 
 /// Names of the slots, in slot order, for reports.
 pub const SLOT_NAMES: [&str; TRACE_SLOTS] = [
@@ -59,6 +65,8 @@ pub const SLOT_NAMES: [&str; TRACE_SLOTS] = [
     "dense_filled",
     "dense_lits",
     "dense_end",
+    "dense_codes",
+    "dense_deferred",
 ];
 
 #[cfg(all(target_arch = "nvptx64", feature = "trace"))]

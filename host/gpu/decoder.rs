@@ -89,6 +89,9 @@ pub struct GpuArchive {
     /// Set by [`GpuArchive::set_overlap`]`(false)`: this archive's dense pipe runs its two
     /// kernels one after the other.
     pub(crate) no_overlap: std::sync::atomic::AtomicBool,
+    /// Set by [`GpuArchive::set_self_contained`]`(false)`: this archive's dense decodes leave
+    /// no block to the dense kernel alone (`launch::leaves_self_contained`).
+    pub(crate) no_self_contained: std::sync::atomic::AtomicBool,
     /// Test hook: the next dense decode hands the dense kernel another epoch than the rANS
     /// stage's, so that its waits give up (`GpuArchive::stall_next_dense_decode`).
     stall_next: std::sync::atomic::AtomicBool,
@@ -130,6 +133,10 @@ pub struct GpuArchive {
     /// `rans_decode_slices_two_bit` runs a narrow stage (the narrow packed entry point has no
     /// two-bit code and would fail such a block).
     pub(crate) rans_two_bit: bool,
+    /// Blocks the dense kernel can decode from the data section alone
+    /// (`device::own::own_slice`), which a dense decode leaves out of the rANS stage
+    /// (`launch::leaves_self_contained`).
+    pub(crate) self_contained: u32,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
     /// Wavefront decoder buffers and graph, made on first use.
@@ -381,11 +388,21 @@ impl GpuArchive {
                 solo_bpc.is_some(),
             ),
         };
-        let dense_order = if longest_first {
+        let mut dense_order = if longest_first {
             super::launch::dense_longest_first(&a.entries, dense_order)
         } else {
             dense_order
         };
+        // the self-contained blocks first: the dense kernel decodes them without waiting for
+        // the rANS stage (a stable sort: each part keeps its order)
+        // (the kernels' own rule, `device/src/own.rs`: the count is theirs block for block)
+        let own: Vec<bool> = (a.entries.iter().zip(&a.block_offsets))
+            .map(|(e, &off)| crate::device::own::own_slice(e, off, a.data.len() as u64).is_some())
+            .collect();
+        let self_contained = own.iter().filter(|&&o| o).count() as u32;
+        if self_contained > 0 {
+            dense_order.sort_by_key(|&b| !own[b as usize]);
+        }
         let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
         let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;
         let resident_bytes = (a.data.len()
@@ -415,6 +432,7 @@ impl GpuArchive {
             dense_queue: std::sync::Mutex::new(dense_queue),
             dense_epoch: std::sync::atomic::AtomicU32::new(0),
             no_overlap: std::sync::atomic::AtomicBool::new(false),
+            no_self_contained: std::sync::atomic::AtomicBool::new(false),
             stall_next: std::sync::atomic::AtomicBool::new(false),
             dense_order,
             rans_wpc,
@@ -429,6 +447,7 @@ impl GpuArchive {
             rans_two_bit: (a.entries.iter())
                 .any(|e| e.lanes[STREAM_LITERALS] == crate::device::format::LANES_TWO_BIT),
             rans_order,
+            self_contained,
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),
             resident_bytes,
@@ -488,8 +507,20 @@ impl GpuArchive {
                 } else {
                     epoch
                 };
-                launch::rans_decode_slices(gpu, self, status, Some((&mut *q, epoch)))?;
-                launch::decode_blocks_dense(gpu, self, out, status, q, dense_epoch, st, overlap)?;
+                // self-contained blocks left to the dense kernel: one answer for both launches
+                let leave = launch::leaves_self_contained(self, st);
+                launch::rans_decode_slices(gpu, self, status, Some((&mut *q, epoch)), leave)?;
+                launch::decode_blocks_dense(
+                    gpu,
+                    self,
+                    out,
+                    status,
+                    q,
+                    dense_epoch,
+                    st,
+                    overlap,
+                    leave,
+                )?;
                 Ok::<bool, GpuError>(overlap)
             };
         match d {
@@ -501,7 +532,7 @@ impl GpuArchive {
                 let overlap = dense(&mut q, out, status, STAGES_ALL)?;
                 launch::decode_blocks_lane(gpu, self, out, status, &q, true, overlap)
             }
-            Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status, None),
+            Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status, None, false),
             Decoder::DenseStages(st) => {
                 let mut q = queue();
                 let overlap = dense(&mut q, out, status, st)?;
@@ -563,6 +594,20 @@ impl GpuArchive {
     /// comparisons and tests.
     pub fn set_overlap(&self, on: bool) {
         self.no_overlap.store(!on, Ordering::Relaxed);
+    }
+
+    /// Turns on (the default) or off, for this archive, that a dense decode leaves the blocks
+    /// the dense kernel can decode from the data section alone out of the rANS stage
+    /// (`launch::leaves_self_contained`: two-bit literals and raw match streams); both decode
+    /// the same bytes. For comparisons and tests.
+    pub fn set_self_contained(&self, on: bool) {
+        self.no_self_contained.store(!on, Ordering::Relaxed);
+    }
+
+    /// How many blocks the dense kernel can decode from the data section alone
+    /// (`device::own::own_slice`).
+    pub fn self_contained_blocks(&self) -> u32 {
+        self.self_contained
     }
 
     /// Test hook: the next dense decode hands the dense kernel an epoch that no hand-off word

@@ -26,6 +26,7 @@ kernels!(
     literal_scatter,
     decode_blocks_lane,
     decode_blocks_dense,
+    decode_blocks_dense_sc,
     rans_decode_slices,
     rans_decode_slices_ctx,
     rans_decode_slices_pack,

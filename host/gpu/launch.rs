@@ -260,6 +260,9 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
         ),
         Err(_) => Some(100),
     };
+    k.decode_blocks_dense_sc
+        .set_attribute(attr, SMEM_BYTES as i32)
+        .ctx("raising the dense kernel's shared-memory limit")?;
     for f in [
         &k.rans_decode_slices,
         &k.rans_decode_slices_ctx,
@@ -304,6 +307,9 @@ pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuE
 /// as its streams are published, in the archive's dense order ([`dense_block_order`], longest
 /// first where [`dense_order_longest_first`] says so); without `overlap` the blocks go in
 /// index order (a null order), so neither order nor `ACEAPEX_GPU_DENSE_ORDER` applies.
+/// `leave`: the rANS stage before it left the self-contained blocks
+/// ([`leaves_self_contained`]): `decode_blocks_dense_sc` runs, which decodes them from the
+/// data section.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_blocks_dense(
     gpu: &Gpu,
@@ -314,6 +320,7 @@ pub(crate) fn decode_blocks_dense(
     epoch: u32,
     stages: u32,
     overlap: bool,
+    leave: bool,
 ) -> Result<(), GpuError> {
     use crate::device::dense_layout::{SMEM_BYTES, THREADS};
     if !has_blocks(ga, out, status) {
@@ -372,14 +379,21 @@ pub(crate) fn decode_blocks_dense(
     // kernel launched just before this one on the same stream with the same epoch (the
     // caller's contract); `dense_order` holds every block once; `decoded` holds dec_len
     // bytes and dec_offsets STREAM_COUNT words per block, `data` the archive's data
-    // section (data.len() bytes) and `offsets` one data offset per block (GpuArchive::upload,
+    // section (data.len() bytes, its buffer padded with zeros to a multiple of 16, which
+    // `decode_blocks_dense_sc` reads in aligned words: `Gpu::upload_padded16`) and `offsets` one data offset per block (GpuArchive::upload,
     // from a validated Archive); the kernel checks every stream range against dec_len and
     // every raw match-stream range it reads from the data section against its length; out holds
     // >= original_size bytes and status n_blocks words (asserted); SMEM_BYTES of dynamic
     // shared memory is what the kernel's layout (dense_layout.rs, shared with the kernel)
     // addresses, and the function's limit was raised to it.
-    unsafe { launch_after(gpu, &gpu.k.decode_blocks_dense, cfg, &args, overlap) }
-        .ctx("launching decode_blocks_dense")
+    // (the entry point that decodes self-contained blocks itself exactly when the rANS stage
+    // before it left them: the caller passes both launches one `leave`)
+    let kernel = if leave {
+        &gpu.k.decode_blocks_dense_sc
+    } else {
+        &gpu.k.decode_blocks_dense
+    };
+    unsafe { launch_after(gpu, kernel, cfg, &args, overlap) }.ctx("launching decode_blocks_dense")
 }
 
 /// [`crate::device::dense_layout::STAGE_LATE_PARSE`] when `ACEAPEX_GPU_EARLY_PARSE=0` (read
@@ -729,6 +743,78 @@ pub fn rans_chunk_order(
     order
 }
 
+/// The rANS stage's entry points (`device/src/dense.rs`, `rans_decode_slices`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RansEntry {
+    Plain,
+    Context,
+    Packed,
+    PackedNarrow,
+    PackedSolo,
+    TwoBit,
+}
+
+impl RansEntry {
+    /// The loaded function.
+    fn function(self, k: &super::kernels::Kernels) -> &cudarc::driver::CudaFunction {
+        match self {
+            RansEntry::Plain => &k.rans_decode_slices,
+            RansEntry::Context => &k.rans_decode_slices_ctx,
+            RansEntry::Packed => &k.rans_decode_slices_pack,
+            RansEntry::PackedNarrow => &k.rans_decode_slices_pack_narrow,
+            RansEntry::PackedSolo => &k.rans_decode_slices_pack_solo,
+            RansEntry::TwoBit => &k.rans_decode_slices_two_bit,
+        }
+    }
+
+    /// Whether it can leave self-contained blocks to the dense kernel
+    /// (`leave_self_contained`, [`leaves_self_contained`]): only
+    /// `rans_decode_slices_two_bit` has that code (the 64-register entry points keep theirs
+    /// as it was, `dense.rs`).
+    pub(crate) fn can_leave_self_contained(self) -> bool {
+        self == RansEntry::TwoBit
+    }
+}
+
+/// The rANS entry point for `ga`: the step variants its tables need (FORMAT.md §5.4, §5.6;
+/// `dense.rs`, `rans_decode_slices`).
+pub(crate) fn rans_entry(ga: &super::decoder::GpuArchive) -> RansEntry {
+    match ga.rans_kernel {
+        // two-bit literal slices (FORMAT.md §5.7) on a narrow grid: the entry point that
+        // expands them with the whole warp, under the narrow bounds (it decodes every table
+        // kind; the narrow packed one has no two-bit code)
+        _ if ga.rans_two_bit && ga.rans_narrow && !ga.rans_solo => RansEntry::TwoBit,
+        RansKernel::Plain => RansEntry::Plain,
+        RansKernel::Context => RansEntry::Context,
+        RansKernel::Packed if ga.rans_solo => RansEntry::PackedSolo,
+        RansKernel::Packed if ga.rans_narrow => RansEntry::PackedNarrow,
+        RansKernel::Packed => RansEntry::Packed,
+    }
+}
+
+/// Whether a dense decode of `ga` with stage bits `stages` leaves the archive's
+/// self-contained blocks (`device::own::own_slice`) to the dense kernel: the rANS stage then
+/// skips them ([`rans_decode_slices`] with `leave`) and `decode_blocks_dense_sc` decodes them
+/// from the data section, never waiting for them (PERFORMANCE.md thirty-first session).
+/// Yes when the archive has such a block, its rANS entry point can leave them (the narrow
+/// two-bit one, [`RansEntry::can_leave_self_contained`]: archives of up to ~4,200 blocks of
+/// 16 KiB on the H200, more blocks take the 16-warp grid), the stages read
+/// nothing of them from the scratch (no `STAGE_SEQ_PARSE`, no `STAGE_LATE_PARSE`, also not by
+/// `ACEAPEX_GPU_EARLY_PARSE=0`), and neither `ACEAPEX_GPU_SELF_CONTAINED=0` (A/B runs) nor
+/// `GpuArchive::set_self_contained(false)` turned it off.
+pub(crate) fn leaves_self_contained(ga: &super::decoder::GpuArchive, stages: u32) -> bool {
+    use crate::device::dense_layout::{STAGE_LATE_PARSE, STAGE_SEQ_PARSE};
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let off =
+        *OFF.get_or_init(|| std::env::var("ACEAPEX_GPU_SELF_CONTAINED").as_deref() == Ok("0"));
+    !off && ga.self_contained > 0
+        && !ga
+            .no_self_contained
+            .load(std::sync::atomic::Ordering::Relaxed)
+        && (stages | early_parse_off()) & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
+        && rans_entry(ga).can_leave_self_contained()
+}
+
 /// Launches the rANS stage: every block's slices decoded into the archive's `decoded`
 /// scratch, one warp per block (its slices' lanes packed into the warp; a pair of warps per
 /// block for an archive with wide slices, `rans_halves`). Writes every
@@ -738,16 +824,25 @@ pub fn rans_chunk_order(
 /// never 0 nor the previous decode's) it also hands over to [`decode_blocks_dense`], which
 /// must follow it on the stream: it zeroes the queue's ticket and fallback words and
 /// publishes the epoch there and in each block's ready word once the block's streams and
-/// status are written (`device/src/handoff.rs`).
+/// status are written (`device/src/handoff.rs`). With `leave` ([`leaves_self_contained`],
+/// the same answer the caller gives [`decode_blocks_dense`]) it writes nothing for the
+/// blocks that kernel decodes from the data section alone (`dense.rs`, `self_contained`),
+/// status and ready word included; when that is every block, its grid is one CTA that only
+/// zeroes the queue and publishes the epoch.
 pub(crate) fn rans_decode_slices(
     gpu: &Gpu,
     ga: &super::decoder::GpuArchive,
     status: &mut CudaSlice<u32>,
     dense_queue: Option<(&mut CudaSlice<u32>, u32)>,
+    leave: bool,
 ) -> Result<(), GpuError> {
     assert!(
         status.len() >= ga.n_blocks as usize,
         "one status word per block"
+    );
+    assert!(
+        !leave || dense_queue.is_some() && rans_entry(ga).can_leave_self_contained(),
+        "self-contained blocks left only to a dense kernel after an entry point that knows them"
     );
     // (the kernel writes every block's status word, 0 for a block without error)
     if ga.n_blocks == 0 {
@@ -780,11 +875,15 @@ pub(crate) fn rans_decode_slices(
         smem as usize <= KERNEL_SMEM_BYTES,
         "rANS stage shared memory {smem} over its limit"
     );
-    let n_chunks = ga.rans_chunks;
     // CTAs the GPU holds at once, at most (`rans_grid`, the grid the order was laid out for
     // at upload): the kernel's loop takes the remaining chunks in the host's order (the
-    // hardware's order of starting queued CTAs is not specified)
-    let grid = ga.rans_grid;
+    // hardware's order of starting queued CTAs is not specified); with every block left to
+    // the dense kernel, one CTA and no chunk (CTA 0 zeroes the queue, publishes the epoch)
+    let (grid, n_chunks) = if leave && ga.self_contained == ga.n_blocks {
+        (1, 0)
+    } else {
+        (ga.rans_grid, ga.rans_chunks)
+    };
     let data_len = ga.data_len;
     let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
@@ -792,21 +891,7 @@ pub(crate) fn rans_decode_slices(
         block_dim: (threads, 1, 1),
         shared_mem_bytes: smem,
     };
-    // the entry point with the step variants the archive's tables need (FORMAT.md §5.4,
-    // §5.6; `dense.rs`, `rans_decode_slices`)
-    let kernel = match ga.rans_kernel {
-        // two-bit literal slices (FORMAT.md §5.7) on a narrow grid: the entry point that
-        // expands them with the whole warp, under the narrow bounds (it decodes every table
-        // kind; the narrow packed one has no two-bit code)
-        _ if ga.rans_two_bit && ga.rans_narrow && !ga.rans_solo => {
-            &gpu.k.rans_decode_slices_two_bit
-        }
-        RansKernel::Plain => &gpu.k.rans_decode_slices,
-        RansKernel::Context => &gpu.k.rans_decode_slices_ctx,
-        RansKernel::Packed if ga.rans_solo => &gpu.k.rans_decode_slices_pack_solo,
-        RansKernel::Packed if ga.rans_narrow => &gpu.k.rans_decode_slices_pack_narrow,
-        RansKernel::Packed => &gpu.k.rans_decode_slices_pack,
-    };
+    let kernel = rans_entry(ga).function(&gpu.k);
     let mut b = gpu.stream().launch_builder(kernel);
     b.arg(&ga.data)
         .arg(&data_len)
@@ -826,10 +911,16 @@ pub(crate) fn rans_decode_slices(
         .arg(&ga.rans_staged)
         .arg(&ga.rans_stage_expand);
     let (queue_addr, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
-    b.arg(&queue_addr).arg(&epoch).arg(&ga.rans_halves);
+    let leave_self_contained = leave as u32;
+    b.arg(&queue_addr)
+        .arg(&epoch)
+        .arg(&ga.rans_halves)
+        .arg(&leave_self_contained);
     // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
-    // entries: the first block of every chunk of `rans_chunks(n_blocks, group_blocks,
-    // rans_wpc / rans_halves)` once, and RANS_NO_CHUNK, which the kernel skips; with
+    // entries (n_chunks is 0 or all of them): the first block of every chunk of
+    // `rans_chunks(n_blocks, group_blocks, rans_wpc / rans_halves)` once, and RANS_NO_CHUNK,
+    // which the kernel skips (with `leave`, the self-contained blocks' one writer is the
+    // dense kernel that follows, which the caller launches with the same `leave`); with
     // 32 * rans_wpc threads the kernel's rule (warp w decodes block r0 + w / rans_halves if it
     // is in r0's group) picks exactly that chunk's blocks, so every block's slices and status
     // word have one writer (a pair of warps with rans_halves 2, their status slots,

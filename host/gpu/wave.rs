@@ -258,7 +258,7 @@ impl WaveState {
             .ctx("zeroing level counts")?;
         s.memset_zeros(&mut self.max_level)
             .ctx("zeroing max level")?;
-        launch::rans_decode_slices(gpu, ga, status, None)?;
+        launch::rans_decode_slices(gpu, ga, status, None, false)?;
         for &(first, count) in &self.gens {
             launch::wave_parse(gpu, &self.args, &self.gen_list, first, count)?;
         }
