@@ -877,7 +877,7 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
                 data,
                 &[
                     // (with raw match streams the dense kernel expands the slices itself,
-                    // `dense.rs` `expand_two_bit_cta`; with the sequential parse the rANS
+                    // `dense.rs` `expand_own_literals`; with the sequential parse the rANS
                     // stage does)
                     decoder::Decoder::Dense,
                     decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
@@ -886,8 +886,43 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
                 ],
                 i,
             );
+            // the kernels' own verdict, block by block, without the host's checksum: the rule
+            // the CPU reference names, or 0 where the CPU fails only the block's checksum
+            // (a flip in a code changes a literal) or decodes it
+            same_rule_as_the_cpu(&g, &a, i);
         }
         assert!(failed > 0, "raw {raw_match_streams}: no flip was caught");
+    }
+}
+
+/// Decodes `a` (damaged at byte `at`) with the dense pipe into a poisoned output and status,
+/// and checks each block's status word against the CPU reference decoder's verdict on that
+/// block (`decode::decode_block_reference`): the same rule where it names one, 0 where it
+/// decodes the block or fails only its checksum (which the GPU's host check catches).
+fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
+    use aceapex::device::status::Status;
+    let ga = decoder::GpuArchive::upload(g, a).unwrap();
+    let (mut out, mut status) = ga.output_buffers(g).unwrap();
+    g.fill(&mut out, 0xA5).unwrap();
+    g.stream()
+        .memcpy_htod(&vec![0xDEAD_u32; a.block_count()], &mut status)
+        .unwrap();
+    ga.decode_all_with(g, decoder::Decoder::Dense, &mut out, &mut status)
+        .unwrap();
+    let st = g.stream().clone_dtoh(&status).unwrap();
+    for (b, &got) in st.iter().enumerate() {
+        let r = a.block_range(b);
+        let mut o = vec![0u8; (r.end - r.start) as usize];
+        let want = match aceapex::decode::decode_block_reference(a, b, &mut o, r.start) {
+            Ok(()) => 0,
+            Err(aceapex::DecodeError::Block {
+                status: Status::Checksum,
+                ..
+            }) => 0,
+            Err(aceapex::DecodeError::Block { status, .. }) => status as u32,
+            Err(e) => panic!("flip at {at}, block {b}: {e}"),
+        };
+        assert_eq!(got, want, "flip at {at}, block {b}: the GPU's status");
     }
 }
 
@@ -974,12 +1009,99 @@ fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
     }
 }
 
+/// Without a GPU too: a dense decode leaves out the lane kernel exactly where no block can be
+/// handed back to it (`launch::dense_leaves_no_fallback`): raw match streams whose blocks
+/// each have at most `LENV_CAP` length varints and one tail byte (without bit 7) for each
+/// offset byte with bit 7. FASTA of 80 bases a line (lines repeating) passes (its counts checked here from the
+/// decoded streams); coded match streams never pass; and a block made by hand with one
+/// length varint too many, a tail with bit 7, or a tail missing fails it, the same block at
+/// exactly `LENV_CAP` varints passes.
+#[test]
+fn lane_kernel_left_out_only_where_no_block_falls_back() {
+    use aceapex::device::dense_layout::LENV_CAP;
+    let mut r = aceapex::gpu::tokens::Rng::new(12);
+    // lines of 80 bases drawn from 50, so that matches reach back past 127 bytes (a distance
+    // with a tail byte)
+    let lines: Vec<Vec<u8>> = (0..50)
+        .map(|_| (0..80).map(|_| b"ACGT"[r.below(4) as usize]).collect())
+        .collect();
+    let mut fasta = Vec::new();
+    while fasta.len() < 400_000 {
+        fasta.extend_from_slice(&lines[r.below(50) as usize]);
+        fasta.push(b'\n');
+    }
+    let raw = EncodeOptions {
+        raw_match_streams: true,
+        ..Default::default()
+    };
+    let packed = compress(&fasta, &raw, &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    for b in 0..a.block_count() {
+        let mut bufs: [Vec<u8>; 5] = Default::default();
+        aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
+        let lengths = bufs[1].iter().filter(|&&x| x & 0x80 == 0).count();
+        let heads = bufs[2].iter().filter(|&&x| x & 0x80 != 0).count();
+        assert!(lengths <= LENV_CAP, "block {b}: {lengths} length varints");
+        assert!(
+            heads == bufs[4].len() && bufs[4].iter().all(|&x| x & 0x80 == 0),
+            "block {b}"
+        );
+    }
+    assert!(
+        launch::dense_leaves_no_fallback(&a),
+        "fasta, raw match streams"
+    );
+    let coded = compress(&fasta, &EncodeOptions::default(), &|_| {}).unwrap();
+    let coded = Archive::parse(&coded).unwrap();
+    assert!(
+        !launch::dense_leaves_no_fallback(&coded),
+        "coded match streams"
+    );
+    // block 1's lengths (stream 1) or tails (stream 4) replaced by hand
+    let (heads, tails) = {
+        let s = a.slices(1);
+        (s[2].to_vec(), s[4].to_vec())
+    };
+    assert!(!tails.is_empty(), "block 1 has no offset tails");
+    let mut bad_tail = tails.clone();
+    bad_tail[0] |= 0x80;
+    let short = tails[..tails.len() - 1].to_vec();
+    for (what, k, bytes, want) in [
+        ("LENV_CAP length varints", 1, vec![0u8; LENV_CAP], true),
+        ("one length varint more", 1, vec![0u8; LENV_CAP + 1], false),
+        ("a tail with bit 7", 4, bad_tail, false),
+        ("a tail missing", 4, short, false),
+    ] {
+        let p = common::parts::parts(&packed);
+        let mut entries = p.entries.clone();
+        let mut data = Vec::new();
+        for (b, entry) in entries.iter_mut().enumerate() {
+            for (j, s) in a.slices(b).into_iter().enumerate() {
+                if b == 1 && j == k {
+                    data.extend_from_slice(&bytes);
+                    entry.stored_len[j] = bytes.len() as u32;
+                    entry.decoded_len[j] = bytes.len() as u32;
+                } else {
+                    data.extend_from_slice(s);
+                }
+            }
+        }
+        let base = a.header.match_base() as u8;
+        let v = u16::from_le_bytes([packed[4], packed[5]]);
+        let made = common::parts::assemble(&p, v, base, &entries, &p.tables, &data);
+        let m = Archive::parse(&made).unwrap();
+        assert_eq!(m.slices(1)[2], &heads[..], "{what}: the heads stay");
+        assert_eq!(launch::dense_leaves_no_fallback(&m), want, "{what}");
+    }
+}
+
 /// Archives whose blocks alternate between upper-case FASTA (two-bit literals, which the
 /// dense kernel decodes from the data section alone, `device::own::own_slice`) and text
 /// (rANS literals, from the rANS stage), raw match streams throughout; and the same archive
 /// with the text blocks' literals re-coded as two-bit slices (more exception bytes than
-/// `OWN_PRE_CAP`: two-bit blocks that the rANS stage still decodes). The dense pipe decodes
-/// both bit-exactly with the self-contained blocks left to the dense kernel and without,
+/// `OWN_PRE_CAP`: two-bit blocks that the rANS stage still decodes); and an archive of the
+/// FASTA blocks alone (the dense kernel alone: no rANS stage, no lane kernel). The dense pipe
+/// decodes each bit-exactly with the self-contained blocks left to the dense kernel and without,
 /// overlapped or not, after poisoning the output and the rANS scratch (which the dense
 /// kernel must not read for the self-contained blocks, and must for the others).
 #[test]
@@ -1009,14 +1131,21 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
     };
     let packed = compress(&data, &opts, &|_| {}).unwrap();
     let forced = two_bit_everywhere(&packed);
+    // and the FASTA blocks alone: every block self-contained, the dense kernel alone
+    let fasta: Vec<u8> = (0..60usize)
+        .filter(|i| i % 3 != 2)
+        .flat_map(|i| data[i << 14..(i + 1) << 14].to_vec())
+        .collect();
+    let only = compress(&fasta, &opts, &|_| {}).unwrap();
     let cases = [
-        ("as written", &packed, fasta_blocks),
-        ("forced", &forced, 60),
+        ("as written", &packed, &data, fasta_blocks, fasta_blocks),
+        ("forced", &forced, &data, 60, fasta_blocks),
+        ("FASTA alone", &only, &fasta, fasta_blocks, fasta_blocks),
     ];
-    for &(what, packed, two_bit) in &cases {
+    for &(what, packed, data, two_bit, fasta_blocks) in &cases {
         let a = Archive::parse(packed).unwrap();
         assert_eq!(
-            aceapex::decompress(&a).unwrap(),
+            &aceapex::decompress(&a).unwrap(),
             data,
             "{what}: the CPU decoder"
         );
@@ -1038,10 +1167,16 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
     let Some(g) = gpu_or_skip("dense_pipe_decodes_mixed_self_contained_blocks") else {
         return;
     };
-    for (what, packed, _) in cases {
+    for (what, packed, data, _, fasta_blocks) in cases {
         let a = Archive::parse(packed).unwrap();
         let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
         assert_eq!(ga.self_contained_blocks() as usize, fasta_blocks, "{what}");
+        // the path the decodes below take: blocks left to the dense kernel (which the
+        // two-bit rANS entry point of these small archives allows), and the dense kernel
+        // alone where every block is self-contained (raw match streams of FASTA: no block
+        // the lane kernel would take)
+        let alone = fasta_blocks == a.block_count();
+        assert_eq!(ga.self_contained_path(&g), (true, alone), "{what}");
         let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
         let mut status = g.stream().alloc_zeros::<u32>(a.block_count()).unwrap();
         for (sc, overlap) in [(true, true), (false, true), (true, false), (false, false)] {
@@ -1049,6 +1184,10 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
             ga.set_overlap(overlap);
             ga.poison_scratch(&g, 0x5A).unwrap();
             g.fill(&mut out, 0xA5).unwrap();
+            // (a status word nobody writes shows)
+            g.stream()
+                .memcpy_htod(&vec![0xDEAD_u32; a.block_count()], &mut status)
+                .unwrap();
             ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
                 .unwrap();
             let st = g.stream().clone_dtoh(&status).unwrap();

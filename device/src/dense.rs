@@ -37,6 +37,16 @@
 //!
 //! Blocks larger than `DENSE_MAX_BLOCK` or whose streams exceed the region caps get status
 //! `Fallback`; the host decodes those with the lane-per-block kernel.
+//!
+//! Self-contained blocks (`own.rs`: a two-bit literal slice, FORMAT.md §5.7, and raw match
+//! streams, as `compress --raw-match-streams --two-bit-literals` writes them) need nothing
+//! from the rANS stage: `decode_blocks_dense_sc` loads such a block's match streams and its
+//! literal slice straight from the data section in stage 1 (the slice to the end of the
+//! command region, `load_own_slice`), parses it, and expands the literals from that copy
+//! after the parse (`expand_own_literals`), never waiting for a hand-off; the rANS stage
+//! (`rans_decode_slices_two_bit` with `leave_self_contained`) skips those blocks. Where every
+//! block is one and none can fall back, the host launches the dense kernel alone
+//! (`gpu::launch::dense_alone`). PERFORMANCE.md thirty-first session.
 
 use crate::dense_layout::*;
 use crate::format::*;
@@ -276,6 +286,10 @@ const EARLY_OWN: u32 = 2;
 const C_LIT_LO: usize = 5;
 /// Lowest `(command index << 8) | status` of a failing command (u32::MAX: none).
 const C_ERR: usize = 6;
+/// A self-contained block's data offset (low word, high word after it), written by thread 0
+/// at the take and read in stage 1: two of the parse's per-warp words ([`W_MAP`]), which
+/// pass B writes only after stage 1's barrier.
+const C_OWN_OFF: usize = W_MAP;
 /// The high word of the literals' place (see [`C_LIT_LO`]).
 const C_LIT_HI: usize = 7;
 /// The CTA's next block, taken from the queue by thread 0 (`decode_blocks_dense`).
@@ -303,132 +317,87 @@ fn set_status(s: &Smem, st: Status) {
     unsafe { *s.ctrl(C_STATUS) = st as u32 };
 }
 
-/// Dense full-pipe decode of independent blocks, after `rans_decode_slices` (see module
-/// docs): `decoded` holds every slice's decoded bytes at
-/// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
-/// bits for timing. One status word per block; a block already marked bad by the rANS
-/// kernel keeps its status. `queue` is the archive's dense queue (`handoff::queue_words`),
-/// handed over by the rANS kernel before it, whose `dense_queue` it is, under `epoch`
-/// (`handoff.rs`: this kernel may run while that one still does, and waits for the
-/// queue's epoch and then for each block's ready word; epoch 0: no hand-off, the rANS grid
-/// complete before this one reads anything). CTA `c` decodes block `order[c]`,
-/// then blocks `order[grid + ticket]` (tickets from `queue[QUEUE_TICKET]++`) until they run
-/// out, so a CTA that drew cheap blocks takes more of them; `order` holds every block once,
-/// in the order the host expects the rANS stage to finish them
-/// (`gpu::launch::dense_block_order`) or that order longest first
-/// (`gpu::launch::dense_longest_first`), or is null: blocks in index order (the two kernels
-/// one after the other). `queue[QUEUE_FALLBACK]` counts the blocks left to the
-/// lane kernel (`Status::Fallback`). `match_base` is the archive's (FORMAT.md §2: 4 to 6,
-/// from a validated header). `data` (`data_len` bytes) is the archive's data section and
-/// `offsets` each block's offset in it (`n_blocks` words): a block whose match streams are
-/// raw slices and whose ready word does not hold the epoch yet when its CTA takes it is
-/// loaded from there and parsed before the wait (`early_match_streams`; not with stage bits
-/// `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`).
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn decode_blocks_dense(
-    decoded: *const u8,
-    dec_len: u64,
-    dec_offsets: *const u64,
-    data: *const u8,
-    data_len: u64,
-    offsets: *const u64,
-    entries: *const BlockEntry,
-    n_blocks: u32,
-    block_size: u32,
-    window: u32,
-    match_base: u32,
-    out: *mut u8,
-    out_len: u64,
-    status: *mut u32,
-    stages: u32,
-    queue: *mut u32,
-    order: *const u32,
-    epoch: u32,
-) {
-    // SAFETY: forwarded (the host's contract).
-    unsafe {
-        dense_blocks::<false>(
-            decoded,
-            dec_len,
-            dec_offsets,
-            data,
-            data_len,
-            offsets,
-            entries,
-            n_blocks,
-            block_size,
-            window,
-            match_base,
-            out,
-            out_len,
-            status,
-            stages,
-            queue,
-            order,
-            epoch,
-        )
-    }
+/// Defines an entry point of the dense kernel, `dense_blocks::<SC>` with the one parameter
+/// list of both ([`decode_blocks_dense`]).
+macro_rules! dense_entry {
+    ($(#[$doc:meta])* $name:ident, $sc:literal) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(
+            decoded: *const u8,
+            dec_len: u64,
+            dec_offsets: *const u64,
+            data: *const u8,
+            data_len: u64,
+            offsets: *const u64,
+            entries: *const BlockEntry,
+            n_blocks: u32,
+            block_size: u32,
+            window: u32,
+            match_base: u32,
+            out: *mut u8,
+            out_len: u64,
+            status: *mut u32,
+            stages: u32,
+            queue: *mut u32,
+            order: *const u32,
+            epoch: u32,
+        ) {
+            // SAFETY: forwarded (the host's contract).
+            unsafe {
+                dense_blocks::<$sc>(
+                    decoded, dec_len, dec_offsets, data, data_len, offsets, entries, n_blocks,
+                    block_size, window, match_base, out, out_len, status, stages, queue, order,
+                    epoch,
+                )
+            }
+        }
+    };
 }
 
-/// [`decode_blocks_dense`] for an archive with blocks that it decodes from the data section
-/// alone ([`self_contained`]: two-bit literals, FORMAT.md §5.7, and raw match streams),
-/// which the rANS stage before it leaves untouched when the host asks it to
-/// (`leave_self_contained`, `gpu::launch::leaves_self_contained`): such a block is never
-/// waited for; its match streams are loaded and parsed as an early block's
-/// (`early_match_streams`), then its literals expanded from its two-bit slice straight into
-/// the literal region ([`expand_two_bit_cta`]), and its status is this kernel's alone. A
-/// second entry point so that the first keeps its code (and its registers) as it was.
-/// Not with stage bits `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`, which read the decoded
-/// scratch: with them it decodes as [`decode_blocks_dense`], and the host lets the rANS stage
-/// decode every block.
-///
-/// # Safety
-/// [`decode_blocks_dense`]'s contract.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn decode_blocks_dense_sc(
-    decoded: *const u8,
-    dec_len: u64,
-    dec_offsets: *const u64,
-    data: *const u8,
-    data_len: u64,
-    offsets: *const u64,
-    entries: *const BlockEntry,
-    n_blocks: u32,
-    block_size: u32,
-    window: u32,
-    match_base: u32,
-    out: *mut u8,
-    out_len: u64,
-    status: *mut u32,
-    stages: u32,
-    queue: *mut u32,
-    order: *const u32,
-    epoch: u32,
-) {
-    // SAFETY: forwarded (the host's contract).
-    unsafe {
-        dense_blocks::<true>(
-            decoded,
-            dec_len,
-            dec_offsets,
-            data,
-            data_len,
-            offsets,
-            entries,
-            n_blocks,
-            block_size,
-            window,
-            match_base,
-            out,
-            out_len,
-            status,
-            stages,
-            queue,
-            order,
-            epoch,
-        )
-    }
-}
+dense_entry!(
+    /// Dense full-pipe decode of independent blocks, after `rans_decode_slices` (see module
+    /// docs): `decoded` holds every slice's decoded bytes at
+    /// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
+    /// bits for timing. One status word per block; a block already marked bad by the rANS
+    /// kernel keeps its status. `queue` is the archive's dense queue (`handoff::queue_words`),
+    /// handed over by the rANS kernel before it, whose `dense_queue` it is, under `epoch`
+    /// (`handoff.rs`: this kernel may run while that one still does, and waits for the
+    /// queue's epoch and then for each block's ready word; epoch 0: no hand-off, the rANS grid
+    /// complete before this one reads anything). CTA `c` decodes block `order[c]`,
+    /// then blocks `order[grid + ticket]` (tickets from `queue[QUEUE_TICKET]++`) until they run
+    /// out, so a CTA that drew cheap blocks takes more of them; `order` holds every block once,
+    /// in the order the host expects the rANS stage to finish them
+    /// (`gpu::launch::dense_block_order`) or that order longest first
+    /// (`gpu::launch::dense_longest_first`), or is null: blocks in index order (the two kernels
+    /// one after the other). `queue[QUEUE_FALLBACK]` counts the blocks left to the
+    /// lane kernel (`Status::Fallback`). `match_base` is the archive's (FORMAT.md §2: 4 to 6,
+    /// from a validated header). `data` (`data_len` bytes) is the archive's data section and
+    /// `offsets` each block's offset in it (`n_blocks` words): a block whose match streams are
+    /// raw slices and whose ready word does not hold the epoch yet when its CTA takes it is
+    /// loaded from there and parsed before the wait (`early_match_streams`; not with stage bits
+    /// `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`).
+    decode_blocks_dense,
+    false
+);
+dense_entry!(
+    /// [`decode_blocks_dense`] for an archive with blocks that it decodes from the data section
+    /// alone ([`self_contained`]: two-bit literals, FORMAT.md §5.7, and raw match streams),
+    /// which the rANS stage before it leaves untouched when the host asks it to
+    /// (`leave_self_contained`, `gpu::launch::leaves_self_contained`): such a block is never
+    /// waited for; its match streams are loaded and parsed as an early block's
+    /// (`early_match_streams`), then its literals expanded from its two-bit slice straight into
+    /// the literal region ([`expand_own_literals`]), and its status is this kernel's alone. A
+    /// second entry point so that the first keeps its code (and its registers) as it was.
+    /// Not with stage bits `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`, which read the decoded
+    /// scratch: with them it decodes as [`decode_blocks_dense`], and the host lets the rANS stage
+    /// decode every block.
+    ///
+    /// # Safety
+    /// [`decode_blocks_dense`]'s contract.
+    decode_blocks_dense_sc,
+    true
+);
 
 /// The body of the dense kernel's entry points; `SC`: blocks [`self_contained`] are decoded
 /// from the data section alone ([`decode_blocks_dense_sc`]).
@@ -524,10 +493,25 @@ unsafe fn dense_blocks<const SC: bool>(
         // Thread 0 decides, the others read its choice after the barrier below.
         if tid == 0 {
             crate::trace::mark(b as u64, crate::trace::DENSE_TAKE);
-            // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
+            // a block this kernel decodes alone: its data offset kept for stage 1 (one global
+            // load less on the way to its copies)
             let own = SC
                 && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
-                && unsafe { self_contained(&e, offsets, b, data_len) }.is_some();
+                && e.lanes[STREAM_LITERALS] == LANES_TWO_BIT
+                && {
+                    // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
+                    let off = unsafe { *offsets.add(b as usize) };
+                    let own = crate::own::own_slice(&e, off, data_len).is_some();
+                    if own {
+                        // SAFETY: shared control words, read in stage 1 after the barrier
+                        // below; the parse writes them only after stage 1's barrier.
+                        unsafe {
+                            *s.ctrl(C_OWN_OFF) = off as u32;
+                            *s.ctrl(C_OWN_OFF + 1) = (off >> 32) as u32;
+                        }
+                    }
+                    own
+                };
             // SAFETY: as above.
             let eligible = !own
                 && !grid_done
@@ -662,17 +646,25 @@ unsafe fn dense_blocks<const SC: bool>(
             q += THREADS as u64;
         }
         if early {
+            // an own block's data offset from the take
+            let own_off = (SC && ctrl_get(&s, C_EARLY) == EARLY_OWN).then(|| {
+                ctrl_get(&s, C_OWN_OFF) as u64 | (ctrl_get(&s, C_OWN_OFF + 1) as u64) << 32
+            });
             // (the range again rather than held in registers from the take)
-            // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
-            if let Some(from) = unsafe { early_match_streams(&e, offsets, b, data_len) } {
-                // SAFETY: early_match_streams checked the four slices' one range of the
+            let from = match own_off {
+                Some(off) => crate::own::raw_match_streams_at(&e, || off, data_len),
+                // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
+                None => unsafe { early_match_streams(&e, offsets, b, data_len) },
+            };
+            if let Some(from) = from {
+                // SAFETY: raw_match_streams_at checked the four slices' one range of the
                 // data section and that each is raw; `fits`, that each fits its region.
                 unsafe { load_raw_match_streams(&s, data.add(from as usize), &e, tid) };
             }
-            if SC && ctrl_get(&s, C_EARLY) == EARLY_OWN {
-                // the literal slice too, to the command region's end (own_slice)
-                // SAFETY: b < n_blocks data offsets.
-                if let Some(o) = unsafe { self_contained(&e, offsets, b, data_len) } {
+            if let Some(off) = own_off {
+                // the literal slice too, to the command region's end (own_slice: the same
+                // answer as at the take, the same function of the same values)
+                if let Some(o) = crate::own::own_slice(&e, off, data_len) {
                     if tid == 0 {
                         // the copy's place for stage 3, in the literals' control word (an own
                         // block's literals are not in the scratch; written after the stream
@@ -789,7 +781,15 @@ unsafe fn dense_blocks<const SC: bool>(
                 st = KEEP_RANS_STATUS;
             }
         }
-        if st == 0 && stages & 3 == 3 {
+        // an own block's literal slice is checked even where its parse failed: the CPU
+        // decoder checks a block's slices before its commands, so a block broken in both
+        // reports `TwoBitSlice` (FORMAT.md §7: the first rule broken); not after a
+        // `Fallback`, whose block the lane kernel decodes and reports
+        let own_check = SC
+            && ctrl_get(&s, C_EARLY) == EARLY_OWN
+            && st != Status::Fallback as u32
+            && stages & 3 == 3;
+        if (st == 0 || own_check) && stages & 3 == 3 {
             // ---- stage 3 (after the parse): each byte follows its pointer chain, memoised
             // (any depth; the table entry's depth hint is not used: FORMAT.md §3.1)
             let n16 = (e.decoded_len[STREAM_LITERALS] as u64).div_ceil(16);
@@ -803,7 +803,7 @@ unsafe fn dense_blocks<const SC: bool>(
                 // the place it left in C_LIT_LO; own_slice's checks: the sizes
                 // expand_own_literals asks for); the commands are dead after the parse's
                 // barrier.
-                st = unsafe {
+                let fine = unsafe {
                     expand_own_literals(
                         &s,
                         ctrl_get(&s, C_LIT_LO),
@@ -813,6 +813,9 @@ unsafe fn dense_blocks<const SC: bool>(
                         tid,
                     )
                 };
+                if !fine {
+                    st = Status::TwoBitSlice as u32;
+                }
             } else {
                 // SAFETY: [16 * lit16, 16 * (lit16 + n16)) lies inside the decoded scratch.
                 let lit = unsafe { (decoded as *const u128).add(lit16 as usize) };
@@ -980,8 +983,8 @@ fn cta_scan<const N: usize>(
 /// Expands the literal slice of a [`self_contained`] block, copied to byte `at` of the
 /// command region during the load ([`load_own_slice`]; `stored` bytes, `n` literals; FORMAT.md
 /// §5.7, [`crate::two_bit::decode`] the reference), into the literal region with the whole
-/// CTA, and returns the block's status code (0, or `TwoBitSlice` for any broken rule; the
-/// region is then partly written, and the block is not). All from shared memory:
+/// CTA, and returns whether the slice keeps every rule (false: `TwoBitSlice`; the region is
+/// then partly written, and the block is not). All from shared memory:
 /// 1. the counts (every thread reads the same eight bytes);
 /// 2. the exceptions: thread `t` takes varint bytes `2t` and `2t + 1` (the area is at most
 ///    `own::OWN_PRE_CAP` bytes); a byte that ends a varint reads the three before it for the
@@ -1004,9 +1007,19 @@ fn cta_scan<const N: usize>(
 /// LIT_CAP`, `stored >= 6 + ceil(n / 4)` and `stored - ceil(n / 4) <= OWN_PRE_CAP`
 /// (own_slice).
 #[inline(never)]
-unsafe fn expand_own_literals(s: &Smem, at: u32, stored: u32, n: u32, b: u32, tid: u32) -> u32 {
+unsafe fn expand_own_literals(s: &Smem, at: u32, stored: u32, n: u32, b: u32, tid: u32) -> bool {
     const _: () = assert!(crate::own::OWN_PRE_CAP == 2 * THREADS as u64);
-    let bad = Status::TwoBitSlice as u32;
+    // (own_slice put the copy inside the command region; checked again, cheaply, so that no
+    // other value of the control word can make this read outside it)
+    if at as usize + stored as usize > CMD_REGION {
+        return false;
+    }
+    // the failure flag (a control word free after the parse: C_OWN_OFF's), zeroed before the
+    // first barrier of the prefix sums, set after it, read after the last barrier
+    if tid == 0 {
+        // SAFETY: a shared control word.
+        unsafe { *s.ctrl(C_OWN_OFF) = 0 };
+    }
     // SAFETY: the slice's bytes lie at [at, at + stored) of the command region.
     let sl = unsafe { s.cmd().add(at as usize) } as *const u8;
     // SAFETY (every read through it): j < stored, inside the slice.
@@ -1035,11 +1048,11 @@ unsafe fn expand_own_literals(s: &Smem, at: u32, stored: u32, n: u32, b: u32, ti
         None
     };
     let (Some(x), Some(u)) = (leb(), leb()) else {
-        return bad;
+        return false;
     };
     let values = 4 + pos;
     if u > x || x > n || values > codes || u > codes - values {
-        return bad;
+        return false;
     }
     let exc = values + u;
     // 2. the exceptions. A byte before the area reads as a varint's end, so the first
@@ -1125,26 +1138,37 @@ unsafe fn expand_own_literals(s: &Smem, at: u32, stored: u32, n: u32, b: u32, ti
         exc < codes && rd(codes - 1) < 0x80
     };
     if !fine || kv_total & 0xFFFF != x || kv_total >> 16 != u || !tail_ok {
-        set_status(s, Status::TwoBitSlice);
+        // SAFETY: the failure flag (above); every writer stores 1.
+        unsafe { *s.ctrl(C_OWN_OFF) = 1 };
     }
     // 3. the codes: word i (16 literals) from code bytes 4i..4i + 4
     const ROUNDS: usize = 4;
     const _: () = assert!(ROUNDS * THREADS as usize * 16 >= LIT_CAP);
     let words = m.div_ceil(4);
     let word_at = |r: usize| tid + THREADS * r as u32;
+    // (aligned 4-byte loads of the command region, joined at the codes' misalignment; bytes
+    // past the slice give literals past n, which nothing reads)
+    let region = s.cmd() as *const u32;
     let cw: [u32; ROUNDS] = core::array::from_fn(|r| {
         let i = word_at(r);
-        let mut c = 0u32;
-        if i < words {
-            for k in 0..4u32 {
-                let j = codes + 4 * i + k;
-                if j < stored {
-                    c |= rd(j) << (8 * k);
-                }
+        if i >= words {
+            return 0;
+        }
+        let a = at + codes + 4 * i;
+        let sh = 8 * (a & 3);
+        // SAFETY: a < at + stored <= CMD_REGION (4i < m), so word a / 4 lies in the command
+        // region, and word a / 4 + 1 at most one past it: the first word of the region after
+        // it (LENV_OFF == CMD_REGION), inside shared memory.
+        unsafe {
+            let lo = *region.add(a as usize / 4);
+            if sh == 0 {
+                lo
+            } else {
+                lo >> sh | *region.add(a as usize / 4 + 1) << (32 - sh)
             }
         }
-        c
     });
+    const _: () = assert!(LENV_OFF == CMD_OFF + CMD_REGION && CMD_OFF == 0);
     // every read of the copy (which the literals overwrite) before the stores
     sync();
     if tid == 0 {
@@ -1168,7 +1192,7 @@ unsafe fn expand_own_literals(s: &Smem, at: u32, stored: u32, n: u32, b: u32, ti
         }
     }
     sync();
-    ctrl_get(s, C_STATUS)
+    ctrl_get(s, C_OWN_OFF) == 0
 }
 
 /// Copies block `e`'s raw match streams from the data section (`src`, the first byte of its

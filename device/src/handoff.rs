@@ -36,7 +36,14 @@
 //! Epoch 0 means no hand-off: the kernels launched one after the other (`ACEAPEX_NO_OVERLAP`,
 //! `GpuArchive::set_overlap`, or a device without programmatic launches), the rANS stage
 //! publishes nothing and the dense kernel waits for nothing (its `griddepcontrol.wait` returns
-//! at once) and takes the blocks in index order.
+//! at once) and takes the blocks in index order. The dense kernel also runs with epoch 0
+//! where the host launches it alone, without a rANS stage (`gpu::launch::dense_alone`: every
+//! block self-contained, a CTA for each, no lane kernel after it): its `griddepcontrol.wait`
+//! then waits for the kernel before it on the stream, and no queue word is read.
+//!
+//! Self-contained blocks (`own.rs`) are no part of the protocol: with `leave_self_contained`
+//! the rANS stage writes nothing for them, ready word included, and `decode_blocks_dense_sc`
+//! waits for none of them.
 //!
 //! Measured (PERFORMANCE.md twentieth session, H200, level-6 archives): +0..7 % by file
 //! (E. coli 55.5 -> 57-58 GB/s, E. coli at 4 KiB blocks 78 -> 83, hs37 214 -> 218, TAIR10 level);

@@ -133,6 +133,9 @@ pub struct GpuArchive {
     /// `rans_decode_slices_two_bit` runs a narrow stage (the narrow packed entry point has no
     /// two-bit code and would fail such a block).
     pub(crate) rans_two_bit: bool,
+    /// Whether a dense decode launches the lane kernel after the dense kernel: false where no
+    /// block can come out `Fallback` (`launch::dense_leaves_no_fallback`).
+    pub(crate) lane_after_dense: bool,
     /// Blocks the dense kernel can decode from the data section alone
     /// (`device::own::own_slice`), which a dense decode leaves out of the rANS stage
     /// (`launch::leaves_self_contained`).
@@ -448,6 +451,7 @@ impl GpuArchive {
                 .any(|e| e.lanes[STREAM_LITERALS] == crate::device::format::LANES_TWO_BIT),
             rans_order,
             self_contained,
+            lane_after_dense: !super::launch::dense_leaves_no_fallback(a),
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),
             resident_bytes,
@@ -470,7 +474,9 @@ impl GpuArchive {
 
     /// Like [`GpuArchive::decode_all`] with a chosen decoder. `Dense` runs the dense full pipe,
     /// then the lane kernel on any block the dense kernel handed back (`Status::Fallback`),
-    /// without a host round trip. Every decoder but `Wavefront` needs independent blocks.
+    /// without a host round trip (no lane kernel where the upload found that no block can be
+    /// handed back: `launch::dense_leaves_no_fallback`). Every decoder but `Wavefront` needs
+    /// independent blocks.
     pub fn decode_all_with(
         &self,
         gpu: &Gpu,
@@ -509,7 +515,13 @@ impl GpuArchive {
                 };
                 // self-contained blocks left to the dense kernel: one answer for both launches
                 let leave = launch::leaves_self_contained(self, st);
-                launch::rans_decode_slices(gpu, self, status, Some((&mut *q, epoch)), leave)?;
+                // every block the dense kernel's alone: no rANS stage, no hand-off (epoch 0)
+                let dense_epoch = if launch::dense_alone(gpu, self, st) {
+                    0
+                } else {
+                    launch::rans_decode_slices(gpu, self, status, Some((&mut *q, epoch)), leave)?;
+                    dense_epoch
+                };
                 launch::decode_blocks_dense(
                     gpu,
                     self,
@@ -530,13 +542,17 @@ impl GpuArchive {
             Decoder::Dense => {
                 let mut q = queue();
                 let overlap = dense(&mut q, out, status, STAGES_ALL)?;
+                // (none where no block can be handed back: launch::dense_leaves_no_fallback)
+                if !self.lane_after_dense {
+                    return Ok(());
+                }
                 launch::decode_blocks_lane(gpu, self, out, status, &q, true, overlap)
             }
             Decoder::RansOnly => launch::rans_decode_slices(gpu, self, status, None, false),
             Decoder::DenseStages(st) => {
                 let mut q = queue();
                 let overlap = dense(&mut q, out, status, st)?;
-                if st & STAGES_ALL == STAGES_ALL {
+                if st & STAGES_ALL == STAGES_ALL && self.lane_after_dense {
                     // a complete decode (e.g. with the sequential parse): as `Dense`
                     launch::decode_blocks_lane(gpu, self, out, status, &q, true, overlap)?;
                 }
@@ -602,6 +618,18 @@ impl GpuArchive {
     /// the same bytes. For comparisons and tests.
     pub fn set_self_contained(&self, on: bool) {
         self.no_self_contained.store(!on, Ordering::Relaxed);
+    }
+
+    /// Whether a dense decode leaves this archive's self-contained blocks to the dense kernel
+    /// now (`launch::leaves_self_contained`), and whether the dense kernel then runs alone,
+    /// without the rANS stage and the lane kernel (`launch::dense_alone`). For tests.
+    #[doc(hidden)]
+    pub fn self_contained_path(&self, gpu: &Gpu) -> (bool, bool) {
+        use crate::device::dense_layout::STAGES_ALL;
+        (
+            launch::leaves_self_contained(self, STAGES_ALL),
+            launch::dense_alone(gpu, self, STAGES_ALL),
+        )
     }
 
     /// How many blocks the dense kernel can decode from the data section alone

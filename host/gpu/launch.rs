@@ -329,16 +329,16 @@ pub(crate) fn decode_blocks_dense(
     // every CTA resident at once; CTA c decodes block order[c], then takes the next entry of
     // the order from the queue (blocks differ in cost: a fixed stride left some CTAs one
     // block more than others)
-    let grid =
-        (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32;
+    let grid = dense_grid(gpu, ga);
     // the queue's ticket word and its count of blocks left to the lane kernel
     // (`decode_blocks_lane` reads it), zeroed by the rANS kernel before this one
     // (`rans_decode_slices` with the queue), and the hand-off's epoch and ready words
     let out_len = ga.original_size;
+    // (the rANS stage allocates the scratch, but a decode of the dense kernel alone has no
+    // rANS launch: `dense_alone`; the kernel then reads no byte of it)
+    ga.ensure_decoded(gpu)?;
     let guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
-    let decoded = guard
-        .as_ref()
-        .expect("rans_decode_slices allocates the decoded scratch first");
+    let decoded = guard.as_ref().expect("ensure_decoded allocated it");
     let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
@@ -743,6 +743,58 @@ pub fn rans_chunk_order(
     order
 }
 
+/// Whether no block of `a` can come out of the dense kernel as `Status::Fallback`, so that
+/// the lane kernel after it would have nothing to do and a dense decode leaves it out
+/// (`GpuArchive::decode_all_with`; one launch and its wait less a decode). Decided on the
+/// archive's own bytes, the ones the GPU decodes: every block's match streams are raw slices
+/// (`compress --raw-match-streams`), and each block the dense kernel takes passes what it
+/// checks before it would hand the block back (`device/src/dense.rs`): its streams within
+/// the shared-memory caps (`fits`), at most `LENV_CAP` length varints (bytes without bit 7),
+/// as many offset first bytes with a tail (bit 7) as tail bytes, and no tail byte with bit 7
+/// (a distance of more than 14 bits). A block with a rANS-coded match stream would need its
+/// decode first: such an archive keeps the lane kernel. `ACEAPEX_GPU_LANE_ALWAYS=1` keeps it
+/// for every archive (A/B runs).
+pub fn dense_leaves_no_fallback(a: &crate::archive::Archive<'_>) -> bool {
+    use crate::device::dense_layout::{
+        CMD_CAP, DENSE_MAX_BLOCK, LENB_CAP, LENV_CAP, LIT_CAP, OFFB_CAP, TAILB_CAP,
+    };
+    use crate::device::format::{
+        LANES_RAW, STREAM_COMMANDS, STREAM_LENGTHS, STREAM_LITERALS, STREAM_OFFSETS,
+        STREAM_OFFSET_TAILS,
+    };
+    if std::env::var("ACEAPEX_GPU_LANE_ALWAYS").as_deref() == Ok("1") {
+        return false;
+    }
+    let bs = a.header.block_size;
+    if bs > DENSE_MAX_BLOCK {
+        return false;
+    }
+    (a.entries.iter().enumerate()).all(|(b, e)| {
+        let start = b as u64 * bs as u64;
+        // a block past the end or whose matches reach another block is BadDistance, not
+        // Fallback (the kernel's first check): nothing for the lane kernel either way
+        if start >= a.header.original_size || e.lowest_source_block as usize != b {
+            return true;
+        }
+        let fits = e.decoded_len[STREAM_LITERALS] as usize <= LIT_CAP
+            && e.decoded_len[STREAM_COMMANDS] as usize <= CMD_CAP
+            && e.decoded_len[STREAM_LENGTHS] as usize <= LENB_CAP
+            && e.decoded_len[STREAM_OFFSETS] as usize <= OFFB_CAP
+            && e.decoded_len[STREAM_OFFSET_TAILS] as usize <= TAILB_CAP;
+        let raw = (STREAM_LENGTHS..=STREAM_OFFSET_TAILS)
+            .all(|k| e.lanes[k] == LANES_RAW && e.stored_len[k] == e.decoded_len[k]);
+        if !fits || !raw {
+            return false;
+        }
+        let s = a.slices(b);
+        let lengths = s[STREAM_LENGTHS].iter().filter(|&&x| x < 0x80).count();
+        let with_tail = s[STREAM_OFFSETS].iter().filter(|&&x| x >= 0x80).count();
+        lengths <= LENV_CAP
+            && with_tail == s[STREAM_OFFSET_TAILS].len()
+            && s[STREAM_OFFSET_TAILS].iter().all(|&x| x < 0x80)
+    })
+}
+
 /// The rANS stage's entry points (`device/src/dense.rs`, `rans_decode_slices`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RansEntry {
@@ -790,6 +842,28 @@ pub(crate) fn rans_entry(ga: &super::decoder::GpuArchive) -> RansEntry {
         RansKernel::Packed if ga.rans_narrow => RansEntry::PackedNarrow,
         RansKernel::Packed => RansEntry::Packed,
     }
+}
+
+/// The dense kernel's grid for `ga`: a CTA per block, at most as many as the GPU holds at once.
+pub(crate) fn dense_grid(gpu: &Gpu, ga: &super::decoder::GpuArchive) -> u32 {
+    (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32
+}
+
+/// Whether a dense decode of `ga` with stage bits `stages` is the dense kernel alone: every
+/// block self-contained and left to it ([`leaves_self_contained`]), no lane kernel after it
+/// (`GpuArchive`'s `lane_after_dense`, [`dense_leaves_no_fallback`]), and a CTA for every
+/// block ([`dense_grid`]), so that no CTA takes a second block from the queue's ticket word
+/// (whose value then does not matter: `next_block` ends the CTA's loop past the order
+/// whatever the ticket) and nothing reads its fallback word. The rANS stage, whose only work
+/// would be zeroing those words and publishing the epoch, is not launched; the dense kernel
+/// runs with epoch 0 (no hand-off: it waits for no word and, launched programmatically, for
+/// the grid before it on the stream to complete). One launch a decode (PERFORMANCE.md
+/// thirty-first session).
+pub(crate) fn dense_alone(gpu: &Gpu, ga: &super::decoder::GpuArchive, stages: u32) -> bool {
+    leaves_self_contained(ga, stages)
+        && ga.self_contained == ga.n_blocks
+        && !ga.lane_after_dense
+        && dense_grid(gpu, ga) >= ga.n_blocks
 }
 
 /// Whether a dense decode of `ga` with stage bits `stages` leaves the archive's
