@@ -75,8 +75,9 @@ pub struct EncodeOptions {
     /// of 287 blocks, the archive 0.8 % smaller than without; hs37 and mm9, whose bases code
     /// below 2 bits, about a tenth of the blocks; soft-masked genomes, whose
     /// lower-case runs are exceptions, keep rANS in all but a few blocks). Such a slice has no
-    /// rANS chain: the GPU expands it at memory speed (PERFORMANCE.md thirtieth session);
-    /// default off.
+    /// rANS chain; with `raw_match_streams` too the GPU's dense kernel decodes such a block
+    /// from the archive alone, without the rANS stage (PERFORMANCE.md thirtieth and
+    /// thirty-first sessions); default off.
     pub two_bit_literals: bool,
 }
 

@@ -39,7 +39,9 @@
 //! at once) and takes the blocks in index order. The dense kernel also runs with epoch 0
 //! where the host launches it alone, without a rANS stage (`gpu::launch::dense_alone`: every
 //! block self-contained, a CTA for each, no lane kernel after it): its `griddepcontrol.wait`
-//! then waits for the kernel before it on the stream, and no queue word is read.
+//! then waits for the kernel before it on the stream, and no queue word is waited for (its
+//! ticket word, not zeroed then, is still incremented, but with a CTA for every block no CTA
+//! uses a ticket: `dense.rs`, `next_block`).
 //!
 //! Self-contained blocks (`own.rs`) are no part of the protocol: with `leave_self_contained`
 //! the rANS stage writes nothing for them, ready word included, and `decode_blocks_dense_sc`

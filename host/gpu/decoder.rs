@@ -516,7 +516,7 @@ impl GpuArchive {
                 // self-contained blocks left to the dense kernel: one answer for both launches
                 let leave = launch::leaves_self_contained(self, st);
                 // every block the dense kernel's alone: no rANS stage, no hand-off (epoch 0)
-                let dense_epoch = if launch::dense_alone(gpu, self, st) {
+                let dense_epoch = if launch::dense_alone(gpu, self, leave) {
                     0
                 } else {
                     launch::rans_decode_slices(gpu, self, status, Some((&mut *q, epoch)), leave)?;
@@ -628,7 +628,7 @@ impl GpuArchive {
         use crate::device::dense_layout::STAGES_ALL;
         (
             launch::leaves_self_contained(self, STAGES_ALL),
-            launch::dense_alone(gpu, self, STAGES_ALL),
+            launch::dense_alone(gpu, self, launch::leaves_self_contained(self, STAGES_ALL)),
         )
     }
 
@@ -642,7 +642,8 @@ impl GpuArchive {
     /// holds, so that its first wait gives up after `handoff::WAIT_LIMIT_NS` (what a paused
     /// GPU or a word never written would give) and every CTA waits for the whole rANS grid
     /// instead (`device/src/handoff.rs`): the decode takes a second longer and decodes the
-    /// same bytes.
+    /// same bytes. (A decode of the dense kernel alone, `launch::dense_alone`, has no
+    /// hand-off: it uses the hook up without stalling.)
     #[doc(hidden)]
     pub fn stall_next_dense_decode(&self) {
         self.stall_next.store(true, Ordering::Relaxed);

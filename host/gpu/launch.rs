@@ -298,7 +298,7 @@ pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuE
 /// Launches the dense full-pipe kernel over every block of `ga` (independent blocks only);
 /// `stages` selects the stages run (`dense_layout::STAGES_ALL` to decode; fewer for the
 /// stage-split benchmark). Blocks it cannot hold get `Status::Fallback`. Only right after
-/// [`rans_decode_slices`] with the same `queue` (the archive's dense queue, locked by the
+/// [`rans_decode_slices`] (or alone, with epoch 0: [`dense_alone`]) with the same `queue` (the archive's dense queue, locked by the
 /// caller across both launches) and `epoch` on the same stream: that kernel zeroes the
 /// words this one takes tickets from and counts fallbacks in (no memset between the two
 /// launches) and publishes each block's streams (`device/src/handoff.rs`). With `overlap`
@@ -849,8 +849,10 @@ pub(crate) fn dense_grid(gpu: &Gpu, ga: &super::decoder::GpuArchive) -> u32 {
     (ga.n_blocks as u64).min(gpu.sm_count() as u64 * gpu.dense_ctas_per_sm() as u64) as u32
 }
 
-/// Whether a dense decode of `ga` with stage bits `stages` is the dense kernel alone: every
-/// block self-contained and left to it ([`leaves_self_contained`]), no lane kernel after it
+/// Whether a dense decode of `ga` whose self-contained blocks are left to the dense kernel
+/// (`leave`: the decode's one answer of [`leaves_self_contained`], so that a setting changed
+/// by another thread meanwhile cannot split it) is the dense kernel alone: every block
+/// self-contained, no lane kernel after it
 /// (`GpuArchive`'s `lane_after_dense`, [`dense_leaves_no_fallback`]), and a CTA for every
 /// block ([`dense_grid`]), so that no CTA takes a second block from the queue's ticket word
 /// (whose value then does not matter: `next_block` ends the CTA's loop past the order
@@ -859,8 +861,8 @@ pub(crate) fn dense_grid(gpu: &Gpu, ga: &super::decoder::GpuArchive) -> u32 {
 /// runs with epoch 0 (no hand-off: it waits for no word and, launched programmatically, for
 /// the grid before it on the stream to complete). One launch a decode (PERFORMANCE.md
 /// thirty-first session).
-pub(crate) fn dense_alone(gpu: &Gpu, ga: &super::decoder::GpuArchive, stages: u32) -> bool {
-    leaves_self_contained(ga, stages)
+pub(crate) fn dense_alone(gpu: &Gpu, ga: &super::decoder::GpuArchive, leave: bool) -> bool {
+    leave
         && ga.self_contained == ga.n_blocks
         && !ga.lane_after_dense
         && dense_grid(gpu, ga) >= ga.n_blocks
