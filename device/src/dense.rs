@@ -785,10 +785,8 @@ unsafe fn dense_blocks<const SC: bool>(
         // decoder checks a block's slices before its commands, so a block broken in both
         // reports `TwoBitSlice` (FORMAT.md §7: the first rule broken); not after a
         // `Fallback`, whose block the lane kernel decodes and reports
-        let own_check = SC
-            && ctrl_get(&s, C_EARLY) == EARLY_OWN
-            && st != Status::Fallback as u32
-            && stages & 3 == 3;
+        let own = SC && ctrl_get(&s, C_EARLY) == EARLY_OWN;
+        let own_check = own && st != Status::Fallback as u32 && stages & 3 == 3;
         if (st == 0 || own_check) && stages & 3 == 3 {
             // ---- stage 3 (after the parse): each byte follows its pointer chain, memoised
             // (any depth; the table entry's depth hint is not used: FORMAT.md §3.1)
@@ -796,7 +794,6 @@ unsafe fn dense_blocks<const SC: bool>(
             // the literals' place from stage 1, which checked it (else the status is
             // SliceMode and this stage does not run)
             let lit16 = ctrl_get(&s, C_LIT_LO) as u64 | (ctrl_get(&s, C_LIT_HI) as u64) << 32;
-            let own = SC && ctrl_get(&s, C_EARLY) == EARLY_OWN;
             if own {
                 // SAFETY: the block is self_contained (checked at the take, and again, the
                 // same function of the same values, in stage 1, which copied its slice to

@@ -759,8 +759,7 @@ pub fn dense_leaves_no_fallback(a: &crate::archive::Archive<'_>) -> bool {
         CMD_CAP, DENSE_MAX_BLOCK, LENB_CAP, LENV_CAP, LIT_CAP, OFFB_CAP, TAILB_CAP,
     };
     use crate::device::format::{
-        LANES_RAW, STREAM_COMMANDS, STREAM_LENGTHS, STREAM_LITERALS, STREAM_OFFSETS,
-        STREAM_OFFSET_TAILS,
+        STREAM_COMMANDS, STREAM_LENGTHS, STREAM_LITERALS, STREAM_OFFSETS, STREAM_OFFSET_TAILS,
     };
     if std::env::var("ACEAPEX_GPU_LANE_ALWAYS").as_deref() == Ok("1") {
         return false;
@@ -781,8 +780,10 @@ pub fn dense_leaves_no_fallback(a: &crate::archive::Archive<'_>) -> bool {
             && e.decoded_len[STREAM_LENGTHS] as usize <= LENB_CAP
             && e.decoded_len[STREAM_OFFSETS] as usize <= OFFB_CAP
             && e.decoded_len[STREAM_OFFSET_TAILS] as usize <= TAILB_CAP;
-        let raw = (STREAM_LENGTHS..=STREAM_OFFSET_TAILS)
-            .all(|k| e.lanes[k] == LANES_RAW && e.stored_len[k] == e.decoded_len[k]);
+        // the match streams raw slices, as the dense kernel's early load asks (own.rs)
+        let raw =
+            crate::device::own::raw_match_streams_at(e, || a.block_offsets[b], a.data.len() as u64)
+                .is_some();
         if !fits || !raw {
             return false;
         }
