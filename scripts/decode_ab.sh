@@ -4,14 +4,14 @@
 # and prints, per file and revision, the best and the median of the per-process results
 # (each process already reports the best of ACEAPEX_RUNS runs, default 15) for the columns
 # total, streams (rANS alone) and lz (match layer alone), in MB/s of output. Alternating
-# inside one sitting is what makes the comparison fair on a shared VM whose speed drifts by
-# 20 % and more between minutes; each side decodes the archives its own revision's encoder
+# inside one sitting is what makes the comparison fair on a machine whose speed drifts
+# between minutes (shared or virtual machines); each side decodes the archives its own revision's encoder
 # made (cached in its worktree; the same bytes when the encoder did not change), so the
 # script compares encoder changes too.
 #
 # Usage: scripts/decode_ab.sh OLD_REV NEW_REV ROUNDS FILE...
-#   e.g. scripts/decode_ab.sh 55d42cc HEAD 8 corpora/text/gcide.txt corpora/text/moby_dick.txt
-# Env:   ACEAPEX_CACHE_TAG (passed on; the PERFORMANCE.md runs use v3), ACEAPEX_RUNS;
+#   e.g. scripts/decode_ab.sh main HEAD 8 corpora/text/gcide.txt corpora/text/moby_dick.txt
+# Env:   ACEAPEX_CACHE_TAG (passed on to the example's archive cache), ACEAPEX_RUNS;
 #        AB_EXAMPLE and AB_KEYS pick another example and its columns (the words before each
 #        number), as scripts/encode_ab.sh does for examples/encode_speed
 set -euo pipefail

@@ -5,7 +5,7 @@
 # `--mb` (default 16) go after the files.
 #
 # Usage: scripts/encode_ab.sh OLD_REV NEW_REV ROUNDS FILE... [--runs N] [--mb N]
-#   e.g. scripts/encode_ab.sh 2353239 HEAD 3 corpora/text/gcide.txt corpora/text/moby_dick.txt
+#   e.g. scripts/encode_ab.sh main HEAD 3 corpora/text/gcide.txt corpora/text/moby_dick.txt
 set -euo pipefail
 
 if [[ $# -lt 4 ]]; then

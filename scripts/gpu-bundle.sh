@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Builds everything the H200 runs into ./gpu-bundle (git-ignored), for the device tool's carry:
+# Builds what a GPU machine without a Rust toolchain needs into ./gpu-bundle (git-ignored):
 #   bin/aceapex            the release CLI
 #   bin/test-*             release test binaries (tests/gpu.rs and the others)
-#   bin/bench-*            criterion bench binaries
-#   data/*.acx             archives of real corpora (made here by the CPU encoder at level
-#                          $BUNDLE_LEVEL, default 6: the GPU comparisons are ratio against
-#                          speed; with $BUNDLE_FLAGS, e.g. "--raw-match-streams --wide-lanes"
-#                          for the archives of the DNA headline numbers; the run script
-#                          restores the originals with the CPU decoder)
-#   run.sh                 what to run on the device (scripts/gpu-run.sh)
-# Usage: [BUNDLE_DIR=gpu-bundle-b] scripts/gpu-bundle.sh [CORPUS_FILE ...]   (default: a DNA/FASTQ/text/protein set
-# from ./corpora, made by ../shared/corpora/fetch.sh corpora ...). Total stays under ~60 MiB.
+#   bin/bench-*            criterion bench binaries whose names start with "gpu"
+#   data/*.acx             archives of real corpora, made here by the CPU encoder at level
+#                          $BUNDLE_LEVEL (default 6) with $BUNDLE_FLAGS (e.g. "--target gpu");
+#                          run.sh restores the originals from them with the CPU decoder
+#   run.sh                 what to run on the GPU machine (a copy of scripts/gpu-run.sh)
+# Copy the folder to the GPU machine and run `bash gpu-bundle/run.sh` there (CONTRIBUTING.md).
+# Usage: [BUNDLE_DIR=gpu-bundle-b] scripts/gpu-bundle.sh [CORPUS_FILE ...]
+#   (default: a DNA/FASTQ/text/protein set from ./corpora, CONTRIBUTING.md lists the files).
+#   BUNDLE_KEEP_DATA=1 rebuilds only bin/; BUNDLE_MIB caps the archives' total (default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUNDLE_DIR:-gpu-bundle}
@@ -34,7 +34,6 @@ collect test test --release --no-run
 collect bench bench --no-run
 strip "$B"/bin/*
 cp scripts/gpu-run.sh "$B/run.sh"
-cp ../shared/anchors/nvcomp_bench.py "$B/" 2>/dev/null || true
 CORPORA=${CORPORA:-corpora}
 if [ "${BUNDLE_KEEP_DATA:-0}" = 1 ]; then du -sh "$B"; exit 0; fi
 if [ $# -eq 0 ]; then

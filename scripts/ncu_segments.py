@@ -4,7 +4,7 @@
 its CTA barriers (BAR.SYNC / BAR.RED), and prints each stretch's share of the kernel's
 executed warp instructions and of its warp-state samples, with its top stall reasons. The
 kernels' PTX carries no line table, so barriers are how a stretch is tied to a stage of the
-source (PERFORMANCE.md fourteenth session).
+source.
 
 Usage: scripts/ncu_segments.py prof-sass.csv KERNEL [MIN_SHARE_PERCENT]
 """

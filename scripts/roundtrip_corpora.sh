@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round-trips every file under DIR (default /work/corpora; hidden files and folders such as
+# Round-trips every file under DIR (default ./corpora; hidden files and folders such as
 # .cache are skipped) through the release binary: compress, decompress, cmp. Prints a table of
 # size, ratio and the compress/decompress speeds the CLI reports, and exits non-zero if any
 # file fails to round-trip.
@@ -11,7 +11,7 @@
 #        COMPRESS_ARGS extra arguments for compress (e.g. "-l 9 --window 1M")
 set -u -o pipefail
 
-dir=${1:-/work/corpora}
+dir=${1:-$(cd "$(dirname "$0")/.." && pwd)/corpora}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${ACEAPEX_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/aceapex}
 device=${DEVICE:-cpu}

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Blockwise zstd ratio with the zstd CLI, any zstd options: the first MIB MiB of FILE cut into
 # independent 16 KiB pieces (`split -b 16384`), each compressed on its own as
-# `zstd -19 --no-check OPTIONS`, ratio = bytes / sum of the compressed pieces. Used for the
-# minimum-match comparison of PERFORMANCE.md (eleventh session), e.g.
+# `zstd -19 --no-check OPTIONS`, ratio = bytes / sum of the compressed pieces, e.g.
 #   scripts/zstd_blockwise.sh corpora/text/gcide.txt 4 --zstd=mml=6
 # Usage: scripts/zstd_blockwise.sh FILE MIB [ZSTD_OPTIONS...]
 set -euo pipefail

@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Where a file's archive loses to blockwise zstd-3, piece by piece (PERFORMANCE.md, ninth
-session): cuts FILE into 1 MiB pieces; compresses each piece with `aceapex compress --level L`
+"""Where a file's archive loses to blockwise zstd-3, piece by piece: cuts FILE into 1 MiB pieces; compresses each piece with `aceapex compress --level L`
 and each 16 KiB block of it alone with the zstd CLI (`zstd -3 --no-check`); prints per piece
 both sizes and their quotient (above 1: ours larger). zstd CLI frames carry a few bytes more
 than the crate's blocks that `examples/ratio_table.rs` counts, so compare pieces, not totals.
