@@ -7,7 +7,6 @@
 #                          $BUNDLE_LEVEL (default 6) with $BUNDLE_FLAGS (e.g. "--target gpu");
 #                          run.sh restores the originals from them with the CPU decoder
 #   run.sh                 what to run on the GPU machine (a copy of scripts/gpu-run.sh)
-#   nvcomp_bench.py        the nvCOMP comparison (a copy of scripts/nvcomp_bench.py)
 # Copy the folder to the GPU machine and run `bash gpu-bundle/run.sh` there (CONTRIBUTING.md).
 # Usage: [BUNDLE_DIR=gpu-bundle-b] scripts/gpu-bundle.sh [CORPUS_FILE ...]
 #   (default: a DNA/FASTQ/text/protein set from ./corpora, CONTRIBUTING.md lists the files).
@@ -35,7 +34,6 @@ collect test test --release --no-run
 collect bench bench --no-run
 strip "$B"/bin/*
 cp scripts/gpu-run.sh "$B/run.sh"
-cp scripts/nvcomp_bench.py "$B/"
 CORPORA=${CORPORA:-corpora}
 if [ "${BUNDLE_KEEP_DATA:-0}" = 1 ]; then du -sh "$B"; exit 0; fi
 if [ $# -eq 0 ]; then
