@@ -2,9 +2,12 @@
 //!
 //! - [`index`]: the sequence index (`.fai` fields) of a file's bytes, built as `samtools faidx`
 //!   builds it, its `.fai` text and a compact byte form for storage.
-//! - [`region`]: region strings (`name:beg-end`) parsed as samtools parses them, coordinates to
-//!   byte offsets, and the exact output of `samtools faidx FILE REGION...` from any source of
-//!   the original bytes.
+//! - [`serial`]: the index's compact byte form ([`FastaIndex::to_bytes`],
+//!   [`FastaIndex::from_bytes`]), its layout.
+//! - [`region`]: region strings (`name:beg-end`) parsed as samtools parses them, and
+//!   coordinates to byte offsets.
+//! - [`output`]: the exact output of `samtools faidx FILE REGION...` (stdout, stderr, exit
+//!   status) from any source of the original bytes.
 //!
 //! ```
 //! use aceapex::fasta::{FastaIndex, FaidxOptions, faidx};
@@ -24,10 +27,11 @@
 //! ```
 
 pub mod index;
+pub mod output;
 pub mod region;
+pub mod serial;
 
-pub use index::{FaiRecord, FastaIndex, IndexBytesError, IndexError, IndexWarning, SeqFormat};
-pub use region::{
-    base_offset, byte_range, faidx, fetch, parse_region, write_region, FaidxOptions, FetchError,
-    MarkStrand, Region, RegionError, RegionStatus, HTS_POS_MAX,
-};
+pub use index::{FaiRecord, FastaIndex, IndexError, IndexWarning, SeqFormat};
+pub use output::{faidx, fetch, write_region, FaidxOptions, FetchError, MarkStrand, RegionStatus};
+pub use region::{base_offset, byte_range, parse_region, Region, RegionError, HTS_POS_MAX};
+pub use serial::IndexBytesError;
