@@ -215,6 +215,128 @@ fn mark_strand_sign_and_custom() {
     assert!(err.is_empty());
 }
 
+/// The index bytes with any one byte changed, or cut short, are refused or decode to an index
+/// that encodes back to exactly those bytes (one encoding per index): never a panic.
+#[test]
+fn serialised_index_mutations() {
+    let data = std::fs::read(Path::new(GOLDEN).join("basic.fa")).unwrap();
+    let fq = std::fs::read(Path::new(GOLDEN).join("fastq_basic.fq")).unwrap();
+    let (mut refused, mut accepted) = (0, 0);
+    for input in [&data, &fq] {
+        let bytes = FastaIndex::build(input).unwrap().to_bytes();
+        for cut in 0..bytes.len() {
+            assert!(
+                FastaIndex::from_bytes(&bytes[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+        for at in 0..bytes.len() {
+            for v in [
+                0u8,
+                1,
+                0x7f,
+                0x80,
+                0xff,
+                bytes[at] ^ 1,
+                bytes[at].wrapping_add(1),
+            ] {
+                let mut m = bytes.clone();
+                m[at] = v;
+                match FastaIndex::from_bytes(&m) {
+                    Ok(i) => {
+                        assert_eq!(i.to_bytes(), m, "byte {at} = {v}");
+                        accepted += 1;
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+    }
+    assert!(
+        refused > 100 && accepted > 10,
+        "{refused} refused, {accepted} accepted"
+    );
+}
+
+/// A file shorter than its index says: samtools' message and exit status 1, even with `-c`
+/// (samtools 1.16.1 on the same bytes: `tr2.fa` = the first 12 bytes, the `.fai` of the whole).
+#[test]
+fn file_shorter_than_index() {
+    let whole = b">a\nACGTACGT\nACGTACGT\nACG\n>b\nGG\n";
+    let index = FastaIndex::build(whole).unwrap();
+    let mut opts = FaidxOptions::default();
+    opts.continue_on_missing = true;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let regions = ["a:2-5", "a", "b"];
+    let rc = faidx(
+        &index,
+        &regions,
+        &opts,
+        &mut reader(&whole[..12]),
+        &mut out,
+        &mut err,
+    );
+    assert_eq!(rc.unwrap(), 1);
+    assert_eq!(out, b">a:2-5\nCGTA\n>a\n");
+    assert_eq!(
+        String::from_utf8(err).unwrap(),
+        "[E::fai_retrieve] Failed to retrieve block: unexpected end of file\n\
+         [faidx] Failed to fetch sequence in a\n"
+    );
+}
+
+/// A reader that returns one byte a call gives the same output.
+#[test]
+fn short_reads() {
+    let data = std::fs::read(Path::new(GOLDEN).join("soft_masked.fa")).unwrap();
+    let index = FastaIndex::build(&data).unwrap();
+    let mut one = |off: u64, buf: &mut [u8]| -> std::io::Result<usize> {
+        match (data.get(off as usize), buf.first_mut()) {
+            (Some(&b), Some(slot)) => {
+                *slot = b;
+                Ok(1)
+            }
+            _ => Ok(0),
+        }
+    };
+    let regions = ["Chr1", "Chr1:30-80", "Chr1:100-"];
+    let opts = FaidxOptions::default();
+    let (mut a, mut b, mut e) = (Vec::new(), Vec::new(), Vec::new());
+    faidx(&index, &regions, &opts, &mut one, &mut a, &mut e).unwrap();
+    faidx(&index, &regions, &opts, &mut reader(&data), &mut b, &mut e).unwrap();
+    assert_eq!(a, b);
+    assert!(a.len() > 150);
+}
+
+/// A record whose first line has no base (LINEBASES 0): samtools divides by zero when asked
+/// for it; here an empty one is a zero-length sequence and one with bases fails to fetch.
+#[test]
+fn zero_line_bases() {
+    let data = b">a\n \n>b\n\r\nA\nC\n";
+    let index = FastaIndex::build(data).unwrap();
+    assert_eq!(index.to_fai(), b"a\t0\t3\t0\t2\nb\t2\t8\t0\t2\n");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let opts = FaidxOptions::default();
+    assert_eq!(
+        faidx(&index, &["a"], &opts, &mut reader(data), &mut out, &mut err).unwrap(),
+        0
+    );
+    assert_eq!(
+        faidx(&index, &["b"], &opts, &mut reader(data), &mut out, &mut err).unwrap(),
+        1
+    );
+    assert_eq!(out, b">a\n>b\n");
+    let err = String::from_utf8(err).unwrap();
+    assert!(
+        err.starts_with("[faidx] Zero length sequence: a\n[E::fai_retrieve]"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("[faidx] Failed to fetch sequence in b\n"),
+        "{err}"
+    );
+}
+
 /// A deterministic generator (splitmix64) for the random regions.
 struct Rng(u64);
 

@@ -45,8 +45,9 @@ pub enum FetchError {
 /// Reads bases `beg..end` (0-based, half-open, already clipped) of the sequence (or, with
 /// `quality`, the FASTQ quality string) of `record` as htslib's `fai_retrieve`: from the byte
 /// offset of `beg`, keep the graphic bytes (`0x21..=0x7e`) until `end - beg` are kept.
-/// `read(offset, buf)` fills `buf` from byte `offset` of the original file and returns the
-/// count read, fewer than `buf.len()` only at the end of the file (as `pread`).
+/// `read(offset, buf)` reads into `buf` from byte `offset` of the original file and returns
+/// the count read, 0 at (or past) the end of the file; short counts are read on from where
+/// they stopped (as `pread`).
 ///
 /// # Errors
 /// [`FetchError`]: the file ends first, the bases cannot be located, or `read` fails.
