@@ -13,9 +13,10 @@
 //!   `[faidx] Failed to fetch sequence in REGION`, and stops with exit status 1 unless
 //!   [`FaidxOptions::continue_on_missing`] (`-c`) is set.
 //!
-//! Not reproduced: where a record's first line has no base (LINEBASES 0) and a region of it is
-//! not empty, samtools divides by zero and dies; here the region fails to fetch
-//! ([`FetchError::Unlocatable`]), and an empty one is a zero-length sequence.
+//! Not reproduced: for any region of a record whose first line has no base (LINEBASES 0, as
+//! in `>a\n \n`), samtools divides by zero and dies (SIGFPE); here a region with bases fails to
+//! fetch ([`FetchError::Unlocatable`], exit status 1) and an empty one is a zero-length
+//! sequence.
 
 use std::io::{self, Write};
 
@@ -33,7 +34,7 @@ pub enum FetchError {
     #[error("Failed to retrieve block: unexpected end of file")]
     UnexpectedEof,
     /// The record has bases but its first line has none (LINEBASES 0), so no base has a byte
-    /// offset (samtools divides by zero here), or an offset passes `u64::MAX` (an index not
+    /// offset (samtools dies of a division by zero here), or an offset passes `u64::MAX` (an index not
     /// built from this file).
     #[error("the region's bases cannot be located (LINEBASES 0, or offset overflow)")]
     Unlocatable,
