@@ -18,6 +18,7 @@ pub mod decode;
 pub mod entropy;
 pub mod entry;
 pub mod error;
+pub mod fasta;
 pub mod gpu;
 pub mod lz;
 
