@@ -18,6 +18,7 @@ pub mod decode;
 pub mod entropy;
 pub mod entry;
 pub mod error;
+#[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod lz;
 

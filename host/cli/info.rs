@@ -75,6 +75,66 @@ pub fn run(args: InfoArgs) -> Result<()> {
     Ok(())
 }
 
+/// `info --json`: one object, its keys in this order (documented in [`INFO_HELP`]).
+#[derive(serde::Serialize)]
+struct InfoJson {
+    format_version: u16,
+    original_size: u64,
+    archive_size: u64,
+    /// Original size over archive size, to 6 decimals.
+    ratio: f64,
+    block_size: u32,
+    block_count: u32,
+    /// Bytes of one block-table entry.
+    entry_bytes: usize,
+    block_table_bytes: u64,
+    /// Bytes of the frequency tables.
+    table_bytes: u64,
+    group_blocks: u32,
+    window: u32,
+    cross_block: bool,
+    level: u32,
+    min_match: u32,
+    match_base: u32,
+    repeat_codes: bool,
+    raw_match_streams: bool,
+    wide_blocks: usize,
+    two_bit_blocks: usize,
+    depth_cap: u32,
+    max_block_depth: u32,
+    /// To 3 decimals.
+    mean_block_depth: f64,
+    block_depth_histogram: [u64; DEPTH_BUCKETS.len()],
+    block_depth_buckets: [&'static str; DEPTH_BUCKETS.len()],
+    streams: Streams,
+    /// XXH3-64 of the original data, 16 hex digits.
+    content_checksum: String,
+}
+
+/// One stream's totals over the archive.
+#[derive(serde::Serialize)]
+struct StreamJson {
+    decoded: u64,
+    stored: u64,
+    context_groups: usize,
+    packed_groups: usize,
+}
+
+/// The streams in format order, as one JSON object keyed by stream name.
+struct Streams([(String, StreamJson); STREAM_COUNT]);
+
+impl serde::Serialize for Streams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(name, stream)| (name, stream)))
+    }
+}
+
+/// `x` rounded to `decimals` places (JSON numbers as the report's text shows them).
+fn round_to(x: f64, decimals: i32) -> f64 {
+    let m = 10f64.powi(decimals);
+    (x * m).round() / m
+}
+
 /// The `info` report (text or one JSON line), to be written to standard output at once.
 fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     use std::fmt::Write as _;
@@ -135,48 +195,48 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     let mean_depth = depth_sum as f64 / a.entries.len().max(1) as f64;
     let names = aceapex::device::format::STREAM_NAMES;
     if json {
-        let streams: Vec<String> = (0..STREAM_COUNT)
-            .map(|k| {
-                // JSON keys without spaces ("offset_tails"), so `jq .streams.offset_tails` works
-                format!(
-                    "\"{}\":{{\"decoded\":{},\"stored\":{},\"context_groups\":{},\"packed_groups\":{}}}",
-                    names[k].replace(' ', "_"),
-                    decoded[k],
-                    stored[k],
-                    context_groups[k],
-                    packed_groups[k]
-                )
-            })
-            .collect();
-        out!(
-            "{{\"format_version\":{},\"original_size\":{},\"archive_size\":{},\"ratio\":{:.6},\"block_size\":{},\"block_count\":{},\"entry_bytes\":{},\"block_table_bytes\":{},\"table_bytes\":{},\"group_blocks\":{},\"window\":{},\"cross_block\":{},\"level\":{},\"min_match\":{},\"match_base\":{},\"repeat_codes\":{},\"raw_match_streams\":{},\"wide_blocks\":{},\"two_bit_blocks\":{},\"depth_cap\":{},\"max_block_depth\":{},\"mean_block_depth\":{:.3},\"block_depth_histogram\":{:?},\"block_depth_buckets\":{:?},\"streams\":{{{}}},\"content_checksum\":\"{:016x}\"}}",
-            h.version,
-            h.original_size,
-            archive_len,
-            ratio,
-            h.block_size,
-            h.block_count,
-            a.entry_size(),
+        let streams = Streams(std::array::from_fn(|k| {
+            // JSON keys without spaces ("offset_tails"), so `jq .streams.offset_tails` works
+            let name = names[k].replace(' ', "_");
+            let stream = StreamJson {
+                decoded: decoded[k],
+                stored: stored[k],
+                context_groups: context_groups[k],
+                packed_groups: packed_groups[k],
+            };
+            (name, stream)
+        }));
+        let report = InfoJson {
+            format_version: h.version,
+            original_size: h.original_size,
+            archive_size: archive_len,
+            ratio: round_to(ratio, 6),
+            block_size: h.block_size,
+            block_count: h.block_count,
+            entry_bytes: a.entry_size(),
             block_table_bytes,
-            h.table_bytes,
-            h.group_blocks,
-            h.window,
-            a.cross_block(),
-            h.level,
-            h.min_match,
-            h.match_base(),
-            h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0,
+            table_bytes: h.table_bytes,
+            group_blocks: h.group_blocks,
+            window: h.window,
+            cross_block: a.cross_block(),
+            level: h.level,
+            min_match: h.min_match,
+            match_base: h.match_base(),
+            repeat_codes: h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0,
             raw_match_streams,
             wide_blocks,
             two_bit_blocks,
-            h.depth_cap,
-            depth_max,
-            mean_depth,
-            depth_hist,
-            DEPTH_BUCKETS,
-            streams.join(","),
-            h.content_checksum
-        );
+            depth_cap: h.depth_cap,
+            max_block_depth: depth_max,
+            mean_block_depth: round_to(mean_depth, 3),
+            block_depth_histogram: depth_hist,
+            block_depth_buckets: DEPTH_BUCKETS,
+            streams,
+            content_checksum: format!("{:016x}", h.content_checksum),
+        };
+        // serializing plain numbers, strings and arrays cannot fail
+        let line = serde_json::to_string(&report).expect("info JSON");
+        out!("{line}");
         return s;
     }
     out!("format version   {}", h.version);
