@@ -38,7 +38,7 @@ fn archives() -> Vec<(String, Vec<u8>)> {
             .collect();
         v.push((
             "generated-dna".into(),
-            aceapex::compress(&dna, &Default::default(), &|_| {}).unwrap(),
+            aceapex::compress(&dna, &Default::default()).unwrap(),
         ));
     }
     v

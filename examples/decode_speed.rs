@@ -25,11 +25,12 @@
 //! alone, decoded one by one against decoded together in groups
 //! ([`cpu::rans::SliceDecoder::fast_rows_together`]).
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
 use aceapex::cpu;
 use aceapex::decode;
 use aceapex::device::lz::BlockFrame;
-use aceapex::{compress, EncodeOptions};
+use aceapex::EncodeOptions;
 use std::path::PathBuf;
 
 const INPUT_BYTES: usize = 16 << 20;

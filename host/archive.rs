@@ -1472,7 +1472,7 @@ mod tests {
                 level: 6,
                 ..with(on)
             };
-            crate::compress(data, &opts, &|_| {}).unwrap()
+            crate::compress(data, &opts).unwrap()
         })
     }
 
@@ -1494,7 +1494,7 @@ mod tests {
             block_size: 4096,
             ..Default::default()
         };
-        let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = crate::compress(&data, &opts).unwrap();
         // what a decode uses with no limit: the literal and command tables of the six groups
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(a.tables.len(), 6);
@@ -1580,8 +1580,8 @@ mod tests {
             wide_lanes,
             ..Default::default()
         };
-        let narrow = crate::compress(&data, &opts(false), &|_| {}).unwrap();
-        let mut wide = crate::compress(&data, &opts(true), &|_| {}).unwrap();
+        let narrow = crate::compress(&data, &opts(false)).unwrap();
+        let mut wide = crate::compress(&data, &opts(true)).unwrap();
         assert!(u16::from_le_bytes([narrow[4], narrow[5]]) < 7);
         assert_eq!(u16::from_le_bytes([wide[4], wide[5]]), 7);
         {
@@ -1643,7 +1643,7 @@ mod tests {
             ..Default::default()
         };
         let version = |n: usize| {
-            let a = crate::compress(&data[..n], &opts, &|_| {}).unwrap();
+            let a = crate::compress(&data[..n], &opts).unwrap();
             u16::from_le_bytes([a[4], a[5]])
         };
         assert_eq!(version(WIDE_MAX_BLOCKS * 4096), 7);

@@ -9,13 +9,15 @@
 //! ACEAPEX_ATTACK_CORPORA = the corpora folder, default `corpora/`; failing archives are kept
 //! in `target/attack5-fails/`).
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
 use aceapex::cpu;
 use aceapex::decode::{decode_block_at, decode_block_reference, decode_streams};
+use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
 use aceapex::lz::{join_offsets, split_offsets};
-use aceapex::{compress, decompress, extract, DecodeError, EncodeOptions};
+use aceapex::{DecodeError, EncodeOptions};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -115,11 +115,11 @@ fn encoder_blocks_restored_raw_and_damaged() {
             level: [1, 5, 9][round % 3],
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = aceapex::compress(&data, &opts).unwrap();
         let (h, blocks) = restore_raw(&packed);
         let raw = build(h.clone(), &data, &blocks, None);
         let a = Archive::parse(&raw).unwrap();
-        assert!(aceapex::decompress(&a).unwrap() == data);
+        assert!(aceapex::decode::decompress(&a).unwrap() == data);
         for _ in 0..60 {
             let mut bl = blocks.clone();
             for _ in 0..r.range(1, 3) {

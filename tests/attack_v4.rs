@@ -184,7 +184,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         min_match: [4, 5, 4, 5, 7][round % 5],
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     (data, packed, opts)
 }
 
@@ -198,7 +198,7 @@ fn v4_encoder_relabelled() {
         let a = Archive::parse(&packed).unwrap();
         let base = opts.min_match.min(6);
         assert_eq!(a.header.match_base(), base);
-        assert_eq!(aceapex::decompress(&a).unwrap(), data);
+        assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
         for version in [2u16, 3, 4] {
             for byte85 in [0u8, 3, 4, 5, 6, 7, 0x80, 0xFF] {
                 for mm in [3u32, 4, 5, 6, opts.min_match, u32::MAX] {
@@ -321,7 +321,7 @@ fn v4_encoder_streams_damaged() {
         }
         let raw = set_base(&build(h.clone(), &data, &blocks, None), base);
         assert_eq!(
-            aceapex::decompress(&Archive::parse(&raw).unwrap()).unwrap(),
+            aceapex::decode::decompress(&Archive::parse(&raw).unwrap()).unwrap(),
             data
         );
         for _ in 0..40 {
@@ -359,7 +359,7 @@ fn dump_cli_cases() {
             min_match: mm,
             ..Default::default()
         };
-        let a = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let a = aceapex::compress(&data, &opts).unwrap();
         std::fs::write(format!("{dir}/b{mm}.acx"), &a).unwrap();
         for (v, b85, m) in [
             (4u16, 4u8, 6u32),

@@ -653,7 +653,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         context_tables: round.is_multiple_of(2),
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     (data, packed, opts)
 }
 
@@ -694,7 +694,11 @@ fn v6_encoder_relabelled() {
     for round in 0..env("ATTACK_ENC_ROUNDS", 24) as usize {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let a = Archive::parse(&packed).unwrap();
-        assert_eq!(aceapex::decompress(&a).unwrap(), data, "round {round}");
+        assert_eq!(
+            aceapex::decode::decompress(&a).unwrap(),
+            data,
+            "round {round}"
+        );
         compare_archive(&packed, "encoder archive");
         let version = a.header.version;
         let base = a.header.match_base() as u8;
@@ -951,7 +955,7 @@ fn packed_groups_archive(
         level,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     let hand = Hand {
         group_blocks: 1,
         pack_pct: 100,
@@ -1155,7 +1159,7 @@ fn v6_handmade_archives() {
         let p = parts(&b);
         let recs = records(&p.tables);
         k3 += recs.iter().filter(|x| x.kind == 3).count();
-        match aceapex::decompress(&a) {
+        match aceapex::decode::decompress(&a) {
             Ok(out) => assert!(out == data, "hand-made decodes wrong ({what})"),
             Err(e) => panic!("hand-made archive fails: {e:?} ({what})"),
         }
@@ -1234,7 +1238,7 @@ fn v6_record_rules() {
     // source: a small DNA archive, rebuilt by hand with one group per block and packing
     let (data, b) = packed_groups_archive(&mut r, 3 * 4096 + 100, 5, 50, false);
     let a = Archive::parse(&b).unwrap();
-    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     let p = parts(&b);
     let recs = records(&p.tables);
     let base = p.header[H_BASE];
@@ -1428,12 +1432,12 @@ fn v6_mutation_fuzz() {
 /// Checks an encoder archive of `data`: parses, decodes to `data` through `decompress`,
 /// block by block fast and reference, and a few extracts.
 fn roundtrip(r: &mut Rng, data: &[u8], opts: &EncodeOptions, what: &str) -> Vec<u8> {
-    let packed = match catch_unwind(AssertUnwindSafe(|| aceapex::compress(data, opts, &|_| {}))) {
+    let packed = match catch_unwind(AssertUnwindSafe(|| aceapex::compress(data, opts))) {
         Ok(p) => p.unwrap(),
         Err(_) => panic!("compress panicked ({what}, {opts:?})"),
     };
     let a = Archive::parse(&packed).unwrap();
-    match aceapex::decompress(&a) {
+    match aceapex::decode::decompress(&a) {
         Ok(out) => assert!(out == data, "decodes wrong ({what}, {opts:?})"),
         Err(e) => panic!("fails: {e:?} ({what}, {opts:?})"),
     }
@@ -1442,7 +1446,7 @@ fn roundtrip(r: &mut Rng, data: &[u8], opts: &EncodeOptions, what: &str) -> Vec<
     for _ in 0..2 {
         let off = r.below(size + 1);
         let len = r.below(size - off + 1);
-        let got = aceapex::extract(&a, off, len).unwrap();
+        let got = aceapex::decode::extract(&a, off, len).unwrap();
         assert!(
             got[..] == data[off as usize..(off + len) as usize],
             "{what}"
@@ -1773,7 +1777,7 @@ fn v6_many_packed_groups() {
     let (data, b) = packed_groups_archive(&mut r, groups * 4096, 1, 100, true);
     let a = Archive::parse(&b).unwrap();
     assert_eq!(a.header.group_count as usize, groups);
-    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     // the last group's alphabet relabelled
     let p = parts(&b);
     let recs = records(&p.tables);
@@ -1785,7 +1789,7 @@ fn v6_many_packed_groups() {
     if t[rec.alpha.clone()].windows(2).all(|w| w[0] < w[1]) {
         let bad = rebuilt(&p, &p.entries, &t, &p.data);
         let a = Archive::parse(&bad).unwrap();
-        match aceapex::decompress(&a) {
+        match aceapex::decode::decompress(&a) {
             Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
             other => panic!("relabelled alphabet: {:?}", other.map(|v| v.len())),
         }

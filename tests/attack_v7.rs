@@ -1165,7 +1165,7 @@ fn wide_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) 
         wide_lanes: true,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     (data, packed, opts)
 }
 
@@ -1360,7 +1360,7 @@ fn v7_reads_older_archives() {
             min_match: [6u32, 4][round % 2],
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = aceapex::compress(&data, &opts).unwrap();
         let v = version_of(&packed);
         assert!(v < 7, "round {round}: version {v} without wide lanes");
         versions.insert(v);
@@ -1380,7 +1380,7 @@ fn v7_reads_older_archives() {
             wide_lanes: true,
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &short, &|_| {}).unwrap();
+        let packed = aceapex::compress(&data, &short).unwrap();
         let p = parts(&packed);
         let wide = wide_slices(&p.entries).len();
         assert_eq!(
@@ -1419,9 +1419,9 @@ fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUN
         window: if round % 4 == 3 { Some(65536) } else { None },
         ..Default::default()
     };
-    let src = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let src = aceapex::compress(&data, &opts).unwrap();
     let a = Archive::parse(&src).unwrap();
-    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     let p = parts(&src);
     let gb = a.header.group_blocks as usize;
     let mut entries = p.entries.clone();
@@ -1657,7 +1657,7 @@ fn v7_real_dna() {
                 "{f} at {start}, level {level}, bs {bs}, window {:?}",
                 opts.window
             );
-            let packed = aceapex::compress(data, &opts, &|_| {}).unwrap();
+            let packed = aceapex::compress(data, &opts).unwrap();
             let (parsed, ok) = never_wrong_grouped(&packed, data, &mut r, &what);
             assert!(parsed && ok, "{what}: does not decode");
             let p = parts(&packed);

@@ -14,9 +14,11 @@
 
 mod common;
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
+use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
-use aceapex::{compress, decompress, extract, DecodeError, EncodeOptions, FormatError};
+use aceapex::{DecodeError, EncodeOptions, FormatError};
 use common::{get_u32, get_u64, put_u16, put_u32, put_u64, table_record, Blk, Hdr, ENTRY, HEADER};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;

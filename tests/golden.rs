@@ -3,8 +3,10 @@
 //! byte for byte. A failure here means the format or the encoder output changed; if that was
 //! intended, regenerate the archives as the README says.
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
-use aceapex::{compress, decompress, extract, EncodeOptions};
+use aceapex::decode::{decompress, extract};
+use aceapex::EncodeOptions;
 use std::path::PathBuf;
 
 const ORIGINALS: [&str; 3] = ["moby_dick_64k.txt", "dna.fa", "records.csv"];

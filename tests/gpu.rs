@@ -477,7 +477,7 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
         for (block_size, min_match, opts) in sample_options() {
             let packed = compress(&data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
-            let cpu = aceapex::decompress(&a).unwrap();
+            let cpu = aceapex::decode::decompress(&a).unwrap();
             for d in [
                 decoder::Decoder::Dense,
                 decoder::Decoder::Lane,
@@ -727,7 +727,7 @@ fn packed_literals_decode_staged_and_unstaged() {
             );
             // the CPU decoder first
             assert!(
-                aceapex::decompress(&a).unwrap() == *data,
+                aceapex::decode::decompress(&a).unwrap() == *data,
                 "{name} level {level}: CPU"
             );
             archives.push((name, data, level, packed));
@@ -957,7 +957,10 @@ fn two_bit_negative_positions_fail_closed() {
     packed[at + 7] = 9 << 1 | 1;
     packed[at + 8] = 12 << 1;
     let a = Archive::parse(&packed).unwrap();
-    assert!(aceapex::decompress(&a).is_err(), "the CPU decoded it");
+    assert!(
+        aceapex::decode::decompress(&a).is_err(),
+        "the CPU decoded it"
+    );
     for d in [
         decoder::Decoder::Dense,
         decoder::Decoder::Lane,
@@ -1145,7 +1148,7 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
     for &(what, packed, data, two_bit, fasta_blocks) in &cases {
         let a = Archive::parse(packed).unwrap();
         assert_eq!(
-            &aceapex::decompress(&a).unwrap(),
+            &aceapex::decode::decompress(&a).unwrap(),
             data,
             "{what}: the CPU decoder"
         );
@@ -1330,7 +1333,7 @@ fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
             }
             let via_api = decoder::decompress(&g, &a).unwrap();
             assert!(
-                via_api == aceapex::decompress(&a).unwrap(),
+                via_api == aceapex::decode::decompress(&a).unwrap(),
                 "{what}: differs from the CPU"
             );
         }
@@ -1469,7 +1472,7 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
     let packed = common::build(common::Hdr::new(0, bs as u32), &original, &blocks, None);
     let a = Archive::parse(&packed).unwrap();
     assert!(
-        aceapex::decompress(&a).unwrap() == original,
+        aceapex::decode::decompress(&a).unwrap() == original,
         "CPU decoder disagrees with the test's model of the grammar"
     );
     let Some(g) = gpu_or_skip("dense_kernel_resolves_repeat_history_like_the_grammar") else {
@@ -1815,7 +1818,7 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
         let a = Archive::parse(packed).unwrap();
         assert_eq!(a.header.version, 7, "{name}");
         assert!(
-            aceapex::decompress(&a).unwrap() == *data,
+            aceapex::decode::decompress(&a).unwrap() == *data,
             "{name}: CPU decode"
         );
         let cross = a.cross_block();
@@ -1914,7 +1917,7 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
     for (what, bytes, _, damaged) in &cases {
         let a = Archive::parse(bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(
-            aceapex::decompress(&a).is_err(),
+            aceapex::decode::decompress(&a).is_err(),
             "{what}: the CPU decoded it"
         );
         common::attack::compare_archive(bytes, what);

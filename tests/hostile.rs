@@ -11,9 +11,10 @@ mod common;
 
 use aceapex::archive::Archive;
 use aceapex::decode::{decode_block_at, decode_block_reference};
+use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
-use aceapex::{decompress, extract, DecodeError, FormatError};
+use aceapex::{DecodeError, FormatError};
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -12,9 +12,11 @@
 
 mod common;
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
+use aceapex::decode::{decompress, extract};
 use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
-use aceapex::{compress, decompress, extract, EncodeOptions};
+use aceapex::EncodeOptions;
 use common::Rng;
 use proptest::prelude::*;
 

@@ -8,7 +8,7 @@ use crate::io::{
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
 use aceapex::archive::Archive;
-use aceapex::{decode, gpu};
+use aceapex::decode;
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
@@ -166,27 +166,8 @@ static NO_GPU_NOTE: std::sync::Once = std::sync::Once::new();
 /// Decodes on the requested device; returns the data and the device's description.
 fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
     if device != Device::Cpu {
-        match gpu::Gpu::open() {
-            Ok(g) => {
-                // independent blocks: the dense full pipe; a cross-block window: the wavefront
-                let how = if a.cross_block() {
-                    "wavefront"
-                } else {
-                    "dense"
-                };
-                match gpu::decoder::decompress(&g, a) {
-                    Ok(data) => return Ok((data, format!("GPU ({}, {how} decoder)", g.name()))),
-                    Err(e @ gpu::GpuError::Unsupported(_)) if device == Device::Auto => {
-                        note(format_args!("aceapex: {e}; decoding on the CPU"))
-                    }
-                    Err(e) => return Err(e).context("GPU decode"),
-                }
-            }
-            Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
-            // once per run, not once per archive of `decompress A B C`
-            Err(e) => {
-                NO_GPU_NOTE.call_once(|| note(format_args!("aceapex: {e}; decoding on the CPU")))
-            }
+        if let Some(done) = decode_on_gpu(a, device)? {
+            return Ok(done);
         }
     }
     let mut out = decode::zeroed_output(a.header.original_size)?;
@@ -200,4 +181,43 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
             n => format!("CPU ({n} threads)"),
         },
     ))
+}
+
+/// The GPU half of [`decode_with`]: the data and the device's description, or `None` where
+/// the CPU decodes instead (under `--device auto`: no GPU, or an archive the GPU decoder
+/// cannot take).
+#[cfg(feature = "gpu")]
+fn decode_on_gpu(a: &Archive<'_>, device: Device) -> Result<Option<(Vec<u8>, String)>> {
+    use aceapex::gpu;
+    match gpu::Gpu::open() {
+        Ok(g) => {
+            // independent blocks: the dense full pipe; a cross-block window: the wavefront
+            let how = if a.cross_block() {
+                "wavefront"
+            } else {
+                "dense"
+            };
+            match gpu::decoder::decompress(&g, a) {
+                Ok(data) => return Ok(Some((data, format!("GPU ({}, {how} decoder)", g.name())))),
+                Err(e @ gpu::GpuError::Unsupported(_)) if device == Device::Auto => {
+                    note(format_args!("aceapex: {e}; decoding on the CPU"))
+                }
+                Err(e) => return Err(e).context("GPU decode"),
+            }
+        }
+        Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
+        // once per run, not once per archive of `decompress A B C`
+        Err(e) => NO_GPU_NOTE.call_once(|| note(format_args!("aceapex: {e}; decoding on the CPU"))),
+    }
+    Ok(None)
+}
+
+/// [`decode_with`] in a build without the `gpu` feature: the CPU decodes.
+#[cfg(not(feature = "gpu"))]
+fn decode_on_gpu(_: &Archive<'_>, device: Device) -> Result<Option<(Vec<u8>, String)>> {
+    if device == Device::Gpu {
+        bail!("--device gpu: this aceapex was built without the `gpu` feature");
+    }
+    NO_GPU_NOTE.call_once(|| note("aceapex: built without the `gpu` feature; decoding on the CPU"));
+    Ok(None)
 }

@@ -104,7 +104,7 @@ pub fn read_stream(mut r: impl Read, archive: bool) -> Result<Vec<u8>> {
     if archive {
         (&mut r).take(4).read_to_end(&mut b)?;
         if b.len() == 4 {
-            if let Err(e @ aceapex::error::FormatError::BadMagic { .. }) = Archive::parse(&b) {
+            if let Err(e @ aceapex::FormatError::BadMagic { .. }) = Archive::parse(&b) {
                 return Err(e.into());
             }
         }

@@ -406,7 +406,7 @@ pub fn gen_archive(
 /// extracts equal it; otherwise `decompress` fails.
 pub fn check_whole(r: &mut Rng, packed: &[u8], out: &[u8], all_ok: bool, what: &str) {
     let a = Archive::parse(packed).unwrap();
-    let whole = aceapex::decompress(&a);
+    let whole = aceapex::decode::decompress(&a);
     if all_ok {
         assert!(
             whole.as_deref().ok() == Some(out),
@@ -417,7 +417,7 @@ pub fn check_whole(r: &mut Rng, packed: &[u8], out: &[u8], all_ok: bool, what: &
         for _ in 0..3 {
             let off = r.below(total);
             let len = r.below(total - off + 1);
-            let got = aceapex::extract(&a, off, len).unwrap();
+            let got = aceapex::decode::extract(&a, off, len).unwrap();
             assert!(got[..] == out[off as usize..(off + len) as usize]);
         }
     } else {
@@ -471,7 +471,7 @@ pub fn compare_archive(packed: &[u8], what: &str) {
 /// archive does not parse, else whether `decompress` succeeded.
 pub fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> Option<bool> {
     let a = Archive::parse(packed).ok()?;
-    let whole = aceapex::decompress(&a);
+    let whole = aceapex::decode::decompress(&a);
     if let Ok(out) = &whole {
         assert!(
             out[..] == data[..],
@@ -482,7 +482,7 @@ pub fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> Optio
     for _ in 0..3 {
         let off = r.below(size + 1);
         let len = r.below(size - off + 1);
-        if let Ok(got) = aceapex::extract(&a, off, len) {
+        if let Ok(got) = aceapex::decode::extract(&a, off, len) {
             if size == data.len() as u64 {
                 assert!(
                     got[..] == data[off as usize..(off + len) as usize],
@@ -696,7 +696,7 @@ pub fn group_path_agrees(packed: &[u8], what: &str) {
         .num_threads(1)
         .build()
         .unwrap();
-    let got = pool.install(|| aceapex::decompress(&a));
+    let got = pool.install(|| aceapex::decode::decompress(&a));
     match (got, first_bad) {
         (Ok(_), None) | (Err(DecodeError::ContentChecksum), None) => {}
         (Err(DecodeError::Block { block, status, .. }), Some((b, st))) => {
