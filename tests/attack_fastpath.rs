@@ -83,9 +83,9 @@ fn archives_4mib_blocks() {
 
 fn restore_raw(packed: &[u8]) -> (Hdr, Vec<Blk>) {
     let a = Archive::parse(packed).unwrap();
-    let mut h = Hdr::new(0, a.header.block_size);
-    h.flags = a.header.flags;
-    h.window = a.header.window;
+    let mut h = Hdr::new(0, a.header().block_size);
+    h.flags = a.header().flags;
+    h.window = a.header().window;
     let mut blocks = Vec::new();
     for b in 0..a.block_count() {
         let mut bufs: [Vec<u8>; STREAM_COUNT] = Default::default();
@@ -94,7 +94,7 @@ fn restore_raw(packed: &[u8]) -> (Hdr, Vec<Blk>) {
             slices: bufs,
             decoded: None,
             lanes: [0; 5],
-            lowest: Some(a.entries[b].lowest_source_block),
+            lowest: Some(a.entries()[b].lowest_source_block),
             checksum: None,
         });
     }

@@ -91,15 +91,15 @@ fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
     put_u32(&mut out, H_MIN_MATCH, min_match);
     let mut table = Vec::new();
     let entry_size = if version >= 3 {
-        let mut bits = aceapex::entry::bits_for(&arc.entries);
+        let mut bits = aceapex::entry::bits_for(arc.entries());
         bits.match_base = byte85;
         out[72..88].copy_from_slice(bytemuck::bytes_of(&bits));
-        aceapex::entry::pack(&arc.entries, &bits, &mut table);
+        aceapex::entry::pack(arc.entries(), &bits, &mut table);
         aceapex::entry::packed_size(&bits)
     } else {
         out[72..88].fill(0);
         out[H_BASE] = byte85;
-        for e in &arc.entries {
+        for e in arc.entries() {
             table.extend_from_slice(bytemuck::bytes_of(e));
         }
         64
@@ -135,7 +135,7 @@ fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mut
     let packed = set_base(&v2, base);
     let what = format!("bs {bs}, cross {cross}, base {base}");
     compare_archive(&packed, &what);
-    assert_eq!(Archive::parse(&packed).unwrap().header.match_base(), base);
+    assert_eq!(Archive::parse(&packed).unwrap().header().match_base(), base);
     check_whole(r, &packed, &out, all_ok, &what);
     for other in 4..=6u32 {
         if other != base {
@@ -197,7 +197,7 @@ fn v4_encoder_relabelled() {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let a = Archive::parse(&packed).unwrap();
         let base = opts.min_match.min(6);
-        assert_eq!(a.header.match_base(), base);
+        assert_eq!(a.header().match_base(), base);
         assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
         for version in [2u16, 3, 4] {
             for byte85 in [0u8, 3, 4, 5, 6, 7, 0x80, 0xFF] {
@@ -247,7 +247,7 @@ fn v4_encoder_mutation_fuzz() {
         let (data, packed, _) = &archives[it % archives.len()];
         let a = Archive::parse(packed).unwrap();
         let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-        let tables_end = bt_end + a.header.table_bytes as usize;
+        let tables_end = bt_end + a.header().table_bytes as usize;
         let mut b = packed.clone();
         for _ in 0..r.range(1, 4) {
             let at = match r.below(5) {
@@ -304,9 +304,9 @@ fn v4_encoder_streams_damaged() {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let base = opts.min_match.min(6);
         let a = Archive::parse(&packed).unwrap();
-        let mut h = Hdr::new(0, a.header.block_size);
-        h.flags = a.header.flags;
-        h.window = a.header.window;
+        let mut h = Hdr::new(0, a.header().block_size);
+        h.flags = a.header().flags;
+        h.window = a.header().window;
         let mut blocks = Vec::new();
         for b in 0..a.block_count() {
             let mut bufs: S5 = Default::default();
@@ -315,7 +315,7 @@ fn v4_encoder_streams_damaged() {
                 slices: bufs,
                 decoded: None,
                 lanes: [0; 5],
-                lowest: Some(a.entries[b].lowest_source_block),
+                lowest: Some(a.entries()[b].lowest_source_block),
                 checksum: None,
             });
         }

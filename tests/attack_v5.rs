@@ -582,8 +582,8 @@ fn v5_encoder_relabelled() {
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
         compare_archive(&packed, "encoder archive");
-        let version = a.header.version;
-        let base = a.header.match_base() as u8;
+        let version = a.header().version;
+        let base = a.header().match_base() as u8;
         let p = parts(&packed);
         let recs = records(&p.tables);
         let ctx: Vec<&Rec> = recs.iter().filter(|x| x.kind == 2).collect();
@@ -621,7 +621,7 @@ fn v5_encoder_relabelled() {
                     Err(e) => panic!("{}: {e:?}", what(&format!("v{v} b85 {byte85}"))),
                 }
                 let (_, dec) = never_wrong(&b, &data, &mut r, &what(&format!("v{v}")));
-                if byte85 as u32 == a.header.match_base() || (v < 4 && base == 6) {
+                if byte85 as u32 == a.header().match_base() || (v < 4 && base == 6) {
                     assert!(
                         dec,
                         "{}",
@@ -874,7 +874,7 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
             data.extend_from_slice(&bytes);
         }
     }
-    let base = a.header.match_base() as u8;
+    let base = a.header().match_base() as u8;
     let version = if any_pair {
         5
     } else if base == 6 {
@@ -993,7 +993,7 @@ fn v5_encoder_mutation_fuzz() {
         let (data, packed, recs) = &archives[it % archives.len()];
         let a = Archive::parse(packed).unwrap();
         let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-        let tables_end = bt_end + a.header.table_bytes as usize;
+        let tables_end = bt_end + a.header().table_bytes as usize;
         let mut b = packed.clone();
         for _ in 0..r.range(1, 4) {
             let rec = &recs[r.below(recs.len() as u64) as usize];
@@ -1073,7 +1073,7 @@ fn v5_real_corpora() {
             let ctx: Vec<&Rec> = recs.iter().filter(|x| x.kind == 2).collect();
             eprintln!(
                 "{what}: version {}, {} of {} records are pairs",
-                a.header.version,
+                a.header().version,
                 ctx.len(),
                 recs.len()
             );
@@ -1094,7 +1094,7 @@ fn v5_real_corpora() {
                 let mut d = p.data.clone();
                 let i = r.below(d.len() as u64) as usize;
                 d[i] ^= 1 << r.below(8);
-                let bad = assemble(&p, a.header.version, base, &p.entries, &p.tables, &d);
+                let bad = assemble(&p, a.header().version, base, &p.entries, &p.tables, &d);
                 never_wrong(&bad, &data, &mut r, &format!("{what}: flip {it}"));
             }
         }
@@ -1123,7 +1123,7 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
 fn v5_many_groups_of_pairs() {
     let (data, b) = many_groups(env("ATTACK_GROUPS", 200) as usize);
     let a = Archive::parse(&b).unwrap();
-    assert_eq!(a.header.version, 5);
+    assert_eq!(a.header().version, 5);
     assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
 }
 

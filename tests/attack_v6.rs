@@ -700,8 +700,8 @@ fn v6_encoder_relabelled() {
             "round {round}"
         );
         compare_archive(&packed, "encoder archive");
-        let version = a.header.version;
-        let base = a.header.match_base() as u8;
+        let version = a.header().version;
+        let base = a.header().match_base() as u8;
         let p = parts(&packed);
         let recs = records(&p.tables);
         let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
@@ -869,10 +869,10 @@ fn v6_encoder_relabelled() {
         }
 
         // packed slices: decoded lengths +- up to 2w, lanes 1..=32, raw <-> rANS
-        let gb = a.header.group_blocks as usize;
+        let gb = a.header().group_blocks as usize;
         let packed_blocks: Vec<usize> = (0..p.entries.len())
             .filter(|&b| {
-                a.tables[b / gb][STREAM_LITERALS]
+                a.tables()[b / gb][STREAM_LITERALS]
                     .as_ref()
                     .is_some_and(|t| t.is_packed())
                     && p.entries[b].lanes[STREAM_LITERALS] != 0
@@ -900,7 +900,7 @@ fn v6_encoder_relabelled() {
                 }
                 _ => {
                     // the slice's last word flipped (the last symbols, with the padding)
-                    let off = a.block_offsets[b] as usize + e[b].stored_len[0] as usize;
+                    let off = a.block_offsets()[b] as usize + e[b].stored_len[0] as usize;
                     if off >= 2 && e[b].stored_len[0] >= 2 {
                         d[off - 1 - r.below(2) as usize] ^= 1 << r.below(8);
                     }
@@ -1127,7 +1127,7 @@ fn handmade(r: &mut Rng, packed: &[u8], o: Hand) -> Vec<u8> {
     assemble(
         &hp,
         6,
-        a.header.match_base() as u8,
+        a.header().match_base() as u8,
         &entries,
         &tables,
         &data,
@@ -1208,7 +1208,7 @@ fn v6_handmade_archives() {
                     }
                     _ => {
                         // a packed slice shortened by its last word, lanes kept
-                        let off = a.block_offsets[bi] as usize;
+                        let off = a.block_offsets()[bi] as usize;
                         if entries[bi].lanes[0] != 0 && entries[bi].stored_len[0] >= 2 {
                             let sl = entries[bi].stored_len[0] as usize;
                             d.drain(off + sl - 2..off + sl);
@@ -1380,7 +1380,7 @@ fn v6_mutation_fuzz() {
         let (data, packed, recs) = &archives[it % archives.len()];
         let a = Archive::parse(packed).unwrap();
         let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-        let tables_end = bt_end + a.header.table_bytes as usize;
+        let tables_end = bt_end + a.header().table_bytes as usize;
         let mut b = packed.clone();
         let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
         for _ in 0..r.range(1, 4) {
@@ -1510,9 +1510,9 @@ fn v6_encoder_small_alphabets_roundtrip() {
             cases += 1;
             // packed groups with raw literal slices (blocks with letters outside the alphabet)
             let a = Archive::parse(&packed).unwrap();
-            let gb = a.header.group_blocks as usize;
-            for (b, e) in a.entries.iter().enumerate() {
-                let t = a.tables[b / gb][STREAM_LITERALS].as_ref();
+            let gb = a.header().group_blocks as usize;
+            for (b, e) in a.entries().iter().enumerate() {
+                let t = a.tables()[b / gb][STREAM_LITERALS].as_ref();
                 if t.is_some_and(|t| t.is_packed()) && e.lanes[0] == 0 && e.decoded_len[0] > 0 {
                     let lits = &block_streams_one(&a, b)[STREAM_LITERALS];
                     let al = t.unwrap().record().alphabet.unwrap();
@@ -1592,10 +1592,10 @@ fn v6_encoder_fasta_headers() {
             let packed = roundtrip(&mut r, &data, &opts, &what);
             cases += 1;
             let a = Archive::parse(&packed).unwrap();
-            let gb = a.header.group_blocks as usize;
+            let gb = a.header().group_blocks as usize;
             let mut any = false;
-            for (b, e) in a.entries.iter().enumerate() {
-                let Some(t) = a.tables[b / gb][STREAM_LITERALS].as_ref() else {
+            for (b, e) in a.entries().iter().enumerate() {
+                let Some(t) = a.tables()[b / gb][STREAM_LITERALS].as_ref() else {
                     continue;
                 };
                 if !t.is_packed() {
@@ -1716,17 +1716,19 @@ fn v6_real_dna() {
             packed_archives += !k3.is_empty() as usize;
             eprintln!(
                 "{what}: version {}, {} bytes, {} kind-3 records (alphabet {:?})",
-                a.header.version,
+                a.header().version,
                 packed.len(),
                 k3.len(),
                 k3.first()
                     .map(|x| String::from_utf8_lossy(&p.tables[x.alpha.clone()]).into_owned())
             );
             stats[0] += 1;
-            let gb = a.header.group_blocks as usize;
+            let gb = a.header().group_blocks as usize;
             let packed_blocks: Vec<usize> = (0..p.entries.len())
                 .filter(|&b| {
-                    a.tables[b / gb][0].as_ref().is_some_and(|t| t.is_packed())
+                    a.tables()[b / gb][0]
+                        .as_ref()
+                        .is_some_and(|t| t.is_packed())
                         && p.entries[b].lanes[0] != 0
                 })
                 .collect();
@@ -1776,7 +1778,7 @@ fn v6_many_packed_groups() {
     let groups = env("ATTACK_GROUPS", 200) as usize;
     let (data, b) = packed_groups_archive(&mut r, groups * 4096, 1, 100, true);
     let a = Archive::parse(&b).unwrap();
-    assert_eq!(a.header.group_count as usize, groups);
+    assert_eq!(a.header().group_count as usize, groups);
     assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     // the last group's alphabet relabelled
     let p = parts(&b);

@@ -170,7 +170,7 @@ fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
             return Ok(done);
         }
     }
-    let mut out = decode::zeroed_output(a.header.original_size)?;
+    let mut out = decode::zeroed_output(a.header().original_size)?;
     let pb = progress_bar(out.len() as u64, "decompress", false);
     decode::decompress_into(a, &mut out, &|n| pb.inc(n))?;
     pb.finish_and_clear();

@@ -42,7 +42,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     let bytes = read_input(&input, true)?;
     let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
     // no --length: the rest of the data (an offset past the end is still an error)
-    let size = a.header.original_size;
+    let size = a.header().original_size;
     if length.is_none() && offset > size {
         bail!("--offset {offset} lies outside the original data ({size} bytes)");
     }

@@ -145,14 +145,14 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             let _ = writeln!(s, $($t)*);
         };
     }
-    let h = &a.header;
+    let h = a.header();
     let block_table_bytes = h.block_count as u64 * a.entry_size() as u64;
     let mut stored = [0u64; STREAM_COUNT];
     let mut decoded = [0u64; STREAM_COUNT];
     let mut depth_max = 0u32;
     let mut depth_sum = 0u64;
     let mut depth_hist = [0u64; DEPTH_BUCKETS.len()];
-    for e in &a.entries {
+    for e in a.entries() {
         for k in 0..STREAM_COUNT {
             stored[k] += e.stored_len[k] as u64;
             decoded[k] += e.decoded_len[k] as u64;
@@ -169,7 +169,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     // per stream: groups whose table record is of a kind (`is`)
     let groups_where = |is: fn(&aceapex::archive::StreamTable) -> bool| -> [usize; STREAM_COUNT] {
         std::array::from_fn(|k| {
-            a.tables
+            a.tables()
                 .iter()
                 .filter(|g| g[k].as_deref().is_some_and(is))
                 .count()
@@ -184,15 +184,15 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     let raw_match_streams =
         tabled_groups[1..].iter().all(|&n| n == 0) && decoded[1..].iter().any(|&n| n > 0);
     // `compress --wide-lanes`: blocks with a slice of more than 32 lanes (FORMAT.md §5.4)
-    let wide_blocks = a.entries.iter().filter(|e| e.has_wide_slice()).count();
-    let two_bit_blocks = (a.entries.iter())
+    let wide_blocks = a.entries().iter().filter(|e| e.has_wide_slice()).count();
+    let two_bit_blocks = (a.entries().iter())
         .filter(|e| {
             e.lanes[aceapex::device::format::STREAM_LITERALS]
                 == aceapex::device::format::LANES_TWO_BIT
         })
         .count();
     let ratio = h.original_size as f64 / archive_len.max(1) as f64;
-    let mean_depth = depth_sum as f64 / a.entries.len().max(1) as f64;
+    let mean_depth = depth_sum as f64 / a.entries().len().max(1) as f64;
     let names = aceapex::device::format::STREAM_NAMES;
     if json {
         let streams = Streams(std::array::from_fn(|k| {

@@ -237,7 +237,7 @@ pub fn env(name: &str, default: u64) -> u64 {
 
 pub fn per_block(packed: &[u8], fast: bool) -> Vec<Result<Vec<u8>, DecodeError>> {
     let a = Archive::parse(packed).expect("archive parses");
-    let mut out = vec![0u8; a.header.original_size as usize];
+    let mut out = vec![0u8; a.header().original_size as usize];
     (0..a.block_count())
         .map(|b| {
             let r = if fast {
@@ -478,7 +478,7 @@ pub fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> Optio
             "decompress Ok with wrong bytes ({what})"
         );
     }
-    let size = a.header.original_size;
+    let size = a.header().original_size;
     for _ in 0..3 {
         let off = r.below(size + 1);
         let len = r.below(size - off + 1);
@@ -683,7 +683,7 @@ pub fn never_wrong_grouped(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) 
 /// by block: the same first failing block and status, or both Ok.
 pub fn group_path_agrees(packed: &[u8], what: &str) {
     let a = Archive::parse(packed).unwrap();
-    if a.cross_block() || a.header.original_size > 64 << 20 {
+    if a.cross_block() || a.header().original_size > 64 << 20 {
         return;
     }
     let reference = per_block(packed, false);
