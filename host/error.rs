@@ -57,7 +57,9 @@ impl From<DecodeError> for Error {
 }
 
 /// The archive's structure breaks a rule of FORMAT.md (found before any block is decoded).
+/// New variants may be added in later versions.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FormatError {
     /// Fewer bytes than the header.
     #[error("archive truncated: {got} bytes, the header alone needs {need}")]
@@ -134,8 +136,10 @@ pub enum FormatError {
     MetaChecksum,
 }
 
-/// Decoding failed: the block where it happened and the rule broken.
+/// Decoding failed: the block where it happened and the rule broken. New variants may be
+/// added in later versions.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// A block broke a rule of FORMAT.md §4-§5 or failed its checksum.
     #[error("damaged archive: block {block} (bytes {start}..{end}): {}", status.describe())]
