@@ -23,7 +23,7 @@
 //! use aceapex::{Options, Reader};
 //!
 //! let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(2_000);
-//! // 16 KiB blocks at level 5, the defaults
+//! // the command line's defaults (level, block size, window)
 //! let archive = aceapex::compress(&data, &Options::default())?;
 //! assert!(archive.len() < data.len() / 10);
 //!
@@ -103,7 +103,7 @@ pub use gpu::GpuError;
 pub use reader::Reader;
 
 /// Encoder options: level, block size, window, minimum match, repeat codes, dependency-depth
-/// cap (FORMAT.md §2). `Options::default()` is level 5 with 16 KiB blocks.
+/// cap (FORMAT.md §2). `Options::default()` gives the command line's defaults.
 pub use archive::EncodeOptions as Options;
 
 // Kept for the crate's own tools and tests while they move to the API above.
