@@ -185,3 +185,25 @@ fn errors_read_well() {
     assert_eq!(e.to_string(), "cannot read /nonexistent/x.acx");
     assert!(std::error::Error::source(&e).is_some());
 }
+
+/// A reader can be shared by threads (regions read in parallel) and errors can cross them.
+#[test]
+fn reader_and_error_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Reader<'static>>();
+    send_sync::<Error>();
+    let data = sample();
+    let archive = aceapex::compress(&data, &Options::default()).unwrap();
+    let reader = Reader::new(&archive).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (reader, data) = (&reader, &data);
+            s.spawn(move || {
+                let mut buf = [0u8; 5_000];
+                reader.read_range(t * 11_000, &mut buf).unwrap();
+                let at = t as usize * 11_000;
+                assert!(buf[..] == data[at..at + 5_000]);
+            });
+        }
+    });
+}
