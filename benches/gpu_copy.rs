@@ -30,7 +30,7 @@ fn bench(c: &mut Criterion) {
         Ok(p) => {
             let bytes = std::fs::read(&p).unwrap();
             let a = aceapex::Archive::parse(&bytes).unwrap();
-            let original = aceapex::decompress(&a).unwrap();
+            let original = aceapex::decode::decompress(&a).unwrap();
             (
                 p,
                 aceapex::gpu::tokens::from_archive(&a, &original).unwrap(),

@@ -38,7 +38,7 @@ fn archives() -> Vec<(String, Vec<u8>)> {
             .collect();
         v.push((
             "generated-dna".into(),
-            aceapex::compress(&dna, &Default::default(), &|_| {}).unwrap(),
+            aceapex::compress(&dna, &Default::default()).unwrap(),
         ));
     }
     v
@@ -73,7 +73,7 @@ fn bench(c: &mut Criterion) {
     let rans_only = std::env::var_os("ACEAPEX_BENCH_RANS_ONLY").is_some();
     for (name, bytes) in archives() {
         let a = Archive::parse(&bytes).unwrap();
-        let size = a.header.original_size;
+        let size = a.header().original_size;
         let ga = GpuArchive::upload(&g, &a).unwrap();
         let (mut out, mut status) = ga.output_buffers(&g).unwrap();
         if rans_only {

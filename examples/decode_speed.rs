@@ -25,11 +25,12 @@
 //! alone, decoded one by one against decoded together in groups
 //! ([`cpu::rans::SliceDecoder::fast_rows_together`]).
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
 use aceapex::cpu;
 use aceapex::decode;
 use aceapex::device::lz::BlockFrame;
-use aceapex::{compress, EncodeOptions};
+use aceapex::EncodeOptions;
 use std::path::PathBuf;
 
 const INPUT_BYTES: usize = 16 << 20;
@@ -144,7 +145,7 @@ fn main() {
         assert!(out == input, "{}: wrong bytes", path.display());
 
         let n = input.len() as f64;
-        let bs = a.header.block_size as usize;
+        let bs = a.header().block_size as usize;
         let blocks = a.block_count();
         let (total, streams, lz, hash) = one.install(|| {
             let total = best(|| decode::decompress_into(&a, &mut out, &|_| {}).unwrap());
@@ -177,7 +178,7 @@ fn main() {
                 .collect();
             let lz = best(|| {
                 for (b, s) in all.iter().enumerate() {
-                    let e = &a.entries[b];
+                    let e = a.entries()[b];
                     let p =
                         |k: usize| cpu::lz::Padded::new(&s[k], e.decoded_len[k] as usize).unwrap();
                     let ps = cpu::lz::PaddedStreams {
@@ -192,8 +193,8 @@ fn main() {
                         dst_start: 0,
                         dst_end: chunk.len(),
                         src_floor: 0,
-                        window: a.header.window,
-                        match_base: a.header.match_base(),
+                        window: a.header().window,
+                        match_base: a.header().match_base(),
                     };
                     cpu::lz::decode_block(&ps, chunk, &frame).unwrap();
                 }
@@ -207,7 +208,7 @@ fn main() {
                 for _ in 0..3 {
                     single = single.min(best(|| {
                         for b in 0..blocks {
-                            let e = &a.entries[b];
+                            let e = a.entries()[b];
                             let o = &mut bufs[b][..e.decoded_len[k] as usize];
                             if e.lanes[k] != 0 && e.lanes[k] != aceapex::device::format::LANES_TWO_BIT {
                                 cpu::rans::decode_slice(
@@ -225,7 +226,7 @@ fn main() {
                             let mut decs = Vec::new();
                             for (j, buf) in chunk.iter_mut().enumerate() {
                                 let b = g * cpu::GROUP_BLOCKS + j;
-                                let e = &a.entries[b];
+                                let e = a.entries()[b];
                                 if e.lanes[k] != 0 && e.lanes[k] != aceapex::device::format::LANES_TWO_BIT {
                                     decs.push(
                                         cpu::rans::SliceDecoder::new(
@@ -313,13 +314,13 @@ fn main() {
                     let mut syms = 0usize;
                     let mut lanes = [0usize; 34];
                     let mut bufo = vec![0u8; bs + 64];
-                    for e in &a.entries {
+                    for e in a.entries() {
                         syms += e.decoded_len[k] as usize;
                         lanes[(e.lanes[k] as usize).min(33)] += 1;
                     }
                     let t = best(|| {
                         for b in 0..blocks {
-                            let e = &a.entries[b];
+                            let e = a.entries()[b];
                             let sl = a.slices(b)[k];
                             let o = &mut bufo[..e.decoded_len[k] as usize];
                             if e.lanes[k] == 0 {

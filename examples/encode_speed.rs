@@ -12,9 +12,10 @@
 
 use std::time::Instant;
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
 use aceapex::lz::{parse_segment, ParseParams};
-use aceapex::{compress, decode, EncodeOptions};
+use aceapex::{decode, EncodeOptions};
 
 /// Nanoseconds this thread has run on a CPU (Linux schedstat), if available.
 fn thread_cpu_ns() -> Option<u64> {

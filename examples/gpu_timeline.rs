@@ -79,7 +79,7 @@ fn main() {
 
 /// Warms up, decodes `a` once between CUDA events, checks the output and prints its marks.
 fn timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuError> {
-    let size = a.header.original_size;
+    let size = a.header().original_size;
     let ga = GpuArchive::upload(g, a)?;
     let (mut out, mut status) = ga.output_buffers(g)?;
     // half a second of decodes first, so that the GPU's clocks are up as in a benchmark

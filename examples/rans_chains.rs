@@ -18,11 +18,11 @@ fn main() {
     for path in std::env::args().skip(1) {
         let bytes = std::fs::read(&path).expect("reading the archive");
         let a = Archive::parse(&bytes).expect("parsing the archive");
-        let mut chains: Vec<u32> = (a.entries.iter().enumerate())
+        let mut chains: Vec<u32> = (a.entries().iter().enumerate())
             .map(|(b, e)| rans_block_steps(e, a.literal_width(b) as u32))
             .collect();
         let lanes: u64 = a
-            .entries
+            .entries()
             .iter()
             .flat_map(|e| e.lanes)
             .filter(|&l| l != LANES_RAW)
@@ -46,7 +46,7 @@ fn main() {
         );
         // if 2 or 4 warps shared each block's rounds (`rans_block_steps_split`; no kernel does)
         for parts in [2u32, 4] {
-            let longest = (a.entries.iter().enumerate())
+            let longest = (a.entries().iter().enumerate())
                 .map(|(b, e)| rans_block_steps_split(e, a.literal_width(b) as u32, parts))
                 .max()
                 .unwrap_or(0);
@@ -55,10 +55,10 @@ fn main() {
         // the three longest blocks: per slice (decoded bytes, lanes), and the literal width
         let mut by_chain: Vec<usize> = (0..n).collect();
         by_chain.sort_by_key(|&b| {
-            std::cmp::Reverse(rans_block_steps(&a.entries[b], a.literal_width(b) as u32))
+            std::cmp::Reverse(rans_block_steps(&a.entries()[b], a.literal_width(b) as u32))
         });
         for &b in by_chain.iter().take(3) {
-            let e = &a.entries[b];
+            let e = &a.entries()[b];
             println!(
                 "  block {b}: {} steps; (decoded, lanes) per slice {:?}, literal width {}",
                 rans_block_steps(e, a.literal_width(b) as u32),
@@ -82,7 +82,7 @@ fn main() {
             .iter()
             .map(|&(k, cap)| {
                 let c = a
-                    .entries
+                    .entries()
                     .iter()
                     .filter(|e| e.decoded_len[k] as usize > cap)
                     .count();
@@ -90,7 +90,7 @@ fn main() {
             })
             .collect();
         let any = a
-            .entries
+            .entries()
             .iter()
             .filter(|e| caps.iter().any(|&(k, cap)| e.decoded_len[k] as usize > cap))
             .count();

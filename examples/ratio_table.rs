@@ -256,7 +256,7 @@ fn measure(name: String, data: &[u8], args: &Args) -> Result<Row, String> {
 
     let (roundtrip_ok, roundtrip_err) = match aceapex::Archive::parse(&archive) {
         Err(e) => (false, Some(format!("parse: {e}"))),
-        Ok(a) => match aceapex::decompress(&a) {
+        Ok(a) => match aceapex::decode::decompress(&a) {
             Err(e) => (false, Some(format!("decode: {e}"))),
             Ok(out) if out == data => (true, None),
             Ok(out) => (

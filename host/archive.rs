@@ -953,19 +953,19 @@ fn meta_checksum(h: &FileHeader, block_table: &[u8], tables: &[u8]) -> u64 {
 /// rANS slice has a table.
 pub struct Archive<'a> {
     /// The header.
-    pub header: FileHeader,
+    pub(crate) header: FileHeader,
     /// The block table.
-    pub entries: Vec<BlockEntry>,
+    pub(crate) entries: Vec<BlockEntry>,
     /// Per block: byte offset of its first slice inside the data section.
-    pub block_offsets: Vec<u64>,
+    pub(crate) block_offsets: Vec<u64>,
     /// Per group and stream: the table, if the group has one for that stream.
     /// (Boxed: an absent table costs 8 bytes, so a hostile archive of many groups without
     /// tables cannot make the reader hold ~200x its size, ninth-session attack.)
-    pub tables: Vec<[Option<Box<StreamTable>>; STREAM_COUNT]>,
+    pub(crate) tables: Vec<[Option<Box<StreamTable>>; STREAM_COUNT]>,
     /// The data section.
-    pub data: &'a [u8],
+    pub(crate) data: &'a [u8],
     /// The data section's offset in the archive.
-    pub data_offset: u64,
+    pub(crate) data_offset: u64,
     /// Bytes of expanded decode tables the archive may still keep ([`Archive::table`]):
     /// [`table_cache_budget`] at parse time.
     table_cache_left: AtomicU64,
@@ -1401,6 +1401,44 @@ impl<'a> Archive<'a> {
         }
     }
 
+    /// The header (FORMAT.md §2).
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// The block table: one entry per block (FORMAT.md §3.1).
+    pub fn entries(&self) -> &[BlockEntry] {
+        &self.entries
+    }
+
+    /// The block table, writable: for tests that give the decoders entries the parse would
+    /// refuse. Not part of the API.
+    #[doc(hidden)]
+    pub fn entries_mut(&mut self) -> &mut [BlockEntry] {
+        &mut self.entries
+    }
+
+    /// Per block: byte offset of its first slice inside the data section.
+    pub fn block_offsets(&self) -> &[u64] {
+        &self.block_offsets
+    }
+
+    /// Per table group and stream: the table, if the group has one for that stream
+    /// (FORMAT.md §5.2).
+    pub fn tables(&self) -> &[[Option<Box<StreamTable>>; STREAM_COUNT]] {
+        &self.tables
+    }
+
+    /// The data section (every block's slices, FORMAT.md §4).
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// The data section's offset in the archive, in bytes.
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+
     /// Number of blocks.
     pub fn block_count(&self) -> usize {
         self.entries.len()
@@ -1472,7 +1510,7 @@ mod tests {
                 level: 6,
                 ..with(on)
             };
-            crate::compress(data, &opts, &|_| {}).unwrap()
+            crate::compress(data, &opts).unwrap()
         })
     }
 
@@ -1494,7 +1532,7 @@ mod tests {
             block_size: 4096,
             ..Default::default()
         };
-        let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = crate::compress(&data, &opts).unwrap();
         // what a decode uses with no limit: the literal and command tables of the six groups
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(a.tables.len(), 6);
@@ -1580,8 +1618,8 @@ mod tests {
             wide_lanes,
             ..Default::default()
         };
-        let narrow = crate::compress(&data, &opts(false), &|_| {}).unwrap();
-        let mut wide = crate::compress(&data, &opts(true), &|_| {}).unwrap();
+        let narrow = crate::compress(&data, &opts(false)).unwrap();
+        let mut wide = crate::compress(&data, &opts(true)).unwrap();
         assert!(u16::from_le_bytes([narrow[4], narrow[5]]) < 7);
         assert_eq!(u16::from_le_bytes([wide[4], wide[5]]), 7);
         {
@@ -1643,7 +1681,7 @@ mod tests {
             ..Default::default()
         };
         let version = |n: usize| {
-            let a = crate::compress(&data[..n], &opts, &|_| {}).unwrap();
+            let a = crate::compress(&data[..n], &opts).unwrap();
             u16::from_le_bytes([a[4], a[5]])
         };
         assert_eq!(version(WIDE_MAX_BLOCKS * 4096), 7);

@@ -379,7 +379,7 @@ mod tests {
                 block_size: 4096,
                 ..Default::default()
             };
-            let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+            let packed = crate::compress(&data, &opts).unwrap();
             let mut a = Archive::parse(&packed).unwrap();
             for window in [1, 16 << 10, 48 << 10, WINDOW_BYTES] {
                 let mut out = vec![0u8; n];
@@ -406,7 +406,7 @@ mod tests {
             block_size: 4096,
             ..Default::default()
         };
-        let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = crate::compress(&data, &opts).unwrap();
         let mut a = Archive::parse(&packed).unwrap();
         let n = data.len() as u64;
         assert!(extract(&a, 0, n).unwrap() == data);

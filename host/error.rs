@@ -1,9 +1,65 @@
-//! Typed errors of the library layers. The CLI wraps them with `anyhow` context.
+//! The library's errors: [`Error`], what every function of the top-level API returns, and
+//! its typed sources [`FormatError`] (the container) and [`DecodeError`] (a block).
 
 use crate::device::status::Status;
+use std::path::PathBuf;
+
+/// Every error of the top-level API ([`crate::compress`], [`crate::decompress`],
+/// [`crate::Reader`]).
+///
+/// Match on the variant for the kind of failure; the typed source carries the details (the
+/// broken rule of FORMAT.md, the damaged block and its byte range). New variants may be added
+/// in later versions.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The options are invalid (the message names the option and its allowed range).
+    #[error("invalid options: {0}")]
+    Options(String),
+    /// The archive's structure breaks a rule of FORMAT.md (found before any block is
+    /// decoded): not an archive, an unknown version, a damaged header, block table or tables.
+    #[error(transparent)]
+    Format(FormatError),
+    /// A block failed to decode or its checksum, the content checksum failed, or a region
+    /// outside the original data was asked for.
+    #[error(transparent)]
+    Decode(DecodeError),
+    /// A file could not be opened, mapped or read.
+    #[error("cannot read {}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The GPU could not be used or a GPU decode failed.
+    #[cfg(feature = "gpu")]
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
+}
+
+impl From<FormatError> for Error {
+    fn from(e: FormatError) -> Error {
+        Error::Format(e)
+    }
+}
+
+/// A decode error that is a format error becomes [`Error::Format`], so one match arm covers
+/// every structural problem of an archive.
+impl From<DecodeError> for Error {
+    fn from(e: DecodeError) -> Error {
+        match e {
+            DecodeError::Format(f) => Error::Format(f),
+            e => Error::Decode(e),
+        }
+    }
+}
 
 /// The archive's structure breaks a rule of FORMAT.md (found before any block is decoded).
+/// New variants may be added in later versions.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FormatError {
     /// Fewer bytes than the header.
     #[error("archive truncated: {got} bytes, the header alone needs {need}")]
@@ -80,8 +136,10 @@ pub enum FormatError {
     MetaChecksum,
 }
 
-/// Decoding failed: the block where it happened and the rule broken.
+/// Decoding failed: the block where it happened and the rule broken. New variants may be
+/// added in later versions.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// A block broke a rule of FORMAT.md §4-§5 or failed its checksum.
     #[error("damaged archive: block {block} (bytes {start}..{end}): {}", status.describe())]

@@ -1,30 +1,127 @@
 //! aceapex: absolute-offset LZ77 with interleaved rANS, a multi-threaded CPU encoder and
 //! decoder, and GPU decoders, after the ACEAPEX papers (Shavidze, 2026).
 //!
-//! - [`archive`]: the container (FORMAT.md §2-§3): [`archive::compress`], [`archive::Archive`].
-//! - [`decode`]: the CPU decoder (whole file, regions).
-//! - [`entropy`]: frequency tables and the rANS encoder (FORMAT.md §5).
-//! - [`lz`]: match finding and parsing (FORMAT.md §4).
-//! - [`gpu`]: the CUDA runtime and GPU decoders (dynamic loading; CPU fallback).
-//! - [`device`]: the shared format structs and decode cores (crate `aceapex-device`).
+//! An archive (`.acx`, specified in `docs/FORMAT.md`) cuts its input into blocks of a fixed
+//! size that decode independently (or, with a window larger than a block, after the blocks
+//! they copy from); every block carries an XXH3-64 checksum, so a whole archive or any byte
+//! range of the original can be restored and verified.
 //!
-//! `docs/FORMAT.md` is the normative format description.
+//! # Contents
+//!
+//! - [`compress`] (and [`compress_with_progress`]): bytes to an archive, under [`Options`].
+//! - [`decompress`]: an archive back to its bytes on the CPU, every checksum verified.
+//! - [`Reader`]: an archive opened once (borrowed bytes or a memory-mapped file), read by byte
+//!   ranges, decoding only the blocks a range needs.
+//! - [`GpuDecoder`] (feature `gpu`): whole-archive decode on an NVIDIA GPU, verified on the
+//!   host.
+//! - [`fasta`]: FASTA sequence indexes (the `.fai` fields) and region queries with the rules
+//!   and output of `samtools faidx`.
+//! - [`Error`]: the one error type, with the typed sources [`FormatError`] (the container)
+//!   and [`DecodeError`] (a block, with its index and the [`Status`] it broke).
+//!
+//! # Example
+//!
+//! ```
+//! use aceapex::{Options, Reader};
+//!
+//! let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(2_000);
+//! // the command line's defaults (level, block size, window)
+//! let archive = aceapex::compress(&data, &Options::default())?;
+//! assert!(archive.len() < data.len() / 10);
+//!
+//! // the whole data back, every block and the content checksum verified
+//! assert_eq!(aceapex::decompress(&archive)?, data);
+//!
+//! // one region, decoding only the blocks it lies in
+//! let reader = Reader::new(&archive)?;
+//! let mut region = vec![0u8; 1_000];
+//! reader.read_range(30_000, &mut region)?;
+//! assert_eq!(region, data[30_000..31_000]);
+//!
+//! // damage is an error, never wrong bytes
+//! let mut damaged = archive.clone();
+//! let last = damaged.len() - 1;
+//! damaged[last] ^= 1;
+//! assert!(aceapex::decompress(&damaged).is_err());
+//! # Ok::<(), aceapex::Error>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `gpu` (default): [`GpuDecoder`], on the CUDA driver through `cudarc` (loaded at run
+//!   time: a machine without a GPU gets an error, not a link failure).
+//! - `cli` (default): the `aceapex` command-line tool (clap, indicatif, ctrlc). Library users
+//!   turn it off: `aceapex = { version = "0.1", default-features = false }`, adding
+//!   `features = ["gpu"]` for the GPU decoder.
+//!
+//! # Threads
+//!
+//! [`compress`] and [`decompress`] run on the current rayon thread pool (all cores unless
+//! the caller sizes the global pool or runs them inside `ThreadPool::install`).
+//!
+//! # Internals
+//!
+//! The modules hidden from this documentation (`archive`, `cpu`, `decode`, `entropy`,
+//! `entry`, `gpu`, `lz`, `device`) serve the command-line tool, the benchmarks and the tests;
+//! they are not part of the API and change without notice.
 
+mod error;
+mod reader;
+
+/// FASTA sequence indexes and region queries with samtools faidx rules.
+pub mod fasta;
+
+/// The format's shared structs and decode cores (crate `aceapex-device`): internals, not part
+/// of the API.
+#[doc(hidden)]
 pub use aceapex_device as device;
 
+// Internals: public for the command-line tool, the benchmarks, the examples and the tests,
+// hidden from the documentation, not part of the API (their docs may link to their private
+// items, documented with `--document-private-items`).
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod archive;
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod cpu;
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod decode;
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod entropy;
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod entry;
-pub mod error;
-pub mod fasta;
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod gpu;
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod lz;
+
+pub use error::{DecodeError, Error, FormatError};
+#[cfg(feature = "gpu")]
+pub use gpu::GpuError;
+pub use reader::Reader;
+
+/// Encoder options: level, block size, window, minimum match, repeat codes, dependency-depth
+/// cap (FORMAT.md §2). `Options::default()` gives the command line's defaults.
+pub use archive::EncodeOptions as Options;
+
+// Kept for the crate's own tools and tests while they move to the API above.
+#[doc(hidden)]
+pub use archive::{Archive, EncodeOptions};
+
+/// What a block broke (FORMAT.md §4-§6): the rule named by [`DecodeError::Block`].
+pub use aceapex_device::status::Status;
 
 /// The corpus files (paths under `corpora/`, made by `../shared/corpora/fetch.sh`) that the
 /// CPU benchmark (`benches/codec.rs`) and the speed examples (`encode_speed`,
 /// `decode_speed`) measure by default: two genomes, two texts, a FASTQ and a protein file.
+#[doc(hidden)]
 pub const CPU_BENCH_FILES: &[&str] = &[
     "dna/hs37_chrX_first70Mb.fa",
     "dna/TAIR10_chr1.fna",
@@ -34,6 +131,46 @@ pub const CPU_BENCH_FILES: &[&str] = &[
     "protein/swissprot201401_GO_BPO.fasta",
 ];
 
-pub use archive::{compress, Archive, EncodeOptions};
-pub use decode::{decompress, extract};
-pub use error::{DecodeError, FormatError};
+/// Compresses `input` (any bytes, up to 2^32 blocks) into a complete archive (FORMAT.md §1).
+///
+/// Runs on the current rayon thread pool. Memory: the input, the archive and, per worker
+/// thread, its match-finder tables.
+///
+/// Errors: [`Error::Options`] for options out of range (the message names the option), or
+/// an input of more than 2^32 blocks.
+pub fn compress(input: &[u8], options: &Options) -> Result<Vec<u8>, Error> {
+    compress_with_progress(input, options, &|_| {})
+}
+
+/// [`compress`], calling `progress` with the number of input bytes done as blocks finish
+/// (from worker threads, in no particular order; the calls add up to `input.len()`).
+///
+/// Errors: as [`compress`].
+pub fn compress_with_progress(
+    input: &[u8],
+    options: &Options,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<u8>, Error> {
+    archive::compress(input, options, progress).map_err(Error::Options)
+}
+
+/// Decodes the archive `archive` (all of its bytes) back to the original data on the CPU,
+/// verifying every block checksum and the content checksum (FORMAT.md §6).
+///
+/// Runs on the current rayon thread pool; the output is allocated once
+/// ([`Reader::len`] bytes).
+///
+/// Errors: [`Error::Format`] when `archive` is not a valid archive (FORMAT.md §2-§5: a wrong
+/// magic, an unknown version, a damaged header, block table or tables);
+/// [`Error::Decode`] with [`DecodeError::Block`] naming the first damaged block and the
+/// rule it broke, [`DecodeError::ContentChecksum`], or [`DecodeError::Alloc`] when the
+/// output cannot be allocated.
+pub fn decompress(archive: &[u8]) -> Result<Vec<u8>, Error> {
+    let a = archive::Archive::parse(archive)?;
+    Ok(decode::decompress(&a)?)
+}
+
+#[cfg(feature = "gpu")]
+mod gpu_decoder;
+#[cfg(feature = "gpu")]
+pub use gpu_decoder::GpuDecoder;

@@ -9,13 +9,15 @@
 //! ACEAPEX_ATTACK_CORPORA = the corpora folder, default `corpora/`; failing archives are kept
 //! in `target/attack5-fails/`).
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
 use aceapex::cpu;
 use aceapex::decode::{decode_block_at, decode_block_reference, decode_streams};
+use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
 use aceapex::lz::{join_offsets, split_offsets};
-use aceapex::{compress, decompress, extract, DecodeError, EncodeOptions};
+use aceapex::{DecodeError, EncodeOptions};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -83,14 +85,14 @@ fn load(name: &str, data: Vec<u8>, opts: &EncodeOptions) -> Source {
         eprintln!("WARNING: {name}: decompress of the valid archive fails");
     }
     let bc = a.block_count();
-    let gb = a.header.group_blocks as usize;
+    let gb = a.header().group_blocks as usize;
     let tb = u64_at(&packed, 48) as usize;
     let bt_end = HEADER + bc * ENTRY;
     let tsec = &packed[bt_end..bt_end + tb];
     let mut pos = 0;
     let mut tables = Vec::new();
     let mut recs = Vec::new();
-    for _ in 0..a.header.group_count {
+    for _ in 0..a.header().group_count {
         let start = pos;
         let mut rec: [Vec<u8>; NS] = Default::default();
         let t: [Option<FreqTable>; NS] = std::array::from_fn(|k| {
@@ -128,16 +130,16 @@ fn load(name: &str, data: Vec<u8>, opts: &EncodeOptions) -> Source {
     eprintln!(
         "{name}: {} bytes, {bc} blocks of {}, {} groups of {gb}, cross {} window {}, distance varint bytes -> count {vlen_hist:?}, (stream, lanes) -> blocks {lanes_hist:?}",
         data.len(),
-        a.header.block_size,
-        a.header.group_count,
+        a.header().block_size,
+        a.header().group_count,
         a.cross_block(),
-        a.header.window,
+        a.header().window,
     );
     Source {
         name: name.into(),
         header: packed[..HEADER].try_into().unwrap(),
         orig: data,
-        bs: a.header.block_size as usize,
+        bs: a.header().block_size as usize,
         group_blocks: gb,
         cross: a.cross_block(),
         tables,
@@ -1170,7 +1172,7 @@ fn check(
     }
     let n = orig.len();
     let bc = a.block_count();
-    let bs = a.header.block_size as usize;
+    let bs = a.header().block_size as usize;
     // 1. block by block, fast vs reference
     let mut fast = vec![0x5Au8; n];
     let mut refr = vec![0x5Au8; n];
@@ -1307,14 +1309,14 @@ fn check(
         let hi = (off + len - 1) as usize / bs;
         // the blocks extract needs: lo..=hi plus their sources
         let mut lowest = lo;
-        for e in &a.entries[lo..=hi] {
+        for e in &a.entries()[lo..=hi] {
             lowest = lowest.min(e.lowest_source_block as usize);
         }
         let lowest = if a.cross_block() {
             let mut l = lo;
             let mut b = hi;
             loop {
-                l = l.min(a.entries[b].lowest_source_block as usize);
+                l = l.min(a.entries()[b].lowest_source_block as usize);
                 if b == 0 || b <= l {
                     break;
                 }

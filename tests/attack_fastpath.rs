@@ -83,9 +83,9 @@ fn archives_4mib_blocks() {
 
 fn restore_raw(packed: &[u8]) -> (Hdr, Vec<Blk>) {
     let a = Archive::parse(packed).unwrap();
-    let mut h = Hdr::new(0, a.header.block_size);
-    h.flags = a.header.flags;
-    h.window = a.header.window;
+    let mut h = Hdr::new(0, a.header().block_size);
+    h.flags = a.header().flags;
+    h.window = a.header().window;
     let mut blocks = Vec::new();
     for b in 0..a.block_count() {
         let mut bufs: [Vec<u8>; STREAM_COUNT] = Default::default();
@@ -94,7 +94,7 @@ fn restore_raw(packed: &[u8]) -> (Hdr, Vec<Blk>) {
             slices: bufs,
             decoded: None,
             lanes: [0; 5],
-            lowest: Some(a.entries[b].lowest_source_block),
+            lowest: Some(a.entries()[b].lowest_source_block),
             checksum: None,
         });
     }
@@ -115,11 +115,11 @@ fn encoder_blocks_restored_raw_and_damaged() {
             level: [1, 5, 9][round % 3],
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = aceapex::compress(&data, &opts).unwrap();
         let (h, blocks) = restore_raw(&packed);
         let raw = build(h.clone(), &data, &blocks, None);
         let a = Archive::parse(&raw).unwrap();
-        assert!(aceapex::decompress(&a).unwrap() == data);
+        assert!(aceapex::decode::decompress(&a).unwrap() == data);
         for _ in 0..60 {
             let mut bl = blocks.clone();
             for _ in 0..r.range(1, 3) {

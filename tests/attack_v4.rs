@@ -91,15 +91,15 @@ fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
     put_u32(&mut out, H_MIN_MATCH, min_match);
     let mut table = Vec::new();
     let entry_size = if version >= 3 {
-        let mut bits = aceapex::entry::bits_for(&arc.entries);
+        let mut bits = aceapex::entry::bits_for(arc.entries());
         bits.match_base = byte85;
         out[72..88].copy_from_slice(bytemuck::bytes_of(&bits));
-        aceapex::entry::pack(&arc.entries, &bits, &mut table);
+        aceapex::entry::pack(arc.entries(), &bits, &mut table);
         aceapex::entry::packed_size(&bits)
     } else {
         out[72..88].fill(0);
         out[H_BASE] = byte85;
-        for e in &arc.entries {
+        for e in arc.entries() {
             table.extend_from_slice(bytemuck::bytes_of(e));
         }
         64
@@ -135,7 +135,7 @@ fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mut
     let packed = set_base(&v2, base);
     let what = format!("bs {bs}, cross {cross}, base {base}");
     compare_archive(&packed, &what);
-    assert_eq!(Archive::parse(&packed).unwrap().header.match_base(), base);
+    assert_eq!(Archive::parse(&packed).unwrap().header().match_base(), base);
     check_whole(r, &packed, &out, all_ok, &what);
     for other in 4..=6u32 {
         if other != base {
@@ -184,7 +184,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         min_match: [4, 5, 4, 5, 7][round % 5],
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     (data, packed, opts)
 }
 
@@ -197,8 +197,8 @@ fn v4_encoder_relabelled() {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let a = Archive::parse(&packed).unwrap();
         let base = opts.min_match.min(6);
-        assert_eq!(a.header.match_base(), base);
-        assert_eq!(aceapex::decompress(&a).unwrap(), data);
+        assert_eq!(a.header().match_base(), base);
+        assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
         for version in [2u16, 3, 4] {
             for byte85 in [0u8, 3, 4, 5, 6, 7, 0x80, 0xFF] {
                 for mm in [3u32, 4, 5, 6, opts.min_match, u32::MAX] {
@@ -247,7 +247,7 @@ fn v4_encoder_mutation_fuzz() {
         let (data, packed, _) = &archives[it % archives.len()];
         let a = Archive::parse(packed).unwrap();
         let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-        let tables_end = bt_end + a.header.table_bytes as usize;
+        let tables_end = bt_end + a.header().table_bytes as usize;
         let mut b = packed.clone();
         for _ in 0..r.range(1, 4) {
             let at = match r.below(5) {
@@ -304,9 +304,9 @@ fn v4_encoder_streams_damaged() {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let base = opts.min_match.min(6);
         let a = Archive::parse(&packed).unwrap();
-        let mut h = Hdr::new(0, a.header.block_size);
-        h.flags = a.header.flags;
-        h.window = a.header.window;
+        let mut h = Hdr::new(0, a.header().block_size);
+        h.flags = a.header().flags;
+        h.window = a.header().window;
         let mut blocks = Vec::new();
         for b in 0..a.block_count() {
             let mut bufs: S5 = Default::default();
@@ -315,13 +315,13 @@ fn v4_encoder_streams_damaged() {
                 slices: bufs,
                 decoded: None,
                 lanes: [0; 5],
-                lowest: Some(a.entries[b].lowest_source_block),
+                lowest: Some(a.entries()[b].lowest_source_block),
                 checksum: None,
             });
         }
         let raw = set_base(&build(h.clone(), &data, &blocks, None), base);
         assert_eq!(
-            aceapex::decompress(&Archive::parse(&raw).unwrap()).unwrap(),
+            aceapex::decode::decompress(&Archive::parse(&raw).unwrap()).unwrap(),
             data
         );
         for _ in 0..40 {
@@ -359,7 +359,7 @@ fn dump_cli_cases() {
             min_match: mm,
             ..Default::default()
         };
-        let a = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let a = aceapex::compress(&data, &opts).unwrap();
         std::fs::write(format!("{dir}/b{mm}.acx"), &a).unwrap();
         for (v, b85, m) in [
             (4u16, 4u8, 6u32),

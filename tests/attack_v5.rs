@@ -565,7 +565,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         packed_literals: false,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     (data, packed, opts)
 }
 
@@ -580,10 +580,10 @@ fn v5_encoder_relabelled() {
     for round in 0..env("ATTACK_ENC_ROUNDS", 6) as usize {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let a = Archive::parse(&packed).unwrap();
-        assert_eq!(aceapex::decompress(&a).unwrap(), data);
+        assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
         compare_archive(&packed, "encoder archive");
-        let version = a.header.version;
-        let base = a.header.match_base() as u8;
+        let version = a.header().version;
+        let base = a.header().match_base() as u8;
         let p = parts(&packed);
         let recs = records(&p.tables);
         let ctx: Vec<&Rec> = recs.iter().filter(|x| x.kind == 2).collect();
@@ -621,7 +621,7 @@ fn v5_encoder_relabelled() {
                     Err(e) => panic!("{}: {e:?}", what(&format!("v{v} b85 {byte85}"))),
                 }
                 let (_, dec) = never_wrong(&b, &data, &mut r, &what(&format!("v{v}")));
-                if byte85 as u32 == a.header.match_base() || (v < 4 && base == 6) {
+                if byte85 as u32 == a.header().match_base() || (v < 4 && base == 6) {
                     assert!(
                         dec,
                         "{}",
@@ -735,7 +735,7 @@ fn v5_encoder_relabelled() {
         let b = with_tables(&p, 5, base.max(4), &doubled);
         let a2 = Archive::parse(&b).expect("doubled tables parse");
         assert_eq!(
-            aceapex::decompress(&a2).unwrap(),
+            aceapex::decode::decompress(&a2).unwrap(),
             data,
             "{}",
             what("doubled")
@@ -764,7 +764,7 @@ fn v5_old_archives_relabelled_5() {
             context_tables: false,
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = aceapex::compress(&data, &opts).unwrap();
         let p = parts(&packed);
         let v = get_u32(&packed, H_VERSION) & 0xFFFF;
         assert_eq!(v, if mm >= 6 { 3 } else { 4 });
@@ -874,7 +874,7 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
             data.extend_from_slice(&bytes);
         }
     }
-    let base = a.header.match_base() as u8;
+    let base = a.header().match_base() as u8;
     let version = if any_pair {
         5
     } else if base == 6 {
@@ -914,7 +914,11 @@ fn v5_handmade_archives() {
         let b = handmade(&mut r, &packed, gb, ctx_pct);
         let what = format!("round {round}, group_blocks {gb}");
         let a = Archive::parse(&b).expect("hand-made archive parses");
-        assert_eq!(aceapex::decompress(&a).unwrap(), data, "hand-made ({what})");
+        assert_eq!(
+            aceapex::decode::decompress(&a).unwrap(),
+            data,
+            "hand-made ({what})"
+        );
         compare_archive(&b, &what);
         let (parsed, ok) = never_wrong(&b, &data, &mut r, &what);
         assert!(parsed && ok, "{what}");
@@ -989,7 +993,7 @@ fn v5_encoder_mutation_fuzz() {
         let (data, packed, recs) = &archives[it % archives.len()];
         let a = Archive::parse(packed).unwrap();
         let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-        let tables_end = bt_end + a.header.table_bytes as usize;
+        let tables_end = bt_end + a.header().table_bytes as usize;
         let mut b = packed.clone();
         for _ in 0..r.range(1, 4) {
             let rec = &recs[r.below(recs.len() as u64) as usize];
@@ -1059,17 +1063,17 @@ fn v5_real_corpora() {
                 packed_literals: false,
                 ..Default::default()
             };
-            let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+            let packed = aceapex::compress(&data, &opts).unwrap();
             let what = format!("{f} at {start}, level {level}");
             let a = Archive::parse(&packed).unwrap();
-            assert_eq!(aceapex::decompress(&a).unwrap(), data, "{what}");
+            assert_eq!(aceapex::decode::decompress(&a).unwrap(), data, "{what}");
             compare_archive(&packed, &what);
             let p = parts(&packed);
             let recs = records(&p.tables);
             let ctx: Vec<&Rec> = recs.iter().filter(|x| x.kind == 2).collect();
             eprintln!(
                 "{what}: version {}, {} of {} records are pairs",
-                a.header.version,
+                a.header().version,
                 ctx.len(),
                 recs.len()
             );
@@ -1090,7 +1094,7 @@ fn v5_real_corpora() {
                 let mut d = p.data.clone();
                 let i = r.below(d.len() as u64) as usize;
                 d[i] ^= 1 << r.below(8);
-                let bad = assemble(&p, a.header.version, base, &p.entries, &p.tables, &d);
+                let bad = assemble(&p, a.header().version, base, &p.entries, &p.tables, &d);
                 never_wrong(&bad, &data, &mut r, &format!("{what}: flip {it}"));
             }
         }
@@ -1108,7 +1112,7 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
         packed_literals: false,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     let mut r = Rng(7);
     (data, handmade(&mut r, &packed, 1, 100))
 }
@@ -1119,8 +1123,8 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
 fn v5_many_groups_of_pairs() {
     let (data, b) = many_groups(env("ATTACK_GROUPS", 200) as usize);
     let a = Archive::parse(&b).unwrap();
-    assert_eq!(a.header.version, 5);
-    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    assert_eq!(a.header().version, 5);
+    assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
 }
 
 /// Writes crafted v5 archives to $ATTACK_DUMP for CLI runs (`cargo test --test attack_v5 --

@@ -653,7 +653,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         context_tables: round.is_multiple_of(2),
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     (data, packed, opts)
 }
 
@@ -694,10 +694,14 @@ fn v6_encoder_relabelled() {
     for round in 0..env("ATTACK_ENC_ROUNDS", 24) as usize {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let a = Archive::parse(&packed).unwrap();
-        assert_eq!(aceapex::decompress(&a).unwrap(), data, "round {round}");
+        assert_eq!(
+            aceapex::decode::decompress(&a).unwrap(),
+            data,
+            "round {round}"
+        );
         compare_archive(&packed, "encoder archive");
-        let version = a.header.version;
-        let base = a.header.match_base() as u8;
+        let version = a.header().version;
+        let base = a.header().match_base() as u8;
         let p = parts(&packed);
         let recs = records(&p.tables);
         let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
@@ -865,10 +869,10 @@ fn v6_encoder_relabelled() {
         }
 
         // packed slices: decoded lengths +- up to 2w, lanes 1..=32, raw <-> rANS
-        let gb = a.header.group_blocks as usize;
+        let gb = a.header().group_blocks as usize;
         let packed_blocks: Vec<usize> = (0..p.entries.len())
             .filter(|&b| {
-                a.tables[b / gb][STREAM_LITERALS]
+                a.tables()[b / gb][STREAM_LITERALS]
                     .as_ref()
                     .is_some_and(|t| t.is_packed())
                     && p.entries[b].lanes[STREAM_LITERALS] != 0
@@ -896,7 +900,7 @@ fn v6_encoder_relabelled() {
                 }
                 _ => {
                     // the slice's last word flipped (the last symbols, with the padding)
-                    let off = a.block_offsets[b] as usize + e[b].stored_len[0] as usize;
+                    let off = a.block_offsets()[b] as usize + e[b].stored_len[0] as usize;
                     if off >= 2 && e[b].stored_len[0] >= 2 {
                         d[off - 1 - r.below(2) as usize] ^= 1 << r.below(8);
                     }
@@ -951,7 +955,7 @@ fn packed_groups_archive(
         level,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     let hand = Hand {
         group_blocks: 1,
         pack_pct: 100,
@@ -1123,7 +1127,7 @@ fn handmade(r: &mut Rng, packed: &[u8], o: Hand) -> Vec<u8> {
     assemble(
         &hp,
         6,
-        a.header.match_base() as u8,
+        a.header().match_base() as u8,
         &entries,
         &tables,
         &data,
@@ -1155,7 +1159,7 @@ fn v6_handmade_archives() {
         let p = parts(&b);
         let recs = records(&p.tables);
         k3 += recs.iter().filter(|x| x.kind == 3).count();
-        match aceapex::decompress(&a) {
+        match aceapex::decode::decompress(&a) {
             Ok(out) => assert!(out == data, "hand-made decodes wrong ({what})"),
             Err(e) => panic!("hand-made archive fails: {e:?} ({what})"),
         }
@@ -1204,7 +1208,7 @@ fn v6_handmade_archives() {
                     }
                     _ => {
                         // a packed slice shortened by its last word, lanes kept
-                        let off = a.block_offsets[bi] as usize;
+                        let off = a.block_offsets()[bi] as usize;
                         if entries[bi].lanes[0] != 0 && entries[bi].stored_len[0] >= 2 {
                             let sl = entries[bi].stored_len[0] as usize;
                             d.drain(off + sl - 2..off + sl);
@@ -1234,7 +1238,7 @@ fn v6_record_rules() {
     // source: a small DNA archive, rebuilt by hand with one group per block and packing
     let (data, b) = packed_groups_archive(&mut r, 3 * 4096 + 100, 5, 50, false);
     let a = Archive::parse(&b).unwrap();
-    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     let p = parts(&b);
     let recs = records(&p.tables);
     let base = p.header[H_BASE];
@@ -1376,7 +1380,7 @@ fn v6_mutation_fuzz() {
         let (data, packed, recs) = &archives[it % archives.len()];
         let a = Archive::parse(packed).unwrap();
         let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-        let tables_end = bt_end + a.header.table_bytes as usize;
+        let tables_end = bt_end + a.header().table_bytes as usize;
         let mut b = packed.clone();
         let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
         for _ in 0..r.range(1, 4) {
@@ -1428,12 +1432,12 @@ fn v6_mutation_fuzz() {
 /// Checks an encoder archive of `data`: parses, decodes to `data` through `decompress`,
 /// block by block fast and reference, and a few extracts.
 fn roundtrip(r: &mut Rng, data: &[u8], opts: &EncodeOptions, what: &str) -> Vec<u8> {
-    let packed = match catch_unwind(AssertUnwindSafe(|| aceapex::compress(data, opts, &|_| {}))) {
+    let packed = match catch_unwind(AssertUnwindSafe(|| aceapex::compress(data, opts))) {
         Ok(p) => p.unwrap(),
         Err(_) => panic!("compress panicked ({what}, {opts:?})"),
     };
     let a = Archive::parse(&packed).unwrap();
-    match aceapex::decompress(&a) {
+    match aceapex::decode::decompress(&a) {
         Ok(out) => assert!(out == data, "decodes wrong ({what}, {opts:?})"),
         Err(e) => panic!("fails: {e:?} ({what}, {opts:?})"),
     }
@@ -1442,7 +1446,7 @@ fn roundtrip(r: &mut Rng, data: &[u8], opts: &EncodeOptions, what: &str) -> Vec<
     for _ in 0..2 {
         let off = r.below(size + 1);
         let len = r.below(size - off + 1);
-        let got = aceapex::extract(&a, off, len).unwrap();
+        let got = aceapex::decode::extract(&a, off, len).unwrap();
         assert!(
             got[..] == data[off as usize..(off + len) as usize],
             "{what}"
@@ -1506,9 +1510,9 @@ fn v6_encoder_small_alphabets_roundtrip() {
             cases += 1;
             // packed groups with raw literal slices (blocks with letters outside the alphabet)
             let a = Archive::parse(&packed).unwrap();
-            let gb = a.header.group_blocks as usize;
-            for (b, e) in a.entries.iter().enumerate() {
-                let t = a.tables[b / gb][STREAM_LITERALS].as_ref();
+            let gb = a.header().group_blocks as usize;
+            for (b, e) in a.entries().iter().enumerate() {
+                let t = a.tables()[b / gb][STREAM_LITERALS].as_ref();
                 if t.is_some_and(|t| t.is_packed()) && e.lanes[0] == 0 && e.decoded_len[0] > 0 {
                     let lits = &block_streams_one(&a, b)[STREAM_LITERALS];
                     let al = t.unwrap().record().alphabet.unwrap();
@@ -1588,10 +1592,10 @@ fn v6_encoder_fasta_headers() {
             let packed = roundtrip(&mut r, &data, &opts, &what);
             cases += 1;
             let a = Archive::parse(&packed).unwrap();
-            let gb = a.header.group_blocks as usize;
+            let gb = a.header().group_blocks as usize;
             let mut any = false;
-            for (b, e) in a.entries.iter().enumerate() {
-                let Some(t) = a.tables[b / gb][STREAM_LITERALS].as_ref() else {
+            for (b, e) in a.entries().iter().enumerate() {
+                let Some(t) = a.tables()[b / gb][STREAM_LITERALS].as_ref() else {
                     continue;
                 };
                 if !t.is_packed() {
@@ -1712,17 +1716,19 @@ fn v6_real_dna() {
             packed_archives += !k3.is_empty() as usize;
             eprintln!(
                 "{what}: version {}, {} bytes, {} kind-3 records (alphabet {:?})",
-                a.header.version,
+                a.header().version,
                 packed.len(),
                 k3.len(),
                 k3.first()
                     .map(|x| String::from_utf8_lossy(&p.tables[x.alpha.clone()]).into_owned())
             );
             stats[0] += 1;
-            let gb = a.header.group_blocks as usize;
+            let gb = a.header().group_blocks as usize;
             let packed_blocks: Vec<usize> = (0..p.entries.len())
                 .filter(|&b| {
-                    a.tables[b / gb][0].as_ref().is_some_and(|t| t.is_packed())
+                    a.tables()[b / gb][0]
+                        .as_ref()
+                        .is_some_and(|t| t.is_packed())
                         && p.entries[b].lanes[0] != 0
                 })
                 .collect();
@@ -1772,8 +1778,8 @@ fn v6_many_packed_groups() {
     let groups = env("ATTACK_GROUPS", 200) as usize;
     let (data, b) = packed_groups_archive(&mut r, groups * 4096, 1, 100, true);
     let a = Archive::parse(&b).unwrap();
-    assert_eq!(a.header.group_count as usize, groups);
-    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    assert_eq!(a.header().group_count as usize, groups);
+    assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     // the last group's alphabet relabelled
     let p = parts(&b);
     let recs = records(&p.tables);
@@ -1785,7 +1791,7 @@ fn v6_many_packed_groups() {
     if t[rec.alpha.clone()].windows(2).all(|w| w[0] < w[1]) {
         let bad = rebuilt(&p, &p.entries, &t, &p.data);
         let a = Archive::parse(&bad).unwrap();
-        match aceapex::decompress(&a) {
+        match aceapex::decode::decompress(&a) {
             Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
             other => panic!("relabelled alphabet: {:?}", other.map(|v| v.len())),
         }

@@ -1100,7 +1100,7 @@ fn with_slice(
 /// The reference's status of block `b` (Ok for a block that decodes and checks).
 fn block_status(packed: &[u8], b: usize) -> Result<(), Status> {
     let a = Archive::parse(packed).unwrap();
-    let mut out = vec![0u8; a.header.original_size as usize];
+    let mut out = vec![0u8; a.header().original_size as usize];
     // blocks before b first, for a cross-block archive's sources
     if a.cross_block() {
         for i in 0..b {
@@ -1165,7 +1165,7 @@ fn wide_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) 
         wide_lanes: true,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let packed = aceapex::compress(&data, &opts).unwrap();
     (data, packed, opts)
 }
 
@@ -1360,7 +1360,7 @@ fn v7_reads_older_archives() {
             min_match: [6u32, 4][round % 2],
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+        let packed = aceapex::compress(&data, &opts).unwrap();
         let v = version_of(&packed);
         assert!(v < 7, "round {round}: version {v} without wide lanes");
         versions.insert(v);
@@ -1380,7 +1380,7 @@ fn v7_reads_older_archives() {
             wide_lanes: true,
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &short, &|_| {}).unwrap();
+        let packed = aceapex::compress(&data, &short).unwrap();
         let p = parts(&packed);
         let wide = wide_slices(&p.entries).len();
         assert_eq!(
@@ -1419,11 +1419,11 @@ fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUN
         window: if round % 4 == 3 { Some(65536) } else { None },
         ..Default::default()
     };
-    let src = aceapex::compress(&data, &opts, &|_| {}).unwrap();
+    let src = aceapex::compress(&data, &opts).unwrap();
     let a = Archive::parse(&src).unwrap();
-    assert_eq!(aceapex::decompress(&a).unwrap(), data);
+    assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     let p = parts(&src);
-    let gb = a.header.group_blocks as usize;
+    let gb = a.header().group_blocks as usize;
     let mut entries = p.entries.clone();
     let mut out = Vec::new();
     let mut wide = [0usize; STREAM_COUNT];
@@ -1437,7 +1437,7 @@ fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUN
                 out.extend_from_slice(slices[k]);
                 continue;
             }
-            let rec = a.tables[b / gb][k].as_ref().unwrap().record();
+            let rec = a.tables()[b / gb][k].as_ref().unwrap().record();
             let symbols = match &rec.alphabet {
                 Some(al) => pack_spec(&bufs[k], al),
                 None => bufs[k].clone(),
@@ -1464,7 +1464,7 @@ fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUN
             out.extend_from_slice(&bytes);
         }
     }
-    let base = a.header.match_base() as u8;
+    let base = a.header().match_base() as u8;
     let bytes = assemble(&p, 7, base, &entries, &p.tables, &out);
     (data, bytes, wide)
 }
@@ -1569,7 +1569,7 @@ fn v7_mutation_fuzz() {
         let (data, packed, p, ws) = &archives[it % archives.len()];
         let a = Archive::parse(packed).unwrap();
         let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-        let data_start = a.data_offset as usize;
+        let data_start = a.data_offset() as usize;
         let mut b = packed.clone();
         for _ in 0..r.range(1, 4) {
             let at = match r.below(8) {
@@ -1657,7 +1657,7 @@ fn v7_real_dna() {
                 "{f} at {start}, level {level}, bs {bs}, window {:?}",
                 opts.window
             );
-            let packed = aceapex::compress(data, &opts, &|_| {}).unwrap();
+            let packed = aceapex::compress(data, &opts).unwrap();
             let (parsed, ok) = never_wrong_grouped(&packed, data, &mut r, &what);
             assert!(parsed && ok, "{what}: does not decode");
             let p = parts(&packed);

@@ -14,9 +14,11 @@
 
 mod common;
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
+use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
-use aceapex::{compress, decompress, extract, DecodeError, EncodeOptions, FormatError};
+use aceapex::{DecodeError, EncodeOptions, FormatError};
 use common::{get_u32, get_u64, put_u16, put_u32, put_u64, table_record, Blk, Hdr, ENTRY, HEADER};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -86,7 +88,7 @@ fn block_status(b: &[u8]) -> (u32, Status) {
         Err(DecodeError::Block { block, status, .. }) => (block, status),
         other => panic!("expected a block error, got {other:?}"),
     };
-    let size = a.header.original_size;
+    let size = a.header().original_size;
     match extract(&a, 0, size) {
         Err(DecodeError::Block {
             block: b2,
@@ -1070,9 +1072,9 @@ fn corrupt_rans_state_in_a_real_archive_is_a_header_error() {
     let (_, a) = small_archive();
     let p = Archive::parse(&a).unwrap();
     let blk = (0..p.block_count())
-        .find(|&i| p.entries[i].lanes[0] > 0)
+        .find(|&i| p.entries()[i].lanes[0] > 0)
         .expect("a rANS literal slice");
-    let off = p.data_offset as usize + p.block_offsets[blk] as usize;
+    let off = p.data_offset() as usize + p.block_offsets()[blk] as usize;
     drop(p);
     let mut b = a.clone();
     b[off..off + 4].copy_from_slice(&[0, 0, 0, 0]); // lane 0 state 0 < 65536
@@ -1085,7 +1087,7 @@ fn corrupt_rans_state_in_a_real_archive_is_a_header_error() {
 
 fn check_flips(data: &[u8], packed: &[u8], step: usize) -> (usize, usize) {
     let p = Archive::parse(packed).unwrap();
-    let data_start = p.data_offset as usize;
+    let data_start = p.data_offset() as usize;
     drop(p);
     let mut b = packed.to_vec();
     // metadata: any flip fails the parse
@@ -1183,7 +1185,7 @@ proptest! {
             if let Ok(out) = decompress(&a) {
                 prop_assert!(out == *data, "damaged archive decoded Ok to other bytes");
             }
-            let size = a.header.original_size;
+            let size = a.header().original_size;
             let off = region.0.index(size as usize + 1) as u64;
             let len = region.1.min(size - off);
             if let Ok(out) = extract(&a, off, len) {
@@ -1219,10 +1221,10 @@ fn v3_entries_read_by_the_format_text_match_the_parser() {
     for (data, a) in [small_archive_v3(), cross_archive_v3()] {
         decodes_to(&a, &data);
         let p = Archive::parse(&a).unwrap();
-        assert_eq!(p.header.version, 3);
+        assert_eq!(p.header().version, 3);
         let ours = common::v3_entries(&a);
-        assert_eq!(ours.len(), p.entries.len());
-        for (i, (o, e)) in ours.iter().zip(&p.entries).enumerate() {
+        assert_eq!(ours.len(), p.entries().len());
+        for (i, (o, e)) in ours.iter().zip(p.entries()).enumerate() {
             assert_eq!(o.checksum, e.checksum, "block {i}");
             assert_eq!(o.stored, e.stored_len, "block {i}");
             assert_eq!(o.decoded, e.decoded_len, "block {i}");

@@ -17,7 +17,7 @@ fn recomputed_depths(a: &Archive<'_>, n: usize) -> Vec<u32> {
     for b in 0..a.block_count() {
         aceapex::decode::decode_streams(a, b, &mut bufs).unwrap();
         let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
-        let mut p = Parser::new(s, a.header.match_base());
+        let mut p = Parser::new(s, a.header().match_base());
         let mut cur = a.block_range(b).start as usize;
         let mut depth = 0;
         while let Some(c) = p.next_command().unwrap() {
@@ -69,7 +69,7 @@ fn block_table_depths_equal_the_recomputed_levels() {
                 };
                 let packed = compress(data, &opts, &|_| {}).unwrap();
                 let a = Archive::parse(&packed).unwrap();
-                let table: Vec<u32> = a.entries.iter().map(|e| e.max_depth).collect();
+                let table: Vec<u32> = a.entries().iter().map(|e| e.max_depth).collect();
                 let got = recomputed_depths(&a, data.len());
                 assert_eq!(
                     table, got,
@@ -103,7 +103,7 @@ fn gpu_sample_text_depths_equal_the_recomputed_levels() {
     };
     let packed = compress(&text, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
-    let table: Vec<u32> = a.entries.iter().map(|e| e.max_depth).collect();
+    let table: Vec<u32> = a.entries().iter().map(|e| e.max_depth).collect();
     let got = recomputed_depths(&a, text.len());
     let first = table.iter().zip(&got).position(|(x, y)| x != y);
     assert_eq!(

@@ -3,8 +3,10 @@
 //! byte for byte. A failure here means the format or the encoder output changed; if that was
 //! intended, regenerate the archives as the README says.
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
-use aceapex::{compress, decompress, extract, EncodeOptions};
+use aceapex::decode::{decompress, extract};
+use aceapex::EncodeOptions;
 use std::path::PathBuf;
 
 const ORIGINALS: [&str; 3] = ["moby_dick_64k.txt", "dna.fa", "records.csv"];
@@ -128,10 +130,10 @@ fn version_6_golden_archive_has_packed_literals() {
     for (orig, arc, opts) in variants_v6() {
         let archive = golden(&arc);
         let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
-        assert_eq!(a.header.version, 6, "{arc}");
+        assert_eq!(a.header().version, 6, "{arc}");
         // one group (48 KiB), its literals ACGT and newline: five letters, three per symbol
-        assert_eq!(a.tables.len(), 1, "{arc}");
-        let t = a.tables[0][0].as_ref().expect("a literal table");
+        assert_eq!(a.tables().len(), 1, "{arc}");
+        let t = a.tables()[0][0].as_ref().expect("a literal table");
         assert!(t.is_packed(), "{arc}: literal table not packed");
         assert_eq!(a.literal_width(0), 3, "{arc}");
         assert_eq!(
@@ -158,10 +160,10 @@ fn version_5_golden_archives_have_context_pairs() {
     for (_, arc, opts) in variants_v5() {
         let archive = golden(&arc);
         let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
-        assert_eq!(a.header.version, 5, "{arc}");
-        assert_eq!(a.header.match_base(), opts.min_match.min(6), "{arc}");
+        assert_eq!(a.header().version, 5, "{arc}");
+        assert_eq!(a.header().match_base(), opts.min_match.min(6), "{arc}");
         let pairs = a
-            .tables
+            .tables()
             .iter()
             .flatten()
             .flatten()
@@ -187,8 +189,8 @@ fn version_4_golden_archives_declare_their_base() {
     for (_, arc, opts) in variants_v4() {
         let archive = golden(&arc);
         let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
-        assert_eq!(a.header.version, 4, "{arc}");
-        assert_eq!(a.header.match_base(), opts.min_match, "{arc}");
+        assert_eq!(a.header().version, 4, "{arc}");
+        assert_eq!(a.header().match_base(), opts.min_match, "{arc}");
         assert_eq!(archive[85] as u32, opts.min_match, "{arc}: header byte 85");
     }
     for (_, arc, _) in variants() {
@@ -215,10 +217,10 @@ fn golden_archives_decode_to_their_originals() {
         let original = golden(&orig);
         let archive = golden(&arc);
         let a = Archive::parse(&archive).unwrap_or_else(|e| panic!("{arc}: {e}"));
-        assert_eq!(a.header.original_size, original.len() as u64, "{arc}");
-        assert_eq!(a.header.block_size, opts.block_size, "{arc}");
+        assert_eq!(a.header().original_size, original.len() as u64, "{arc}");
+        assert_eq!(a.header().block_size, opts.block_size, "{arc}");
         assert_eq!(
-            a.header.window,
+            a.header().window,
             opts.window.unwrap_or(opts.block_size),
             "{arc}"
         );
@@ -275,7 +277,7 @@ fn version_2_archives_still_decode() {
         let original = golden(&orig);
         let old = golden_v2(&arc);
         let a = Archive::parse(&old).unwrap_or_else(|e| panic!("v2/{arc}: {e}"));
-        assert_eq!(a.header.version, 2, "v2/{arc}");
+        assert_eq!(a.header().version, 2, "v2/{arc}");
         let out = decompress(&a).unwrap_or_else(|e| panic!("v2/{arc}: {e}"));
         assert!(out == original, "v2/{arc} does not decode to {orig}");
     }
@@ -303,21 +305,21 @@ fn version_3_differs_from_version_2_only_in_the_block_table() {
         };
         let old = golden_v2(&arc);
         let (a3, a2) = (Archive::parse(&new).unwrap(), Archive::parse(&old).unwrap());
-        assert_eq!(a3.header.version, 3, "{arc}");
+        assert_eq!(a3.header().version, 3, "{arc}");
         let out = decompress(&a3).unwrap_or_else(|e| panic!("{arc} (version 3): {e}"));
         assert!(
             out == golden(&orig),
             "{arc} (version 3) does not decode to {orig}"
         );
-        assert_eq!(a3.entries, a2.entries, "{arc}: entries");
-        assert_eq!(a3.data, a2.data, "{arc}: data section");
-        let t3 = &new[new.len() - a3.data.len() - a3.header.table_bytes as usize..];
-        let t2 = &old[old.len() - a2.data.len() - a2.header.table_bytes as usize..];
+        assert_eq!(a3.entries(), a2.entries(), "{arc}: entries");
+        assert_eq!(a3.data(), a2.data(), "{arc}: data section");
+        let t3 = &new[new.len() - a3.data().len() - a3.header().table_bytes as usize..];
+        let t2 = &old[old.len() - a2.data().len() - a2.header().table_bytes as usize..];
         assert_eq!(t3, t2, "{arc}: tables and data");
         // a version-2 entry is 64 bytes; the packed ones must be smaller here
         let bt3 = new.len() - 96 - t3.len();
         let bt2 = old.len() - 96 - t2.len();
-        assert_eq!(bt2, 64 * a2.entries.len(), "{arc}");
+        assert_eq!(bt2, 64 * a2.entries().len(), "{arc}");
         assert!(
             bt3 < bt2 / 2,
             "{arc}: packed block table {bt3} bytes, v2 {bt2}"

@@ -240,14 +240,14 @@ fn token_samples_straddle_the_dense_distance_cap() {
         let packed = compress(&tokens(len, kinds), &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let inside = a
-            .entries
+            .entries()
             .iter()
             .filter(|e| (lo..=hi).contains(&(e.decoded_len[STREAM_OFFSETS] as usize)))
             .count();
         assert!(
-            inside * 2 > a.entries.len(),
+            inside * 2 > a.entries().len(),
             "{len}-byte tokens: {inside} of {} blocks have {lo}..={hi} new matches",
-            a.entries.len()
+            a.entries().len()
         );
     }
 }
@@ -258,7 +258,7 @@ fn token_samples_straddle_the_dense_distance_cap() {
 fn deep_chains_sample_has_deep_blocks() {
     let packed = compress(&deep_chains(), &EncodeOptions::default(), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
-    let deepest = a.entries.iter().map(|e| e.max_depth).max().unwrap();
+    let deepest = a.entries().iter().map(|e| e.max_depth).max().unwrap();
     assert!(deepest >= 64, "deepest block {deepest}");
 }
 
@@ -275,7 +275,7 @@ fn dense_kernel_decodes_deep_chains() {
     let mut a = Archive::parse(&packed).unwrap();
     let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
     assert!(gpu == data, "dense output differs on deep chains");
-    for e in a.entries.iter_mut() {
+    for e in a.entries_mut() {
         e.max_depth = 0;
     }
     let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
@@ -317,9 +317,9 @@ fn rans_stage_decodes_archives_of_two_rounds() {
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     let wpc = aceapex::device::rans::KERNEL_MAX_WARPS;
-    let chunks = launch::rans_chunks(blocks, a.header.group_blocks, wpc);
+    let chunks = launch::rans_chunks(blocks, a.header().group_blocks, wpc);
     let order = launch::rans_chunk_order(
-        &a.entries,
+        a.entries(),
         |b| a.literal_width(b) as u32,
         &chunks,
         launch::rans_grid(chunks.len(), g.sm_count()),
@@ -373,17 +373,17 @@ fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
     let packed = compress(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
-    assert_eq!(launch::rans_halves(&a.entries), 2, "wide slices expected");
+    assert_eq!(launch::rans_halves(a.entries()), 2, "wide slices expected");
     assert_eq!(
         decoder::RansKernel::for_archive(&a),
         decoder::RansKernel::Packed
     );
-    let bpc = launch::rans_solo_blocks(blocks, a.header.group_blocks, 2, g.sm_count())
+    let bpc = launch::rans_solo_blocks(blocks, a.header().group_blocks, 2, g.sm_count())
         .expect("the sample should take the one-CTA-per-SM grid");
     assert!(
-        !a.header.group_blocks.is_multiple_of(bpc),
+        !a.header().group_blocks.is_multiple_of(bpc),
         "chunks of {bpc} should not divide a group of {}",
-        a.header.group_blocks
+        a.header().group_blocks
     );
     for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
         let out = decoder::decompress_with(&g, &a, d).unwrap();
@@ -477,7 +477,7 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
         for (block_size, min_match, opts) in sample_options() {
             let packed = compress(&data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
-            let cpu = aceapex::decompress(&a).unwrap();
+            let cpu = aceapex::decode::decompress(&a).unwrap();
             for d in [
                 decoder::Decoder::Dense,
                 decoder::Decoder::Lane,
@@ -621,7 +621,7 @@ fn bit_exact_samples_cover_versions_3_to_8() {
                 let a = Archive::parse(&packed).unwrap();
                 assert_eq!(v, 8, "fasta, {opts:?}: two-bit literals");
                 assert!(
-                    a.entries.iter().all(|e| e.lanes[0] == LANES_TWO_BIT),
+                    a.entries().iter().all(|e| e.lanes[0] == LANES_TWO_BIT),
                     "fasta, {opts:?}: a block without a two-bit slice"
                 );
             } else if name == "soft-masked" && opts.wide_lanes && opts.raw_match_streams {
@@ -719,7 +719,7 @@ fn packed_literals_decode_staged_and_unstaged() {
             };
             let packed = compress(data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
-            assert_eq!(a.header.version, 6, "{name} level {level}");
+            assert_eq!(a.header().version, 6, "{name} level {level}");
             assert_eq!(
                 a.literal_width(a.block_count() - 1),
                 *width,
@@ -727,7 +727,7 @@ fn packed_literals_decode_staged_and_unstaged() {
             );
             // the CPU decoder first
             assert!(
-                aceapex::decompress(&a).unwrap() == *data,
+                aceapex::decode::decompress(&a).unwrap() == *data,
                 "{name} level {level}: CPU"
             );
             archives.push((name, data, level, packed));
@@ -782,7 +782,7 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
         },
     ] {
         let packed = compress(&data, &opts, &|_| {}).unwrap();
-        let data_start = Archive::parse(&packed).unwrap().data_offset as usize;
+        let data_start = Archive::parse(&packed).unwrap().data_offset() as usize;
         let mut r = aceapex::gpu::tokens::Rng::new(99);
         let mut failed = 0;
         for _ in 0..40 {
@@ -849,11 +849,11 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
         let packed = compress(data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         // the literal slices' ranges in the file
-        let slices: Vec<(usize, usize)> = (0..a.entries.len())
-            .filter(|&b| a.entries[b].lanes[0] == LANES_TWO_BIT)
+        let slices: Vec<(usize, usize)> = (0..a.entries().len())
+            .filter(|&b| a.entries()[b].lanes[0] == LANES_TWO_BIT)
             .map(|b| {
-                let at = a.data_offset as usize + a.block_offsets[b] as usize;
-                (at, a.entries[b].stored_len[0] as usize)
+                let at = a.data_offset() as usize + a.block_offsets()[b] as usize;
+                (at, a.entries()[b].stored_len[0] as usize)
             })
             .collect();
         assert!(!slices.is_empty(), "no two-bit slice");
@@ -948,8 +948,8 @@ fn two_bit_negative_positions_fail_closed() {
     };
     let mut packed = compress(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
-    assert_eq!(a.entries[0].lanes[0], LANES_TWO_BIT);
-    let at = a.data_offset as usize + a.block_offsets[0] as usize;
+    assert_eq!(a.entries()[0].lanes[0], LANES_TWO_BIT);
+    let at = a.data_offset() as usize + a.block_offsets()[0] as usize;
     // x 2, u 1, the value N, then the exceptions at literals 3 (gap 4: zigzag(4) << 1 | new)
     // and 4 (gap 1: zigzag(-3) << 1)
     assert_eq!(packed[at + 4..at + 9], [2, 1, b'N', 17, 10]);
@@ -957,7 +957,10 @@ fn two_bit_negative_positions_fail_closed() {
     packed[at + 7] = 9 << 1 | 1;
     packed[at + 8] = 12 << 1;
     let a = Archive::parse(&packed).unwrap();
-    assert!(aceapex::decompress(&a).is_err(), "the CPU decoded it");
+    assert!(
+        aceapex::decode::decompress(&a).is_err(),
+        "the CPU decoded it"
+    );
     for d in [
         decoder::Decoder::Dense,
         decoder::Decoder::Lane,
@@ -993,8 +996,9 @@ fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
         let a = Archive::parse(&packed).unwrap();
         let n = (0..a.block_count())
             .filter(|&b| {
-                let off = a.block_offsets[b];
-                aceapex::device::own::own_slice(&a.entries[b], off, a.data.len() as u64).is_some()
+                let off = a.block_offsets()[b];
+                aceapex::device::own::own_slice(&a.entries()[b], off, a.data().len() as u64)
+                    .is_some()
             })
             .count();
         let want = if raw_match_streams && two_bit_literals {
@@ -1086,7 +1090,7 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
                 }
             }
         }
-        let base = a.header.match_base() as u8;
+        let base = a.header().match_base() as u8;
         let v = u16::from_le_bytes([packed[4], packed[5]]);
         let made = common::parts::assemble(&p, v, base, &entries, &p.tables, &data);
         let m = Archive::parse(&made).unwrap();
@@ -1145,12 +1149,12 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
     for &(what, packed, data, two_bit, fasta_blocks) in &cases {
         let a = Archive::parse(packed).unwrap();
         assert_eq!(
-            &aceapex::decompress(&a).unwrap(),
+            &aceapex::decode::decompress(&a).unwrap(),
             data,
             "{what}: the CPU decoder"
         );
         let n_two_bit = a
-            .entries
+            .entries()
             .iter()
             .filter(|e| e.lanes[0] == LANES_TWO_BIT)
             .count();
@@ -1158,8 +1162,9 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
         // the FASTA blocks, and no text block (as two-bit slices too many exception bytes)
         let own = (0..a.block_count())
             .filter(|&b| {
-                let off = a.block_offsets[b];
-                aceapex::device::own::own_slice(&a.entries[b], off, a.data.len() as u64).is_some()
+                let off = a.block_offsets()[b];
+                aceapex::device::own::own_slice(&a.entries()[b], off, a.data().len() as u64)
+                    .is_some()
             })
             .count();
         assert_eq!(own, fasta_blocks, "{what}: self-contained blocks");
@@ -1224,7 +1229,7 @@ fn two_bit_everywhere(packed: &[u8]) -> Vec<u8> {
             }
         }
     }
-    let base = a.header.match_base() as u8;
+    let base = a.header().match_base() as u8;
     common::parts::assemble(&p, 8, base, &entries, &p.tables, &data)
 }
 
@@ -1285,12 +1290,12 @@ fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
             let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
             let mut status = g
                 .stream()
-                .alloc_zeros::<u32>(a.entries.len().max(1))
+                .alloc_zeros::<u32>(a.entries().len().max(1))
                 .unwrap();
             ga.decode_all_with(&g, decoder::Decoder::Wavefront, &mut out, &mut status)
                 .unwrap();
             let mut st = g.stream().clone_dtoh(&status).unwrap();
-            let table = a.entries.iter().map(|e| e.max_depth).max().unwrap_or(0);
+            let table = a.entries().iter().map(|e| e.max_depth).max().unwrap_or(0);
             if st.contains(&(Status::DepthHint as u32)) {
                 // only an archive deeper than the first graph's waves may ask for more
                 assert!(
@@ -1305,7 +1310,8 @@ fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
                     .unwrap();
                 st = g.stream().clone_dtoh(&status).unwrap();
             }
-            decoder::check_status(&st[..a.entries.len()]).unwrap_or_else(|e| panic!("{what}: {e}"));
+            decoder::check_status(&st[..a.entries().len()])
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
             let mut bytes = g.download(&out).unwrap();
             bytes.truncate(data.len());
             assert!(
@@ -1330,7 +1336,7 @@ fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
             }
             let via_api = decoder::decompress(&g, &a).unwrap();
             assert!(
-                via_api == aceapex::decompress(&a).unwrap(),
+                via_api == aceapex::decode::decompress(&a).unwrap(),
                 "{what}: differs from the CPU"
             );
         }
@@ -1356,17 +1362,17 @@ fn wavefront_does_not_trust_the_max_depth_hint() {
         };
         let packed = compress(&data, &opts, &|_| {}).unwrap();
         let mut a = Archive::parse(&packed).unwrap();
-        let real = a.entries.iter().map(|e| e.max_depth).max().unwrap();
+        let real = a.entries().iter().map(|e| e.max_depth).max().unwrap();
         assert!(
             real >= 2,
             "test data must have chained matches (depth {real})"
         );
-        for e in a.entries.iter_mut() {
+        for e in a.entries_mut() {
             e.max_depth = 0;
         }
         let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
         let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
-        let mut status = g.stream().alloc_zeros::<u32>(a.entries.len()).unwrap();
+        let mut status = g.stream().alloc_zeros::<u32>(a.entries().len()).unwrap();
         ga.decode_all_with(&g, decoder::Decoder::Wavefront, &mut out, &mut status)
             .unwrap();
         let st = g.stream().clone_dtoh(&status).unwrap();
@@ -1469,7 +1475,7 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
     let packed = common::build(common::Hdr::new(0, bs as u32), &original, &blocks, None);
     let a = Archive::parse(&packed).unwrap();
     assert!(
-        aceapex::decompress(&a).unwrap() == original,
+        aceapex::decode::decompress(&a).unwrap() == original,
         "CPU decoder disagrees with the test's model of the grammar"
     );
     let Some(g) = gpu_or_skip("dense_kernel_resolves_repeat_history_like_the_grammar") else {
@@ -1542,7 +1548,7 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
 /// (checked in its block table).
 fn decode_through_stalls(g: &Gpu, a: &Archive<'_>, data: &[u8], raw_match_streams: bool) {
     use aceapex::device::status::Status;
-    let raw = a.entries.iter().all(|e| {
+    let raw = a.entries().iter().all(|e| {
         e.lanes[1..]
             .iter()
             .all(|&l| l == aceapex::device::format::LANES_RAW)
@@ -1597,9 +1603,11 @@ fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
     use aceapex::entropy::{encode_context_slice, encode_slice_with, pack_literals, EncodeTable};
     let a = Archive::parse(packed).unwrap();
     let p = common::parts::parts(packed);
-    let gb = a.header.group_blocks as usize;
+    let gb = a.header().group_blocks as usize;
     let mut entries = p.entries.clone();
     let mut data = Vec::new();
+    // `b` indexes the archive's blocks (slices, tables) as well as `entries`
+    #[allow(clippy::needless_range_loop)]
     for b in 0..a.block_count() {
         let mut bufs: [Vec<u8>; 5] = Default::default();
         aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
@@ -1608,7 +1616,7 @@ fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
                 data.extend_from_slice(s);
                 continue;
             }
-            let rec = a.tables[b / gb][k].as_ref().unwrap().record();
+            let rec = a.tables()[b / gb][k].as_ref().unwrap().record();
             let syms = match &rec.alphabet {
                 Some(al) => {
                     let mut v = Vec::new();
@@ -1646,7 +1654,7 @@ fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
             data.extend_from_slice(&out);
         }
     }
-    let base = a.header.match_base() as u8;
+    let base = a.header().match_base() as u8;
     common::parts::assemble(&p, 7, base, &entries, &p.tables, &data)
 }
 
@@ -1813,9 +1821,9 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
     let mut wide_streams = [0usize; 5];
     for (i, (name, data, packed)) in bases.iter().enumerate() {
         let a = Archive::parse(packed).unwrap();
-        assert_eq!(a.header.version, 7, "{name}");
+        assert_eq!(a.header().version, 7, "{name}");
         assert!(
-            aceapex::decompress(&a).unwrap() == *data,
+            aceapex::decode::decompress(&a).unwrap() == *data,
             "{name}: CPU decode"
         );
         let cross = a.cross_block();
@@ -1914,7 +1922,7 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
     for (what, bytes, _, damaged) in &cases {
         let a = Archive::parse(bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(
-            aceapex::decompress(&a).is_err(),
+            aceapex::decode::decompress(&a).is_err(),
             "{what}: the CPU decoded it"
         );
         common::attack::compare_archive(bytes, what);
@@ -1983,7 +1991,7 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
         for &d in ds {
             let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
             let mut out = g
-                .alloc_filled(a.header.original_size as usize, 0xA5)
+                .alloc_filled(a.header().original_size as usize, 0xA5)
                 .unwrap();
             let mut status = g.stream().alloc_zeros::<u32>(a.block_count()).unwrap();
             let t0 = std::time::Instant::now();

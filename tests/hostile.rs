@@ -11,9 +11,10 @@ mod common;
 
 use aceapex::archive::Archive;
 use aceapex::decode::{decode_block_at, decode_block_reference};
+use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
-use aceapex::{decompress, extract, DecodeError, FormatError};
+use aceapex::{DecodeError, FormatError};
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -89,7 +90,7 @@ fn parse_err(b: &[u8]) -> FormatError {
 /// file decode). Also checks `decompress` and `extract` agree with it.
 fn outcome(b: &[u8]) -> Option<(u32, Status)> {
     let a = Archive::parse(b).expect("archive parses");
-    let n = a.header.original_size as usize;
+    let n = a.header().original_size as usize;
     let mut fast = vec![0u8; n];
     let mut refr = vec![0u8; n];
     let mut first = None;
@@ -120,7 +121,7 @@ fn outcome(b: &[u8]) -> Option<(u32, Status)> {
     match first {
         None => {
             let d = d.expect("decompress");
-            assert!(xxh3_64(&d) == a.header.content_checksum);
+            assert!(xxh3_64(&d) == a.header().content_checksum);
             assert!(x.expect("extract") == d);
         }
         Some((blk, s)) => {

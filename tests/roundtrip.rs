@@ -12,9 +12,11 @@
 
 mod common;
 
+use aceapex::archive::compress;
 use aceapex::archive::Archive;
+use aceapex::decode::{decompress, extract};
 use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
-use aceapex::{compress, decompress, extract, EncodeOptions};
+use aceapex::EncodeOptions;
 use common::Rng;
 use proptest::prelude::*;
 
@@ -313,7 +315,7 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
             w.out[start..end] == original[start..end],
             "block {b}: reference walk differs from the original"
         );
-        let e = &a.entries[b];
+        let e = a.entries()[b];
         assert_eq!(
             e.max_depth, max_level,
             "block {b}: max_depth in the block table"
@@ -345,7 +347,7 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
 fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u8> {
     let packed = compress(data, opts, &|_| {}).expect("valid options compress");
     let a = Archive::parse(&packed).expect("a fresh archive parses");
-    let h = &a.header;
+    let h = a.header();
     let bs = opts.block_size as u64;
     assert_eq!(h.original_size, data.len() as u64);
     assert_eq!(h.block_size, opts.block_size);
@@ -356,18 +358,23 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     // exactly when a slice has more than 32 lanes (§5.4), else 6
     // exactly when a group has a packed literal table (§5.6), else 5 exactly when one has a
     // context pair (§5.2), else 4 with its base byte exactly when the minimum match is below 6
-    let pairs = a.tables.iter().flatten().flatten().any(|t| t.has_context());
-    let packs = a.tables.iter().flatten().flatten().any(|t| t.is_packed());
-    let wide = (a.entries.iter()).any(|e| e.has_wide_slice());
+    let pairs = a
+        .tables()
+        .iter()
+        .flatten()
+        .flatten()
+        .any(|t| t.has_context());
+    let packs = a.tables().iter().flatten().flatten().any(|t| t.is_packed());
+    let wide = (a.entries().iter()).any(|e| e.has_wide_slice());
     assert!(opts.wide_lanes || !wide, "a wide slice without wide lanes");
-    let two_bit = (a.entries.iter()).any(|e| e.lanes[0] == LANES_TWO_BIT);
+    let two_bit = (a.entries().iter()).any(|e| e.lanes[0] == LANES_TWO_BIT);
     assert!(
         opts.two_bit_literals || !two_bit,
         "a two-bit slice without two-bit literals"
     );
     // wide slices: 64 lanes, the literal slice only (the others raw: raw match streams);
     // two-bit slices: the literal slice only
-    for e in &a.entries {
+    for e in a.entries() {
         assert!(
             e.lanes.iter().all(|&l| l <= 32 || l == 64) || e.lanes[0] == LANES_TWO_BIT,
             "{:?}",
@@ -385,10 +392,10 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     );
     // raw match streams: no table for streams 1-4, every such slice raw (FORMAT.md §5.3)
     if opts.raw_match_streams {
-        for g in &a.tables {
+        for g in a.tables() {
             assert!(g[1..].iter().all(Option::is_none), "a match-stream table");
         }
-        for e in &a.entries {
+        for e in a.entries() {
             assert!(
                 e.lanes[1..].iter().all(|&l| l == LANES_RAW),
                 "{:?}",
@@ -397,7 +404,7 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
         }
     }
     // a packed table is a literal table (FORMAT.md §5.2)
-    for g in &a.tables {
+    for g in a.tables() {
         for t in g[1..].iter().flatten() {
             assert!(!t.is_packed(), "a packed table outside the literal stream");
         }
@@ -734,12 +741,12 @@ fn depth_cap_one_means_no_chains() {
         &[],
     );
     let a = Archive::parse(&packed).unwrap();
-    assert!(a.entries.iter().all(|e| e.max_depth == 0));
+    assert!(a.entries().iter().all(|e| e.max_depth == 0));
     // without a cap the same data does chain matches (so the cap test above is not vacuous)
     let packed = compress(&data, &opts(7, 4096), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert!(
-        a.entries.iter().any(|e| e.max_depth > 0),
+        a.entries().iter().any(|e| e.max_depth > 0),
         "uncapped repetitive data should chain matches"
     );
 }
@@ -802,7 +809,7 @@ fn a_genome_header_group_packs_at_fast_levels_only() {
         let what = format!("{blocks} blocks, level {level}");
         let packed = compress(&data, &opts(level, 16384), &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
-        assert_eq!(a.entries.len(), blocks);
+        assert_eq!(a.entries().len(), blocks);
         // five letters: three per symbol (FORMAT.md §5.6); one group, so one width
         let want = if packs { 3 } else { 1 };
         assert_eq!(a.literal_width(0), want, "{what}");
@@ -1142,7 +1149,7 @@ fn default_min_match_tries_both_at_levels_8_and_9() {
     // a larger one with the sample's choice, and below level 8 always 6
     let (a, mm) = compress_choosing_min_match(&text, &at(8, 16384), &|_| {}).unwrap();
     assert_eq!(mm, 4);
-    assert_eq!(Archive::parse(&a).unwrap().header.match_base(), 4);
+    assert_eq!(Archive::parse(&a).unwrap().header().match_base(), 4);
     let (_, mm) = compress_choosing_min_match(&text, &at(5, 16384), &|_| {}).unwrap();
     assert_eq!(mm, 6);
 }

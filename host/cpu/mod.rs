@@ -139,8 +139,8 @@ pub fn padded_streams<'s>(a: &Archive<'_>, b: usize, scratch: &'s Scratch) -> Pa
     }
 }
 
-/// Entropy-decodes the four streams of blocks `first .. first + scratch.len()`, block `first
-/// + j` into `scratch[j]`, and returns each block's outcome: exactly what [`decode_streams`]
+/// Entropy-decodes the four streams of blocks `first .. first + scratch.len()`, block
+/// `first + j` into `scratch[j]`, and returns each block's outcome: exactly what [`decode_streams`]
 /// returns for that block alone (the first failing stream's [`Status`] in stream order).
 ///
 /// All rANS slices of the blocks are decoded together
@@ -620,7 +620,7 @@ mod tests {
                 level: [1, 5, 9][round % 3],
                 ..Default::default()
             };
-            let packed = crate::compress(&data, &opts, &|_| {}).unwrap();
+            let packed = crate::compress(&data, &opts).unwrap();
             let fast = block_statuses(&packed, true);
             assert!(fast.iter().all(|b| b.is_ok()));
             let joined: Vec<u8> = fast.into_iter().flat_map(|b| b.unwrap()).collect();

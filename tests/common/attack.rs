@@ -237,7 +237,7 @@ pub fn env(name: &str, default: u64) -> u64 {
 
 pub fn per_block(packed: &[u8], fast: bool) -> Vec<Result<Vec<u8>, DecodeError>> {
     let a = Archive::parse(packed).expect("archive parses");
-    let mut out = vec![0u8; a.header.original_size as usize];
+    let mut out = vec![0u8; a.header().original_size as usize];
     (0..a.block_count())
         .map(|b| {
             let r = if fast {
@@ -406,7 +406,7 @@ pub fn gen_archive(
 /// extracts equal it; otherwise `decompress` fails.
 pub fn check_whole(r: &mut Rng, packed: &[u8], out: &[u8], all_ok: bool, what: &str) {
     let a = Archive::parse(packed).unwrap();
-    let whole = aceapex::decompress(&a);
+    let whole = aceapex::decode::decompress(&a);
     if all_ok {
         assert!(
             whole.as_deref().ok() == Some(out),
@@ -417,7 +417,7 @@ pub fn check_whole(r: &mut Rng, packed: &[u8], out: &[u8], all_ok: bool, what: &
         for _ in 0..3 {
             let off = r.below(total);
             let len = r.below(total - off + 1);
-            let got = aceapex::extract(&a, off, len).unwrap();
+            let got = aceapex::decode::extract(&a, off, len).unwrap();
             assert!(got[..] == out[off as usize..(off + len) as usize]);
         }
     } else {
@@ -471,18 +471,18 @@ pub fn compare_archive(packed: &[u8], what: &str) {
 /// archive does not parse, else whether `decompress` succeeded.
 pub fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> Option<bool> {
     let a = Archive::parse(packed).ok()?;
-    let whole = aceapex::decompress(&a);
+    let whole = aceapex::decode::decompress(&a);
     if let Ok(out) = &whole {
         assert!(
             out[..] == data[..],
             "decompress Ok with wrong bytes ({what})"
         );
     }
-    let size = a.header.original_size;
+    let size = a.header().original_size;
     for _ in 0..3 {
         let off = r.below(size + 1);
         let len = r.below(size - off + 1);
-        if let Ok(got) = aceapex::extract(&a, off, len) {
+        if let Ok(got) = aceapex::decode::extract(&a, off, len) {
             if size == data.len() as u64 {
                 assert!(
                     got[..] == data[off as usize..(off + len) as usize],
@@ -683,7 +683,7 @@ pub fn never_wrong_grouped(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) 
 /// by block: the same first failing block and status, or both Ok.
 pub fn group_path_agrees(packed: &[u8], what: &str) {
     let a = Archive::parse(packed).unwrap();
-    if a.cross_block() || a.header.original_size > 64 << 20 {
+    if a.cross_block() || a.header().original_size > 64 << 20 {
         return;
     }
     let reference = per_block(packed, false);
@@ -696,7 +696,7 @@ pub fn group_path_agrees(packed: &[u8], what: &str) {
         .num_threads(1)
         .build()
         .unwrap();
-    let got = pool.install(|| aceapex::decompress(&a));
+    let got = pool.install(|| aceapex::decode::decompress(&a));
     match (got, first_bad) {
         (Ok(_), None) | (Err(DecodeError::ContentChecksum), None) => {}
         (Err(DecodeError::Block { block, status, .. }), Some((b, st))) => {

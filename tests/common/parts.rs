@@ -43,10 +43,10 @@ pub struct Parts {
 pub fn parts(bytes: &[u8]) -> Parts {
     let a = Archive::parse(bytes).expect("source archive parses");
     let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-    let te = bt_end + a.header.table_bytes as usize;
+    let te = bt_end + a.header().table_bytes as usize;
     Parts {
         header: bytes[..HEADER_SIZE].to_vec(),
-        entries: a.entries.clone(),
+        entries: a.entries().to_vec(),
         tables: bytes[bt_end..te].to_vec(),
         data: bytes[te..].to_vec(),
     }
