@@ -76,10 +76,7 @@ after SIGKILL or a power cut; such a leftover is safe to delete)."
 );
 
 const INFO_HELP: &str = "\
-The report: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
-match base below 6, §2; 5 adds context tables, §5.4; 6 adds packed literal tables, §5.6; 7
-adds wide slices, §5.4, 'compress --wide-lanes'; 8 adds two-bit literal slices, §5.7,
-'compress --two-bit-literals'; version-2 archives are read too), original and archive bytes, the block table (bytes per block)
+The report: the archive's format version (1, FORMAT.md §2), original and archive bytes, the block table (bytes per block)
 and the frequency tables, and per stream its decoded and stored bytes, in how many table groups
 it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
@@ -995,8 +992,10 @@ fn compress_one(
     let secs = t.elapsed().as_secs_f64();
     // --wide-lanes where no block's chain was long enough (FORMAT.md §5.5: 64 steps; short
     // blocks stay narrow): the archive is what it would be without
-    let version = u16::from_le_bytes([packed[4], packed[5]]);
-    if opts.wide_lanes && blocks <= archive::WIDE_MAX_BLOCKS && !data.is_empty() && version < 7 {
+    let written = Archive::parse(&packed).map(|a| a.entries)?;
+    let wide = written.iter().any(|e| e.has_wide_slice());
+    let two_bit = (written.iter()).any(|e| e.lanes[0] == aceapex::device::format::LANES_TWO_BIT);
+    if opts.wide_lanes && blocks <= archive::WIDE_MAX_BLOCKS && !data.is_empty() && !wide {
         note(format_args!(
             "--wide-lanes: no block's rANS chain was long enough to pay for wide slices (a \
              32-lane slice goes wide from 64 steps; short blocks stay below), so the archive \
@@ -1005,7 +1004,7 @@ fn compress_one(
     }
     // --two-bit-literals where no block's two-bit slice came within 1 % of its other slice
     // (FORMAT.md §5.7): the archive is what it would be without
-    if opts.two_bit_literals && !data.is_empty() && version < 8 {
+    if opts.two_bit_literals && !data.is_empty() && !two_bit {
         note(format_args!(
             "--two-bit-literals: no block's literals were within 1 % of their rANS coding as \
              a two-bit slice (their bytes cost well under 2 bits each, or too many are \

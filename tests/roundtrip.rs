@@ -402,25 +402,10 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
             assert!(!t.is_packed(), "a packed table outside the literal stream");
         }
     }
-    if two_bit {
-        assert_eq!(h.version, 8);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if wide {
-        assert_eq!(h.version, 7);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if packs {
-        assert_eq!(h.version, 6);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if pairs {
-        assert_eq!(h.version, 5);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if opts.min_match < 6 {
-        assert_eq!(h.version, 4);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match);
-    } else {
-        assert_eq!(h.version, 3);
-        assert_eq!(h.entry_bits.match_base, 0);
-    }
+    // FORMAT.md §2: one version whatever the features, the base the minimum match up to 6
+    assert_eq!(h.version, 1);
+    assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
+    assert_eq!(h.entry_bits.reserved, [0, 0]);
     assert_eq!(h.depth_cap, opts.depth_cap);
     assert_eq!(h.window, opts.window.unwrap_or(opts.block_size));
     assert_eq!(h.flags & 1 != 0, opts.repeat_codes, "repeat-codes flag");

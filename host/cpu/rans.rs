@@ -1428,7 +1428,7 @@ mod tests {
             let (data, ft) = skewed_sample(&mut r, n, round);
             let one = ft.decode_table();
             let bit = (r.next_u64() % 8) as u32;
-            // (33 to 64: format version 7's wide slices, FORMAT.md §5.3)
+            // (33 to 64: wide slices, FORMAT.md §5.3)
             for lanes in [
                 1usize, 2, 3, 4, 5, 8, 12, 16, 20, 24, 28, 31, 32, 33, 48, 64,
             ] {
