@@ -405,6 +405,64 @@ fn worked_example_a_at_the_defaults() {
     assert_eq!(u16::from_le_bytes([a[4], a[5]]), 1);
 }
 
+/// Parses the hex dump lines of FORMAT.md §9 (`0000: 41 43 ...`, comments after the bytes).
+fn from_dump(dump: &str) -> Vec<u8> {
+    dump.lines()
+        .filter_map(|l| l.trim().split_once(": "))
+        .flat_map(|(_, rest)| {
+            rest.split_whitespace()
+                .take_while(|w| w.len() == 2 && w.bytes().all(|c| c.is_ascii_hexdigit()))
+                .map(|w| u8::from_str_radix(w, 16).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// FORMAT.md §9.3, Example C, the hand-made archive as printed there: it decodes to its
+/// 540 bytes (`abc hello` and the period `abc`).
+#[test]
+fn worked_example_c_decodes() {
+    let bytes = from_dump(
+        "0000: 41 43 50 58 01 00 01 00 1c 02 00 00 00 00 00 00
+         0010: 00 10 00 00 01 00 00 00 00 01 00 00 01 00 00 00
+         0020: 06 00 00 00 00 10 00 00 00 00 00 00 00 00 00 00
+         0030: 05 00 00 00 00 00 00 00 1d 00 00 00 00 00 00 00
+         0040: 63 bf 8c ac 55 37 90 54 20 20 20 20 20 20 20 20
+         0050: 20 20 08 20 20 06 00 00 a5 41 33 0b f8 3a b6 0d
+         0060: cc 72 91 d7 6c 9f b0 b6 0a 00 00 00 04 00 00 00
+         0070: 04 00 00 00 0a 00 00 00 01 00 00 00 0a 00 00 00
+         0080: 04 00 00 00 04 00 00 00 0a 00 00 00 01 00 00 00
+         0090: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+         00a0: 00 00 61 62 63 20 68 65 6c 6c 6f 20 97 02 c2 01
+         00b0: 03 06 22 ac ff 02 c6 05 c0 80 00 c0 af fe 02",
+    );
+    assert_eq!(bytes.len(), 191);
+    let mut want = b"abcabcabcabcabc hello hello hello abcabc".to_vec();
+    while want.len() < 540 {
+        want.push(want[want.len() - 3]);
+    }
+    let a = Archive::parse(&bytes).unwrap();
+    assert!(decompress(&a).unwrap() == want);
+}
+
+/// FORMAT.md §9.4, Example D: the empty input's archive, byte for byte as printed there.
+#[test]
+fn worked_example_d_is_the_empty_inputs_archive() {
+    let want = from_dump(
+        "0000: 41 43 50 58 01 00 01 00 00 00 00 00 00 00 00 00
+         0010: 00 40 00 00 00 00 00 00 40 00 00 00 00 00 00 00
+         0020: 06 00 00 00 00 40 00 00 00 00 00 00 05 00 00 00
+         0030: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+         0040: c2 94 d3 38 05 80 06 2d 00 00 00 00 00 00 00 00
+         0050: 00 00 00 00 00 06 00 00 b7 24 71 ed 4a 59 57 36",
+    );
+    assert_eq!(want.len(), 96);
+    assert_eq!(
+        compress(b"", &EncodeOptions::default(), &|_| {}).unwrap(),
+        want
+    );
+}
+
 /// Writes `tests/golden/records.csv.ext.acx` from `records.csv.acx` (tests/golden/README.md):
 /// `cargo test --test golden -- --ignored write_extension_golden`.
 #[test]
