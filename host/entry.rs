@@ -122,7 +122,8 @@ pub fn pack(entries: &[BlockEntry], b: &EntryBits, out: &mut Vec<u8>) {
 /// mix of block `i` removed (FORMAT.md §6), so it equals the XXH3-64 of block `i`'s bytes only
 /// where the entry was written for position `i`. Errors (the text of a
 /// `FormatError::BlockEntry`): padding bits that are not zero, a lane count above 255 (the
-/// limit of 64, or 127 for a two-bit slice, is `Archive::parse`'s check), or a source distance above `i`.
+/// limit of 64, or 127 for a two-bit slice, is `Archive::parse`'s check), or a source
+/// distance above `i`.
 pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String> {
     let mut e = BlockEntry {
         checksum: u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
