@@ -659,7 +659,7 @@ fn lane_pick(rng: &mut Rng) -> u8 {
     rng.pick(&[0, 0, 4, 4, 24, 1, 2, 3, 8, 16, 32])
 }
 
-/// Damage aimed at the version-2 changes: the offset-tail stream, the split of the distances,
+/// Damage aimed at the split distances: the offset-tail stream, the split of the distances,
 /// slice 2 vs slice 4, the fifth table record, reserved entry bytes.
 fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
     let heads = b.decoded[2].clone();

@@ -237,7 +237,7 @@ fn raw_match_streams_store_only_the_literals_coded() {
     }
 }
 
-/// `compress --wide-lanes` (with `--raw-match-streams`): a version-7 archive whose long
+/// `compress --wide-lanes` (with `--raw-match-streams`): an archive whose long
 /// literal slices have 64 lanes, which `info` reports ("wide slices", JSON `wide_blocks`) and
 /// both decoders restore; without `--raw-match-streams` the option is refused with a message
 /// that names the one it needs.

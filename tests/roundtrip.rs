@@ -352,10 +352,7 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
-    // FORMAT.md §2: version 8 exactly when a block has a two-bit literal slice (§5.7), else 7
-    // exactly when a slice has more than 32 lanes (§5.4), else 6
-    // exactly when a group has a packed literal table (§5.6), else 5 exactly when one has a
-    // context pair (§5.2), else 4 with its base byte exactly when the minimum match is below 6
+    // the features the options allow, and no others
     let pairs = a.tables.iter().flatten().flatten().any(|t| t.has_context());
     let packs = a.tables.iter().flatten().flatten().any(|t| t.is_packed());
     let wide = (a.entries.iter()).any(|e| e.has_wide_slice());
