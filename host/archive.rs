@@ -1,5 +1,5 @@
 //! The container (FORMAT.md §2-§3): writing an archive from parsed blocks, and reading one
-//! with every size, offset and table checked before any block is touched.
+//! with every size, offset, table and extension record checked before any block is touched.
 
 use crate::device::format::*;
 use crate::device::rans::SliceTables;
@@ -12,9 +12,6 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 /// Header size in bytes.
 pub const HEADER_SIZE: usize = std::mem::size_of::<FileHeader>();
-/// Block-table entry size in bytes of format version 2 (version 3 packs its entries,
-/// [`crate::entry::packed_size`]).
-pub const ENTRY_SIZE_V2: usize = std::mem::size_of::<BlockEntry>();
 /// Input bytes whose blocks share one set of frequency tables (FORMAT.md §5.1).
 pub const GROUP_BYTES: usize = 1 << 20;
 /// Largest segment one thread parses in order (sources never cross a segment start).
@@ -343,7 +340,6 @@ pub fn compress(
 
     let mut entries: Vec<BlockEntry> = Vec::with_capacity(block_count);
     let mut tables_out: Vec<u8> = Vec::new();
-    let mut needs_version = VERSION_BASE_6;
     let mut data_out: Vec<u8> = Vec::new();
     // with wide lanes every group, in order, held back for `repack_longest_groups`, and the
     // parses of those it may code again (the packable ones; none otherwise)
@@ -427,12 +423,7 @@ pub fn compress(
                 coded.push(g);
                 parsed_groups.push(parses);
             } else {
-                g.append_to(
-                    &mut tables_out,
-                    &mut needs_version,
-                    &mut entries,
-                    &mut data_out,
-                );
+                g.append_to(&mut tables_out, &mut entries, &mut data_out);
             }
         }
         batch_start = batch_end;
@@ -444,12 +435,7 @@ pub fn compress(
         });
         drop(parsed_groups);
         for g in coded {
-            g.append_to(
-                &mut tables_out,
-                &mut needs_version,
-                &mut entries,
-                &mut data_out,
-            );
+            g.append_to(&mut tables_out, &mut entries, &mut data_out);
         }
     }
     debug_assert_eq!(entries.len(), block_count);
@@ -461,23 +447,11 @@ pub fn compress(
     if opts.cross_block() {
         flags |= FLAG_CROSS_BLOCK;
     }
-    let base = opts.match_base();
     let mut entry_bits = crate::entry::bits_for(&entries);
-    // FORMAT.md §2: version 7 only where a slice has more than 32 lanes, version 6 only
-    // where a group has a packed literal table, version 5 only
-    // where one has a context table, version 4 only where the base is not 6, so that every
-    // other archive stays readable by older readers
-    let version = if needs_version > VERSION_BASE_6 || base == MATCH_BASE {
-        needs_version
-    } else {
-        VERSION_MATCH_BASE
-    };
-    if version >= VERSION_MATCH_BASE {
-        entry_bits.match_base = base as u8;
-    }
-    let mut h = FileHeader {
+    entry_bits.match_base = opts.match_base() as u8;
+    let h = FileHeader {
         magic: MAGIC,
-        version,
+        version: FORMAT_VERSION,
         flags,
         original_size: data.len() as u64,
         block_size: opts.block_size,
@@ -494,16 +468,146 @@ pub fn compress(
         entry_bits,
         meta_checksum: 0,
     };
-    let mut table_bytes =
+    let mut block_table =
         Vec::with_capacity(entries.len() * crate::entry::packed_size(&h.entry_bits));
-    crate::entry::pack(&entries, &h.entry_bits, &mut table_bytes);
-    h.meta_checksum = meta_checksum(&h, &table_bytes, &tables_out);
-    let mut out =
-        Vec::with_capacity(HEADER_SIZE + table_bytes.len() + tables_out.len() + data_out.len());
+    crate::entry::pack(&entries, &h.entry_bits, &mut block_table);
+    Ok(assemble(h, &block_table, &tables_out, &data_out, &[]))
+}
+
+/// The archive of header `h` (its section sizes and meta checksum are set here), the packed
+/// block table, the table section, the data section and the extension area (FORMAT.md §1).
+fn assemble(
+    mut h: FileHeader,
+    block_table: &[u8],
+    tables: &[u8],
+    data: &[u8],
+    extensions: &[u8],
+) -> Vec<u8> {
+    h.table_bytes = tables.len() as u64;
+    h.data_bytes = data.len() as u64;
+    h.meta_checksum = meta_checksum(&h, block_table, tables, extensions);
+    let mut out = Vec::with_capacity(
+        HEADER_SIZE + block_table.len() + tables.len() + data.len() + extensions.len(),
+    );
     out.extend_from_slice(bytemuck::bytes_of(&h));
-    out.extend_from_slice(&table_bytes);
-    out.extend_from_slice(&tables_out);
-    out.extend_from_slice(&data_out);
+    out.extend_from_slice(block_table);
+    out.extend_from_slice(tables);
+    out.extend_from_slice(data);
+    out.extend_from_slice(extensions);
+    out
+}
+
+/// One record of an archive's extension area (FORMAT.md §3.4): a type, flags and a payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extension<'a> {
+    /// The record type (`EXTENSION_TYPE_*`; 0 is reserved and never valid).
+    pub kind: u16,
+    /// `EXTENSION_*` flag bits; [`EXTENSION_MUST_UNDERSTAND`] is the only one defined.
+    pub flags: u16,
+    /// The payload, at most `u32::MAX` bytes.
+    pub payload: &'a [u8],
+}
+
+impl Extension<'_> {
+    /// Whether a reader that does not know [`Self::kind`] must reject the archive.
+    pub fn must_understand(&self) -> bool {
+        self.flags & EXTENSION_MUST_UNDERSTAND != 0
+    }
+}
+
+/// Record types this build interprets (FORMAT.md §3.4): none yet. A record of another type
+/// with the must-understand flag makes [`Archive::parse`] fail.
+const UNDERSTOOD_EXTENSIONS: &[u16] = &[];
+
+/// The archive `archive` with `records` appended to its extension area (after the records it
+/// already has) and its meta checksum recomputed (FORMAT.md §3.4, §6). The other sections
+/// are kept byte for byte.
+///
+/// Errors: `archive` does not parse ([`Archive::parse`]), a record has type 0, flags outside
+/// [`KNOWN_EXTENSION_FLAGS`], or a payload over `u32::MAX` bytes
+/// ([`FormatError::Extension`]; a must-understand record of a type this build does not know
+/// is refused too, since the result would not parse).
+pub fn with_extensions(archive: &[u8], records: &[Extension<'_>]) -> Result<Vec<u8>, FormatError> {
+    let a = Archive::parse(archive)?;
+    let mut area = a.extension_area.to_vec();
+    for r in records {
+        let offset = area.len() as u64;
+        check_extension(r.kind, r.flags).map_err(|why| FormatError::Extension { offset, why })?;
+        let len = u32::try_from(r.payload.len()).map_err(|_| FormatError::Extension {
+            offset,
+            why: format!("payload of {} bytes (at most 2^32 - 1)", r.payload.len()),
+        })?;
+        area.extend_from_slice(&r.kind.to_le_bytes());
+        area.extend_from_slice(&r.flags.to_le_bytes());
+        area.extend_from_slice(&len.to_le_bytes());
+        area.extend_from_slice(r.payload);
+    }
+    let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
+    let tables_end = a.data_offset as usize;
+    Ok(assemble(
+        a.header,
+        &archive[HEADER_SIZE..bt_end],
+        &archive[bt_end..tables_end],
+        a.data,
+        &area,
+    ))
+}
+
+/// FORMAT.md §3.4: a record's type must not be 0, its reserved flag bits must be zero, and a
+/// must-understand record must be of a type this build interprets.
+fn check_extension(kind: u16, flags: u16) -> Result<(), String> {
+    if kind == EXTENSION_TYPE_RESERVED {
+        return Err("record type 0 is reserved".into());
+    }
+    if flags & !KNOWN_EXTENSION_FLAGS != 0 {
+        return Err(format!(
+            "record type {kind} has reserved flag bits {:#06x} set",
+            flags & !KNOWN_EXTENSION_FLAGS
+        ));
+    }
+    if flags & EXTENSION_MUST_UNDERSTAND != 0 && !UNDERSTOOD_EXTENSIONS.contains(&kind) {
+        return Err(format!(
+            "record type {kind} is marked must-understand and this build does not know it"
+        ));
+    }
+    Ok(())
+}
+
+/// The records of a meta-checksummed extension area, each checked ([`check_extension`], and
+/// its payload inside the area).
+fn parse_extensions(area: &[u8]) -> Result<Vec<Extension<'_>>, FormatError> {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < area.len() {
+        let offset = pos as u64;
+        let err = |why: String| FormatError::Extension { offset, why };
+        let head = area.get(pos..pos + EXTENSION_HEADER_BYTES).ok_or_else(|| {
+            err(format!(
+                "{} bytes left, a record header needs 8",
+                area.len() - pos
+            ))
+        })?;
+        let kind = u16::from_le_bytes([head[0], head[1]]);
+        let flags = u16::from_le_bytes([head[2], head[3]]);
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        check_extension(kind, flags).map_err(err)?;
+        let start = pos + EXTENSION_HEADER_BYTES;
+        let payload = area
+            .get(start..)
+            .and_then(|p| p.get(..len))
+            .ok_or_else(|| {
+                err(format!(
+                    "record type {kind} declares a {len}-byte payload, {} bytes are left",
+                    area.len() - start
+                ))
+            })?;
+        out.push(Extension {
+            kind,
+            flags,
+            payload,
+        });
+        pos = start + len;
+    }
     Ok(out)
 }
 
@@ -511,9 +615,6 @@ pub fn compress(
 struct GroupOut {
     /// Its table records (FORMAT.md §5.2).
     tables: Vec<u8>,
-    /// The lowest format version they need ([`VERSION_BASE_6`] when one table per stream,
-    /// FORMAT.md §10).
-    version: u16,
     /// Each block's entry and stored slices.
     blocks: Vec<(BlockEntry, Vec<u8>)>,
     /// Its blocks' longest GPU warp chain ([`entropy::warp_chain`], packed literals counted
@@ -531,17 +632,9 @@ impl GroupOut {
         self.tables.len() + self.blocks.iter().map(|(_, b)| b.len()).sum::<usize>()
     }
 
-    /// Appends the group to the archive's table records, format version, block entries and
-    /// data section.
-    fn append_to(
-        self,
-        tables: &mut Vec<u8>,
-        version: &mut u16,
-        entries: &mut Vec<BlockEntry>,
-        data: &mut Vec<u8>,
-    ) {
+    /// Appends the group to the archive's table records, block entries and data section.
+    fn append_to(self, tables: &mut Vec<u8>, entries: &mut Vec<BlockEntry>, data: &mut Vec<u8>) {
         tables.extend_from_slice(&self.tables);
-        *version = (*version).max(self.version);
         for (e, bytes) in self.blocks {
             entries.push(e);
             data.extend_from_slice(&bytes);
@@ -645,9 +738,8 @@ fn chain_steps_saved(
 }
 
 /// Fewest literals a group must have for a packed literal table (FORMAT.md §5.6): below it
-/// the table and the slices' lane states cost more than packing can save, and the archive
-/// would need a version-6 reader for nothing (a 33-byte input packed came out 255 bytes
-/// against 248, FORMAT.md §9.1).
+/// the table and the slices' lane states cost more than packing can save (a 33-byte input
+/// packed came out 255 bytes against 248, FORMAT.md §9.1).
 pub const PACK_MIN_LITERALS: usize = 4096;
 
 /// Builds a group's tables from its blocks' streams and stores every slice
@@ -840,16 +932,6 @@ fn encode_group(
             None => table_bytes.push(entropy::TABLE_KIND_NONE),
         }
     }
-    let r = records.iter().flatten();
-    // (version 7 where a stored slice is wide: below, once the slices are stored, since a
-    // slice given wide lanes may still be stored raw)
-    let version = if !packed.is_empty() {
-        VERSION_PACKED
-    } else if r.clone().any(|r| r.tables.len() == 2) {
-        VERSION_CONTEXT
-    } else {
-        VERSION_BASE_6
-    };
     let out = blocks
         .iter()
         .zip(&lanes)
@@ -903,13 +985,6 @@ fn encode_group(
             (e, bytes)
         })
         .collect::<Vec<(BlockEntry, Vec<u8>)>>();
-    let version = if out.iter().any(|(e, _)| e.lanes.contains(&LANES_TWO_BIT)) {
-        VERSION_TWO_BIT
-    } else if out.iter().any(|(e, _)| e.has_wide_slice()) {
-        VERSION_WIDE
-    } else {
-        version
-    };
     // the stored slices' chains: rANS slices only, packed literals in symbols
     let chain = (out.iter())
         .map(|(e, _)| {
@@ -929,7 +1004,6 @@ fn encode_group(
         .unwrap_or(0);
     GroupOut {
         tables: table_bytes,
-        version,
         blocks: out,
         chain,
         packable: opts.wide_lanes && !force_pack && widest_width as usize > literal_width,
@@ -938,11 +1012,14 @@ fn encode_group(
 
 use bytemuck::Zeroable;
 
-fn meta_checksum(h: &FileHeader, block_table: &[u8], tables: &[u8]) -> u64 {
+/// FORMAT.md §6: XXH3-64 of header bytes `0..88`, the block table, the table section and the
+/// extension area, in that order.
+fn meta_checksum(h: &FileHeader, block_table: &[u8], tables: &[u8], extensions: &[u8]) -> u64 {
     let mut x = Xxh3::new();
     x.update(&bytemuck::bytes_of(h)[..META_CHECKSUM_OFFSET]);
     x.update(block_table);
     x.update(tables);
+    x.update(extensions);
     x.digest()
 }
 
@@ -966,6 +1043,10 @@ pub struct Archive<'a> {
     pub(crate) data: &'a [u8],
     /// The data section's offset in the archive.
     pub(crate) data_offset: u64,
+    /// The extension area (FORMAT.md §3.4): the bytes after the data section.
+    extension_area: &'a [u8],
+    /// Its records, checked at parse time.
+    extensions: Vec<Extension<'a>>,
     /// Bytes of expanded decode tables the archive may still keep ([`Archive::table`]):
     /// [`table_cache_budget`] at parse time.
     table_cache_left: AtomicU64,
@@ -1154,11 +1235,12 @@ impl<'a> Archive<'a> {
         }
         // (the magic was checked above: at least 96 bytes hold its 4)
         let h: FileHeader = bytemuck::pod_read_unaligned(&bytes[..HEADER_SIZE]);
-        if !(MIN_READ_VERSION..=FORMAT_VERSION).contains(&h.version) {
-            return Err(FormatError::Version {
-                got: h.version,
-                min: MIN_READ_VERSION,
-                max: FORMAT_VERSION,
+        // FORMAT.md §2: format 1 only; the pre-release versions are named as such
+        if h.version != FORMAT_VERSION {
+            return Err(if (2..=LAST_PRE_RELEASE_VERSION).contains(&h.version) {
+                FormatError::PreReleaseVersion { got: h.version }
+            } else {
+                FormatError::Version { got: h.version }
             });
         }
         if h.flags & !KNOWN_FLAGS != 0 {
@@ -1205,18 +1287,13 @@ impl<'a> Archive<'a> {
                 "larger than a block without the cross-block flag",
             ));
         }
-        // FORMAT.md §2: versions 4 and 5 declare a match base of 4 to 6; earlier versions
-        // have a zero byte there and the base 6
-        if h.version >= VERSION_MATCH_BASE {
-            let b = h.entry_bits.match_base as u32;
-            if !(MIN_MATCH_BASE..=MATCH_BASE).contains(&b) {
-                return Err(herr(
-                    "match_base",
-                    format!("{b} is not in {MIN_MATCH_BASE}..={MATCH_BASE}"),
-                ));
-            }
-        } else if h.entry_bits.match_base != 0 {
-            return Err(herr("match_base", "must be 0 before version 4"));
+        // FORMAT.md §2: a match base of 4 to 6
+        let b = h.entry_bits.match_base as u32;
+        if !(MIN_MATCH_BASE..=MATCH_BASE).contains(&b) {
+            return Err(herr(
+                "match_base",
+                format!("{b} is not in {MIN_MATCH_BASE}..={MATCH_BASE}"),
+            ));
         }
         if h.min_match < h.match_base() {
             return Err(herr(
@@ -1224,26 +1301,20 @@ impl<'a> Archive<'a> {
                 format!("{} < the match base {}", h.min_match, h.match_base()),
             ));
         }
-        // FORMAT.md §2: version 2 has reserved zero bytes where version 3 has entry widths
-        let packed = h.version >= 3;
-        let entry_size = if packed {
-            crate::entry::check_bits(&h.entry_bits).map_err(|why| herr("entry_bits", why))?;
-            crate::entry::packed_size(&h.entry_bits)
-        } else {
-            if h.entry_bits != EntryBits::zeroed() {
-                return Err(herr("reserved", "must be zero"));
-            }
-            ENTRY_SIZE_V2
-        };
+        // FORMAT.md §2: widths of at most 32 bits, reserved bytes 86..88 zero
+        crate::entry::check_bits(&h.entry_bits).map_err(|why| herr("entry_bits", why))?;
+        let entry_size = crate::entry::packed_size(&h.entry_bits);
         let table_len = h.block_count as u64 * entry_size as u64;
-        let expected = (HEADER_SIZE as u64)
+        // FORMAT.md §1: the sections end at or before the end of the file; the bytes after
+        // the data section are the extension area
+        let data_end = (HEADER_SIZE as u64)
             .checked_add(table_len)
             .and_then(|v| v.checked_add(h.table_bytes))
             .and_then(|v| v.checked_add(h.data_bytes))
             .ok_or_else(|| herr("data_bytes", "section sizes overflow"))?;
-        if expected != bytes.len() as u64 {
+        if data_end > bytes.len() as u64 {
             return Err(FormatError::Size {
-                expected,
+                expected: data_end,
                 got: bytes.len() as u64,
             });
         }
@@ -1251,39 +1322,31 @@ impl<'a> Archive<'a> {
         let tables_end = bt_end + h.table_bytes as usize;
         let block_table = &bytes[HEADER_SIZE..bt_end];
         let table_section = &bytes[bt_end..tables_end];
-        if meta_checksum(&h, block_table, table_section) != h.meta_checksum {
+        let extension_area = &bytes[data_end as usize..];
+        if meta_checksum(&h, block_table, table_section, extension_area) != h.meta_checksum {
             return Err(FormatError::MetaChecksum);
         }
-        let entries: Vec<BlockEntry> = if packed {
-            block_table
-                .chunks_exact(entry_size)
-                .enumerate()
-                .map(|(i, c)| {
-                    crate::entry::unpack(c, i as u32, &h.entry_bits).map_err(|why| {
-                        FormatError::BlockEntry {
-                            block: i as u32,
-                            why,
-                        }
-                    })
+        let extensions = parse_extensions(extension_area)?;
+        let entries: Vec<BlockEntry> = block_table
+            .chunks_exact(entry_size.max(1))
+            .enumerate()
+            .map(|(i, c)| {
+                crate::entry::unpack(c, i as u32, &h.entry_bits).map_err(|why| {
+                    FormatError::BlockEntry {
+                        block: i as u32,
+                        why,
+                    }
                 })
-                .collect::<Result<_, _>>()?
-        } else {
-            block_table
-                .as_chunks::<ENTRY_SIZE_V2>()
-                .0
-                .iter()
-                .map(|c| bytemuck::pod_read_unaligned(c))
-                .collect()
-        };
+            })
+            .collect::<Result<_, _>>()?;
 
         let mut tables = Vec::with_capacity(h.group_count as usize);
         let mut pos = 0usize;
-        // FORMAT.md §5.2: kind-2 (context) records from version 5 on, kind 3 (packed
-        // literals) from version 6 on
+        // FORMAT.md §5.1, §5.2
         for group in 0..h.group_count {
             let mut g: [Option<Box<StreamTable>>; STREAM_COUNT] = Default::default();
             for (k, t) in g.iter_mut().enumerate() {
-                *t = entropy::TableRecord::deserialize(table_section, &mut pos, h.version, k)
+                *t = entropy::TableRecord::deserialize(table_section, &mut pos, k)
                     .map_err(|e| match e {
                         FormatError::Table { what } => FormatError::GroupTable {
                             group,
@@ -1320,12 +1383,6 @@ impl<'a> Archive<'a> {
                 )));
             }
             let group = i / h.group_blocks as usize;
-            // FORMAT.md §3.1 rule 4: up to 64 lanes from version 7, 32 before
-            let max_lanes = if h.version >= VERSION_WIDE {
-                MAX_LANES
-            } else {
-                WARP_LANES
-            };
             for k in 0..STREAM_COUNT {
                 // FORMAT.md §3: every decoded stream is at most block length + 1 bytes.
                 if e.decoded_len[k] as u64 > block_len + 1 {
@@ -1343,15 +1400,15 @@ impl<'a> Archive<'a> {
                             )));
                         }
                     }
-                    // FORMAT.md §3.1 rule 4, §5.7: the literals only, from version 8
-                    LANES_TWO_BIT if k == STREAM_LITERALS && h.version >= VERSION_TWO_BIT => {
+                    // FORMAT.md §3.1 rule 4, §5.7: the literals only
+                    LANES_TWO_BIT if k == STREAM_LITERALS => {
                         if e.decoded_len[k] == 0 {
                             return Err(berr(
                                 "an empty literal stream is stored as a two-bit slice".into(),
                             ));
                         }
                     }
-                    l if l <= max_lanes => {
+                    l if l <= MAX_LANES => {
                         if tables[group][k].is_none() {
                             return Err(berr(format!(
                                 "stream {k} is rANS-coded but group {group} has no table for it"
@@ -1360,8 +1417,8 @@ impl<'a> Archive<'a> {
                     }
                     l => {
                         return Err(berr(format!(
-                            "stream {k} has {l} lanes (at most {max_lanes} in version {})",
-                            h.version
+                            "stream {k} has {l} lanes (at most {MAX_LANES}, or \
+                             {LANES_TWO_BIT} for a two-bit literal slice)"
                         )))
                     }
                 }
@@ -1385,20 +1442,25 @@ impl<'a> Archive<'a> {
             entries,
             block_offsets,
             tables,
-            data: &bytes[tables_end..],
+            data: &bytes[tables_end..data_end as usize],
             data_offset: tables_end as u64,
+            extension_area,
+            extensions,
             table_cache_left: AtomicU64::new(table_cache_budget(h.original_size)),
         })
     }
 
-    /// Bytes of one block-table entry on disk (FORMAT.md §3.1): packed in version 3, 64 in
-    /// version 2.
+    /// Bytes of one block-table entry on disk (FORMAT.md §3.1), from the header's widths.
     pub fn entry_size(&self) -> usize {
-        if self.header.version >= 3 {
-            crate::entry::packed_size(&self.header.entry_bits)
-        } else {
-            ENTRY_SIZE_V2
-        }
+        crate::entry::packed_size(&self.header.entry_bits)
+    }
+
+    /// The records of the extension area (FORMAT.md §3.4), in file order, each checked by
+    /// [`Archive::parse`] (type not 0, reserved flags zero, payload inside the area, and none
+    /// of an unknown type marked must-understand). A reader that does not know a record's
+    /// type skips it.
+    pub fn extensions(&self) -> impl Iterator<Item = Extension<'a>> + '_ {
+        self.extensions.iter().copied()
     }
 
     /// The header (FORMAT.md §2).
@@ -1599,12 +1661,12 @@ mod tests {
         assert!(raw.data.len() > coded.data.len());
     }
 
-    /// `wide_lanes` (with raw match streams): the long literal slices take 64 lanes, a
-    /// version-7 archive (FORMAT.md §2, §5.4) that decodes to the input; the same archive
-    /// relabelled as version 6 (meta checksum resealed) is refused for its lane counts
-    /// (§3.1 rule 4); without `raw_match_streams` the option is refused.
+    /// `wide_lanes` (with raw match streams): the long literal slices take 64 lanes (wide
+    /// slices, FORMAT.md §5.4) in a format-1 archive that decodes to the input; the same
+    /// archive relabelled as the pre-release version 7 (meta checksum resealed) is refused
+    /// naming that version (§2); without `raw_match_streams` the option is refused.
     #[test]
-    fn wide_lanes_write_version_7_and_older_versions_refuse_them() {
+    fn wide_lanes_write_wide_slices_and_pre_release_versions_are_refused() {
         // soft-masked runs: 8 letters, two per packed symbol, ~250-step chains on 32 lanes
         let mut data = dna_with_repeats(0x0DD_5EED, 2 << 20);
         for (i, b) in data.iter_mut().enumerate() {
@@ -1620,8 +1682,13 @@ mod tests {
         };
         let narrow = crate::compress(&data, &opts(false)).unwrap();
         let mut wide = crate::compress(&data, &opts(true)).unwrap();
-        assert!(u16::from_le_bytes([narrow[4], narrow[5]]) < 7);
-        assert_eq!(u16::from_le_bytes([wide[4], wide[5]]), 7);
+        assert_eq!(u16::from_le_bytes([narrow[4], narrow[5]]), 1);
+        assert_eq!(u16::from_le_bytes([wide[4], wide[5]]), 1);
+        assert!(!Archive::parse(&narrow)
+            .unwrap()
+            .entries()
+            .iter()
+            .any(BlockEntry::has_wide_slice));
         {
             let a = Archive::parse(&wide).unwrap();
             assert!(crate::decode::decompress(&a).unwrap() == data);
@@ -1636,7 +1703,7 @@ mod tests {
             );
             assert!(wide.len() > narrow.len());
         }
-        wide[4..6].copy_from_slice(&6u16.to_le_bytes());
+        wide[4..6].copy_from_slice(&7u16.to_le_bytes());
         let h: FileHeader = bytemuck::pod_read_unaligned(&wide[..HEADER_SIZE]);
         let end = HEADER_SIZE
             + crate::entry::packed_size(&h.entry_bits) * h.block_count as usize
@@ -1645,13 +1712,17 @@ mod tests {
             &h,
             &wide[HEADER_SIZE..end - h.table_bytes as usize],
             &wide[end - h.table_bytes as usize..end],
+            &[],
         );
         wide[META_CHECKSUM_OFFSET..META_CHECKSUM_OFFSET + 8].copy_from_slice(&sum.to_le_bytes());
         let err = Archive::parse(&wide)
             .err()
-            .expect("version 6 refuses 64 lanes")
+            .expect("a pre-release version is refused")
             .to_string();
-        assert!(err.contains("64 lanes (at most 32 in version 6)"), "{err}");
+        assert!(
+            err.contains("format version 7 is a pre-release version"),
+            "{err}"
+        );
         let refused = EncodeOptions {
             raw_match_streams: false,
             ..opts(true)
@@ -1664,7 +1735,7 @@ mod tests {
 
     /// Inputs of more than [`WIDE_MAX_BLOCKS`] blocks are written without wide slices (at
     /// 4 KiB blocks, so that the input stays small): one block more than the limit gives an
-    /// archive of version 6 or older, the limit itself version 7.
+    /// archive without wide slices, the limit itself one with them.
     #[test]
     fn wide_lanes_stop_past_the_block_limit() {
         let mut data = dna_with_repeats(0xB10C_5EED, (WIDE_MAX_BLOCKS + 1) * 4096);
@@ -1680,12 +1751,13 @@ mod tests {
             wide_lanes: true,
             ..Default::default()
         };
-        let version = |n: usize| {
+        let wide = |n: usize| {
             let a = crate::compress(&data[..n], &opts).unwrap();
-            u16::from_le_bytes([a[4], a[5]])
+            let a = Archive::parse(&a).unwrap();
+            a.entries().iter().any(BlockEntry::has_wide_slice)
         };
-        assert_eq!(version(WIDE_MAX_BLOCKS * 4096), 7);
-        assert!(version(WIDE_MAX_BLOCKS * 4096 + 1) < 7);
+        assert!(wide(WIDE_MAX_BLOCKS * 4096));
+        assert!(!wide(WIDE_MAX_BLOCKS * 4096 + 1));
     }
 
     /// With wide lanes, a single-sequence FASTA file whose header (`>chrX`) brings 5 letters
@@ -1729,7 +1801,6 @@ mod tests {
     fn group(bytes: usize, chain: usize, packable: bool) -> GroupOut {
         GroupOut {
             tables: Vec::new(),
-            version: VERSION_PACKED,
             blocks: vec![(BlockEntry::zeroed(), vec![0; bytes])],
             chain,
             packable,

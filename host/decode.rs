@@ -1,9 +1,9 @@
 //! The CPU decoder: whole archives (multi-threaded over blocks, in dependency order when a
 //! window crosses blocks) and byte regions (decoding only the blocks needed).
 //!
-//! Every block is entropy-decoded, match-decoded and checked against its XXH3-64 from the
-//! block table; a whole-file decode also checks the content checksum. Any broken rule is a
-//! [`DecodeError`] naming the block.
+//! Every block is entropy-decoded, match-decoded and checked against its position-bound
+//! checksum from the block table (FORMAT.md §6); a whole-file decode also checks the content
+//! checksum. Any broken rule is a [`DecodeError`] naming the block.
 //!
 //! Checksums go through [`cpu::xxh3`]: a whole-file decode without cross-block sources hashes
 //! each output byte once, right after its block is decoded (the per-KiB sums serve the block
@@ -79,7 +79,9 @@ fn block_error(a: &Archive<'_>, b: usize, status: Status) -> DecodeError {
     }
 }
 
-/// Checks `hash`, the XXH3-64 of the decoded bytes of block `b`, against the block table.
+/// Checks `hash`, the XXH3-64 of the decoded bytes of block `b`, against the block table
+/// (whose checksums `Archive::parse` unpacked for their own index, so a block's bytes pass
+/// only at the position it was written for, FORMAT.md §6).
 fn verify_block(a: &Archive<'_>, b: usize, hash: u64) -> Result<(), DecodeError> {
     if hash != a.entries[b].checksum {
         return Err(block_error(a, b, Status::Checksum));

@@ -4,8 +4,7 @@
 
 use crate::device::format::{
     pack_slot, pack_width, DecodeTable, LANES_RAW, MAX_LANES, MAX_PACK_ALPHABET, PACK_WIDTH_SLOT,
-    PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT, STREAM_LITERALS, VERSION_CONTEXT, VERSION_PACKED,
-    WARP_LANES,
+    PROB_BITS, PROB_SCALE, RANS_L, STREAM_COUNT, STREAM_LITERALS, WARP_LANES,
 };
 use crate::error::FormatError;
 
@@ -156,7 +155,12 @@ impl FreqTable {
     /// Errors name the rule broken: truncated record, unknown kind, frequency out of range,
     /// sum not equal to [`PROB_SCALE`].
     pub fn deserialize(buf: &[u8], pos: &mut usize) -> Result<Option<FreqTable>, FormatError> {
-        match TableRecord::deserialize(buf, pos, VERSION_CONTEXT - 1, STREAM_LITERALS)? {
+        if let Some(&(TABLE_KIND_CONTEXT | TABLE_KIND_PACKED)) = buf.get(*pos) {
+            return Err(FormatError::Table {
+                what: "a context or packed record where a one-table record is expected",
+            });
+        }
+        match TableRecord::deserialize(buf, pos, STREAM_LITERALS)? {
             None => Ok(None),
             Some(r) => Ok(Some(r.tables[0].clone())),
         }
@@ -208,9 +212,9 @@ impl FreqTable {
 pub const TABLE_KIND_NONE: u8 = 0;
 /// Kind byte of a one-table record.
 pub const TABLE_KIND_ONE: u8 = 1;
-/// Kind byte of a context-pair record (format version 5): a context bit and two tables.
+/// Kind byte of a context-pair record: a context bit and two tables.
 pub const TABLE_KIND_CONTEXT: u8 = 2;
-/// Kind byte of a packed literal record (format version 6): a literal alphabet and one table
+/// Kind byte of a packed literal record: a literal alphabet and one table
 /// over packed symbols (FORMAT.md §5.6).
 pub const TABLE_KIND_PACKED: u8 = 3;
 
@@ -275,9 +279,8 @@ impl TableRecord {
         false
     }
 
-    /// Reads one table record of stream `stream` at `*pos` (FORMAT.md §5.2) of an archive of
-    /// format `version`; `Ok(None)` for kind 0. Kind 2 from version 5 on, kind 3 from version
-    /// 6 on and for the literal stream only.
+    /// Reads one table record of stream `stream` at `*pos` (FORMAT.md §5.2); `Ok(None)` for
+    /// kind 0. Kind 3 for the literal stream only.
     ///
     /// Errors name the rule broken: truncated record, unknown kind, context bit above 7,
     /// packed alphabet empty, too large or not increasing, a packed table with a symbol
@@ -286,7 +289,6 @@ impl TableRecord {
     pub fn deserialize(
         buf: &[u8],
         pos: &mut usize,
-        version: u16,
         stream: usize,
     ) -> Result<Option<TableRecord>, FormatError> {
         let bad = |what: &'static str| FormatError::Table { what };
@@ -297,9 +299,6 @@ impl TableRecord {
             TABLE_KIND_ONE => Ok(Some(TableRecord::single(FreqTable::deserialize_body(
                 buf, pos,
             )?))),
-            TABLE_KIND_PACKED if version < VERSION_PACKED => Err(bad(
-                "packed literal table (kind 3) in an archive older than version 6",
-            )),
             TABLE_KIND_PACKED if stream != STREAM_LITERALS => Err(bad(
                 "packed table (kind 3) for a stream other than literals",
             )),
@@ -329,7 +328,7 @@ impl TableRecord {
                     alphabet: Some(alphabet),
                 }))
             }
-            TABLE_KIND_CONTEXT if version >= VERSION_CONTEXT => {
+            TABLE_KIND_CONTEXT => {
                 let ctx_bit = *buf.get(*pos).ok_or(bad("truncated context bit"))?;
                 *pos += 1;
                 if ctx_bit > 7 {
@@ -343,9 +342,6 @@ impl TableRecord {
                     alphabet: None,
                 }))
             }
-            TABLE_KIND_CONTEXT => Err(bad(
-                "context table (kind 2) in an archive older than version 5",
-            )),
             _ => Err(bad("unknown table kind (must be 0, 1, 2 or 3)")),
         }
     }
@@ -1040,7 +1036,7 @@ fn two_round_lanes(
     (others <= WARP_LANES as usize && pays).then_some(two)
 }
 
-/// Lanes of a wide slice ([`wide_lanes`]; FORMAT.md §5.4, version 7): two GPU warps decode it
+/// Lanes of a wide slice ([`wide_lanes`]; FORMAT.md §5.4): two GPU warps decode it
 /// side by side, 32 lanes each, each lane taking its words from its warp's own word area.
 pub const WIDE_LANES: usize = 2 * WARP_LANES as usize;
 

@@ -1,9 +1,11 @@
-//! The packed block entries of format version 3 (FORMAT.md §3.1): each entry is the block's
-//! XXH3-64 followed by its other fields in the bit widths the header gives, so a 16 KiB block
-//! pays 20-30 bytes of block table instead of the 64 of version 2 (0.5-1 % of an archive).
-//! Entries keep one size, so entry `i` still lies at a computed offset.
+//! The packed block entries (FORMAT.md §3.1): each entry is the block's position-bound
+//! checksum (§6) followed by its other fields in the bit widths the header gives, so a block
+//! table costs a few bytes per block rather than the 64 of the in-memory [`BlockEntry`].
+//! Entries keep one size, so entry `i` lies at a computed offset.
 
-use crate::device::format::{BlockEntry, EntryBits, MAX_FIELD_BITS, MAX_LANES, STREAM_COUNT};
+use crate::device::format::{
+    block_position_mix, BlockEntry, EntryBits, MAX_FIELD_BITS, MAX_LANES, STREAM_COUNT,
+};
 
 /// Packed fields after the checksum: five `stored_len`, five `decoded_len`, five lane
 /// counts, `max_depth`, the source distance.
@@ -89,13 +91,15 @@ pub fn packed_size(b: &EntryBits) -> usize {
     8 + bits.div_ceil(8)
 }
 
-/// Appends `entries` packed under `b` (which [`bits_for`] computed from them, or wider).
+/// Appends `entries` packed under `b` (which [`bits_for`] computed from them, or wider); entry
+/// `i` is block `i`, whose checksum is stored XOR [`block_position_mix`]`(i)` (FORMAT.md §6).
 pub fn pack(entries: &[BlockEntry], b: &EntryBits, out: &mut Vec<u8>) {
     let w = widths(b);
     let size = packed_size(b);
     for (i, e) in entries.iter().enumerate() {
         let start = out.len();
-        out.extend_from_slice(&e.checksum.to_le_bytes());
+        let stored = e.checksum ^ block_position_mix(i as u32);
+        out.extend_from_slice(&stored.to_le_bytes());
         let (mut acc, mut n) = (0u64, 0u32);
         for (&w, v) in w.iter().zip(values(e, i as u32)) {
             debug_assert!(bits_of(v) <= w, "field wider than its width");
@@ -114,12 +118,16 @@ pub fn pack(entries: &[BlockEntry], b: &EntryBits, out: &mut Vec<u8>) {
     }
 }
 
-/// Unpacks entry `i` from its [`packed_size`] bytes. Errors (the text of a
+/// Unpacks entry `i` from its [`packed_size`] bytes; the checksum comes back with the position
+/// mix of block `i` removed (FORMAT.md §6), so it equals the XXH3-64 of block `i`'s bytes only
+/// where the entry was written for position `i`. Errors (the text of a
 /// `FormatError::BlockEntry`): padding bits that are not zero, a lane count above 255 (the
-/// version's limit, 32 or 64, is `Archive::parse`'s check), or a source distance above `i`.
+/// limit of 64, or 127 for a two-bit slice, is `Archive::parse`'s check), or a source
+/// distance above `i`.
 pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String> {
     let mut e = BlockEntry {
-        checksum: u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
+        checksum: u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
+            ^ block_position_mix(i),
         stored_len: [0; STREAM_COUNT],
         decoded_len: [0; STREAM_COUNT],
         max_depth: 0,
@@ -154,7 +162,7 @@ pub fn unpack(bytes: &[u8], i: u32, b: &EntryBits) -> Result<BlockEntry, String>
         .enumerate()
     {
         // a width above 8 may hold a count that does not fit the in-memory byte; the
-        // version's limit (FORMAT.md §3.1 rule 4) is checked with the other entry rules
+        // limit of FORMAT.md §3.1 rule 4 is checked with the other entry rules
         if x > u8::MAX as u32 {
             return Err(format!(
                 "stream {k} has {x} lanes (at most {MAX_LANES}, or 127 for a two-bit literal slice)"
@@ -212,6 +220,35 @@ mod tests {
         }
     }
 
+    /// FORMAT.md §6: the stored checksum is the XXH3-64 XOR the SplitMix64 output of the
+    /// block index (0xe220a8397b1dcdaf is SplitMix64's well-known first output for seed 0),
+    /// and an entry unpacked at another position keeps the wrong value.
+    #[test]
+    fn stored_checksums_are_bound_to_the_block_index() {
+        assert_eq!(block_position_mix(0), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(block_position_mix(1), 0x910a_2dec_8902_5cc1);
+        assert_eq!(block_position_mix(u32::MAX), 0x73b1_3ba2_aff1_81c0);
+        let entries = [
+            entry(1),
+            BlockEntry {
+                lowest_source_block: 1,
+                ..entry(2)
+            },
+        ];
+        let b = bits_for(&entries);
+        let mut out = Vec::new();
+        pack(&entries, &b, &mut out);
+        let size = packed_size(&b);
+        let stored = u64::from_le_bytes(out[size..size + 8].try_into().unwrap());
+        assert_eq!(stored, entries[1].checksum ^ 0x910a_2dec_8902_5cc1);
+        // entry 1's bytes read as entry 0 (lowest source 0 <= 0, so it unpacks)
+        let moved = unpack(&out[size..2 * size], 0, &b).unwrap();
+        assert_eq!(
+            moved.checksum,
+            entries[1].checksum ^ 0x910a_2dec_8902_5cc1 ^ 0xe220_a839_7b1d_cdaf
+        );
+    }
+
     #[test]
     fn unpack_rejects_padding_and_sources_before_block_zero() {
         let e = entry(3);
@@ -237,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn unpack_rejects_lane_counts_above_32_with_their_value() {
+    fn unpack_rejects_lane_counts_above_255_with_their_value() {
         let e = entry(3);
         let mut b = bits_for(&[e]);
         b.lanes = 12;

@@ -78,15 +78,30 @@ pub enum FormatError {
         /// The four bytes found.
         got: [u8; 4],
     },
-    /// A version this reader does not know.
-    #[error("unsupported format version {got} (this build reads versions {min} to {max})")]
+    /// A pre-release format version (2 to 8, FORMAT.md §2), written by development builds
+    /// before format 1 was frozen.
+    #[error(
+        "format version {got} is a pre-release version this build does not read (it reads \
+         format 1); re-compress the original"
+    )]
+    PreReleaseVersion {
+        /// Version found.
+        got: u16,
+    },
+    /// A format version this reader does not know (neither 1 nor a pre-release version).
+    #[error("unknown format version {got} (this build reads format 1 only)")]
     Version {
         /// Version found.
         got: u16,
-        /// Oldest version read.
-        min: u16,
-        /// Newest version read (the one written).
-        max: u16,
+    },
+    /// The extension area (FORMAT.md §3.4) is malformed, or holds a record that must be
+    /// understood and is not.
+    #[error("invalid extension record at extension-area offset {offset}: {why}")]
+    Extension {
+        /// Byte offset of the record inside the extension area.
+        offset: u64,
+        /// What is wrong.
+        why: String,
     },
     /// A header field is out of range or inconsistent.
     #[error("invalid header field `{field}`: {why}")]
@@ -131,8 +146,11 @@ pub enum FormatError {
         /// Actual size.
         got: u64,
     },
-    /// The checksum over header, block table and tables does not match.
-    #[error("metadata checksum mismatch (header, block table or tables are corrupt)")]
+    /// The checksum over header, block table, tables and extension area does not match.
+    #[error(
+        "metadata checksum mismatch (header, block table, tables or extension area are \
+         corrupt, or bytes were appended to the archive)"
+    )]
     MetaChecksum,
 }
 

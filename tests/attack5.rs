@@ -1,6 +1,6 @@
-//! Differential attack on the fast CPU decoder, format version 2 archives (the encoder's
-//! version-3 output converted by `common::as_version_2`; a port of the fourth
-//! session's harness; ignored: it needs the real corpora): real archives of the current
+//! Differential attack on the fast CPU decoder, on archives with fixed-offset entries (the
+//! encoder's output repacked by `common::with_fixed_entries`; ignored: it needs the real
+//! corpora): real archives of the current
 //! encoder, damaged in their five slices (with damage aimed at the split distances: offsets =
 //! first varint bytes, offset tails = the rest, FORMAT.md §4.2), their block entries and
 //! table records, compared block by block against the reference decoder. Run with
@@ -35,6 +35,9 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
 }
 
+/// A block: `entry` in the [`ENTRY`] layout, but position-free: its checksum without the
+/// position mix and, at offset 57, its lowest source block itself (the build converts both
+/// for the block's index, FORMAT.md §3.1, §6).
 #[derive(Clone)]
 struct Blk {
     entry: [u8; ENTRY],
@@ -50,16 +53,16 @@ impl Blk {
         self.entry[28 + 4 * k..32 + 4 * k].copy_from_slice(&v.to_le_bytes());
     }
     fn lanes(&self, k: usize) -> u8 {
-        self.entry[56 + k]
+        self.entry[48 + k]
     }
     fn set_lanes(&mut self, k: usize, v: u8) {
-        self.entry[56 + k] = v;
+        self.entry[48 + k] = v;
     }
     fn set_lowest(&mut self, v: u32) {
-        self.entry[52..56].copy_from_slice(&v.to_le_bytes());
+        self.entry[57..61].copy_from_slice(&v.to_le_bytes());
     }
     fn lowest(&self) -> u32 {
-        u32_at(&self.entry, 52)
+        u32_at(&self.entry, 57)
     }
 }
 
@@ -78,8 +81,8 @@ struct Source {
 }
 
 fn load(name: &str, data: Vec<u8>, opts: &EncodeOptions) -> Source {
-    // version 2 (64-byte entries at fixed offsets), which this harness rebuilds field by field
-    let packed = common::as_version_2(&compress(&data, opts, &|_| {}).unwrap());
+    // fixed-offset entries, which this harness rebuilds field by field
+    let packed = common::with_fixed_entries(&compress(&data, opts, &|_| {}).unwrap());
     let a = Archive::parse(&packed).unwrap();
     if !matches!(decompress(&a), Ok(ref v) if *v == data) {
         eprintln!("WARNING: {name}: decompress of the valid archive fails");
@@ -108,9 +111,13 @@ fn load(name: &str, data: Vec<u8>, opts: &EncodeOptions) -> Source {
     let mut blocks = Vec::new();
     for b in 0..bc {
         decode_streams(&a, b, &mut bufs).unwrap();
-        let entry: [u8; ENTRY] = packed[HEADER + b * ENTRY..HEADER + (b + 1) * ENTRY]
+        let mut entry: [u8; ENTRY] = packed[HEADER + b * ENTRY..HEADER + (b + 1) * ENTRY]
             .try_into()
             .unwrap();
+        let sum = u64_at(&entry, 0) ^ common::position_mix(b as u32);
+        entry[..8].copy_from_slice(&sum.to_le_bytes());
+        let lowest = b as u32 - u32_at(&entry, 57);
+        entry[57..61].copy_from_slice(&lowest.to_le_bytes());
         blocks.push(Blk {
             entry,
             slices: a.slices(b).map(|s| s.to_vec()),
@@ -259,13 +266,19 @@ impl<'s> Sub<'s> {
         if let Some(t) = &self.tables_override {
             tables = t.clone();
         }
+        h[72..88].copy_from_slice(&common::FIXED_ENTRY_BITS);
+        h[85] = self.src.header[85];
         for &(i, v) in &self.header_patch {
             h[i] = v;
         }
         let mut bt = Vec::new();
         let mut data = Vec::new();
-        for b in &self.blocks {
+        for (j, b) in self.blocks.iter().enumerate() {
             let mut e = b.entry;
+            let sum = u64_at(&e, 0) ^ common::position_mix(j as u32);
+            e[..8].copy_from_slice(&sum.to_le_bytes());
+            let dist = (j as u32).wrapping_sub(b.lowest());
+            e[57..61].copy_from_slice(&dist.to_le_bytes());
             for k in 0..NS {
                 e[8 + 4 * k..12 + 4 * k].copy_from_slice(&(b.slices[k].len() as u32).to_le_bytes());
                 data.extend_from_slice(&b.slices[k]);
@@ -648,7 +661,7 @@ fn lane_pick(rng: &mut Rng) -> u8 {
     rng.pick(&[0, 0, 4, 4, 24, 1, 2, 3, 8, 16, 32])
 }
 
-/// Damage aimed at the version-2 changes: the offset-tail stream, the split of the distances,
+/// Damage aimed at the split distances: the offset-tail stream, the split of the distances,
 /// slice 2 vs slice 4, the fifth table record, reserved entry bytes.
 fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
     let heads = b.decoded[2].clone();
@@ -885,13 +898,13 @@ fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
             sub.tables_override = Some(t);
         }
         18 => {
-            // reserved bytes: of a block entry (61..64) or of the header (72..88)
+            // reserved header bytes (86..88), or an entry width above 32 (72..85, FORMAT.md §2)
             if rng.below(4) > 0 {
-                let i = 61 + rng.below(3) as usize;
-                b.entry[i] = 1 << rng.below(8);
-            } else {
-                let i = 72 + rng.below(16) as usize;
+                let i = 86 + rng.below(2) as usize;
                 sub.header_patch.push((i, 1 << rng.below(8)));
+            } else {
+                let i = 72 + rng.below(13) as usize;
+                sub.header_patch.push((i, 33 + rng.below(200) as u8));
             }
             sub.expect_reject = true;
         }

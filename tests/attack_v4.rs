@@ -1,7 +1,7 @@
-//! Attack on format version 4 (match base 4..=6, header byte 85): the CPU fast match layer
+//! Attack on the match base (4..=6, header byte 85, FORMAT.md §2): the CPU fast match layer
 //! (host/cpu/lz.rs) against the reference walker (device/src/lz.rs) at every base, hand-made
-//! v4 archives, encoder v4 archives relabelled to other bases/versions, and resealed random
-//! mutation of real v4 archives. Nothing may panic, and nothing may decode Ok to bytes other
+//! archives, encoder archives relabelled to other bases and to pre-release versions, and
+//! resealed random mutation of real archives. Nothing may panic, and nothing may decode Ok to bytes other
 //! than the original. Env: ATTACK_SEED, ATTACK_ITERS, ATTACK_FUZZ_ITERS.
 
 mod common;
@@ -10,7 +10,7 @@ use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::lz::BlockFrame;
 use aceapex::{EncodeOptions, FormatError};
-use common::{build, get_u32, put_u16, put_u32, Blk, Hdr, Rng};
+use common::{build, put_u16, put_u32, Blk, Hdr, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const H_VERSION: usize = 4;
@@ -81,8 +81,9 @@ fn v4_direct_wrong_base() {
 // archives: version conversion and relabelling
 // ---------------------------------------------------------------------------------------
 
-/// Re-encodes any parsable archive as `version` (2, 3 or 4) with header byte 85 = `byte85`
-/// and minimum match `min_match`, entries packed (3, 4) or 64-byte (2); meta checksum resealed.
+/// Re-encodes any parsable archive with header version `version`, header byte 85 = `byte85`
+/// and minimum match `min_match`, entries packed in their tightest widths; meta checksum
+/// resealed.
 fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
     let arc = Archive::parse(a).expect("source archive parses");
     let rest = HEADER_SIZE + arc.block_count() * arc.entry_size();
@@ -90,20 +91,11 @@ fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
     put_u16(&mut out, H_VERSION, version);
     put_u32(&mut out, H_MIN_MATCH, min_match);
     let mut table = Vec::new();
-    let entry_size = if version >= 3 {
-        let mut bits = aceapex::entry::bits_for(arc.entries());
-        bits.match_base = byte85;
-        out[72..88].copy_from_slice(bytemuck::bytes_of(&bits));
-        aceapex::entry::pack(arc.entries(), &bits, &mut table);
-        aceapex::entry::packed_size(&bits)
-    } else {
-        out[72..88].fill(0);
-        out[H_BASE] = byte85;
-        for e in arc.entries() {
-            table.extend_from_slice(bytemuck::bytes_of(e));
-        }
-        64
-    };
+    let mut bits = aceapex::entry::bits_for(arc.entries());
+    bits.match_base = byte85;
+    out[72..88].copy_from_slice(bytemuck::bytes_of(&bits));
+    aceapex::entry::pack(arc.entries(), &bits, &mut table);
+    let entry_size = aceapex::entry::packed_size(&bits);
     out.extend_from_slice(&table);
     out.extend_from_slice(&a[rest..]);
     common::reseal_entries(&mut out, entry_size);
@@ -111,15 +103,7 @@ fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
 }
 
 fn set_base(a: &[u8], base: u32) -> Vec<u8> {
-    if base == 6 && a[H_VERSION] == 2 {
-        return a.to_vec();
-    }
-    relabel(
-        a,
-        if base == 6 { 3 } else { 4 },
-        if base == 6 { 0 } else { base as u8 },
-        base,
-    )
+    relabel(a, 1, base as u8, base)
 }
 
 /// [`common::attack::never_wrong`]; false also when the archive does not parse.
@@ -188,7 +172,9 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
     (data, packed, opts)
 }
 
-/// Encoder v4 archives relabelled to every (version, byte 85) combination.
+/// Encoder archives relabelled to every (version, byte 85, minimum match) combination: only
+/// format 1 with a base of 4 to 6 and a minimum match at least the base parses; the
+/// pre-release versions are refused by name.
 #[test]
 fn v4_encoder_relabelled() {
     let mut r = Rng(0xB4_3000 + env("ATTACK_SEED", 0));
@@ -199,18 +185,22 @@ fn v4_encoder_relabelled() {
         let base = opts.min_match.min(6);
         assert_eq!(a.header().match_base(), base);
         assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
-        for version in [2u16, 3, 4] {
+        for version in [1u16, 3, 4] {
             for byte85 in [0u8, 3, 4, 5, 6, 7, 0x80, 0xFF] {
                 for mm in [3u32, 4, 5, 6, opts.min_match, u32::MAX] {
                     let b = relabel(&packed, version, byte85, mm);
                     let what = format!("round {round}: v{version} byte85 {byte85} mm {mm}");
                     let parsed = Archive::parse(&b);
-                    let claimed = if version >= 4 { byte85 as u32 } else { 6 };
-                    let expect_ok = (version < 4 && byte85 == 0
-                        || (4..=6).contains(&byte85) && version >= 4)
-                        && mm >= claimed;
+                    let claimed = byte85 as u32;
+                    let expect_ok = version == 1 && (4..=6).contains(&byte85) && mm >= claimed;
                     match &parsed {
                         Ok(_) => assert!(expect_ok, "{what}: parsed"),
+                        Err(FormatError::PreReleaseVersion { got }) => {
+                            assert_eq!(*got, version, "{what}");
+                            assert_ne!(version, 1, "{what}");
+                            stats[0] += 1;
+                            continue;
+                        }
                         Err(FormatError::Header { field, .. }) => {
                             assert!(!expect_ok, "{what}: refused {field}");
                             stats[0] += 1;
@@ -267,12 +257,8 @@ fn v4_encoder_mutation_fuzz() {
         if r.below(4) == 0 {
             b[H_BASE] = r.range(3, 7) as u8;
         }
-        let es = if get_u32(&b, 4) & 0xFFFF == 2 {
-            64
-        } else {
-            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-            aceapex::entry::packed_size(&bits)
-        };
+        let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
+        let es = aceapex::entry::packed_size(&bits);
         common::reseal_entries(&mut b, es);
         let what = format!("fuzz iteration {it}");
         let res = catch_unwind(AssertUnwindSafe(|| {
@@ -343,7 +329,8 @@ fn v4_encoder_streams_damaged() {
 
 /// Writes crafted v4 archives to $ATTACK_DUMP for CLI runs (`cargo test --test attack_v4 --
 /// --ignored dump_cli_cases`): the original `orig.bin`, its v4 archive at bases 4 and 5,
-/// each relabelled to the other bases (and versions 2/3), byte 85 bad, and resealed mutants.
+/// each relabelled to the other bases (and pre-release versions), byte 85 bad, and resealed
+/// mutants.
 #[test]
 #[ignore]
 fn dump_cli_cases() {
@@ -362,17 +349,17 @@ fn dump_cli_cases() {
         let a = aceapex::compress(&data, &opts).unwrap();
         std::fs::write(format!("{dir}/b{mm}.acx"), &a).unwrap();
         for (v, b85, m) in [
-            (4u16, 4u8, 6u32),
-            (4, 5, 6),
-            (4, 6, 6),
-            (3, 0, 6),
-            (2, 0, 6),
+            (1u16, 4u8, 6u32),
+            (1, 5, 6),
+            (1, 6, 6),
+            (3, 6, 6),
+            (2, 6, 6),
             (3, mm as u8, 6),
-            (2, mm as u8, 6),
-            (4, 3, 4),
-            (4, 7, 7),
-            (4, 0, 6),
-            (4, mm as u8, 3),
+            (8, mm as u8, 6),
+            (1, 3, 4),
+            (1, 7, 7),
+            (1, 0, 6),
+            (1, mm as u8, 3),
         ] {
             let b = relabel(&a, v, b85, m);
             std::fs::write(format!("{dir}/b{mm}_v{v}_base{b85}_mm{m}.acx"), &b).unwrap();

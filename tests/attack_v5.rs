@@ -1,10 +1,11 @@
-//! Attack on format version 5 (context pairs: kind-2 table records, FORMAT.md §5.2, §5.4):
+//! Attack on context pairs (kind-2 table records, FORMAT.md §5.2, §5.4):
 //! the fast CPU rANS decoder (host/cpu/rans.rs: `decode_slice`, `SliceDecoder` with its
 //! scalar and AVX2 context rows, the tail loop, `fast_rows_together` with context slices
 //! mixed in) against the reference (`aceapex::device::rans::decode_slice`) on valid,
 //! damaged and hostile slices (every lane count 1..=32, context bits 0-7), and whole
-//! archives: encoder v5 archives with their context bits relabelled, pair bodies swapped or
-//! cut, kinds changed, versions relabelled (5 -> 2/3/4, 3/4 -> 5), hand-made v5 archives
+//! archives: encoder archives with their context bits relabelled, pair bodies swapped or
+//! cut, kinds changed, versions relabelled (pre-release and unknown versions refused),
+//! hand-made archives
 //! with chosen lanes and context bits, resealed random mutation. Nothing may panic, the two
 //! decoders agree on every slice (status, and bytes when Ok), and no decoder returns Ok with
 //! bytes other than the original.
@@ -545,8 +546,8 @@ fn soft_masked(r: &mut Rng, n: usize) -> Vec<u8> {
     d
 }
 
-/// An encoder archive with context pairs (text or soft-masked DNA at level 9 or 5), as
-/// version 5; returns the data, the archive and its options.
+/// An encoder archive with context pairs (text or soft-masked DNA at level 9 or 5); returns
+/// the data, the archive and its options.
 fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
     let bs = [4096u32, 16384, 65536, 16384][round % 4];
     let cross = round / 4 % 2 == 1;
@@ -561,7 +562,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         window: if cross { Some(bs * 4) } else { None },
         level: [9, 5, 9, 8][round % 4],
         min_match: [4, 6, 5, 6, 4][round % 5],
-        // the version-5 harness: no packed literal tables (version 6)
+        // no packed literal tables: this harness is about context pairs
         packed_literals: false,
         ..Default::default()
     };
@@ -569,9 +570,9 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
     (data, packed, opts)
 }
 
-/// Encoder v5 archives: valid; relabelled context bits (0-7: never wrong, 8-255: refused),
+/// Encoder archives: valid; relabelled context bits (0-7: never wrong, 8-255: refused),
 /// swapped pair bodies, a pair cut to one table, one table doubled to a pair (same bytes),
-/// every version label.
+/// version labels and match bases.
 #[test]
 fn v5_encoder_relabelled() {
     let mut r = Rng(0xC5_1000 + env("ATTACK_SEED", 0));
@@ -587,29 +588,30 @@ fn v5_encoder_relabelled() {
         let p = parts(&packed);
         let recs = records(&p.tables);
         let ctx: Vec<&Rec> = recs.iter().filter(|x| x.kind == 2).collect();
-        assert_eq!(version == 5, !ctx.is_empty(), "version {version}");
+        assert_eq!(version, 1);
         pairs_seen += ctx.len();
-        let b85 = if version >= 4 { base } else { 0 };
+        let b85 = base;
         // same archive rebuilt: identical
         assert_eq!(with_tables(&p, version, b85, &p.tables), packed);
         let what = |s: &str| format!("round {round} (v{version}, {opts:?}): {s}");
 
         // version labels
-        for v in [2u16, 3, 4, 5] {
+        for v in [0u16, 1, 2, 4, 5, 8, 9] {
             for byte85 in [0u8, base, 6] {
                 let b = with_tables(&p, v, byte85, &p.tables);
                 let parsed = Archive::parse(&b);
                 let mm = get_u32(&packed, 32);
-                let header_ok = if v >= 4 {
-                    (4..=6).contains(&byte85) && mm >= byte85 as u32
-                } else {
-                    byte85 == 0 && mm >= 6
-                };
-                let ok = header_ok && (v == 5 || ctx.is_empty());
+                let header_ok = (4..=6).contains(&byte85) && mm >= byte85 as u32;
+                let ok = header_ok && v == 1;
                 match &parsed {
                     Ok(_) => assert!(ok, "{}", what(&format!("v{v} b85 {byte85} parsed"))),
-                    Err(FormatError::GroupTable { what: w, .. }) => {
-                        assert!(header_ok && !ok, "{}", what(w));
+                    Err(FormatError::PreReleaseVersion { got }) => {
+                        assert!(*got == v && (2..=8).contains(&v), "{}", what("pre-release"));
+                        stats[0] += 1;
+                        continue;
+                    }
+                    Err(FormatError::Version { got }) => {
+                        assert!(*got == v && v != 1, "{}", what("unknown version"));
                         stats[0] += 1;
                         continue;
                     }
@@ -621,7 +623,7 @@ fn v5_encoder_relabelled() {
                     Err(e) => panic!("{}: {e:?}", what(&format!("v{v} b85 {byte85}"))),
                 }
                 let (_, dec) = never_wrong(&b, &data, &mut r, &what(&format!("v{v}")));
-                if byte85 as u32 == a.header().match_base() || (v < 4 && base == 6) {
+                if byte85 as u32 == a.header().match_base() {
                     assert!(
                         dec,
                         "{}",
@@ -639,7 +641,7 @@ fn v5_encoder_relabelled() {
                 }
                 let mut t = p.tables.clone();
                 t[rec.start + 1] = nb;
-                let b = with_tables(&p, 5, base, &t);
+                let b = with_tables(&p, 1, base, &t);
                 let w = what(&format!("record at {} bit {nb}", rec.start));
                 if nb > 7 {
                     match Archive::parse(&b) {
@@ -659,7 +661,7 @@ fn v5_encoder_relabelled() {
                 t[rec.start + 1] = r.below(8) as u8;
             }
             never_wrong(
-                &with_tables(&p, 5, base, &t),
+                &with_tables(&p, 1, base, &t),
                 &data,
                 &mut r,
                 &what("all bits"),
@@ -674,7 +676,7 @@ fn v5_encoder_relabelled() {
             swapped.extend_from_slice(&p.tables[b0.clone()]);
             swapped.extend_from_slice(&p.tables[rec.end..]);
             never_wrong(
-                &with_tables(&p, 5, base, &swapped),
+                &with_tables(&p, 1, base, &swapped),
                 &data,
                 &mut r,
                 &what("swapped"),
@@ -701,7 +703,7 @@ fn v5_encoder_relabelled() {
                 }
                 let mut t = p.tables[..b1.end - cut].to_vec();
                 t.extend_from_slice(&p.tables[b1.end..]);
-                let b = with_tables(&p, 5, base, &t);
+                let b = with_tables(&p, 1, base, &t);
                 let w = what(&format!("second body cut by {cut}"));
                 match Archive::parse(&b) {
                     Err(_) => stats[0] += 1,
@@ -714,7 +716,7 @@ fn v5_encoder_relabelled() {
             // every pair): cut everything after
             let t = p.tables[..b1.start + r.below(b1.len() as u64) as usize].to_vec();
             assert!(
-                Archive::parse(&with_tables(&p, 5, base, &t)).is_err(),
+                Archive::parse(&with_tables(&p, 1, base, &t)).is_err(),
                 "{}",
                 what("section ends inside a second body")
             );
@@ -732,7 +734,7 @@ fn v5_encoder_relabelled() {
                 doubled.extend_from_slice(&p.tables[rec.start..rec.end]);
             }
         }
-        let b = with_tables(&p, 5, base.max(4), &doubled);
+        let b = with_tables(&p, 1, base.max(4), &doubled);
         let a2 = Archive::parse(&b).expect("doubled tables parse");
         assert_eq!(
             aceapex::decode::decompress(&a2).unwrap(),
@@ -748,10 +750,10 @@ fn v5_encoder_relabelled() {
     );
 }
 
-/// Version-3 and version-4 archives (no pairs) relabelled 5: the same archive to a version-5
-/// reader (byte 85 must then hold the base).
+/// Archives without pairs relabelled to every match base: parsed only with a base of 4 to 6
+/// not above the minimum match, never wrong, and the true base decodes.
 #[test]
-fn v5_old_archives_relabelled_5() {
+fn v5_archives_without_pairs_relabelled() {
     let mut r = Rng(0xC5_2000 + env("ATTACK_SEED", 0));
     for round in 0..env("ATTACK_ENC_ROUNDS", 6) as usize {
         let n = r.range(20_000, 120_000) as usize;
@@ -767,11 +769,11 @@ fn v5_old_archives_relabelled_5() {
         let packed = aceapex::compress(&data, &opts).unwrap();
         let p = parts(&packed);
         let v = get_u32(&packed, H_VERSION) & 0xFFFF;
-        assert_eq!(v, if mm >= 6 { 3 } else { 4 });
+        assert_eq!(v, 1);
         let base = mm.min(6) as u8;
         for byte85 in [0u8, 4, 5, 6, 7] {
-            let b = with_tables(&p, 5, byte85, &p.tables);
-            let w = format!("round {round}: v{v} as v5, byte85 {byte85}");
+            let b = with_tables(&p, 1, byte85, &p.tables);
+            let w = format!("round {round}: min match {mm}, byte85 {byte85}");
             let parsed = Archive::parse(&b).is_ok();
             assert_eq!(
                 parsed,
@@ -788,8 +790,7 @@ fn v5_old_archives_relabelled_5() {
 
 /// A hand-made archive from the LZ streams of `packed` (decoded by the reference): each
 /// group and stream gets no table, one table or a context pair with a random bit; each rANS
-/// slice any lane count 1..=32; `group_blocks` as given. Returns it (version 5 if a pair was
-/// written, else 3 or 4).
+/// slice any lane count 1..=32; `group_blocks` as given.
 fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<u8> {
     let a = Archive::parse(packed).unwrap();
     let p = parts(packed);
@@ -804,7 +805,6 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
     let mut entries = p.entries.clone();
     let mut tables = Vec::new();
     let mut data = Vec::new();
-    let mut any_pair = false;
     let lane_mode = r.below(3);
     let mut encoded: Vec<[Option<Vec<u8>>; STREAM_COUNT]> = vec![Default::default(); nb];
     for g in 0..nb.div_ceil(gb) {
@@ -843,7 +843,6 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
                     vec![t]
                 }
                 _ => {
-                    any_pair = true;
                     let ts = vec![table_for(r, h[0]), table_for(r, h[1])];
                     tables.push(2);
                     tables.push(bit as u8);
@@ -875,13 +874,6 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
         }
     }
     let base = a.header().match_base() as u8;
-    let version = if any_pair {
-        5
-    } else if base == 6 {
-        3
-    } else {
-        4
-    };
     let mut hp = Parts {
         header: p.header.clone(),
         entries: Vec::new(),
@@ -890,14 +882,7 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
     };
     put_u32(&mut hp.header, H_GROUP_BLOCKS, group_blocks);
     put_u32(&mut hp.header, H_GROUP_COUNT, nb.div_ceil(gb) as u32);
-    assemble(
-        &hp,
-        version,
-        if version >= 4 { base } else { 0 },
-        &entries,
-        &tables,
-        &data,
-    )
+    assemble(&hp, 1, base, &entries, &tables, &data)
 }
 
 /// Hand-made v5 archives (pairs with random bits, any lane counts, small groups): decode to
@@ -1059,7 +1044,7 @@ fn v5_real_corpora() {
                 block_size: [16384u32, 4096, 65536][(i + level as usize) % 3],
                 level,
                 min_match: if level == 9 { 4 } else { 6 },
-                // the version-5 harness: no packed literal tables (version 6)
+                // no packed literal tables: this harness is about context pairs
                 packed_literals: false,
                 ..Default::default()
             };
@@ -1083,7 +1068,7 @@ fn v5_real_corpora() {
                     let mut t = p.tables.clone();
                     t[rec.start + 1] = nb;
                     never_wrong(
-                        &with_tables(&p, 5, base, &t),
+                        &with_tables(&p, 1, base, &t),
                         &data,
                         &mut r,
                         &format!("{what}: bit {nb}"),
@@ -1108,7 +1093,7 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
     let opts = EncodeOptions {
         block_size: 4096,
         level: 1,
-        // the version-5 harness: no packed literal tables (version 6)
+        // no packed literal tables: this harness is about context pairs
         packed_literals: false,
         ..Default::default()
     };
@@ -1123,7 +1108,8 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
 fn v5_many_groups_of_pairs() {
     let (data, b) = many_groups(env("ATTACK_GROUPS", 200) as usize);
     let a = Archive::parse(&b).unwrap();
-    assert_eq!(a.header().version, 5);
+    assert_eq!(a.header().version, 1);
+    assert!(a.tables().iter().flatten().flatten().all(|t| t.has_context()));
     assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
 }
 
@@ -1149,7 +1135,7 @@ fn dump_cli_cases() {
             t[rec.start + 1] = nb;
             std::fs::write(
                 format!("{dir}/rec{i}_bit{nb}.acx"),
-                with_tables(&p, 5, base, &t),
+                with_tables(&p, 1, base, &t),
             )
             .unwrap();
         }
@@ -1158,7 +1144,7 @@ fn dump_cli_cases() {
         t.extend_from_slice(&p.tables[b1.end..]);
         std::fs::write(
             format!("{dir}/rec{i}_cut.acx"),
-            with_tables(&p, 5, base, &t),
+            with_tables(&p, 1, base, &t),
         )
         .unwrap();
     }

@@ -1,14 +1,14 @@
-//! Attack on format version 6 (packed literals: kind-3 table records, FORMAT.md §5.2, §5.3,
+//! Attack on packed literals (kind-3 table records, FORMAT.md §5.2, §5.3,
 //! §5.6): the reference rANS decoder with its expansion (`aceapex::device::rans::
 //! decode_slice`, `expand_in_place`) against the fast CPU decoder (host/cpu/rans.rs:
 //! `decode_slice`, `SliceDecoder` stepwise, `fast_rows_together`, `finish` with its
 //! fixed-width expansion) on valid, damaged and hostile packed slices (every alphabet size
 //! 1..=16, so widths 4, 3 and 2, every lane count 1..=32, decoded lengths that are not a
 //! multiple of the width, nonzero padding digits, which decoders must ignore); the table
-//! reader on kind-3 records in every stream position and every version 2-6, alphabet sizes
+//! reader on kind-3 records in every stream position, alphabet sizes
 //! 0..=255, unsorted and repeated alphabets, symbols at and beyond `a^w`; whole archives:
-//! encoder v6 archives relabelled (alphabets, kinds, versions, decoded lengths, lanes),
-//! hand-made v6 archives (chosen alphabets with unused letters, any lane counts, raw literal
+//! encoder archives relabelled (alphabets, kinds, versions, decoded lengths, lanes),
+//! hand-made archives (chosen alphabets with unused letters, any lane counts, raw literal
 //! slices in packed groups, nonzero padding digits, small groups), resealed random mutation,
 //! real DNA (corpora/dna) at levels 1, 5 and 9; and the encoder on random small-alphabet
 //! inputs (1-16 letters, and 17+ letters in a few blocks) at every level. Nothing may panic,
@@ -681,7 +681,7 @@ fn freq_of(body: &[u8]) -> FreqTable {
     FreqTable::deserialize(&rec, &mut pos).unwrap().unwrap()
 }
 
-/// Encoder v6 archives: valid through every path; version labels 2-5 refused; the kind-3
+/// Encoder archives: valid through every path; pre-release version labels refused; the kind-3
 /// record moved to every other stream position; every alphabet size byte 0..=255;
 /// alphabets swapped, repeated, relabelled; bodies with a symbol at `a^w`; kind 3 read as
 /// kind 1; a kind-1 literal record read as kind 3; decoded lengths and lanes of packed
@@ -705,33 +705,28 @@ fn v6_encoder_relabelled() {
         let p = parts(&packed);
         let recs = records(&p.tables);
         let k3: Vec<&Rec> = recs.iter().filter(|x| x.kind == 3).collect();
-        assert_eq!(version == 6, !k3.is_empty(), "version {version}");
+        assert_eq!(version, 1);
         for rec in &k3 {
             assert_eq!(rec.stream, STREAM_LITERALS);
         }
         kind3_seen += k3.len();
         let what = |s: &str| format!("round {round} (v{version}, {opts:?}): {s}");
-        let b85 = if version >= 4 { base } else { 0 };
-        assert_eq!(with_tables(&p, version, b85, &p.tables), packed);
+        assert_eq!(with_tables(&p, version, base, &p.tables), packed);
 
-        // every version label: kind 3 only in 6
-        for v in 2u16..=6 {
-            let b85 = if v >= 4 { base } else { 0 };
-            if v < 4 && base != 6 {
-                continue;
-            }
-            let b = with_tables(&p, v, b85, &p.tables);
-            let has_ctx = recs.iter().any(|x| x.kind == 2);
-            if v < 6 && !k3.is_empty() {
-                let w = table_err(&b, &what(&format!("v{v}")));
-                assert!(
-                    w.contains("older than version 6") || (has_ctx && v < 5),
-                    "{w}"
+        // every version label: format 1 only, the pre-release versions refused by name
+        for v in 1u16..=8 {
+            let b = with_tables(&p, v, base, &p.tables);
+            if v == 1 {
+                let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what("v1"));
+                assert!(parsed && ok, "{}", what("v1"));
+            } else {
+                assert_eq!(
+                    Archive::parse(&b).err(),
+                    Some(FormatError::PreReleaseVersion { got: v }),
+                    "{}",
+                    what(&format!("v{v}"))
                 );
                 stats[0] += 1;
-            } else if v >= 5 || !has_ctx {
-                let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what(&format!("v{v}")));
-                assert!(parsed && ok, "{}", what(&format!("v{v}")));
             }
         }
 
@@ -747,11 +742,11 @@ fn v6_encoder_relabelled() {
                 t.extend_from_slice(&p.tables[rec.end..other.start]);
                 t.extend_from_slice(&rec_bytes);
                 t.extend_from_slice(&p.tables[other.end..]);
-                let w = table_err(&with_tables(&p, 6, base, &t), &what(&format!("to {k}")));
+                let w = table_err(&with_tables(&p, 1, base, &t), &what(&format!("to {k}")));
                 assert!(w.contains("other than literals"), "{}", what(w));
                 // and the kind-3 record added in place of stream k's (literals keep theirs)
                 let t = replace_record(&p.tables, other, &rec_bytes);
-                let w = table_err(&with_tables(&p, 6, base, &t), &what(&format!("dup {k}")));
+                let w = table_err(&with_tables(&p, 1, base, &t), &what(&format!("dup {k}")));
                 assert!(w.contains("other than literals"), "{}", what(w));
                 stats[0] += 2;
             }
@@ -759,7 +754,7 @@ fn v6_encoder_relabelled() {
             for nb in 0..=255u8 {
                 let mut t = p.tables.clone();
                 t[rec.start + 1] = nb;
-                let b = with_tables(&p, 6, base, &t);
+                let b = with_tables(&p, 1, base, &t);
                 let w = what(&format!("alphabet size {asz} -> {nb}"));
                 match Archive::parse(&b) {
                     Err(FormatError::GroupTable { what: m, .. }) => {
@@ -788,7 +783,7 @@ fn v6_encoder_relabelled() {
                     } else {
                         t.swap(i, j);
                     }
-                    let b = with_tables(&p, 6, base, &t);
+                    let b = with_tables(&p, 1, base, &t);
                     let m = table_err(&b, &what("unsorted"));
                     assert!(m.contains("increasing"), "{}", what(m));
                     stats[0] += 1;
@@ -799,7 +794,7 @@ fn v6_encoder_relabelled() {
                 let mut t = p.tables.clone();
                 let al = random_alphabet(&mut r, asz);
                 t[rec.alpha.clone()].copy_from_slice(&al);
-                let b = with_tables(&p, 6, base, &t);
+                let b = with_tables(&p, 1, base, &t);
                 let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what("relabelled"));
                 assert!(parsed);
                 stats[1 + ok as usize] += 1;
@@ -822,7 +817,7 @@ fn v6_encoder_relabelled() {
                         rec,
                         &kind3(asz as u8, &p.tables[rec.alpha.clone()], &t2),
                     );
-                    let m = table_err(&with_tables(&p, 6, base, &t), &what("beyond a^w"));
+                    let m = table_err(&with_tables(&p, 1, base, &t), &what("beyond a^w"));
                     assert!(m.contains("beyond"), "{}", what(m));
                     stats[0] += 1;
                 }
@@ -830,8 +825,8 @@ fn v6_encoder_relabelled() {
             // read as kind 1 (the alphabet dropped): never wrong
             let mut one = vec![1u8];
             one.extend_from_slice(&p.tables[rec.bodies[0].clone()]);
-            for v in [5u16, 6] {
-                let b = with_tables(&p, v, base, &replace_record(&p.tables, rec, &one));
+            {
+                let b = with_tables(&p, 1, base, &replace_record(&p.tables, rec, &one));
                 let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what("kind 3 as 1"));
                 assert!(parsed);
                 stats[1 + ok as usize] += 1;
@@ -845,7 +840,7 @@ fn v6_encoder_relabelled() {
                 let t2 = ft.clone();
                 if t2.freq[combos(asz + 1).min(256)..].iter().all(|&f| f == 0) {
                     let t = replace_record(&p.tables, rec, &kind3(al.len() as u8, &al, &t2));
-                    let b = with_tables(&p, 6, base, &t);
+                    let b = with_tables(&p, 1, base, &t);
                     let (parsed, ok) =
                         never_wrong_grouped(&b, &data, &mut r, &what("alphabet + 1"));
                     assert!(parsed);
@@ -861,7 +856,7 @@ fn v6_encoder_relabelled() {
             if let Some(asz) = (1..=16usize).find(|&a| combos(a) > top) {
                 let al = random_alphabet(&mut r, asz);
                 let t = replace_record(&p.tables, rec, &kind3(asz as u8, &al, &ft));
-                let b = with_tables(&p, 6, base, &t);
+                let b = with_tables(&p, 1, base, &t);
                 let (parsed, ok) = never_wrong_grouped(&b, &data, &mut r, &what("kind 1 as 3"));
                 assert!(parsed);
                 stats[1 + ok as usize] += 1;
@@ -972,7 +967,7 @@ fn packed_groups_archive(
 /// group's literals a kind-3 record where its packed blocks' letters fit 16 (alphabet: those
 /// letters and, with `extra`, unused ones up to a random size), the other streams no table,
 /// one or a pair; each rANS slice any lane count 1..=32; packed slices with padding digits
-/// chosen by `pad_pct`; some literal slices raw. Always version 6 (match base as the source).
+/// chosen by `pad_pct`; some literal slices raw (match base as the source).
 fn handmade(r: &mut Rng, packed: &[u8], o: Hand) -> Vec<u8> {
     let a = Archive::parse(packed).unwrap();
     let p = parts(packed);
@@ -1126,7 +1121,7 @@ fn handmade(r: &mut Rng, packed: &[u8], o: Hand) -> Vec<u8> {
     put_u32(&mut hp.header, H_GROUP_COUNT, nb.div_ceil(gb) as u32);
     assemble(
         &hp,
-        6,
+        1,
         a.header().match_base() as u8,
         &entries,
         &tables,
@@ -1229,7 +1224,7 @@ fn v6_handmade_archives() {
     assert!(k3 > 0);
 }
 
-/// Kind-3 records in every stream position (0-4) of every version (2-6), and every alphabet
+/// Kind-3 records in every stream position (0-4), and every alphabet
 /// size byte 0..=255 with an increasing, an unsorted and a repeated alphabet, and a body
 /// with a symbol at `a^w` for every size: the reader accepts exactly what §5.2 allows.
 #[test]
@@ -1249,27 +1244,16 @@ fn v6_record_rules() {
         .clone();
     let rec_bytes = p.tables[rec.start..rec.end].to_vec();
     let g0 = recs.iter().position(|x| x.start == rec.start).unwrap();
-    // every stream position and version
-    for v in 2u16..=6 {
-        for k in 0..STREAM_COUNT {
-            let t = replace_record(&p.tables, &recs[g0 + k], &rec_bytes);
-            let bb = with_tables(&p, v, if v >= 4 { base } else { 0 }, &t);
-            let w = format!("v{v}, kind 3 at stream {k}");
-            if base != 6 && v < 4 {
-                assert!(Archive::parse(&bb).is_err());
-                continue;
-            }
-            if v == 6 && k == 0 {
-                never_wrong_grouped(&bb, &data, &mut r, &w);
-            } else {
-                let m = table_err(&bb, &w);
-                let why = if v < 6 {
-                    "older than version 6"
-                } else {
-                    "other than literals"
-                };
-                assert!(m.contains(why), "{w}: {m}");
-            }
+    // every stream position
+    for k in 0..STREAM_COUNT {
+        let t = replace_record(&p.tables, &recs[g0 + k], &rec_bytes);
+        let bb = with_tables(&p, 1, base, &t);
+        let w = format!("kind 3 at stream {k}");
+        if k == 0 {
+            never_wrong_grouped(&bb, &data, &mut r, &w);
+        } else {
+            let m = table_err(&bb, &w);
+            assert!(m.contains("other than literals"), "{w}: {m}");
         }
     }
     // every alphabet size byte with 0..=255 letters of a body over its symbols
@@ -1289,7 +1273,7 @@ fn v6_record_rules() {
             for &declared in &sizes {
                 let recb = kind3(declared as u8, &al, &t);
                 let tt = replace_record(&p.tables, &rec, &recb);
-                let bb = with_tables(&p, 6, base, &tt);
+                let bb = with_tables(&p, 1, base, &tt);
                 let w = format!("{n} letters, shape {shape}, declared {declared}");
                 let res = Archive::parse(&bb);
                 let ok_rule = declared == n && (1..=16).contains(&n) && !bad_shape;
@@ -1328,7 +1312,7 @@ fn v6_record_rules() {
             h[s] += 1;
             let t = FreqTable::from_histogram(&h).unwrap();
             let tt = replace_record(&p.tables, &rec, &kind3(n as u8, &al, &t));
-            let bb = with_tables(&p, 6, base, &tt);
+            let bb = with_tables(&p, 1, base, &tt);
             let w = format!("{n} letters, symbol {s} of {lim}");
             if s < lim {
                 assert!(Archive::parse(&bb).is_ok(), "{w}");
@@ -1342,7 +1326,7 @@ fn v6_record_rules() {
     // the section ends inside a kind-3 record: every cut refused (§5.1)
     for cut in 1..rec.end - rec.start {
         let t = p.tables[..rec.start + cut].to_vec();
-        let bb = with_tables(&p, 6, base, &t);
+        let bb = with_tables(&p, 1, base, &t);
         assert!(Archive::parse(&bb).is_err(), "cut {cut}");
     }
     eprintln!("record rules: {parsed} odd records parsed");
@@ -1462,7 +1446,12 @@ fn roundtrip(r: &mut Rng, data: &[u8], opts: &EncodeOptions, what: &str) -> Vec<
 fn v6_encoder_small_alphabets_roundtrip() {
     let mut r = Rng(0xC6_6000 + env("ATTACK_SEED", 0));
     let scale = env("ATTACK_ENC_SCALE", 1) as usize;
-    let mut versions = [0usize; 7];
+    // archives [without, with] a packed literal record
+    let mut versions = [0usize; 2];
+    let has_k3 = |b: &[u8]| {
+        let a = Archive::parse(b).unwrap();
+        a.tables().iter().flatten().flatten().any(|t| t.is_packed()) as usize
+    };
     let mut cases = 0;
     // raw literal slices in packed groups: [letters all inside the alphabet, some outside]
     let mut raw_in_packed = [0usize; 2];
@@ -1506,7 +1495,7 @@ fn v6_encoder_small_alphabets_roundtrip() {
             };
             let what = format!("{letters} letters (few {few}), n {n}");
             let packed = roundtrip(&mut r, &data, &opts, &what);
-            versions[version_of(&packed) as usize] += 1;
+            versions[has_k3(&packed)] += 1;
             cases += 1;
             // packed groups with raw literal slices (blocks with letters outside the alphabet)
             let a = Archive::parse(&packed).unwrap();
@@ -1533,13 +1522,13 @@ fn v6_encoder_small_alphabets_roundtrip() {
         ..Default::default()
     };
     let packed = roundtrip(&mut r, &data, &opts, "several groups");
-    versions[version_of(&packed) as usize] += 1;
+    versions[has_k3(&packed)] += 1;
     eprintln!(
-        "{} round trips; versions {versions:?}; raw literal slices in packed groups \
+        "{} round trips; [unpacked, packed] {versions:?}; raw literal slices in packed groups \
          (inside, outside the alphabet) {raw_in_packed:?}",
         cases + 1
     );
-    assert!(versions[6] > 0);
+    assert!(versions[1] > 0);
 }
 
 /// FASTA-like inputs: DNA (4-11 letters) with header lines of 20+ distinct letters in a few

@@ -1,4 +1,4 @@
-//! Attack on format version 7 (wide slices: a rANS slice of 33 to 64 lanes that stores, after
+//! Attack on wide slices (a rANS slice of 33 to 64 lanes that stores, after
 //! its states, the word count `W0` of lanes 0-31 and then two word areas, lanes 0-31's and the
 //! other lanes', FORMAT.md §3.1 rule 4, §5.3, §5.4): the reference rANS decoder
 //! (`aceapex::device::rans::decode_slice`) against the fast CPU decoder (host/cpu/rans.rs:
@@ -9,12 +9,11 @@
 //! `W0 - 1`, `W0 + 1`, the word count, one more, `2^31 + W0` (a `2 * W0` that wraps in 32
 //! bits) and `u32::MAX`, states below 65536 in either half, words added to or dropped from
 //! either area, both halves damaged at once, lane counts and decoded lengths changed; whole
-//! archives: encoder version-7 archives (raw match streams and wide lanes, levels 1-7)
-//! relabelled to version 6 (refused, the error naming the lanes), 2-5 (refused for the lanes,
-//! or for tables or a match base those versions lack) and 0, 1, 8+ (refused), lane counts
-//! changed to 1..=64 and 65..=255 in their entries, `W0` and the word areas damaged (each
-//! resealed, with the status the text predicts where it predicts one), hand-made version-7
-//! archives with wide slices in every stream (context pairs and packed literals too), resealed
+//! archives: encoder archives with wide slices (raw match streams and wide lanes, levels
+//! 1-7) relabelled to the pre-release versions 2-8 (refused naming the version) and 0, 9+
+//! (refused), lane counts changed to 1..=64 and 65..=255 in their entries, `W0` and the word
+//! areas damaged (each resealed, with the status the text predicts where it predicts one),
+//! hand-made archives with wide slices in every stream (context pairs and packed literals too), resealed
 //! random mutation, and real DNA (corpora/dna) at levels 1, 5, 6 and 7. Nothing may panic,
 //! the decoders agree with each other and with the text on every slice and block (status, and
 //! bytes when Ok), and no decoder returns Ok with bytes other than the original.
@@ -55,7 +54,7 @@ const HEADER_SIZE: usize = 96;
 const L: u32 = 65536;
 /// Lanes per word area of a wide slice (§5.3): lane `j` reads area `j / 32`.
 const AREA_LANES: usize = 32;
-/// Most lanes of a version-7 slice (§3.1 rule 4).
+/// Most lanes of a slice (§3.1 rule 4).
 const MOST_LANES: usize = 64;
 
 /// One table or a context pair (§5.2, §5.4) as the text defines them: frequencies summing to
@@ -1062,8 +1061,7 @@ fn version_of(b: &[u8]) -> u16 {
 /// Same archive (same version unless given), other entries / data.
 fn rebuilt(p: &Parts, version: Option<u16>, entries: &[BlockEntry], data: &[u8]) -> Vec<u8> {
     let v = version.unwrap_or(version_of(&p.header));
-    let b85 = if v >= 4 { p.header[H_BASE] } else { 0 };
-    assemble(p, v, b85, entries, &p.tables, data)
+    assemble(p, v, p.header[H_BASE], entries, &p.tables, data)
 }
 
 /// Byte range of block `b`'s stream `k` slice in the data section.
@@ -1182,53 +1180,24 @@ fn wide_slices(entries: &[BlockEntry]) -> Vec<(usize, usize)> {
     v
 }
 
-/// The parse error of an archive whose first wide slice (in block order) is `(b, k)` with
-/// `l` lanes in version `v` (2-6): "stream k has l lanes (at most 32 in version v)" in entry
-/// `b`, unless the table section already fails for that version (kind 2 before 5, kind 3
-/// before 6) or the match base is not 6 before version 4.
-/// Returns whether the error named the lanes.
-fn check_refused_for_lanes(bytes: &[u8], v: u16, first: (usize, usize, u8), what: &str) -> bool {
-    match Archive::parse(bytes) {
-        Ok(_) => panic!("{what}: version {v} parsed a {}-lane slice", first.2),
-        Err(FormatError::BlockEntry { block, why }) => {
-            assert_eq!(block as usize, first.0, "{what}: v{v}: {why}");
-            let want = format!(
-                "stream {} has {} lanes (at most 32 in version {v})",
-                first.1, first.2
-            );
-            assert!(why.contains(&want), "{what}: v{v}: {why} (want {want})");
-            true
-        }
-        Err(FormatError::GroupTable { .. }) | Err(FormatError::Header { .. }) if v < 6 => false,
-        Err(e) => panic!("{what}: v{v}: {e:?}"),
-    }
-}
-
-/// Encoder version-7 archives (raw match streams, wide lanes, levels 1-7, 16-64 KiB blocks,
-/// some cross-block): decode right through every path; version 7 exactly when a slice has
-/// more than 32 lanes; relabelled to versions 2-6 refused naming the lanes, to 0, 1, 8+
-/// refused; lanes set to every count 1..=64 (never wrong) and 65..=255 (refused naming the
+/// Encoder archives with wide lanes (raw match streams, levels 1-7, 16-64 KiB blocks, some
+/// cross-block): decode right through every path; relabelled to the pre-release versions
+/// 2-8 refused naming the version, to 0, 9+ refused as unknown; lanes set to every count
+/// 1..=64 (never wrong) and 65..=255 (refused naming the
 /// lanes); `W0` and the words damaged with the status the text predicts; both halves at once.
 #[test]
 fn v7_encoder_archives() {
     let mut r = Rng(0xC7_1000 + env("ATTACK_SEED", 0));
     let mut stats = [0usize; 3];
     let mut wide_total = 0;
-    let mut named = 0;
     for round in 0..env("ATTACK_ENC_ROUNDS", 14) as usize {
         let (data, packed, opts) = wide_archive(&mut r, round);
         let what = |s: &str| format!("round {round} ({opts:?}): {s}");
         let (parsed, ok) = never_wrong_grouped(&packed, &data, &mut r, &what("as written"));
         assert!(parsed && ok, "{}", what("as written"));
         let p = parts(&packed);
-        let version = version_of(&packed);
+        assert_eq!(version_of(&packed), 1);
         let wide = wide_slices(&p.entries);
-        assert_eq!(
-            version == 7,
-            !wide.is_empty(),
-            "{}",
-            what(&format!("version {version}, {} wide slices", wide.len()))
-        );
         wide_total += wide.len();
         if wide.is_empty() {
             continue;
@@ -1241,18 +1210,17 @@ fn v7_encoder_archives() {
             let w = Wide::parse(s, l);
             assert_eq!(s.len(), 4 * l + 4 + 2 * w.total());
         }
-        let first = wide[0];
-        let first = (first.0, first.1, p.entries[first.0].lanes[first.1]);
-        // version labels: 2-6 refused for the lanes; 0, 1, 9+ refused; 7 as written, and 8
-        // too (version 8 only adds the two-bit slice, FORMAT.md §5.7)
-        for v in [2u16, 3, 4, 5, 6] {
-            let b85 = if v >= 4 { p.header[H_BASE] } else { 0 };
-            let bytes = assemble(&p, v, b85, &p.entries, &p.tables, &p.data);
-            named += check_refused_for_lanes(&bytes, v, first, &what("relabelled")) as usize;
+        // version labels: the pre-release versions 2-8 refused by name; 0, 9+ unknown
+        for v in 2u16..=8 {
+            let bytes = assemble(&p, v, p.header[H_BASE], &p.entries, &p.tables, &p.data);
+            assert_eq!(
+                Archive::parse(&bytes).err(),
+                Some(FormatError::PreReleaseVersion { got: v }),
+                "{}",
+                what(&format!("version {v}"))
+            );
         }
-        let bytes = assemble(&p, 8, p.header[H_BASE], &p.entries, &p.tables, &p.data);
-        assert!(Archive::parse(&bytes).is_ok(), "{}", what("version 8"));
-        for v in [0u16, 1, 9, 0x107, u16::MAX] {
+        for v in [0u16, 9, 0x107, u16::MAX] {
             let bytes = assemble(&p, v, p.header[H_BASE], &p.entries, &p.tables, &p.data);
             assert!(
                 matches!(Archive::parse(&bytes), Err(FormatError::Version { .. })),
@@ -1261,19 +1229,23 @@ fn v7_encoder_archives() {
             );
         }
         // lane counts: every rANS slice count 1..=64 on one block's wide slice, 65..=255
-        // refused naming them, and a narrow rANS slice made wide
+        // refused naming them (127 on the literals is a two-bit slice, FORMAT.md §5.7: never
+        // wrong), and a narrow rANS slice made wide
         let (b, k) = r.pick(&wide);
         for l in 1..=255u8 {
             let mut e = p.entries.clone();
             e[b].lanes[k] = l;
             let bytes = rebuilt(&p, None, &e, &p.data);
             let w = what(&format!("block {b} stream {k} lanes -> {l}"));
-            if l as usize > MOST_LANES {
+            if l == LANES_TWO_BIT && k == STREAM_LITERALS {
+                let (parsed, ok) = never_wrong_grouped(&bytes, &data, &mut r, &w);
+                assert!(parsed, "{w}");
+                stats[1 + ok as usize] += 1;
+            } else if l as usize > MOST_LANES {
                 match Archive::parse(&bytes) {
                     Err(FormatError::BlockEntry { block, why }) => {
                         assert_eq!(block as usize, b, "{w}");
-                        // (the entry reader's "(at most 64)" or the parser's "(at most 64 in
-                        // version 7)")
+                        // (the entry reader's or the parser's "(at most 64, ...)")
                         let want = format!("stream {k} has {l} lanes (at most 64");
                         assert!(why.contains(&want), "{w}: {why}");
                     }
@@ -1331,20 +1303,19 @@ fn v7_encoder_archives() {
         }
     }
     eprintln!(
-        "encoder archives: {wide_total} wide slices; {named} relabellings refused naming \
-         the lanes; lanes/damage: {} refused, {} failed, {} decoded",
+        "encoder archives: {wide_total} wide slices; lanes/damage: {} refused, {} failed, \
+         {} decoded",
         stats[0], stats[1], stats[2]
     );
     assert!(wide_total > 0, "no wide slices in the encoder archives");
 }
 
-/// Version 7 reads what older versions hold: encoder archives of versions 3-6 (no wide
-/// slice) relabelled as 7 decode to the original; with wide lanes at 4 KiB blocks the
-/// encoder writes version 7 exactly when a slice went wide, and the archive decodes.
+/// Wide lanes at 4 KiB blocks: the encoder writes wide slices where they pay (text's literal
+/// slices do, DNA's packed ones rarely), always as format 1, and the archive decodes; the
+/// same inputs without wide lanes have no wide slice.
 #[test]
-fn v7_reads_older_archives() {
+fn v7_wide_slices_at_small_blocks() {
     let mut r = Rng(0xC7_2000 + env("ATTACK_SEED", 0));
-    let mut versions = std::collections::BTreeSet::new();
     let mut wide_small = 0;
     for round in 0..8usize {
         let n = r.range(40_000, 200_000) as usize;
@@ -1361,18 +1332,11 @@ fn v7_reads_older_archives() {
             ..Default::default()
         };
         let packed = aceapex::compress(&data, &opts).unwrap();
-        let v = version_of(&packed);
-        assert!(v < 7, "round {round}: version {v} without wide lanes");
-        versions.insert(v);
-        let p = parts(&packed);
-        // byte 85 from version 4 on is the match base: the archive's own, 6 for a version 3
-        let b85 = if v >= 4 { p.header[H_BASE] } else { 6 };
-        let bytes = assemble(&p, 7, b85, &p.entries, &p.tables, &p.data);
-        let (parsed, ok) =
-            never_wrong_grouped(&bytes, &data, &mut r, &format!("round {round}: v{v} as 7"));
-        assert!(parsed && ok, "round {round}: version {v} relabelled 7");
-        // 4 KiB blocks with wide lanes: version 7 exactly when a slice went wide (text's
-        // literal slices do, DNA's packed ones rarely)
+        assert_eq!(version_of(&packed), 1);
+        assert!(
+            wide_slices(&parts(&packed).entries).is_empty(),
+            "round {round}"
+        );
         let short = EncodeOptions {
             block_size: 4096,
             level: 1 + round as u32 % 7,
@@ -1381,20 +1345,15 @@ fn v7_reads_older_archives() {
             ..Default::default()
         };
         let packed = aceapex::compress(&data, &short).unwrap();
+        assert_eq!(version_of(&packed), 1);
         let p = parts(&packed);
-        let wide = wide_slices(&p.entries).len();
-        assert_eq!(
-            version_of(&packed) == 7,
-            wide > 0,
-            "round {round}: 4 KiB blocks"
-        );
-        wide_small += wide;
+        wide_small += wide_slices(&p.entries).len();
         let (parsed, ok) =
             never_wrong_grouped(&packed, &data, &mut r, &format!("round {round}: 4 KiB"));
         assert!(parsed && ok, "round {round}: 4 KiB blocks with wide lanes");
     }
-    eprintln!("older versions relabelled 7: {versions:?}; {wide_small} wide 4 KiB slices");
-    assert!(versions.len() >= 3);
+    eprintln!("{wide_small} wide 4 KiB slices");
+    assert!(wide_small > 0);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1402,7 +1361,7 @@ fn v7_reads_older_archives() {
 // ---------------------------------------------------------------------------------------
 
 /// A source archive with tables on every stream (text, or soft-masked DNA with context pairs
-/// or packed literals), rebuilt as version 7 with each rANS slice re-coded by [`spec_encode`]
+/// or packed literals), rebuilt with each rANS slice re-coded by [`spec_encode`]
 /// at a lane count drawn mostly from 33..=64 (where a context pair allows the new lanes),
 /// raw slices kept. Returns the data, the archive and the number of wide slices per stream.
 fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUNT]) {
@@ -1465,11 +1424,11 @@ fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUN
         }
     }
     let base = a.header().match_base() as u8;
-    let bytes = assemble(&p, 7, base, &entries, &p.tables, &out);
+    let bytes = assemble(&p, 1, base, &entries, &p.tables, &out);
     (data, bytes, wide)
 }
 
-/// Hand-made version-7 archives with wide slices in every stream that has a table (several
+/// Hand-made archives with wide slices in every stream that has a table (several
 /// per block, context pairs and packed literals among them, some cross-block): decode to the
 /// original through every path; then damaged (lanes, `W0`, states, words, flips; resealed):
 /// never wrong, fast == reference.
@@ -1544,7 +1503,7 @@ fn v7_handmade_wide_everywhere() {
 // resealed mutation
 // ---------------------------------------------------------------------------------------
 
-/// Resealed random byte mutations of encoder and hand-made version-7 archives, aimed at the
+/// Resealed random byte mutations of encoder and hand-made archives, aimed at the
 /// wide slices (states, `W0`, words), the block table (lane bits), the version and anywhere:
 /// no panic, never wrong.
 #[test]
@@ -1662,7 +1621,7 @@ fn v7_real_dna() {
             assert!(parsed && ok, "{what}: does not decode");
             let p = parts(&packed);
             let ws = wide_slices(&p.entries);
-            assert_eq!(version_of(&packed) == 7, !ws.is_empty(), "{what}");
+            assert_eq!(version_of(&packed), 1, "{what}");
             eprintln!(
                 "{what}: version {}, {} bytes, {} of {} blocks wide",
                 version_of(&packed),

@@ -4,7 +4,8 @@
 //! Two sources of archives:
 //! - real ones from `aceapex::compress`, tampered with and, where the test is about a rule
 //!   behind the metadata checksum, re-sealed: the XXH3-64 (seed 0) of header bytes 0..88 ++
-//!   block table ++ table section recomputed here and written at header offset 88;
+//!   block table ++ table section ++ extension area recomputed here and written at header
+//!   offset 88;
 //! - hand-made ones from [`Spec`]: explicit stream bytes per block (raw slices unless told),
 //!   "absent" tables (one 0 byte per stream and group) unless told, correct block and content
 //!   checksums of an intended original, so every byte is under the test's control.
@@ -44,17 +45,16 @@ const H_META: usize = 88;
 const E_CHECKSUM: usize = 0;
 const E_STORED: usize = 8;
 const E_DECODED: usize = 28;
-const E_MAX_DEPTH: usize = 48;
-const E_LOWEST: usize = 52;
-const E_LANES: usize = 56;
-const E_RESERVED: usize = 61;
+const E_MAX_DEPTH: usize = 53;
+const E_SOURCE: usize = 57;
+const E_LANES: usize = 48;
 
 /// Offset of block entry `i`.
 fn entry(i: usize) -> usize {
     HEADER + i * ENTRY
 }
 
-/// Recomputes the metadata checksum of a version-2 archive from the header's own
+/// Recomputes the metadata checksum of an archive of [`ENTRY`]-byte entries from the header's own
 /// block_count and table_bytes.
 fn reseal(b: &mut [u8]) {
     common::reseal_entries(b, ENTRY);
@@ -146,19 +146,18 @@ fn prose(n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-/// 40,000 bytes of prose and their archive in 4 KiB blocks, converted to format version 2
-/// (64-byte entries at fixed offsets, `common::as_version_2`), which the entry and header
-/// tests below patch field by field; version 3 reads those fields from the same checks
-/// after unpacking (`v3_*` tests for the packing itself).
+/// 40,000 bytes of prose and their archive in 4 KiB blocks, its entries repacked with the
+/// widest widths (fields at fixed offsets, `common::with_fixed_entries`), which the entry and
+/// header tests below patch field by field (`v3_*` tests for the packing itself).
 fn small_archive() -> (Vec<u8>, Vec<u8>) {
     let (data, packed) = small_archive_v3();
-    let v2 = common::as_version_2(&packed);
+    let v2 = common::with_fixed_entries(&packed);
     decodes_to(&v2, &data);
     (data, v2)
 }
 
 /// `data`'s archive in 4 KiB blocks, defaults otherwise, context tables on or off, no packed
-/// literal tables (the version-5 tests; [`compress_4k_packed`] for version 6).
+/// literal tables (the context-table tests; [`compress_4k_packed`] for packed literals).
 fn compress_4k(data: &[u8], context_tables: bool) -> Vec<u8> {
     let opts = EncodeOptions {
         block_size: 4096,
@@ -169,7 +168,7 @@ fn compress_4k(data: &[u8], context_tables: bool) -> Vec<u8> {
     compress(data, &opts, &|_| {}).unwrap()
 }
 
-/// [`small_archive`] as the encoder writes it (format version 3).
+/// [`small_archive`] as the encoder writes it (tightest entry widths).
 fn small_archive_v3() -> (Vec<u8>, Vec<u8>) {
     let data = prose(40_000, 3);
     let packed = compress_4k(&data, false);
@@ -669,11 +668,19 @@ fn rans_slice_without_a_table_is_refused() {
 }
 
 #[test]
-fn more_than_32_lanes_is_refused() {
-    for lanes in [33u8, 200, 255] {
+fn more_than_64_lanes_is_refused() {
+    // FORMAT.md §3.1 rule 4: 65 to 255 are reserved, but 127 on the literals (a two-bit slice)
+    for (k, lanes) in [
+        (0usize, 65u8),
+        (0, 126),
+        (0, 128),
+        (0, 200),
+        (0, 255),
+        (3, 127),
+    ] {
         let mut s = rans_spec(&STATE_L, table_record(&[(b'a', 4096)]));
-        s.blocks[0].lanes[0] = lanes;
-        assert_eq!(entry_err_block(&s.build()), 0, "{lanes} lanes");
+        s.blocks[0].lanes[k] = lanes;
+        assert_eq!(entry_err_block(&s.build()), 0, "stream {k}, {lanes} lanes");
     }
     // 32 lanes is allowed: 32 states of 65536, 8 symbols (lanes 8..31 never step)
     let mut s = rans_spec(&STATE_L.repeat(32), table_record(&[(b'a', 4096)]));
@@ -737,16 +744,11 @@ fn every_truncation_is_an_error() {
                 );
             }
         }
-        // one byte too many is also a size error
+        // one byte too many is an extension area the meta checksum does not cover
+        // (FORMAT.md §3.4, §6)
         let mut longer = a.clone();
         longer.push(0);
-        assert_eq!(
-            parse_err(&longer),
-            FormatError::Size {
-                expected: full,
-                got: full + 1
-            }
-        );
+        assert_eq!(parse_err(&longer), FormatError::MetaChecksum);
     }
 }
 
@@ -775,17 +777,22 @@ fn bad_magic_is_refused() {
 #[test]
 fn bad_version_is_refused() {
     let (_, mut a) = small_archive();
-    // version 1 (four streams, 56-byte entries) included: this reader knows only 2 to 8
-    for v in [0u16, 1, 9, 0xFFFF] {
+    // FORMAT.md §2: format 1 only; 2 to 8 are the pre-release versions, named as such
+    for v in [0u16, 9, 0xFFFF] {
         put_u16(&mut a, H_VERSION, v);
         reseal(&mut a);
-        assert_eq!(
-            parse_err(&a),
-            FormatError::Version {
-                got: v,
-                min: 2,
-                max: 8
-            }
+        assert_eq!(parse_err(&a), FormatError::Version { got: v });
+    }
+    for v in 2u16..=8 {
+        put_u16(&mut a, H_VERSION, v);
+        reseal(&mut a);
+        assert_eq!(parse_err(&a), FormatError::PreReleaseVersion { got: v });
+        let msg = parse_err(&a).to_string();
+        assert!(
+            msg.contains(&format!(
+                "format version {v} is a pre-release version this build does not read"
+            )) && msg.contains("re-compress the original"),
+            "{msg}"
         );
     }
 }
@@ -854,19 +861,20 @@ fn inconsistent_groups_are_refused() {
 #[test]
 fn bad_window_min_match_and_reserved_are_refused() {
     let (_, a) = small_archive();
+    // (header bytes 72..88: entry widths 32 at most, then the base, then reserved zero)
     let cases: [(usize, u64, usize, &str); 5] = [
         (H_WINDOW, 0, 4, "window"),
         (H_WINDOW, 4097, 4, "window"), // larger than the block without the cross-block flag
         (H_MIN_MATCH, 5, 4, "min_match"),
-        (H_RESERVED, 1, 8, "reserved"),
-        (H_RESERVED + 8, 1 << 63, 8, "reserved"),
+        (H_RESERVED, 33, 1, "entry_bits"),
+        (H_RESERVED + 14, 1, 1, "entry_bits"),
     ];
     for (off, v, width, field) in cases {
         let mut b = a.clone();
-        if width == 4 {
-            put_u32(&mut b, off, v as u32);
-        } else {
-            put_u64(&mut b, off, v);
+        match width {
+            1 => b[off] = v as u8,
+            4 => put_u32(&mut b, off, v as u32),
+            _ => put_u64(&mut b, off, v),
         }
         reseal(&mut b);
         assert_eq!(header_field(&b), field);
@@ -979,8 +987,8 @@ fn original_size_shrunk_within_the_last_block_fails_cleanly() {
         &|_| {},
     )
     .unwrap();
-    // version 2: `reseal` knows its 64-byte entries
-    let tiny = common::as_version_2(&tiny);
+    // fixed-offset entries: `reseal` knows their size
+    let tiny = common::with_fixed_entries(&tiny);
     let mut b = tiny.clone();
     put_u64(&mut b, H_ORIGINAL, 4 << 20);
     reseal(&mut b);
@@ -1017,25 +1025,28 @@ fn meta_checksum_mismatch_is_detected() {
 #[test]
 fn block_entry_rules_are_enforced() {
     let (_, a) = small_archive();
-    // reserved field
+    // reserved header bytes 86..88 (FORMAT.md §2)
     let mut b = a.clone();
-    put_u32(&mut b, entry(2) + E_RESERVED, 1);
+    b[87] = 1;
     reseal(&mut b);
-    assert_eq!(entry_err_block(&b), 2);
-    // lowest source block above the block's own index, and (no cross-block flag) below it
+    assert_eq!(header_field(&b), "entry_bits");
+    // a source before block 0 (distance 5 at block 4), and (no cross-block flag) a lowest
+    // source block below the block's own index (distance 1)
     let mut b = a.clone();
-    put_u32(&mut b, entry(4) + E_LOWEST, 5);
-    reseal(&mut b);
-    assert_eq!(entry_err_block(&b), 4);
-    let mut b = a.clone();
-    put_u32(&mut b, entry(4) + E_LOWEST, 3);
+    put_u32(&mut b, entry(4) + E_SOURCE, 5);
     reseal(&mut b);
     assert_eq!(entry_err_block(&b), 4);
-    // lanes over 32
     let mut b = a.clone();
-    b[entry(1) + E_LANES + 3] = 33;
+    put_u32(&mut b, entry(4) + E_SOURCE, 1);
     reseal(&mut b);
-    assert_eq!(entry_err_block(&b), 1);
+    assert_eq!(entry_err_block(&b), 4);
+    // lanes over 64, and the two-bit mark on a stream other than the literals
+    for (k, lanes) in [(3usize, 65u8), (1, 127), (0, 128), (2, 255)] {
+        let mut b = a.clone();
+        b[entry(1) + E_LANES + k] = lanes;
+        reseal(&mut b);
+        assert_eq!(entry_err_block(&b), 1, "stream {k}, {lanes} lanes");
+    }
     // a rANS slice re-marked raw: stored and decoded lengths then differ
     let (k, blk) = (0..get_u32(&a, H_BLOCK_COUNT) as usize)
         .flat_map(|i| (0..4).map(move |k| (k, i)))
@@ -1197,7 +1208,7 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------
-// version 3: packed block entries (FORMAT.md §2, §3.1)
+// packed block entries (FORMAT.md §2, §3.1)
 // ---------------------------------------------------------------------------------------
 
 /// A 4 KiB-block archive with a 16 KiB window: its source distances need bits.
@@ -1221,7 +1232,7 @@ fn v3_entries_read_by_the_format_text_match_the_parser() {
     for (data, a) in [small_archive_v3(), cross_archive_v3()] {
         decodes_to(&a, &data);
         let p = Archive::parse(&a).unwrap();
-        assert_eq!(p.header().version, 3);
+        assert_eq!(p.header().version, 1);
         let ours = common::v3_entries(&a);
         assert_eq!(ours.len(), p.entries().len());
         for (i, (o, e)) in ours.iter().zip(p.entries()).enumerate() {
@@ -1263,7 +1274,7 @@ fn v3_entry_widths_are_checked() {
     b[common::H_ENTRY_BITS + 11] = 33;
     common::reseal_v3(&mut b);
     assert_eq!(header_field(&b), "entry_bits");
-    // the match base byte of version 4 (FORMAT.md §2), then the reserved bytes
+    // the match base byte (FORMAT.md §2), then the reserved bytes
     for at in 13..16 {
         let mut b = a.clone();
         b[common::H_ENTRY_BITS + at] = 1;
@@ -1276,16 +1287,15 @@ fn v3_entry_widths_are_checked() {
     b[common::H_ENTRY_BITS] += 8;
     common::reseal_v3(&mut b);
     assert!(matches!(parse_err(&b), FormatError::Size { .. }));
-    // a version-2 archive must have zeros where version 3 has widths
-    let v2 = common::as_version_2(&a);
-    let mut b = v2.clone();
-    b[common::H_ENTRY_BITS + 2] = 7;
-    reseal(&mut b);
-    assert_eq!(header_field(&b), "reserved");
+    // the same archive with every field at its widest width is the same archive
+    let wide = common::with_fixed_entries(&a);
+    assert!(wide.len() > a.len());
+    let (x, y) = (Archive::parse(&a).unwrap(), Archive::parse(&wide).unwrap());
+    assert_eq!(x.entries(), y.entries());
 }
 
 #[test]
-fn v3_packed_fields_are_validated_like_version_2() {
+fn packed_fields_are_validated_like_fixed_offset_ones() {
     let (_, a) = small_archive_v3();
     let ents = common::v3_entries(&a);
     let (bi, k) = (0..ents.len())
@@ -1355,7 +1365,7 @@ fn v3_source_distance_and_padding_are_checked() {
     assert_eq!(entry_err_block(&b), 3);
 }
 
-/// Header byte 85 (FORMAT.md §2): the match base of a version-4 archive.
+/// Header byte 85 (FORMAT.md §2): the match base.
 const H_MATCH_BASE: usize = common::H_ENTRY_BITS + 13;
 
 /// [`prose`] compressed with minimum match `min_match` (4 KiB blocks, level 8).
@@ -1377,9 +1387,9 @@ fn archive_with_min_match(min_match: u32) -> (Vec<u8>, Vec<u8>) {
 }
 
 #[test]
-fn short_minimum_matches_write_version_4_with_their_base() {
-    // FORMAT.md §2: base = the minimum match, at most 6; version 4 only below 6
-    for (min_match, version, base) in [(4u32, 4u16, 4u8), (5, 4, 5), (6, 3, 0), (9, 3, 0)] {
+fn short_minimum_matches_write_their_base() {
+    // FORMAT.md §2: base = the minimum match, at most 6
+    for (min_match, version, base) in [(4u32, 1u16, 4u8), (5, 1, 5), (6, 1, 6), (9, 1, 6)] {
         let (data, a) = archive_with_min_match(min_match);
         assert_eq!(
             u16::from_le_bytes([a[4], a[5]]),
@@ -1397,7 +1407,7 @@ fn short_minimum_matches_write_version_4_with_their_base() {
 }
 
 #[test]
-fn v4_match_base_is_checked() {
+fn match_base_is_checked() {
     let (_, a) = archive_with_min_match(4);
     for bad in [0u8, 1, 3, 7, 255] {
         let mut b = a.clone();
@@ -1414,7 +1424,7 @@ fn v4_match_base_is_checked() {
     let mut b = a6.clone();
     put_u32(&mut b, H_MIN_MATCH, 5);
     common::reseal_v3(&mut b);
-    assert_eq!(header_field(&b), "min_match", "version 3: base 6");
+    assert_eq!(header_field(&b), "min_match", "base 6");
 }
 
 #[test]
@@ -1436,17 +1446,10 @@ fn a_wrong_match_base_fails_closed() {
         }
         assert!(extract(&arc, 0, data.len() as u64).is_err());
     }
-    // a base-6 archive relabelled as version 4 with base 6 is the same archive
-    let (data6, a6) = archive_with_min_match(6);
-    let mut b = a6.clone();
-    put_u16(&mut b, H_VERSION, 4);
-    b[H_MATCH_BASE] = 6;
-    common::reseal_v3(&mut b);
-    decodes_to(&b, &data6);
 }
 
 // ---------------------------------------------------------------------------------------
-// version 5: context tables (FORMAT.md §5.2, §5.4)
+// context tables (FORMAT.md §5.2, §5.4)
 // ---------------------------------------------------------------------------------------
 
 /// Soft-masked DNA-like text (FORMAT.md §5.4's case): runs of upper- and lower-case bases in
@@ -1476,7 +1479,7 @@ fn context_archive() -> (Vec<u8>, Vec<u8>) {
     (data, packed)
 }
 
-/// Start and kind of each table record of a version-3+ archive's table section.
+/// Start and kind of each table record of an archive's table section.
 fn table_records(a: &[u8]) -> Vec<(usize, u8)> {
     let start = HEADER + get_u32(a, 20) as usize * common::v3_entry_size(a);
     let end = start + get_u64(a, 48) as usize;
@@ -1510,16 +1513,16 @@ fn table_records(a: &[u8]) -> Vec<(usize, u8)> {
 }
 
 #[test]
-fn context_tables_write_version_5_and_shrink_soft_masked_dna() {
+fn context_tables_shrink_soft_masked_dna() {
     let (data, a) = context_archive();
-    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 5);
-    assert_eq!(a[H_MATCH_BASE], 6, "version 5 declares its base");
+    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 1);
+    assert_eq!(a[H_MATCH_BASE], 6);
     let kinds: Vec<u8> = table_records(&a).iter().map(|r| r.1).collect();
     assert!(kinds.contains(&2), "a context pair: {kinds:?}");
     decodes_to(&a, &data);
-    // the same input without context tables: version 3, and larger
+    // the same input without context tables: larger
     let plain = compress_4k(&data, false);
-    assert_eq!(u16::from_le_bytes([plain[4], plain[5]]), 3);
+    assert!(!table_records(&plain).iter().any(|r| r.1 == 2));
     assert!(
         a.len() * 100 < plain.len() * 95,
         "{} vs {}",
@@ -1536,15 +1539,6 @@ fn context_records_are_checked() {
         FormatError::GroupTable { what, .. } => what,
         e => panic!("expected a table error, got {e:?}"),
     };
-    // a kind-2 record only from version 5 on (relabelled as version 4 with its base)
-    let mut b = a.clone();
-    put_u16(&mut b, H_VERSION, 4);
-    common::reseal_v3(&mut b);
-    assert!(
-        table_err(&b).contains("older than version 5"),
-        "{}",
-        table_err(&b)
-    );
     // context bits 8 and above
     for bad in [8u8, 9, 0x80, 0xFF] {
         let mut b = a.clone();
@@ -1567,15 +1561,13 @@ fn context_records_are_checked() {
     b[second_end - 1] ^= 1;
     common::reseal_v3(&mut b);
     assert_eq!(table_err(&b), "frequencies do not sum to 4096");
-    // unknown kinds (kind 3 is a packed literal table: refused in this version-5 archive)
-    let mut b = a.clone();
-    b[at] = 4;
-    common::reseal_v3(&mut b);
-    assert!(table_err(&b).contains("unknown table kind"));
-    let mut b = a.clone();
-    b[at] = 3;
-    common::reseal_v3(&mut b);
-    assert!(table_err(&b).contains("older than version 6"));
+    // reserved kinds 4-255 (FORMAT.md §5.2)
+    for kind in [4u8, 5, 0x80, 0xFF] {
+        let mut b = a.clone();
+        b[at] = kind;
+        common::reseal_v3(&mut b);
+        assert!(table_err(&b).contains("unknown table kind"), "kind {kind}");
+    }
 }
 
 #[test]
@@ -1601,8 +1593,8 @@ fn a_relabelled_context_fails_closed() {
     }
 }
 
-/// [`compress_4k`] with packed literal tables allowed (and context tables): version 6 where
-/// a group's literals have at most 16 distinct bytes (FORMAT.md §5.6).
+/// [`compress_4k`] with packed literal tables allowed (and context tables): packed where a
+/// group's literals have at most 16 distinct bytes (FORMAT.md §5.6).
 fn compress_4k_packed(data: &[u8]) -> Vec<u8> {
     let opts = EncodeOptions {
         block_size: 4096,
@@ -1611,8 +1603,8 @@ fn compress_4k_packed(data: &[u8]) -> Vec<u8> {
     compress(data, &opts, &|_| {}).unwrap()
 }
 
-/// Soft-masked DNA (ten letters with the newline: two per packed symbol) and its version-6
-/// archive, and the start of its kind-3 record.
+/// Soft-masked DNA (ten letters with the newline: two per packed symbol) and its archive
+/// with packed literal tables, and the start of its kind-3 record.
 fn packed_archive() -> (Vec<u8>, Vec<u8>, usize) {
     let data = soft_masked(60_000, 11);
     let a = compress_4k_packed(&data);
@@ -1624,10 +1616,10 @@ fn packed_archive() -> (Vec<u8>, Vec<u8>, usize) {
 }
 
 #[test]
-fn packed_literals_write_version_6_and_shrink_soft_masked_dna() {
+fn packed_literals_shrink_soft_masked_dna() {
     let (data, a, at) = packed_archive();
-    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 6);
-    assert_eq!(a[H_MATCH_BASE], 6, "version 6 declares its base");
+    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 1);
+    assert_eq!(a[H_MATCH_BASE], 6);
     // the record: kind 3, the alphabet size, the alphabet (strictly increasing)
     let n = a[at + 1] as usize;
     let alphabet = &a[at + 2..at + 2 + n];
@@ -1639,14 +1631,14 @@ fn packed_literals_write_version_6_and_shrink_soft_masked_dna() {
         "alphabet {alphabet:?}, data letters {letters:?}"
     );
     decodes_to(&a, &data);
-    // without packed literals: an older version; larger with one table per stream, and at
+    // without packed literals: no kind-3 record; larger with one table per stream, and at
     // level 5 at most 3 % smaller with context tables (`PACK_MAX_LOSS_FAST_LEVELS`; the
     // chain-step rule, `PACK_STEPS_PER_BYTE`, could take packing where it loses more, but
     // 15 blocks of 4 KiB save too few steps for that)
     let plain = compress_4k(&data, false);
     let ctx = compress_4k(&data, true);
-    assert!(u16::from_le_bytes([plain[4], plain[5]]) < 6);
-    assert!(u16::from_le_bytes([ctx[4], ctx[5]]) < 6);
+    assert!(!table_records(&plain).iter().any(|r| r.1 == 3));
+    assert!(!table_records(&ctx).iter().any(|r| r.1 == 3));
     assert!(a.len() < plain.len(), "{} vs {}", a.len(), plain.len());
     assert!(
         a.len() * 100 <= ctx.len() * 103,
@@ -1663,15 +1655,25 @@ fn packed_records_are_checked() {
         FormatError::GroupTable { what, .. } => what,
         e => panic!("expected a table error, got {e:?}"),
     };
-    // a kind-3 record only from version 6 on (relabelled as version 5)
-    let mut b = a.clone();
-    put_u16(&mut b, H_VERSION, 5);
-    common::reseal_v3(&mut b);
-    assert!(
-        table_err(&b).contains("older than version 6"),
-        "{}",
-        table_err(&b)
-    );
+    // a kind-3 record for a stream other than the literals (the record moved into the
+    // lengths' place: the literals' record made absent, the lengths' record replaced)
+    let recs = table_records(&a);
+    let i = recs.iter().position(|r| r.0 == at).unwrap();
+    if let (Some(&(next, _)), Some(&(after, _))) = (recs.get(i + 1), recs.get(i + 2)) {
+        let mut b = a[..at].to_vec();
+        b.push(0);
+        b.extend_from_slice(&a[at..next]);
+        b.extend_from_slice(&a[after..]);
+        let tb = get_u64(&a, 48) as usize + 1 - (after - next);
+        put_u64(&mut b, 48, tb as u64);
+        common::reseal_v3(&mut b);
+        match parse_err(&b) {
+            FormatError::GroupTable { what, .. } => {
+                assert!(what.contains("other than literals"), "{what}")
+            }
+            e => panic!("expected a table error, got {e:?}"),
+        }
+    }
     // alphabet sizes 0 and above 16
     for bad in [0u8, 17, 0xFF] {
         let mut b = a.clone();
@@ -1712,4 +1714,227 @@ fn a_relabelled_packed_alphabet_fails_closed() {
         Err(e) => panic!("unexpected error {e:?}"),
     }
     assert!(extract(&arc, 0, data.len() as u64).is_err());
+}
+
+// ---------------------------------------------------------------------------------------
+// position-bound block checksums (FORMAT.md §6)
+// ---------------------------------------------------------------------------------------
+
+/// 6 blocks of 4 KiB of random bytes (no match crosses a block, so every entry's source
+/// distance is 0 and a block's entry and slices can move), with and without a cross-block
+/// window (the whole-file decode then takes its dependency-ordered path).
+fn movable_archive(cross: bool) -> (Vec<u8>, Vec<u8>) {
+    let mut r = Rng(0x5EED_B10C);
+    let data: Vec<u8> = (0..6 * 4096).map(|_| r.next() as u8).collect();
+    let opts = EncodeOptions {
+        block_size: 4096,
+        window: cross.then_some(16384),
+        ..Default::default()
+    };
+    let a = compress(&data, &opts, &|_| {}).unwrap();
+    decodes_to(&a, &data);
+    (data, a)
+}
+
+/// The archive with its blocks in the order `order` (block `i` of the result is block
+/// `order[i]` of `a`): each block's stored entry bytes and slices moved together, the content
+/// checksum set to the moved blocks' bytes and the meta checksum recomputed, so that only the
+/// block checksums' binding to their position (FORMAT.md §6) can tell.
+fn with_blocks_moved(a: &[u8], data: &[u8], order: &[usize]) -> Vec<u8> {
+    let p = Archive::parse(a).unwrap();
+    let size = common::v3_entry_size(a);
+    let n = p.block_count();
+    assert_eq!(order.len(), n);
+    let bt_end = HEADER + n * size;
+    let data_start = p.data_offset() as usize;
+    let mut out = a[..HEADER].to_vec();
+    for &j in order {
+        out.extend_from_slice(&a[HEADER + j * size..HEADER + (j + 1) * size]);
+    }
+    out.extend_from_slice(&a[bt_end..data_start]);
+    let mut moved = Vec::new();
+    for &j in order {
+        let start = data_start + p.block_offsets()[j] as usize;
+        let len: u32 = p.entries()[j].stored_len.iter().sum();
+        out.extend_from_slice(&a[start..start + len as usize]);
+        moved.extend_from_slice(&data[j * 4096..(j + 1) * 4096]);
+    }
+    put_u64(&mut out, H_CONTENT, xxh3_64(&moved));
+    common::reseal_v3(&mut out);
+    out
+}
+
+/// Every CPU read path fails a moved block with a checksum error naming it: the whole-file
+/// decode (one of the moved blocks), an extract of one block's range, and an extract of a
+/// range that covers it among others.
+fn assert_moved_blocks_fail(b: &[u8], moved: &[u32], what: &str) {
+    let a = Archive::parse(b).expect("a moved block keeps the container valid");
+    match decompress(&a) {
+        Err(DecodeError::Block {
+            block,
+            status: Status::Checksum,
+            ..
+        }) => assert!(
+            moved.contains(&block),
+            "{what}: decompress named block {block}"
+        ),
+        other => panic!("{what}: decompress gave {other:?}"),
+    }
+    for &m in moved {
+        let start = m as u64 * 4096;
+        for (off, len) in [(start, 4096u64), (start + 100, 10), (0, 6 * 4096)] {
+            match extract(&a, off, len) {
+                Err(DecodeError::Block {
+                    block,
+                    status: Status::Checksum,
+                    ..
+                }) => {
+                    if len < 6 * 4096 {
+                        assert_eq!(block, m, "{what}: extract {off}+{len}");
+                    } else {
+                        assert!(
+                            moved.contains(&block),
+                            "{what}: extract {off}+{len}: {block}"
+                        );
+                    }
+                }
+                other => panic!("{what}: extract {off}+{len} gave {other:?}"),
+            }
+        }
+        let msg = extract(&a, start, 4096).unwrap_err().to_string();
+        assert!(
+            msg.contains(&format!("block {m} ")) && msg.contains("checksum"),
+            "{what}: {msg}"
+        );
+    }
+    // the blocks that did not move still extract
+    for i in (0..6u32).filter(|i| !moved.contains(i)) {
+        assert!(
+            extract(&a, i as u64 * 4096, 4096).is_ok(),
+            "{what}: block {i}"
+        );
+    }
+}
+
+#[test]
+fn swapped_and_duplicated_blocks_fail_their_position_bound_checksums() {
+    for cross in [false, true] {
+        let (data, a) = movable_archive(cross);
+        // the identity order rebuilds the same archive (the helper moves nothing else)
+        assert_eq!(with_blocks_moved(&a, &data, &[0, 1, 2, 3, 4, 5]), a);
+        let swapped = with_blocks_moved(&a, &data, &[0, 1, 4, 3, 2, 5]);
+        assert_moved_blocks_fail(&swapped, &[2, 4], &format!("swap 2, 4 (cross {cross})"));
+        let duplicated = with_blocks_moved(&a, &data, &[0, 1, 2, 1, 4, 5]);
+        assert_moved_blocks_fail(&duplicated, &[3], &format!("block 1 at 3 (cross {cross})"));
+        let adjacent = with_blocks_moved(&a, &data, &[1, 0, 2, 3, 4, 5]);
+        assert_moved_blocks_fail(&adjacent, &[0, 1], &format!("swap 0, 1 (cross {cross})"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// extension area (FORMAT.md §3.4)
+// ---------------------------------------------------------------------------------------
+
+/// `a` with `area` as its extension area, the meta checksum recomputed.
+fn with_area(a: &[u8], area: &[u8]) -> Vec<u8> {
+    let mut b = a.to_vec();
+    b.extend_from_slice(area);
+    common::reseal_v3(&mut b);
+    b
+}
+
+/// One record's bytes as FORMAT.md §3.4 lays them out: type, flags, length, payload.
+fn record(kind: u16, flags: u16, payload: &[u8]) -> Vec<u8> {
+    let mut r = kind.to_le_bytes().to_vec();
+    r.extend_from_slice(&flags.to_le_bytes());
+    r.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    r.extend_from_slice(payload);
+    r
+}
+
+fn extension_err(b: &[u8]) -> (u64, String) {
+    match parse_err(b) {
+        FormatError::Extension { offset, why } => (offset, why),
+        e => panic!("expected an extension error, got {e:?}"),
+    }
+}
+
+#[test]
+fn unknown_extension_records_are_skipped() {
+    let (data, a) = small_archive_v3();
+    // the FASTA index type (assigned, not interpreted here) and an unassigned type, neither
+    // must-understand, and an empty payload
+    let mut area = record(1, 0, b"index bytes");
+    area.extend(record(0x4242, 0, b""));
+    area.extend(record(0xFFFF, 0, &[7; 300]));
+    let b = with_area(&a, &area);
+    decodes_to(&b, &data);
+    let p = Archive::parse(&b).unwrap();
+    let got: Vec<(u16, u16, usize)> = p
+        .extensions()
+        .map(|e| (e.kind, e.flags, e.payload.len()))
+        .collect();
+    assert_eq!(got, [(1, 0, 11), (0x4242, 0, 0), (0xFFFF, 0, 300)]);
+    assert_eq!(p.extensions().next().unwrap().payload, b"index bytes");
+    assert!(!p.extensions().any(|e| e.must_understand()));
+    // the library writes the same bytes
+    let records: Vec<aceapex::archive::Extension> = p.extensions().collect();
+    assert_eq!(aceapex::archive::with_extensions(&a, &records).unwrap(), b);
+    // and appends after the records already there
+    let more = aceapex::archive::with_extensions(&b, &records[..1]).unwrap();
+    assert_eq!(Archive::parse(&more).unwrap().extensions().count(), 4);
+    assert_eq!(&more[b.len()..], &area[..8 + 11]);
+}
+
+#[test]
+fn extension_records_that_break_a_rule_are_refused() {
+    let (_, a) = small_archive_v3();
+    // must-understand, of a type this build does not know: refused naming the type
+    for kind in [1u16, 2, 0x4242] {
+        let b = with_area(&a, &record(kind, 1, b"x"));
+        let (offset, why) = extension_err(&b);
+        assert_eq!(offset, 0);
+        assert!(
+            why.contains(&format!("type {kind}")) && why.contains("must-understand"),
+            "{why}"
+        );
+    }
+    // the second record refused: its offset named
+    let mut area = record(9, 0, b"abc");
+    area.extend(record(10, 1, b""));
+    assert_eq!(extension_err(&with_area(&a, &area)).0, 11);
+    // type 0 is reserved
+    let (_, why) = extension_err(&with_area(&a, &record(0, 0, b"")));
+    assert!(why.contains("type 0"), "{why}");
+    // reserved flag bits
+    for flags in [2u16, 0x8000, 0xFFFE] {
+        let (_, why) = extension_err(&with_area(&a, &record(5, flags, b"")));
+        assert!(why.contains("reserved flag"), "{flags:#x}: {why}");
+    }
+    // a payload past the end, and a record header cut short
+    let mut r = record(5, 0, b"abcdef");
+    r.truncate(r.len() - 1);
+    let (_, why) = extension_err(&with_area(&a, &r));
+    assert!(why.contains("6-byte payload, 5 bytes are left"), "{why}");
+    for cut in 1..8 {
+        let (_, why) = extension_err(&with_area(&a, &record(5, 0, b"")[..cut]));
+        assert!(why.contains("record header needs 8"), "{cut}: {why}");
+    }
+    // the area is under the meta checksum: bytes appended without resealing are refused
+    let mut b = a.clone();
+    b.extend_from_slice(&record(5, 0, b""));
+    assert_eq!(parse_err(&b), FormatError::MetaChecksum);
+    // the writer refuses what the reader would
+    let bad = aceapex::archive::Extension {
+        kind: 0,
+        flags: 0,
+        payload: b"",
+    };
+    assert!(aceapex::archive::with_extensions(&a, &[bad]).is_err());
+    let bad = aceapex::archive::Extension {
+        kind: 3,
+        flags: 1,
+        payload: b"",
+    };
+    assert!(aceapex::archive::with_extensions(&a, &[bad]).is_err());
 }

@@ -354,16 +354,8 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.block_count as u64, (data.len() as u64).div_ceil(bs));
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
-    // FORMAT.md §2: version 8 exactly when a block has a two-bit literal slice (§5.7), else 7
-    // exactly when a slice has more than 32 lanes (§5.4), else 6
-    // exactly when a group has a packed literal table (§5.6), else 5 exactly when one has a
-    // context pair (§5.2), else 4 with its base byte exactly when the minimum match is below 6
-    let pairs = a
-        .tables()
-        .iter()
-        .flatten()
-        .flatten()
-        .any(|t| t.has_context());
+    // the features the options allow, and no others
+    let pairs = a.tables().iter().flatten().flatten().any(|t| t.has_context());
     let packs = a.tables().iter().flatten().flatten().any(|t| t.is_packed());
     let wide = (a.entries().iter()).any(|e| e.has_wide_slice());
     assert!(opts.wide_lanes || !wide, "a wide slice without wide lanes");
@@ -409,25 +401,10 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
             assert!(!t.is_packed(), "a packed table outside the literal stream");
         }
     }
-    if two_bit {
-        assert_eq!(h.version, 8);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if wide {
-        assert_eq!(h.version, 7);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if packs {
-        assert_eq!(h.version, 6);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if pairs {
-        assert_eq!(h.version, 5);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
-    } else if opts.min_match < 6 {
-        assert_eq!(h.version, 4);
-        assert_eq!(h.entry_bits.match_base as u32, opts.min_match);
-    } else {
-        assert_eq!(h.version, 3);
-        assert_eq!(h.entry_bits.match_base, 0);
-    }
+    // FORMAT.md §2: one version whatever the features, the base the minimum match up to 6
+    assert_eq!(h.version, 1);
+    assert_eq!(h.entry_bits.match_base as u32, opts.min_match.min(6));
+    assert_eq!(h.entry_bits.reserved, [0, 0]);
     assert_eq!(h.depth_cap, opts.depth_cap);
     assert_eq!(h.window, opts.window.unwrap_or(opts.block_size));
     assert_eq!(h.flags & 1 != 0, opts.repeat_codes, "repeat-codes flag");

@@ -1,5 +1,5 @@
-//! Format structures and constants (versions 2-8) shared by the encoder, the host decoders
-//! and the kernels.
+//! Format structures and constants of format 1 shared by the encoder, the host decoders and
+//! the kernels.
 //!
 //! Normative description: `docs/FORMAT.md`. Every struct here is `#[repr(C)]` +
 //! [`bytemuck::Pod`], little-endian on disk, and has a compile-time size check, so the bytes in
@@ -9,33 +9,12 @@ use bytemuck::{Pod, Zeroable};
 
 /// File magic, FORMAT.md §2 ("ACPX").
 pub const MAGIC: [u8; 4] = *b"ACPX";
-/// Newest format version this crate reads and writes, FORMAT.md §2. The writer uses it only
-/// for archives with a two-bit literal slice (§5.7); others are written as [`VERSION_WIDE`],
-/// [`VERSION_PACKED`], [`VERSION_CONTEXT`], [`VERSION_MATCH_BASE`] or [`VERSION_BASE_6`]
-/// archives, byte for byte as before version 8 existed.
-pub const FORMAT_VERSION: u16 = VERSION_TWO_BIT;
-/// The first version with two-bit literal slices ([`LANES_TWO_BIT`], FORMAT.md §3.1 rule 4,
-/// §5.7); the writer uses it for an archive with one.
-pub const VERSION_TWO_BIT: u16 = 8;
-/// The first version with wide slices (more than [`WARP_LANES`] lanes, FORMAT.md §3.1 rule 4,
-/// §5.3, §5.4); the writer uses it for an archive with a stored wide slice.
-pub const VERSION_WIDE: u16 = 7;
-/// The version the writer uses for an archive with a packed literal table (a kind-3 table
-/// record, §5.2, §5.6) and no slice of more than [`WARP_LANES`] lanes; the first version that
-/// reads kind-3 records.
-pub const VERSION_PACKED: u16 = 6;
-/// The version the writer uses for an archive with a context table (a kind-2 table record,
-/// §5.2, §5.4) but no packed literal table; the first version that reads kind-2 records.
-pub const VERSION_CONTEXT: u16 = 5;
-/// The version the writer uses for an archive without context tables whose match base is
-/// below [`MATCH_BASE`] (FORMAT.md §2, §10).
-pub const VERSION_MATCH_BASE: u16 = 4;
-/// The version the writer uses when the match base is [`MATCH_BASE`] and no group has a
-/// context table (FORMAT.md §2, §10).
-pub const VERSION_BASE_6: u16 = 3;
-/// Oldest format version a reader accepts: version 2 differs only in its 64-byte block
-/// entries (FORMAT.md §3.1, §10).
-pub const MIN_READ_VERSION: u16 = 2;
+/// The format version this crate reads and writes, FORMAT.md §2: format 1, frozen. Versions 2
+/// to 8 were pre-release versions; a reader refuses them (and any other value) naming it.
+pub const FORMAT_VERSION: u16 = 1;
+/// Highest pre-release format version (FORMAT.md §2): versions 2 to this one were written by
+/// development builds before format 1 was frozen, and no reader of format 1 accepts them.
+pub const LAST_PRE_RELEASE_VERSION: u16 = 8;
 
 /// Index of the literal stream in per-stream arrays (FORMAT.md §3).
 pub const STREAM_LITERALS: usize = 0;
@@ -47,7 +26,7 @@ pub const STREAM_OFFSETS: usize = 2;
 /// Index of the command stream in per-stream arrays.
 pub const STREAM_COMMANDS: usize = 3;
 /// Index of the offset-tail stream: the remaining bytes of the distance varints whose first
-/// byte has the continuation bit set (FORMAT.md §4.2, format v2).
+/// byte has the continuation bit set (FORMAT.md §4.2).
 pub const STREAM_OFFSET_TAILS: usize = 4;
 /// Number of streams per block.
 pub const STREAM_COUNT: usize = 5;
@@ -62,11 +41,10 @@ pub const MAX_BLOCK_SIZE: u32 = 4 << 20;
 /// Default block size in bytes.
 pub const DEFAULT_BLOCK_SIZE: u32 = 16 << 10;
 
-/// The default match base, and the base of every version-2 and version-3 archive: the
-/// length of the shortest match the command bytes code, to which length codes are relative
-/// (FORMAT.md §2, §4.1). Also the largest base any version allows.
+/// The default match base: the length of the shortest match the command bytes code, to
+/// which length codes are relative (FORMAT.md §2, §4.1). Also the largest base allowed.
 pub const MATCH_BASE: u32 = 6;
-/// The smallest match base a version-4 archive may declare (FORMAT.md §2).
+/// The smallest match base an archive may declare (FORMAT.md §2).
 pub const MIN_MATCH_BASE: u32 = 4;
 /// Most bytes a LEB128 varint of the length or offset stream may take (FORMAT.md §4).
 pub const VARINT_MAX_BYTES: usize = 5;
@@ -97,16 +75,16 @@ pub const PROB_BITS: u32 = 12;
 pub const PROB_SCALE: u32 = 1 << PROB_BITS;
 /// Lower bound of a normalised rANS state; states live in `[RANS_L, 2^32)` (FORMAT.md §5).
 pub const RANS_L: u32 = 1 << 16;
-/// Most interleaved lanes a slice may use from format version 7 (FORMAT.md §5.3): two per
-/// thread of one GPU warp.
+/// Most interleaved lanes a slice may use (FORMAT.md §3.1, §5.3): two per thread of one GPU
+/// warp.
 pub const MAX_LANES: u8 = 64;
-/// Most interleaved lanes a slice may use in format versions 2 to 6 (FORMAT.md §5.3), and the
-/// lanes of one round of the GPU warp (one per thread, `device/src/dense.rs`): a slice of more
-/// lanes decodes in a round of its own, two lanes per thread.
+/// The lanes of one round of the GPU warp (one per thread, `device/src/dense.rs`): a slice of
+/// more lanes (a *wide* slice, FORMAT.md §5.3) decodes in a round of its own, two lanes per
+/// thread.
 pub const WARP_LANES: u8 = 32;
 /// Lane count that marks a slice stored raw.
 pub const LANES_RAW: u8 = 0;
-/// Lane count that marks a two-bit literal slice (format version 8, FORMAT.md §5.7): only
+/// Lane count that marks a two-bit literal slice (FORMAT.md §5.7): only
 /// the literal stream may have it; it is no rANS slice and needs no table.
 pub const LANES_TWO_BIT: u8 = 127;
 
@@ -114,7 +92,8 @@ pub const LANES_TWO_BIT: u8 = 127;
 pub const FLAG_REPEAT_CODES: u16 = 1 << 0;
 /// Header flag: match sources may lie in earlier blocks (window larger than a block).
 pub const FLAG_CROSS_BLOCK: u16 = 1 << 1;
-/// Flags this version knows; a reader rejects any other bit.
+/// Flags format 1 defines; the other bits are reserved and a reader rejects an archive with
+/// any of them set (FORMAT.md §2).
 pub const KNOWN_FLAGS: u16 = FLAG_REPEAT_CODES | FLAG_CROSS_BLOCK;
 
 /// Fixed-size file header at offset 0 (FORMAT.md §2). 96 bytes.
@@ -151,17 +130,16 @@ pub struct FileHeader {
     pub data_bytes: u64,
     /// XXH3-64 (seed 0) of the whole original data.
     pub content_checksum: u64,
-    /// Version 3 and 4: bit widths of the packed block-entry fields (FORMAT.md §3.1) and,
-    /// version 4, the match base; version 2: all zero.
+    /// Bit widths of the packed block-entry fields (FORMAT.md §3.1) and the match base.
     pub entry_bits: EntryBits,
-    /// XXH3-64 of header bytes `0..88`, the block table and the table section.
+    /// XXH3-64 of header bytes `0..88`, the block table, the table section and the extension
+    /// area (FORMAT.md §6).
     pub meta_checksum: u64,
 }
 
-/// Header bytes 72..88 (FORMAT.md §2): the bit widths of the packed fields of a version-3 to
-/// version-5 block entry (§3.1; each field of a [`BlockEntry`] but the checksum is stored in
-/// exactly this many bits, so the widths are the smallest that hold the archive's largest
-/// value) and, versions 4 and 5, the match base. 16 bytes.
+/// Header bytes 72..88 (FORMAT.md §2): the bit widths of the packed fields of a block entry
+/// (§3.1; each field of a [`BlockEntry`] but the checksum is stored in exactly this many
+/// bits) and the match base. 16 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct EntryBits {
@@ -175,22 +153,23 @@ pub struct EntryBits {
     pub depth: u8,
     /// Width of the source distance `i - lowest_source_block` of entry `i`.
     pub source: u8,
-    /// Version 4: the match base, [`MIN_MATCH_BASE`]..=[`MATCH_BASE`]; earlier versions: 0
-    /// (their base is [`MATCH_BASE`]). Read it through [`FileHeader::match_base`].
+    /// The match base, [`MIN_MATCH_BASE`]..=[`MATCH_BASE`] ([`FileHeader::match_base`]).
     pub match_base: u8,
-    /// Must be zero.
+    /// Reserved: must be zero (FORMAT.md §2).
     pub reserved: [u8; 2],
 }
 
 /// Largest width of a packed entry field (FORMAT.md §3.1).
 pub const MAX_FIELD_BITS: u8 = 32;
 
-/// In-memory form of one block entry (FORMAT.md §3.1): the 64-byte entry of format version 2,
-/// which version-3 readers expand the packed entries into. 64 bytes.
+/// In-memory form of one block entry (FORMAT.md §3.1), which the reader unpacks the packed
+/// entries into. 64 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct BlockEntry {
-    /// XXH3-64 (seed 0) of the block's original bytes.
+    /// XXH3-64 (seed 0) of the block's original bytes. (On disk the entry stores this value
+    /// XOR [`block_position_mix`] of the block index, FORMAT.md §6; `crate::entry` in the
+    /// host applies and removes the mix.)
     pub checksum: u64,
     /// Stored bytes of each stream's slice in the data section, in `STREAM_*` order.
     pub stored_len: [u32; STREAM_COUNT],
@@ -207,8 +186,8 @@ pub struct BlockEntry {
 }
 
 impl BlockEntry {
-    /// Whether a slice of the block is wide: more than [`WARP_LANES`] lanes (FORMAT.md §5.3,
-    /// version 7), which the GPU rANS stage decodes with a pair of warps.
+    /// Whether a slice of the block is wide: more than [`WARP_LANES`] lanes (FORMAT.md §5.3),
+    /// which the GPU rANS stage decodes with a pair of warps.
     pub fn has_wide_slice(&self) -> bool {
         self.lanes.iter().any(|&l| l > WARP_LANES && l <= MAX_LANES)
     }
@@ -264,17 +243,38 @@ pub const META_CHECKSUM_OFFSET: usize = 88;
 const _: () = assert!(core::mem::offset_of!(FileHeader, meta_checksum) == META_CHECKSUM_OFFSET);
 
 impl FileHeader {
-    /// The match base of the archive (FORMAT.md §2): the header's byte for version 4,
-    /// [`MATCH_BASE`] for earlier versions. Meaningful once the header was validated.
+    /// The match base of the archive (FORMAT.md §2, header byte 85). Meaningful once the
+    /// header was validated.
     #[inline]
     pub fn match_base(&self) -> u32 {
-        if self.version >= 4 {
-            self.entry_bits.match_base as u32
-        } else {
-            MATCH_BASE
-        }
+        self.entry_bits.match_base as u32
     }
 }
+
+/// The value XORed into block `index`'s XXH3-64 to give the checksum its entry stores
+/// (FORMAT.md §6), so that a block moved to another position fails its check: the SplitMix64
+/// output for the state `index` (add the golden-ratio constant, then two multiply-xorshift
+/// rounds). Never zero for a `u32` index.
+#[inline]
+pub const fn block_position_mix(index: u32) -> u64 {
+    let mut z = (index as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Bytes of an extension record's header (FORMAT.md §3.4): type, flags, payload length.
+pub const EXTENSION_HEADER_BYTES: usize = 8;
+/// Extension record flag: a reader that does not know the record's type must reject the
+/// archive (FORMAT.md §3.4); without it, such a reader skips the record.
+pub const EXTENSION_MUST_UNDERSTAND: u16 = 1 << 0;
+/// Extension record flags format 1 defines; the other bits are reserved (must be zero).
+pub const KNOWN_EXTENSION_FLAGS: u16 = EXTENSION_MUST_UNDERSTAND;
+/// Extension record type 0: reserved, never valid (FORMAT.md §3.4).
+pub const EXTENSION_TYPE_RESERVED: u16 = 0;
+/// Extension record type 1: the FASTA index (FORMAT.md §3.4; assigned, its payload is not yet
+/// specified and this crate does not interpret it).
+pub const EXTENSION_TYPE_FASTA_INDEX: u16 = 1;
 
 impl DecodeTable {
     /// Unpacks slot `slot`: `(symbol, freq, bias)`.

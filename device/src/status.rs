@@ -82,7 +82,7 @@ impl Status {
             OutputOverrun => "command writes past the end of the block",
             Trailing => "commands end before the block is full, or a stream has unread bytes",
             TwoBitSlice => "two-bit literal slice is malformed (short slice, bad varint, exception count, position or value)",
-            Checksum => "block checksum mismatch",
+            Checksum => "block checksum mismatch (damaged, or a block from another position)",
             Fallback => "block needs the lane-per-block decoder (internal, not an error)",
             DepthHint => "a match's dependency level exceeds the wave count from the block table's max_depth hint (internal: the wavefront decoder retries with more waves)",
         }

@@ -265,8 +265,10 @@ fn compress_one(
     let secs = t.elapsed().as_secs_f64();
     // --wide-lanes where no block's chain was long enough (FORMAT.md §5.5: 64 steps; short
     // blocks stay narrow): the archive is what it would be without
-    let version = u16::from_le_bytes([packed[4], packed[5]]);
-    if opts.wide_lanes && blocks <= archive::WIDE_MAX_BLOCKS && !data.is_empty() && version < 7 {
+    let written = Archive::parse(&packed).map(|a| a.entries().to_vec())?;
+    let wide = written.iter().any(|e| e.has_wide_slice());
+    let two_bit = (written.iter()).any(|e| e.lanes[0] == aceapex::device::format::LANES_TWO_BIT);
+    if opts.wide_lanes && blocks <= archive::WIDE_MAX_BLOCKS && !data.is_empty() && !wide {
         note(format_args!(
             "--wide-lanes: no block's rANS chain was long enough to pay for wide slices (a \
              32-lane slice goes wide from 64 steps; short blocks stay below), so the archive \
@@ -275,7 +277,7 @@ fn compress_one(
     }
     // --two-bit-literals where no block's two-bit slice came within 1 % of its other slice
     // (FORMAT.md §5.7): the archive is what it would be without
-    if opts.two_bit_literals && !data.is_empty() && version < 8 {
+    if opts.two_bit_literals && !data.is_empty() && !two_bit {
         note(format_args!(
             "--two-bit-literals: no block's literals were within 1 % of their rANS coding as \
              a two-bit slice (their bytes cost well under 2 bits each, or too many are \

@@ -9,10 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 pub const INFO_HELP: &str = "\
-The report: the archive's format version (3 packs the block-table entries, FORMAT.md §3.1; 4 adds a
-match base below 6, §2; 5 adds context tables, §5.4; 6 adds packed literal tables, §5.6; 7
-adds wide slices, §5.4, 'compress --wide-lanes'; 8 adds two-bit literal slices, §5.7,
-'compress --two-bit-literals'; version-2 archives are read too), original and archive bytes, the block table (bytes per block)
+The report: the archive's format version (1, FORMAT.md §2), original and archive bytes, the block table (bytes per block)
 and the frequency tables, and per stream its decoded and stored bytes, in how many table groups
 it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an

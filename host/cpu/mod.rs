@@ -75,7 +75,7 @@ pub const GROUP_BLOCKS: usize = 8;
 const GROUP_BYTES: usize = 128 << 10;
 
 /// How many blocks of `block_size` bytes to decode as one group: up to [`GROUP_BLOCKS`] and
-/// [`GROUP_BYTES`] of output. Small blocks have short slices whose chains gain from being
+/// `GROUP_BYTES` of output. Small blocks have short slices whose chains gain from being
 /// interleaved; large blocks have long slices and gain little, while a group's errors are
 /// only reported once all its streams are decoded, so a corrupt archive of large blocks must
 /// not make a thread decode several of them before it fails.
@@ -140,7 +140,7 @@ pub fn padded_streams<'s>(a: &Archive<'_>, b: usize, scratch: &'s Scratch) -> Pa
 }
 
 /// Entropy-decodes the four streams of blocks `first .. first + scratch.len()`, block
-/// `first + j` into `scratch[j]`, and returns each block's outcome: exactly what [`decode_streams`]
+/// `first + j` into `scratch[j]`, and returns each block's outcome: exactly what `decode_streams`
 /// returns for that block alone (the first failing stream's [`Status`] in stream order).
 ///
 /// All rANS slices of the blocks are decoded together

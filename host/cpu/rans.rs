@@ -7,11 +7,11 @@
 //! `1 <= x'` and `x' < 2^32`; a lane below `RANS_L` takes exactly one 16-bit word and is then
 //! back in `[RANS_L, 2^32)`. So a row of `lanes` symbols (one per lane) consumes at most
 //! `lanes` words. The fast loops only start a row when at least `lanes` words are left
-//! ([`rows_fit`]), so inside it the reference's underflow check can never fire and every word
+//! (`rows_fit`), so inside it the reference's underflow check can never fire and every word
 //! read is in bounds; the row is decoded with branchless renormalisation (read the next word
 //! unconditionally, keep it only for lanes below `RANS_L`, advance the word index by the
 //! number of lanes that took one). The remaining rows (near the end of the word area, or a
-//! final partial row) go through [`decode_tail`], which checks the words once per row and
+//! final partial row) go through `decode_tail`, which checks the words once per row and
 //! reports [`Status::RansUnderflow`] exactly when the reference does. The trailer check
 //! ([`Status::RansTrailer`]) and the header checks ([`rans::read_states`], shared with the
 //! reference) are the same code, so every status matches.
@@ -275,7 +275,7 @@ impl<'a> SliceDecoder<'a> {
     /// taken in groups of up to four (8 lanes) or two (12-24 lanes), 4-lane slices in groups of up
     /// to eight, two per AVX2 vector (without AVX2: two, scalar), 1- and 2-lane slices up to
     /// four (scalar); each group advances by the rows all its slices can decode without
-    /// checks ([`rows_fit`]). Afterwards every slice continues on its own
+    /// checks (`rows_fit`). Afterwards every slice continues on its own
     /// ([`Self::fast_rows`], [`Self::finish`]), so the outcome, bytes and [`Status`], is the
     /// same as decoding each slice alone. Without AVX2 only the scalar groups run.
     pub fn fast_rows_together(decs: &mut [SliceDecoder<'a>]) {
@@ -1428,7 +1428,7 @@ mod tests {
             let (data, ft) = skewed_sample(&mut r, n, round);
             let one = ft.decode_table();
             let bit = (r.next_u64() % 8) as u32;
-            // (33 to 64: format version 7's wide slices, FORMAT.md §5.3)
+            // (33 to 64: wide slices, FORMAT.md §5.3)
             for lanes in [
                 1usize, 2, 3, 4, 5, 8, 12, 16, 20, 24, 28, 31, 32, 33, 48, 64,
             ] {

@@ -336,7 +336,7 @@ pub fn direct(
     }
 }
 
-/// Builds a version-2 archive (`build`) of `nb` blocks of `bs` bytes (the last `last` bytes
+/// Builds an archive with fixed-offset entries (`build`) of `nb` blocks of `bs` bytes (the last `last` bytes
 /// long) generated at match base `base`, cross-block when `cross` (window unbounded or
 /// 4 blocks, lowest source block up to 3 back); blocks made valid with the reference
 /// decoding them in order, then `mutate_blocks` of them damaged (checksums stay those of
@@ -539,8 +539,8 @@ pub fn check_slice(
     (st_ref, want)
 }
 
-/// One round of a resealed-mutation fuzz: reseals the mutated archive `b` (its block entries,
-/// 64 bytes in version 2, else the packed size of its header's widths, and its checksums),
+/// One round of a resealed-mutation fuzz: reseals the mutated archive `b` (its block entries
+/// of the packed size of its header's widths, and its checksums),
 /// runs `check` on it (`true`: it decoded) and counts the outcome in `stats`: failed
 /// cleanly, decoded, panicked. A panicking archive is saved as `{tag}_fail_{it}.acx` in the
 /// temporary directory for a reproducer.
@@ -552,12 +552,8 @@ pub fn fuzz_round(
     check: impl FnOnce(&[u8], &str) -> bool,
 ) {
     use std::panic::{catch_unwind, AssertUnwindSafe};
-    let es = if u16::from_le_bytes([b[4], b[5]]) == 2 {
-        64
-    } else {
-        let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-        aceapex::entry::packed_size(&bits)
-    };
+    let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
+    let es = aceapex::entry::packed_size(&bits);
     super::reseal_entries(b, es);
     let what = format!("fuzz iteration {it}");
     match catch_unwind(AssertUnwindSafe(|| check(b, &what))) {

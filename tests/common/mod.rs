@@ -1,7 +1,9 @@
 //! Hand-made archives for the tests (tests/corrupt.rs, tests/hostile.rs): header, block
 //! table, tables and data assembled byte by byte from FORMAT.md §2-§5 (not from the crate's
 //! own structs, so a layout change also fails the tests), with the meta checksum (XXH3-64 of
-//! header[0..88] ++ block table ++ table section, at header offset 88) sealed.
+//! header[0..88] ++ block table ++ table section ++ extension area, at header offset 88)
+//! sealed. Block entries are written with the widest field widths (32 bits, 8 for lane
+//! counts), which puts every field at a fixed byte offset ([`ENTRY`]).
 
 // each test crate uses a different part
 #![allow(dead_code)]
@@ -59,8 +61,23 @@ pub fn put_u64(b: &mut [u8], o: usize, v: u64) {
 
 /// Header size (FORMAT.md §2).
 pub const HEADER: usize = 96;
-/// Block-table entry size (FORMAT.md §3.1).
-pub const ENTRY: usize = 64;
+/// Block-table entry size of the hand-made archives (FORMAT.md §3.1 with the widths of
+/// [`FIXED_ENTRY_BITS`]): checksum at 0, `stored_len[5]` (u32) at 8, `decoded_len[5]` at
+/// 28, `lanes[5]` (bytes) at 48, `max_depth` (u32) at 53, source distance `i -
+/// lowest_source_block` (u32) at 57; 424 bits of fields, no padding.
+pub const ENTRY: usize = 61;
+/// Header bytes 72..88 of the hand-made archives (FORMAT.md §2): stored and decoded widths
+/// 32, lanes 8, depth and source 32, match base 6, reserved zero.
+pub const FIXED_ENTRY_BITS: [u8; 16] = [32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 8, 32, 32, 6, 0, 0];
+
+/// FORMAT.md §6: the value XORed into block `i`'s XXH3-64 to give its stored checksum
+/// (SplitMix64's first output for state `i`), written out here from the spec.
+pub fn position_mix(i: u32) -> u64 {
+    let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 /// Streams per block (FORMAT.md §1): literals, lengths, offsets, commands, offset tails.
 pub const STREAMS: usize = 5;
 
@@ -95,6 +112,8 @@ impl Hdr {
     }
 }
 
+/// A block entry's fields; `checksum` is the block's plain XXH3-64 (the position mix is
+/// applied by [`Ent::bytes`] and removed by [`packed_entries`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ent {
     pub checksum: u64,
@@ -106,26 +125,27 @@ pub struct Ent {
 }
 
 impl Ent {
-    pub fn bytes(&self) -> [u8; ENTRY] {
+    /// The entry as entry `i` of a hand-made archive ([`ENTRY`] layout); `lowest` must be at
+    /// most `i` (a larger one wraps, which the reader rejects as a source before block 0).
+    pub fn bytes(&self, i: u32) -> [u8; ENTRY] {
         let mut e = [0u8; ENTRY];
-        put_u64(&mut e, 0, self.checksum);
+        put_u64(&mut e, 0, self.checksum ^ position_mix(i));
         for k in 0..STREAMS {
             put_u32(&mut e, 8 + 4 * k, self.stored[k]);
             put_u32(&mut e, 28 + 4 * k, self.decoded[k]);
-            e[56 + k] = self.lanes[k];
+            e[48 + k] = self.lanes[k];
         }
-        put_u32(&mut e, 48, self.depth);
-        put_u32(&mut e, 52, self.lowest);
+        put_u32(&mut e, 53, self.depth);
+        put_u32(&mut e, 57, i.wrapping_sub(self.lowest));
         e
     }
 }
 
-/// Offset of the version-3 entry widths in the header (FORMAT.md §2).
+/// Offset of the entry widths in the header (FORMAT.md §2).
 pub const H_ENTRY_BITS: usize = 72;
 
-/// The field widths of a version-3 archive's packed entries in packing order (FORMAT.md
-/// §3.1): five stored lengths, five decoded lengths, the lane width five times, depth,
-/// source distance.
+/// The field widths of an archive's packed entries in packing order (FORMAT.md §3.1): five
+/// stored lengths, five decoded lengths, the lane width five times, depth, source distance.
 pub fn v3_widths(archive: &[u8]) -> [u32; 17] {
     let b = &archive[H_ENTRY_BITS..H_ENTRY_BITS + 16];
     let mut w = [0u32; 17];
@@ -139,15 +159,16 @@ pub fn v3_widths(archive: &[u8]) -> [u32; 17] {
     w
 }
 
-/// Bytes of one packed entry of a version-3 archive: 8 + the widths' sum in whole bytes.
+/// Bytes of one packed entry: 8 + the widths' sum in whole bytes.
 pub fn v3_entry_size(archive: &[u8]) -> usize {
     8 + (v3_widths(archive).iter().sum::<u32>() as usize).div_ceil(8)
 }
 
-/// Reads the packed block table of a version-3 archive, bit by bit as FORMAT.md §3.1 says
-/// (LSB first after the 8-byte checksum; the last field is `i - lowest_source_block`).
+/// Reads the packed block table of an archive, bit by bit as FORMAT.md §3.1 says (LSB first
+/// after the 8-byte checksum; the last field is `i - lowest_source_block`); the checksums
+/// come back with the position mix removed (§6).
 pub fn v3_entries(archive: &[u8]) -> Vec<Ent> {
-    assert_eq!(get_u32(archive, 4) & 0xFFFF, 3, "not a version-3 archive");
+    assert_eq!(get_u32(archive, 4) & 0xFFFF, 1, "not a format-1 archive");
     let n = get_u32(archive, 20) as usize;
     let size = v3_entry_size(archive);
     let w = v3_widths(archive);
@@ -164,7 +185,7 @@ pub fn v3_entries(archive: &[u8]) -> Vec<Ent> {
                 pos += wd as usize;
             }
             let mut ent = Ent {
-                checksum: get_u64(e, 0),
+                checksum: get_u64(e, 0) ^ position_mix(i as u32),
                 depth: v[15],
                 lowest: i as u32 - v[16],
                 ..Default::default()
@@ -179,16 +200,18 @@ pub fn v3_entries(archive: &[u8]) -> Vec<Ent> {
         .collect()
 }
 
-/// The same archive in format version 2 (64-byte entries, zero bytes at 72..88), so that the
-/// tests that patch entry fields at fixed offsets run on what the encoder makes.
-pub fn as_version_2(archive: &[u8]) -> Vec<u8> {
+/// The same archive with its entries repacked in the widths of [`FIXED_ENTRY_BITS`] (the
+/// match base kept), so that the tests that patch entry fields at fixed offsets run on what
+/// the encoder makes.
+pub fn with_fixed_entries(archive: &[u8]) -> Vec<u8> {
     let entries = v3_entries(archive);
     let rest = HEADER + entries.len() * v3_entry_size(archive);
     let mut out = archive[..HEADER].to_vec();
-    put_u16(&mut out, 4, 2);
-    out[H_ENTRY_BITS..H_ENTRY_BITS + 16].fill(0);
-    for e in &entries {
-        out.extend_from_slice(&e.bytes());
+    let base = out[85];
+    out[H_ENTRY_BITS..H_ENTRY_BITS + 16].copy_from_slice(&FIXED_ENTRY_BITS);
+    out[85] = base;
+    for (i, e) in entries.iter().enumerate() {
+        out.extend_from_slice(&e.bytes(i as u32));
     }
     out.extend_from_slice(&archive[rest..]);
     reseal_entries(&mut out, ENTRY);
@@ -207,7 +230,7 @@ pub fn assemble(h: &Hdr, block_table: &[u8], tables: &[u8], data: &[u8]) -> Vec<
         .unwrap_or((block_count as u64).div_ceil(h.group_blocks.max(1) as u64) as u32);
     let mut out = vec![0u8; HEADER];
     out[0..4].copy_from_slice(b"ACPX");
-    put_u16(&mut out, 4, 2);
+    put_u16(&mut out, 4, 1);
     put_u16(&mut out, 6, h.flags);
     put_u64(&mut out, 8, h.original_size);
     put_u32(&mut out, 16, h.block_size);
@@ -220,6 +243,7 @@ pub fn assemble(h: &Hdr, block_table: &[u8], tables: &[u8], data: &[u8]) -> Vec<
     put_u64(&mut out, 48, h.table_bytes.unwrap_or(tables.len() as u64));
     put_u64(&mut out, 56, h.data_bytes.unwrap_or(data.len() as u64));
     put_u64(&mut out, 64, h.content);
+    out[H_ENTRY_BITS..H_ENTRY_BITS + 16].copy_from_slice(&FIXED_ENTRY_BITS);
     let mut covered = out[..88].to_vec();
     covered.extend_from_slice(block_table);
     covered.extend_from_slice(tables);
@@ -283,7 +307,7 @@ pub fn build(mut h: Hdr, original: &[u8], blocks: &[Blk], tables: Option<Vec<u8>
             e.decoded[k] = b.decoded.map_or(b.slices[k].len() as u32, |d| d[k]);
             data.extend_from_slice(&b.slices[k]);
         }
-        bt.extend_from_slice(&e.bytes());
+        bt.extend_from_slice(&e.bytes(i as u32));
     }
     assemble(&h, &bt, &tables, &data)
 }
@@ -329,8 +353,8 @@ pub fn varint(mut v: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// Writes `value` into packed field `field` (0..17, [`v3_widths`] order) of entry `i` of a
-/// version-3 archive, bit by bit (the meta checksum is left stale: [`reseal_v3`]).
+/// Writes `value` into packed field `field` (0..17, [`v3_widths`] order) of entry `i` of an
+/// archive, bit by bit (the meta checksum is left stale: [`reseal_v3`]).
 pub fn v3_set(archive: &mut [u8], i: usize, field: usize, value: u32) {
     let w = v3_widths(archive);
     let start = HEADER + i * v3_entry_size(archive) + 8;
@@ -341,23 +365,26 @@ pub fn v3_set(archive: &mut [u8], i: usize, field: usize, value: u32) {
     }
 }
 
-/// Recomputes a version-3 archive's meta checksum from its own header fields.
+/// Recomputes an archive's meta checksum from its own header fields.
 pub fn reseal_v3(archive: &mut [u8]) {
     let size = v3_entry_size(archive);
     reseal_entries(archive, size);
 }
 
 /// Recomputes the meta checksum (FORMAT.md §6: header bytes 0..88, block table, table
-/// section) from the header's own block count and table bytes, for entries of `entry_size`
-/// bytes (64 in version 2); a section past the file's end is cut at the end.
+/// section, extension area) from the header's own block count, table and data bytes, for
+/// entries of `entry_size` bytes; a section past the file's end is cut at the end.
 pub fn reseal_entries(archive: &mut [u8], entry_size: usize) {
     let n = get_u32(archive, 20) as usize;
     let tb = get_u64(archive, 48) as usize;
+    let db = get_u64(archive, 56) as usize;
     let end = HEADER
         .saturating_add(n.saturating_mul(entry_size))
         .saturating_add(tb)
         .min(archive.len());
+    let data_end = end.saturating_add(db).min(archive.len());
     let mut covered = archive[..88].to_vec();
     covered.extend_from_slice(&archive[HEADER..end]);
+    covered.extend_from_slice(&archive[data_end..]);
     put_u64(archive, 88, xxh3_64(&covered));
 }

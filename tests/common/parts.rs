@@ -1,5 +1,5 @@
-//! Taking a valid archive apart and putting it back together (the version-5 and version-6
-//! attack tests, tests/attack_v5.rs and tests/attack_v6.rs): header, block entries, table
+//! Taking a valid archive apart and putting it back together (the context-table and
+//! packed-literal attack tests, tests/attack_v5.rs and tests/attack_v6.rs): header, block entries, table
 //! section and data; sizes and the meta checksum recomputed (FORMAT.md §2, §3, §5.1, §6).
 
 use super::{put_u16, put_u64};
@@ -12,7 +12,6 @@ const H_VERSION: usize = 4;
 const H_TABLE_BYTES: usize = 48;
 const H_DATA_BYTES: usize = 56;
 const H_BITS: usize = 72;
-const H_BASE: usize = 85;
 
 /// Bytes of the table body (FORMAT.md §5.2) at `at` (bitmap plus varints); None if truncated.
 pub fn body_len(s: &[u8], at: usize) -> Option<usize> {
@@ -52,9 +51,10 @@ pub fn parts(bytes: &[u8]) -> Parts {
     }
 }
 
-/// Assembles an archive of `version` (entries packed from 3 on, 64-byte in 2; header byte
-/// 85 = `byte85`) from a header template, entries, table section and data; sizes and the
-/// meta checksum computed.
+/// Assembles an archive with header version `version` (format 1 is the only one a reader
+/// accepts; others test the refusal) and header byte 85 = `byte85` from a header template,
+/// entries (packed in their tightest widths, FORMAT.md §3.1), table section and data; sizes
+/// and the meta checksum computed.
 pub fn assemble(
     p: &Parts,
     version: u16,
@@ -68,18 +68,10 @@ pub fn assemble(
     put_u64(&mut out, H_TABLE_BYTES, tables.len() as u64);
     put_u64(&mut out, H_DATA_BYTES, data.len() as u64);
     let mut bt = Vec::new();
-    if version >= 3 {
-        let mut bits = aceapex::entry::bits_for(entries);
-        bits.match_base = byte85;
-        out[H_BITS..H_BITS + 16].copy_from_slice(bytemuck::bytes_of(&bits));
-        aceapex::entry::pack(entries, &bits, &mut bt);
-    } else {
-        out[H_BITS..H_BITS + 16].fill(0);
-        out[H_BASE] = byte85;
-        for e in entries {
-            bt.extend_from_slice(bytemuck::bytes_of(e));
-        }
-    }
+    let mut bits = aceapex::entry::bits_for(entries);
+    bits.match_base = byte85;
+    out[H_BITS..H_BITS + 16].copy_from_slice(bytemuck::bytes_of(&bits));
+    aceapex::entry::pack(entries, &bits, &mut bt);
     let mut covered = out[..88].to_vec();
     covered.extend_from_slice(&bt);
     covered.extend_from_slice(tables);
