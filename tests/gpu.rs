@@ -1,5 +1,6 @@
-//! GPU tests. On a machine without a GPU each test prints "no GPU: skipped" to stderr
-//! (directly, past the test harness's capture) and passes; on the H200 they run and must pass.
+//! GPU tests. Each test that needs a GPU is `#[ignore]`d, so that a run without a GPU
+//! reports it as ignored, not passed; `cargo test --test gpu -- --ignored` runs them, and
+//! there each fails if no GPU is usable (no driver, no device, a build without kernels).
 //!
 //! Every GPU output buffer is poisoned before the kernels run, so unwritten bytes show.
 
@@ -7,32 +8,28 @@ use aceapex::archive::{compress, Archive, EncodeOptions};
 use aceapex::device::dense_layout::{STAGES_ALL, STAGE_SEQ_PARSE};
 use aceapex::device::format::LANES_TWO_BIT;
 use aceapex::gpu::launch::{self, CopyVariant};
+use aceapex::gpu::schedule;
 use aceapex::gpu::tokens::{generate, Shape};
-use aceapex::gpu::{decoder, Gpu};
+use aceapex::gpu::{decoder, Gpu, GpuTuning};
 use std::io::Write;
 
 mod common;
 
-/// The GPU, or None (with a visible skip line) when there is no driver or no device. Any
-/// other failure (a module that does not load, a kernel missing) fails the test: a GPU that
-/// is present must work.
-fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    use aceapex::gpu::GpuError;
-    match Gpu::open() {
-        Ok(g) => Some(g),
-        Err(e @ (GpuError::NoDriver | GpuError::NoDevice(_))) => {
-            let _ = writeln!(std::io::stderr(), "no GPU: skipped {test} ({e})");
-            None
-        }
-        Err(e) => panic!("{test}: a GPU is present but unusable: {e}"),
-    }
+/// The GPU with the default tuning; panics (fails the test) when none is usable: these tests
+/// run only when asked for (`--ignored`), and then a missing GPU is a failure, not a skip.
+fn gpu() -> Gpu {
+    gpu_with(&GpuTuning::default())
+}
+
+/// [`gpu`] with `tuning`.
+fn gpu_with(tuning: &GpuTuning) -> Gpu {
+    Gpu::open_with(tuning).unwrap_or_else(|e| panic!("this GPU test needs a usable GPU: {e}"))
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn smoke_kernel_adds_one() {
-    let Some(g) = gpu_or_skip("smoke_kernel_adds_one") else {
-        return;
-    };
+    let g = gpu();
     let host: Vec<u32> = (0..10_000).collect();
     let mut d = g.stream().clone_htod(&host).unwrap();
     launch::smoke_add_one(&g, &mut d).unwrap();
@@ -68,10 +65,9 @@ fn run_token_set(g: &Gpu, seed: u64, shape: Shape, variant: CopyVariant) {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn match_copy_and_literal_scatter_match_cpu_reference() {
-    let Some(g) = gpu_or_skip("match_copy_and_literal_scatter_match_cpu_reference") else {
-        return;
-    };
+    let g = gpu();
     let seed0 = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -94,10 +90,9 @@ fn match_copy_and_literal_scatter_match_cpu_reference() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn match_copy_rejects_out_of_bounds_tokens() {
-    let Some(g) = gpu_or_skip("match_copy_rejects_out_of_bounds_tokens") else {
-        return;
-    };
+    let g = gpu();
     use aceapex::device::format::CopyToken;
     let bad = [
         CopyToken {
@@ -145,10 +140,9 @@ fn match_copy_rejects_out_of_bounds_tokens() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
-    let Some(g) = gpu_or_skip("copy_kernels_reproduce_real_archives_from_their_token_lists") else {
-        return;
-    };
+    let g = gpu();
     for (name, data) in sample_inputs().into_iter().take(3) {
         let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
@@ -266,10 +260,9 @@ fn deep_chains_sample_has_deep_blocks() {
 /// the table and with every entry claiming depth 0 (the hint is not trusted, FORMAT.md
 /// §3.1); both bit-exact (small enough for the compute-sanitizer run).
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn dense_kernel_decodes_deep_chains() {
-    let Some(g) = gpu_or_skip("dense_kernel_decodes_deep_chains") else {
-        return;
-    };
+    let g = gpu();
     let data = deep_chains();
     let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
     let mut a = Archive::parse(&packed).unwrap();
@@ -288,13 +281,12 @@ fn dense_kernel_decodes_deep_chains() {
 /// An archive of more blocks than the rANS stage's CTAs hold at once (two 16-warp CTAs per
 /// SM, one block per warp; the launch makes no more CTAs than that), so some CTAs take a
 /// second chunk of blocks in the host's longest-first serpentine order
-/// (`launch::rans_chunk_order`; the second round padded with chunks to skip),
+/// (`schedule::rans_chunk_order`; the second round padded with chunks to skip),
 /// staging a second table group; the dense pipe and the wavefront bit-exact.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn rans_stage_decodes_archives_of_two_rounds() {
-    let Some(g) = gpu_or_skip("rans_stage_decodes_archives_of_two_rounds") else {
-        return;
-    };
+    let g = gpu();
     let opts = EncodeOptions {
         block_size: 4096,
         level: 1,
@@ -317,12 +309,12 @@ fn rans_stage_decodes_archives_of_two_rounds() {
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     let wpc = aceapex::device::rans::KERNEL_MAX_WARPS;
-    let chunks = launch::rans_chunks(blocks, a.header.group_blocks, wpc);
-    let order = launch::rans_chunk_order(
+    let chunks = schedule::rans_chunks(blocks, a.header.group_blocks, wpc);
+    let order = schedule::rans_chunk_order(
         &a.entries,
         |b| a.literal_width(b) as u32,
         &chunks,
-        launch::rans_grid(chunks.len(), g.sm_count()),
+        schedule::rans_grid(chunks.len(), g.sm_count()),
     );
     assert!(
         order.len() > 2 * g.sm_count() as usize,
@@ -330,7 +322,8 @@ fn rans_stage_decodes_archives_of_two_rounds() {
     );
     // (chunk i starts at block i * wpc: groups of 256 blocks of 4 KiB, chunks of 16)
     assert!(
-        (order.iter().enumerate()).any(|(i, &k)| k != launch::RANS_NO_CHUNK && i as u32 * wpc != k),
+        (order.iter().enumerate())
+            .any(|(i, &k)| k != schedule::RANS_NO_CHUNK && i as u32 * wpc != k),
         "the sample should reorder the chunks"
     );
     for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
@@ -342,13 +335,12 @@ fn rans_stage_decodes_archives_of_two_rounds() {
 /// An archive whose usual rANS grid would run two CTAs on some SMs and one on the others
 /// (more chunks of 8 blocks than SMs) and whose blocks fit one CTA of at most
 /// `KERNEL_SOLO_WARPS` warps per SM: the stage runs `rans_decode_slices_pack_solo` on chunks
-/// cut at the 64-block table groups (`launch::rans_solo_blocks`, `launch::rans_chunks`),
+/// cut at the 64-block table groups (`schedule::rans_solo_blocks`, `schedule::rans_chunks`),
 /// pairs of warps for its wide slices; the dense pipe and the wavefront bit-exact.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
-    let Some(g) = gpu_or_skip("rans_stage_decodes_a_grid_of_one_cta_per_sm") else {
-        return;
-    };
+    let g = gpu();
     let opts = EncodeOptions {
         raw_match_streams: true,
         wide_lanes: true,
@@ -373,12 +365,12 @@ fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
     let packed = compress(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
-    assert_eq!(launch::rans_halves(&a.entries), 2, "wide slices expected");
+    assert_eq!(schedule::rans_halves(&a.entries), 2, "wide slices expected");
     assert_eq!(
         decoder::RansKernel::for_archive(&a),
         decoder::RansKernel::Packed
     );
-    let bpc = launch::rans_solo_blocks(blocks, a.header.group_blocks, 2, g.sm_count())
+    let bpc = schedule::rans_solo_blocks(blocks, a.header.group_blocks, 2, g.sm_count())
         .expect("the sample should take the one-CTA-per-SM grid");
     assert!(
         !a.header.group_blocks.is_multiple_of(bpc),
@@ -469,10 +461,9 @@ fn sample_inputs() -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
-    let Some(g) = gpu_or_skip("gpu_decoders_are_bit_exact_against_original_and_cpu") else {
-        return;
-    };
+    let g = gpu();
     for (name, data) in sample_inputs() {
         for (block_size, min_match, opts) in sample_options() {
             let packed = compress(&data, &opts, &|_| {}).unwrap();
@@ -503,12 +494,10 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
 }
 
 /// A context archive (FORMAT.md §5.4) decodes the same with the pairs' second tables staged in
-/// shared memory and read from global memory (`ACEAPEX_GPU_STAGE_PAIRS`), every decoder.
+/// shared memory and read from global memory (`GpuTuning::stage_pair_tables`), every decoder.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn context_pairs_decode_staged_and_unstaged() {
-    let Some(g) = gpu_or_skip("context_pairs_decode_staged_and_unstaged") else {
-        return;
-    };
     let samples = sample_inputs();
     let data = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
     for level in [5u32, 9] {
@@ -523,10 +512,8 @@ fn context_pairs_decode_staged_and_unstaged() {
             5,
             "level {level}"
         );
-        for stage in ["0", "1"] {
-            // SAFETY (of the test): the GPU tests run on one thread (run.sh), so no other
-            // thread reads the environment meanwhile.
-            unsafe { std::env::set_var("ACEAPEX_GPU_STAGE_PAIRS", stage) };
+        for stage in [false, true] {
+            let g = gpu_with(&GpuTuning::default().with_stage_pair_tables(Some(stage)));
             let a = Archive::parse(&packed).unwrap();
             for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
                 let out = decoder::decompress_with(&g, &a, d)
@@ -537,8 +524,6 @@ fn context_pairs_decode_staged_and_unstaged() {
                 );
             }
         }
-        // SAFETY (of the test): as above.
-        unsafe { std::env::remove_var("ACEAPEX_GPU_STAGE_PAIRS") };
     }
 }
 
@@ -661,8 +646,9 @@ fn rans_kernel_follows_the_table_kinds() {
 
 /// Packed literal archives (FORMAT.md §5.6: widths 2, 3 and 4) decode the same with the
 /// expansion table staged in shared memory and read from global memory
-/// (`ACEAPEX_GPU_STAGE_EXPAND`), every decoder, at levels 5 and 9 (few lanes).
+/// (`GpuTuning::stage_expansion_tables`), every decoder, at levels 5 and 9 (few lanes).
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn packed_literals_decode_staged_and_unstaged() {
     let mut r = aceapex::gpu::tokens::Rng::new(5);
     // width 3: ACGT (a base repeats the one before it a third of the time, so that
@@ -733,15 +719,10 @@ fn packed_literals_decode_staged_and_unstaged() {
             archives.push((name, data, level, packed));
         }
     }
-    let Some(g) = gpu_or_skip("packed_literals_decode_staged_and_unstaged") else {
-        return;
-    };
     for (name, data, level, packed) in archives {
         {
-            for stage in ["0", "1"] {
-                // SAFETY (of the test): the GPU tests run on one thread (run.sh), so no other
-                // thread reads the environment meanwhile.
-                unsafe { std::env::set_var("ACEAPEX_GPU_STAGE_EXPAND", stage) };
+            for stage in [false, true] {
+                let g = gpu_with(&GpuTuning::default().with_stage_expansion_tables(Some(stage)));
                 let a = Archive::parse(&packed).unwrap();
                 for d in [
                     decoder::Decoder::Dense,
@@ -757,17 +738,14 @@ fn packed_literals_decode_staged_and_unstaged() {
                     );
                 }
             }
-            // SAFETY (of the test): as above.
-            unsafe { std::env::remove_var("ACEAPEX_GPU_STAGE_EXPAND") };
         }
     }
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn gpu_decoders_fail_closed_on_corrupt_data() {
-    let Some(g) = gpu_or_skip("gpu_decoders_fail_closed_on_corrupt_data") else {
-        return;
-    };
+    let g = gpu();
     let data: Vec<u8> = (0..200_000u32)
         .map(|i| (i.wrapping_mul(2654435761) >> 27) as u8 ^ (i % 7) as u8)
         .collect();
@@ -834,10 +812,9 @@ fn failures_of_flip(
 /// and varints, the codes) fail closed on every GPU decoder: an error, or the original bytes.
 /// Most flips are caught; a flip in a code under an exception changes nothing, so some decode.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn two_bit_slices_fail_closed_on_corrupt_bytes() {
-    let Some(g) = gpu_or_skip("two_bit_slices_fail_closed_on_corrupt_bytes") else {
-        return;
-    };
+    let g = gpu();
     let samples = sample_inputs();
     let data = &samples.iter().find(|(n, _)| n == "fasta").unwrap().1[..300_000];
     for raw_match_streams in [true, false] {
@@ -933,10 +910,9 @@ fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
 /// scratch, so under compute-sanitizer such a store is an out-of-bounds write; the review of
 /// the thirtieth session found it).
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn two_bit_negative_positions_fail_closed() {
-    let Some(g) = gpu_or_skip("two_bit_negative_positions_fail_closed") else {
-        return;
-    };
+    let g = gpu();
     let mut r = aceapex::gpu::tokens::Rng::new(21);
     let mut data: Vec<u8> = (0..32768).map(|_| b"ACGT"[r.below(4) as usize]).collect();
     data[3] = b'N';
@@ -1010,7 +986,7 @@ fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
 }
 
 /// Without a GPU too: a dense decode leaves out the lane kernel exactly where no block can be
-/// handed back to it (`launch::dense_leaves_no_fallback`): raw match streams whose blocks
+/// handed back to it (`schedule::dense_leaves_no_fallback`): raw match streams whose blocks
 /// each have at most `LENV_CAP` length varints and one tail byte (without bit 7) for each
 /// offset byte with bit 7. FASTA of 80 bases a line (lines repeating) passes (its counts checked here from the
 /// decoded streams); coded match streams never pass; and a block made by hand with one
@@ -1048,13 +1024,13 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
         );
     }
     assert!(
-        launch::dense_leaves_no_fallback(&a),
+        schedule::dense_leaves_no_fallback(&a),
         "fasta, raw match streams"
     );
     let coded = compress(&fasta, &EncodeOptions::default(), &|_| {}).unwrap();
     let coded = Archive::parse(&coded).unwrap();
     assert!(
-        !launch::dense_leaves_no_fallback(&coded),
+        !schedule::dense_leaves_no_fallback(&coded),
         "coded match streams"
     );
     // block 1's lengths (stream 1) or tails (stream 4) replaced by hand
@@ -1091,7 +1067,7 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
         let made = common::parts::assemble(&p, v, base, &entries, &p.tables, &data);
         let m = Archive::parse(&made).unwrap();
         assert_eq!(m.slices(1)[2], &heads[..], "{what}: the heads stay");
-        assert_eq!(launch::dense_leaves_no_fallback(&m), want, "{what}");
+        assert_eq!(schedule::dense_leaves_no_fallback(&m), want, "{what}");
     }
 }
 
@@ -1105,6 +1081,7 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
 /// overlapped or not, after poisoning the output and the rANS scratch (which the dense
 /// kernel must not read for the self-contained blocks, and must for the others).
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn dense_pipe_decodes_mixed_self_contained_blocks() {
     use aceapex::device::status::Status;
     let samples = sample_inputs();
@@ -1164,9 +1141,7 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
             .count();
         assert_eq!(own, fasta_blocks, "{what}: self-contained blocks");
     }
-    let Some(g) = gpu_or_skip("dense_pipe_decodes_mixed_self_contained_blocks") else {
-        return;
-    };
+    let g = gpu();
     for (what, packed, data, _, fasta_blocks) in cases {
         let a = Archive::parse(packed).unwrap();
         let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
@@ -1229,13 +1204,10 @@ fn two_bit_everywhere(packed: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
     // Dense-only statuses (no host checksum involved): raw slices built by hand.
-    let Some(g) =
-        gpu_or_skip("dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks")
-    else {
-        return;
-    };
+    let g = gpu();
     use aceapex::device::status::Status;
     let data = b"hello hello hello hello, world".to_vec();
     let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
@@ -1256,13 +1228,10 @@ fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
 /// them; bit-exact against the original and the CPU decoder, and its measured dependency
 /// depth equals the encoder's (block table `max_depth` + 1), two independent computations.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
     use aceapex::device::status::Status;
-    let Some(g) =
-        gpu_or_skip("wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth")
-    else {
-        return;
-    };
+    let g = gpu();
     for (name, data) in sample_inputs() {
         let data = &data[..data.len().min(24 << 20)];
         for (block_size, window) in [
@@ -1341,10 +1310,9 @@ fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
 /// decoders must not rely on it): the wavefront reports `DepthHint`, and `decompress_with`
 /// grows its waves to the measured depth and decodes bit-exactly.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn wavefront_does_not_trust_the_max_depth_hint() {
-    let Some(g) = gpu_or_skip("wavefront_does_not_trust_the_max_depth_hint") else {
-        return;
-    };
+    let g = gpu();
     use aceapex::device::status::Status;
     let data: Vec<u8> = (0..300_000u32)
         .map(|i| b"ACGT"[(i * i / 7 % 4) as usize] ^ (i % 5 == 0) as u8)
@@ -1456,6 +1424,7 @@ fn random_command_block(r: &mut common::Rng, len: usize, p_slot: u64) -> (Vec<u8
 /// mid-block resets and every repeat slot, from all-shortcut to mostly-scan blocks: bit-exact
 /// against the test's own model and the CPU decoder.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn dense_kernel_resolves_repeat_history_like_the_grammar() {
     let mut r = common::Rng(0x5EED);
     let bs = 4096usize;
@@ -1472,9 +1441,7 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
         aceapex::decompress(&a).unwrap() == original,
         "CPU decoder disagrees with the test's model of the grammar"
     );
-    let Some(g) = gpu_or_skip("dense_kernel_resolves_repeat_history_like_the_grammar") else {
-        return;
-    };
+    let g = gpu();
     for d in [
         decoder::Decoder::Dense,
         decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
@@ -1493,11 +1460,9 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
 /// kernel an epoch no word holds) must wait for the whole rANS grid instead: a second
 /// longer, the same bytes, every status 0.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
-    let Some(g) = gpu_or_skip("dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall")
-    else {
-        return;
-    };
+    let g = gpu();
     // DNA-like, with 40 KiB runs of N now and then (blocks of very different rANS chains)
     let blocks = g.sm_count() as usize * g.dense_ctas_per_sm() as usize + 200;
     let mut r = aceapex::gpu::tokens::Rng::new(23);
@@ -1751,6 +1716,7 @@ fn damage_wide(s: &[u8], lanes: usize, how: usize) -> Option<(&'static str, Vec<
 /// the CPU reference's and (independent blocks) every other block's 0; the undamaged archives
 /// decode bit-exact.
 #[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
 fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
     use aceapex::device::status::Status;
     let mut r = common::Rng(0x0DA7_A7E7);
@@ -1945,9 +1911,7 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
          wide slices per stream {wide_streams:?}: the CPU fails them closed",
         cases.len()
     );
-    let Some(g) = gpu_or_skip("gpu_decoders_fail_closed_on_damaged_wide_slices") else {
-        return;
-    };
+    let g = gpu();
     // the undamaged archives, bit-exact
     for (name, data, packed) in &bases {
         let a = Archive::parse(packed).unwrap();
