@@ -21,6 +21,7 @@
 
 pub mod format;
 pub mod handoff;
+pub mod kernel_names;
 pub mod lz;
 pub mod own;
 pub mod rans;
