@@ -183,7 +183,7 @@ fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
 /// Pieces of 48 letters, each the previous one with one letter changed: the matches of a
 /// piece read the previous piece, so a byte's pointer chain grows by one per piece until it
 /// is changed (hundreds of hops inside a 16 KiB block), which the dense kernel's stage 3
-/// (`write_memo` in device/src/dense.rs) must follow to the end.
+/// (`write_memo` in device/src/kernels/dense/) must follow to the end.
 fn deep_chains() -> Vec<u8> {
     let mut r = aceapex::gpu::tokens::Rng::new(11);
     let mut piece: Vec<u8> = (0..48).map(|_| b'a' + r.below(26) as u8).collect();
@@ -622,7 +622,7 @@ fn bit_exact_samples_cover_versions_3_to_8() {
 }
 
 /// Without a GPU too: the rANS stage's entry point follows the archive's table kinds (a
-/// kernel without a kind would fail such slices closed, `dense.rs` `rans_decode_slices`).
+/// kernel without a kind would fail such slices closed, `kernels/dense/` `rans_decode_slices`).
 #[test]
 fn rans_kernel_follows_the_table_kinds() {
     use decoder::RansKernel;
@@ -751,7 +751,7 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
         .collect();
     // every stream in rANS (the default), and raw match streams, whose blocks the dense
     // kernel parses from the archive's bytes before the rANS stage hands them over
-    // (`dense.rs`, `early_match_streams`): a flip there reaches the parse first
+    // (`kernels/dense/`, `early_match_streams`): a flip there reaches the parse first
     for opts in [
         EncodeOptions::default(),
         EncodeOptions {
@@ -854,7 +854,7 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
                 data,
                 &[
                     // (with raw match streams the dense kernel expands the slices itself,
-                    // `dense.rs` `expand_own_literals`; with the sequential parse the rANS
+                    // `kernels/dense/` `expand_own_literals`; with the sequential parse the rANS
                     // stage does)
                     decoder::Decoder::Dense,
                     decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
@@ -1477,11 +1477,11 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
     data.truncate(blocks << 14);
     // default options (every stream in rANS), and raw match streams with wide lanes, whose
     // blocks the dense kernel parses before their hand-off where it takes one not yet handed
-    // over (`dense.rs`, `early_match_streams`; which blocks, the timing decides). (The
+    // over (`kernels/dense/`, `early_match_streams`; which blocks, the timing decides). (The
     // stall hook's epoch is in no word, so its CTAs give up at the queue's epoch and wait
     // for the whole rANS grid before any block: no block is parsed early in that decode.)
     // And two-bit literals with raw match streams, whose blocks the dense kernel decodes
-    // without the rANS stage (`dense.rs`, `self_contained`): never waited for, stall or not.
+    // without the rANS stage (`kernels/dense/`, `self_contained`): never waited for, stall or not.
     for opts in [
         EncodeOptions::default(),
         EncodeOptions {

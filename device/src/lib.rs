@@ -31,8 +31,6 @@ pub mod trace;
 pub mod two_bit;
 
 #[cfg(target_arch = "nvptx64")]
-pub mod dense;
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels;
 #[cfg(target_arch = "nvptx64")]
 pub mod wave;

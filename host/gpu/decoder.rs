@@ -53,7 +53,7 @@ impl Decoder {
 /// An archive uploaded once and kept in device memory.
 pub struct GpuArchive {
     /// The data section, padded with zeros to a multiple of 16 bytes (the rANS stage reads
-    /// raw slices in aligned 16-byte words: `device/src/dense.rs`, `copy_raw_slice`).
+    /// raw slices in aligned 16-byte words: `device/src/kernels/dense/`, `copy_raw_slice`).
     pub(crate) data: CudaSlice<u8>,
     /// The data section's length in bytes (without the padding).
     pub(crate) data_len: u64,

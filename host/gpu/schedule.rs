@@ -406,7 +406,7 @@ pub fn rans_warps_per_cta(n_blocks: usize, halves: u32, sms: u32) -> u32 {
 
 /// Warps of the rANS stage per block: 2 when some block has a wide slice (more than 32 lanes,
 /// FORMAT.md §5.4), which a pair of warps decodes side by side, half its lanes each
-/// (`dense.rs`, `rans_stage`); 1 otherwise.
+/// (`kernels/dense/`, `rans_stage`); 1 otherwise.
 pub fn rans_halves(entries: &[BlockEntry]) -> u32 {
     if entries.iter().any(|e| e.has_wide_slice()) {
         2
@@ -479,7 +479,7 @@ pub const RANS_NO_CHUNK: u32 = u32::MAX;
 /// (first block, blocks): each group cut into runs of `bpc` consecutive blocks from its first
 /// block on, the last run of a group shorter where `bpc` does not divide it. A chunk never
 /// crosses a group, so the CTA that takes it stages one group's tables and every warp reads
-/// them there (`dense.rs`, `rans_decode_slices`). In block order; `bpc` and `group_blocks` 0
+/// them there (`kernels/dense/`, `rans_decode_slices`). In block order; `bpc` and `group_blocks` 0
 /// are taken as 1.
 pub fn rans_chunks(n_blocks: usize, group_blocks: u32, bpc: u32) -> Vec<(u32, u32)> {
     let (g, bpc) = (group_blocks.max(1) as usize, bpc.max(1) as usize);
@@ -568,7 +568,7 @@ pub fn rans_chunk_order(
 /// (`GpuArchive::decode_all_with`; one launch and its wait less a decode). Decided on the
 /// archive's own bytes, the ones the GPU decodes: every block's match streams are raw slices
 /// (`compress --raw-match-streams`), and each block the dense kernel takes passes what it
-/// checks before it would hand the block back (`device/src/dense.rs`): its streams within
+/// checks before it would hand the block back (`device/src/kernels/dense/`): its streams within
 /// the shared-memory caps (`fits`), at most `LENV_CAP` length varints (bytes without bit 7),
 /// as many offset first bytes with a tail (bit 7) as tail bytes, and no tail byte with bit 7
 /// (a distance of more than 14 bits). A block with a rANS-coded match stream would need its
@@ -794,7 +794,7 @@ mod tests {
         }
     }
 
-    /// The kernel's rule (`dense.rs`, `rans_stage`: CTA `c` takes the order's entries `c, c +
+    /// The kernel's rule (`kernels/dense/`, `rans_stage`: CTA `c` takes the order's entries `c, c +
     /// grid, ...`, skips those past the last block, and its warp `w` decodes block `r0 + w /
     /// halves` when `w / halves < wpc / halves` and the block lies in `r0`'s group), played
     /// on the host over the chunks and orders the upload makes: every block decoded by
