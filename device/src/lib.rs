@@ -24,6 +24,7 @@ pub mod handoff;
 pub mod kernel_names;
 pub mod lz;
 pub mod own;
+pub mod params;
 pub mod rans;
 pub mod rans_launch;
 pub mod status;

@@ -7,6 +7,7 @@ use super::schedule::{self, RansEntry};
 use super::{Ctx, Gpu, GpuError};
 use crate::device::format::{CopyToken, LiteralRun, STREAM_COUNT};
 use crate::device::handoff::QUEUE_FALLBACK;
+use crate::device::params::{DenseParams, LaneParams, RansParams};
 use crate::device::rans::KERNEL_SMEM_BYTES;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
@@ -188,34 +189,35 @@ pub(crate) fn decode_blocks_lane(
         shared_mem_bytes: 0,
     };
     let stream = gpu.stream();
-    let args = [
-        ga.data.device_ptr(stream).0,
+    let p = LaneParams {
+        data: ga.data.device_ptr(stream).0,
         data_len,
-        ga.entries.device_ptr(stream).0,
-        ga.offsets.device_ptr(stream).0,
-        ga.n_blocks as u64,
-        ga.tables.device_ptr(stream).0,
-        ga.n_tables as u64,
-        ga.table_index.device_ptr(stream).0,
-        ga.group_blocks as u64,
-        ga.block_size as u64,
-        ga.window as u64,
-        ga.match_base as u64,
-        addr(gpu, scratch),
-        addr(gpu, out),
+        entries: ga.entries.device_ptr(stream).0,
+        offsets: ga.offsets.device_ptr(stream).0,
+        n_blocks: ga.n_blocks as u64,
+        tables: ga.tables.device_ptr(stream).0,
+        n_tables: ga.n_tables as u64,
+        table_index: ga.table_index.device_ptr(stream).0,
+        group_blocks: ga.group_blocks as u64,
+        block_size: ga.block_size as u64,
+        window: ga.window as u64,
+        match_base: ga.match_base as u64,
+        scratch: addr(gpu, scratch),
+        out: addr(gpu, out),
         out_len,
-        addr(gpu, status),
-        only_fb as u64,
-        fallbacks.device_ptr(stream).0,
-    ];
-    // SAFETY: the arguments match `decode_blocks_lane`'s list in order and kind; entries/offsets hold n_blocks
+        status: addr(gpu, status),
+        only_fallback: only_fb as u64,
+        fallbacks: fallbacks.device_ptr(stream).0,
+    };
+    // SAFETY: `p` is `decode_blocks_lane`'s parameter list (`LaneParams`, from the device
+    // crate's one list); entries/offsets hold n_blocks
     // items, tables n_tables, table_index group_count*STREAM_COUNT words (GpuArchive::upload builds them
     // from a validated Archive); scratch holds total_warps*4*(block_size+1) bytes as the kernel
     // assumes; out holds >= original_size bytes (asserted); status one word per block;
     // fallbacks one word (of the queue's handoff::queue_words(n_blocks), GpuArchive::upload).
     // After the dense kernel (`after_dense`) a programmatic launch: the kernel waits for the
     // dense grid (`griddepcontrol.wait`) before it reads the fallback count.
-    unsafe { launch_after(gpu, &gpu.k.decode_blocks_lane, cfg, &args, after_dense) }
+    unsafe { launch_after(gpu, &gpu.k.decode_blocks_lane, cfg, params(&p), after_dense) }
         .ctx("launching decode_blocks_lane")
 }
 
@@ -319,34 +321,34 @@ pub(crate) fn decode_blocks_dense(
         shared_mem_bytes: SMEM_BYTES as u32,
     };
     let stream = gpu.stream();
-    // the kernel's parameters in order: device addresses and scalars, each widened to u64
-    let args = [
-        decoded.device_ptr(stream).0,
+    // the kernel's parameters: device addresses and scalars, each widened to u64
+    let p = DenseParams {
+        decoded: decoded.device_ptr(stream).0,
         dec_len,
-        ga.dec_offsets.device_ptr(stream).0,
-        ga.data.device_ptr(stream).0,
-        ga.data_len,
-        ga.offsets.device_ptr(stream).0,
-        ga.entries.device_ptr(stream).0,
-        ga.n_blocks as u64,
-        ga.block_size as u64,
-        ga.window as u64,
-        ga.match_base as u64,
-        addr(gpu, out),
+        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
+        data: ga.data.device_ptr(stream).0,
+        data_len: ga.data_len,
+        offsets: ga.offsets.device_ptr(stream).0,
+        entries: ga.entries.device_ptr(stream).0,
+        n_blocks: ga.n_blocks as u64,
+        block_size: ga.block_size as u64,
+        window: ga.window as u64,
+        match_base: ga.match_base as u64,
+        out: addr(gpu, out),
         out_len,
-        addr(gpu, status),
-        stages as u64,
-        addr(gpu, queue),
+        status: addr(gpu, status),
+        stages: stages as u64,
+        queue: addr(gpu, queue),
         // (blocks in index order when the two kernels do not overlap)
-        if overlap {
+        order: if overlap {
             ga.dense_order.device_ptr(stream).0
         } else {
             0
         },
-        epoch as u64,
-    ];
-    // SAFETY: the arguments match `decode_blocks_dense`'s list in order and kind (u32 and
-    // u64 scalars, device addresses); `queue` holds
+        epoch: epoch as u64,
+    };
+    // SAFETY: `p` is `decode_blocks_dense`'s parameter list (`DenseParams`, from the device
+    // crate's one list: u32 and u64 scalars, device addresses); `queue` holds
     // handoff::queue_words(n_blocks) words (GpuArchive::upload), handed over by the rANS
     // kernel launched just before this one on the same stream with the same epoch (the
     // caller's contract); `dense_order` holds every block once; `decoded` holds dec_len
@@ -365,7 +367,14 @@ pub(crate) fn decode_blocks_dense(
     } else {
         &gpu.k.decode_blocks_dense
     };
-    unsafe { launch_after(gpu, kernel, cfg, &args, overlap) }.ctx("launching decode_blocks_dense")
+    unsafe { launch_after(gpu, kernel, cfg, params(&p), overlap) }
+        .ctx("launching decode_blocks_dense")
+}
+
+/// A parameter struct of the device crate (`device/src/params.rs`: one `u64` per kernel
+/// parameter, in order) as [`launch_after`]'s argument list.
+fn params<P: bytemuck::Pod>(p: &P) -> &[u64] {
+    bytemuck::cast_slice(std::slice::from_ref(p))
 }
 
 /// Launches `f` on the GPU's stream with `cfg` and the kernel arguments `args`, through
@@ -519,34 +528,33 @@ pub(crate) fn rans_decode_slices(
         shared_mem_bytes: smem,
     };
     let kernel = rans_function(ga.rans.entry, &gpu.k);
-    let staged = ga.rans.staged_tables;
-    let stage_expand = ga.rans.stage_expand as u32;
-    let mut b = gpu.stream().launch_builder(kernel);
-    b.arg(&ga.data)
-        .arg(&data_len)
-        .arg(&ga.entries)
-        .arg(&ga.offsets)
-        .arg(&ga.n_blocks)
-        .arg(&ga.tables)
-        .arg(&ga.n_tables)
-        .arg(&ga.table_index)
-        .arg(&ga.group_blocks)
-        .arg(decoded)
-        .arg(&dec_len)
-        .arg(&ga.dec_offsets)
-        .arg(status)
-        .arg(&ga.rans_order)
-        .arg(&n_chunks)
-        .arg(&staged)
-        .arg(&stage_expand);
-    let (queue_addr, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
-    let leave_self_contained = leave as u32;
-    let halves = ga.rans.halves;
-    b.arg(&queue_addr)
-        .arg(&epoch)
-        .arg(&halves)
-        .arg(&leave_self_contained);
-    // SAFETY: argument order matches `rans_decode_slices`; rans_order holds at least n_chunks
+    let stream = gpu.stream();
+    let (dense_queue, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
+    let p = RansParams {
+        data: ga.data.device_ptr(stream).0,
+        data_len,
+        entries: ga.entries.device_ptr(stream).0,
+        offsets: ga.offsets.device_ptr(stream).0,
+        n_blocks: ga.n_blocks as u64,
+        tables: ga.tables.device_ptr(stream).0,
+        n_tables: ga.n_tables as u64,
+        table_index: ga.table_index.device_ptr(stream).0,
+        group_blocks: ga.group_blocks as u64,
+        decoded: addr(gpu, decoded),
+        dec_len,
+        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
+        status: addr(gpu, status),
+        chunk_order: ga.rans_order.device_ptr(stream).0,
+        n_chunks: n_chunks as u64,
+        staged_tables: ga.rans.staged_tables as u64,
+        stage_expand: ga.rans.stage_expand as u64,
+        dense_queue,
+        epoch: epoch as u64,
+        halves: ga.rans.halves as u64,
+        leave_self_contained: leave as u64,
+    };
+    // SAFETY: `p` is the rANS entry points' parameter list (`RansParams`, from the device
+    // crate's one list); rans_order holds at least n_chunks
     // entries (n_chunks is 0 or all of them): the first block of every chunk of
     // `schedule::rans_chunks(n_blocks, group_blocks, blocks_per_chunk)` once, and RANS_NO_CHUNK,
     // which the kernel skips (with `leave`, the self-contained blocks' one writer is the
@@ -561,13 +569,11 @@ pub(crate) fn rans_decode_slices(
     // staged tables of PROB_SCALE words of dynamic shared memory, the tables the kernel
     // stages (STREAM_COUNT, or KERNEL_STAGED_TABLES with the pairs' seconds), and with
     // stage_expand set KERNEL_EXPAND_BYTES more for an expansion table: at most
-    // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`; queue_addr is 0
+    // KERNEL_SMEM_BYTES, the limit raised in `raise_shared_memory_limits`; dense_queue is 0
     // or the archive's dense queue (handoff::queue_words(n_blocks) words), which only the
     // dense and lane kernels after this one use, the dense kernel beside it only as
     // device/src/handoff.rs orders (the caller holds its lock across the three launches).
-    unsafe { b.launch(cfg) }
-        .ctx("launching rans_decode_slices")
-        .map(|_| ())
+    unsafe { launch_after(gpu, kernel, cfg, params(&p), false) }.ctx("launching rans_decode_slices")
 }
 
 /// Threads per block of the wavefront kernels.

@@ -4,45 +4,22 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// Defines an entry point of the dense kernel, `dense_blocks::<SC>` with the one parameter
-/// list of both ([`decode_blocks_dense`]).
+/// Defines an entry point of the dense kernel, `dense_blocks::<SC>`, with the one parameter
+/// list of both (`crate::with_dense_params!`, which calls it; the host's
+/// [`crate::params::DenseParams`]).
 macro_rules! dense_entry {
-    ($(#[$doc:meta])* $name:ident, $sc:literal) => {
+    ($(#[$doc:meta])* $name:ident, $sc:literal ; $($(#[$fdoc:meta])* $f:ident : $t:ty),* $(,)?) => {
         $(#[$doc])*
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(
-            decoded: *const u8,
-            dec_len: u64,
-            dec_offsets: *const u64,
-            data: *const u8,
-            data_len: u64,
-            offsets: *const u64,
-            entries: *const BlockEntry,
-            n_blocks: u32,
-            block_size: u32,
-            window: u32,
-            match_base: u32,
-            out: *mut u8,
-            out_len: u64,
-            status: *mut u32,
-            stages: u32,
-            queue: *mut u32,
-            order: *const u32,
-            epoch: u32,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $name($($f: $t),*) {
             // SAFETY: forwarded (the host's contract).
-            unsafe {
-                dense_blocks::<$sc>(
-                    decoded, dec_len, dec_offsets, data, data_len, offsets, entries, n_blocks,
-                    block_size, window, match_base, out, out_len, status, stages, queue, order,
-                    epoch,
-                )
-            }
+            unsafe { dense_blocks::<$sc>($($f),*) }
         }
     };
 }
 
-dense_entry!(
+crate::with_dense_params!(
+    dense_entry;
     /// Dense full-pipe decode of independent blocks, after `rans_decode_slices` (see module
     /// docs): `decoded` holds every slice's decoded bytes at
     /// `dec_offsets[STREAM_COUNT * block + stream]`; `stages` is `STAGES_ALL` to decode, fewer
@@ -67,7 +44,8 @@ dense_entry!(
     decode_blocks_dense,
     false
 );
-dense_entry!(
+crate::with_dense_params!(
+    dense_entry;
     /// [`decode_blocks_dense`] for an archive with blocks that it decodes from the data section
     /// alone ([`self_contained`]: two-bit literals, FORMAT.md §5.7, and raw match streams),
     /// which the rANS stage before it leaves untouched when the host asks it to

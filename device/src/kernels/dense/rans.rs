@@ -6,48 +6,22 @@
 use super::*;
 
 /// Defines an entry point of the rANS stage, `rans_stage::<CTX_OK, PACK_OK, LATE, COPY16,
-/// TWO_BIT_OK>` with the one
-/// parameter list of all six ([`rans_decode_slices`]).
+/// TWO_BIT_OK>`, with the one parameter list of all six (`crate::with_rans_params!`, which
+/// calls it; the host's [`crate::params::RansParams`]).
 macro_rules! rans_entry {
-    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal, $copy16:literal, $two:literal) => {
+    ($(#[$doc:meta])* $name:ident, $ctx:literal, $pack:literal, $late:literal, $copy16:literal, $two:literal ;
+     $($(#[$fdoc:meta])* $f:ident : $t:ty),* $(,)?) => {
         $(#[$doc])*
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(
-            data: *const u8,
-            data_len: u64,
-            entries: *const BlockEntry,
-            offsets: *const u64,
-            n_blocks: u32,
-            tables: *const DecodeTable,
-            n_tables: u32,
-            table_index: *const u32,
-            group_blocks: u32,
-            decoded: *mut u8,
-            dec_len: u64,
-            dec_offsets: *const u64,
-            status: *mut u32,
-            chunk_order: *const u32,
-            n_chunks: u32,
-            staged_tables: u32,
-            stage_expand: u32,
-            dense_queue: *mut u32,
-            epoch: u32,
-            halves: u32,
-            leave_self_contained: u32,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $name($($f: $t),*) {
             // SAFETY: forwarded (the host's contract of every rANS entry point).
-            unsafe {
-            rans_stage::<$ctx, $pack, $late, $copy16, $two>(
-                data, data_len, entries, offsets, n_blocks, tables, n_tables, table_index,
-                group_blocks, decoded, dec_len, dec_offsets, status, chunk_order, n_chunks,
-                staged_tables, stage_expand, dense_queue, epoch, halves, leave_self_contained,
-            )
-            }
+            unsafe { rans_stage::<$ctx, $pack, $late, $copy16, $two>($($f),*) }
         }
     };
 }
 
-rans_entry!(
+crate::with_rans_params!(
+    rans_entry;
     /// The rANS stage of the dense pipe and the wavefront decoder: in rounds, CTA `c` of the
     /// grid takes the chunks `chunk_order[c], chunk_order[c + grid], ...` (`n_chunks` entries:
     /// every chunk once, in an order the host chooses, longest chain first in serpentine
@@ -110,7 +84,8 @@ rans_entry!(
     false,
     true
 );
-rans_entry!(
+crate::with_rans_params!(
+    rans_entry;
     /// [`rans_decode_slices`] with context pairs (FORMAT.md §5.4).
     rans_decode_slices_ctx,
     true,
@@ -119,7 +94,8 @@ rans_entry!(
     false,
     true
 );
-rans_entry!(
+crate::with_rans_params!(
+    rans_entry;
     /// [`rans_decode_slices`] with packed literal tables (FORMAT.md §5.6) and context pairs.
     rans_decode_slices_pack,
     true,
@@ -128,7 +104,8 @@ rans_entry!(
     false,
     true
 );
-rans_entry!(
+crate::with_rans_params!(
+    rans_entry;
     /// [`rans_decode_slices_pack`] for CTAs of at most `rans::KERNEL_NARROW_WARPS` warps: the
     /// same body under launch bounds (`build.rs`) that leave it the registers its packed step
     /// needs, where the 16-warp bounds of the other entry points make it spill. Its packed
@@ -143,7 +120,8 @@ rans_entry!(
     false,
     false
 );
-rans_entry!(
+crate::with_rans_params!(
+    rans_entry;
     /// [`rans_decode_slices_pack_narrow`] for archives with two-bit literal slices (FORMAT.md
     /// §5.7; the host's choice, `gpu::launch::rans_decode_slices`, for every such archive
     /// whose grid the narrow bounds hold): the same bounds, but it copies raw slices in
@@ -161,7 +139,8 @@ rans_entry!(
     true,
     true
 );
-rans_entry!(
+crate::with_rans_params!(
+    rans_entry;
     /// [`rans_decode_slices_pack_narrow`] for grids of at most one CTA per SM, CTAs of up to
     /// `rans::KERNEL_SOLO_WARPS` warps (`gpu::schedule::rans_solo_blocks`): its launch bounds
     /// (`build.rs`) leave it up to 80 registers a thread, its packed step the word load
