@@ -87,6 +87,6 @@ pub const STAGES_ALL: u32 = 3;
 /// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
 pub const STAGE_SEQ_PARSE: u32 = 4;
 /// Stage bit 3: parse every block after its hand-off from the rANS stage, also where its
-/// match streams are raw and could be parsed before it (`kernels/dense/`, `early_match_streams`):
-/// the pipe of the twenty-eighth session, for A/B measurements (`ACEAPEX_GPU_EARLY_PARSE=0`).
+/// match streams are raw and could be parsed before it (`kernels/dense/`, `early_match_streams`),
+/// for A/B measurements of the early parse (`Decoder::DenseStages(STAGES_ALL | STAGE_LATE_PARSE)`).
 pub const STAGE_LATE_PARSE: u32 = 8;

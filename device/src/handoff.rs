@@ -33,7 +33,7 @@
 //! rANS CTA is resident, which the launch guarantees, the words come: no rANS warp waits
 //! for anything.)
 //!
-//! Epoch 0 means no hand-off: the kernels launched one after the other (`ACEAPEX_NO_OVERLAP`,
+//! Epoch 0 means no hand-off: the kernels launched one after the other (`GpuTuning::overlap`,
 //! `GpuArchive::set_overlap`, or a device without programmatic launches), the rANS stage
 //! publishes nothing and the dense kernel waits for nothing (its `griddepcontrol.wait` returns
 //! at once) and takes the blocks in index order. The dense kernel also runs with epoch 0
