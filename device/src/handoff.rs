@@ -19,7 +19,7 @@
 //!   are raw slices and whose word does not hold the epoch yet when its CTA takes it, one
 //!   acquire load, is loaded from the archive's data section and parsed first; the wait,
 //!   the barrier and the reads of its status word and literals follow the parse:
-//!   `kernels/dense/`, `early_match_streams`.) The dense CTAs take the blocks
+//!   `dense/`, `early_match_streams`.) The dense CTAs take the blocks
 //!   in the order the host gives: the one it expects the stage to finish them in
 //!   (`gpu::schedule::dense_block_order`), or that order with the blocks of most command
 //!   bytes first (`gpu::schedule::dense_longest_first`, for rANS grids larger than the SMs).
@@ -41,7 +41,7 @@
 //! block self-contained, a CTA for each, no lane kernel after it): its `griddepcontrol.wait`
 //! then waits for the kernel before it on the stream, and no queue word is waited for (its
 //! ticket word, not zeroed then, is still incremented, but with a CTA for every block no CTA
-//! uses a ticket: `kernels/dense/`, `next_block`).
+//! uses a ticket: `dense/`, `next_block`).
 //!
 //! Self-contained blocks (`own.rs`) are no part of the protocol: with `leave_self_contained`
 //! the rANS stage writes nothing for them, ready word included, and `decode_blocks_dense_sc`
@@ -114,7 +114,7 @@ mod gpu {
 
     /// Publishes `epoch` in the hand-off word `p` with a GPU-scope release store. (`p` is a
     /// generic address used with `.global`: global memory is mapped at the same addresses in
-    /// the generic window, as `kernels/dense/`'s `global_word_l2_256` notes.)
+    /// the generic window, as `dense/`'s `global_word_l2_256` notes.)
     ///
     /// # Safety
     /// `p` is a 4-aligned word of global memory that only publishers write while the grids

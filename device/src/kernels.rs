@@ -10,9 +10,6 @@ use crate::status::Status;
 use core::arch::nvptx::*;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-/// The dense pipe: the rANS stage and the dense kernel (`kernels/dense/`).
-pub mod dense;
-
 extern "C" {
     #[link_name = "llvm.nvvm.bar.warp.sync"]
     fn bar_warp_sync(mask: u32);

@@ -17,7 +17,7 @@
 use bytemuck::{Pod, Zeroable};
 
 /// `with_dense_params!(m; PRE...)` calls `m! { PRE... ; name: Type, ... }` with the
-/// parameters of `decode_blocks_dense` and `decode_blocks_dense_sc` (`kernels/dense/decode.rs`), each with its doc.
+/// parameters of `decode_blocks_dense` and `decode_blocks_dense_sc` (`dense/decode.rs`), each with its doc.
 #[macro_export]
 macro_rules! with_dense_params {
     ($m:ident; $($pre:tt)*) => {
@@ -63,7 +63,7 @@ macro_rules! with_dense_params {
 }
 
 /// `with_rans_params!(m; PRE...)` calls `m! { PRE... ; name: Type, ... }` with the
-/// parameters of the rANS stage's entry points (`rans_decode_slices` and its variants, `kernels/dense/rans.rs`).
+/// parameters of the rANS stage's entry points (`rans_decode_slices` and its variants, `dense/rans.rs`).
 #[macro_export]
 macro_rules! with_rans_params {
     ($m:ident; $($pre:tt)*) => {

@@ -1,10 +1,10 @@
-//! Launch bounds of the GPU rANS stage (`rans_decode_slices` in `kernels/dense/`), plain `const`
+//! Launch bounds of the GPU rANS stage (`rans_decode_slices` in `dense/`), plain `const`
 //! items so that `build.rs` can compile this file as a module too: it writes them into the
 //! kernel's PTX as `.maxntid` and `.minnctapersm`, which makes `ptxas` keep the kernel within
 //! the registers that [`KERNEL_CTAS_PER_SM`] CTAs of [`KERNEL_MAX_WARPS`] warps need (64 per
 //! thread). Re-exported by [`crate::rans`].
 
-/// Most warps per CTA of the GPU rANS stage's usual grid (`rans_decode_slices` in `kernels/dense/`):
+/// Most warps per CTA of the GPU rANS stage's usual grid (`rans_decode_slices` in `dense/`):
 /// each warp decodes one block per round, and a CTA's blocks of a round are consecutive, of
 /// one table group (`gpu::schedule::rans_chunks`; PERFORMANCE.md, seventh session). The host
 /// takes 8, or 16 for archives whose blocks would need a second round of 8-warp CTAs
