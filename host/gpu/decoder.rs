@@ -8,7 +8,7 @@
 //! archives). Each reports one status word per block.
 
 pub use super::schedule::RansKernel;
-use super::schedule::{self, RansFacts, RansPlan};
+use super::schedule::{self, BlockOrders, RansFacts, RansPlan};
 use super::{launch, Ctx, Gpu, GpuError, GpuTuning};
 use crate::archive::Archive;
 use crate::cpu::xxh3::{self, KIB};
@@ -53,7 +53,7 @@ impl Decoder {
 /// An archive uploaded once and kept in device memory.
 pub struct GpuArchive {
     /// The data section, padded with zeros to a multiple of 16 bytes (the rANS stage reads
-    /// raw slices in aligned 16-byte words: `device/src/kernels/dense/`, `copy_raw_slice`).
+    /// raw slices in aligned 16-byte words: `device/src/dense/`, `copy_raw_slice`).
     pub(crate) data: CudaSlice<u8>,
     /// The data section's length in bytes (without the padding).
     pub(crate) data_len: u64,
@@ -230,44 +230,19 @@ impl GpuArchive {
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
         let sms = gpu.sm_count();
         let rans = schedule::rans_plan(&RansFacts::of(a), sms, tuning);
-        let chunks = schedule::rans_chunks(
-            a.entries.len(),
+        let BlockOrders {
+            rans_chunk_order: order,
+            dense_order,
+            self_contained,
+        } = schedule::block_orders(
+            &a.entries,
+            &a.block_offsets,
+            a.data.len() as u64,
+            |b| a.literal_width(b) as u32,
             a.header.group_blocks,
-            rans.blocks_per_chunk,
+            &rans,
+            sms,
         );
-        let rans_grid = rans.grid;
-        let order = schedule::rans_chunk_order(
-            &a.entries,
-            |b| a.literal_width(b) as u32,
-            &chunks,
-            rans_grid,
-        );
-        let dense_order = schedule::dense_block_order(
-            &a.entries,
-            |b| a.literal_width(b) as u32,
-            &chunks,
-            rans_grid,
-            &order,
-        );
-        // the longest dense work first where the rANS grid leaves the dense kernel little
-        // room beside it
-        let longest_first =
-            schedule::dense_order_longest_first(chunks.len() as u64, sms, rans.solo);
-        let mut dense_order = if longest_first {
-            schedule::dense_longest_first(&a.entries, dense_order)
-        } else {
-            dense_order
-        };
-        // the self-contained blocks first: the dense kernel decodes them without waiting for
-        // the rANS stage (a stable sort: each part keeps its order)
-        // (the kernels' own rule, `device/src/own.rs`: the count is theirs block for block)
-        let own: Vec<bool> = (a.entries.iter().zip(&a.block_offsets))
-            .map(|(e, &off)| crate::device::own::own_slice(e, off, a.data.len() as u64).is_some())
-            .collect();
-        let self_contained = own.iter().filter(|&&o| o).count() as u32;
-        if self_contained > 0 {
-            dense_order.sort_by_key(|&b| !own[b as usize]);
-        }
         let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
         let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;
         let resident_bytes = (a.data.len()

@@ -233,7 +233,7 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
     // The rANS kernels prefer the most shared memory an SM can have (carveout 100 %), as
     // the dense kernel's four CTAs of ~56 KB need anyway: with the driver's choice, an SM
     // set up for a rANS CTA's shared memory took no dense CTA until the rANS CTA was done,
-    // and the dense CTAs parse their blocks beside the rANS stage (`kernels/dense/`,
+    // and the dense CTAs parse their blocks beside the rANS stage (`dense/`,
     // `early_match_streams`).
     const CARVEOUT_PERCENT: i32 = 100;
     k.decode_blocks_dense_sc
@@ -470,7 +470,7 @@ fn rans_function(e: RansEntry, k: &super::kernels::Kernels) -> &cudarc::driver::
 /// publishes the epoch there and in each block's ready word once the block's streams and
 /// status are written (`device/src/handoff.rs`). With `leave` ([`schedule::leaves_self_contained`],
 /// the same answer the caller gives [`decode_blocks_dense`]) it writes nothing for the
-/// blocks that kernel decodes from the data section alone (`kernels/dense/`, `self_contained`),
+/// blocks that kernel decodes from the data section alone (`dense/`, `self_contained`),
 /// status and ready word included; when that is every block, its grid is one CTA that only
 /// zeroes the queue and publishes the epoch.
 pub(crate) fn rans_decode_slices(

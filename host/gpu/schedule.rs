@@ -215,6 +215,58 @@ pub fn rans_entry(kernel: RansKernel, two_bit: bool, narrow: bool, solo: bool) -
     }
 }
 
+/// The orders a decode's kernels take the blocks in ([`block_orders`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockOrders {
+    /// The rANS stage's chunk order ([`rans_chunk_order`]), whole rounds of the plan's grid.
+    pub rans_chunk_order: Vec<u32>,
+    /// The dense kernel's block order: [`dense_block_order`], longest first where
+    /// [`dense_order_longest_first`] says so, then the self-contained blocks moved to the
+    /// front (a stable sort: each part keeps its order), which the dense kernel decodes
+    /// without waiting for the rANS stage.
+    pub dense_order: Vec<u32>,
+    /// Blocks the dense kernel can decode from the data section alone
+    /// (`device::own::own_slice`, the kernels' own rule).
+    pub self_contained: u32,
+}
+
+/// The block orders of an archive (block table `entries`, each block's data offset
+/// `block_offsets`, a data section of `data_len` bytes, block `b`'s literal width
+/// `literal_width(b)`, table groups of `group_blocks`) under the rANS plan `plan` on `sms`
+/// SMs.
+pub fn block_orders(
+    entries: &[BlockEntry],
+    block_offsets: &[u64],
+    data_len: u64,
+    literal_width: impl Fn(usize) -> u32,
+    group_blocks: u32,
+    plan: &RansPlan,
+    sms: u32,
+) -> BlockOrders {
+    let chunks = rans_chunks(entries.len(), group_blocks, plan.blocks_per_chunk);
+    let order = rans_chunk_order(entries, &literal_width, &chunks, plan.grid);
+    let dense = dense_block_order(entries, &literal_width, &chunks, plan.grid, &order);
+    // the longest dense work first where the rANS grid leaves the dense kernel little room
+    // beside it
+    let mut dense = if dense_order_longest_first(chunks.len() as u64, sms, plan.solo) {
+        dense_longest_first(entries, dense)
+    } else {
+        dense
+    };
+    let own: Vec<bool> = (entries.iter().zip(block_offsets))
+        .map(|(e, &off)| crate::device::own::own_slice(e, off, data_len).is_some())
+        .collect();
+    let self_contained = own.iter().filter(|&&o| o).count() as u32;
+    if self_contained > 0 {
+        dense.sort_by_key(|&b| !own[b as usize]);
+    }
+    BlockOrders {
+        rans_chunk_order: order,
+        dense_order: dense,
+        self_contained,
+    }
+}
+
 /// Whether the rANS stage stages the context pairs' second tables of the literal and command
 /// streams (FORMAT.md §5.4; [`KERNEL_STAGED_TABLES`]): when at least a quarter of the groups
 /// have such a pair. Staging them takes shared memory that every block then lacks as L1, so
@@ -406,7 +458,7 @@ pub fn rans_warps_per_cta(n_blocks: usize, halves: u32, sms: u32) -> u32 {
 
 /// Warps of the rANS stage per block: 2 when some block has a wide slice (more than 32 lanes,
 /// FORMAT.md §5.4), which a pair of warps decodes side by side, half its lanes each
-/// (`kernels/dense/`, `rans_stage`); 1 otherwise.
+/// (`dense/`, `rans_stage`); 1 otherwise.
 pub fn rans_halves(entries: &[BlockEntry]) -> u32 {
     if entries.iter().any(|e| e.has_wide_slice()) {
         2
@@ -479,7 +531,7 @@ pub const RANS_NO_CHUNK: u32 = u32::MAX;
 /// (first block, blocks): each group cut into runs of `bpc` consecutive blocks from its first
 /// block on, the last run of a group shorter where `bpc` does not divide it. A chunk never
 /// crosses a group, so the CTA that takes it stages one group's tables and every warp reads
-/// them there (`kernels/dense/`, `rans_decode_slices`). In block order; `bpc` and `group_blocks` 0
+/// them there (`dense/`, `rans_decode_slices`). In block order; `bpc` and `group_blocks` 0
 /// are taken as 1.
 pub fn rans_chunks(n_blocks: usize, group_blocks: u32, bpc: u32) -> Vec<(u32, u32)> {
     let (g, bpc) = (group_blocks.max(1) as usize, bpc.max(1) as usize);
@@ -568,7 +620,7 @@ pub fn rans_chunk_order(
 /// (`GpuArchive::decode_all_with`; one launch and its wait less a decode). Decided on the
 /// archive's own bytes, the ones the GPU decodes: every block's match streams are raw slices
 /// (`compress --raw-match-streams`), and each block the dense kernel takes passes what it
-/// checks before it would hand the block back (`device/src/kernels/dense/`): its streams within
+/// checks before it would hand the block back (`device/src/dense/`): its streams within
 /// the shared-memory caps (`fits`), at most `LENV_CAP` length varints (bytes without bit 7),
 /// as many offset first bytes with a tail (bit 7) as tail bytes, and no tail byte with bit 7
 /// (a distance of more than 14 bits). A block with a rANS-coded match stream would need its
@@ -794,7 +846,7 @@ mod tests {
         }
     }
 
-    /// The kernel's rule (`kernels/dense/`, `rans_stage`: CTA `c` takes the order's entries `c, c +
+    /// The kernel's rule (`dense/`, `rans_stage`: CTA `c` takes the order's entries `c, c +
     /// grid, ...`, skips those past the last block, and its warp `w` decodes block `r0 + w /
     /// halves` when `w / halves < wpc / halves` and the block lies in `r0`'s group), played
     /// on the host over the chunks and orders the upload makes: every block decoded by
@@ -1142,5 +1194,42 @@ mod tests {
         assert_eq!(rans_launch_grid(72, 72, true, 287, 287), (1, 0));
         assert_eq!(rans_launch_grid(72, 72, true, 286, 287), (72, 72));
         assert_eq!(rans_launch_grid(72, 72, false, 287, 287), (72, 72));
+    }
+
+    /// The orders of four blocks of one table group (literal chains 100, 400, 200, 300 steps,
+    /// raw command slices of 10, 0, 30 and 20 bytes: one copy step each but block 1's), one
+    /// block a chunk on a grid of 2, worked by hand: chunks longest first in serpentine
+    /// rounds [1, 3] then [2, 0] reversed; the dense order by expected finish (block 3 at
+    /// 8 + 301, block 1 at 8 + 400, block 0 at 416 + 101, block 2 at 317 + 201); on a solo
+    /// grid by command bytes instead (30, 20, 10, 0).
+    #[test]
+    fn block_orders_worked_by_hand() {
+        use super::{block_orders, RansEntry, RansPlan};
+        let e = |lit: u32, cmds: u32| {
+            let mut b: BlockEntry = bytemuck::Zeroable::zeroed();
+            b.decoded_len[0] = lit;
+            b.lanes[0] = 1;
+            b.decoded_len[STREAM_COMMANDS] = cmds;
+            b.lanes[STREAM_COMMANDS] = LANES_RAW;
+            b
+        };
+        let blocks = [e(100, 10), e(400, 0), e(200, 30), e(300, 20)];
+        let plan = RansPlan {
+            warps_per_cta: 1,
+            halves: 1,
+            blocks_per_chunk: 1,
+            grid: 2,
+            staged_tables: 5,
+            stage_expand: false,
+            entry: RansEntry::Plain,
+            solo: false,
+        };
+        let o = block_orders(&blocks, &[0; 4], 0, |_| 1, 64, &plan, 132);
+        assert_eq!(o.rans_chunk_order, vec![1, 3, 0, 2]);
+        assert_eq!(o.dense_order, vec![3, 1, 0, 2]);
+        assert_eq!(o.self_contained, 0);
+        let solo = RansPlan { solo: true, ..plan };
+        let o = block_orders(&blocks, &[0; 4], 0, |_| 1, 64, &solo, 132);
+        assert_eq!(o.dense_order, vec![2, 3, 0, 1]);
     }
 }
