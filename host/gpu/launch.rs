@@ -26,8 +26,7 @@ pub enum CopyVariant {
 }
 
 fn grid_for(gpu: &Gpu, items: u64, per_block: u64) -> u32 {
-    let want = items.div_ceil(per_block).max(1);
-    want.min(gpu.sm_count() as u64 * 32) as u32
+    schedule::item_grid(items, per_block, gpu.sm_count())
 }
 
 /// The device address of `buf`, which the kernel writes, as a kernel parameter that may be
@@ -650,7 +649,7 @@ pub(crate) fn wave_place(gpu: &Gpu, args: &CudaSlice<u8>, n_blocks: u32) -> Resu
 /// Launches `wave_copy` for one level: one warp per match of that level.
 pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(), GpuError> {
     let cfg = LaunchConfig {
-        grid_dim: (gpu.sm_count() * 8, 1, 1),
+        grid_dim: (schedule::wave_copy_grid(gpu.sm_count()), 1, 1),
         block_dim: (WAVE_BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };

@@ -345,6 +345,20 @@ pub fn rans_launch_grid(
     }
 }
 
+/// CTAs for `items` work items, `per_block` a CTA, on `sms` SMs: one CTA per `per_block`
+/// items, at least 1 and at most 32 per SM (the kernels loop over the rest: the token
+/// kernels and `wave_place`).
+pub fn item_grid(items: u64, per_block: u64, sms: u32) -> u32 {
+    let want = items.div_ceil(per_block.max(1)).max(1);
+    want.min(sms as u64 * 32) as u32
+}
+
+/// CTAs of a `wave_copy` launch (one level's matches, a warp each, in a grid-stride loop):
+/// 8 per SM, whatever the level's count, which the graph does not know when it is captured.
+pub fn wave_copy_grid(sms: u32) -> u32 {
+    sms * 8
+}
+
 /// Threads per CTA of the lane kernel (`decode_blocks_lane`).
 pub const LANE_THREADS: u32 = 128;
 
@@ -1231,5 +1245,18 @@ mod tests {
         let solo = RansPlan { solo: true, ..plan };
         let o = block_orders(&blocks, &[0; 4], 0, |_| 1, 64, &solo, 132);
         assert_eq!(o.dense_order, vec![2, 3, 0, 1]);
+    }
+
+    /// Grids of the token and wavefront kernels: one CTA per `per_block` items, 1 to 32 per
+    /// SM; `wave_copy` 8 per SM.
+    #[test]
+    fn item_grids_worked_by_hand() {
+        use super::{item_grid, wave_copy_grid};
+        assert_eq!(item_grid(0, 8, 132), 1);
+        assert_eq!(item_grid(1, 8, 132), 1);
+        assert_eq!(item_grid(17, 8, 132), 3);
+        assert_eq!(item_grid(1 << 20, 8, 132), 4224);
+        assert_eq!(item_grid(100, 0, 132), 100);
+        assert_eq!(wave_copy_grid(132), 1056);
     }
 }
