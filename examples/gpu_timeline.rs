@@ -126,7 +126,7 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 fn report(p: &str, size: u64, n: usize, blocks: usize, secs: f64, marks: &[u64]) {
     let row = |b: usize| &marks[b * TRACE_SLOTS..(b + 1) * TRACE_SLOTS];
     // the first mark of any block (a rans_start, or a dense_take where the rANS stage had
-    // nothing to do for the block: `kernels/dense/`, `self_contained`)
+    // nothing to do for the block: `device/src/dense/`, `self_contained`)
     let t0 = (0..n)
         .flat_map(|b| row(b).iter().copied())
         .filter(|&t| t != 0)

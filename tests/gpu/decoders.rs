@@ -243,7 +243,7 @@ pub(crate) fn bit_exact_samples_cover_versions_3_to_8() {
 }
 
 /// Without a GPU too: the rANS stage's entry point follows the archive's table kinds (a
-/// kernel without a kind would fail such slices closed, `kernels/dense/` `rans_decode_slices`).
+/// kernel without a kind would fail such slices closed, `device/src/dense/` `rans_decode_slices`).
 #[test]
 pub(crate) fn rans_kernel_follows_the_table_kinds() {
     use decoder::RansKernel;

@@ -14,7 +14,7 @@ pub(crate) fn gpu_decoders_fail_closed_on_corrupt_data() {
         .collect();
     // every stream in rANS (the default), and raw match streams, whose blocks the dense
     // kernel parses from the archive's bytes before the rANS stage hands them over
-    // (`kernels/dense/`, `early_match_streams`): a flip there reaches the parse first
+    // (`device/src/dense/`, `early_match_streams`): a flip there reaches the parse first
     for opts in [
         EncodeOptions::default(),
         EncodeOptions {
@@ -117,7 +117,7 @@ pub(crate) fn two_bit_slices_fail_closed_on_corrupt_bytes() {
                 data,
                 &[
                     // (with raw match streams the dense kernel expands the slices itself,
-                    // `kernels/dense/` `expand_own_literals`; with the sequential parse the rANS
+                    // `device/src/dense/` `expand_own_literals`; with the sequential parse the rANS
                     // stage does)
                     decoder::Decoder::Dense,
                     decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
@@ -744,11 +744,11 @@ pub(crate) fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall
     data.truncate(blocks << 14);
     // default options (every stream in rANS), and raw match streams with wide lanes, whose
     // blocks the dense kernel parses before their hand-off where it takes one not yet handed
-    // over (`kernels/dense/`, `early_match_streams`; which blocks, the timing decides). (The
+    // over (`device/src/dense/`, `early_match_streams`; which blocks, the timing decides). (The
     // stall hook's epoch is in no word, so its CTAs give up at the queue's epoch and wait
     // for the whole rANS grid before any block: no block is parsed early in that decode.)
     // And two-bit literals with raw match streams, whose blocks the dense kernel decodes
-    // without the rANS stage (`kernels/dense/`, `self_contained`): never waited for, stall or not.
+    // without the rANS stage (`device/src/dense/`, `self_contained`): never waited for, stall or not.
     for opts in [
         EncodeOptions::default(),
         EncodeOptions {

@@ -161,7 +161,7 @@ pub(crate) fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
 /// Pieces of 48 letters, each the previous one with one letter changed: the matches of a
 /// piece read the previous piece, so a byte's pointer chain grows by one per piece until it
 /// is changed (hundreds of hops inside a 16 KiB block), which the dense kernel's stage 3
-/// (`write_memo` in device/src/kernels/dense/) must follow to the end.
+/// (`write_memo` in device/src/dense/) must follow to the end.
 pub(crate) fn deep_chains() -> Vec<u8> {
     let mut r = aceapex::gpu::tokens::Rng::new(11);
     let mut piece: Vec<u8> = (0..48).map(|_| b'a' + r.below(26) as u8).collect();
