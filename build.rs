@@ -8,9 +8,10 @@
 //!    the upstream `llvm-bitcode-linker` component cannot be downloaded, so this very build
 //!    script is that linker (re-invoked with `ACEAPEX_PTX_LINKER=1`): it runs llvm-tools'
 //!    `llvm-link` and `llc` from `rustc --print sysroot`;
-//! 3. the PTX is checked (`.target sm_90`, at least one `.entry`), the dense kernel's entry
-//!    gets its occupancy directives (`.maxntid`, `.minnctapersm`: Rust has no attribute for
-//!    them; the values come from `device/src/dense_layout.rs`, compiled into this script),
+//! 3. the PTX is checked (`.target sm_90`, an `.entry` for every name of
+//!    `device/src/kernel_names.rs`), the bounded entry points get their occupancy directives
+//!    (`.maxntid`, `.minnctapersm`: Rust has no attribute for them; the values come from
+//!    `device/src/kernel_names.rs`, compiled into this script),
 //!    and the result is copied to `$OUT_DIR/aceapex.ptx`, which `host/gpu/mod.rs` embeds
 //!    with `include_str!`.
 //!
@@ -29,8 +30,14 @@ use std::process::{exit, Command};
 mod dense_layout;
 
 /// The rANS kernel's launch bounds (KERNEL_MAX_WARPS, KERNEL_CTAS_PER_SM), likewise.
+#[allow(dead_code)]
 #[path = "device/src/rans_launch.rs"]
 mod rans_launch;
+
+/// The one list of entry points and their launch bounds (KERNEL_NAMES, LAUNCH_BOUNDS), likewise.
+#[allow(dead_code, unused_macros)]
+#[path = "device/src/kernel_names.rs"]
+mod kernel_names;
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
 const GPU_ARCH: &str = "sm_90";
@@ -134,51 +141,17 @@ fn main() {
             linked.display()
         ));
     }
-    // launch bounds per entry point: (name, threads per CTA, CTAs per SM)
-    let bounds = [
-        (
-            "decode_blocks_dense",
-            dense_layout::THREADS,
-            dense_layout::MIN_CTAS_PER_SM,
-        ),
-        (
-            "decode_blocks_dense_sc",
-            dense_layout::THREADS,
-            dense_layout::MIN_CTAS_PER_SM,
-        ),
-        (
-            "rans_decode_slices",
-            32 * rans_launch::KERNEL_MAX_WARPS,
-            rans_launch::KERNEL_CTAS_PER_SM,
-        ),
-        (
-            "rans_decode_slices_ctx",
-            32 * rans_launch::KERNEL_MAX_WARPS,
-            rans_launch::KERNEL_CTAS_PER_SM,
-        ),
-        (
-            "rans_decode_slices_pack",
-            32 * rans_launch::KERNEL_MAX_WARPS,
-            rans_launch::KERNEL_CTAS_PER_SM,
-        ),
-        (
-            "rans_decode_slices_pack_narrow",
-            32 * rans_launch::KERNEL_NARROW_WARPS,
-            rans_launch::KERNEL_CTAS_PER_SM,
-        ),
-        (
-            "rans_decode_slices_two_bit",
-            32 * rans_launch::KERNEL_NARROW_WARPS,
-            rans_launch::KERNEL_CTAS_PER_SM,
-        ),
-        (
-            "rans_decode_slices_pack_solo",
-            32 * rans_launch::KERNEL_SOLO_WARPS,
-            1,
-        ),
-    ];
+    // every entry point of the one list (device/src/kernel_names.rs) in the PTX
+    for name in kernel_names::KERNEL_NAMES {
+        if !ptx.contains(&format!(".entry {name}(")) {
+            fail(&format!(
+                "{} lacks the entry point `{name}` (device/src/kernel_names.rs)",
+                linked.display()
+            ));
+        }
+    }
     let mut ptx = ptx;
-    for (entry, threads, ctas) in bounds {
+    for (entry, threads, ctas) in kernel_names::LAUNCH_BOUNDS {
         ptx = with_entry_directives(
             &ptx,
             entry,

@@ -2,14 +2,18 @@
 //! in device memory; GB/s = original bytes / time) and end to end (upload, decode, download).
 //!
 //! Archives: every `*.acx` in `ACEAPEX_BENCH_ARCHIVES` (the GPU bundle carries archives of
-//! the real corpora), else a generated DNA-like sample. Prints "no GPU: skipped" without a GPU.
+//! the real corpora), else a generated DNA-like sample. Without a usable GPU it says so and
+//! exits with status 1 (a benchmark that did not run is not a pass). Settings of this
+//! benchmark (the library reads no environment variable; they map to [`GpuTuning`]):
+//! `ACEAPEX_DEV_PTX=FILE` loads the kernels of another PTX build, `ACEAPEX_NO_OVERLAP=1`
+//! runs the dense pipe's two kernels one after the other.
 //! `ACEAPEX_BENCH_RANS_ONLY=1`: only the rANS stage is timed and nothing is verified, for
 //! diagnostic kernel variants that decode wrongly on purpose (README, "Kernel experiments").
 
 use aceapex::archive::Archive;
 use aceapex::device::dense_layout::STAGE_SEQ_PARSE;
 use aceapex::gpu::decoder::{check_status, Decoder, GpuArchive};
-use aceapex::gpu::Gpu;
+use aceapex::gpu::{Gpu, GpuTuning};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::{Duration, Instant};
 
@@ -45,13 +49,20 @@ fn archives() -> Vec<(String, Vec<u8>)> {
 }
 
 fn bench(c: &mut Criterion) {
-    let g = match Gpu::open() {
-        Ok(g) => g,
-        Err(e) => {
-            println!("no GPU: skipped gpu_decode ({e})");
-            return;
-        }
-    };
+    let mut tuning = GpuTuning::default();
+    if let Some(p) = std::env::var_os("ACEAPEX_DEV_PTX") {
+        let ptx = std::fs::read_to_string(&p)
+            .unwrap_or_else(|e| panic!("ACEAPEX_DEV_PTX {}: {e}", p.to_string_lossy()));
+        println!("gpu_decode: kernels from {}", p.to_string_lossy());
+        tuning = tuning.with_ptx(Some(ptx));
+    }
+    if std::env::var_os("ACEAPEX_NO_OVERLAP").is_some() {
+        tuning = tuning.with_overlap(false);
+    }
+    let g = Gpu::open_with(&tuning).unwrap_or_else(|e| {
+        eprintln!("gpu_decode: needs an NVIDIA GPU, not run: {e}");
+        std::process::exit(1)
+    });
     // the dense pipe's kernels overlap on sm_90 unless ACEAPEX_NO_OVERLAP is set
     // (device/src/handoff.rs): said once, so that a log tells which was measured
     println!(

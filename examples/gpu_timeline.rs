@@ -5,10 +5,10 @@
 //! them; the default kernels in `target/` stay as they are), and run it where the GPU is:
 //!
 //!     ACEAPEX_DEVICE_FEATURES=trace CARGO_TARGET_DIR=target-trace cargo build --release --example gpu_timeline
-//!     target-trace/release/examples/gpu_timeline ARCHIVE.acx...
+//!     target-trace/release/examples/gpu_timeline [--ptx FILE] ARCHIVE.acx...
 //!
-//! (`ACEAPEX_DEV_PTX` = that build's PTX, `target-trace/release/build/aceapex/*/out/aceapex.ptx`,
-//! gives another binary the same kernels.) Marks cover an archive's first 4,096 blocks
+//! (`--ptx` = a trace build's PTX, `target-trace/release/build/aceapex/*/out/aceapex.ptx`,
+//! gives a binary built without the trace kernels the same ones: `GpuTuning::ptx`.) Marks cover an archive's first 4,096 blocks
 //! (`trace::TRACE_BLOCKS`); the report says how many it traced.
 //!
 //! For each archive: half a second of untimed decodes, then one decode between CUDA events whose marks
@@ -26,11 +26,12 @@ use aceapex::device::trace::{
     TRACE_SLOTS,
 };
 use aceapex::gpu::decoder::{check_status, verify, GpuArchive};
-use aceapex::gpu::Gpu;
+use aceapex::gpu::{Gpu, GpuTuning};
 
-const USAGE: &str = "usage: gpu_timeline ARCHIVE.acx...\n\
+const USAGE: &str = "usage: gpu_timeline [--ptx FILE] ARCHIVE.acx...\n\
     Timeline marks of one dense-pipe decode per archive; needs a GPU and a binary built with\n\
-    ACEAPEX_DEVICE_FEATURES=trace (it embeds the trace kernels; see the file's header).\n\
+    ACEAPEX_DEVICE_FEATURES=trace (it embeds the trace kernels; see the file's header), or\n\
+    --ptx FILE naming such a build's PTX.\n\
     Marks cover the first 4,096 blocks of an archive.";
 
 fn fail(msg: &str) -> ! {
@@ -39,7 +40,16 @@ fn fail(msg: &str) -> ! {
 }
 
 fn main() {
-    let paths: Vec<String> = std::env::args().skip(1).collect();
+    let mut paths: Vec<String> = std::env::args().skip(1).collect();
+    let mut tuning = GpuTuning::default();
+    if let Some(i) = paths.iter().position(|p| p == "--ptx") {
+        let Some(file) = paths.get(i + 1).cloned() else {
+            fail("--ptx needs a file")
+        };
+        let ptx = std::fs::read_to_string(&file).unwrap_or_else(|e| fail(&format!("{file}: {e}")));
+        tuning = tuning.with_ptx(Some(ptx));
+        paths.drain(i..i + 2);
+    }
     if paths.iter().any(|p| p == "-h" || p == "--help") {
         println!("{USAGE}");
         return;
@@ -63,13 +73,7 @@ fn main() {
             Err(e) => fail(&format!("{p}: {e}")),
         })
         .collect();
-    let g = match Gpu::open() {
-        Ok(g) => g,
-        Err(e) => {
-            println!("no GPU: skipped ({e})");
-            return;
-        }
-    };
+    let g = Gpu::open_with(&tuning).unwrap_or_else(|e| fail(&format!("needs an NVIDIA GPU: {e}")));
     for (p, a) in &parsed {
         if let Err(e) = timeline(&g, p, a) {
             fail(&format!("{p}: {e}"));
@@ -122,7 +126,7 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 fn report(p: &str, size: u64, n: usize, blocks: usize, secs: f64, marks: &[u64]) {
     let row = |b: usize| &marks[b * TRACE_SLOTS..(b + 1) * TRACE_SLOTS];
     // the first mark of any block (a rans_start, or a dense_take where the rANS stage had
-    // nothing to do for the block: `dense.rs`, `self_contained`)
+    // nothing to do for the block: `device/src/dense/`, `self_contained`)
     let t0 = (0..n)
         .flat_map(|b| row(b).iter().copied())
         .filter(|&t| t != 0)

@@ -1,5 +1,5 @@
 //! The GPU rANS stage's dependency chains of archives: per block the steps of its warp
-//! (`gpu::launch::rans_block_steps`: its raw slices, copied 128 bytes per step,
+//! (`gpu::schedule::rans_block_steps`: its raw slices, copied 128 bytes per step,
 //! `RAW_COPY_UNROLL` per lane, then its rANS slices in the kernel's rounds of at most 32
 //! lanes (a wide slice, format 7, a round of its own that the block's two warps share), each round its slowest slice's `ceil(symbols / lanes)`, packed literals counted in
 //! symbols); their maximum, 99th percentile and median, and the mean rANS lanes per block
@@ -12,7 +12,7 @@
 //! which that kernel hands to the slow lane-per-block kernel.
 //! Usage: `cargo run --release --example rans_chains -- ARCHIVE...`
 use aceapex::archive::Archive;
-use aceapex::gpu::launch::{rans_block_steps, rans_block_steps_split};
+use aceapex::gpu::schedule::{rans_block_steps, rans_block_steps_split};
 
 fn main() {
     for path in std::env::args().skip(1) {

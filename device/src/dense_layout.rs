@@ -1,4 +1,4 @@
-//! Shared-memory layout of the dense full-pipe kernel (`dense.rs`), shared with the host so
+//! Shared-memory layout of the dense full-pipe kernel (`dense/`), shared with the host so
 //! the launch asks for exactly the bytes the kernel uses.
 //!
 //! One CTA decodes one block at a time. Regions (bytes):
@@ -49,7 +49,7 @@ pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 2;
 /// Offset of the control words (u32).
 pub const CTRL_OFF: usize = PTR_OFF + DENSE_MAX_BLOCK as usize * 2;
 /// Number of control words: 9 per block, 17 per warp (parse summaries and deferred long
-/// commands, `dense.rs`).
+/// commands, `dense/`).
 pub const CTRL_WORDS: usize = 9 + 17 * (THREADS as usize / 32);
 /// Dynamic shared memory per CTA.
 pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
@@ -87,6 +87,6 @@ pub const STAGES_ALL: u32 = 3;
 /// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
 pub const STAGE_SEQ_PARSE: u32 = 4;
 /// Stage bit 3: parse every block after its hand-off from the rANS stage, also where its
-/// match streams are raw and could be parsed before it (`dense.rs`, `early_match_streams`):
-/// the pipe of the twenty-eighth session, for A/B measurements (`ACEAPEX_GPU_EARLY_PARSE=0`).
+/// match streams are raw and could be parsed before it (`dense/`, `early_match_streams`),
+/// for A/B measurements of the early parse (`Decoder::DenseStages(STAGES_ALL | STAGE_LATE_PARSE)`).
 pub const STAGE_LATE_PARSE: u32 = 8;

@@ -19,10 +19,10 @@
 //!   are raw slices and whose word does not hold the epoch yet when its CTA takes it, one
 //!   acquire load, is loaded from the archive's data section and parsed first; the wait,
 //!   the barrier and the reads of its status word and literals follow the parse:
-//!   `dense.rs`, `early_match_streams`.) The dense CTAs take the blocks
+//!   `dense/`, `early_match_streams`.) The dense CTAs take the blocks
 //!   in the order the host gives: the one it expects the stage to finish them in
-//!   (`gpu::launch::dense_block_order`), or that order with the blocks of most command
-//!   bytes first (`gpu::launch::dense_longest_first`, for rANS grids larger than the SMs).
+//!   (`gpu::schedule::dense_block_order`), or that order with the blocks of most command
+//!   bytes first (`gpu::schedule::dense_longest_first`, for rANS grids larger than the SMs).
 //!
 //! Every block's ready word is written by every overlapping decode, so a word never holds the
 //! current epoch before its block is done. A wait gives up after [`WAIT_LIMIT_NS`]; the CTA
@@ -33,15 +33,15 @@
 //! rANS CTA is resident, which the launch guarantees, the words come: no rANS warp waits
 //! for anything.)
 //!
-//! Epoch 0 means no hand-off: the kernels launched one after the other (`ACEAPEX_NO_OVERLAP`,
+//! Epoch 0 means no hand-off: the kernels launched one after the other (`GpuTuning::overlap`,
 //! `GpuArchive::set_overlap`, or a device without programmatic launches), the rANS stage
 //! publishes nothing and the dense kernel waits for nothing (its `griddepcontrol.wait` returns
 //! at once) and takes the blocks in index order. The dense kernel also runs with epoch 0
-//! where the host launches it alone, without a rANS stage (`gpu::launch::dense_alone`: every
+//! where the host launches it alone, without a rANS stage (`gpu::schedule::dense_alone`: every
 //! block self-contained, a CTA for each, no lane kernel after it): its `griddepcontrol.wait`
 //! then waits for the kernel before it on the stream, and no queue word is waited for (its
 //! ticket word, not zeroed then, is still incremented, but with a CTA for every block no CTA
-//! uses a ticket: `dense.rs`, `next_block`).
+//! uses a ticket: `dense/`, `next_block`).
 //!
 //! Self-contained blocks (`own.rs`) are no part of the protocol: with `leave_self_contained`
 //! the rANS stage writes nothing for them, ready word included, and `decode_blocks_dense_sc`
@@ -114,7 +114,7 @@ mod gpu {
 
     /// Publishes `epoch` in the hand-off word `p` with a GPU-scope release store. (`p` is a
     /// generic address used with `.global`: global memory is mapped at the same addresses in
-    /// the generic window, as `dense.rs`'s `global_word_l2_256` notes.)
+    /// the generic window, as `dense/`'s `global_word_l2_256` notes.)
     ///
     /// # Safety
     /// `p` is a 4-aligned word of global memory that only publishers write while the grids

@@ -308,6 +308,22 @@ pub(crate) unsafe fn checked_slice<'a>(
     Some(unsafe { core::slice::from_raw_parts(base.add(off as usize), len as usize) })
 }
 
+macro_rules! lane_entry {
+    ($(#[$fdoc0:meta])* ; $($(#[$fdoc:meta])* $f:ident : $t:ty),* $(,)?) => {
+        /// The lane-per-block decoder's entry point (see [`lane_blocks`]; parameters:
+        /// `crate::with_lane_params!`, the host's [`crate::params::LaneParams`]).
+        ///
+        /// # Safety
+        /// [`lane_blocks`]'s contract.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn decode_blocks_lane($($f: $t),*) {
+            // SAFETY: forwarded (the host's contract).
+            unsafe { lane_blocks($($f),*) }
+        }
+    };
+}
+crate::with_lane_params!(lane_entry;);
+
 /// Lane-per-block decoder: the first lane of each warp decodes whole blocks with the shared
 /// sequential cores (`rans::decode_slice`, `lz::decode_block`), independent blocks only.
 ///
@@ -319,8 +335,9 @@ pub(crate) unsafe fn checked_slice<'a>(
 /// is `Status::Fallback` (left by the dense kernel), and returns at once when `fallbacks`
 /// (the dense kernel's count of them) is 0. `window` and `match_base` are the header's
 /// (FORMAT.md §2).
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn decode_blocks_lane(
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn lane_blocks(
     data: *const u8,
     data_len: u64,
     entries: *const crate::format::BlockEntry,

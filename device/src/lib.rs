@@ -3,7 +3,7 @@
 //!
 //! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
 //! status), [`handoff`] (the dense pipe's kernels overlapping), [`rans`] (interleaved rANS decode), [`two_bit`] (two-bit literal slices), [`lz`] (match layer), [`wave_layout`] (wavefront decoder data), [`trace`] (timeline marks of measurement builds), `kernels`, `dense`
-//! and `wave` (nvptx only).
+//! and `wave` (nvptx only). Also [`params`] (kernel parameter lists) and [`kernel_names`] (the one list of entry points).
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -21,8 +21,10 @@
 
 pub mod format;
 pub mod handoff;
+pub mod kernel_names;
 pub mod lz;
 pub mod own;
+pub mod params;
 pub mod rans;
 pub mod rans_launch;
 pub mod status;

@@ -1,5 +1,5 @@
 //! The blocks the dense kernel decodes from the archive's data section alone, without the
-//! rANS stage (`dense.rs`, `decode_blocks_dense_sc`; PERFORMANCE.md thirty-first session):
+//! rANS stage (`dense/`, `decode_blocks_dense_sc`; PERFORMANCE.md thirty-first session):
 //! two-bit literals (FORMAT.md §5.7) and raw match streams. Shared by the rANS stage (which
 //! leaves them), the dense kernel (which takes them) and the host (which counts them to
 //! choose its launches), so that all three agree block for block.
@@ -17,7 +17,7 @@ use crate::format::{
 /// their one range `[from, from + sum of their lengths)` lies inside the data section (so
 /// does the literal slice before it); `None` otherwise. Such a block's match layer needs
 /// nothing from the rANS stage: the dense kernel loads and parses it before the block's
-/// hand-off (`dense.rs`, `early_match_streams`).
+/// hand-off (`dense/`, `early_match_streams`).
 #[inline(always)]
 pub fn raw_match_streams_at(
     e: &BlockEntry,
@@ -38,7 +38,7 @@ pub fn raw_match_streams_at(
 /// Most bytes of a two-bit literal slice before its codes (symbols, counts, exception values
 /// and varints, FORMAT.md §5.7) in a block the dense kernel decodes alone ([`own_slice`]):
 /// two per thread, so that each thread of the CTA parses two of them and holds at most two
-/// exceptions (`dense.rs`, `expand_own_literals`). A 16 KiB block of FASTA with 60 bases a
+/// exceptions (`dense/`, `expand_own_literals`). A 16 KiB block of FASTA with 60 bases a
 /// line has ~270 line feeds, one varint byte each.
 pub const OWN_PRE_CAP: u64 = 2 * THREADS as u64;
 
@@ -57,7 +57,7 @@ pub struct OwnSlice {
 }
 
 /// Whether the dense kernel decodes block entry `e` (data offset `off`, in a data section of
-/// `data_len` bytes) from the data section alone, without the rANS stage (`dense.rs`,
+/// `data_len` bytes) from the data section alone, without the rANS stage (`dense/`,
 /// `decode_blocks_dense_sc`), and where its literal slice then goes in shared memory: a
 /// two-bit literal slice (FORMAT.md §5.7) of `1..=LIT_CAP` literals with room for its counts
 /// and at most [`OWN_PRE_CAP`] bytes before its codes, raw match streams inside the data

@@ -19,19 +19,19 @@ pub use crate::rans_launch::{
 };
 
 /// Bytes per lane the GPU rANS stage loads before storing them when it copies a raw slice
-/// byte by byte (`dense.rs`, `copy_raw_slice_bytes`, every entry point but
+/// byte by byte (`dense/`, `copy_raw_slice_bytes`, every entry point but
 /// `rans_decode_slices_two_bit`): one memory latency per `32 * RAW_COPY_UNROLL` bytes of the slice
-/// (`gpu::launch::rans_block_steps` counts its steps so). 8 made the context kernel spill.
+/// (`gpu::schedule::rans_block_steps` counts its steps so). 8 made the context kernel spill.
 pub const RAW_COPY_UNROLL: usize = 4;
 
 /// 16-byte words per lane the two-bit entry point of the GPU rANS stage
-/// (`rans_decode_slices_two_bit`) loads before storing them when it copies a raw slice (`dense.rs`, `copy_raw_slice`): one memory
+/// (`rans_decode_slices_two_bit`) loads before storing them when it copies a raw slice (`dense/`, `copy_raw_slice`): one memory
 /// latency per `32 * 16 * RAW_COPY_WORDS` bytes. Four registers each.
 pub const RAW_COPY_WORDS: usize = 4;
 
 /// Most tables the GPU rANS stage stages in shared memory per round: the first table of
 /// each stream, then the second (context-1) table of the literal and the command streams,
-/// the two streams whose group tables take a context bit where one pays (`dense.rs`,
+/// the two streams whose group tables take a context bit where one pays (`dense/`,
 /// `staged_slot`); a second table of another stream is read from global memory. The host
 /// stages the seconds only for archives that have such pairs (the kernel's `staged` argument):
 /// 112 KiB of shared memory per CTA leaves L1 a third of the room that 80 KiB leaves, and
@@ -47,7 +47,7 @@ pub const KERNEL_SMEM_BYTES: usize =
     KERNEL_STAGED_TABLES * core::mem::size_of::<DecodeTable>() + KERNEL_EXPAND_BYTES;
 
 /// Dynamic shared memory of the GPU rANS stage's per-pair status slots, after its tables
-/// (`dense.rs`, `pair_slots`): one `u64` per pair of warps, for archives with wide slices
+/// (`dense/`, `pair_slots`): one `u64` per pair of warps, for archives with wide slices
 /// (FORMAT.md §5.4: two warps per block). [`KERNEL_SMEM_BYTES`] leaves them no room beside
 /// all its tables (two CTAs per SM use an H200 SM's 228 KiB to the byte with the driver's
 /// 1 KiB per CTA), so the host stages the context pairs' second tables only without pairs
@@ -65,7 +65,7 @@ const _: () = assert!(KERNEL_SOLO_WARPS / 2 <= 15);
 
 /// Bytes of slack the GPU rANS stage needs after each decoded slice in its scratch (the
 /// host pads every slot by at least this): packed literals are stored in 4-byte words, the
-/// last of which may reach up to 3 bytes past the slice (`dense.rs`, FORMAT.md §5.6).
+/// last of which may reach up to 3 bytes past the slice (`dense/`, FORMAT.md §5.6).
 pub const KERNEL_SLOT_SLACK: u64 = 4;
 
 /// Shared memory the GPU rANS stage takes after its staged tables for a packed literal
@@ -155,7 +155,7 @@ pub fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
 }
 
 /// The next round of a GPU warp that decodes a block's rANS slices side by side
-/// (`dense.rs`, `decode_slices`): of the slices in `left` (bit `k` = stream `k`), largest lane
+/// (`dense/`, `decode_slices`): of the slices in `left` (bit `k` = stream `k`), largest lane
 /// count first (the lowest stream on a tie), every one that still fits in the warp's 32
 /// lanes; with `separate` set, never a slice of `ctxs` (context pairs) and one of `packs`
 /// (packed literals) in one round, since no kernel holds a step variant for both. A slice of

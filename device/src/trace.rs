@@ -26,7 +26,7 @@ pub const RANS_DONE: usize = 2;
 /// block parsed before its hand-off, before loading its match streams).
 pub const DENSE_TAKE: usize = 3;
 /// The dense kernel: the block's hand-off word was seen (after the CTA's barrier). A block
-/// parsed before its hand-off (`dense.rs`, `early_match_streams`) sees it after
+/// parsed before its hand-off (`dense/`, `early_match_streams`) sees it after
 /// [`DENSE_FILLED`]: its gaps from this mark to the next slots are negative.
 pub const DENSE_READY: usize = 4;
 /// The dense kernel: the streams but the literals loaded into shared memory.
@@ -44,7 +44,7 @@ pub const DENSE_FILLED: usize = 9;
 pub const DENSE_LITS: usize = 10;
 /// The dense kernel: the block's bytes written (memoised walk done, thread 0's share).
 pub const DENSE_END: usize = 11;
-/// The dense kernel, a block it decodes from the archive alone (`dense.rs`,
+/// The dense kernel, a block it decodes from the archive alone (`dense/`,
 /// `expand_own_literals`): its exceptions parsed and its codes read (after the CTA's barrier
 /// before their expansion; [`DENSE_LITS`] then marks the literals and exceptions stored).
 pub const DENSE_CODES: usize = 12;

@@ -7,13 +7,15 @@
 //! with dependency levels, one copy launch per level in a CUDA graph; also cross-block
 //! archives). Each reports one status word per block.
 
-use super::{launch, Ctx, Gpu, GpuError};
+pub use super::schedule::RansKernel;
+use super::schedule::{self, BlockOrders, RansFacts, RansPlan};
+use super::{launch, Ctx, Gpu, GpuError, GpuTuning};
 use crate::archive::Archive;
 use crate::cpu::xxh3::{self, KIB};
 use crate::device::format::{
     packed_table_index_entry, table_index_entry, NO_TABLE, TABLE_CTX_SHIFT,
 };
-use crate::device::format::{DecodeTable, STREAM_COMMANDS, STREAM_COUNT, STREAM_LITERALS};
+use crate::device::format::{DecodeTable, STREAM_COUNT};
 use crate::device::status::Status;
 use cudarc::driver::CudaSlice;
 use std::sync::atomic::Ordering;
@@ -51,7 +53,7 @@ impl Decoder {
 /// An archive uploaded once and kept in device memory.
 pub struct GpuArchive {
     /// The data section, padded with zeros to a multiple of 16 bytes (the rANS stage reads
-    /// raw slices in aligned 16-byte words: `device/src/dense.rs`, `copy_raw_slice`).
+    /// raw slices in aligned 16-byte words: `device/src/dense/`, `copy_raw_slice`).
     pub(crate) data: CudaSlice<u8>,
     /// The data section's length in bytes (without the padding).
     pub(crate) data_len: u64,
@@ -90,55 +92,29 @@ pub struct GpuArchive {
     /// kernels one after the other.
     pub(crate) no_overlap: std::sync::atomic::AtomicBool,
     /// Set by [`GpuArchive::set_self_contained`]`(false)`: this archive's dense decodes leave
-    /// no block to the dense kernel alone (`launch::leaves_self_contained`).
+    /// no block to the dense kernel alone (`schedule::leaves_self_contained`).
     pub(crate) no_self_contained: std::sync::atomic::AtomicBool,
     /// Test hook: the next dense decode hands the dense kernel another epoch than the rANS
     /// stage's, so that its waits give up (`GpuArchive::stall_next_dense_decode`).
     stall_next: std::sync::atomic::AtomicBool,
     /// The order in which the dense kernel takes the blocks when the two kernels overlap
-    /// (`launch::dense_block_order`, longest first where `launch::dense_order_longest_first`
+    /// (`schedule::dense_block_order`, longest first where `schedule::dense_order_longest_first`
     /// says so; one unused word for an empty archive).
     pub(crate) dense_order: CudaSlice<u32>,
-    /// Warps per CTA of the rANS stage (`launch::rans_warps_per_cta` for this GPU, or twice or
-    /// once `launch::rans_solo_blocks`' blocks).
-    pub(crate) rans_wpc: u32,
-    /// Warps of the rANS stage per block: 2 when a block has a wide slice (FORMAT.md §5.4,
-    /// `launch::rans_halves`), else 1. A chunk is at most `rans_wpc / rans_halves` blocks.
-    pub(crate) rans_halves: u32,
-    /// The order in which the rANS stage's CTAs take the chunks (`launch::rans_chunks`), as
-    /// their first blocks (`launch::rans_chunk_order`; one unused word for an empty archive).
+    /// The rANS stage's plan for this archive on this GPU (`schedule::rans_plan`).
+    pub(crate) rans: RansPlan,
+    /// The order in which the rANS stage's CTAs take the chunks (`schedule::rans_chunks`), as
+    /// their first blocks (`schedule::rans_chunk_order`; one unused word for an empty archive).
     pub(crate) rans_order: CudaSlice<u32>,
-    /// The entries of `rans_order` the kernel reads (whole rounds of `rans_grid`, the last
-    /// padded with `launch::RANS_NO_CHUNK`).
+    /// The entries of `rans_order` the kernel reads (whole rounds of the plan's grid, the last
+    /// padded with `schedule::RANS_NO_CHUNK`).
     pub(crate) rans_chunks: u32,
-    /// CTAs of the rANS stage's grid (`launch::rans_grid`), the grid `rans_order` is laid
-    /// out for.
-    pub(crate) rans_grid: u32,
-    /// Decode tables the rANS stage stages per round: [`STREAM_COUNT`], or
-    /// [`crate::device::rans::KERNEL_STAGED_TABLES`] when a group has a context pair on the
-    /// literal or command stream (FORMAT.md §5.4).
-    pub(crate) rans_staged: u32,
-    /// 1 when the rANS stage stages a packed literal table's expansion slots (FORMAT.md §5.6)
-    /// in shared memory, else 0 (it reads them from global memory).
-    pub(crate) rans_stage_expand: u32,
-    /// The rANS stage's entry point for the archive's table kinds.
-    pub(crate) rans_kernel: RansKernel,
-    /// Whether the packed kernel's entry point for grids of one CTA per SM runs the stage
-    /// (`launch::rans_solo_blocks`).
-    pub(crate) rans_solo: bool,
-    /// Whether the packed kernel's 8-warp entry point runs the stage (CTAs of at most 8
-    /// warps, unless `ACEAPEX_GPU_RANS_ENTRY=16` forces the 16-warp one: benchmarks).
-    pub(crate) rans_narrow: bool,
-    /// Whether a block's literals are a two-bit slice (FORMAT.md §5.7), so that
-    /// `rans_decode_slices_two_bit` runs a narrow stage (the narrow packed entry point has no
-    /// two-bit code and would fail such a block).
-    pub(crate) rans_two_bit: bool,
     /// Whether a dense decode launches the lane kernel after the dense kernel: false where no
-    /// block can come out `Fallback` (`launch::dense_leaves_no_fallback`).
+    /// block can come out `Fallback` (`schedule::dense_leaves_no_fallback`).
     pub(crate) lane_after_dense: bool,
     /// Blocks the dense kernel can decode from the data section alone
     /// (`device::own::own_slice`), which a dense decode leaves out of the rANS stage
-    /// (`launch::leaves_self_contained`).
+    /// (`schedule::leaves_self_contained`).
     pub(crate) self_contained: u32,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
@@ -146,83 +122,6 @@ pub struct GpuArchive {
     pub(crate) wave: std::sync::Mutex<Option<super::wave::WaveState>>,
     /// Bytes uploaded (data section, block table, offsets, expanded tables).
     pub resident_bytes: u64,
-}
-
-/// Whether the rANS stage stages the context pairs' second tables of the literal and command
-/// streams (FORMAT.md §5.4; `crate::device::rans::KERNEL_STAGED_TABLES`): when at least a
-/// quarter of the groups have such a pair. Staging them takes shared memory that every block
-/// then lacks as L1 (-3..-4 % on the stage, PERFORMANCE.md twelfth session), so an archive
-/// with pairs in a few groups reads those groups' second tables from global memory instead.
-/// `ACEAPEX_GPU_STAGE_PAIRS=0|1` forces the choice (tests: both paths on the same archive).
-fn stage_pair_tables(a: &Archive<'_>) -> bool {
-    match std::env::var("ACEAPEX_GPU_STAGE_PAIRS").as_deref() {
-        Ok("0") => return false,
-        Ok("1") => return true,
-        _ => {}
-    }
-    let with_pairs = a
-        .tables
-        .iter()
-        .filter(|g| {
-            [STREAM_LITERALS, STREAM_COMMANDS]
-                .iter()
-                .any(|&k| g[k].as_ref().is_some_and(|t| t.has_context()))
-        })
-        .count();
-    with_pairs > 0 && 4 * with_pairs >= a.tables.len()
-}
-
-/// Which entry point of the GPU rANS stage decodes an archive (`dense.rs`,
-/// `rans_decode_slices`): each holds only the step variants its table kinds need, so that
-/// archives without context pairs or packed literals keep the registers (and the speed) of
-/// the plain kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RansKernel {
-    /// One table per stream and group (format versions 2-4, and 5-7 archives without pairs
-    /// or packing).
-    Plain,
-    /// Context pairs somewhere (FORMAT.md §5.4).
-    Context,
-    /// Packed literal tables somewhere (§5.6), context pairs too.
-    Packed,
-}
-
-impl RansKernel {
-    /// The entry point for `a`'s tables.
-    pub fn for_archive(a: &Archive<'_>) -> RansKernel {
-        let tables = || a.tables.iter().flatten().flatten();
-        if tables().any(|t| t.is_packed()) {
-            RansKernel::Packed
-        } else if tables().any(|t| t.has_context()) {
-            RansKernel::Context
-        } else {
-            RansKernel::Plain
-        }
-    }
-}
-
-/// Whether the rANS stage stages packed literal tables' expansion slots in shared memory
-/// (FORMAT.md §5.6; 1 KiB per CTA): when a group has a packed literal table, which is when
-/// the archive takes the packed kernel. `ACEAPEX_GPU_STAGE_EXPAND=0|1` forces the choice
-/// (tests and benchmarks: both paths).
-fn stage_expansion_tables(kernel: RansKernel) -> bool {
-    match std::env::var("ACEAPEX_GPU_STAGE_EXPAND").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => kernel == RansKernel::Packed,
-    }
-}
-
-/// Warps per CTA of the rANS stage forced by `ACEAPEX_GPU_RANS_WARPS` (1 to 16, rounded
-/// down to an even count of at least 2 for an archive with wide slices, `halves` 2;
-/// benchmarks: CTA sizes and kernels on the same archive; up to 8 the packed literals take
-/// the kernel built for 8), or `None` (unset or out of range): `launch::rans_warps_per_cta`.
-fn rans_warps_forced(halves: u32) -> Option<u32> {
-    let w: u32 = std::env::var("ACEAPEX_GPU_RANS_WARPS").ok()?.parse().ok()?;
-    if !(1..=crate::device::rans::KERNEL_MAX_WARPS).contains(&w) {
-        return None;
-    }
-    Some(if halves == 2 { (w & !1).max(2) } else { w })
 }
 
 /// `order` in device memory, or one unused zero word when it is empty (a kernel argument
@@ -237,9 +136,20 @@ fn upload_order(gpu: &Gpu, order: &[u32], what: &'static str) -> Result<CudaSlic
 }
 
 impl GpuArchive {
-    /// Uploads the data section, block table, slice offsets and expanded decode tables.
+    /// Uploads the data section, block table, slice offsets and expanded decode tables, with
+    /// the tuning the GPU was opened with ([`Gpu::tuning`]).
     pub fn upload(gpu: &Gpu, a: &Archive<'_>) -> Result<GpuArchive, GpuError> {
-        let mut phases = Phases::from_env();
+        GpuArchive::upload_with(gpu, a, gpu.tuning())
+    }
+
+    /// [`GpuArchive::upload`] with `tuning`'s per-archive choices (the stages' shared-memory
+    /// staging, [`GpuTuning`]); the plan is made here, once, by [`schedule::rans_plan`].
+    pub fn upload_with(
+        gpu: &Gpu,
+        a: &Archive<'_>,
+        tuning: &GpuTuning,
+    ) -> Result<GpuArchive, GpuError> {
+        let mut phases = Phases::new(tuning.print_phases);
         let n_tables: usize = a
             .tables
             .iter()
@@ -318,94 +228,21 @@ impl GpuArchive {
             .alloc_zeros::<u32>(crate::device::handoff::queue_words(a.entries.len()))
             .ctx("allocating the dense block queue")?;
         phases.lap(gpu, "  upload: block table, tables, offsets")?;
-        let rans_halves = super::launch::rans_halves(&a.entries);
-        let rans_kernel = RansKernel::for_archive(a);
-        let forced = rans_warps_forced(rans_halves);
-        // CTAs per SM forced by `ACEAPEX_GPU_RANS_CTAS_PER_SM` (1-32; benchmarks of small
-        // CTAs, which the rule's 2 would leave in rounds), else the rule's
-        let per_sm_forced = std::env::var("ACEAPEX_GPU_RANS_CTAS_PER_SM")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|c| (1..=32).contains(c));
-        // the packed kernel's 16-warp entry point forced for any CTA size (benchmarks)
-        let entry16_forced = std::env::var("ACEAPEX_GPU_RANS_ENTRY").as_deref() == Ok("16");
-        // one CTA per SM where the usual grid would double some SMs up (packed archives;
-        // `ACEAPEX_GPU_RANS_SOLO=0`, a forced CTA size, CTA count or entry point keeps the
-        // usual grid: benchmarks)
-        let solo_off = std::env::var("ACEAPEX_GPU_RANS_SOLO").as_deref() == Ok("0")
-            || per_sm_forced.is_some()
-            || entry16_forced;
-        let solo_bpc = match (forced, rans_kernel) {
-            (None, RansKernel::Packed) if !solo_off => super::launch::rans_solo_blocks(
-                a.entries.len(),
-                a.header.group_blocks,
-                rans_halves,
-                gpu.sm_count(),
-            ),
-            _ => None,
-        };
-        let rans_wpc = match solo_bpc {
-            Some(bpc) => bpc * rans_halves,
-            None => forced.unwrap_or_else(|| {
-                super::launch::rans_warps_per_cta(a.entries.len(), rans_halves, gpu.sm_count())
-            }),
-        };
-        // blocks per chunk: no more than a table group holds (a chunk never crosses one,
-        // `launch::rans_chunks`; warps past it would idle in every CTA)
-        let rans_bpc = (rans_wpc / rans_halves).min(a.header.group_blocks.max(1));
-        let rans_wpc = rans_bpc * rans_halves;
-        let rans_stage_expand = stage_expansion_tables(rans_kernel) as u32;
-        // (pairs of warps take their status slots, `KERNEL_PAIR_BYTES`, where the seconds of
-        // the context pairs would go beside an expansion table: two CTAs per SM leave no byte
-        // for both, so those seconds are then read from global memory)
-        let room_for_pairs = rans_halves == 1 || rans_stage_expand == 0;
-        let rans_staged = if stage_pair_tables(a) && room_for_pairs {
-            crate::device::rans::KERNEL_STAGED_TABLES
-        } else {
-            STREAM_COUNT
-        } as u32;
-        let chunks = super::launch::rans_chunks(a.entries.len(), a.header.group_blocks, rans_bpc);
-        let per_sm = per_sm_forced.unwrap_or(crate::device::rans::KERNEL_CTAS_PER_SM);
-        let rans_grid = super::launch::rans_grid_per_sm(chunks.len(), gpu.sm_count(), per_sm);
-        let order = super::launch::rans_chunk_order(
+        let sms = gpu.sm_count();
+        let rans = schedule::rans_plan(&RansFacts::of(a), sms, tuning);
+        let BlockOrders {
+            rans_chunk_order: order,
+            dense_order,
+            self_contained,
+        } = schedule::block_orders(
             &a.entries,
+            &a.block_offsets,
+            a.data.len() as u64,
             |b| a.literal_width(b) as u32,
-            &chunks,
-            rans_grid,
+            a.header.group_blocks,
+            &rans,
+            sms,
         );
-        let dense_order = super::launch::dense_block_order(
-            &a.entries,
-            |b| a.literal_width(b) as u32,
-            &chunks,
-            rans_grid,
-            &order,
-        );
-        // the longest dense work first where the rANS grid leaves the dense kernel little
-        // room beside it; `ACEAPEX_GPU_DENSE_ORDER=due|lpt` forces a choice (benchmarks)
-        let longest_first = match std::env::var("ACEAPEX_GPU_DENSE_ORDER").as_deref() {
-            Ok("due") => false,
-            Ok("lpt") => true,
-            _ => super::launch::dense_order_longest_first(
-                chunks.len() as u64,
-                gpu.sm_count(),
-                solo_bpc.is_some(),
-            ),
-        };
-        let mut dense_order = if longest_first {
-            super::launch::dense_longest_first(&a.entries, dense_order)
-        } else {
-            dense_order
-        };
-        // the self-contained blocks first: the dense kernel decodes them without waiting for
-        // the rANS stage (a stable sort: each part keeps its order)
-        // (the kernels' own rule, `device/src/own.rs`: the count is theirs block for block)
-        let own: Vec<bool> = (a.entries.iter().zip(&a.block_offsets))
-            .map(|(e, &off)| crate::device::own::own_slice(e, off, a.data.len() as u64).is_some())
-            .collect();
-        let self_contained = own.iter().filter(|&&o| o).count() as u32;
-        if self_contained > 0 {
-            dense_order.sort_by_key(|&b| !own[b as usize]);
-        }
         let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
         let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;
         let resident_bytes = (a.data.len()
@@ -438,20 +275,11 @@ impl GpuArchive {
             no_self_contained: std::sync::atomic::AtomicBool::new(false),
             stall_next: std::sync::atomic::AtomicBool::new(false),
             dense_order,
-            rans_wpc,
-            rans_halves,
+            rans,
             rans_chunks: order.len() as u32,
-            rans_grid,
-            rans_staged,
-            rans_stage_expand,
-            rans_kernel,
-            rans_solo: solo_bpc.is_some(),
-            rans_narrow: rans_wpc <= crate::device::rans::KERNEL_NARROW_WARPS && !entry16_forced,
-            rans_two_bit: (a.entries.iter())
-                .any(|e| e.lanes[STREAM_LITERALS] == crate::device::format::LANES_TWO_BIT),
             rans_order,
             self_contained,
-            lane_after_dense: !super::launch::dense_leaves_no_fallback(a),
+            lane_after_dense: !schedule::dense_leaves_no_fallback(a),
             host_entries: a.entries.to_vec(),
             wave: std::sync::Mutex::new(None),
             resident_bytes,
@@ -475,7 +303,7 @@ impl GpuArchive {
     /// Like [`GpuArchive::decode_all`] with a chosen decoder. `Dense` runs the dense full pipe,
     /// then the lane kernel on any block the dense kernel handed back (`Status::Fallback`),
     /// without a host round trip (no lane kernel where the upload found that no block can be
-    /// handed back: `launch::dense_leaves_no_fallback`). Every decoder but `Wavefront` needs
+    /// handed back: `schedule::dense_leaves_no_fallback`). Every decoder but `Wavefront` needs
     /// independent blocks.
     pub fn decode_all_with(
         &self,
@@ -514,9 +342,9 @@ impl GpuArchive {
                     epoch
                 };
                 // self-contained blocks left to the dense kernel: one answer for both launches
-                let leave = launch::leaves_self_contained(self, st);
+                let leave = self.leaves_self_contained(st);
                 // every block the dense kernel's alone: no rANS stage, no hand-off (epoch 0)
-                let dense_epoch = if launch::dense_alone(gpu, self, leave) {
+                let dense_epoch = if self.dense_alone(gpu, leave) {
                     0
                 } else {
                     launch::rans_decode_slices(gpu, self, status, Some((&mut *q, epoch)), leave)?;
@@ -542,7 +370,7 @@ impl GpuArchive {
             Decoder::Dense => {
                 let mut q = queue();
                 let overlap = dense(&mut q, out, status, STAGES_ALL)?;
-                // (none where no block can be handed back: launch::dense_leaves_no_fallback)
+                // (none where no block can be handed back: schedule::dense_leaves_no_fallback)
                 if !self.lane_after_dense {
                     return Ok(());
                 }
@@ -614,21 +442,43 @@ impl GpuArchive {
 
     /// Turns on (the default) or off, for this archive, that a dense decode leaves the blocks
     /// the dense kernel can decode from the data section alone out of the rANS stage
-    /// (`launch::leaves_self_contained`: two-bit literals and raw match streams); both decode
+    /// (`schedule::leaves_self_contained`: two-bit literals and raw match streams); both decode
     /// the same bytes. For comparisons and tests.
     pub fn set_self_contained(&self, on: bool) {
         self.no_self_contained.store(!on, Ordering::Relaxed);
     }
 
     /// Whether a dense decode leaves this archive's self-contained blocks to the dense kernel
-    /// now (`launch::leaves_self_contained`), and whether the dense kernel then runs alone,
-    /// without the rANS stage and the lane kernel (`launch::dense_alone`). For tests.
+    /// now (`schedule::leaves_self_contained`), and whether the dense kernel then runs alone,
+    /// without the rANS stage and the lane kernel (`schedule::dense_alone`). For tests.
     #[doc(hidden)]
     pub fn self_contained_path(&self, gpu: &Gpu) -> (bool, bool) {
         use crate::device::dense_layout::STAGES_ALL;
-        (
-            launch::leaves_self_contained(self, STAGES_ALL),
-            launch::dense_alone(gpu, self, launch::leaves_self_contained(self, STAGES_ALL)),
+        let leave = self.leaves_self_contained(STAGES_ALL);
+        (leave, self.dense_alone(gpu, leave))
+    }
+
+    /// Whether a dense decode with stage bits `stages` leaves the self-contained blocks to
+    /// the dense kernel ([`schedule::leaves_self_contained`]).
+    pub(crate) fn leaves_self_contained(&self, stages: u32) -> bool {
+        schedule::leaves_self_contained(
+            self.self_contained,
+            !self.no_self_contained.load(Ordering::Relaxed),
+            stages,
+            self.rans.entry,
+        )
+    }
+
+    /// Whether a dense decode with the answer `leave` of
+    /// [`GpuArchive::leaves_self_contained`] runs the dense kernel alone
+    /// ([`schedule::dense_alone`]).
+    pub(crate) fn dense_alone(&self, gpu: &Gpu, leave: bool) -> bool {
+        schedule::dense_alone(
+            leave,
+            self.self_contained,
+            self.n_blocks,
+            self.lane_after_dense,
+            gpu.facts(),
         )
     }
 
@@ -642,7 +492,7 @@ impl GpuArchive {
     /// holds, so that its first wait gives up after `handoff::WAIT_LIMIT_NS` (what a paused
     /// GPU or a word never written would give) and every CTA waits for the whole rANS grid
     /// instead (`device/src/handoff.rs`): the decode takes a second longer and decodes the
-    /// same bytes. (A decode of the dense kernel alone, `launch::dense_alone`, has no
+    /// same bytes. (A decode of the dense kernel alone, `schedule::dense_alone`, has no
     /// hand-off: it uses the hook up without stalling.)
     #[doc(hidden)]
     pub fn stall_next_dense_decode(&self) {
@@ -748,11 +598,11 @@ pub fn decompress(gpu: &Gpu, a: &Archive<'_>) -> Result<Vec<u8>, GpuError> {
 
 /// [`decompress`] with a chosen decoder.
 ///
-/// With the environment variable `ACEAPEX_GPU_PHASES` set, prints the wall time of each
+/// With [`GpuTuning::print_phases`] set in the GPU's tuning, prints the wall time of each
 /// phase (upload, output allocation, decode with status, download, host verification) to
 /// standard error: the end-to-end split that PERFORMANCE.md quotes.
 pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>, GpuError> {
-    let mut phases = Phases::from_env();
+    let mut phases = Phases::new(gpu.tuning().print_phases);
     let ga = GpuArchive::upload(gpu, a)?;
     phases.lap(gpu, "upload")?;
     let (mut out, mut status) = ga.output_buffers(gpu)?;
@@ -806,14 +656,14 @@ pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// Wall-time laps printed to standard error when `ACEAPEX_GPU_PHASES` is set; only then does
-/// a lap wait for the GPU (so that each lap is its phase's time), and otherwise costs
-/// nothing.
+/// Wall-time laps printed to standard error when [`GpuTuning::print_phases`] is set; only
+/// then does a lap wait for the GPU (so that each lap is its phase's time), and otherwise
+/// costs nothing.
 struct Phases(Option<std::time::Instant>);
 
 impl Phases {
-    fn from_env() -> Phases {
-        Phases(std::env::var_os("ACEAPEX_GPU_PHASES").map(|_| std::time::Instant::now()))
+    fn new(on: bool) -> Phases {
+        Phases(on.then(std::time::Instant::now))
     }
 
     fn lap(&mut self, gpu: &Gpu, name: &str) -> Result<(), GpuError> {

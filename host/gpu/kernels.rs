@@ -1,15 +1,18 @@
-//! The kernel entry points of `device/src/kernels.rs`, loaded once per [`super::Gpu`].
+//! The kernel entry points of the device crate, loaded once per [`super::Gpu`]; their names
+//! come from the device crate's one list (`device/src/kernel_names.rs`,
+//! [`crate::device::with_kernel_names`]).
 
 use super::{Ctx, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule};
 use std::sync::Arc;
 
 macro_rules! kernels {
-    ($($name:ident),* $(,)?) => {
+    (test_only: $($t:ident),* ; decode: $($d:ident),*) => {
+        kernels!(@ $($t,)* $($d),*);
+    };
+    (@ $($name:ident),* $(,)?) => {
         /// Loaded kernel functions, one field per entry point of the device crate.
         pub struct Kernels { $(pub(crate) $name: CudaFunction,)* }
-        /// Names of every entry point the host expects in the PTX.
-        pub const ENTRY_POINTS: &[&str] = &[$(stringify!($name)),*];
         impl Kernels {
             pub(crate) fn load(m: &Arc<CudaModule>) -> Result<Kernels, GpuError> {
                 Ok(Kernels { $($name: m.load_function(stringify!($name)).ctx(concat!("loading kernel ", stringify!($name)))?,)* })
@@ -18,23 +21,7 @@ macro_rules! kernels {
     };
 }
 
-kernels!(
-    smoke_add_one,
-    match_copy_warp,
-    match_copy_warp_rounds,
-    match_copy_thread,
-    literal_scatter,
-    decode_blocks_lane,
-    decode_blocks_dense,
-    decode_blocks_dense_sc,
-    rans_decode_slices,
-    rans_decode_slices_ctx,
-    rans_decode_slices_pack,
-    rans_decode_slices_pack_narrow,
-    rans_decode_slices_two_bit,
-    rans_decode_slices_pack_solo,
-    wave_parse,
-    wave_scan,
-    wave_place,
-    wave_copy
-);
+crate::device::with_kernel_names!(kernels);
+
+/// Names of every entry point the host expects in the PTX.
+pub const ENTRY_POINTS: &[&str] = crate::device::kernel_names::KERNEL_NAMES;

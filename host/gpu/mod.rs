@@ -5,8 +5,12 @@
 pub mod decoder;
 pub mod kernels;
 pub mod launch;
+pub mod schedule;
 pub mod tokens;
+pub mod tuning;
 pub mod wave;
+
+pub use tuning::GpuTuning;
 
 use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DriverError};
 use std::sync::Arc;
@@ -26,14 +30,6 @@ pub enum GpuError {
     /// This binary was built with `ACEAPEX_SKIP_PTX=1`.
     #[error("no GPU kernels: this binary was built with ACEAPEX_SKIP_PTX=1")]
     NoKernels,
-    /// `ACEAPEX_DEV_PTX` names a file that cannot be read (kernel experiments, README).
-    #[error("ACEAPEX_DEV_PTX: cannot read {path}: {source}")]
-    DevPtx {
-        /// The path given.
-        path: String,
-        /// Why it could not be read.
-        source: std::io::Error,
-    },
     /// A CUDA driver call failed.
     #[error("CUDA error during {what}: {source}")]
     Driver {
@@ -50,7 +46,7 @@ pub enum GpuError {
     #[error("GPU decode rejected the input: {0}")]
     Status(String),
     /// A trace build's timeline marks do not have the shape this binary expects (its PTX
-    /// came from another build: `ACEAPEX_DEV_PTX`).
+    /// came from another build: [`GpuTuning::ptx`]).
     #[error("trace marks: {0}")]
     Trace(String),
 }
@@ -79,22 +75,35 @@ pub struct Gpu {
     dense_ctas_per_sm: u32,
     /// Whether the dense pipe's dense kernel starts while its rANS stage still runs
     /// (programmatic dependent launch: compute capability 9.0 or later, and
-    /// `ACEAPEX_NO_OVERLAP` unset; `device/src/handoff.rs`).
+    /// [`GpuTuning::overlap`]; `device/src/handoff.rs`).
     overlap: bool,
+    /// The tuning given to [`Gpu::open_with`], which archives uploaded to this GPU take by
+    /// default ([`decoder::GpuArchive::upload`]).
+    tuning: GpuTuning,
 }
 
 impl Gpu {
-    /// Opens device 0 and loads the embedded module.
+    /// Opens device 0 and loads the embedded module, with the default [`GpuTuning`].
     ///
-    /// Errors: [`GpuError::NoDriver`], [`GpuError::NoDevice`], [`GpuError::NoKernels`],
-    /// [`GpuError::DevPtx`], or a driver error while loading the module.
+    /// Errors: [`GpuError::NoDriver`], [`GpuError::NoDevice`], [`GpuError::NoKernels`], or a
+    /// driver error while loading the module.
     pub fn open() -> Result<Gpu, GpuError> {
+        Gpu::open_with(&GpuTuning::default())
+    }
+
+    /// Opens device 0 with `tuning`: its PTX ([`GpuTuning::ptx`]) or the embedded module, its
+    /// overlap setting, and its per-archive fields as the default of every archive uploaded
+    /// to this GPU.
+    ///
+    /// Errors: as [`Gpu::open`] (a build without kernels is [`GpuError::NoKernels`] only when
+    /// `tuning` brings no PTX).
+    pub fn open_with(tuning: &GpuTuning) -> Result<Gpu, GpuError> {
         // SAFETY: is_culib_present only tries to dlopen the driver library; no CUDA call is made.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
         }
         // after the driver check: a machine without a GPU reports that, whatever the build
-        if PTX.is_empty() {
+        if PTX.is_empty() && tuning.ptx.is_none() {
             return Err(GpuError::NoKernels);
         }
         let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))?;
@@ -114,25 +123,10 @@ impl Gpu {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
             )
             .ctx("reading the compute capability")?;
-        // `ACEAPEX_NO_OVERLAP=1`: the two kernels one after the other, for comparisons
-        let overlap = cc_major >= 9 && std::env::var_os("ACEAPEX_NO_OVERLAP").is_none();
-        // Kernel experiments on the GPU machine (no Rust there): `ACEAPEX_DEV_PTX=FILE` loads
-        // a variant of the embedded PTX (same entry points and shared-memory layout, e.g.
-        // other occupancy directives) so one benchmark binary can time several.
-        let dev_ptx = std::env::var_os("ACEAPEX_DEV_PTX")
-            .map(|p| {
-                std::fs::read_to_string(&p).map_err(|source| GpuError::DevPtx {
-                    path: p.to_string_lossy().into_owned(),
-                    source,
-                })
-            })
-            .transpose()?;
-        if dev_ptx.is_some() {
-            eprintln!("aceapex: kernels from ACEAPEX_DEV_PTX instead of the embedded PTX");
-        }
+        let overlap = cc_major >= 9 && tuning.overlap;
         let module = ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(
-                dev_ptx.as_deref().unwrap_or(PTX),
+                tuning.ptx.as_deref().unwrap_or(PTX),
             ))
             .ctx("loading the PTX module")?;
         let k = kernels::Kernels::load(&module)?;
@@ -149,7 +143,21 @@ impl Gpu {
             sm_count,
             dense_ctas_per_sm,
             overlap,
+            tuning: tuning.clone(),
         })
+    }
+
+    /// The tuning this GPU was opened with ([`Gpu::open_with`]).
+    pub fn tuning(&self) -> &GpuTuning {
+        &self.tuning
+    }
+
+    /// The facts of this GPU the scheduler uses ([`schedule::DeviceFacts`]).
+    pub fn facts(&self) -> schedule::DeviceFacts {
+        schedule::DeviceFacts {
+            sm_count: self.sm_count,
+            dense_ctas_per_sm: self.dense_ctas_per_sm,
+        }
     }
 
     /// Whether the dense pipe's two kernels may overlap (see the field `overlap`).

@@ -1,796 +1,20 @@
-//! GPU tests. On a machine without a GPU each test prints "no GPU: skipped" to stderr
-//! (directly, past the test harness's capture) and passes; on the H200 they run and must pass.
-//!
-//! Every GPU output buffer is poisoned before the kernels run, so unwritten bytes show.
+//! Damaged and hand-made input, self-contained blocks, the wavefront decoder's depth, the
+//! dense pipe's hand-off stalls and wide slices: every decoder fails closed, with the CPU
+//! decoder's status where it has one.
 
-use aceapex::archive::{compress, Archive, EncodeOptions};
-use aceapex::device::dense_layout::{STAGES_ALL, STAGE_SEQ_PARSE};
-use aceapex::device::format::LANES_TWO_BIT;
-use aceapex::gpu::launch::{self, CopyVariant};
-use aceapex::gpu::tokens::{generate, Shape};
-use aceapex::gpu::{decoder, Gpu};
-use std::io::Write;
-
-mod common;
-
-/// The GPU, or None (with a visible skip line) when there is no driver or no device. Any
-/// other failure (a module that does not load, a kernel missing) fails the test: a GPU that
-/// is present must work.
-fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    use aceapex::gpu::GpuError;
-    match Gpu::open() {
-        Ok(g) => Some(g),
-        Err(e @ (GpuError::NoDriver | GpuError::NoDevice(_))) => {
-            let _ = writeln!(std::io::stderr(), "no GPU: skipped {test} ({e})");
-            None
-        }
-        Err(e) => panic!("{test}: a GPU is present but unusable: {e}"),
-    }
-}
+#[allow(unused_imports)]
+use super::*;
 
 #[test]
-fn smoke_kernel_adds_one() {
-    let Some(g) = gpu_or_skip("smoke_kernel_adds_one") else {
-        return;
-    };
-    let host: Vec<u32> = (0..10_000).collect();
-    let mut d = g.stream().clone_htod(&host).unwrap();
-    launch::smoke_add_one(&g, &mut d).unwrap();
-    let back = g.stream().clone_dtoh(&d).unwrap();
-    assert!(back.iter().zip(&host).all(|(a, b)| *a == b + 1));
-}
-
-fn run_token_set(g: &Gpu, seed: u64, shape: Shape, variant: CopyVariant) {
-    let ts = generate(seed, shape);
-    let mut out = g.alloc_filled(ts.expected.len(), 0xA5).unwrap();
-    let lits = g.upload(&ts.literals).unwrap();
-    let runs = g.upload(bytemuck::cast_slice(&ts.runs)).unwrap();
-    let mut status = g.stream().alloc_zeros::<u32>(1).unwrap();
-    launch::literal_scatter(g, &mut out, &lits, &runs, ts.runs.len() as u32, &mut status).unwrap();
-    for level in &ts.levels {
-        let toks = g.upload(bytemuck::cast_slice(level)).unwrap();
-        launch::match_copy(g, variant, &mut out, &toks, level.len() as u32, &mut status).unwrap();
-    }
-    let st = g.stream().clone_dtoh(&status).unwrap();
-    assert_eq!(
-        st[0], 0,
-        "kernel reported a bad token (seed {seed}, {variant:?})"
-    );
-    let got = g.download(&out).unwrap();
-    assert_eq!(got.len(), ts.expected.len());
-    if let Some(i) = got.iter().zip(&ts.expected).position(|(a, b)| a != b) {
-        panic!(
-            "seed {seed} {variant:?}: first wrong byte at {i} of {} ({} levels)",
-            got.len(),
-            ts.levels.len()
-        );
-    }
-}
-
-#[test]
-fn match_copy_and_literal_scatter_match_cpu_reference() {
-    let Some(g) = gpu_or_skip("match_copy_and_literal_scatter_match_cpu_reference") else {
-        return;
-    };
-    let seed0 = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    for i in 0..6u64 {
-        let seed = seed0 ^ (i * 0x9E37_79B9_7F4A_7C15);
-        let shape = if i % 2 == 0 {
-            Shape::stress(4 << 20)
-        } else {
-            Shape::realistic(8 << 20)
-        };
-        for v in [
-            CopyVariant::WarpPeriodAware,
-            CopyVariant::WarpRounds,
-            CopyVariant::ThreadPerMatch,
-        ] {
-            run_token_set(&g, seed, shape, v);
-        }
-    }
-}
-
-#[test]
-fn match_copy_rejects_out_of_bounds_tokens() {
-    let Some(g) = gpu_or_skip("match_copy_rejects_out_of_bounds_tokens") else {
-        return;
-    };
-    use aceapex::device::format::CopyToken;
-    let bad = [
-        CopyToken {
-            dst: 10,
-            dist: 11,
-            len: 6,
-        }, // source before the output start
-        CopyToken {
-            dst: 1000,
-            dist: 1,
-            len: 100,
-        }, // past the end
-        CopyToken {
-            dst: 50,
-            dist: 0,
-            len: 6,
-        }, // distance 0
-        CopyToken {
-            dst: u64::MAX - 3,
-            dist: 1,
-            len: 8,
-        }, // overflow
-    ];
-    for t in bad {
-        for v in [
-            CopyVariant::WarpPeriodAware,
-            CopyVariant::WarpRounds,
-            CopyVariant::ThreadPerMatch,
-        ] {
-            let mut out = g.alloc_filled(1024, 0x5A).unwrap();
-            let toks = g.upload(bytemuck::bytes_of(&t)).unwrap();
-            let mut status = g.stream().alloc_zeros::<u32>(1).unwrap();
-            launch::match_copy(&g, v, &mut out, &toks, 1, &mut status).unwrap();
-            assert_ne!(
-                g.stream().clone_dtoh(&status).unwrap()[0],
-                0,
-                "{t:?} {v:?} not reported"
-            );
-            assert!(
-                g.download(&out).unwrap().iter().all(|&b| b == 0x5A),
-                "{t:?} {v:?} wrote bytes"
-            );
-        }
-    }
-}
-
-#[test]
-fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
-    let Some(g) = gpu_or_skip("copy_kernels_reproduce_real_archives_from_their_token_lists") else {
-        return;
-    };
-    for (name, data) in sample_inputs().into_iter().take(3) {
-        let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
-        let a = Archive::parse(&packed).unwrap();
-        let ts = aceapex::gpu::tokens::from_archive(&a, &data).unwrap();
-        let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
-        let lits = g.upload(&ts.literals).unwrap();
-        let runs = g.upload(bytemuck::cast_slice(&ts.runs)).unwrap();
-        let mut status = g.stream().alloc_zeros::<u32>(1).unwrap();
-        launch::literal_scatter(
-            &g,
-            &mut out,
-            &lits,
-            &runs,
-            ts.runs.len() as u32,
-            &mut status,
-        )
-        .unwrap();
-        for level in &ts.levels {
-            let toks = g.upload(bytemuck::cast_slice(level)).unwrap();
-            launch::match_copy(
-                &g,
-                CopyVariant::WarpPeriodAware,
-                &mut out,
-                &toks,
-                level.len() as u32,
-                &mut status,
-            )
-            .unwrap();
-        }
-        assert_eq!(g.stream().clone_dtoh(&status).unwrap()[0], 0, "{name}");
-        assert!(
-            g.download(&out).unwrap() == data,
-            "{name}: wavefront copy of real tokens differs"
-        );
-    }
-}
-
-/// Pieces of 48 letters, each the previous one with one letter changed: the matches of a
-/// piece read the previous piece, so a byte's pointer chain grows by one per piece until it
-/// is changed (hundreds of hops inside a 16 KiB block), which the dense kernel's stage 3
-/// (`write_memo` in device/src/dense.rs) must follow to the end.
-fn deep_chains() -> Vec<u8> {
-    let mut r = aceapex::gpu::tokens::Rng::new(11);
-    let mut piece: Vec<u8> = (0..48).map(|_| b'a' + r.below(26) as u8).collect();
-    let mut out = Vec::with_capacity(48 * 12_000);
-    for _ in 0..12_000 {
-        out.extend_from_slice(&piece);
-        let k = r.below(48) as usize;
-        piece[k] = b'a' + r.below(26) as u8;
-    }
-    out
-}
-
-/// 1 MiB of `len`-letter tokens drawn from `kinds` random ones: at minimum match 4 (match
-/// base 4, format v4) nearly every token is a new match.
-fn tokens(len: usize, kinds: usize) -> Vec<u8> {
-    let mut r = aceapex::gpu::tokens::Rng::new(len as u64 * 1000 + kinds as u64);
-    let toks: Vec<Vec<u8>> = (0..kinds)
-        .map(|_| (0..len).map(|_| b'a' + r.below(26) as u8).collect())
-        .collect();
-    let mut t = Vec::with_capacity(1 << 20);
-    while t.len() < 1 << 20 {
-        t.extend_from_slice(&toks[r.below(kinds as u64) as usize]);
-    }
-    t.truncate(1 << 20);
-    t
-}
-
-/// The token samples: 5-byte tokens give more new matches per 16 KiB block than the dense
-/// kernel holds (`OFFV_CAP`: the lane kernel takes those blocks), 6-byte ones between the
-/// cap before format v4 (2048) and today's.
-const TOKEN_SAMPLES: [(usize, usize); 2] = [(5, 300), (6, 400)];
-
-/// The token samples really reach those counts at level 8 with minimum match 4 (runs
-/// without a GPU: it checks the test data, not a decoder).
-#[test]
-fn token_samples_straddle_the_dense_distance_cap() {
-    use aceapex::device::dense_layout::OFFV_CAP;
-    use aceapex::device::format::STREAM_OFFSETS;
-    for ((len, kinds), (lo, hi)) in TOKEN_SAMPLES
-        .into_iter()
-        .zip([(OFFV_CAP + 1, usize::MAX), (2049, OFFV_CAP)])
-    {
-        let opts = EncodeOptions {
-            level: 8,
-            min_match: 4,
-            ..Default::default()
-        };
-        let packed = compress(&tokens(len, kinds), &opts, &|_| {}).unwrap();
-        let a = Archive::parse(&packed).unwrap();
-        let inside = a
-            .entries()
-            .iter()
-            .filter(|e| (lo..=hi).contains(&(e.decoded_len[STREAM_OFFSETS] as usize)))
-            .count();
-        assert!(
-            inside * 2 > a.entries().len(),
-            "{len}-byte tokens: {inside} of {} blocks have {lo}..={hi} new matches",
-            a.entries().len()
-        );
-    }
-}
-
-/// The "deep chains" sample really has deep blocks (runs without a GPU: it checks the test
-/// data, not a decoder).
-#[test]
-fn deep_chains_sample_has_deep_blocks() {
-    let packed = compress(&deep_chains(), &EncodeOptions::default(), &|_| {}).unwrap();
-    let a = Archive::parse(&packed).unwrap();
-    let deepest = a.entries().iter().map(|e| e.max_depth).max().unwrap();
-    assert!(deepest >= 64, "deepest block {deepest}");
-}
-
-/// The dense pipe on pointer chains hundreds of hops long, with the blocks' true depths in
-/// the table and with every entry claiming depth 0 (the hint is not trusted, FORMAT.md
-/// §3.1); both bit-exact (small enough for the compute-sanitizer run).
-#[test]
-fn dense_kernel_decodes_deep_chains() {
-    let Some(g) = gpu_or_skip("dense_kernel_decodes_deep_chains") else {
-        return;
-    };
-    let data = deep_chains();
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
-    let mut a = Archive::parse(&packed).unwrap();
-    let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
-    assert!(gpu == data, "dense output differs on deep chains");
-    for e in a.entries_mut() {
-        e.max_depth = 0;
-    }
-    let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
-    assert!(
-        gpu == data,
-        "dense output differs on deep chains whose depth hint says 0"
-    );
-}
-
-/// An archive of more blocks than the rANS stage's CTAs hold at once (two 16-warp CTAs per
-/// SM, one block per warp; the launch makes no more CTAs than that), so some CTAs take a
-/// second chunk of blocks in the host's longest-first serpentine order
-/// (`launch::rans_chunk_order`; the second round padded with chunks to skip),
-/// staging a second table group; the dense pipe and the wavefront bit-exact.
-#[test]
-fn rans_stage_decodes_archives_of_two_rounds() {
-    let Some(g) = gpu_or_skip("rans_stage_decodes_archives_of_two_rounds") else {
-        return;
-    };
-    let opts = EncodeOptions {
-        block_size: 4096,
-        level: 1,
-        ..EncodeOptions::default()
-    };
-    // one round holds 2 * SMs * 16 blocks; 300 more
-    let blocks = 2 * g.sm_count() as usize * 16 + 300;
-    let mut r = aceapex::gpu::tokens::Rng::new(11);
-    let mut data = Vec::with_capacity(blocks * 4096);
-    while data.len() < blocks * 4096 {
-        // DNA with 40 KiB runs of N now and then (blocks that decode in a few steps)
-        if r.below(16) == 0 {
-            data.extend(std::iter::repeat_n(b'N', 40 << 10));
-        } else {
-            data.extend((0..4096).map(|_| b"ACGT"[r.below(4) as usize]));
-        }
-    }
-    data.truncate(blocks * 4096);
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
-    let a = Archive::parse(&packed).unwrap();
-    assert_eq!(a.block_count(), blocks);
-    let wpc = aceapex::device::rans::KERNEL_MAX_WARPS;
-    let chunks = launch::rans_chunks(blocks, a.header().group_blocks, wpc);
-    let order = launch::rans_chunk_order(
-        a.entries(),
-        |b| a.literal_width(b) as u32,
-        &chunks,
-        launch::rans_grid(chunks.len(), g.sm_count()),
-    );
-    assert!(
-        order.len() > 2 * g.sm_count() as usize,
-        "more chunks than CTAs"
-    );
-    // (chunk i starts at block i * wpc: groups of 256 blocks of 4 KiB, chunks of 16)
-    assert!(
-        (order.iter().enumerate()).any(|(i, &k)| k != launch::RANS_NO_CHUNK && i as u32 * wpc != k),
-        "the sample should reorder the chunks"
-    );
-    for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
-        let out = decoder::decompress_with(&g, &a, d).unwrap();
-        assert!(out == data, "{d:?} output differs on a two-round archive");
-    }
-}
-
-/// An archive whose usual rANS grid would run two CTAs on some SMs and one on the others
-/// (more chunks of 8 blocks than SMs) and whose blocks fit one CTA of at most
-/// `KERNEL_SOLO_WARPS` warps per SM: the stage runs `rans_decode_slices_pack_solo` on chunks
-/// cut at the 64-block table groups (`launch::rans_solo_blocks`, `launch::rans_chunks`),
-/// pairs of warps for its wide slices; the dense pipe and the wavefront bit-exact.
-#[test]
-fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
-    let Some(g) = gpu_or_skip("rans_stage_decodes_a_grid_of_one_cta_per_sm") else {
-        return;
-    };
-    let opts = EncodeOptions {
-        raw_match_streams: true,
-        wide_lanes: true,
-        ..EncodeOptions::default()
-    };
-    // 9 blocks of 16 KiB per SM: the usual 8-block chunks outnumber the SMs
-    let blocks = 9 * g.sm_count() as usize;
-    let mut r = aceapex::gpu::tokens::Rng::new(27);
-    let mut data = Vec::with_capacity(blocks << 14);
-    while data.len() < blocks << 14 {
-        // DNA, a repeat of an earlier stretch now and then, a run of N seldom
-        match r.below(32) {
-            0 => data.extend(std::iter::repeat_n(b'N', 3000)),
-            1..=4 if data.len() > 5000 => {
-                let at = data.len() - 1000 - r.below(4000) as usize;
-                data.extend_from_within(at..at + 500);
-            }
-            _ => data.extend((0..2000).map(|_| b"ACGT"[r.below(4) as usize])),
-        }
-    }
-    data.truncate(blocks << 14);
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
-    let a = Archive::parse(&packed).unwrap();
-    assert_eq!(a.block_count(), blocks);
-    assert_eq!(launch::rans_halves(a.entries()), 2, "wide slices expected");
-    assert_eq!(
-        decoder::RansKernel::for_archive(&a),
-        decoder::RansKernel::Packed
-    );
-    let bpc = launch::rans_solo_blocks(blocks, a.header().group_blocks, 2, g.sm_count())
-        .expect("the sample should take the one-CTA-per-SM grid");
-    assert!(
-        !a.header().group_blocks.is_multiple_of(bpc),
-        "chunks of {bpc} should not divide a group of {}",
-        a.header().group_blocks
-    );
-    for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
-        let out = decoder::decompress_with(&g, &a, d).unwrap();
-        assert!(out == data, "{d:?} output differs on a one-CTA-per-SM grid");
-    }
-}
-
-fn sample_inputs() -> Vec<(String, Vec<u8>)> {
-    let mut v = Vec::new();
-    let mut r = aceapex::gpu::tokens::Rng::new(7);
-    let dna: Vec<u8> = (0..3_000_000)
-        .map(|i| {
-            if (i / 5000) % 7 == 3 {
-                b'N'
-            } else {
-                b"ACGTacgt"[r.below(8) as usize]
-            }
-        })
-        .collect();
-    v.push(("dna-like".into(), dna));
-    // soft-masked: case in runs, so the literal stream takes context tables (FORMAT.md §5.4)
-    let mut lower = false;
-    let masked: Vec<u8> = (0..2_000_000)
-        .map(|i| {
-            if r.below(300) == 0 {
-                lower = !lower;
-            }
-            let b = if i % 61 == 60 {
-                b'\n'
-            } else {
-                b"ACGT"[r.below(4) as usize]
-            };
-            if lower {
-                b.to_ascii_lowercase()
-            } else {
-                b
-            }
-        })
-        .collect();
-    v.push(("soft-masked".into(), masked));
-    // upper-case FASTA with line feeds every 61 bytes, runs of N and a lone IUPAC code now and
-    // then: the exceptions of two-bit literal slices (FORMAT.md §5.7); an odd length, so the
-    // last block's codes end inside a byte
-    let fasta: Vec<u8> = (0..1_500_003)
-        .map(|i| match i {
-            _ if i % 61 == 60 => b'\n',
-            _ if (i / 3000) % 11 == 5 && i % 3000 < 200 => b'N',
-            _ if r.below(5000) == 0 => b'R',
-            _ => b"ACGT"[r.below(4) as usize],
-        })
-        .collect();
-    v.push(("fasta".into(), fasta));
-    let words = [
-        "the ", "whale ", "sea ", "ship ", "Ahab ", "and ", "of ", "a ", "white ", "\n",
-    ];
-    let text: Vec<u8> = (0..2_000_000)
-        .flat_map(|_| words[r.below(10) as usize].bytes().collect::<Vec<_>>())
-        .collect();
-    v.push(("text-like".into(), text));
-    let rnd: Vec<u8> = (0..100_000).map(|_| r.next_u64() as u8).collect();
-    v.push(("random".into(), rnd));
-    v.push(("one byte".into(), vec![42]));
-    v.push(("deep chains".into(), deep_chains()));
-    v.push((
-        "period runs".into(),
-        (0..500_000u32).map(|i| (i % 97 % 13) as u8).collect(),
-    ));
-    // short tokens: new matches near and beyond the dense kernel's distance cap
-    for (len, kinds) in TOKEN_SAMPLES {
-        v.push((format!("{len}-byte tokens"), tokens(len, kinds)));
-    }
-    // real corpora when the bundle carries them (scripts/gpu-bundle.sh)
-    if let Ok(dir) = std::env::var("ACEAPEX_TEST_CORPORA") {
-        if let Ok(rd) = std::fs::read_dir(&dir) {
-            for e in rd.flatten() {
-                if let Ok(b) = std::fs::read(e.path()) {
-                    v.push((e.path().display().to_string(), b));
-                }
-            }
-        }
-    }
-    v
-}
-
-#[test]
-fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
-    let Some(g) = gpu_or_skip("gpu_decoders_are_bit_exact_against_original_and_cpu") else {
-        return;
-    };
-    for (name, data) in sample_inputs() {
-        for (block_size, min_match, opts) in sample_options() {
-            let packed = compress(&data, &opts, &|_| {}).unwrap();
-            let a = Archive::parse(&packed).unwrap();
-            let cpu = aceapex::decode::decompress(&a).unwrap();
-            for d in [
-                decoder::Decoder::Dense,
-                decoder::Decoder::Lane,
-                decoder::Decoder::Wavefront,
-                // the dense pipe with the sequential one-lane parse (parse comparison)
-                decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
-            ] {
-                let raw = opts.raw_match_streams;
-                let gpu = decoder::decompress_with(&g, &a, d).unwrap_or_else(|e| {
-                    panic!("{name} bs {block_size} mm {min_match} raw {raw} {d:?}: {e}")
-                });
-                assert!(
-                    gpu == data,
-                    "{name} bs {block_size} mm {min_match} raw {raw} {d:?}: GPU output differs from the original"
-                );
-                assert!(
-                    gpu == cpu,
-                    "{name} bs {block_size} mm {min_match} raw {raw} {d:?}: GPU output differs from the CPU decoder"
-                );
-            }
-        }
-    }
-}
-
-/// A context archive (FORMAT.md §5.4) decodes the same with the pairs' second tables staged in
-/// shared memory and read from global memory (`ACEAPEX_GPU_STAGE_PAIRS`), every decoder.
-#[test]
-fn context_pairs_decode_staged_and_unstaged() {
-    let Some(g) = gpu_or_skip("context_pairs_decode_staged_and_unstaged") else {
-        return;
-    };
-    let samples = sample_inputs();
-    let data = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
-    for level in [5u32, 9] {
-        let opts = EncodeOptions {
-            level,
-            packed_literals: false,
-            ..Default::default()
-        };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
-        assert_eq!(
-            u16::from_le_bytes([packed[4], packed[5]]),
-            5,
-            "level {level}"
-        );
-        for stage in ["0", "1"] {
-            // SAFETY (of the test): the GPU tests run on one thread (run.sh), so no other
-            // thread reads the environment meanwhile.
-            unsafe { std::env::set_var("ACEAPEX_GPU_STAGE_PAIRS", stage) };
-            let a = Archive::parse(&packed).unwrap();
-            for d in [decoder::Decoder::Dense, decoder::Decoder::Wavefront] {
-                let out = decoder::decompress_with(&g, &a, d)
-                    .unwrap_or_else(|e| panic!("level {level} staged {stage} {d:?}: {e}"));
-                assert!(
-                    &out == data,
-                    "level {level} staged {stage} {d:?}: output differs"
-                );
-            }
-        }
-        // SAFETY (of the test): as above.
-        unsafe { std::env::remove_var("ACEAPEX_GPU_STAGE_PAIRS") };
-    }
-}
-
-/// The encoder settings of the bit-exact test: block sizes, minimum matches 4 and 5 (match
-/// bases below 6, format version 4, FORMAT.md §2), context tables and packed literal tables
-/// on (the defaults: version 5 or 6 where they pay) and off, and once the match streams raw
-/// (`raw_match_streams`, the literal slice alone in the warp). Returns `(block_size,
-/// min_match, options)`.
-fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
-    [
-        (4096u32, 6, true, true, false),
-        (16384, 6, true, true, false),
-        (16384, 6, true, true, true),
-        (16384, 6, true, false, false),
-        (16384, 6, false, false, false),
-        (65536, 6, true, true, false),
-        (16384, 4, true, false, false),
-        (4096, 5, false, false, false),
-    ]
-    .into_iter()
-    .map(|(b, m, c, p, r)| (b, m, c, p, r, false, false))
-    // wide lanes (format version 7, with raw match streams: a 64-lane literal slice that two
-    // warps decode): packed literals, context pairs, and plain tables at 4 KiB blocks
-    // (FORMAT.md §5.4, §5.5)
-    .chain([
-        (16384, 6, true, true, true, true, false),
-        (16384, 6, true, false, true, true, false),
-        (4096, 6, false, false, true, true, false),
-    ])
-    // two-bit literal slices (format version 8, FORMAT.md §5.7): with raw match streams (the
-    // narrow packed rANS kernel on small archives) and with coded ones, at 16 and 4 KiB
-    .chain([
-        (16384, 6, true, true, true, false, true),
-        (4096, 6, true, true, false, false, true),
-    ])
-    .map(
-        |(
-            block_size,
-            min_match,
-            context_tables,
-            packed_literals,
-            raw_match_streams,
-            wide_lanes,
-            two_bit_literals,
-        )| {
-            let opts = EncodeOptions {
-                block_size,
-                min_match,
-                level: if min_match < 6 { 8 } else { 5 },
-                context_tables,
-                packed_literals,
-                raw_match_streams,
-                wide_lanes,
-                two_bit_literals,
-                ..Default::default()
-            };
-            (block_size, min_match, opts)
-        },
-    )
-    .collect()
-}
-
-/// Without a GPU too: the bit-exact test's samples and settings give archives with every
-/// feature the writer uses (a match base below 6, context pairs, packed literals, wide and
-/// two-bit slices), so the GPU decoders see each.
-#[test]
-fn bit_exact_samples_cover_every_feature() {
-    let mut versions = std::collections::BTreeSet::new();
-    let samples = sample_inputs();
-    for (name, data) in samples
-        .iter()
-        .filter(|(n, _)| n == "soft-masked" || n == "text-like" || n == "fasta")
-    {
-        for (_, _, opts) in sample_options() {
-            let packed = compress(data, &opts, &|_| {}).unwrap();
-            assert_eq!(u16::from_le_bytes([packed[4], packed[5]]), 1);
-            let a = Archive::parse(&packed).unwrap();
-            let tables = || a.tables().iter().flatten().flatten();
-            // the features by the number of the pre-release version that brought them
-            let v = if a.entries().iter().any(|e| e.lanes[0] == LANES_TWO_BIT) {
-                8
-            } else if a.entries().iter().any(|e| e.has_wide_slice()) {
-                7
-            } else if tables().any(|t| t.is_packed()) {
-                6
-            } else if tables().any(|t| t.has_context()) {
-                5
-            } else if a.header().match_base() < 6 {
-                4
-            } else {
-                3
-            };
-            versions.insert(v);
-            // soft-masked: a context pair, or (16 KiB blocks) packed literals
-            if name == "fasta" && opts.two_bit_literals {
-                // every block of upper-case FASTA takes a two-bit slice
-                let a = Archive::parse(&packed).unwrap();
-                assert_eq!(v, 8, "fasta, {opts:?}: two-bit literals");
-                assert!(
-                    a.entries().iter().all(|e| e.lanes[0] == LANES_TWO_BIT),
-                    "fasta, {opts:?}: a block without a two-bit slice"
-                );
-            } else if name == "soft-masked" && opts.wide_lanes && opts.raw_match_streams {
-                assert_eq!(v, 7, "soft-masked, {opts:?}: wide lanes");
-            } else if name == "soft-masked" && opts.packed_literals && opts.block_size == 16384 {
-                assert_eq!(v, 6, "soft-masked, {opts:?}: packed literals");
-            } else if name == "soft-masked" && opts.context_tables {
-                assert!(v >= 5, "soft-masked, {opts:?}: a context pair");
-            }
-        }
-    }
-    assert_eq!(versions.into_iter().collect::<Vec<_>>(), [3, 4, 5, 6, 7, 8]);
-}
-
-/// Without a GPU too: the rANS stage's entry point follows the archive's table kinds (a
-/// kernel without a kind would fail such slices closed, `dense.rs` `rans_decode_slices`).
-#[test]
-fn rans_kernel_follows_the_table_kinds() {
-    use decoder::RansKernel;
-    let samples = sample_inputs();
-    let masked = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
-    let text = &samples.iter().find(|(n, _)| n == "text-like").unwrap().1;
-    let kind = |data: &[u8], context_tables: bool, packed_literals: bool| {
-        let opts = EncodeOptions {
-            context_tables,
-            packed_literals,
-            ..Default::default()
-        };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
-        RansKernel::for_archive(&Archive::parse(&packed).unwrap())
-    };
-    assert_eq!(kind(text, false, false), RansKernel::Plain);
-    assert_eq!(kind(masked, false, false), RansKernel::Plain);
-    assert_eq!(kind(masked, true, false), RansKernel::Context);
-    assert_eq!(kind(masked, true, true), RansKernel::Packed);
-}
-
-/// Packed literal archives (FORMAT.md §5.6: widths 2, 3 and 4) decode the same with the
-/// expansion table staged in shared memory and read from global memory
-/// (`ACEAPEX_GPU_STAGE_EXPAND`), every decoder, at levels 5 and 9 (few lanes).
-#[test]
-fn packed_literals_decode_staged_and_unstaged() {
-    let mut r = aceapex::gpu::tokens::Rng::new(5);
-    // width 3: ACGT (a base repeats the one before it a third of the time, so that
-    // packed symbols code smaller than single letters, as on real genomes), N and the newline
-    let mut prev = b'A';
-    let fasta: Vec<u8> = (0..1_500_000u32)
-        .map(|i| match i % 61 {
-            60 => b'\n',
-            _ if (i / 9000) % 11 == 4 => b'N',
-            _ => {
-                if r.below(3) != 0 {
-                    prev = b"ACGT"[r.below(4) as usize];
-                }
-                prev
-            }
-        })
-        .collect();
-    // width 4: four letters, a base repeating the one before it a third of the time
-    let four: Vec<u8> = (0..600_000u32)
-        .map(|_| {
-            if r.below(3) != 0 {
-                prev = b"ACGT"[r.below(4) as usize];
-            }
-            prev
-        })
-        .collect();
-    // width 2: the FASTA soft-masked, case in runs of about 40 bases
-    let mut lower = false;
-    let masked: Vec<u8> = (fasta.iter())
-        .map(|&b| {
-            if r.below(40) == 0 {
-                lower = !lower;
-            }
-            if lower {
-                b.to_ascii_lowercase()
-            } else {
-                b
-            }
-        })
-        .collect();
-    // (at level 9 the soft-masked sample takes a context pair instead: smaller there)
-    let inputs = [
-        ("fasta".to_string(), fasta, 3, &[5u32, 9][..]),
-        ("four letters".to_string(), four, 4, &[5, 9]),
-        ("soft-masked".to_string(), masked, 2, &[5]),
-    ];
-    // the archives and their widths are checked without a GPU too
-    let mut archives = Vec::new();
-    for (name, data, width, levels) in &inputs {
-        for &level in *levels {
-            let opts = EncodeOptions {
-                level,
-                ..Default::default()
-            };
-            let packed = compress(data, &opts, &|_| {}).unwrap();
-            let a = Archive::parse(&packed).unwrap();
-            assert_eq!(a.header().version, 1, "{name} level {level}");
-            assert_eq!(
-                a.literal_width(a.block_count() - 1),
-                *width,
-                "{name} level {level}"
-            );
-            // the CPU decoder first
-            assert!(
-                aceapex::decode::decompress(&a).unwrap() == *data,
-                "{name} level {level}: CPU"
-            );
-            archives.push((name, data, level, packed));
-        }
-    }
-    let Some(g) = gpu_or_skip("packed_literals_decode_staged_and_unstaged") else {
-        return;
-    };
-    for (name, data, level, packed) in archives {
-        {
-            for stage in ["0", "1"] {
-                // SAFETY (of the test): the GPU tests run on one thread (run.sh), so no other
-                // thread reads the environment meanwhile.
-                unsafe { std::env::set_var("ACEAPEX_GPU_STAGE_EXPAND", stage) };
-                let a = Archive::parse(&packed).unwrap();
-                for d in [
-                    decoder::Decoder::Dense,
-                    decoder::Decoder::Lane,
-                    decoder::Decoder::Wavefront,
-                ] {
-                    let out = decoder::decompress_with(&g, &a, d).unwrap_or_else(|e| {
-                        panic!("{name} level {level} staged {stage} {d:?}: {e}")
-                    });
-                    assert!(
-                        out == *data,
-                        "{name} level {level} staged {stage} {d:?}: output differs"
-                    );
-                }
-            }
-            // SAFETY (of the test): as above.
-            unsafe { std::env::remove_var("ACEAPEX_GPU_STAGE_EXPAND") };
-        }
-    }
-}
-
-#[test]
-fn gpu_decoders_fail_closed_on_corrupt_data() {
-    let Some(g) = gpu_or_skip("gpu_decoders_fail_closed_on_corrupt_data") else {
-        return;
-    };
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn gpu_decoders_fail_closed_on_corrupt_data() {
+    let g = gpu();
     let data: Vec<u8> = (0..200_000u32)
         .map(|i| (i.wrapping_mul(2654435761) >> 27) as u8 ^ (i % 7) as u8)
         .collect();
     // every stream in rANS (the default), and raw match streams, whose blocks the dense
     // kernel parses from the archive's bytes before the rANS stage hands them over
-    // (`dense.rs`, `early_match_streams`): a flip there reaches the parse first
+    // (`device/src/dense/`, `early_match_streams`): a flip there reaches the parse first
     for opts in [
         EncodeOptions::default(),
         EncodeOptions {
@@ -827,7 +51,7 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
 
 /// Decodes the damaged archive `a` (a flip at byte `at` of `data`'s archive) with each of
 /// `decoders`: one that reports success must give `data`; returns how many failed.
-fn failures_of_flip(
+pub(crate) fn failures_of_flip(
     g: &Gpu,
     a: &Archive<'_>,
     data: &[u8],
@@ -851,10 +75,9 @@ fn failures_of_flip(
 /// and varints, the codes) fail closed on every GPU decoder: an error, or the original bytes.
 /// Most flips are caught; a flip in a code under an exception changes nothing, so some decode.
 #[test]
-fn two_bit_slices_fail_closed_on_corrupt_bytes() {
-    let Some(g) = gpu_or_skip("two_bit_slices_fail_closed_on_corrupt_bytes") else {
-        return;
-    };
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn two_bit_slices_fail_closed_on_corrupt_bytes() {
+    let g = gpu();
     let samples = sample_inputs();
     let data = &samples.iter().find(|(n, _)| n == "fasta").unwrap().1[..300_000];
     for raw_match_streams in [true, false] {
@@ -894,7 +117,7 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
                 data,
                 &[
                     // (with raw match streams the dense kernel expands the slices itself,
-                    // `dense.rs` `expand_own_literals`; with the sequential parse the rANS
+                    // `device/src/dense/` `expand_own_literals`; with the sequential parse the rANS
                     // stage does)
                     decoder::Decoder::Dense,
                     decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
@@ -916,7 +139,7 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
 /// and checks each block's status word against the CPU reference decoder's verdict on that
 /// block (`decode::decode_block_reference`): the same rule where it names one, 0 where it
 /// decodes the block or fails only its checksum (which the GPU's host check catches).
-fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
+pub(crate) fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
     use aceapex::device::status::Status;
     let ga = decoder::GpuArchive::upload(g, a).unwrap();
     let (mut out, mut status) = ga.output_buffers(g).unwrap();
@@ -950,10 +173,9 @@ fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
 /// scratch, so under compute-sanitizer such a store is an out-of-bounds write; the review of
 /// the thirtieth session found it).
 #[test]
-fn two_bit_negative_positions_fail_closed() {
-    let Some(g) = gpu_or_skip("two_bit_negative_positions_fail_closed") else {
-        return;
-    };
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn two_bit_negative_positions_fail_closed() {
+    let g = gpu();
     let mut r = aceapex::gpu::tokens::Rng::new(21);
     let mut data: Vec<u8> = (0..32768).map(|_| b"ACGT"[r.below(4) as usize]).collect();
     data[3] = b'N';
@@ -994,7 +216,7 @@ fn two_bit_negative_positions_fail_closed() {
 /// IUPAC code: ~200 exceptions a block, under `OWN_PRE_CAP`) compressed with both options,
 /// none with either alone.
 #[test]
-fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
+pub(crate) fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
     let mut r = aceapex::gpu::tokens::Rng::new(8);
     let data: Vec<u8> = (0..200_000u32)
         .map(|i| match i {
@@ -1031,14 +253,14 @@ fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
 }
 
 /// Without a GPU too: a dense decode leaves out the lane kernel exactly where no block can be
-/// handed back to it (`launch::dense_leaves_no_fallback`): raw match streams whose blocks
+/// handed back to it (`schedule::dense_leaves_no_fallback`): raw match streams whose blocks
 /// each have at most `LENV_CAP` length varints and one tail byte (without bit 7) for each
 /// offset byte with bit 7. FASTA of 80 bases a line (lines repeating) passes (its counts checked here from the
 /// decoded streams); coded match streams never pass; and a block made by hand with one
 /// length varint too many, a tail with bit 7, or a tail missing fails it, the same block at
 /// exactly `LENV_CAP` varints passes.
 #[test]
-fn lane_kernel_left_out_only_where_no_block_falls_back() {
+pub(crate) fn lane_kernel_left_out_only_where_no_block_falls_back() {
     use aceapex::device::dense_layout::LENV_CAP;
     let mut r = aceapex::gpu::tokens::Rng::new(12);
     // lines of 80 bases drawn from 50, so that matches reach back past 127 bytes (a distance
@@ -1069,13 +291,13 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
         );
     }
     assert!(
-        launch::dense_leaves_no_fallback(&a),
+        schedule::dense_leaves_no_fallback(&a),
         "fasta, raw match streams"
     );
     let coded = compress(&fasta, &EncodeOptions::default(), &|_| {}).unwrap();
     let coded = Archive::parse(&coded).unwrap();
     assert!(
-        !launch::dense_leaves_no_fallback(&coded),
+        !schedule::dense_leaves_no_fallback(&coded),
         "coded match streams"
     );
     // block 1's lengths (stream 1) or tails (stream 4) replaced by hand
@@ -1112,7 +334,7 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
         let made = common::parts::assemble(&p, v, base, &entries, &p.tables, &data);
         let m = Archive::parse(&made).unwrap();
         assert_eq!(m.slices(1)[2], &heads[..], "{what}: the heads stay");
-        assert_eq!(launch::dense_leaves_no_fallback(&m), want, "{what}");
+        assert_eq!(schedule::dense_leaves_no_fallback(&m), want, "{what}");
     }
 }
 
@@ -1126,7 +348,8 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
 /// overlapped or not, after poisoning the output and the rANS scratch (which the dense
 /// kernel must not read for the self-contained blocks, and must for the others).
 #[test]
-fn dense_pipe_decodes_mixed_self_contained_blocks() {
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn dense_pipe_decodes_mixed_self_contained_blocks() {
     use aceapex::device::status::Status;
     let samples = sample_inputs();
     let text = &samples.iter().find(|(n, _)| n == "text-like").unwrap().1;
@@ -1186,9 +409,7 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
             .count();
         assert_eq!(own, fasta_blocks, "{what}: self-contained blocks");
     }
-    let Some(g) = gpu_or_skip("dense_pipe_decodes_mixed_self_contained_blocks") else {
-        return;
-    };
+    let g = gpu();
     for (what, packed, data, _, fasta_blocks) in cases {
         let a = Archive::parse(packed).unwrap();
         let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
@@ -1228,7 +449,7 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
 
 /// A copy of `packed` (raw match streams) with every block's literals stored as a two-bit
 /// slice (`entropy::encode_two_bit`, whatever its size).
-fn two_bit_everywhere(packed: &[u8]) -> Vec<u8> {
+pub(crate) fn two_bit_everywhere(packed: &[u8]) -> Vec<u8> {
     let a = Archive::parse(packed).unwrap();
     let p = common::parts::parts(packed);
     let mut entries = p.entries.clone();
@@ -1251,13 +472,10 @@ fn two_bit_everywhere(packed: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
     // Dense-only statuses (no host checksum involved): raw slices built by hand.
-    let Some(g) =
-        gpu_or_skip("dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks")
-    else {
-        return;
-    };
+    let g = gpu();
     use aceapex::device::status::Status;
     let data = b"hello hello hello hello, world".to_vec();
     let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
@@ -1278,13 +496,10 @@ fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
 /// them; bit-exact against the original and the CPU decoder, and its measured dependency
 /// depth equals the encoder's (block table `max_depth` + 1), two independent computations.
 #[test]
-fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
     use aceapex::device::status::Status;
-    let Some(g) =
-        gpu_or_skip("wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth")
-    else {
-        return;
-    };
+    let g = gpu();
     for (name, data) in sample_inputs() {
         let data = &data[..data.len().min(24 << 20)];
         for (block_size, window) in [
@@ -1364,10 +579,9 @@ fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
 /// decoders must not rely on it): the wavefront reports `DepthHint`, and `decompress_with`
 /// grows its waves to the measured depth and decodes bit-exactly.
 #[test]
-fn wavefront_does_not_trust_the_max_depth_hint() {
-    let Some(g) = gpu_or_skip("wavefront_does_not_trust_the_max_depth_hint") else {
-        return;
-    };
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn wavefront_does_not_trust_the_max_depth_hint() {
+    let g = gpu();
     use aceapex::device::status::Status;
     let data: Vec<u8> = (0..300_000u32)
         .map(|i| b"ACGT"[(i * i / 7 % 4) as usize] ^ (i % 5 == 0) as u8)
@@ -1420,7 +634,11 @@ fn wavefront_does_not_trust_the_max_depth_hint() {
 /// below 2^14), repeats of every history slot (`p_slot` in 1/256: how often a repeat takes
 /// slot 1-3 rather than slot 0) and resets in mid-block. Returns (original bytes, raw
 /// block).
-fn random_command_block(r: &mut common::Rng, len: usize, p_slot: u64) -> (Vec<u8>, common::Blk) {
+pub(crate) fn random_command_block(
+    r: &mut common::Rng,
+    len: usize,
+    p_slot: u64,
+) -> (Vec<u8>, common::Blk) {
     let (mut out, mut lits, mut offs, mut cmds) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut hist = [1u32, 2, 4, 8];
     cmds.push(0xFF);
@@ -1479,7 +697,8 @@ fn random_command_block(r: &mut common::Rng, len: usize, p_slot: u64) -> (Vec<u8
 /// mid-block resets and every repeat slot, from all-shortcut to mostly-scan blocks: bit-exact
 /// against the test's own model and the CPU decoder.
 #[test]
-fn dense_kernel_resolves_repeat_history_like_the_grammar() {
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn dense_kernel_resolves_repeat_history_like_the_grammar() {
     let mut r = common::Rng(0x5EED);
     let bs = 4096usize;
     let (mut original, mut blocks) = (Vec::new(), Vec::new());
@@ -1495,9 +714,7 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
         aceapex::decode::decompress(&a).unwrap() == original,
         "CPU decoder disagrees with the test's model of the grammar"
     );
-    let Some(g) = gpu_or_skip("dense_kernel_resolves_repeat_history_like_the_grammar") else {
-        return;
-    };
+    let g = gpu();
     for d in [
         decoder::Decoder::Dense,
         decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
@@ -1516,11 +733,9 @@ fn dense_kernel_resolves_repeat_history_like_the_grammar() {
 /// kernel an epoch no word holds) must wait for the whole rANS grid instead: a second
 /// longer, the same bytes, every status 0.
 #[test]
-fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
-    let Some(g) = gpu_or_skip("dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall")
-    else {
-        return;
-    };
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
+    let g = gpu();
     // DNA-like, with 40 KiB runs of N now and then (blocks of very different rANS chains)
     let blocks = g.sm_count() as usize * g.dense_ctas_per_sm() as usize + 200;
     let mut r = aceapex::gpu::tokens::Rng::new(23);
@@ -1535,11 +750,11 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
     data.truncate(blocks << 14);
     // default options (every stream in rANS), and raw match streams with wide lanes, whose
     // blocks the dense kernel parses before their hand-off where it takes one not yet handed
-    // over (`dense.rs`, `early_match_streams`; which blocks, the timing decides). (The
+    // over (`device/src/dense/`, `early_match_streams`; which blocks, the timing decides). (The
     // stall hook's epoch is in no word, so its CTAs give up at the queue's epoch and wait
     // for the whole rANS grid before any block: no block is parsed early in that decode.)
     // And two-bit literals with raw match streams, whose blocks the dense kernel decodes
-    // without the rANS stage (`dense.rs`, `self_contained`): never waited for, stall or not.
+    // without the rANS stage (`device/src/dense/`, `self_contained`): never waited for, stall or not.
     for opts in [
         EncodeOptions::default(),
         EncodeOptions {
@@ -1563,7 +778,12 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
 /// The body of [`dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall`] for
 /// one archive of `data`; `raw_match_streams`: the archive's match streams are all raw
 /// (checked in its block table).
-fn decode_through_stalls(g: &Gpu, a: &Archive<'_>, data: &[u8], raw_match_streams: bool) {
+pub(crate) fn decode_through_stalls(
+    g: &Gpu,
+    a: &Archive<'_>,
+    data: &[u8],
+    raw_match_streams: bool,
+) {
     use aceapex::device::status::Status;
     let raw = a.entries().iter().all(|e| {
         e.lanes[1..]
@@ -1616,15 +836,13 @@ fn decode_through_stalls(g: &Gpu, a: &Archive<'_>, data: &[u8], raw_match_stream
 /// encoder at 33-64 lanes where the group's tables allow it (a context pair needs every symbol
 /// in the table its new context picks, FORMAT.md §5.4), as a version-7 archive: wide slices
 /// in every stream, several per block, context pairs and packed literals among them.
-fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
+pub(crate) fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
     use aceapex::entropy::{encode_context_slice, encode_slice_with, pack_literals, EncodeTable};
     let a = Archive::parse(packed).unwrap();
     let p = common::parts::parts(packed);
     let gb = a.header().group_blocks as usize;
     let mut entries = p.entries.clone();
     let mut data = Vec::new();
-    // `b` indexes the archive's blocks (slices, tables) as well as `entries`
-    #[allow(clippy::needless_range_loop)]
     for b in 0..a.block_count() {
         let mut bufs: [Vec<u8>; 5] = Default::default();
         aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
@@ -1681,7 +899,11 @@ fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
 /// short of a word underflows (its lanes read the same words as before until the missing
 /// one), an area with a word over fails the trailer, and an underflow comes before a trailer
 /// failure whichever half has which. None when the slice lacks the words the damage needs.
-fn damage_wide(s: &[u8], lanes: usize, how: usize) -> Option<(&'static str, Vec<u8>, u32)> {
+pub(crate) fn damage_wide(
+    s: &[u8],
+    lanes: usize,
+    how: usize,
+) -> Option<(&'static str, Vec<u8>, u32)> {
     use aceapex::device::status::Status::{RansHeader, RansTrailer, RansUnderflow};
     let h = 4 * lanes + 4;
     let n0 = common::get_u32(s, 4 * lanes) as usize;
@@ -1776,7 +998,8 @@ fn damage_wide(s: &[u8], lanes: usize, how: usize) -> Option<(&'static str, Vec<
 /// the CPU reference's and (independent blocks) every other block's 0; the undamaged archives
 /// decode bit-exact.
 #[test]
-fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
     use aceapex::device::status::Status;
     let mut r = common::Rng(0x0DA7_A7E7);
     // soft-masked DNA, case in runs: 8 letters, two per packed symbol, so the literal slices
@@ -1970,9 +1193,7 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
          wide slices per stream {wide_streams:?}: the CPU fails them closed",
         cases.len()
     );
-    let Some(g) = gpu_or_skip("gpu_decoders_fail_closed_on_damaged_wide_slices") else {
-        return;
-    };
+    let g = gpu();
     // the undamaged archives, bit-exact
     for (name, data, packed) in &bases {
         let a = Archive::parse(packed).unwrap();

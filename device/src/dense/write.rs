@@ -1,0 +1,151 @@
+//! Stage 3 of the dense kernel: every byte follows its pointer chain to its literal, and the
+//! CTA writes the block with coalesced stores.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Stage 3 in one pass, for any depth: every byte follows its pointer chain to the end and,
+/// when it took a hop, stores the literal pointer it found back in its own slot, so a later
+/// byte whose chain passes through it stops there. The CTA sweeps the block in increasing
+/// position and every match pointer names a lower position, so most chains end at a byte
+/// resolved a sweep step earlier. Concurrent readers of a slot see either its match pointer
+/// or the literal pointer stored back: both lie on its chain, so the result is the same
+/// either way. Every hop goes to a lower position (parse checks), so a chain ends within
+/// `block_len` hops even in a hostile block.
+///
+/// A thread takes four bytes at a time: their pointers in one 8-byte load, their first hops
+/// as four independent loads (so the four bytes wait on one shared-memory latency, not one
+/// after another: PERFORMANCE.md twenty-second session), deeper chains in a loop, the four
+/// resolved pointers stored back in one 8-byte store when any of them hopped.
+///
+/// The stores race with other threads' loads by design, with plain accesses, and the generated
+/// code loads each slot once into the register that is both tested and used. The racing
+/// accesses differ in size: a thread stores its four slots back in one aligned 8-byte store
+/// while others load single 16-bit slots. The PTX memory model does not define such
+/// mixed-size races; the kernel relies on the hardware's: an aligned 8-byte shared-memory
+/// store is one transaction, so a racing 16-bit load of one of its slots reads either the
+/// old pointer or the new one, both on that slot's chain. (Before the twenty-second session
+/// every access was 16-bit; a vector access, which the model takes element by element,
+/// comes out of LLVM as the same 64-bit access.) `compute-sanitizer --tool racecheck`
+/// reports these loads and stores as write-after-read hazards (seventh session; again in the
+/// twenty-second, run 12, with the decode bit-exact); making every access of the chain
+/// volatile made the write stage 3x slower (seventh session, run 9). Only the first hop's loads are volatile, so that LLVM keeps
+/// them unconditional.
+///
+/// `LIT_RUNS` ([`decode_blocks_dense_sc`]'s): a word whose four pointers are consecutive
+/// literal pointers (a literal run, most of a block of DNA) takes its four literals in one or
+/// two aligned 4-byte loads of the literal region instead of four pointer hops and four
+/// byte loads.
+pub(super) fn write_memo<const LIT_RUNS: bool>(
+    s: &Smem,
+    out: *mut u8,
+    start: u64,
+    block_len: u32,
+    tid: u32,
+) {
+    let ptr = s.ptr();
+    let lit = s.lit();
+    let byte = |i: u32| -> u32 {
+        // SAFETY: i < block_len pointers; a match pointer names a lower position.
+        let mut v = unsafe { *ptr.add(i as usize) };
+        let mut hops = 0u32;
+        while v & 0x8000 == 0 {
+            // SAFETY: as above.
+            v = unsafe { *ptr.add(v as usize) };
+            hops += 1;
+        }
+        if hops > 0 {
+            // SAFETY: slot i of the pointer region; a literal pointer (see above).
+            unsafe { *ptr.add(i as usize) = v };
+        }
+        // SAFETY: the parse wrote literal pointers only below the block's literal count
+        // (<= LIT_CAP, loaded into the literal region).
+        (unsafe { *lit.add((v & 0x7FFF) as usize) }) as u32
+    };
+    let words = block_len / 4;
+    let mut q = tid;
+    while q < words {
+        // the word's four pointers in one load; their first hops as four independent loads
+        // (a literal pointer's "hop" reads a pointer slot below DENSE_MAX_BLOCK, in the
+        // region, and is discarded), so the four bytes wait on one shared-memory latency
+        // each step instead of one after another
+        // SAFETY: 4q + 3 < block_len pointers; the region is 16-aligned (PTR_OFF), so slot 4q
+        // is 8-aligned.
+        let p4 = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
+        let p0 = p4 & 0xFFFF;
+        if LIT_RUNS && p0 & 0x8000 != 0 && p4 == p0 * 0x0001_0001_0001_0001 + 0x0003_0002_0001_0000
+        {
+            // literals i .. i + 4 (i + 3 < the block's literal count <= LIT_CAP: the parse
+            // wrote literal pointers only below it, so no field carried into the next)
+            let i = (p0 & 0x7FFF) as usize;
+            let sh = 8 * (i & 3) as u32;
+            let at = lit as *const u32;
+            // SAFETY: word i / 4 of the literal region (16-aligned), and, when i is not
+            // 4-aligned, the next one, which holds literal i + 3 < LIT_CAP.
+            let w = unsafe {
+                let lo = *at.add(i / 4);
+                if sh == 0 {
+                    lo
+                } else {
+                    lo >> sh | *at.add(i / 4 + 1) << (32 - sh)
+                }
+            };
+            // SAFETY: as the store below.
+            unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
+            q += THREADS;
+            continue;
+        }
+        let mut v = [
+            p4 as u32 & 0xFFFF,
+            (p4 >> 16) as u32 & 0xFFFF,
+            (p4 >> 32) as u32 & 0xFFFF,
+            (p4 >> 48) as u32,
+        ];
+        for x in v.iter_mut() {
+            // a volatile load, so that LLVM keeps it unconditional (it sinks a plain one into
+            // a branch per byte, which serialises the four)
+            // SAFETY: (x & 0x7FFF) < DENSE_MAX_BLOCK pointer slots (a match pointer is below
+            // block_len, a literal index below LIT_CAP, asserted below).
+            const _: () = assert!(LIT_CAP <= DENSE_MAX_BLOCK as usize);
+            let t = unsafe { ptr.add((*x & 0x7FFF) as usize).read_volatile() } as u32;
+            if *x & 0x8000 == 0 {
+                *x = t;
+            }
+        }
+        if (v[0] & v[1] & v[2] & v[3]) & 0x8000 == 0 {
+            for x in v.iter_mut() {
+                while *x & 0x8000 == 0 {
+                    // SAFETY: a match pointer names a lower position (parse checks).
+                    *x = unsafe { *ptr.add(*x as usize) } as u32;
+                }
+            }
+        }
+        if p4 != (v[0] | v[1] << 16) as u64 | ((v[2] | v[3] << 16) as u64) << 32 {
+            // SAFETY: the word's own four slots; each now a literal pointer on its chain.
+            unsafe {
+                *(ptr.add(4 * q as usize) as *mut u64) =
+                    (v[0] | v[1] << 16) as u64 | ((v[2] | v[3] << 16) as u64) << 32
+            };
+        }
+        // a literal pointer is 0x8000 + its index: the region's address less 0x8000 plus the
+        // pointer (no mask; the offset folds into the load's immediate)
+        let lit_x = lit.wrapping_sub(0x8000);
+        let mut w: u32 = 0;
+        for (j, x) in v.iter().enumerate() {
+            // SAFETY: x is a literal pointer, 0x8000 + an index below the block's literal
+            // count (see `byte`), so lit_x + x lies in the literal region.
+            w |= (unsafe { *lit_x.wrapping_add(*x as usize) } as u32) << (8 * j);
+        }
+        // SAFETY: start is a multiple of the block size (>= 4 KiB), so start + 4q is 4-aligned
+        // in the 256-byte aligned output; start + block_len <= out_len.
+        unsafe { *(out.add((start + 4 * q as u64) as usize) as *mut u32) = w };
+        q += THREADS;
+    }
+    let mut i = words * 4 + tid;
+    while i < block_len {
+        let b = byte(i) as u8;
+        // SAFETY: start + i < start + block_len <= out_len.
+        unsafe { *out.add((start + i as u64) as usize) = b };
+        i += THREADS;
+    }
+}
