@@ -9,9 +9,13 @@
 # binary of one build (scripts/gpu-bundle.sh makes them). DATA_DIR holds archives (*.acx)
 # that B's CLI restores to the originals. RECIPES_FILE has one line per recipe,
 # `BUILD NAME compress-options...` (BUILD is A or B); without it, each build compresses at
-# its default settings only. Each recipe's archives are benchmarked twice, the builds
-# alternating, so the spread between the two passes shows the noise.
-# Writes ab.tsv (one row per corpus and recipe) and the raw logs to $OUT (or /tmp/ab-out).
+# its default settings only. Each recipe's archives are benchmarked $PASSES times (default 2),
+# the builds alternating, so the spread between passes shows the noise; a recipe whose name
+# starts with `cpu_` is left out of the GPU benchmark. STAGE=cpu runs only the CPU table and
+# the bit-exact GPU check, STAGE=gpu only the GPU benchmark (both compress first).
+# Writes cpu.tsv and gpu.tsv and the raw logs to $OUT (or /tmp/ab-out). The GPU figure is the
+# bench's device-resident dense decode (mean of 5 after a verified decode); criterion's own
+# loop is skipped.
 set -uo pipefail
 A=$(cd "$1" && pwd) B=$(cd "$2" && pwd) DATA=$(cd "$3" && pwd)
 RECIPES=${4:-}
@@ -35,6 +39,7 @@ fi
 
 now() { date +%s%N; } # nanoseconds
 printf 'recipe\tcorpus\tbytes\tratio\tencode_MBps\tcpu_decode_MBps_1thread\n' >"$OUTD/cpu.tsv"
+STAGE=${STAGE:-all}
 for r in "${recipes[@]}"; do
     read -r build name opts <<<"$r"
     bin=$A/aceapex
@@ -47,6 +52,7 @@ for r in "${recipes[@]}"; do
         # shellcheck disable=SC2086 # opts is a list of compress options
         "$bin" compress "$f" -o "$out" -f -q -T "$threads" $opts || { echo "compress failed: $r $n"; continue; }
         t1=$(now)
+        [[ $STAGE == gpu ]] && continue
         best=0
         for _ in 1 2 3; do
             s=$(now)
@@ -65,16 +71,18 @@ for r in "${recipes[@]}"; do
     done
 done
 column -t "$OUTD/cpu.tsv"
+[[ $STAGE == cpu ]] && exit 0
 
-# device-resident full decode: every recipe's archives, two passes, builds alternating
+# device-resident full decode: every recipe's archives, $PASSES passes, builds alternating
 printf 'pass\trecipe\tcorpus\tGBps\n' >"$OUTD/gpu.tsv"
-for pass in 1 2; do
+for pass in $(seq "${PASSES:-2}"); do
     for r in "${recipes[@]}"; do
         read -r build name _ <<<"$r"
+        [[ $name == cpu_* ]] && continue
         bench=$A/bench-gpu_decode
         [[ $build == B ]] && bench=$B/bench-gpu_decode
         log=$OUTD/bench-$build-$name-$pass.log
-        ACEAPEX_BENCH_ARCHIVES=$W/$build-$name "$bench" --bench 'dense/' >"$log" 2>&1
+        ACEAPEX_BENCH_ARCHIVES=$W/$build-$name "$bench" --bench 'criterion-loop-skipped' >"$log" 2>&1
         # "SUMMARY gpu_decode NAME: ... device-resident dense T ms = X GB/s"
         sed -n 's/^SUMMARY gpu_decode \([^:]*\):.*device-resident dense [0-9.]* ms = \([0-9.]*\) GB\/s.*/\1\t\2/p' "$log" |
             while IFS=$'\t' read -r n g; do printf '%s\t%s-%s\t%s\t%s\n' "$pass" "$build" "$name" "$n" "$g"; done >>"$OUTD/gpu.tsv"
