@@ -20,6 +20,7 @@ pub mod entry;
 pub mod error;
 pub mod gpu;
 pub mod lz;
+pub mod options;
 
 /// The corpus files (paths under `corpora/`, made by `../shared/corpora/fetch.sh`) that the
 /// CPU benchmark (`benches/codec.rs`) and the speed examples (`encode_speed`,
@@ -33,6 +34,9 @@ pub const CPU_BENCH_FILES: &[&str] = &[
     "protein/swissprot201401_GO_BPO.fasta",
 ];
 
-pub use archive::{compress, Archive, EncodeOptions};
+pub use archive::{compress, Archive};
+#[doc(hidden)]
+pub use archive::{compress_settings, Settings, TwoBit};
 pub use decode::{decompress, extract};
 pub use error::{DecodeError, FormatError};
+pub use options::{Options, OptionsError, Target};

@@ -15,7 +15,7 @@ use aceapex::decode::{decode_block_at, decode_block_reference, decode_streams};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
 use aceapex::lz::{join_offsets, split_offsets};
-use aceapex::{compress, decompress, extract, DecodeError, EncodeOptions};
+use aceapex::{compress_settings, decompress, extract, DecodeError, Settings};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -75,9 +75,9 @@ struct Source {
     blocks: Vec<Blk>,
 }
 
-fn load(name: &str, data: Vec<u8>, opts: &EncodeOptions) -> Source {
+fn load(name: &str, data: Vec<u8>, opts: &Settings) -> Source {
     // version 2 (64-byte entries at fixed offsets), which this harness rebuilds field by field
-    let packed = common::as_version_2(&compress(&data, opts, &|_| {}).unwrap());
+    let packed = common::as_version_2(&compress_settings(&data, opts, &|_| {}).unwrap());
     let a = Archive::parse(&packed).unwrap();
     if !matches!(decompress(&a), Ok(ref v) if *v == data) {
         eprintln!("WARNING: {name}: decompress of the valid archive fails");
@@ -1357,16 +1357,16 @@ fn sources(kib: usize) -> Vec<Source> {
         d
     };
     let bytes = kib << 10;
-    let def = EncodeOptions::default();
-    let small = EncodeOptions {
+    let def = Settings::default();
+    let small = Settings {
         block_size: 4096,
         ..Default::default()
     };
-    let cross = EncodeOptions {
+    let cross = Settings {
         window: Some(64 << 10),
         ..Default::default()
     };
-    let cross4k = EncodeOptions {
+    let cross4k = Settings {
         window: Some(64 << 10),
         block_size: 4096,
         ..Default::default()
@@ -1405,7 +1405,7 @@ fn sources(kib: usize) -> Vec<Source> {
         load(
             "moby-64k",
             moby.clone(),
-            &EncodeOptions {
+            &Settings {
                 block_size: 64 << 10,
                 ..Default::default()
             },
@@ -1413,7 +1413,7 @@ fn sources(kib: usize) -> Vec<Source> {
         load(
             "fastq-32k",
             fq.clone(),
-            &EncodeOptions {
+            &Settings {
                 block_size: 32 << 10,
                 ..Default::default()
             },
@@ -1449,7 +1449,7 @@ fn sources(kib: usize) -> Vec<Source> {
         load(
             "far-4m",
             far,
-            &EncodeOptions {
+            &Settings {
                 window: Some(4 << 20),
                 block_size: 256 << 10,
                 ..Default::default()

@@ -4,7 +4,7 @@
 //! intended, regenerate the archives as the README says.
 
 use aceapex::archive::Archive;
-use aceapex::{compress, decompress, extract, EncodeOptions};
+use aceapex::{compress_settings, decompress, extract, Settings, TwoBit};
 use std::path::PathBuf;
 
 const ORIGINALS: [&str; 3] = ["moby_dick_64k.txt", "dna.fa", "records.csv"];
@@ -16,11 +16,11 @@ fn golden(name: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
 }
 
-/// The CLI's defaults of before version 5, spelled out (not `EncodeOptions::default()`, so a
+/// The CLI's defaults of before version 5, spelled out (not `Settings::default()`, so a
 /// changed default also shows up here): the version-3 and version-4 archives are made
 /// without context tables and packed literals (`--no-context --no-pack`).
-fn default_settings() -> EncodeOptions {
-    EncodeOptions {
+fn default_settings() -> Settings {
+    Settings {
         level: 5,
         block_size: 16384,
         window: None,
@@ -31,19 +31,19 @@ fn default_settings() -> EncodeOptions {
         packed_literals: false,
         raw_match_streams: false,
         wide_lanes: false,
-        two_bit_literals: false,
+        two_bit: TwoBit::Off,
     }
 }
 
-fn cross_settings() -> EncodeOptions {
-    EncodeOptions {
+fn cross_settings() -> Settings {
+    Settings {
         window: Some(65536),
         block_size: 4096,
         ..default_settings()
     }
 }
 
-fn variants() -> Vec<(String, String, EncodeOptions)> {
+fn variants() -> Vec<(String, String, Settings)> {
     let mut v = Vec::new();
     for o in ORIGINALS {
         v.push((o.to_string(), format!("{o}.acx"), default_settings()));
@@ -54,12 +54,12 @@ fn variants() -> Vec<(String, String, EncodeOptions)> {
 
 /// The version-4 archives (match base below 6, FORMAT.md §2): `-l 8 --min-match 4` of the
 /// text and `-l 8 --min-match 5 --block-size 4K` of the records.
-fn variants_v4() -> Vec<(String, String, EncodeOptions)> {
+fn variants_v4() -> Vec<(String, String, Settings)> {
     vec![
         (
             "moby_dick_64k.txt".into(),
             "moby_dick_64k.txt.l8-mm4.acx".into(),
-            EncodeOptions {
+            Settings {
                 level: 8,
                 min_match: 4,
                 ..default_settings()
@@ -68,7 +68,7 @@ fn variants_v4() -> Vec<(String, String, EncodeOptions)> {
         (
             "records.csv".into(),
             "records.csv.l8-mm5-b4k.acx".into(),
-            EncodeOptions {
+            Settings {
                 level: 8,
                 min_match: 5,
                 block_size: 4096,
@@ -80,8 +80,8 @@ fn variants_v4() -> Vec<(String, String, EncodeOptions)> {
 
 /// The version-5 archives (context tables, FORMAT.md §5.4): the DNA at the CLI's defaults
 /// and the text at `-l 9 --min-match 4`.
-fn variants_v5() -> Vec<(String, String, EncodeOptions)> {
-    let ctx = EncodeOptions {
+fn variants_v5() -> Vec<(String, String, Settings)> {
+    let ctx = Settings {
         context_tables: true,
         ..default_settings()
     };
@@ -90,7 +90,7 @@ fn variants_v5() -> Vec<(String, String, EncodeOptions)> {
         (
             "moby_dick_64k.txt".into(),
             "moby_dick_64k.txt.l9-mm4-ctx.acx".into(),
-            EncodeOptions {
+            Settings {
                 level: 9,
                 min_match: 4,
                 ..ctx
@@ -101,11 +101,11 @@ fn variants_v5() -> Vec<(String, String, EncodeOptions)> {
 
 /// The version-6 archive (packed literal tables, FORMAT.md §5.6): a real genome sample at the
 /// CLI's defaults.
-fn variants_v6() -> Vec<(String, String, EncodeOptions)> {
+fn variants_v6() -> Vec<(String, String, Settings)> {
     vec![(
         "ecoli_48k.fa".into(),
         "ecoli_48k.fa.acx".into(),
-        EncodeOptions {
+        Settings {
             context_tables: true,
             packed_literals: true,
             ..default_settings()
@@ -115,7 +115,7 @@ fn variants_v6() -> Vec<(String, String, EncodeOptions)> {
 
 /// Every committed archive of the current encoder, versions 3 to 6 (version 7, wide slices,
 /// is covered by tests/attack_v7.rs and the archive tests).
-fn all_variants() -> Vec<(String, String, EncodeOptions)> {
+fn all_variants() -> Vec<(String, String, Settings)> {
     let mut v = variants();
     v.extend(variants_v4());
     v.extend(variants_v5());
@@ -140,9 +140,9 @@ fn version_6_golden_archive_has_packed_literals() {
             "{arc}: alphabet"
         );
         // the same settings without packed literals: an older version, larger
-        let plain = compress(
+        let plain = compress_settings(
             &golden(&orig),
-            &EncodeOptions {
+            &Settings {
                 packed_literals: false,
                 ..opts
             },
@@ -169,9 +169,9 @@ fn version_5_golden_archives_have_context_pairs() {
             .count();
         assert!(pairs > 0, "{arc}: no context pair");
         // the same settings without context tables: an older version, larger
-        let plain = compress(
+        let plain = compress_settings(
             &golden(&arc.replace(".ctx.acx", "").replace(".l9-mm4-ctx.acx", "")),
-            &EncodeOptions {
+            &Settings {
                 context_tables: false,
                 ..opts
             },
@@ -246,7 +246,7 @@ fn golden_archives_are_reproduced_byte_for_byte() {
     for (orig, arc, opts) in all_variants() {
         let original = golden(&orig);
         let archive = golden(&arc);
-        let again = compress(&original, &opts, &|_| {}).unwrap();
+        let again = compress_settings(&original, &opts, &|_| {}).unwrap();
         if again != archive {
             let first = again
                 .iter()
@@ -330,9 +330,9 @@ fn version_3_differs_from_version_2_only_in_the_block_table() {
 /// cost more than it saves: `archive::PACK_MIN_LITERALS`).
 #[test]
 fn worked_example_a_at_the_defaults() {
-    let a = compress(
+    let a = compress_settings(
         b"abcabcabcabcabc hello hello hello",
-        &EncodeOptions::default(),
+        &Settings::default(),
         &|_| {},
     )
     .unwrap();

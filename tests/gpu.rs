@@ -3,7 +3,7 @@
 //!
 //! Every GPU output buffer is poisoned before the kernels run, so unwritten bytes show.
 
-use aceapex::archive::{compress, Archive, EncodeOptions};
+use aceapex::archive::{compress_settings, Archive, Settings, TwoBit};
 use aceapex::device::dense_layout::{STAGES_ALL, STAGE_SEQ_PARSE};
 use aceapex::device::format::LANES_TWO_BIT;
 use aceapex::gpu::launch::{self, CopyVariant};
@@ -150,7 +150,7 @@ fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
         return;
     };
     for (name, data) in sample_inputs().into_iter().take(3) {
-        let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let ts = aceapex::gpu::tokens::from_archive(&a, &data).unwrap();
         let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
@@ -232,12 +232,12 @@ fn token_samples_straddle_the_dense_distance_cap() {
         .into_iter()
         .zip([(OFFV_CAP + 1, usize::MAX), (2049, OFFV_CAP)])
     {
-        let opts = EncodeOptions {
+        let opts = Settings {
             level: 8,
             min_match: 4,
             ..Default::default()
         };
-        let packed = compress(&tokens(len, kinds), &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&tokens(len, kinds), &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let inside = a
             .entries
@@ -256,7 +256,7 @@ fn token_samples_straddle_the_dense_distance_cap() {
 /// data, not a decoder).
 #[test]
 fn deep_chains_sample_has_deep_blocks() {
-    let packed = compress(&deep_chains(), &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&deep_chains(), &Settings::default(), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     let deepest = a.entries.iter().map(|e| e.max_depth).max().unwrap();
     assert!(deepest >= 64, "deepest block {deepest}");
@@ -271,7 +271,7 @@ fn dense_kernel_decodes_deep_chains() {
         return;
     };
     let data = deep_chains();
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
     let mut a = Archive::parse(&packed).unwrap();
     let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
     assert!(gpu == data, "dense output differs on deep chains");
@@ -295,10 +295,10 @@ fn rans_stage_decodes_archives_of_two_rounds() {
     let Some(g) = gpu_or_skip("rans_stage_decodes_archives_of_two_rounds") else {
         return;
     };
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         level: 1,
-        ..EncodeOptions::default()
+        ..Settings::default()
     };
     // one round holds 2 * SMs * 16 blocks; 300 more
     let blocks = 2 * g.sm_count() as usize * 16 + 300;
@@ -313,7 +313,7 @@ fn rans_stage_decodes_archives_of_two_rounds() {
         }
     }
     data.truncate(blocks * 4096);
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     let wpc = aceapex::device::rans::KERNEL_MAX_WARPS;
@@ -349,10 +349,10 @@ fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
     let Some(g) = gpu_or_skip("rans_stage_decodes_a_grid_of_one_cta_per_sm") else {
         return;
     };
-    let opts = EncodeOptions {
+    let opts = Settings {
         raw_match_streams: true,
         wide_lanes: true,
-        ..EncodeOptions::default()
+        ..Settings::default()
     };
     // 9 blocks of 16 KiB per SM: the usual 8-block chunks outnumber the SMs
     let blocks = 9 * g.sm_count() as usize;
@@ -370,7 +370,7 @@ fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
         }
     }
     data.truncate(blocks << 14);
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     assert_eq!(launch::rans_halves(&a.entries), 2, "wide slices expected");
@@ -475,7 +475,7 @@ fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
     };
     for (name, data) in sample_inputs() {
         for (block_size, min_match, opts) in sample_options() {
-            let packed = compress(&data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             let cpu = aceapex::decompress(&a).unwrap();
             for d in [
@@ -512,12 +512,12 @@ fn context_pairs_decode_staged_and_unstaged() {
     let samples = sample_inputs();
     let data = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
     for level in [5u32, 9] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             level,
             packed_literals: false,
             ..Default::default()
         };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(data, &opts, &|_| {}).unwrap();
         assert_eq!(
             u16::from_le_bytes([packed[4], packed[5]]),
             5,
@@ -547,7 +547,7 @@ fn context_pairs_decode_staged_and_unstaged() {
 /// on (the defaults: version 5 or 6 where they pay) and off, and once the match streams raw
 /// (`raw_match_streams`, the literal slice alone in the warp). Returns `(block_size,
 /// min_match, options)`.
-fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
+fn sample_options() -> Vec<(u32, u32, Settings)> {
     [
         (4096u32, 6, true, true, false),
         (16384, 6, true, true, false),
@@ -584,7 +584,7 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
             wide_lanes,
             two_bit_literals,
         )| {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size,
                 min_match,
                 level: if min_match < 6 { 8 } else { 5 },
@@ -592,7 +592,11 @@ fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
                 packed_literals,
                 raw_match_streams,
                 wide_lanes,
-                two_bit_literals,
+                two_bit: if two_bit_literals {
+                    TwoBit::WithinLoss
+                } else {
+                    TwoBit::Off
+                },
                 ..Default::default()
             };
             (block_size, min_match, opts)
@@ -612,11 +616,11 @@ fn bit_exact_samples_cover_versions_3_to_8() {
         .filter(|(n, _)| n == "soft-masked" || n == "text-like" || n == "fasta")
     {
         for (_, _, opts) in sample_options() {
-            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(data, &opts, &|_| {}).unwrap();
             let v = u16::from_le_bytes([packed[4], packed[5]]);
             versions.insert(v);
             // soft-masked: a context pair, or (16 KiB blocks) packed literals
-            if name == "fasta" && opts.two_bit_literals {
+            if name == "fasta" && (opts.two_bit != TwoBit::Off) {
                 // every block of upper-case FASTA takes a two-bit slice
                 let a = Archive::parse(&packed).unwrap();
                 assert_eq!(v, 8, "fasta, {opts:?}: two-bit literals");
@@ -645,12 +649,12 @@ fn rans_kernel_follows_the_table_kinds() {
     let masked = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
     let text = &samples.iter().find(|(n, _)| n == "text-like").unwrap().1;
     let kind = |data: &[u8], context_tables: bool, packed_literals: bool| {
-        let opts = EncodeOptions {
+        let opts = Settings {
             context_tables,
             packed_literals,
             ..Default::default()
         };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(data, &opts, &|_| {}).unwrap();
         RansKernel::for_archive(&Archive::parse(&packed).unwrap())
     };
     assert_eq!(kind(text, false, false), RansKernel::Plain);
@@ -713,11 +717,11 @@ fn packed_literals_decode_staged_and_unstaged() {
     let mut archives = Vec::new();
     for (name, data, width, levels) in &inputs {
         for &level in *levels {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 level,
                 ..Default::default()
             };
-            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             assert_eq!(a.header.version, 6, "{name} level {level}");
             assert_eq!(
@@ -775,13 +779,13 @@ fn gpu_decoders_fail_closed_on_corrupt_data() {
     // kernel parses from the archive's bytes before the rANS stage hands them over
     // (`dense.rs`, `early_match_streams`): a flip there reaches the parse first
     for opts in [
-        EncodeOptions::default(),
-        EncodeOptions {
+        Settings::default(),
+        Settings {
             raw_match_streams: true,
             ..Default::default()
         },
     ] {
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let data_start = Archive::parse(&packed).unwrap().data_offset as usize;
         let mut r = aceapex::gpu::tokens::Rng::new(99);
         let mut failed = 0;
@@ -841,12 +845,12 @@ fn two_bit_slices_fail_closed_on_corrupt_bytes() {
     let samples = sample_inputs();
     let data = &samples.iter().find(|(n, _)| n == "fasta").unwrap().1[..300_000];
     for raw_match_streams in [true, false] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             raw_match_streams,
-            two_bit_literals: true,
+            two_bit: TwoBit::WithinLoss,
             ..Default::default()
         };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         // the literal slices' ranges in the file
         let slices: Vec<(usize, usize)> = (0..a.entries.len())
@@ -941,12 +945,12 @@ fn two_bit_negative_positions_fail_closed() {
     let mut data: Vec<u8> = (0..32768).map(|_| b"ACGT"[r.below(4) as usize]).collect();
     data[3] = b'N';
     data[4] = b'N';
-    let opts = EncodeOptions {
+    let opts = Settings {
         raw_match_streams: true,
-        two_bit_literals: true,
+        two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
-    let mut packed = compress(&data, &opts, &|_| {}).unwrap();
+    let mut packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.entries[0].lanes[0], LANES_TWO_BIT);
     let at = a.data_offset as usize + a.block_offsets[0] as usize;
@@ -984,12 +988,16 @@ fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams() {
         })
         .collect();
     for (raw_match_streams, two_bit_literals) in [(true, true), (true, false), (false, true)] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             raw_match_streams,
-            two_bit_literals,
+            two_bit: if two_bit_literals {
+                TwoBit::WithinLoss
+            } else {
+                TwoBit::Off
+            },
             ..Default::default()
         };
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let n = (0..a.block_count())
             .filter(|&b| {
@@ -1030,11 +1038,11 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
         fasta.extend_from_slice(&lines[r.below(50) as usize]);
         fasta.push(b'\n');
     }
-    let raw = EncodeOptions {
+    let raw = Settings {
         raw_match_streams: true,
         ..Default::default()
     };
-    let packed = compress(&fasta, &raw, &|_| {}).unwrap();
+    let packed = compress_settings(&fasta, &raw, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     for b in 0..a.block_count() {
         let mut bufs: [Vec<u8>; 5] = Default::default();
@@ -1051,7 +1059,7 @@ fn lane_kernel_left_out_only_where_no_block_falls_back() {
         launch::dense_leaves_no_fallback(&a),
         "fasta, raw match streams"
     );
-    let coded = compress(&fasta, &EncodeOptions::default(), &|_| {}).unwrap();
+    let coded = compress_settings(&fasta, &Settings::default(), &|_| {}).unwrap();
     let coded = Archive::parse(&coded).unwrap();
     assert!(
         !launch::dense_leaves_no_fallback(&coded),
@@ -1124,19 +1132,19 @@ fn dense_pipe_decodes_mixed_self_contained_blocks() {
             }));
         }
     }
-    let opts = EncodeOptions {
+    let opts = Settings {
         raw_match_streams: true,
-        two_bit_literals: true,
+        two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let forced = two_bit_everywhere(&packed);
     // and the FASTA blocks alone: every block self-contained, the dense kernel alone
     let fasta: Vec<u8> = (0..60usize)
         .filter(|i| i % 3 != 2)
         .flat_map(|i| data[i << 14..(i + 1) << 14].to_vec())
         .collect();
-    let only = compress(&fasta, &opts, &|_| {}).unwrap();
+    let only = compress_settings(&fasta, &opts, &|_| {}).unwrap();
     let cases = [
         ("as written", &packed, &data, fasta_blocks, fasta_blocks),
         ("forced", &forced, &data, 60, fasta_blocks),
@@ -1238,7 +1246,7 @@ fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_blocks() {
     };
     use aceapex::device::status::Status;
     let data = b"hello hello hello hello, world".to_vec();
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
     let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
@@ -1270,12 +1278,12 @@ fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_depth() {
             (4096, Some(65536u32)),
             (16384, Some(1 << 20)),
         ] {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size,
                 window,
                 ..Default::default()
             };
-            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             let what = format!("{name} bs {block_size} window {window:?}");
             if window.is_some() && data.len() > 2 * block_size as usize {
@@ -1350,11 +1358,11 @@ fn wavefront_does_not_trust_the_max_depth_hint() {
         .map(|i| b"ACGT"[(i * i / 7 % 4) as usize] ^ (i % 5 == 0) as u8)
         .collect();
     for window in [None, Some(1u32 << 20)] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             window,
             ..Default::default()
         };
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let mut a = Archive::parse(&packed).unwrap();
         let real = a.entries.iter().map(|e| e.max_depth).max().unwrap();
         assert!(
@@ -1518,19 +1526,19 @@ fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall() {
     // And two-bit literals with raw match streams, whose blocks the dense kernel decodes
     // without the rANS stage (`dense.rs`, `self_contained`): never waited for, stall or not.
     for opts in [
-        EncodeOptions::default(),
-        EncodeOptions {
+        Settings::default(),
+        Settings {
             raw_match_streams: true,
             wide_lanes: true,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             raw_match_streams: true,
-            two_bit_literals: true,
+            two_bit: TwoBit::WithinLoss,
             ..Default::default()
         },
     ] {
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(a.block_count(), blocks, "more blocks than dense CTAs");
         decode_through_stalls(&g, &a, &data, opts.raw_match_streams);
@@ -1777,34 +1785,34 @@ fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
         d.truncate(n);
         d
     };
-    let wide = |block_size: u32, packed_literals: bool, window: Option<u32>| EncodeOptions {
+    let wide = |block_size: u32, packed_literals: bool, window: Option<u32>| Settings {
         block_size,
         level: 6,
         packed_literals,
         window,
         raw_match_streams: true,
         wide_lanes: true,
-        ..EncodeOptions::default()
+        ..Settings::default()
     };
     let a_data = dna(600_000);
     let b_data = dna(400_000);
     let c_data = dna(500_000);
     let mut bases = vec![
         ("packed literals", a_data.clone(), {
-            compress(&a_data, &wide(16384, true, None), &|_| {}).unwrap()
+            compress_settings(&a_data, &wide(16384, true, None), &|_| {}).unwrap()
         }),
         ("context pairs", b_data.clone(), {
-            compress(&b_data, &wide(16384, false, None), &|_| {}).unwrap()
+            compress_settings(&b_data, &wide(16384, false, None), &|_| {}).unwrap()
         }),
         ("cross-block", c_data.clone(), {
-            compress(&c_data, &wide(16384, true, Some(65536)), &|_| {}).unwrap()
+            compress_settings(&c_data, &wide(16384, true, Some(65536)), &|_| {}).unwrap()
         }),
     ];
     // hand-made: text and soft-masked DNA with tables on every stream, re-coded wide
     let mut t = common::Rng(0x7E47);
     let text = common::attack::text(&mut t, 300_000);
     for (name, data) in [("hand-made text", text), ("hand-made DNA", dna(300_000))] {
-        let src = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let src = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
         bases.push((name, data, wide_everywhere(&mut t, &src)));
     }
     // (name, archive, cross-block, damaged blocks with the status §5.4 names, if it does)
