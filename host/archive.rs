@@ -805,10 +805,9 @@ fn encode_group(
             .collect::<Vec<[usize; STREAM_COUNT]>>()
     };
     let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
-    // `opts.wide_lanes` in a group whose literals have at most 16 distinct bytes (DNA FASTA,
-    // soft-masked or not; a few blocks outside, FORMAT.md §5.6), whose chains the GPU decode
-    // waits on; a group of text would pay the extra lanes' states for no measured speed
-    let wide = opts.wide_lanes && entropy::literal_alphabet(lits(), MAX_PACK_ALPHABET).is_some();
+    // `opts.wide_lanes` in every group, text included: the GPU decode waits on the longest
+    // chains, which wide slices halve for a few bytes of rANS state (docs/PERFORMANCE.md)
+    let wide = opts.wide_lanes;
     // `plain` with the wide lanes' last stage (`entropy::wide_lanes`)
     let widened = |plain: &[[usize; STREAM_COUNT]],
                    literal_symbols: &dyn Fn(usize) -> Option<usize>,
