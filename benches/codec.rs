@@ -11,7 +11,7 @@
 use aceapex::archive::compress;
 use aceapex::archive::Archive;
 use aceapex::decode;
-use aceapex::EncodeOptions;
+use aceapex::Options;
 use criterion::{BenchmarkId, Criterion, Throughput};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -68,7 +68,7 @@ fn best_decode_secs(p: &rayon::ThreadPool, archive: &[u8], out: &mut [u8]) -> f6
 
 fn load_cases(one: &rayon::ThreadPool) -> Vec<Case> {
     let dir = bench_dir();
-    let opts = EncodeOptions::default();
+    let opts = Options::default();
     let only = std::env::var("ACEAPEX_BENCH_ONLY").ok();
     let mut cases = Vec::new();
     for f in FILES
@@ -145,7 +145,7 @@ fn main() {
             .warm_up_time(Duration::from_millis(1));
         for c in &cases {
             g.throughput(Throughput::Bytes(c.input.len() as u64));
-            let opts = EncodeOptions::default();
+            let opts = Options::default();
             g.bench_function(BenchmarkId::from_parameter(&c.name), |b| {
                 b.iter(|| {
                     one.install(|| compress(&c.input, &opts, &|_| {}))

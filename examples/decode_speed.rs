@@ -3,10 +3,9 @@
 //!
 //! Run: `cargo run --release --example decode_speed -- [FILES...]` (default: the six files of
 //! `benches/codec.rs` under `corpora/`). Each file is cut to its first 16 MiB, compressed
-//! with the default options (level 5, 16 KiB blocks; `ACEAPEX_LEVEL` and `ACEAPEX_MIN_MATCH`
-//! override the level and the minimum match, which defaults to the CLI's choice;
-//! `ACEAPEX_NO_CONTEXT=1` turns the context tables of format version 5 off,
-//! `ACEAPEX_NO_PACK=1` the packed literal tables of version 6) and
+//! with the default options (16 KiB blocks; `ACEAPEX_LEVEL` and `ACEAPEX_MIN_MATCH`
+//! override the level and the minimum match, which defaults to the level's choice;
+//! `ACEAPEX_TARGET=gpu` compresses for `Target::Gpu`) and
 //! decoded on one thread `RUNS` times
 //! (`$ACEAPEX_RUNS` overrides, e.g. 1 under valgrind; `ACEAPEX_TOTAL_ONLY=1` measures only
 //! `total`, so that a valgrind count is two whole decodes: the check decode and one run);
@@ -30,7 +29,7 @@ use aceapex::archive::Archive;
 use aceapex::cpu;
 use aceapex::decode;
 use aceapex::device::lz::BlockFrame;
-use aceapex::EncodeOptions;
+use aceapex::{Options, Target};
 use std::path::PathBuf;
 
 const INPUT_BYTES: usize = 16 << 20;
@@ -84,36 +83,24 @@ fn best(mut f: impl FnMut()) -> f64 {
 fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     let tag = std::env::var("ACEAPEX_CACHE_TAG").unwrap_or_default();
     let env_u32 = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
-    let level = env_u32("ACEAPEX_LEVEL").unwrap_or(5);
-    let min_match = env_u32("ACEAPEX_MIN_MATCH").unwrap_or_else(|| {
-        let o = EncodeOptions {
-            level,
-            ..Default::default()
-        };
-        aceapex::archive::default_min_match(&o, input)
-    });
-    // context tables (format version 5) unless ACEAPEX_NO_CONTEXT is set
-    let context_tables = std::env::var_os("ACEAPEX_NO_CONTEXT").is_none();
-    // packed literal tables (format version 6) unless ACEAPEX_NO_PACK is set
-    let packed_literals = std::env::var_os("ACEAPEX_NO_PACK").is_none();
+    let level = env_u32("ACEAPEX_LEVEL").unwrap_or(aceapex::Options::default().level);
+    // `Target::Size` unless ACEAPEX_TARGET is `gpu`
+    let gpu = std::env::var("ACEAPEX_TARGET").is_ok_and(|t| t == "gpu");
+    let target = if gpu { Target::Gpu } else { Target::Size };
+    let opts = Options::new().with_level(level).with_target(target);
+    let min_match = env_u32("ACEAPEX_MIN_MATCH")
+        .unwrap_or_else(|| aceapex::archive::default_min_match(&opts, input));
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
     let cached = dir.join(format!(
-        "{name}.{}.l{level}-mm{min_match}{}{}.{tag}.acx",
+        "{name}.{}.l{level}-mm{min_match}{}.{tag}.acx",
         input.len(),
-        if context_tables { "" } else { "-noctx" },
-        if packed_literals { "" } else { "-nopack" }
+        if gpu { "-gpu" } else { "" },
     ));
     if let Ok(a) = std::fs::read(&cached) {
         return a;
     }
-    let opts = EncodeOptions {
-        level,
-        min_match,
-        context_tables,
-        packed_literals,
-        ..Default::default()
-    };
+    let opts = opts.with_min_match(Some(min_match));
     let a = compress(input, &opts, &|_| {}).expect("compress");
     std::fs::create_dir_all(&dir).ok();
     std::fs::write(&cached, &a).ok();

@@ -1,10 +1,10 @@
 //! Single-thread encode speed per file: the whole `compress` (match layer, entropy coding,
-//! checksums), the same without context tables (`context_tables: false`, alternated with it),
+//! checksums) under `Target::Size`, the same under `Target::Gpu` (alternated with it),
 //! and the match layer alone, in thread CPU time (robust against other processes
 //! on a shared machine), plus the archive ratio. Every archive is decoded and compared.
 //!
 //! ```text
-//! cargo run --release --example encode_speed -- [FILE...] [--mb 16] [--levels 5] [--runs 3]
+//! cargo run --release --example encode_speed -- [FILE...] [--mb 16] [--levels 6] [--runs 3]
 //! ```
 //! Without files it uses the six files of `benches/codec.rs` under `corpora/`. Each number is
 //! the best of `--runs` runs (CPU time of the one worker thread, from
@@ -15,7 +15,7 @@ use std::time::Instant;
 use aceapex::archive::compress;
 use aceapex::archive::Archive;
 use aceapex::lz::{parse_segment, ParseParams};
-use aceapex::{decode, EncodeOptions};
+use aceapex::{decode, Options, Target};
 
 /// Nanoseconds this thread has run on a CPU (Linux schedstat), if available.
 fn thread_cpu_ns() -> Option<u64> {
@@ -45,7 +45,7 @@ struct Args {
     #[arg(long, default_value_t = 16)]
     mb: usize,
     /// Levels to measure, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "5")]
+    #[arg(long, value_delimiter = ',', default_value = "6")]
     levels: Vec<u32>,
     /// Runs per measurement (the best is reported).
     #[arg(long, default_value_t = 3)]
@@ -85,15 +85,9 @@ fn main() {
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_default();
         for &level in &levels {
-            let opts = EncodeOptions {
-                level,
-                ..Default::default()
-            };
-            // the same without context tables (format version 5), alternated with it
-            let plain = EncodeOptions {
-                context_tables: false,
-                ..opts.clone()
-            };
+            let opts = Options::new().with_level(level);
+            // the same for the GPU, alternated with it
+            let plain = opts.clone().with_target(Target::Gpu);
             let params = ParseParams::with_level(level);
             let bs = opts.block_size as usize;
             let mut best_full = f64::INFINITY;
@@ -124,7 +118,7 @@ fn main() {
             decode::decompress_into(&a, &mut out, &|_| {}).expect("archive decodes");
             assert!(out == data, "{name}: round trip mismatch");
             println!(
-                "{name:<40} L{level} bytes={n:>9} archive={:>9} ratio={:>6.3} encode={:>6.1} MB/s (no context tables {:>6.1}) parse={:>6.1} MB/s",
+                "{name:<40} L{level} bytes={n:>9} archive={:>9} ratio={:>6.3} encode={:>6.1} MB/s (target gpu {:>6.1}) parse={:>6.1} MB/s",
                 archive.len(),
                 n as f64 / archive.len() as f64,
                 n as f64 / best_full / 1e6,

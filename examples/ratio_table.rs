@@ -5,8 +5,8 @@
 //! decoded again and checked against the input.
 //!
 //! ```text
-//! cargo run --release --example ratio_table -- PATH... [--block-size 16K] [--level 5]
-//!     [--max-mb N] [--json]
+//! cargo run --release --example ratio_table -- PATH... [--block-size 16K] [--level 6]
+//!     [--gpu] [--max-mb N] [--json]
 //! ```
 //! A directory argument is walked recursively; hidden files and directories (name starting
 //! with `.`) are skipped. Ratio = original bytes / compressed bytes (higher is better);
@@ -29,8 +29,11 @@ struct Args {
     #[arg(long, value_parser = parse_size, default_value = "16K")]
     block_size: usize,
     /// aceapex level.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = aceapex::Options::default().level)]
     level: u32,
+    /// aceapex with `Target::Gpu` (default `Target::Size`).
+    #[arg(long)]
+    gpu: bool,
     /// Use only the first N MiB of each file.
     #[arg(long = "max-mb", value_name = "N", value_parser = parse_max_mb)]
     max_bytes: Option<usize>,
@@ -242,15 +245,11 @@ fn measure(name: String, data: &[u8], args: &Args) -> Result<Row, String> {
     (sizes[2], secs[2]) = timed(&|| blockwise(data, bs, brotli_size));
     (sizes[3], secs[3]) = timed(&|| blockwise(data, bs, |c| zstd_size(c, 19)));
 
-    // the CLI's choice of minimum match (levels 8-9: 4 or 6 by a trial on a sample; the
-    // time includes the trial)
-    let opts = aceapex::EncodeOptions {
-        level: args.level,
-        block_size: u32::try_from(bs).map_err(|_| format!("block size {bs} too large"))?,
-        ..Default::default()
-    };
+    // the level's choice of minimum match (the time includes its trial on a sample)
+    let opts = options(args)
+        .with_block_size(u32::try_from(bs).map_err(|_| format!("block size {bs} too large"))?);
     let t = Instant::now();
-    let (archive, _) = aceapex::archive::compress_choosing_min_match(data, &opts, &|_| {})?;
+    let archive = aceapex::compress(data, &opts).map_err(|e| e.to_string())?;
     secs[4] = t.elapsed().as_secs_f64();
     sizes[4] = archive.len();
 
@@ -279,16 +278,24 @@ fn measure(name: String, data: &[u8], args: &Args) -> Result<Row, String> {
     })
 }
 
+/// aceapex's options of `args` (block size aside).
+fn options(args: &Args) -> aceapex::Options {
+    let target = match args.gpu {
+        true => aceapex::Target::Gpu,
+        false => aceapex::Target::Size,
+    };
+    aceapex::Options::new()
+        .with_level(args.level)
+        .with_target(target)
+}
+
 fn main() {
     tune_malloc();
     let args = <Args as clap::Parser>::parse();
     // Options check up front, so a bad --level/--block-size fails before any work.
-    if let Err(e) = (aceapex::EncodeOptions {
-        level: args.level,
-        block_size: args.block_size.min(u32::MAX as usize) as u32,
-        ..Default::default()
-    })
-    .validate()
+    if let Err(e) = options(&args)
+        .with_block_size(args.block_size.min(u32::MAX as usize) as u32)
+        .validate()
     {
         eprintln!("invalid options: {e}");
         std::process::exit(2);

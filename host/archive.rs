@@ -6,6 +6,7 @@ use crate::device::rans::SliceTables;
 use crate::entropy::{self, FreqTable, Histogram};
 use crate::error::FormatError;
 use crate::lz::{self, BlockParse, ParseParams};
+pub use crate::options::{Options, OptionsError, Target};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
@@ -19,127 +20,93 @@ const MAX_SEGMENT_BYTES: usize = 1 << 30;
 /// Input bytes parsed per batch: bounds the encoder's working memory beyond input and output.
 const BATCH_BYTES: usize = 64 << 20;
 
-/// Encoder options (CLI: `aceapex compress`).
+/// How a two-bit literal slice (FORMAT.md §5.7) is chosen for a block's literals.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TwoBit {
+    /// Never.
+    #[default]
+    Off,
+    /// Where it is shorter than the slice the literals would otherwise have.
+    Smaller,
+    /// Where it is at most `1 / TWO_BIT_MAX_LOSS` longer than that slice.
+    WithinLoss,
+}
+
+/// The encoder's decisions that [`Options`](crate::Options) lowers to
+/// ([`Options::settings`](crate::Options::settings)): the format's codings forced on or off.
+/// A test hook, not an interface: every combination writes a valid archive, including those
+/// `Options` never asks for because they cost bytes or GPU speed (raw match streams at levels
+/// 8-9, whose few-lane literal slices gain nothing from them; wide slices beside entropy-coded
+/// match streams, which one of the block's two GPU warps then decodes after its wide one).
+#[doc(hidden)]
 #[derive(Clone, Debug)]
-pub struct EncodeOptions {
-    /// 1 (fastest) to 9 (strongest); default 5.
+pub struct Settings {
+    /// 1 (fastest) to 9 (strongest).
     pub level: u32,
-    /// Block size in bytes, a power of two from 4 KiB to 4 MiB; default 16 KiB.
+    /// Block size in bytes, a power of two from 4 KiB to 4 MiB.
     pub block_size: u32,
     /// Largest match distance; `None` = the block size (blocks decode independently).
     pub window: Option<u32>,
-    /// Shortest match emitted, >= 4 ([`MIN_MATCH_BASE`]). Below 6 it also lowers the
-    /// archive's match base to it (a version-4 archive, FORMAT.md §2); see
-    /// [`default_min_match`] for the CLI's choice.
+    /// Shortest match emitted, >= 4 ([`MIN_MATCH_BASE`]); below 6 it also lowers the
+    /// archive's match base to it (FORMAT.md §2).
     pub min_match: u32,
     /// Use repeat-distance codes.
     pub repeat_codes: bool,
     /// Dependency depth cap (0 = none): every match's level is below it.
     pub depth_cap: u32,
-    /// Allow context tables (FORMAT.md §5.4, a version-5 archive): a group's stream gets
-    /// two tables picked by a bit of each lane's previous symbol where that saves bytes
-    /// ([`entropy::choose_record`]); default on.
+    /// Allow context tables (FORMAT.md §5.4) where they save what the level asks
+    /// ([`entropy::context_min_gain`]).
     pub context_tables: bool,
-    /// Allow packed literal tables (FORMAT.md §5.6, a version-6 archive): where a group's
-    /// literals have at most 16 distinct bytes (DNA, with or without soft masking), each rANS
-    /// symbol carries 2-4 of them, which decodes them 2-4 times faster and, on DNA, codes
-    /// them smaller; default on.
+    /// Allow packed literal tables (FORMAT.md §5.6) where [`encode_group`]'s rule takes them.
     pub packed_literals: bool,
-    /// Levels 1-7 only ([`EncodeOptions::validate`]): store the match layer's streams
-    /// (lengths, offsets, commands, offset tails; FORMAT.md §4.1) raw and entropy-code only
-    /// the literals, whose rANS slice then has the GPU warp's 32 lanes to itself (FORMAT.md
-    /// §5.5), and price matches for raw streams (`lz::CostTuning::raw_match_streams`): at
-    /// level 6, on DNA 1.4-2.8 % larger archives that the GPU decodes 15-30 % faster and the
-    /// CPU 5-40 % faster; on text 12-20 % larger (PERFORMANCE.md twenty-fourth session);
-    /// default off.
+    /// Levels 1-7 only: store the match layer's streams raw (FORMAT.md §4.1, §5.5) and
+    /// entropy-code only the literals, and price matches for raw streams.
     pub raw_match_streams: bool,
-    /// With [`EncodeOptions::raw_match_streams`] only ([`EncodeOptions::validate`], so levels
-    /// 1-7), for inputs of at most [`WIDE_MAX_BLOCKS`] blocks (larger ones are written without):
-    /// a block's literal slice takes 64 rANS lanes where that halves a chain of at least 64
-    /// steps (`entropy::wide_lanes`), a wide slice (FORMAT.md §5.4, a version-7 archive) that
-    /// two GPU warps decode side by side, 32 lanes and a word area each; then the groups with
-    /// the archive's longest chains are coded again with their literals packed wider where
-    /// that costs at most 1 % ([`repack_longest_groups`]). At level 6 on DNA: archives
-    /// 1.9-3.0 % larger than with raw match streams alone, GPU decode 5-40 % faster (TAIR10
-    /// 204 -> 227-233 GB/s, P. falciparum 190 -> 212-214, ce2 178 -> 235-237, dm3 139 ->
-    /// 206-210; PERFORMANCE.md twenty-fifth to twenty-ninth sessions); default off.
+    /// With `raw_match_streams` only, for inputs of at most [`WIDE_MAX_BLOCKS`] blocks: 64-lane
+    /// literal slices where they halve a chain of at least 64 steps (`entropy::wide_lanes`),
+    /// then [`repack_longest_groups`].
     pub wide_lanes: bool,
-    /// Store a block's literals as a two-bit literal slice (FORMAT.md §5.7, a version-8
-    /// archive: 2-bit codes of the block's four most frequent bytes and a list of the other
-    /// literals) where that is at most 1 % longer than the slice it would otherwise have
-    /// ([`TWO_BIT_MAX_LOSS`]): on upper-case FASTA whose bases cost about 2 bits each every
-    /// block, its line feeds about a byte each (E. coli at level 6 with raw match streams: 287
-    /// of 287 blocks, the archive 0.8 % smaller than without; hs37 and mm9, whose bases code
-    /// below 2 bits, about a tenth of the blocks; soft-masked genomes, whose
-    /// lower-case runs are exceptions, keep rANS in all but a few blocks). Such a slice has no
-    /// rANS chain; with `raw_match_streams` too the GPU's dense kernel decodes such a block
-    /// from the archive alone, without the rANS stage (PERFORMANCE.md thirtieth and
-    /// thirty-first sessions); default off.
-    pub two_bit_literals: bool,
+    /// Two-bit literal slices (FORMAT.md §5.7), per block.
+    pub two_bit: TwoBit,
 }
 
-impl Default for EncodeOptions {
+impl Default for Settings {
+    /// Level 5, 16 KiB independent blocks, minimum match 6, repeat codes, no depth cap,
+    /// context and packed tables allowed, every other coding off: the base the tests vary.
     fn default() -> Self {
-        EncodeOptions {
+        Settings {
             level: 5,
             block_size: DEFAULT_BLOCK_SIZE,
             window: None,
-            min_match: 6,
+            min_match: MATCH_BASE,
             repeat_codes: true,
             depth_cap: 0,
             context_tables: true,
             packed_literals: true,
             raw_match_streams: false,
             wide_lanes: false,
-            two_bit_literals: false,
+            two_bit: TwoBit::Off,
         }
     }
 }
 
-impl EncodeOptions {
-    /// Checks the options; the error names the option.
-    pub fn validate(&self) -> Result<(), String> {
+impl Settings {
+    /// Checks the settings; the error names the field.
+    pub fn validate(&self) -> Result<(), OptionsError> {
         if !(1..=9).contains(&self.level) {
-            return Err(format!("level {} is not in 1..=9", self.level));
+            return Err(OptionsError::Level(self.level));
         }
         if !self.block_size.is_power_of_two()
             || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&self.block_size)
         {
-            return Err(format!(
-                "block size {} is not a power of two from 4 KiB to 4 MiB",
-                self.block_size
-            ));
+            return Err(OptionsError::BlockSize(self.block_size));
         }
         if self.min_match < MIN_MATCH_BASE {
-            return Err(format!(
-                "minimum match {} is below {MIN_MATCH_BASE}",
-                self.min_match
-            ));
+            return Err(OptionsError::MinMatch(self.min_match));
         }
-        if let Some(w) = self.window {
-            if w == 0 {
-                return Err("window must be at least 1 byte".into());
-            }
-        }
-        if self.raw_match_streams && self.level > 7 {
-            // levels 8-9 give the literal slice few lanes for size (FORMAT.md §5.5), so the
-            // raw streams would cost bytes and buy no GPU speed (moby_dick at level 9: +21 %,
-            // its longest chain twice as long)
-            return Err(format!(
-                "raw match streams (--raw-match-streams) are for levels 1-7, which put decode \
-                 speed first (level {} keeps few rANS lanes for size, so they would only cost \
-                 bytes)",
-                self.level
-            ));
-        }
-        if self.wide_lanes && !self.raw_match_streams {
-            // with match-stream tables a block's other slices decode after its wide one, on
-            // one of its two GPU warps: dm3 at level 6 decoded at 103 GB/s against 118
-            // plain (PERFORMANCE.md twenty-fifth session)
-            return Err("wide lanes (--wide-lanes) need raw match streams \
-                 (--raw-match-streams, levels 1-7): beside entropy-coded match streams they \
-                 slow the GPU decode down"
-                .into());
+        if self.window == Some(0) {
+            return Err(OptionsError::Window(0));
         }
         Ok(())
     }
@@ -159,7 +126,8 @@ impl EncodeOptions {
     }
 }
 
-/// The lowest level at which [`default_min_match`] tries a minimum match of 4.
+/// The lowest level at which [`default_min_match`] tries a minimum match of 4 under every
+/// target, and from which [`Options::settings`] never stores the match streams raw.
 pub const SHORT_MATCH_LEVEL: u32 = 8;
 
 /// Bytes of the sample [`default_min_match`] compresses both ways (or one block, if blocks
@@ -189,84 +157,107 @@ fn short_match_sample(data: &[u8], block_size: u32) -> Option<Vec<u8>> {
 }
 
 /// `opts` with minimum match 4 and with 6.
-fn short_match_options(opts: &EncodeOptions) -> [EncodeOptions; 2] {
-    [MIN_MATCH_BASE, MATCH_BASE].map(|min_match| EncodeOptions {
+fn short_match_options(opts: &Settings) -> [Settings; 2] {
+    [MIN_MATCH_BASE, MATCH_BASE].map(|min_match| Settings {
         min_match,
         ..opts.clone()
     })
 }
 
-/// The minimum match the CLI uses when `--min-match` is not given (a minimum below 6 also
-/// lowers the match base, a version-4 archive, FORMAT.md §2): 6 below level
-/// [`SHORT_MATCH_LEVEL`] (for decode speed: a base of 4 means more, shorter matches); at
-/// levels 8-9, 4 or 6, whichever compresses a sample of `data` smaller under `opts` (its
-/// `min_match` aside; 6 on a tie). The sample is four pieces of 64 KiB spread over the
-/// input (with blocks over 64 KiB: one block per piece, 256 KiB or one block in all), or
+/// The minimum match [`compress`] uses: `opts.min_match` where given; where
+/// [`Options::tries_min_match`] (every level under [`Target::Size`], levels 8-9 under
+/// [`Target::Gpu`]), 4 or 6, whichever compresses a sample of `data` smaller (6 on a tie;
+/// a minimum below 6 also lowers the match base, FORMAT.md §2); else 6, for decode speed (a
+/// base of 4 means more, shorter matches). The sample is four pieces of 64 KiB spread over
+/// the input (with blocks over 64 KiB: one block per piece, 256 KiB or one block in all), or
 /// the whole input when that is smaller, so the choice costs two compressions of the
-/// sample; [`compress_choosing_min_match`] also keeps the archive when the sample was
-/// the whole input.
+/// sample; [`compress`] then keeps the smaller archive of the two.
 ///
-/// Measured (PERFORMANCE.md, eleventh session, level 9, first 4 MiB): 4 makes text, FASTQ
-/// and GenBank archives 0.6-3.8 % smaller and DNA FASTA 0.1-0.7 % larger (a 4-byte match
-/// never pays at two bits per base, and the shorter codes cost the longer matches);
-/// a threshold on order-0 entropy (3 bits per byte, tried first) did not separate them
-/// (it put whitefly FASTQ, which gains 3.6 %, with dm3, which loses 0.1 %), a trial does. At levels 5-7, 4 helps some text (moby_dick
-/// -2.3..-3.5 %) and not other (gcide's first 4 MiB: +0.5 % at level 5).
-pub fn default_min_match(opts: &EncodeOptions, data: &[u8]) -> u32 {
-    if opts.level < SHORT_MATCH_LEVEL || data.is_empty() {
+/// 4 makes text, FASTQ and GenBank archives smaller and DNA FASTA larger (a 4-byte match
+/// never pays at two bits per base, and the shorter codes cost the longer matches); a
+/// threshold on order-0 entropy did not separate them (it put whitefly FASTQ, which gains,
+/// with dm3, which loses), a trial does (docs/PERFORMANCE.md).
+pub fn default_min_match(opts: &Options, data: &[u8]) -> u32 {
+    if let Some(m) = opts.min_match {
+        return m;
+    }
+    if !opts.tries_min_match() || data.is_empty() {
         return MATCH_BASE;
     }
     let sample = short_match_sample(data, opts.block_size);
-    short_match_wins(opts, sample.as_deref().unwrap_or(data))
+    short_match_wins(&opts.settings(), sample.as_deref().unwrap_or(data))
+}
+
+/// Share of the sample's archive by which a minimum match of 4 must beat 6 below level
+/// [`SHORT_MATCH_LEVEL`], where the trial is new to the level: on DNA the two come within a
+/// fraction of a per cent of each other and the sample can pick 4 where the whole input codes
+/// smaller with 6 (P. falciparum at level 1), while text and FASTQ gain more than 1 %.
+pub const SHORT_MATCH_MIN_GAIN: f64 = 0.005;
+
+/// Whether 16 bytes make up at least 99 % of `sample`: nucleotide sequence (FASTA, soft-masked
+/// or not, its line feeds and a header line or an N run aside), where a 4-byte match never
+/// pays at two bits per base, and a sample of it picked 4 where the whole input coded
+/// smaller with 6 (a soft-masked genome, TAIR10's first 4 MiB at level 6, by 1 %).
+fn few_letters(sample: &[u8]) -> bool {
+    let mut h = [0u64; 256];
+    entropy::count(&mut h, sample);
+    h.sort_unstable_by(|a, b| b.cmp(a));
+    h[..16].iter().sum::<u64>() as f64 >= 0.99 * sample.len() as f64
 }
 
 /// The trial of [`default_min_match`] on `sample`: 4 if it compresses `sample` smaller
-/// than 6 under `opts`, else 6.
-fn short_match_wins(opts: &EncodeOptions, sample: &[u8]) -> u32 {
+/// than 6 under `opts`, else 6; below level [`SHORT_MATCH_LEVEL`] 6 on nucleotide sequence
+/// (`few_letters`) and 4 only by [`SHORT_MATCH_MIN_GAIN`].
+fn short_match_wins(opts: &Settings, sample: &[u8]) -> u32 {
     let [o4, o6] = short_match_options(opts);
-    let size = |o: &EncodeOptions| compress(sample, o, &|_| {}).map_or(usize::MAX, |a| a.len());
-    if size(&o4) < size(&o6) {
+    let size = |o: &Settings| compress_settings(sample, o, &|_| {}).map_or(usize::MAX, |a| a.len());
+    let fast = opts.level < SHORT_MATCH_LEVEL;
+    if fast && few_letters(sample) {
+        return MATCH_BASE;
+    }
+    let gain = if fast { SHORT_MATCH_MIN_GAIN } else { 0.0 };
+    if (size(&o4) as f64) < size(&o6) as f64 * (1.0 - gain) {
         MIN_MATCH_BASE
     } else {
         MATCH_BASE
     }
 }
 
-/// [`compress`] with the minimum match of [`default_min_match`] (`opts.min_match` is not
-/// used); returns the archive and the minimum match chosen. When the sample would be the
+/// Compresses `data` into a complete archive under `opts`; `progress` is called with input
+/// bytes done. The minimum match is [`default_min_match`]'s; when its sample would be the
 /// whole input, compresses it both ways and keeps the smaller archive (`progress` then
-/// counts each byte half for each pass). Errors: as [`compress`].
-pub fn compress_choosing_min_match(
+/// counts each byte half for each pass).
+///
+/// Memory: see [`compress_settings`]. Errors: [`OptionsError`] for an option out of range or
+/// an input of more than 2^32 blocks.
+pub fn compress(
     data: &[u8],
-    opts: &EncodeOptions,
+    opts: &Options,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Vec<u8>, u32), String> {
-    let [o4, o6] = short_match_options(opts);
-    if opts.level < SHORT_MATCH_LEVEL || data.is_empty() {
-        return Ok((compress(data, &o6, progress)?, MATCH_BASE));
+) -> Result<Vec<u8>, OptionsError> {
+    opts.validate()?;
+    let settings = opts.settings();
+    if !opts.tries_min_match() || data.is_empty() {
+        return compress_settings(data, &settings, progress);
     }
+    let [o4, o6] = short_match_options(&settings);
     if let Some(sample) = short_match_sample(data, opts.block_size) {
-        let o = if short_match_wins(opts, &sample) == MIN_MATCH_BASE {
+        let o = if short_match_wins(&settings, &sample) == MIN_MATCH_BASE {
             o4
         } else {
             o6
         };
-        return Ok((compress(data, &o, progress)?, o.min_match));
+        return compress_settings(data, &o, progress);
     }
     // the whole input is the sample: two passes, each reporting half of its bytes
-    let halves = |pass_done: &std::sync::atomic::AtomicU64, n: u64| {
-        use std::sync::atomic::Ordering::Relaxed;
-        let before = pass_done.fetch_add(n, Relaxed);
+    let halves = |pass_done: &AtomicU64, n: u64| {
+        let before = pass_done.fetch_add(n, Ordering::Relaxed);
         progress((before + n) / 2 - before / 2);
     };
     let (d4, d6) = Default::default();
-    let a4 = compress(data, &o4, &|n| halves(&d4, n))?;
-    let a6 = compress(data, &o6, &|n| halves(&d6, n))?;
-    Ok(if a4.len() < a6.len() {
-        (a4, MIN_MATCH_BASE)
-    } else {
-        (a6, MATCH_BASE)
-    })
+    let a4 = compress_settings(data, &o4, &|n| halves(&d4, n))?;
+    let a6 = compress_settings(data, &o6, &|n| halves(&d6, n))?;
+    Ok(if a4.len() < a6.len() { a4 } else { a6 })
 }
 
 /// Blocks per table group for a block size.
@@ -274,13 +265,13 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
     (GROUP_BYTES as u32 / block_size).max(1)
 }
 
-/// With [`EncodeOptions::two_bit_literals`], a block's literals take a two-bit slice where it
+/// With [`TwoBit::WithinLoss`], a block's literals take a two-bit slice where it
 /// is at most `1 / TWO_BIT_MAX_LOSS` longer than their other slice: the rANS slice of a block
 /// of upper-case DNA is a little shorter in three of four E. coli blocks (by less than 0.5 %
 /// in most), and a decode waits for its slowest block (PERFORMANCE.md thirtieth session).
 pub const TWO_BIT_MAX_LOSS: usize = 100;
 
-/// Most blocks of an input that `EncodeOptions::wide_lanes` gives wide slices: on an H200 the
+/// Most blocks of an input that `Settings::wide_lanes` gives wide slices: on an H200 the
 /// rANS stage holds 132 SMs x 2 CTAs x 16 warps, 4,224 warps, at once, so up to ~2,100 blocks
 /// of two warps each are all in flight and the halved chains are the stage's time (TAIR10,
 /// 1,889 blocks: 204 -> 226 GB/s); with more, the pairs take rounds and the extra warps cost
@@ -289,27 +280,33 @@ pub const TWO_BIT_MAX_LOSS: usize = 100;
 /// without wide slices.
 pub const WIDE_MAX_BLOCKS: usize = 2048;
 
-/// Compresses `data` into a complete archive. `progress` is called with input bytes done.
+/// [`compress`] under `opts` as given (no trial of the minimum match): the test hook that
+/// reaches every coding of the format. `progress` is called with input bytes done.
 ///
 /// Memory: the input, the archive, about 3x `BATCH_BYTES` of parse buffers, and per worker
 /// thread its parse tables and 256 KiB of context statistics (kept for the thread's life);
-/// with `wide_lanes` also every coded group until the end and the parses of the groups
-/// [`repack_longest_groups`] may code again (at most [`WIDE_MAX_BLOCKS`] blocks in all).
-/// Errors: invalid options (message names the option).
-pub fn compress(
+/// with `wide_lanes` or [`TwoBit::Smaller`] also every coded group until the end (the
+/// latter with the other literal slice of each two-bit block), with `wide_lanes` the parses
+/// of the groups [`repack_longest_groups`] may code again (at most [`WIDE_MAX_BLOCKS`] blocks
+/// in all). Errors: an option out of range, an input of more than 2^32 blocks.
+#[doc(hidden)]
+pub fn compress_settings(
     data: &[u8],
-    opts: &EncodeOptions,
+    opts: &Settings,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, OptionsError> {
     opts.validate()?;
     let bs = opts.block_size as usize;
     let block_count = data.len().div_ceil(bs);
     if block_count > u32::MAX as usize {
-        return Err("input too large for this block size (more than 2^32 blocks)".into());
+        return Err(OptionsError::TooManyBlocks {
+            len: data.len() as u64,
+            block_size: opts.block_size,
+        });
     }
     // wide slices only where every block's pair of GPU warps is in flight at once
     let wide_lanes = opts.wide_lanes && block_count <= WIDE_MAX_BLOCKS;
-    let opts = &EncodeOptions {
+    let opts = &Settings {
         wide_lanes,
         ..opts.clone()
     };
@@ -342,7 +339,9 @@ pub fn compress(
     let mut tables_out: Vec<u8> = Vec::new();
     let mut data_out: Vec<u8> = Vec::new();
     // with wide lanes every group, in order, held back for `repack_longest_groups`, and the
-    // parses of those it may code again (the packable ones; none otherwise)
+    // parses of those it may code again (the packable ones; none otherwise); with
+    // `TwoBit::Smaller` every group, for `keep_two_bit_if_smaller`
+    let hold = opts.wide_lanes || opts.two_bit == TwoBit::Smaller;
     let mut coded: Vec<GroupOut> = Vec::new();
     let mut parsed_groups: Vec<Vec<BlockParse>> = Vec::new();
     let mut batch_start = 0usize;
@@ -419,7 +418,7 @@ pub fn compress(
             groups
         };
         for (g, parses) in groups {
-            if opts.wide_lanes {
+            if hold {
                 coded.push(g);
                 parsed_groups.push(parses);
             } else {
@@ -433,7 +432,12 @@ pub fn compress(
             let blocks = &parsed_groups[i];
             encode_group(data, bs, i * group_blocks, blocks, per_lane, opts, true)
         });
-        drop(parsed_groups);
+    }
+    drop(parsed_groups);
+    if opts.two_bit == TwoBit::Smaller {
+        keep_two_bit_if_smaller(&mut coded);
+    }
+    if hold {
         for g in coded {
             g.append_to(&mut tables_out, &mut entries, &mut data_out);
         }
@@ -623,6 +627,10 @@ struct GroupOut {
     /// Whether a packed literal table (FORMAT.md §5.6) of a greater width than the group's
     /// (1 when not packed) was possible but not taken; with wide lanes only.
     packable: bool,
+    /// With [`TwoBit::Smaller`], per block that took a two-bit literal slice: its index in
+    /// the group, and the lane code and bytes of the literal slice it had before
+    /// ([`keep_two_bit_if_smaller`]).
+    two_bit_alt: Vec<(usize, u8, Vec<u8>)>,
 }
 
 impl GroupOut {
@@ -645,7 +653,7 @@ impl GroupOut {
 /// Most share of the archive that [`repack_longest_groups`] may add.
 pub const WIDE_REPACK_MAX_SHARE: f64 = 0.01;
 
-/// `EncodeOptions::wide_lanes`' pass over the coded groups: on the GPU every block of such an
+/// `Settings::wide_lanes`' pass over the coded groups: on the GPU every block of such an
 /// archive is in flight at once (at most [`WIDE_MAX_BLOCKS`]), so its rANS stage lasts as long
 /// as the archive's longest chain. When groups that could have packed their literals wider
 /// (FORMAT.md §5.6) have the longest chains, they are coded again with the widest packing
@@ -760,7 +768,7 @@ fn encode_group(
     first_block: usize,
     blocks: &[BlockParse],
     per_lane: usize,
-    opts: &EncodeOptions,
+    opts: &Settings,
     force_pack: bool,
 ) -> GroupOut {
     let mut hists: [Histogram; STREAM_COUNT] = [[0; 256]; STREAM_COUNT];
@@ -796,12 +804,16 @@ fn encode_group(
             .map(|i| entropy::block_lanes_packed(symbols_of(i, literal_symbols), per_lane, width))
             .collect::<Vec<[usize; STREAM_COUNT]>>()
     };
-    // `plain` with `opts.wide_lanes`' last stage (`entropy::wide_lanes`)
+    let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
+    // `opts.wide_lanes` in every group, text included: the GPU decode waits on the longest
+    // chains, which wide slices halve for a few bytes of rANS state (docs/PERFORMANCE.md)
+    let wide = opts.wide_lanes;
+    // `plain` with the wide lanes' last stage (`entropy::wide_lanes`)
     let widened = |plain: &[[usize; STREAM_COUNT]],
                    literal_symbols: &dyn Fn(usize) -> Option<usize>,
                    width: usize| {
         (plain.iter().enumerate())
-            .map(|(i, &l)| match opts.wide_lanes {
+            .map(|(i, &l)| match wide {
                 true => entropy::wide_lanes(&symbols_of(i, literal_symbols), l, per_lane, width),
                 false => l,
             })
@@ -844,7 +856,6 @@ fn encode_group(
     // each buy `PACK_STEPS_PER_BYTE` chain steps) than the record above;
     // the few blocks with letters outside the alphabet (a FASTA header) store theirs raw
     let mut packed: Vec<Option<Vec<u8>>> = Vec::new();
-    let lits = || blocks.iter().map(|b| b.stream_slices()[STREAM_LITERALS]);
     let enough = lits().map(<[u8]>::len).sum::<usize>() >= PACK_MIN_LITERALS;
     let can_pack = opts.packed_literals && enough && literal_record.is_some();
     // the group's alphabet (at most 16 letters), and with wide lanes the one of a wider pack
@@ -854,7 +865,7 @@ fn encode_group(
     let alphabet16 = can_pack
         .then(|| entropy::literal_alphabet(lits(), MAX_PACK_ALPHABET))
         .flatten();
-    let wider = match (&alphabet16, opts.wide_lanes) {
+    let wider = match (&alphabet16, wide) {
         (Some((a, _)), true) => [4, 6]
             .into_iter()
             .filter(|&c| pack_width(c) > pack_width(a.len()))
@@ -941,6 +952,7 @@ fn encode_group(
             let start = index * bs;
             let end = (start + bs).min(data.len());
             let mut bytes = Vec::new();
+            let mut alt = None;
             let mut e = BlockEntry {
                 checksum: xxh3_64(&data[start..end]),
                 max_depth: b.max_depth,
@@ -969,11 +981,21 @@ fn encode_group(
                     }
                     _ => entropy::store_slice(s, coders[k].as_ref(), lanes[k], &mut bytes),
                 };
-                if k == STREAM_LITERALS && opts.two_bit_literals && !s.is_empty() {
-                    // FORMAT.md §5.7: where at most 1 % longer than the slice just stored
+                if k == STREAM_LITERALS && opts.two_bit != TwoBit::Off && !s.is_empty() {
+                    // FORMAT.md §5.7: where shorter than the slice just stored, or at most
+                    // 1 % longer
                     let mut two = Vec::new();
                     let other = bytes.len() - before;
-                    if entropy::encode_two_bit(s, &mut two) <= other + other / TWO_BIT_MAX_LOSS {
+                    let most = match opts.two_bit {
+                        TwoBit::WithinLoss => other + other / TWO_BIT_MAX_LOSS,
+                        _ => other.saturating_sub(1),
+                    };
+                    if entropy::two_bit_len_floor(s) <= most
+                        && entropy::encode_two_bit(s, &mut two) <= most
+                    {
+                        if opts.two_bit == TwoBit::Smaller {
+                            alt = Some((i, e.lanes[k], bytes[before..].to_vec()));
+                        }
                         bytes.truncate(before);
                         bytes.extend_from_slice(&two);
                         e.lanes[k] = LANES_TWO_BIT;
@@ -982,9 +1004,12 @@ fn encode_group(
                 e.stored_len[k] = (bytes.len() - before) as u32;
                 e.decoded_len[k] = s.len() as u32;
             }
-            (e, bytes)
+            (e, bytes, alt)
         })
-        .collect::<Vec<(BlockEntry, Vec<u8>)>>();
+        .collect::<Vec<(BlockEntry, Vec<u8>, Option<(usize, u8, Vec<u8>)>)>>();
+    let (out, two_bit_alt): (Vec<(BlockEntry, Vec<u8>)>, Vec<_>) =
+        out.into_iter().map(|(e, b, alt)| ((e, b), alt)).unzip();
+    let two_bit_alt: Vec<(usize, u8, Vec<u8>)> = two_bit_alt.into_iter().flatten().collect();
     // the stored slices' chains: rANS slices only, packed literals in symbols
     let chain = (out.iter())
         .map(|(e, _)| {
@@ -1006,7 +1031,47 @@ fn encode_group(
         tables: table_bytes,
         blocks: out,
         chain,
-        packable: opts.wide_lanes && !force_pack && widest_width as usize > literal_width,
+        packable: wide && !force_pack && widest_width as usize > literal_width,
+        two_bit_alt,
+    }
+}
+
+/// [`TwoBit::Smaller`]'s pass over the coded groups: the two-bit literal slices (FORMAT.md
+/// §5.7) are kept only where, all of them together, they shorten the archive, the block
+/// table included, whose lane fields their lane code may widen for every block
+/// ([`crate::entry::bits_for`]); otherwise every such block gets its other slice back.
+fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
+    if groups.iter().all(|g| g.two_bit_alt.is_empty()) {
+        return;
+    }
+    let with: Vec<BlockEntry> = (groups.iter())
+        .flat_map(|g| g.blocks.iter().map(|(e, _)| *e))
+        .collect();
+    let mut without = with.clone();
+    let (mut first, mut saved) = (0usize, 0isize);
+    for g in groups.iter() {
+        for (i, lanes, other) in &g.two_bit_alt {
+            let e = &mut without[first + i];
+            saved += other.len() as isize - e.stored_len[STREAM_LITERALS] as isize;
+            e.lanes[STREAM_LITERALS] = *lanes;
+            e.stored_len[STREAM_LITERALS] = other.len() as u32;
+        }
+        first += g.blocks.len();
+    }
+    let table = |es: &[BlockEntry]| {
+        (crate::entry::packed_size(&crate::entry::bits_for(es)) * es.len()) as isize
+    };
+    if saved > table(&with) - table(&without) {
+        return;
+    }
+    for g in groups.iter_mut() {
+        for (i, lanes, other) in std::mem::take(&mut g.two_bit_alt) {
+            let (e, bytes) = &mut g.blocks[i];
+            let two = e.stored_len[STREAM_LITERALS] as usize;
+            bytes.splice(..two, other.iter().copied());
+            e.lanes[STREAM_LITERALS] = lanes;
+            e.stored_len[STREAM_LITERALS] = other.len() as u32;
+        }
     }
 }
 
@@ -1566,13 +1631,13 @@ mod tests {
 
     /// `data` compressed at level 6 without and with an option (`with(false)`, `with(true)`
     /// give the options' other fields).
-    fn level6_pair(data: &[u8], with: impl Fn(bool) -> EncodeOptions) -> [Vec<u8>; 2] {
+    fn level6_pair(data: &[u8], with: impl Fn(bool) -> Settings) -> [Vec<u8>; 2] {
         [false, true].map(|on| {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 level: 6,
                 ..with(on)
             };
-            crate::compress(data, &opts).unwrap()
+            crate::archive::compress_settings(data, &opts, &|_| {}).unwrap()
         })
     }
 
@@ -1590,11 +1655,11 @@ mod tests {
     fn table_cache_stays_within_its_budget() {
         // six table groups (1 MiB of output each) of DNA-like bytes with some repeats
         let data = dna_with_repeats(0x007A_B1E5, 6 << 20);
-        let opts = EncodeOptions {
+        let opts = Settings {
             block_size: 4096,
             ..Default::default()
         };
-        let packed = crate::compress(&data, &opts).unwrap();
+        let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
         // what a decode uses with no limit: the literal and command tables of the six groups
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(a.tables.len(), 6);
@@ -1631,7 +1696,7 @@ mod tests {
     #[test]
     fn raw_match_streams_leave_the_warp_to_the_literals() {
         let data = dna_with_repeats(0x4A3_5EED, 2 << 20);
-        let [coded, raw] = level6_pair(&data, |raw_match_streams| EncodeOptions {
+        let [coded, raw] = level6_pair(&data, |raw_match_streams| Settings {
             raw_match_streams,
             ..Default::default()
         });
@@ -1674,14 +1739,14 @@ mod tests {
                 b.make_ascii_lowercase();
             }
         }
-        let opts = |wide_lanes| EncodeOptions {
+        let opts = |wide_lanes| Settings {
             level: 6,
             raw_match_streams: true,
             wide_lanes,
             ..Default::default()
         };
-        let narrow = crate::compress(&data, &opts(false)).unwrap();
-        let mut wide = crate::compress(&data, &opts(true)).unwrap();
+        let narrow = crate::archive::compress_settings(&data, &opts(false), &|_| {}).unwrap();
+        let mut wide = crate::archive::compress_settings(&data, &opts(true), &|_| {}).unwrap();
         assert_eq!(u16::from_le_bytes([narrow[4], narrow[5]]), 1);
         assert_eq!(u16::from_le_bytes([wide[4], wide[5]]), 1);
         assert!(!Archive::parse(&narrow)
@@ -1723,14 +1788,6 @@ mod tests {
             err.contains("format version 7 is a pre-release version"),
             "{err}"
         );
-        let refused = EncodeOptions {
-            raw_match_streams: false,
-            ..opts(true)
-        };
-        assert!(refused
-            .validate()
-            .unwrap_err()
-            .contains("--raw-match-streams"));
     }
 
     /// Inputs of more than [`WIDE_MAX_BLOCKS`] blocks are written without wide slices (at
@@ -1744,7 +1801,7 @@ mod tests {
                 b.make_ascii_lowercase();
             }
         }
-        let opts = EncodeOptions {
+        let opts = Settings {
             level: 1,
             block_size: 4096,
             raw_match_streams: true,
@@ -1752,7 +1809,7 @@ mod tests {
             ..Default::default()
         };
         let wide = |n: usize| {
-            let a = crate::compress(&data[..n], &opts).unwrap();
+            let a = crate::archive::compress_settings(&data[..n], &opts, &|_| {}).unwrap();
             let a = Archive::parse(&a).unwrap();
             a.entries().iter().any(BlockEntry::has_wide_slice)
         };
@@ -1772,7 +1829,7 @@ mod tests {
             data.extend_from_slice(line);
             data.push(b'\n');
         }
-        let [narrow, wide] = level6_pair(&data, |wide_lanes| EncodeOptions {
+        let [narrow, wide] = level6_pair(&data, |wide_lanes| Settings {
             raw_match_streams: true,
             wide_lanes,
             ..Default::default()
@@ -1797,6 +1854,40 @@ mod tests {
         assert!(crate::decode::decompress(&wide).unwrap() == data);
     }
 
+    /// A group of one block whose literal slice is a two-bit slice of 10 bytes (then 5 bytes
+    /// of a 4-lane command slice), where its rANS slice was `other` bytes on 4 lanes.
+    fn two_bit_group(other: usize) -> GroupOut {
+        let mut e = BlockEntry::zeroed();
+        e.lanes = [LANES_TWO_BIT, 0, 0, 4, 0];
+        e.stored_len = [10, 0, 0, 5, 0];
+        e.decoded_len = [40, 0, 0, 5, 0];
+        GroupOut {
+            tables: Vec::new(),
+            blocks: vec![(e, [[2u8; 10].as_slice(), &[3; 5]].concat())],
+            chain: 0,
+            packable: false,
+            two_bit_alt: vec![(0, 4, vec![1; other])],
+        }
+    }
+
+    /// `keep_two_bit_if_smaller`: a two-bit slice one byte shorter than its rANS slice does not
+    /// pay for the lane code 127, which widens every entry's lane fields from 3 to 7 bits (20
+    /// bits an entry): the rANS slice comes back; one 1,000 bytes shorter stays.
+    #[test]
+    fn two_bit_slices_stay_only_where_the_archive_shrinks() {
+        let mut groups = vec![two_bit_group(11)];
+        keep_two_bit_if_smaller(&mut groups);
+        let (e, bytes) = &groups[0].blocks[0];
+        assert_eq!(e.lanes[STREAM_LITERALS], 4);
+        assert_eq!(e.stored_len[STREAM_LITERALS], 11);
+        assert_eq!(*bytes, [[1u8; 11].as_slice(), &[3; 5]].concat());
+        let mut groups = vec![two_bit_group(1010)];
+        keep_two_bit_if_smaller(&mut groups);
+        let (e, bytes) = &groups[0].blocks[0];
+        assert_eq!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT);
+        assert_eq!(bytes.len(), 15);
+    }
+
     /// A coded group for [`repack_longest_groups`]' tests: `bytes` of slices, chain `chain`.
     fn group(bytes: usize, chain: usize, packable: bool) -> GroupOut {
         GroupOut {
@@ -1804,6 +1895,7 @@ mod tests {
             blocks: vec![(BlockEntry::zeroed(), vec![0; bytes])],
             chain,
             packable,
+            two_bit_alt: Vec::new(),
         }
     }
 

@@ -365,7 +365,7 @@ pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, Dec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::EncodeOptions;
+    use crate::archive::Settings;
     use crate::gpu::tokens::Rng;
 
     /// Small windows (down to one group) and sizes around the KiB and XXH3 edges: the folded
@@ -377,11 +377,11 @@ mod tests {
             0, 1, 240, 241, 1023, 1024, 1025, 4096, 4097, 20_000, 70_001, 262_144,
         ] {
             let data: Vec<u8> = (0..n).map(|_| b"ACGT"[r.below(4) as usize]).collect();
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: 4096,
                 ..Default::default()
             };
-            let packed = crate::compress(&data, &opts).unwrap();
+            let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
             let mut a = Archive::parse(&packed).unwrap();
             for window in [1, 16 << 10, 48 << 10, WINDOW_BYTES] {
                 let mut out = vec![0u8; n];
@@ -404,11 +404,11 @@ mod tests {
     #[test]
     fn extract_of_everything_checks_the_content() {
         let data: Vec<u8> = (0..40_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let opts = EncodeOptions {
+        let opts = Settings {
             block_size: 4096,
             ..Default::default()
         };
-        let packed = crate::compress(&data, &opts).unwrap();
+        let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
         let mut a = Archive::parse(&packed).unwrap();
         let n = data.len() as u64;
         assert!(extract(&a, 0, n).unwrap() == data);

@@ -1042,14 +1042,14 @@ pub const WIDE_LANES: usize = 2 * WARP_LANES as usize;
 
 /// Steps of the GPU warp's chain that each lane [`wide_lanes`] adds must save: a quarter of
 /// [`TWO_ROUND_STEPS_PER_LANE`], since wide lanes are asked for
-/// (`EncodeOptions::wide_lanes`) by whoever puts GPU decode speed before a per cent or two
+/// (`Settings::wide_lanes`) by whoever puts GPU decode speed before a per cent or two
 /// of size, and every block is then in flight at once, so the stage waits for the archive's
 /// longest chain. A 32-lane slice goes wide from a chain of 64 steps. (At 2, from 128 steps,
 /// a few blocks of 124-127 steps stayed narrow beside wide ones of ~88 and set the archive's
 /// chain: ce2's block 984, E. coli's last block; PERFORMANCE.md twenty-sixth session.)
 pub const WIDE_STEPS_PER_LANE: usize = 1;
 
-/// `EncodeOptions::wide_lanes`' last stage of the lane choice, after [`block_lanes_packed`], for
+/// `Settings::wide_lanes`' last stage of the lane choice, after [`block_lanes_packed`], for
 /// a block of `n[k]` symbols per stream (`None`: no rANS slice) with lanes `lanes`: the
 /// longest slice takes [`WIDE_LANES`] lanes, a round of its own that the block's two GPU warps
 /// share (FORMAT.md §5.4), and the other slices the lanes [`block_lanes_packed`] gives them
@@ -1326,6 +1326,23 @@ pub fn store_slice(
     LANES_RAW
 }
 
+/// A lower bound on [`encode_two_bit`]'s length for `literals`, from their histogram alone:
+/// the four codes, two varints, a byte per exception and the 2-bit codes. Lets the encoder
+/// skip the encoding where the bound already loses (text, proteins).
+pub fn two_bit_len_floor(literals: &[u8]) -> usize {
+    let mut h = [0u64; 256];
+    count(&mut h, literals);
+    let mut top = [0u64; 4];
+    for &c in &h {
+        if c > top[3] {
+            top[3] = c;
+            top.sort_unstable_by(|a, b| b.cmp(a));
+        }
+    }
+    let exceptions = literals.len() - top.iter().sum::<u64>() as usize;
+    6 + exceptions + literals.len().div_ceil(4)
+}
+
 /// Appends `literals` (at least one) as a two-bit literal slice (FORMAT.md §5.7,
 /// [`crate::device::two_bit`]) to `out`: codes for the four most frequent bytes (ties to the
 /// lower byte), every other literal an exception. Returns the slice's length. The caller keeps
@@ -1389,6 +1406,19 @@ fn write_varint(out: &mut Vec<u8>, mut v: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The floor of a two-bit slice: exact without exceptions (4 codes, two one-byte varints,
+    /// 100 bytes of codes), never above the encoding with them.
+    #[test]
+    fn two_bit_floor_is_a_lower_bound() {
+        let dna = b"ACGT".repeat(100);
+        assert_eq!(two_bit_len_floor(&dna), 106);
+        assert_eq!(encode_two_bit(&dna, &mut Vec::new()), 106);
+        let text = b"It is a truth universally acknowledged, that a single man".repeat(20);
+        let floor = two_bit_len_floor(&text);
+        assert!(floor <= encode_two_bit(&text, &mut Vec::new()));
+        assert!(floor > text.len() / 2, "{floor}");
+    }
     use crate::device::rans::{decode_slice, SliceTables};
 
     fn roundtrip(data: &[u8]) {

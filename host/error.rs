@@ -13,9 +13,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The options are invalid (the message names the option and its allowed range).
+    /// The options are invalid, or the input has more blocks than the format allows
+    /// ([`crate::OptionsError`] names the option and its allowed range).
     #[error("invalid options: {0}")]
-    Options(String),
+    Options(#[from] crate::OptionsError),
     /// The archive's structure breaks a rule of FORMAT.md (found before any block is
     /// decoded): not an archive, an unknown version, a damaged header, block table or tables.
     #[error(transparent)]

@@ -101,19 +101,18 @@ pub mod gpu;
 #[doc(hidden)]
 #[allow(rustdoc::private_intra_doc_links)]
 pub mod lz;
+mod options;
 
 pub use error::{DecodeError, Error, FormatError};
 #[cfg(feature = "gpu")]
 pub use gpu::GpuError;
 pub use reader::Reader;
 
-/// Encoder options: level, block size, window, minimum match, repeat codes, dependency-depth
-/// cap (FORMAT.md §2). `Options::default()` gives the command line's defaults.
-pub use archive::EncodeOptions as Options;
+pub use options::{Options, OptionsError, Target};
 
-// Kept for the crate's own tools and tests while they move to the API above.
+// Kept for the crate's own tools and tests; not part of the API.
 #[doc(hidden)]
-pub use archive::{Archive, EncodeOptions};
+pub use archive::{compress_settings, Archive, Settings, TwoBit};
 
 /// What a block broke (FORMAT.md §4-§6): the rule named by [`DecodeError::Block`].
 pub use aceapex_device::status::Status;
@@ -136,7 +135,7 @@ pub const CPU_BENCH_FILES: &[&str] = &[
 /// Runs on the current rayon thread pool. Memory: the input, the archive and, per worker
 /// thread, its match-finder tables.
 ///
-/// Errors: [`Error::Options`] for options out of range (the message names the option), or
+/// Errors: [`Error::Options`] for options out of range ([`OptionsError`] names the option), or
 /// an input of more than 2^32 blocks.
 pub fn compress(input: &[u8], options: &Options) -> Result<Vec<u8>, Error> {
     compress_with_progress(input, options, &|_| {})
@@ -151,7 +150,7 @@ pub fn compress_with_progress(
     options: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<u8>, Error> {
-    archive::compress(input, options, progress).map_err(Error::Options)
+    Ok(archive::compress(input, options, progress)?)
 }
 
 /// Decodes the archive `archive` (all of its bytes) back to the original data on the CPU,

@@ -68,12 +68,12 @@ fn empty_input() {
 
 #[test]
 fn options_out_of_range() {
-    let opts = Options {
-        block_size: 5_000,
-        ..Options::default()
-    };
+    let opts = Options::default().with_block_size(5_000);
     let e = aceapex::compress(b"abc", &opts).unwrap_err();
-    assert!(matches!(e, Error::Options(_)), "{e:?}");
+    assert!(
+        matches!(e, Error::Options(aceapex::OptionsError::BlockSize(5_000))),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! ACEAPEX_ATTACK_CORPORA = the corpora folder, default `corpora/`; failing archives are kept
 //! in `target/attack5-fails/`).
 
-use aceapex::archive::compress;
+use aceapex::archive::compress_settings;
 use aceapex::archive::Archive;
 use aceapex::cpu;
 use aceapex::decode::{decode_block_at, decode_block_reference, decode_streams};
@@ -17,7 +17,7 @@ use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
 use aceapex::entropy::{count, encode_slice, FreqTable};
 use aceapex::lz::{join_offsets, split_offsets};
-use aceapex::{DecodeError, EncodeOptions};
+use aceapex::{DecodeError, Settings};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -80,9 +80,9 @@ struct Source {
     blocks: Vec<Blk>,
 }
 
-fn load(name: &str, data: Vec<u8>, opts: &EncodeOptions) -> Source {
+fn load(name: &str, data: Vec<u8>, opts: &Settings) -> Source {
     // fixed-offset entries, which this harness rebuilds field by field
-    let packed = common::with_fixed_entries(&compress(&data, opts, &|_| {}).unwrap());
+    let packed = common::with_fixed_entries(&compress_settings(&data, opts, &|_| {}).unwrap());
     let a = Archive::parse(&packed).unwrap();
     if !matches!(decompress(&a), Ok(ref v) if *v == data) {
         eprintln!("WARNING: {name}: decompress of the valid archive fails");
@@ -1372,16 +1372,16 @@ fn sources(kib: usize) -> Vec<Source> {
         d
     };
     let bytes = kib << 10;
-    let def = EncodeOptions::default();
-    let small = EncodeOptions {
+    let def = Settings::default();
+    let small = Settings {
         block_size: 4096,
         ..Default::default()
     };
-    let cross = EncodeOptions {
+    let cross = Settings {
         window: Some(64 << 10),
         ..Default::default()
     };
-    let cross4k = EncodeOptions {
+    let cross4k = Settings {
         window: Some(64 << 10),
         block_size: 4096,
         ..Default::default()
@@ -1420,7 +1420,7 @@ fn sources(kib: usize) -> Vec<Source> {
         load(
             "moby-64k",
             moby.clone(),
-            &EncodeOptions {
+            &Settings {
                 block_size: 64 << 10,
                 ..Default::default()
             },
@@ -1428,7 +1428,7 @@ fn sources(kib: usize) -> Vec<Source> {
         load(
             "fastq-32k",
             fq.clone(),
-            &EncodeOptions {
+            &Settings {
                 block_size: 32 << 10,
                 ..Default::default()
             },
@@ -1464,7 +1464,7 @@ fn sources(kib: usize) -> Vec<Source> {
         load(
             "far-4m",
             far,
-            &EncodeOptions {
+            &Settings {
                 window: Some(4 << 20),
                 block_size: 256 << 10,
                 ..Default::default()

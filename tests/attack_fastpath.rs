@@ -109,13 +109,13 @@ fn encoder_blocks_restored_raw_and_damaged() {
         let cross = round / 3 % 2 == 1;
         let n = r.range(50_000, 200_000) as usize;
         let data = text(&mut r, n);
-        let opts = aceapex::EncodeOptions {
+        let opts = aceapex::Settings {
             block_size: bs,
             window: if cross { Some(bs * 4) } else { None },
             level: [1, 5, 9][round % 3],
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts).unwrap();
+        let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
         let (h, blocks) = restore_raw(&packed);
         let raw = build(h.clone(), &data, &blocks, None);
         let a = Archive::parse(&raw).unwrap();

@@ -9,7 +9,7 @@ mod common;
 use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::lz::BlockFrame;
-use aceapex::{EncodeOptions, FormatError};
+use aceapex::{FormatError, Settings};
 use common::{build, put_u16, put_u32, Blk, Hdr, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -156,19 +156,19 @@ fn v4_archives_4mib_blocks() {
 // encoder archives
 // ---------------------------------------------------------------------------------------
 
-fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
+fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, Settings) {
     let bs = [4096u32, 16384, 65536][round % 3];
     let cross = round / 3 % 2 == 1;
     let n = r.range(20_000, 150_000) as usize;
     let data = text(r, n);
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: bs,
         window: if cross { Some(bs * 4) } else { None },
         level: [1, 5, 8, 9][round % 4],
         min_match: [4, 5, 4, 5, 7][round % 5],
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts).unwrap();
+    let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
     (data, packed, opts)
 }
 
@@ -339,14 +339,14 @@ fn dump_cli_cases() {
     let data = text(&mut r, 300_000);
     std::fs::write(format!("{dir}/orig.bin"), &data).unwrap();
     for (mm, cross) in [(4u32, false), (5, true)] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             block_size: 16384,
             window: cross.then_some(65536),
             level: 8,
             min_match: mm,
             ..Default::default()
         };
-        let a = aceapex::compress(&data, &opts).unwrap();
+        let a = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
         std::fs::write(format!("{dir}/b{mm}.acx"), &a).unwrap();
         for (v, b85, m) in [
             (1u16, 4u8, 6u32),

@@ -25,7 +25,7 @@ use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
 use aceapex::entropy::{encode_context_slice, encode_slice_with, EncodeTable, FreqTable};
-use aceapex::{EncodeOptions, FormatError};
+use aceapex::{FormatError, Settings};
 use common::attack::{check_slice, compare_archive, env, text};
 use common::parts::{assemble, body_len, parts, with_tables, Parts};
 use common::{get_u32, put_u32, Rng};
@@ -548,7 +548,7 @@ fn soft_masked(r: &mut Rng, n: usize) -> Vec<u8> {
 
 /// An encoder archive with context pairs (text or soft-masked DNA at level 9 or 5); returns
 /// the data, the archive and its options.
-fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
+fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, Settings) {
     let bs = [4096u32, 16384, 65536, 16384][round % 4];
     let cross = round / 4 % 2 == 1;
     let n = r.range(30_000, 300_000) as usize;
@@ -557,7 +557,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
     } else {
         text(r, n)
     };
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: bs,
         window: if cross { Some(bs * 4) } else { None },
         level: [9, 5, 9, 8][round % 4],
@@ -566,7 +566,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         packed_literals: false,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts).unwrap();
+    let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
     (data, packed, opts)
 }
 
@@ -759,14 +759,14 @@ fn v5_archives_without_pairs_relabelled() {
         let n = r.range(20_000, 120_000) as usize;
         let data = text(&mut r, n);
         let mm = [4u32, 6, 5][round % 3];
-        let opts = EncodeOptions {
+        let opts = Settings {
             block_size: 16384,
             level: [5, 9][round % 2],
             min_match: mm,
             context_tables: false,
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts).unwrap();
+        let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
         let p = parts(&packed);
         let v = get_u32(&packed, H_VERSION) & 0xFFFF;
         assert_eq!(v, 1);
@@ -1040,7 +1040,7 @@ fn v5_real_corpora() {
         };
         data = data[start..(start + (kib << 10)).min(data.len())].to_vec();
         for level in [5u32, 9] {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: [16384u32, 4096, 65536][(i + level as usize) % 3],
                 level,
                 min_match: if level == 9 { 4 } else { 6 },
@@ -1048,7 +1048,7 @@ fn v5_real_corpora() {
                 packed_literals: false,
                 ..Default::default()
             };
-            let packed = aceapex::compress(&data, &opts).unwrap();
+            let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
             let what = format!("{f} at {start}, level {level}");
             let a = Archive::parse(&packed).unwrap();
             assert_eq!(aceapex::decode::decompress(&a).unwrap(), data, "{what}");
@@ -1090,14 +1090,14 @@ fn v5_real_corpora() {
 /// 1-lane rANS slice under a context pair: memory per group must stay bounded.
 fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
     let data = vec![0u8; groups * 4096];
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         level: 1,
         // no packed literal tables: this harness is about context pairs
         packed_literals: false,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts).unwrap();
+    let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
     let mut r = Rng(7);
     (data, handmade(&mut r, &packed, 1, 100))
 }

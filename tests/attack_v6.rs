@@ -32,7 +32,7 @@ use aceapex::device::status::Status;
 use aceapex::entropy::{
     encode_context_slice, encode_slice_with, expansion_table, pack_literals, EncodeTable, FreqTable,
 };
-use aceapex::{DecodeError, EncodeOptions, FormatError};
+use aceapex::{DecodeError, FormatError, Settings};
 use common::attack::{
     check_slice, combos, compare_archive, env, gen_lits, never_wrong_grouped, random_alphabet,
     table_below, width,
@@ -628,7 +628,7 @@ fn letters_for(r: &mut Rng, k: usize) -> Vec<u8> {
 
 /// An encoder archive with packed literals: DNA-like data of 1-16 letters, soft-masked
 /// DNA, or DNA with a FASTA header; random level, block size, context tables, window.
-fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
+fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, Settings) {
     let bs = [4096u32, 16384, 65536, 8192][round % 4];
     let n = r.range(20_000, 200_000) as usize;
     let data = match round % 3 {
@@ -645,7 +645,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         }
     };
     let level = [1u32, 5, 9, 6, 8, 3][round % 6];
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: bs,
         window: if round % 5 == 4 { Some(bs * 4) } else { None },
         level,
@@ -653,7 +653,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOption
         context_tables: round.is_multiple_of(2),
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts).unwrap();
+    let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
     (data, packed, opts)
 }
 
@@ -945,12 +945,12 @@ fn packed_groups_archive(
     extra: bool,
 ) -> (Vec<u8>, Vec<u8>) {
     let data = small_alphabet_data(r, n, b"ACGT");
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         level,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts).unwrap();
+    let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
     let hand = Hand {
         group_blocks: 1,
         pack_pct: 100,
@@ -1415,8 +1415,10 @@ fn v6_mutation_fuzz() {
 
 /// Checks an encoder archive of `data`: parses, decodes to `data` through `decompress`,
 /// block by block fast and reference, and a few extracts.
-fn roundtrip(r: &mut Rng, data: &[u8], opts: &EncodeOptions, what: &str) -> Vec<u8> {
-    let packed = match catch_unwind(AssertUnwindSafe(|| aceapex::compress(data, opts))) {
+fn roundtrip(r: &mut Rng, data: &[u8], opts: &Settings, what: &str) -> Vec<u8> {
+    let packed = match catch_unwind(AssertUnwindSafe(|| {
+        aceapex::compress_settings(data, opts, &|_| {})
+    })) {
         Ok(p) => p.unwrap(),
         Err(_) => panic!("compress panicked ({what}, {opts:?})"),
     };
@@ -1483,7 +1485,7 @@ fn v6_encoder_small_alphabets_roundtrip() {
                     }
                 }
             }
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: bs,
                 level,
                 window: if r.below(4) == 0 { Some(bs * 4) } else { None },
@@ -1516,7 +1518,7 @@ fn v6_encoder_small_alphabets_roundtrip() {
         let al = letters_for(&mut r, k);
         data.extend(small_alphabet_data(&mut r, 600_000, &al));
     }
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         level: 1,
         ..Default::default()
@@ -1569,7 +1571,7 @@ fn v6_encoder_fasta_headers() {
                 let at = r.below((n - h.len()) as u64) as usize;
                 data[at..at + h.len()].copy_from_slice(h.as_bytes());
             }
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: bs,
                 level,
                 min_match: r.pick(&[4u32, 6]),
@@ -1633,7 +1635,7 @@ fn v6_encoder_edge_inputs() {
     }
     for (i, data) in inputs.iter().enumerate() {
         for level in [1u32, 5, 9] {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: 4096,
                 level,
                 context_tables: i % 2 == 0,
@@ -1688,7 +1690,7 @@ fn v6_real_dna() {
                 r.below((all.len() - (kib << 10)) as u64) as usize
             };
             let data = &all[start..(start + (kib << 10)).min(all.len())];
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: bs,
                 level,
                 min_match: if level == 9 { 4 } else { r.pick(&[5u32, 6]) },

@@ -34,7 +34,7 @@ use aceapex::device::status::Status;
 use aceapex::entropy::{
     encode_context_slice, encode_slice_with, expansion_table, EncodeTable, FreqTable,
 };
-use aceapex::{DecodeError, EncodeOptions, FormatError};
+use aceapex::{DecodeError, FormatError, Settings};
 use common::attack::{
     combos, compare_archive, env, gen_lits, never_wrong_grouped, random_alphabet, table_below,
     width,
@@ -1141,7 +1141,7 @@ fn dna(r: &mut Rng, n: usize, letters: &[u8], masked: bool) -> Vec<u8> {
 }
 
 /// An encoder archive with wide lanes (raw match streams: levels 1-7).
-fn wide_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) {
+fn wide_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, Settings) {
     let bs = [16384u32, 65536, 16384, 32768][round % 4];
     let n = r.range(150_000, 400_000) as usize;
     let data = match round % 3 {
@@ -1153,7 +1153,7 @@ fn wide_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) 
             d
         }
     };
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: bs,
         level: 1 + (round % 7) as u32,
         window: if round % 5 == 4 { Some(bs * 4) } else { None },
@@ -1163,7 +1163,7 @@ fn wide_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, EncodeOptions) 
         wide_lanes: true,
         ..Default::default()
     };
-    let packed = aceapex::compress(&data, &opts).unwrap();
+    let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
     (data, packed, opts)
 }
 
@@ -1325,26 +1325,26 @@ fn v7_wide_slices_at_small_blocks() {
             2 => dna(&mut r, n, b"ACGTN", false),
             _ => (0..n).map(|_| r.next() as u8).collect(),
         };
-        let opts = EncodeOptions {
+        let opts = Settings {
             block_size: 4096 << (round % 3),
             level: [1u32, 5, 9, 6][round % 4],
             min_match: [6u32, 4][round % 2],
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &opts).unwrap();
+        let packed = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
         assert_eq!(version_of(&packed), 1);
         assert!(
             wide_slices(&parts(&packed).entries).is_empty(),
             "round {round}"
         );
-        let short = EncodeOptions {
+        let short = Settings {
             block_size: 4096,
             level: 1 + round as u32 % 7,
             raw_match_streams: true,
             wide_lanes: true,
             ..Default::default()
         };
-        let packed = aceapex::compress(&data, &short).unwrap();
+        let packed = aceapex::compress_settings(&data, &short, &|_| {}).unwrap();
         assert_eq!(version_of(&packed), 1);
         let p = parts(&packed);
         wide_small += wide_slices(&p.entries).len();
@@ -1371,14 +1371,14 @@ fn handmade(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, [usize; STREAM_COUN
         1 => dna(r, n, b"ACGT", true),
         _ => dna(r, n, b"ACGTN", false),
     };
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: [4096u32, 16384, 8192][round % 3],
         level: [5u32, 9, 3, 6][round % 4],
         min_match: [6u32, 4][round % 2],
         window: if round % 4 == 3 { Some(65536) } else { None },
         ..Default::default()
     };
-    let src = aceapex::compress(&data, &opts).unwrap();
+    let src = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&src).unwrap();
     assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
     let p = parts(&src);
@@ -1604,7 +1604,7 @@ fn v7_real_dna() {
             };
             let data = &all[start..(start + (kib << 10)).min(all.len())];
             let bs = if (i + j) % 3 == 2 { 65536 } else { 16384 };
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: bs,
                 level,
                 raw_match_streams: true,
@@ -1616,7 +1616,7 @@ fn v7_real_dna() {
                 "{f} at {start}, level {level}, bs {bs}, window {:?}",
                 opts.window
             );
-            let packed = aceapex::compress(data, &opts).unwrap();
+            let packed = aceapex::compress_settings(data, &opts, &|_| {}).unwrap();
             let (parsed, ok) = never_wrong_grouped(&packed, data, &mut r, &what);
             assert!(parsed && ok, "{what}: does not decode");
             let p = parts(&packed);

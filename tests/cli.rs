@@ -182,9 +182,9 @@ fn explicit_output_names_and_options() {
     assert!(e.contains(".acx"), "{e}");
 }
 
-/// `--raw-match-streams`: `info --json` reports every match-layer stream stored raw (stored
-/// bytes equal to decoded ones) while the default codes the commands smaller; both
-/// round-trip; `info` names it on its encoder line and in JSON.
+/// `--target gpu` stores the match streams raw: `info --json` reports every match-layer
+/// stream stored raw (stored bytes equal to decoded ones) while the default codes the
+/// commands smaller; both round-trip; `info` names it on its encoder line and in JSON.
 #[test]
 fn raw_match_streams_store_only_the_literals_coded() {
     let t = tmp();
@@ -193,7 +193,7 @@ fn raw_match_streams_store_only_the_literals_coded() {
     std::fs::write(d.join("a.txt"), &data).unwrap();
     ok(&run(
         d,
-        &["compress", "a.txt", "-o", "raw.acx", "--raw-match-streams"],
+        &["compress", "a.txt", "-o", "raw.acx", "--target", "gpu"],
     ));
     ok(&run(d, &["compress", "a.txt", "-o", "coded.acx"]));
     let stored = |name: &str| -> Vec<(u64, u64)> {
@@ -242,7 +242,7 @@ fn raw_match_streams_store_only_the_literals_coded() {
 /// both decoders restore; without `--raw-match-streams` the option is refused with a message
 /// that names the one it needs.
 #[test]
-fn wide_lanes_need_raw_match_streams_and_show_in_info() {
+fn gpu_target_takes_wide_lanes_where_chains_are_long() {
     let t = tmp();
     let d = t.path();
     // soft-masked DNA (8 letters, packed two a symbol): chains long enough to go wide
@@ -259,27 +259,14 @@ fn wide_lanes_need_raw_match_streams_and_show_in_info() {
         })
         .collect();
     std::fs::write(d.join("g.fa"), &data).unwrap();
-    let e = fails(&run(
-        d,
-        &["compress", "g.fa", "-o", "w.acx", "--wide-lanes"],
-    ));
-    assert!(e.contains("--raw-match-streams"), "{e}");
-    assert!(!d.join("w.acx").exists());
-    let wide = [
-        "compress",
-        "g.fa",
-        "-o",
-        "w.acx",
-        "--raw-match-streams",
-        "--wide-lanes",
-    ];
-    ok(&run(d, &wide));
     ok(&run(
         d,
-        &["compress", "g.fa", "-o", "r.acx", "--raw-match-streams"],
+        &["compress", "g.fa", "-o", "w.acx", "--target", "gpu"],
     ));
-    // upper-case only, four letters a packed symbol, in 4 KiB blocks: 32-step chains, too
-    // short to go wide (FORMAT.md §5.5: from 64 steps), and a note says so
+    ok(&run(
+        d,
+        &["compress", "g.fa", "-o", "r.acx", "--target", "size"],
+    ));
     let upper = data.to_ascii_uppercase();
     std::fs::write(d.join("u.fa"), &upper).unwrap();
     let narrow = [
@@ -287,18 +274,12 @@ fn wide_lanes_need_raw_match_streams_and_show_in_info() {
         "u.fa",
         "-o",
         "s.acx",
-        "--raw-match-streams",
-        "--wide-lanes",
+        "--target",
+        "gpu",
         "--block-size",
         "4K",
     ];
-    let o = run(d, &narrow);
-    ok(&o);
-    assert!(
-        stderr(&o).contains("no block's rANS chain"),
-        "{}",
-        stderr(&o)
-    );
+    ok(&run(d, &narrow));
     for (name, is_wide) in [("w.acx", true), ("r.acx", false), ("s.acx", false)] {
         let o = run(d, &["info", name]);
         ok(&o);
@@ -368,15 +349,7 @@ fn repeated_options_take_the_last_and_archives_are_named() {
     let data = sample(40_000);
     std::fs::write(d.join("a.txt"), &data).unwrap();
     let args = [
-        "compress",
-        "a.txt",
-        "-l",
-        "3",
-        "-l",
-        "1",
-        "--no-pack",
-        "--no-pack",
-        "-f",
+        "compress", "a.txt", "-l", "3", "-l", "1", "--target", "gpu", "--target", "size", "-f",
     ];
     ok(&run(d, &args));
     let o = run(d, &["info", "a.txt.acx", "--json", "--json"]);
@@ -823,8 +796,8 @@ fn bad_arguments_fail() {
         (vec![], "Usage"),
         // another command's option: named as such, not clap's tip to pass it after `--`
         (
-            vec!["decompress", "a.acx", "--raw-match-streams"],
-            "--raw-match-streams is an option of 'aceapex compress', not of 'aceapex decompress'",
+            vec!["decompress", "a.acx", "--target", "gpu"],
+            "--target is an option of 'aceapex compress', not of 'aceapex decompress'",
         ),
         (
             vec!["compress", "a", "--offset", "3"],
@@ -847,9 +820,18 @@ fn bad_arguments_fail() {
             vec!["--level", "9", "compress", "a"],
             "unexpected argument '--level'",
         ),
+        // the format flags the encoder now chooses by itself
         (
-            vec!["compress", "a", "-l", "8", "--raw-match-streams"],
-            "are for levels 1-7",
+            vec!["compress", "a", "--raw-match-streams"],
+            "unexpected argument '--raw-match-streams'",
+        ),
+        (
+            vec!["compress", "a", "--no-pack"],
+            "unexpected argument '--no-pack'",
+        ),
+        (
+            vec!["compress", "a", "--target", "cpu"],
+            "invalid value 'cpu'",
         ),
     ] {
         let o = run(d, &args);
@@ -1316,7 +1298,8 @@ fn help_and_version_succeed() {
     ok(&o);
     let h = String::from_utf8_lossy(&o.stdout);
     for s in [
-        "[default: 5]",
+        "[default: 6]",
+        "[default: size]",
         "[default: 16K]",
         "default: INPUT.acx",
         "default: the block size",
@@ -1729,6 +1712,11 @@ fn minimum_match_default_follows_level_and_data() {
     let s = json(&["compress", "t", "-f", "-l", "8"]);
     assert!(s.contains("\"format_version\":1"), "{s}");
     assert!(s.contains("\"min_match\":4,\"match_base\":4"), "{s}");
+    let s = json(&["compress", "t", "-f", "-l", "8"]);
+    assert!(s.contains("\"min_match\":4,\"match_base\":4"), "{s}");
+    let s = json(&["compress", "t", "-f", "-l", "8", "--target", "size"]);
+    assert!(s.contains("\"min_match\":4,\"match_base\":4"), "{s}");
+    // below level 8, 16 bytes or fewer (this sample's words) count as nucleotide sequence
     let s = json(&["compress", "t", "-f"]);
     assert!(s.contains("\"format_version\":1"), "{s}");
     assert!(s.contains("\"min_match\":6,\"match_base\":6"), "{s}");

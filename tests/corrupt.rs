@@ -15,11 +15,11 @@
 
 mod common;
 
-use aceapex::archive::compress;
+use aceapex::archive::compress_settings;
 use aceapex::archive::Archive;
 use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
-use aceapex::{DecodeError, EncodeOptions, FormatError};
+use aceapex::{DecodeError, FormatError, Settings};
 use common::{get_u32, get_u64, put_u16, put_u32, put_u64, table_record, Blk, Hdr, ENTRY, HEADER};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -159,13 +159,13 @@ fn small_archive() -> (Vec<u8>, Vec<u8>) {
 /// `data`'s archive in 4 KiB blocks, defaults otherwise, context tables on or off, no packed
 /// literal tables (the context-table tests; [`compress_4k_packed`] for packed literals).
 fn compress_4k(data: &[u8], context_tables: bool) -> Vec<u8> {
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         context_tables,
         packed_literals: false,
         ..Default::default()
     };
-    compress(data, &opts, &|_| {}).unwrap()
+    compress_settings(data, &opts, &|_| {}).unwrap()
 }
 
 /// [`small_archive`] as the encoder writes it (tightest entry widths).
@@ -977,9 +977,9 @@ fn original_size_shrunk_within_the_last_block_fails_cleanly() {
         }
     }
     // a tiny archive whose single 4 MiB block claims to be full: decodes to a block error
-    let tiny = compress(
+    let tiny = compress_settings(
         b"0123456789",
-        &EncodeOptions {
+        &Settings {
             block_size: 4 << 20,
             packed_literals: false,
             ..Default::default()
@@ -1136,7 +1136,7 @@ fn check_flips(data: &[u8], packed: &[u8], step: usize) -> (usize, usize) {
 #[test]
 fn every_single_byte_flip_of_the_data_section_is_caught() {
     let data = prose(100_000, 42);
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
     let (rejected, harmless) = check_flips(&data, &packed, 1);
     // a flip can only be harmless in bits the decoder never reads; nearly all must be caught
     assert!(
@@ -1148,13 +1148,13 @@ fn every_single_byte_flip_of_the_data_section_is_caught() {
 #[test]
 fn single_byte_flips_of_a_cross_block_archive_are_caught() {
     let data = prose(100_000, 43);
-    let o = EncodeOptions {
+    let o = Settings {
         block_size: 4096,
         window: Some(32768),
         level: 7,
         ..Default::default()
     };
-    let packed = compress(&data, &o, &|_| {}).unwrap();
+    let packed = compress_settings(&data, &o, &|_| {}).unwrap();
     assert!(Archive::parse(&packed).unwrap().cross_block());
     let (rejected, harmless) = check_flips(&data, &packed, 3);
     assert!(
@@ -1179,8 +1179,8 @@ proptest! {
         static ARCHIVES: OnceLock<[(Vec<u8>, Vec<u8>); 2]> = OnceLock::new();
         let archives = ARCHIVES.get_or_init(|| {
             let data = prose(30_000, 9);
-            let plain = compress(&data, &EncodeOptions { block_size: 4096, ..Default::default() }, &|_| {}).unwrap();
-            let cross = compress(&data, &EncodeOptions { block_size: 4096, window: Some(16384), ..Default::default() }, &|_| {}).unwrap();
+            let plain = compress_settings(&data, &Settings { block_size: 4096, ..Default::default() }, &|_| {}).unwrap();
+            let cross = compress_settings(&data, &Settings { block_size: 4096, window: Some(16384), ..Default::default() }, &|_| {}).unwrap();
             [(data.clone(), plain), (data, cross)]
         });
         let (data, packed) = &archives[cross as usize];
@@ -1214,9 +1214,9 @@ proptest! {
 /// A 4 KiB-block archive with a 16 KiB window: its source distances need bits.
 fn cross_archive_v3() -> (Vec<u8>, Vec<u8>) {
     let data = prose(40_000, 9);
-    let packed = compress(
+    let packed = compress_settings(
         &data,
-        &EncodeOptions {
+        &Settings {
             block_size: 4096,
             window: Some(16384),
             ..Default::default()
@@ -1371,9 +1371,9 @@ const H_MATCH_BASE: usize = common::H_ENTRY_BITS + 13;
 /// [`prose`] compressed with minimum match `min_match` (4 KiB blocks, level 8).
 fn archive_with_min_match(min_match: u32) -> (Vec<u8>, Vec<u8>) {
     let data = prose(40_000, 5);
-    let packed = compress(
+    let packed = compress_settings(
         &data,
-        &EncodeOptions {
+        &Settings {
             block_size: 4096,
             level: 8,
             min_match,
@@ -1596,11 +1596,11 @@ fn a_relabelled_context_fails_closed() {
 /// [`compress_4k`] with packed literal tables allowed (and context tables): packed where a
 /// group's literals have at most 16 distinct bytes (FORMAT.md §5.6).
 fn compress_4k_packed(data: &[u8]) -> Vec<u8> {
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         ..Default::default()
     };
-    compress(data, &opts, &|_| {}).unwrap()
+    compress_settings(data, &opts, &|_| {}).unwrap()
 }
 
 /// Soft-masked DNA (ten letters with the newline: two per packed symbol) and its archive
@@ -1726,12 +1726,12 @@ fn a_relabelled_packed_alphabet_fails_closed() {
 fn movable_archive(cross: bool) -> (Vec<u8>, Vec<u8>) {
     let mut r = Rng(0x5EED_B10C);
     let data: Vec<u8> = (0..6 * 4096).map(|_| r.next() as u8).collect();
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         window: cross.then_some(16384),
         ..Default::default()
     };
-    let a = compress(&data, &opts, &|_| {}).unwrap();
+    let a = compress_settings(&data, &opts, &|_| {}).unwrap();
     decodes_to(&a, &data);
     (data, a)
 }

@@ -5,7 +5,7 @@
 //! of the matches that wrote them. The wavefront GPU decoder sizes its launches from these
 //! fields, so an understated depth costs it a second decode.
 
-use aceapex::archive::{compress, Archive, EncodeOptions};
+use aceapex::archive::{compress_settings, Archive, Settings};
 use aceapex::device::lz::{BlockStreams, Command, Parser};
 
 /// Per block: the largest recomputed level (0 without matches).
@@ -61,13 +61,13 @@ fn block_table_depths_equal_the_recomputed_levels() {
                 (4096, Some(65536u32)),
                 (16384, Some(1 << 20)),
             ] {
-                let opts = EncodeOptions {
+                let opts = Settings {
                     level,
                     block_size,
                     window,
                     ..Default::default()
                 };
-                let packed = compress(data, &opts, &|_| {}).unwrap();
+                let packed = compress_settings(data, &opts, &|_| {}).unwrap();
                 let a = Archive::parse(&packed).unwrap();
                 let table: Vec<u32> = a.entries().iter().map(|e| e.max_depth).collect();
                 let got = recomputed_depths(&a, data.len());
@@ -96,12 +96,12 @@ fn gpu_sample_text_depths_equal_the_recomputed_levels() {
     let text: Vec<u8> = (0..2_000_000)
         .flat_map(|_| words[r.below(10) as usize].bytes().collect::<Vec<_>>())
         .collect();
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         window: Some(65536),
         ..Default::default()
     };
-    let packed = compress(&text, &opts, &|_| {}).unwrap();
+    let packed = compress_settings(&text, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     let table: Vec<u32> = a.entries().iter().map(|e| e.max_depth).collect();
     let got = recomputed_depths(&a, text.len());

@@ -5,10 +5,9 @@
 //! pre-release versions (`tests/golden/pre-release/`) are refused, naming their version, and
 //! hold the same coded streams as their format-1 counterparts.
 
-use aceapex::archive::compress;
-use aceapex::archive::{self, Archive, Extension};
+use aceapex::archive::{self, compress_settings, Archive, Extension, Settings, TwoBit};
 use aceapex::decode::{decompress, extract};
-use aceapex::{EncodeOptions, FormatError};
+use aceapex::FormatError;
 use std::path::PathBuf;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -22,10 +21,10 @@ fn golden(name: &str) -> Vec<u8> {
 }
 
 /// Level 5, 16 KiB blocks, min match 6, without context tables and packed literals
-/// (`--no-context --no-pack`), spelled out (not `EncodeOptions::default()`, so a changed
+/// (`--no-context --no-pack`), spelled out (not `Settings::default()`, so a changed
 /// default also shows up here).
-fn default_settings() -> EncodeOptions {
-    EncodeOptions {
+fn default_settings() -> Settings {
+    Settings {
         level: 5,
         block_size: 16384,
         window: None,
@@ -36,19 +35,19 @@ fn default_settings() -> EncodeOptions {
         packed_literals: false,
         raw_match_streams: false,
         wide_lanes: false,
-        two_bit_literals: false,
+        two_bit: TwoBit::Off,
     }
 }
 
-fn cross_settings() -> EncodeOptions {
-    EncodeOptions {
+fn cross_settings() -> Settings {
+    Settings {
         window: Some(65536),
         block_size: 4096,
         ..default_settings()
     }
 }
 
-fn variants() -> Vec<(String, String, EncodeOptions)> {
+fn variants() -> Vec<(String, String, Settings)> {
     let mut v = Vec::new();
     for o in ORIGINALS {
         v.push((o.to_string(), format!("{o}.acx"), default_settings()));
@@ -59,12 +58,12 @@ fn variants() -> Vec<(String, String, EncodeOptions)> {
 
 /// The archives with a match base below 6 (FORMAT.md §2): `-l 8 --min-match 4` of the text
 /// and `-l 8 --min-match 5 --block-size 4K` of the records.
-fn variants_base() -> Vec<(String, String, EncodeOptions)> {
+fn variants_base() -> Vec<(String, String, Settings)> {
     vec![
         (
             "moby_dick_64k.txt".into(),
             "moby_dick_64k.txt.l8-mm4.acx".into(),
-            EncodeOptions {
+            Settings {
                 level: 8,
                 min_match: 4,
                 ..default_settings()
@@ -73,7 +72,7 @@ fn variants_base() -> Vec<(String, String, EncodeOptions)> {
         (
             "records.csv".into(),
             "records.csv.l8-mm5-b4k.acx".into(),
-            EncodeOptions {
+            Settings {
                 level: 8,
                 min_match: 5,
                 block_size: 4096,
@@ -85,8 +84,8 @@ fn variants_base() -> Vec<(String, String, EncodeOptions)> {
 
 /// The archives with context tables (FORMAT.md §5.4): the DNA at level 5 and the text at
 /// `-l 9 --min-match 4`.
-fn variants_context() -> Vec<(String, String, EncodeOptions)> {
-    let ctx = EncodeOptions {
+fn variants_context() -> Vec<(String, String, Settings)> {
+    let ctx = Settings {
         context_tables: true,
         ..default_settings()
     };
@@ -95,7 +94,7 @@ fn variants_context() -> Vec<(String, String, EncodeOptions)> {
         (
             "moby_dick_64k.txt".into(),
             "moby_dick_64k.txt.l9-mm4-ctx.acx".into(),
-            EncodeOptions {
+            Settings {
                 level: 9,
                 min_match: 4,
                 ..ctx
@@ -105,11 +104,11 @@ fn variants_context() -> Vec<(String, String, EncodeOptions)> {
 }
 
 /// The archive with packed literal tables (FORMAT.md §5.6): a real genome sample at level 5.
-fn variants_packed() -> Vec<(String, String, EncodeOptions)> {
+fn variants_packed() -> Vec<(String, String, Settings)> {
     vec![(
         "ecoli_48k.fa".into(),
         "ecoli_48k.fa.acx".into(),
-        EncodeOptions {
+        Settings {
             context_tables: true,
             packed_literals: true,
             ..default_settings()
@@ -119,7 +118,7 @@ fn variants_packed() -> Vec<(String, String, EncodeOptions)> {
 
 /// Every committed format-1 archive (wide slices are covered by tests/attack_v7.rs and the
 /// archive tests).
-fn all_variants() -> Vec<(String, String, EncodeOptions)> {
+fn all_variants() -> Vec<(String, String, Settings)> {
     let mut v = variants();
     v.extend(variants_base());
     v.extend(variants_context());
@@ -144,9 +143,9 @@ fn golden_archive_with_packed_literals() {
             "{arc}: alphabet"
         );
         // the same settings without packed literals: larger
-        let plain = compress(
+        let plain = compress_settings(
             &golden(&orig),
-            &EncodeOptions {
+            &Settings {
                 packed_literals: false,
                 ..opts
             },
@@ -173,9 +172,9 @@ fn golden_archives_with_context_pairs() {
             .count();
         assert!(pairs > 0, "{arc}: no context pair");
         // the same settings without context tables: larger
-        let plain = compress(
+        let plain = compress_settings(
             &golden(&arc.replace(".ctx.acx", "").replace(".l9-mm4-ctx.acx", "")),
-            &EncodeOptions {
+            &Settings {
                 context_tables: false,
                 ..opts
             },
@@ -310,7 +309,7 @@ fn golden_archives_are_reproduced_byte_for_byte() {
     for (orig, arc, opts) in all_variants() {
         let original = golden(&orig);
         let archive = golden(&arc);
-        let again = compress(&original, &opts, &|_| {}).unwrap();
+        let again = compress_settings(&original, &opts, &|_| {}).unwrap();
         if again != archive {
             let first = again
                 .iter()
@@ -397,9 +396,9 @@ fn pre_release_archives_hold_the_same_coded_streams() {
 /// than it saves: `archive::PACK_MIN_LITERALS`).
 #[test]
 fn worked_example_a_at_the_defaults() {
-    let a = compress(
+    let a = compress_settings(
         b"abcabcabcabcabc hello hello hello",
-        &EncodeOptions::default(),
+        &Settings::default(),
         &|_| {},
     )
     .unwrap();
@@ -460,7 +459,7 @@ fn worked_example_d_is_the_empty_inputs_archive() {
     );
     assert_eq!(want.len(), 96);
     assert_eq!(
-        compress(b"", &EncodeOptions::default(), &|_| {}).unwrap(),
+        compress_settings(b"", &Settings::default(), &|_| {}).unwrap(),
         want
     );
 }

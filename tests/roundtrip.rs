@@ -12,11 +12,11 @@
 
 mod common;
 
-use aceapex::archive::compress;
 use aceapex::archive::Archive;
+use aceapex::archive::{compress_settings, TwoBit};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
-use aceapex::EncodeOptions;
+use aceapex::Settings;
 use common::Rng;
 use proptest::prelude::*;
 
@@ -197,7 +197,7 @@ struct Walker {
 
 /// Re-decodes every block of `a` from its entropy-decoded streams with our own command
 /// interpreter and checks the encoder's promises. Returns nothing; panics on a violation.
-fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
+fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &Settings) {
     let window = opts.window.unwrap_or(opts.block_size) as usize;
     let bs = opts.block_size as usize;
     // FORMAT.md §2: the match base is the minimum match, at most 6
@@ -344,8 +344,8 @@ fn walk_archive(a: &Archive<'_>, original: &[u8], opts: &EncodeOptions) {
 
 /// Compresses, parses, checks the header against the options, decodes the whole archive and
 /// the given regions, and walks every block. Returns the archive.
-fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u8> {
-    let packed = compress(data, opts, &|_| {}).expect("valid options compress");
+fn roundtrip(data: &[u8], opts: &Settings, regions: &[(u64, u64)]) -> Vec<u8> {
+    let packed = compress_settings(data, opts, &|_| {}).expect("valid options compress");
     let a = Archive::parse(&packed).expect("a fresh archive parses");
     let h = a.header();
     let bs = opts.block_size as u64;
@@ -366,7 +366,7 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert!(opts.wide_lanes || !wide, "a wide slice without wide lanes");
     let two_bit = (a.entries().iter()).any(|e| e.lanes[0] == LANES_TWO_BIT);
     assert!(
-        opts.two_bit_literals || !two_bit,
+        (opts.two_bit != TwoBit::Off) || !two_bit,
         "a two-bit slice without two-bit literals"
     );
     // wide slices: 64 lanes, the literal slice only (the others raw: raw match streams);
@@ -471,11 +471,11 @@ fn regions(n: usize, bs: usize, picks: &[(u64, u64)]) -> Vec<(u64, u64)> {
     v
 }
 
-fn opts(level: u32, block_size: u32) -> EncodeOptions {
-    EncodeOptions {
+fn opts(level: u32, block_size: u32) -> Settings {
+    Settings {
         level,
         block_size,
-        ..EncodeOptions::default()
+        ..Settings::default()
     }
 }
 
@@ -562,7 +562,7 @@ proptest! {
         let window = if odd { bs + 1 + (seed as u32 % (bs * 3)) } else { bs * mult };
         let n = pick_size(sel, bs as usize, seed).max(5 * bs as usize + (seed % 999) as usize);
         let data = generate(kind, seed, n);
-        let o = EncodeOptions { window: Some(window), ..opts(level, bs) };
+        let o = Settings { window: Some(window), ..opts(level, bs) };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
 
@@ -581,7 +581,7 @@ proptest! {
         packed_literals in any::<bool>(),
         raw_match_streams in any::<bool>(),
         wide_lanes in any::<bool>(),
-        two_bit_literals in any::<bool>(),
+        two_bit in prop::sample::select(vec![TwoBit::Off, TwoBit::Smaller, TwoBit::WithinLoss]),
         min_match in prop::sample::select(vec![4u32, 5, 6, 8, 12, 32]),
         depth_cap in prop::sample::select(vec![0u32, 1, 2, 8]),
         cross in any::<bool>(),
@@ -592,7 +592,7 @@ proptest! {
         let bs = BLOCK_SIZES[bsi];
         let n = pick_size(sel, bs as usize, seed);
         let data = generate(kind, seed, n);
-        let o = EncodeOptions {
+        let o = Settings {
             level,
             block_size: bs,
             window: if cross { Some(bs * 4) } else { None },
@@ -601,11 +601,11 @@ proptest! {
             depth_cap,
             context_tables,
             packed_literals,
-            // levels 8-9 refuse it (EncodeOptions::validate)
+            // levels 1-7 only, as `Options::settings` asks for them
             raw_match_streams: raw_match_streams && level <= 7,
-            // (with raw match streams only: EncodeOptions::validate)
+            // (with raw match streams only, as `Options::settings` asks for them)
             wide_lanes: wide_lanes && raw_match_streams && level <= 7,
-            two_bit_literals,
+            two_bit,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
@@ -621,7 +621,7 @@ fn each_parser_option_alone() {
         let r = regions(data.len(), bs as usize, &[(12345, 40000)]);
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 repeat_codes: false,
                 ..opts(5, bs)
             },
@@ -629,7 +629,7 @@ fn each_parser_option_alone() {
         );
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 raw_match_streams: true,
                 ..opts(5, bs)
             },
@@ -637,7 +637,7 @@ fn each_parser_option_alone() {
         );
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 raw_match_streams: true,
                 wide_lanes: true,
                 ..opts(5, bs)
@@ -646,8 +646,8 @@ fn each_parser_option_alone() {
         );
         roundtrip(
             &data,
-            &EncodeOptions {
-                two_bit_literals: true,
+            &Settings {
+                two_bit: TwoBit::WithinLoss,
                 ..opts(5, bs)
             },
             &r,
@@ -655,7 +655,7 @@ fn each_parser_option_alone() {
         for mm in [4, 5, 6, 8, 12, 32] {
             roundtrip(
                 &data,
-                &EncodeOptions {
+                &Settings {
                     min_match: mm,
                     ..opts(5, bs)
                 },
@@ -665,7 +665,7 @@ fn each_parser_option_alone() {
         for cap in [1, 2, 8] {
             roundtrip(
                 &data,
-                &EncodeOptions {
+                &Settings {
                     depth_cap: cap,
                     ..opts(5, bs)
                 },
@@ -673,7 +673,7 @@ fn each_parser_option_alone() {
             );
             roundtrip(
                 &data,
-                &EncodeOptions {
+                &Settings {
                     depth_cap: cap,
                     window: Some(4 * bs),
                     ..opts(9, bs)
@@ -683,7 +683,7 @@ fn each_parser_option_alone() {
         }
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 window: Some(bs + 1),
                 ..opts(5, bs)
             },
@@ -691,7 +691,7 @@ fn each_parser_option_alone() {
         );
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 window: Some(1 << 20),
                 ..opts(9, bs)
             },
@@ -700,7 +700,7 @@ fn each_parser_option_alone() {
         // a window smaller than the block
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 window: Some(100),
                 ..opts(5, bs)
             },
@@ -716,7 +716,7 @@ fn depth_cap_one_means_no_chains() {
     let data = generate(Kind::Repetitive, 5, 100_000);
     let packed = roundtrip(
         &data,
-        &EncodeOptions {
+        &Settings {
             depth_cap: 1,
             ..opts(7, 4096)
         },
@@ -725,7 +725,7 @@ fn depth_cap_one_means_no_chains() {
     let a = Archive::parse(&packed).unwrap();
     assert!(a.entries().iter().all(|e| e.max_depth == 0));
     // without a cap the same data does chain matches (so the cap test above is not vacuous)
-    let packed = compress(&data, &opts(7, 4096), &|_| {}).unwrap();
+    let packed = compress_settings(&data, &opts(7, 4096), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert!(
         a.entries().iter().any(|e| e.max_depth > 0),
@@ -742,7 +742,7 @@ fn compressible_kinds_compress() {
         (Kind::Dna, 0.45),
     ] {
         let data = generate(kind, 1, 200_000);
-        let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
         let r = packed.len() as f64 / data.len() as f64;
         assert!(
             r < max_ratio,
@@ -752,7 +752,7 @@ fn compressible_kinds_compress() {
     // random data must not grow by more than the header, the block table and one group's
     // tables (4 streams x (kind + 32-byte bitmap + 256 two-byte varints))
     let data = generate(Kind::Random, 1, 200_000);
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
     let blocks = 200_000usize.div_ceil(16384);
     let bound = data.len() + 96 + blocks * 56 + 4 * (1 + 32 + 512);
     assert!(
@@ -789,7 +789,7 @@ fn a_genome_header_group_packs_at_fast_levels_only() {
     for (blocks, level, packs) in [(64, 6, true), (64, 8, false), (8, 6, false)] {
         let data = genome(blocks);
         let what = format!("{blocks} blocks, level {level}");
-        let packed = compress(&data, &opts(level, 16384), &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts(level, 16384), &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(a.entries().len(), blocks);
         // five letters: three per symbol (FORMAT.md §5.6); one group, so one width
@@ -799,11 +799,11 @@ fn a_genome_header_group_packs_at_fast_levels_only() {
         if packs {
             // the 3 % of `PACK_MAX_LOSS_FAST_LEVELS` alone would not have packed: the archive
             // is more than 3 % larger than without packed literals
-            let plain = EncodeOptions {
+            let plain = Settings {
                 packed_literals: false,
                 ..opts(level, 16384)
             };
-            let unpacked = compress(&data, &plain, &|_| {}).unwrap();
+            let unpacked = compress_settings(&data, &plain, &|_| {}).unwrap();
             assert!(
                 packed.len() * 100 > unpacked.len() * 103,
                 "{what}: {} vs {} bytes",
@@ -819,40 +819,43 @@ fn a_genome_header_group_packs_at_fast_levels_only() {
 fn invalid_options_are_refused() {
     let d = b"some data";
     for o in [
-        EncodeOptions {
+        Settings {
             level: 0,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             level: 10,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             block_size: 4095,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             block_size: 2048,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             block_size: 8 << 20,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             block_size: 12288,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             min_match: 3,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             window: Some(0),
             ..Default::default()
         },
     ] {
-        assert!(compress(d, &o, &|_| {}).is_err(), "{o:?} should be refused");
+        assert!(
+            compress_settings(d, &o, &|_| {}).is_err(),
+            "{o:?} should be refused"
+        );
     }
 }
 
@@ -876,25 +879,25 @@ fn archives_are_deterministic() {
     data.extend(generate(Kind::Dna, 12, 300_000));
     data.extend(generate(Kind::Repetitive, 13, 300_000));
     for o in [
-        EncodeOptions::default(),
+        Settings::default(),
         opts(1, 4096),
         opts(9, 65536),
-        EncodeOptions {
+        Settings {
             window: Some(256 << 10),
             ..opts(6, 16384)
         },
-        EncodeOptions {
+        Settings {
             depth_cap: 2,
             repeat_codes: false,
             min_match: 8,
             ..opts(4, 4096)
         },
     ] {
-        let a = compress(&data, &o, &|_| {}).unwrap();
-        let b = compress(&data, &o, &|_| {}).unwrap();
+        let a = compress_settings(&data, &o, &|_| {}).unwrap();
+        let b = compress_settings(&data, &o, &|_| {}).unwrap();
         assert!(a == b, "two runs differ ({o:?})");
-        let one = in_pool(1, || compress(&data, &o, &|_| {}).unwrap());
-        let two = in_pool(2, || compress(&data, &o, &|_| {}).unwrap());
+        let one = in_pool(1, || compress_settings(&data, &o, &|_| {}).unwrap());
+        let two = in_pool(2, || compress_settings(&data, &o, &|_| {}).unwrap());
         assert!(
             one == a,
             "1-thread pool differs from the default pool ({o:?})"
@@ -923,12 +926,12 @@ fn multi_segment_cross_block_is_deterministic() {
         seed += 1;
     }
     data.truncate((17 << 20) + 12345);
-    let o = EncodeOptions {
+    let o = Settings {
         window: Some(64 << 10),
         ..opts(1, 16384)
     };
-    let one = in_pool(1, || compress(&data, &o, &|_| {}).unwrap());
-    let two = in_pool(2, || compress(&data, &o, &|_| {}).unwrap());
+    let one = in_pool(1, || compress_settings(&data, &o, &|_| {}).unwrap());
+    let two = in_pool(2, || compress_settings(&data, &o, &|_| {}).unwrap());
     assert!(one == two, "1- and 2-thread archives differ");
     let a = Archive::parse(&one).unwrap();
     assert!(decompress(&a).unwrap() == data);
@@ -953,7 +956,7 @@ fn extreme_parameters() {
     for w in [1u32, 2, 3, 5, 7, 8, 64, 4095, 4097, 12345, u32::MAX] {
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 window: Some(w),
                 ..opts(5, 4096)
             },
@@ -961,7 +964,7 @@ fn extreme_parameters() {
         );
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 window: Some(w),
                 ..opts(9, 4096)
             },
@@ -971,7 +974,7 @@ fn extreme_parameters() {
     for mm in [7u32, 33, 200, 4096, 5000, u32::MAX] {
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 min_match: mm,
                 ..opts(5, 4096)
             },
@@ -979,7 +982,7 @@ fn extreme_parameters() {
         );
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 min_match: mm,
                 window: Some(1 << 16),
                 ..opts(9, 4096)
@@ -990,7 +993,7 @@ fn extreme_parameters() {
     for cap in [3u32, 100, u32::MAX] {
         roundtrip(
             &data,
-            &EncodeOptions {
+            &Settings {
                 depth_cap: cap,
                 ..opts(5, 4096)
             },
@@ -1003,7 +1006,7 @@ fn extreme_parameters() {
         roundtrip(&big, &opts(1, bs), &r);
         roundtrip(
             &big,
-            &EncodeOptions {
+            &Settings {
                 window: Some(bs * 2),
                 ..opts(2, bs)
             },
@@ -1022,11 +1025,11 @@ fn extreme_parameters() {
 #[ignore = "slow (compresses 4 GiB): run with --ignored; fixed by capping segments at 1 GiB (archive.rs MAX_SEGMENT_BYTES)"]
 fn huge_window_on_a_4gib_input_does_not_panic() {
     let data = vec![0u8; 4 << 30];
-    let o = EncodeOptions {
+    let o = Settings {
         window: Some(1 << 30),
         ..opts(1, 4 << 20)
     };
-    let r = std::panic::catch_unwind(|| compress(&data, &o, &|_| {}).map(|a| a.len()));
+    let r = std::panic::catch_unwind(|| compress_settings(&data, &o, &|_| {}).map(|a| a.len()));
     assert!(
         r.is_ok(),
         "compress panicked instead of compressing or returning Err"
@@ -1044,7 +1047,7 @@ fn progress_adds_up_to_the_size() {
         (100_001, opts(5, 4096)),
         (
             300_000,
-            EncodeOptions {
+            Settings {
                 window: Some(1 << 16),
                 ..opts(3, 16384)
             },
@@ -1052,7 +1055,7 @@ fn progress_adds_up_to_the_size() {
     ] {
         let data = generate(Kind::Text, n as u64, n);
         let done = AtomicU64::new(0);
-        let packed = compress(&data, &o, &|k| {
+        let packed = compress_settings(&data, &o, &|k| {
             done.fetch_add(k, Ordering::Relaxed);
         })
         .unwrap();
@@ -1077,61 +1080,78 @@ fn progress_adds_up_to_the_size() {
     }
 }
 
-/// `archive::default_min_match` (the CLI's choice when `--min-match` is left out): 6 below
-/// level 8 whatever the data; at level 8, 4 on text whose 4- and 5-byte repeats pay, and 6
-/// on a tie (random bytes: no match at all, the same archive size either way) and for
-/// empty input; `compress_choosing_min_match` keeps the smaller of the two whole-input
-/// archives when the input is no larger than the sample, and compresses with the choice
-/// otherwise.
+/// `archive::default_min_match` (the choice when `Options::min_match` is `None`): under
+/// `Target::Gpu` 6 below level 8 whatever the data; at level 8 (and under `Target::Size` at
+/// every level), 4 on text whose 4- and 5-byte repeats pay, and 6 on a tie (random bytes: no
+/// match at all, the same archive size either way) and for empty input; `compress` keeps the
+/// smaller of the two whole-input archives when the input is no larger than the sample, and
+/// compresses with the choice otherwise.
 #[test]
-fn default_min_match_tries_both_at_levels_8_and_9() {
-    use aceapex::archive::{compress_choosing_min_match, default_min_match};
+fn default_min_match_tries_both_where_the_options_leave_it() {
+    use aceapex::archive::default_min_match;
+    use aceapex::{compress, Options, Target};
     let text = generate(Kind::Text, 5, 300_000);
     let random = generate(Kind::Random, 5, 300_000);
-    let at = |level, block_size| EncodeOptions {
-        level,
-        block_size,
-        ..Default::default()
+    let gpu = |level, block_size| {
+        Options::new()
+            .with_target(Target::Gpu)
+            .with_level(level)
+            .with_block_size(block_size)
     };
+    let size = |level, block_size| gpu(level, block_size).with_target(Target::Size);
     for level in 1..8 {
         assert_eq!(
-            default_min_match(&at(level, 16384), &text),
+            default_min_match(&gpu(level, 16384), &text),
             6,
             "level {level}"
         );
+        assert_eq!(
+            default_min_match(&size(level, 16384), &text),
+            4,
+            "level {level}"
+        );
     }
-    assert_eq!(default_min_match(&at(8, 16384), &text), 4);
-    assert_eq!(default_min_match(&at(9, 4096), &text[..50_000]), 4);
+    assert_eq!(default_min_match(&gpu(8, 16384), &text), 4);
+    assert_eq!(default_min_match(&gpu(9, 4096), &text[..50_000]), 4);
+    assert_eq!(
+        default_min_match(&size(8, 16384).with_min_match(Some(5)), &text),
+        5
+    );
     // blocks of 1 MiB: the sample is one block, here the whole input, so the choice is
     // whichever whole-input archive is smaller
     let sizes = [4, 6].map(|min_match| {
-        let o = EncodeOptions {
+        let o = Settings {
             min_match,
-            ..at(8, 1 << 20)
+            ..gpu(8, 1 << 20).settings()
         };
-        compress(&text, &o, &|_| {}).unwrap().len()
+        compress_settings(&text, &o, &|_| {}).unwrap().len()
     });
     let want = if sizes[0] < sizes[1] { 4 } else { 6 };
-    assert_eq!(default_min_match(&at(8, 1 << 20), &text), want, "{sizes:?}");
-    assert_eq!(default_min_match(&at(8, 16384), &random), 6);
-    assert_eq!(default_min_match(&at(9, 16384), &[]), 6);
+    assert_eq!(
+        default_min_match(&gpu(8, 1 << 20), &text),
+        want,
+        "{sizes:?}"
+    );
+    assert_eq!(default_min_match(&gpu(8, 16384), &random), 6);
+    assert_eq!(default_min_match(&size(6, 16384), &random), 6);
+    assert_eq!(default_min_match(&gpu(9, 16384), &[]), 6);
     // a small input is compressed both ways: the kept archive is the smaller one
     let small = &text[..100_000];
-    let (a, mm) = compress_choosing_min_match(small, &at(8, 16384), &|_| {}).unwrap();
-    assert_eq!(mm, 4);
+    let a = compress(small, &gpu(8, 16384)).unwrap();
     let both = [4, 6].map(|min_match| {
-        let o = EncodeOptions {
+        let o = Settings {
             min_match,
-            ..at(8, 16384)
+            ..gpu(8, 16384).settings()
         };
-        compress(small, &o, &|_| {}).unwrap()
+        compress_settings(small, &o, &|_| {}).unwrap()
     });
     assert!(both[0].len() < both[1].len());
     assert!(a == both[0]);
-    // a larger one with the sample's choice, and below level 8 always 6
-    let (a, mm) = compress_choosing_min_match(&text, &at(8, 16384), &|_| {}).unwrap();
-    assert_eq!(mm, 4);
+    // a larger one with the sample's choice, and under the GPU target below level 8 always 6
+    let a = compress(&text, &gpu(8, 16384)).unwrap();
     assert_eq!(Archive::parse(&a).unwrap().header().match_base(), 4);
-    let (_, mm) = compress_choosing_min_match(&text, &at(5, 16384), &|_| {}).unwrap();
-    assert_eq!(mm, 6);
+    let a = compress(&text, &size(5, 16384)).unwrap();
+    assert_eq!(Archive::parse(&a).unwrap().header().match_base(), 4);
+    let a = compress(&text, &gpu(5, 16384)).unwrap();
+    assert_eq!(Archive::parse(&a).unwrap().header().match_base(), 6);
 }

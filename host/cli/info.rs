@@ -14,7 +14,7 @@ and the frequency tables, and per stream its decoded and stored bytes, in how ma
 it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
 decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
 alphabet of at most 16 bytes per rANS symbol). The encoder line says \"match streams raw\" for
-an archive whose match streams have no table in any group, as 'compress --raw-match-streams'
+an archive whose match streams have no table in any group, as 'compress --target gpu'
 writes them; any archive stores a slice raw where coding would not make it smaller. The five streams of every
 block (FORMAT.md §4): literals (the bytes no match covers), commands (one byte per literal run,
 match or repeat match), lengths (the length extensions of long matches and long repeats),
@@ -32,9 +32,9 @@ JSON (--json), one object: format_version, original_size, archive_size, ratio, b
 block_count, entry_bytes (one block-table entry), block_table_bytes, table_bytes (the frequency
 tables), group_blocks, window, cross_block, level, min_match, match_base (the shortest match the
 length codes count from, FORMAT.md §2), repeat_codes, raw_match_streams (no table group codes
-the match streams: 'compress --raw-match-streams'), wide_blocks (blocks with a wide slice, more
-than 32 rANS lanes: 'compress --wide-lanes'), two_bit_blocks (blocks whose literals are a
-two-bit slice, FORMAT.md §5.7: 'compress --two-bit-literals'), depth_cap, streams
+the match streams: 'compress --target gpu'), wide_blocks (blocks with a wide slice, more
+than 32 rANS lanes: 'compress --target gpu'), two_bit_blocks (blocks whose literals are a
+two-bit slice, FORMAT.md §5.7: 'compress --target gpu'), depth_cap, streams
 (literals, lengths, offsets, commands, offset_tails: decoded and stored bytes,
 context_groups and packed_groups (packed literal tables, FORMAT.md §5.6) each),
 content_checksum, max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
@@ -175,12 +175,12 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     // context pairs (FORMAT.md §5.4), packed literal tables (§5.6)
     let context_groups = groups_where(aceapex::archive::StreamTable::has_context);
     let packed_groups = groups_where(aceapex::archive::StreamTable::is_packed);
-    // `compress --raw-match-streams`: no group has a table for a match-layer stream, though
+    // `compress --target gpu`: no group has a table for a match-layer stream, though
     // they hold bytes (the default encoder gives every group a table for a stream it uses)
     let tabled_groups = groups_where(|_| true);
     let raw_match_streams =
         tabled_groups[1..].iter().all(|&n| n == 0) && decoded[1..].iter().any(|&n| n > 0);
-    // `compress --wide-lanes`: blocks with a slice of more than 32 lanes (FORMAT.md §5.4)
+    // `compress --target gpu`: blocks with a slice of more than 32 lanes (FORMAT.md §5.4)
     let wide_blocks = a.entries().iter().filter(|e| e.has_wide_slice()).count();
     let two_bit_blocks = (a.entries().iter())
         .filter(|e| {

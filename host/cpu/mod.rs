@@ -216,7 +216,7 @@ pub fn decode_block(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::EncodeOptions;
+    use crate::archive::Settings;
     use crate::decode::{decode_block_at, decode_block_reference};
     use crate::device::lz::{self as ref_lz, BlockStreams};
     use crate::error::DecodeError;
@@ -614,13 +614,13 @@ mod tests {
         for round in 0..6 {
             let n = 20_000 + r.below(60_000) as usize;
             let data = sample_data(&mut r, n);
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: [4096, 16384][round % 2],
                 window: [None, Some(40_000)][round / 2 % 2],
                 level: [1, 5, 9][round % 3],
                 ..Default::default()
             };
-            let packed = crate::compress(&data, &opts).unwrap();
+            let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
             let fast = block_statuses(&packed, true);
             assert!(fast.iter().all(|b| b.is_ok()));
             let joined: Vec<u8> = fast.into_iter().flat_map(|b| b.unwrap()).collect();

@@ -682,7 +682,7 @@ const WINDOW_BYTES: usize = 64 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::{compress, EncodeOptions};
+    use crate::archive::{compress_settings, Settings};
 
     /// Text with repeats, `n` bytes.
     fn text(n: usize) -> Vec<u8> {
@@ -721,12 +721,12 @@ mod tests {
             (70 << 20 | 777, 1 << 20),
         ] {
             let data = text(n);
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size: bs,
                 level: 1,
                 ..Default::default()
             };
-            let packed = compress(&data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             verify(&a, &data).unwrap_or_else(|e| panic!("n {n}: {e}"));
             if n == 0 {
@@ -742,7 +742,7 @@ mod tests {
         }
         // every block intact but the content checksum wrong (a damaged header field)
         let data = text(50_000);
-        let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
         let mut a = Archive::parse(&packed).unwrap();
         a.header.content_checksum ^= 1;
         let e = verify(&a, &data).expect_err("content checksum").to_string();

@@ -57,7 +57,7 @@ impl Default for CostTuning {
 
 impl CostTuning {
     /// The constants for archives whose match streams are stored raw
-    /// (`EncodeOptions::raw_match_streams`): a new match's command byte 12 bits (default 7),
+    /// (`Settings::raw_match_streams`): a new match's command byte 12 bits (default 7),
     /// a repeat's 10 (5), a cut literal run 5 (3), a length byte 10 (6), a distance its bit
     /// length plus 2 (plus 8 on DNA-like data; default 0 and 5). Raw bytes cost 8 bits each,
     /// so the default prices undercharged matches; pricing them higher still gives fewer,

@@ -43,7 +43,7 @@ pub struct ParseParams {
     pub repeat_codes: bool,
     /// 0 = none; else every match's dependency level is `< depth_cap`.
     pub depth_cap: u32,
-    /// The match streams will be stored raw (`EncodeOptions::raw_match_streams`): the lazy
+    /// The match streams will be stored raw (`Settings::raw_match_streams`): the lazy
     /// parser prices matches with [`CostTuning::raw_match_streams`] (fewer, longer matches).
     pub raw_match_streams: bool,
 }

@@ -87,7 +87,7 @@ pub(crate) fn gpu_decoders_are_bit_exact_against_original_and_cpu() {
     let g = gpu();
     for (name, data) in sample_inputs() {
         for (block_size, min_match, opts) in sample_options() {
-            let packed = compress(&data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             let cpu = aceapex::decode::decompress(&a).unwrap();
             for d in [
@@ -122,16 +122,20 @@ pub(crate) fn context_pairs_decode_staged_and_unstaged() {
     let samples = sample_inputs();
     let data = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
     for level in [5u32, 9] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             level,
             packed_literals: false,
             ..Default::default()
         };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
-        assert_eq!(
-            u16::from_le_bytes([packed[4], packed[5]]),
-            5,
-            "level {level}"
+        let packed = compress_settings(data, &opts, &|_| {}).unwrap();
+        let a = Archive::parse(&packed).unwrap();
+        assert!(
+            a.tables()
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|t| t.has_context()),
+            "level {level}: no context pair"
         );
         for stage in [false, true] {
             let g = gpu_with(&GpuTuning::default().with_stage_pair_tables(Some(stage)));
@@ -153,7 +157,7 @@ pub(crate) fn context_pairs_decode_staged_and_unstaged() {
 /// on (the defaults: version 5 or 6 where they pay) and off, and once the match streams raw
 /// (`raw_match_streams`, the literal slice alone in the warp). Returns `(block_size,
 /// min_match, options)`.
-pub(crate) fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
+pub(crate) fn sample_options() -> Vec<(u32, u32, Settings)> {
     [
         (4096u32, 6, true, true, false),
         (16384, 6, true, true, false),
@@ -190,7 +194,7 @@ pub(crate) fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
             wide_lanes,
             two_bit_literals,
         )| {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size,
                 min_match,
                 level: if min_match < 6 { 8 } else { 5 },
@@ -198,7 +202,11 @@ pub(crate) fn sample_options() -> Vec<(u32, u32, EncodeOptions)> {
                 packed_literals,
                 raw_match_streams,
                 wide_lanes,
-                two_bit_literals,
+                two_bit: if two_bit_literals {
+                    TwoBit::WithinLoss
+                } else {
+                    TwoBit::Off
+                },
                 ..Default::default()
             };
             (block_size, min_match, opts)
@@ -219,7 +227,7 @@ pub(crate) fn bit_exact_samples_cover_every_feature() {
         .filter(|(n, _)| n == "soft-masked" || n == "text-like" || n == "fasta")
     {
         for (_, _, opts) in sample_options() {
-            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(data, &opts, &|_| {}).unwrap();
             assert_eq!(u16::from_le_bytes([packed[4], packed[5]]), 1);
             let a = Archive::parse(&packed).unwrap();
             let tables = || a.tables().iter().flatten().flatten();
@@ -239,7 +247,7 @@ pub(crate) fn bit_exact_samples_cover_every_feature() {
             };
             features.insert(v);
             // soft-masked: a context pair, or (16 KiB blocks) packed literals
-            if name == "fasta" && opts.two_bit_literals {
+            if name == "fasta" && (opts.two_bit != TwoBit::Off) {
                 // every block of upper-case FASTA takes a two-bit slice
                 assert_eq!(v, 8, "fasta, {opts:?}: two-bit literals");
                 assert!(
@@ -267,12 +275,12 @@ pub(crate) fn rans_kernel_follows_the_table_kinds() {
     let masked = &samples.iter().find(|(n, _)| n == "soft-masked").unwrap().1;
     let text = &samples.iter().find(|(n, _)| n == "text-like").unwrap().1;
     let kind = |data: &[u8], context_tables: bool, packed_literals: bool| {
-        let opts = EncodeOptions {
+        let opts = Settings {
             context_tables,
             packed_literals,
             ..Default::default()
         };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(data, &opts, &|_| {}).unwrap();
         RansKernel::for_archive(&Archive::parse(&packed).unwrap())
     };
     assert_eq!(kind(text, false, false), RansKernel::Plain);
@@ -336,11 +344,11 @@ pub(crate) fn packed_literals_decode_staged_and_unstaged() {
     let mut archives = Vec::new();
     for (name, data, width, levels) in &inputs {
         for &level in *levels {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 level,
                 ..Default::default()
             };
-            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             assert_eq!(a.header().version, 1, "{name} level {level}");
             assert_eq!(

@@ -16,13 +16,13 @@ pub(crate) fn gpu_decoders_fail_closed_on_corrupt_data() {
     // kernel parses from the archive's bytes before the rANS stage hands them over
     // (`device/src/dense/`, `early_match_streams`): a flip there reaches the parse first
     for opts in [
-        EncodeOptions::default(),
-        EncodeOptions {
+        Settings::default(),
+        Settings {
             raw_match_streams: true,
             ..Default::default()
         },
     ] {
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let data_start = Archive::parse(&packed).unwrap().data_offset() as usize;
         let mut r = aceapex::gpu::tokens::Rng::new(99);
         let mut failed = 0;
@@ -81,12 +81,12 @@ pub(crate) fn two_bit_slices_fail_closed_on_corrupt_bytes() {
     let samples = sample_inputs();
     let data = &samples.iter().find(|(n, _)| n == "fasta").unwrap().1[..300_000];
     for raw_match_streams in [true, false] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             raw_match_streams,
-            two_bit_literals: true,
+            two_bit: TwoBit::WithinLoss,
             ..Default::default()
         };
-        let packed = compress(data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         // the literal slices' ranges in the file
         let slices: Vec<(usize, usize)> = (0..a.entries().len())
@@ -180,12 +180,12 @@ pub(crate) fn two_bit_negative_positions_fail_closed() {
     let mut data: Vec<u8> = (0..32768).map(|_| b"ACGT"[r.below(4) as usize]).collect();
     data[3] = b'N';
     data[4] = b'N';
-    let opts = EncodeOptions {
+    let opts = Settings {
         raw_match_streams: true,
-        two_bit_literals: true,
+        two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
-    let mut packed = compress(&data, &opts, &|_| {}).unwrap();
+    let mut packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.entries()[0].lanes[0], LANES_TWO_BIT);
     let at = a.data_offset() as usize + a.block_offsets()[0] as usize;
@@ -226,12 +226,16 @@ pub(crate) fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams(
         })
         .collect();
     for (raw_match_streams, two_bit_literals) in [(true, true), (true, false), (false, true)] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             raw_match_streams,
-            two_bit_literals,
+            two_bit: if two_bit_literals {
+                TwoBit::WithinLoss
+            } else {
+                TwoBit::Off
+            },
             ..Default::default()
         };
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let n = (0..a.block_count())
             .filter(|&b| {
@@ -273,11 +277,11 @@ pub(crate) fn lane_kernel_left_out_only_where_no_block_falls_back() {
         fasta.extend_from_slice(&lines[r.below(50) as usize]);
         fasta.push(b'\n');
     }
-    let raw = EncodeOptions {
+    let raw = Settings {
         raw_match_streams: true,
         ..Default::default()
     };
-    let packed = compress(&fasta, &raw, &|_| {}).unwrap();
+    let packed = compress_settings(&fasta, &raw, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     for b in 0..a.block_count() {
         let mut bufs: [Vec<u8>; 5] = Default::default();
@@ -294,7 +298,7 @@ pub(crate) fn lane_kernel_left_out_only_where_no_block_falls_back() {
         schedule::dense_leaves_no_fallback(&a),
         "fasta, raw match streams"
     );
-    let coded = compress(&fasta, &EncodeOptions::default(), &|_| {}).unwrap();
+    let coded = compress_settings(&fasta, &Settings::default(), &|_| {}).unwrap();
     let coded = Archive::parse(&coded).unwrap();
     assert!(
         !schedule::dense_leaves_no_fallback(&coded),
@@ -368,19 +372,19 @@ pub(crate) fn dense_pipe_decodes_mixed_self_contained_blocks() {
             }));
         }
     }
-    let opts = EncodeOptions {
+    let opts = Settings {
         raw_match_streams: true,
-        two_bit_literals: true,
+        two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let forced = two_bit_everywhere(&packed);
     // and the FASTA blocks alone: every block self-contained, the dense kernel alone
     let fasta: Vec<u8> = (0..60usize)
         .filter(|i| i % 3 != 2)
         .flat_map(|i| data[i << 14..(i + 1) << 14].to_vec())
         .collect();
-    let only = compress(&fasta, &opts, &|_| {}).unwrap();
+    let only = compress_settings(&fasta, &opts, &|_| {}).unwrap();
     let cases = [
         ("as written", &packed, &data, fasta_blocks, fasta_blocks),
         ("forced", &forced, &data, 60, fasta_blocks),
@@ -478,7 +482,7 @@ pub(crate) fn dense_kernel_reports_the_same_rule_as_the_cpu_for_hand_made_bad_bl
     let g = gpu();
     use aceapex::device::status::Status;
     let data = b"hello hello hello hello, world".to_vec();
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
     let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
@@ -507,12 +511,12 @@ pub(crate) fn wavefront_decodes_cross_block_archives_and_measures_the_encoders_d
             (4096, Some(65536u32)),
             (16384, Some(1 << 20)),
         ] {
-            let opts = EncodeOptions {
+            let opts = Settings {
                 block_size,
                 window,
                 ..Default::default()
             };
-            let packed = compress(data, &opts, &|_| {}).unwrap();
+            let packed = compress_settings(data, &opts, &|_| {}).unwrap();
             let a = Archive::parse(&packed).unwrap();
             let what = format!("{name} bs {block_size} window {window:?}");
             if window.is_some() && data.len() > 2 * block_size as usize {
@@ -587,11 +591,11 @@ pub(crate) fn wavefront_does_not_trust_the_max_depth_hint() {
         .map(|i| b"ACGT"[(i * i / 7 % 4) as usize] ^ (i % 5 == 0) as u8)
         .collect();
     for window in [None, Some(1u32 << 20)] {
-        let opts = EncodeOptions {
+        let opts = Settings {
             window,
             ..Default::default()
         };
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let mut a = Archive::parse(&packed).unwrap();
         let real = a.entries().iter().map(|e| e.max_depth).max().unwrap();
         assert!(
@@ -756,19 +760,19 @@ pub(crate) fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall
     // And two-bit literals with raw match streams, whose blocks the dense kernel decodes
     // without the rANS stage (`device/src/dense/`, `self_contained`): never waited for, stall or not.
     for opts in [
-        EncodeOptions::default(),
-        EncodeOptions {
+        Settings::default(),
+        Settings {
             raw_match_streams: true,
             wide_lanes: true,
             ..Default::default()
         },
-        EncodeOptions {
+        Settings {
             raw_match_streams: true,
-            two_bit_literals: true,
+            two_bit: TwoBit::WithinLoss,
             ..Default::default()
         },
     ] {
-        let packed = compress(&data, &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(a.block_count(), blocks, "more blocks than dense CTAs");
         decode_through_stalls(&g, &a, &data, opts.raw_match_streams);
@@ -843,6 +847,8 @@ pub(crate) fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
     let gb = a.header().group_blocks as usize;
     let mut entries = p.entries.clone();
     let mut data = Vec::new();
+    // `b` indexes the archive's blocks (slices, tables) as well as `entries`
+    #[allow(clippy::needless_range_loop)]
     for b in 0..a.block_count() {
         let mut bufs: [Vec<u8>; 5] = Default::default();
         aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
@@ -1025,34 +1031,34 @@ pub(crate) fn gpu_decoders_fail_closed_on_damaged_wide_slices() {
         d.truncate(n);
         d
     };
-    let wide = |block_size: u32, packed_literals: bool, window: Option<u32>| EncodeOptions {
+    let wide = |block_size: u32, packed_literals: bool, window: Option<u32>| Settings {
         block_size,
         level: 6,
         packed_literals,
         window,
         raw_match_streams: true,
         wide_lanes: true,
-        ..EncodeOptions::default()
+        ..Settings::default()
     };
     let a_data = dna(600_000);
     let b_data = dna(400_000);
     let c_data = dna(500_000);
     let mut bases = vec![
         ("packed literals", a_data.clone(), {
-            compress(&a_data, &wide(16384, true, None), &|_| {}).unwrap()
+            compress_settings(&a_data, &wide(16384, true, None), &|_| {}).unwrap()
         }),
         ("context pairs", b_data.clone(), {
-            compress(&b_data, &wide(16384, false, None), &|_| {}).unwrap()
+            compress_settings(&b_data, &wide(16384, false, None), &|_| {}).unwrap()
         }),
         ("cross-block", c_data.clone(), {
-            compress(&c_data, &wide(16384, true, Some(65536)), &|_| {}).unwrap()
+            compress_settings(&c_data, &wide(16384, true, Some(65536)), &|_| {}).unwrap()
         }),
     ];
     // hand-made: text and soft-masked DNA with tables on every stream, re-coded wide
     let mut t = common::Rng(0x7E47);
     let text = common::attack::text(&mut t, 300_000);
     for (name, data) in [("hand-made text", text), ("hand-made DNA", dna(300_000))] {
-        let src = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let src = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
         bases.push((name, data, wide_everywhere(&mut t, &src)));
     }
     // (name, archive, cross-block, damaged blocks with the status §5.4 names, if it does)

@@ -122,7 +122,7 @@ pub(crate) fn match_copy_rejects_out_of_bounds_tokens() {
 pub(crate) fn copy_kernels_reproduce_real_archives_from_their_token_lists() {
     let g = gpu();
     for (name, data) in sample_inputs().into_iter().take(3) {
-        let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+        let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let ts = aceapex::gpu::tokens::from_archive(&a, &data).unwrap();
         let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
@@ -204,12 +204,12 @@ pub(crate) fn token_samples_straddle_the_dense_distance_cap() {
         .into_iter()
         .zip([(OFFV_CAP + 1, usize::MAX), (2049, OFFV_CAP)])
     {
-        let opts = EncodeOptions {
+        let opts = Settings {
             level: 8,
             min_match: 4,
             ..Default::default()
         };
-        let packed = compress(&tokens(len, kinds), &opts, &|_| {}).unwrap();
+        let packed = compress_settings(&tokens(len, kinds), &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let inside = a
             .entries()
@@ -228,7 +228,7 @@ pub(crate) fn token_samples_straddle_the_dense_distance_cap() {
 /// data, not a decoder).
 #[test]
 pub(crate) fn deep_chains_sample_has_deep_blocks() {
-    let packed = compress(&deep_chains(), &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&deep_chains(), &Settings::default(), &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     let deepest = a.entries().iter().map(|e| e.max_depth).max().unwrap();
     assert!(deepest >= 64, "deepest block {deepest}");
@@ -242,7 +242,7 @@ pub(crate) fn deep_chains_sample_has_deep_blocks() {
 pub(crate) fn dense_kernel_decodes_deep_chains() {
     let g = gpu();
     let data = deep_chains();
-    let packed = compress(&data, &EncodeOptions::default(), &|_| {}).unwrap();
+    let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
     let mut a = Archive::parse(&packed).unwrap();
     let gpu = decoder::decompress_with(&g, &a, decoder::Decoder::Dense).unwrap();
     assert!(gpu == data, "dense output differs on deep chains");
@@ -265,10 +265,10 @@ pub(crate) fn dense_kernel_decodes_deep_chains() {
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn rans_stage_decodes_archives_of_two_rounds() {
     let g = gpu();
-    let opts = EncodeOptions {
+    let opts = Settings {
         block_size: 4096,
         level: 1,
-        ..EncodeOptions::default()
+        ..Settings::default()
     };
     // one round holds 2 * SMs * 16 blocks; 300 more
     let blocks = 2 * g.sm_count() as usize * 16 + 300;
@@ -283,7 +283,7 @@ pub(crate) fn rans_stage_decodes_archives_of_two_rounds() {
         }
     }
     data.truncate(blocks * 4096);
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     let wpc = aceapex::device::rans::KERNEL_MAX_WARPS;
@@ -319,10 +319,10 @@ pub(crate) fn rans_stage_decodes_archives_of_two_rounds() {
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
     let g = gpu();
-    let opts = EncodeOptions {
+    let opts = Settings {
         raw_match_streams: true,
         wide_lanes: true,
-        ..EncodeOptions::default()
+        ..Settings::default()
     };
     // 9 blocks of 16 KiB per SM: the usual 8-block chunks outnumber the SMs
     let blocks = 9 * g.sm_count() as usize;
@@ -340,7 +340,7 @@ pub(crate) fn rans_stage_decodes_a_grid_of_one_cta_per_sm() {
         }
     }
     data.truncate(blocks << 14);
-    let packed = compress(&data, &opts, &|_| {}).unwrap();
+    let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let a = Archive::parse(&packed).unwrap();
     assert_eq!(a.block_count(), blocks);
     assert_eq!(

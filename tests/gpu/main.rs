@@ -4,7 +4,7 @@
 //!
 //! Every GPU output buffer is poisoned before the kernels run, so unwritten bytes show.
 
-use aceapex::archive::{compress, Archive, EncodeOptions};
+use aceapex::archive::{compress_settings, Archive, Settings, TwoBit};
 use aceapex::device::dense_layout::{STAGES_ALL, STAGE_SEQ_PARSE};
 use aceapex::device::format::LANES_TWO_BIT;
 use aceapex::gpu::launch::{self, CopyVariant};
