@@ -1,4 +1,4 @@
-//! Hand-made archives for the tests (tests/corrupt.rs, tests/hostile.rs): header, block
+//! Hand-made archives for the tests (tests/corrupt/, tests/differential/): header, block
 //! table, tables and data assembled byte by byte from FORMAT.md §2-§5 (not from the crate's
 //! own structs, so a layout change also fails the tests), with the meta checksum (XXH3-64 of
 //! header[0..88] ++ block table ++ table section ++ extension area, at header offset 88)
@@ -9,12 +9,14 @@
 #![allow(dead_code)]
 
 pub mod attack;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod parts;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-/// SplitMix64: small, seedable, good enough for test data (tests/roundtrip.rs,
-/// tests/attack5.rs).
+/// SplitMix64: small, seedable, good enough for test data (tests/round_trip.rs,
+/// tests/differential/).
 pub struct Rng(pub u64);
 
 impl Rng {
@@ -387,4 +389,24 @@ pub fn reseal_entries(archive: &mut [u8], entry_size: usize) {
     covered.extend_from_slice(&archive[HEADER..end]);
     covered.extend_from_slice(&archive[data_end..]);
     put_u64(archive, 88, xxh3_64(&covered));
+}
+
+/// The largest block size (FORMAT.md §2).
+const MAX_BLOCK: u32 = 4 << 20;
+
+/// A ~1 MB archive (tests/corrupt, tests/cli_decompress.rs): 15,000 empty entries of 4 MiB blocks: original_size ~ 63 GB.
+pub fn huge_original_archive() -> Vec<u8> {
+    let nb = 15_000usize;
+    let h = Hdr::new(nb as u64 * MAX_BLOCK as u64, MAX_BLOCK);
+    let bt: Vec<u8> = (0..nb)
+        .flat_map(|i| {
+            Ent {
+                lowest: i as u32,
+                ..Default::default()
+            }
+            .bytes(i as u32)
+        })
+        .collect();
+    let gc = nb.div_ceil(h.group_blocks as usize);
+    assemble(&h, &bt, &vec![0u8; STREAMS * gc], &[])
 }

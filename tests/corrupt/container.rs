@@ -1,229 +1,11 @@
-//! Corrupt and hand-made archives: every one must be rejected with the precise error (never a
-//! panic, never `Ok` with wrong bytes).
-//!
-//! Two sources of archives:
-//! - real ones from `aceapex::compress`, tampered with and, where the test is about a rule
-//!   behind the metadata checksum, re-sealed: the XXH3-64 (seed 0) of header bytes 0..88 ++
-//!   block table ++ table section ++ extension area recomputed here and written at header
-//!   offset 88;
-//! - hand-made ones from [`Spec`]: explicit stream bytes per block (raw slices unless told),
-//!   "absent" tables (one 0 byte per stream and group) unless told, correct block and content
-//!   checksums of an intended original, so every byte is under the test's control.
-//!
-//! Header and block-entry offsets below are written out from FORMAT.md §2-§3 by hand (not taken
-//! from the crate), so a layout change also fails here.
+//! The container (FORMAT.md §2, §3, §6, §7): header fields, block-table entries (fixed and
+//! packed widths), table-section framing, the extension area, the metadata, block and content
+//! checksums (block checksums bound to their position), truncation and byte flips anywhere;
+//! and the reader's cost on hostile sizes (memory proportionate to the file, bounded parse
+//! and rejection time, huge declared outputs refused before touching them).
 
-mod common;
-
-use aceapex::archive::compress_settings;
-use aceapex::archive::Archive;
-use aceapex::decode::{decompress, extract};
-use aceapex::device::status::Status;
-use aceapex::{DecodeError, FormatError, Settings};
-use common::{get_u32, get_u64, put_u16, put_u32, put_u64, table_record, Blk, Hdr, ENTRY, HEADER};
+use super::*;
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
-
-// header field offsets (FORMAT.md §2)
-const H_VERSION: usize = 4;
-const H_FLAGS: usize = 6;
-const H_ORIGINAL: usize = 8;
-const H_BLOCK_SIZE: usize = 16;
-const H_BLOCK_COUNT: usize = 20;
-const H_GROUP_BLOCKS: usize = 24;
-const H_GROUP_COUNT: usize = 28;
-const H_MIN_MATCH: usize = 32;
-const H_WINDOW: usize = 36;
-const H_DEPTH_CAP: usize = 40;
-const H_LEVEL: usize = 44;
-const H_TABLE_BYTES: usize = 48;
-const H_DATA_BYTES: usize = 56;
-const H_CONTENT: usize = 64;
-const H_RESERVED: usize = 72;
-const H_META: usize = 88;
-// block entry field offsets (FORMAT.md §3)
-const E_CHECKSUM: usize = 0;
-const E_STORED: usize = 8;
-const E_DECODED: usize = 28;
-const E_MAX_DEPTH: usize = 53;
-const E_SOURCE: usize = 57;
-const E_LANES: usize = 48;
-
-/// Offset of block entry `i`.
-fn entry(i: usize) -> usize {
-    HEADER + i * ENTRY
-}
-
-/// Recomputes the metadata checksum of an archive of [`ENTRY`]-byte entries from the header's own
-/// block_count and table_bytes.
-fn reseal(b: &mut [u8]) {
-    common::reseal_entries(b, ENTRY);
-}
-
-fn parse_err(b: &[u8]) -> FormatError {
-    match Archive::parse(b) {
-        Ok(_) => panic!("archive parsed but should be rejected"),
-        Err(e) => e,
-    }
-}
-
-fn header_field(b: &[u8]) -> &'static str {
-    match parse_err(b) {
-        FormatError::Header { field, .. } => field,
-        e => panic!("expected a header error, got {e:?}"),
-    }
-}
-
-fn entry_err_block(b: &[u8]) -> u32 {
-    match parse_err(b) {
-        FormatError::BlockEntry { block, .. } => block,
-        e => panic!("expected a block-entry error, got {e:?}"),
-    }
-}
-
-/// Status of the block error `decompress` must give (and `extract` of the whole range).
-fn block_status(b: &[u8]) -> (u32, Status) {
-    let a = Archive::parse(b).expect("tampered archive still parses");
-    let (block, status) = match decompress(&a) {
-        Err(DecodeError::Block { block, status, .. }) => (block, status),
-        other => panic!("expected a block error, got {other:?}"),
-    };
-    let size = a.header().original_size;
-    match extract(&a, 0, size) {
-        Err(DecodeError::Block {
-            block: b2,
-            status: s2,
-            ..
-        }) => {
-            assert_eq!((b2, s2), (block, status), "extract and decompress disagree")
-        }
-        other => panic!("extract: expected a block error, got {other:?}"),
-    }
-    (block, status)
-}
-
-// ---------------------------------------------------------------------------------------
-// generated test data
-// ---------------------------------------------------------------------------------------
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
-/// Novel-like English-ish prose from a fixed vocabulary (deterministic).
-fn prose(n: usize, seed: u64) -> Vec<u8> {
-    const W: &[&str] = &[
-        "Call", "me", "the", "whale", "and", "sea", "of", "harpoon", "captain", "Ahab", "ship",
-        "Pequod", "deck", "mast", "was", "in", "a", "to", "his", "that", "it", "with", "white",
-        "boats", "crew", "ocean", "upon", "old", "like", "some", "years", "ago", "never", "mind",
-    ];
-    let mut r = Rng(seed | 1);
-    let mut out = Vec::with_capacity(n + 16);
-    let mut col = 0;
-    while out.len() < n {
-        let w = W[(r.next() % W.len() as u64) as usize];
-        out.extend_from_slice(w.as_bytes());
-        col += w.len() + 1;
-        let p = r.next() % 16;
-        out.extend_from_slice(match p {
-            0 => b". ".as_slice(),
-            1 => b", ",
-            _ => b" ",
-        });
-        if col > 70 {
-            out.push(b'\n');
-            col = 0;
-        }
-    }
-    out.truncate(n);
-    out
-}
-
-/// 40,000 bytes of prose and their archive in 4 KiB blocks, its entries repacked with the
-/// widest widths (fields at fixed offsets, `common::with_fixed_entries`), which the entry and
-/// header tests below patch field by field (`v3_*` tests for the packing itself).
-fn small_archive() -> (Vec<u8>, Vec<u8>) {
-    let (data, packed) = small_archive_v3();
-    let v2 = common::with_fixed_entries(&packed);
-    decodes_to(&v2, &data);
-    (data, v2)
-}
-
-/// `data`'s archive in 4 KiB blocks, defaults otherwise, context tables on or off, no packed
-/// literal tables (the context-table tests; [`compress_4k_packed`] for packed literals).
-fn compress_4k(data: &[u8], context_tables: bool) -> Vec<u8> {
-    let opts = Settings {
-        block_size: 4096,
-        context_tables,
-        packed_literals: false,
-        ..Default::default()
-    };
-    compress_settings(data, &opts, &|_| {}).unwrap()
-}
-
-/// [`small_archive`] as the encoder writes it (tightest entry widths).
-fn small_archive_v3() -> (Vec<u8>, Vec<u8>) {
-    let data = prose(40_000, 3);
-    let packed = compress_4k(&data, false);
-    (data, packed)
-}
-
-// ---------------------------------------------------------------------------------------
-// hand-made archives
-// ---------------------------------------------------------------------------------------
-
-/// A hand-made archive: the intended original, the blocks' streams, header knobs.
-struct Spec {
-    original: Vec<u8>,
-    block_size: u32,
-    window: u32,
-    flags: u16,
-    blocks: Vec<Blk>,
-    /// Table section (default: every stream's table absent, i.e. 4 zero bytes per group).
-    tables: Option<Vec<u8>>,
-}
-
-impl Spec {
-    fn one(original: &[u8], blk: Blk) -> Spec {
-        Spec {
-            original: original.to_vec(),
-            block_size: 4096,
-            window: 4096,
-            flags: 0,
-            blocks: vec![blk],
-            tables: None,
-        }
-    }
-
-    fn build(&self) -> Vec<u8> {
-        let mut h = Hdr::new(0, self.block_size);
-        h.flags = self.flags;
-        h.window = self.window;
-        common::build(h, &self.original, &self.blocks, self.tables.clone())
-    }
-}
-
-/// "abc" then 15 bytes copied from distance 3, then "XY": 20 bytes.
-const ORIG20: &[u8] = b"abcabcabcabcabcabcXY";
-/// Commands for [`ORIG20`]: reset, 3 literals, short new match of 15 (0xC0 + 9), 2 literals.
-const CMDS20: &[u8] = &[0xFF, 0x02, 0xC9, 0x01];
-
-fn good20() -> Blk {
-    Blk::raw(b"abcXY", &[], &[3], CMDS20)
-}
-
-fn decodes_to(archive: &[u8], expect: &[u8]) {
-    let a = Archive::parse(archive).expect("hand-made archive parses");
-    assert_eq!(decompress(&a).expect("hand-made archive decodes"), expect);
-    assert_eq!(extract(&a, 0, expect.len() as u64).unwrap(), expect);
-}
 
 /// Positive controls: the builder makes archives the decoder accepts, so the negative tests
 /// below fail for the reason they name.
@@ -276,207 +58,6 @@ fn hand_made_valid_archives_decode() {
     .build();
     assert_eq!(empty.len(), HEADER);
     decodes_to(&empty, b"");
-}
-
-/// A two-block cross-block archive: block 1 copies from block 0.
-fn cross_spec(lowest1: u32, flags: u16, window: u32) -> Spec {
-    let mut original: Vec<u8> = (0..4096u32).map(|i| (i * 31 % 251) as u8).collect();
-    original.extend_from_within(..100);
-    let b0 = Blk::raw(
-        &original[..4096],
-        &[],
-        &[],
-        &std::iter::once(0xFF)
-            .chain(std::iter::repeat_n(0x7F, 32))
-            .collect::<Vec<_>>(),
-    );
-    // block 1: new match of length 100 (0xFE, varint 94) at distance 4096 (varint 0x80 0x20)
-    let mut b1 = Blk::raw(&[], &[94], &[0x80, 0x20], &[0xFF, 0xFE]);
-    b1.lowest = Some(lowest1);
-    Spec {
-        original,
-        block_size: 4096,
-        window,
-        flags,
-        blocks: vec![b0, b1],
-        tables: None,
-    }
-}
-
-#[test]
-fn cross_block_hand_made_decodes_and_rejects_reads_below_the_lowest_source_block() {
-    let good = cross_spec(0, 2, 8192);
-    decodes_to(&good.build(), &good.original);
-    let a_bytes = good.build();
-    let a = Archive::parse(&a_bytes).unwrap();
-    assert_eq!(extract(&a, 4096, 100).unwrap(), &good.original[4096..]);
-    // block table claims block 1 reads only itself: the match below it is a bad distance
-    assert_eq!(
-        block_status(&cross_spec(1, 2, 8192).build()),
-        (1, Status::BadDistance)
-    );
-    // a distance larger than the window
-    assert_eq!(
-        block_status(&cross_spec(0, 2, 4095).build()).1,
-        Status::BadDistance
-    );
-    // without the cross-block flag, a block may not name an earlier source block
-    assert_eq!(entry_err_block(&cross_spec(0, 0, 4096).build()), 1);
-    // and with its own index the read before the block start is a bad distance
-    assert_eq!(
-        block_status(&cross_spec(1, 0, 4096).build()),
-        (1, Status::BadDistance)
-    );
-    // a lowest source block above the block's own index
-    assert_eq!(entry_err_block(&cross_spec(2, 2, 8192).build()), 1);
-}
-
-fn only_block_status(blk: Blk, original: &[u8]) -> Status {
-    let (block, status) = block_status(&Spec::one(original, blk).build());
-    assert_eq!(block, 0);
-    status
-}
-
-#[test]
-fn varint_of_six_bytes_is_bad() {
-    // the 5th byte may only carry 4 bits without continuation
-    let blk = Blk::raw(b"abcXY", &[], &[0x83, 0x80, 0x80, 0x80, 0x80, 0x00], CMDS20);
-    assert_eq!(only_block_status(blk, ORIG20), Status::BadVarint);
-}
-
-#[test]
-fn varint_beyond_u32_is_bad() {
-    let blk = Blk::raw(b"abcXY", &[], &[0xFF, 0xFF, 0xFF, 0xFF, 0x10], CMDS20);
-    assert_eq!(only_block_status(blk, ORIG20), Status::BadVarint);
-}
-
-#[test]
-fn varint_cut_off_at_stream_end_is_bad() {
-    let blk = Blk::raw(b"abcXY", &[], &[0x83], CMDS20);
-    assert_eq!(only_block_status(blk, ORIG20), Status::BadVarint);
-    // escaped repeat whose length varint is missing
-    assert_eq!(
-        only_block_status(Blk::raw(b"z", &[], &[], &[0xFF, 0x00, 0x8F]), &[b'z'; 25]),
-        Status::BadVarint
-    );
-    // long match whose distance varint is missing
-    assert_eq!(
-        only_block_status(
-            Blk::raw(b"q", &[0xC8, 0x01], &[], &[0xFF, 0x00, 0xFE]),
-            &[b'q'; 207]
-        ),
-        Status::BadVarint
-    );
-}
-
-#[test]
-fn distance_zero_is_bad() {
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcXY", &[], &[0], CMDS20), ORIG20),
-        Status::BadDistance
-    );
-}
-
-#[test]
-fn distance_before_block_start_is_bad() {
-    // cursor is 3 after "abc": distance 4 reaches one byte before the block
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcXY", &[], &[4], CMDS20), ORIG20),
-        Status::BadDistance
-    );
-    // a repeat of slot 3 (distance 8) right after one literal
-    assert_eq!(
-        only_block_status(Blk::raw(b"a", &[], &[], &[0xFF, 0x00, 0xB3]), b"aaaaaaaaaa"),
-        Status::BadDistance
-    );
-}
-
-#[test]
-fn distance_beyond_window_is_bad() {
-    let mut s = Spec::one(ORIG20, good20());
-    s.window = 2;
-    assert_eq!(block_status(&s.build()), (0, Status::BadDistance));
-    s.window = 3;
-    decodes_to(&s.build(), ORIG20);
-}
-
-#[test]
-fn block_not_starting_with_reset_is_bad() {
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcXY", &[], &[3], &[0x02, 0xC9, 0x01]), ORIG20),
-        Status::NoLeadingReset
-    );
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcXY", &[], &[3], &[]), ORIG20),
-        Status::NoLeadingReset
-    );
-}
-
-#[test]
-fn literal_run_past_the_literals_is_bad() {
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcX", &[], &[3], CMDS20), ORIG20),
-        Status::LiteralsExhausted
-    );
-}
-
-#[test]
-fn writing_past_the_block_end_is_bad() {
-    // match of 30 (0xC0 + 24) after 3 literals in a 20-byte block
-    assert_eq!(
-        only_block_status(
-            Blk::raw(b"abcXY", &[], &[3], &[0xFF, 0x02, 0xD8, 0x01]),
-            ORIG20
-        ),
-        Status::OutputOverrun
-    );
-    // literals past the end: 3 + 15 + 3 literals (block is 20)
-    assert_eq!(
-        only_block_status(
-            Blk::raw(b"abcXYZ", &[], &[3], &[0xFF, 0x02, 0xC9, 0x02]),
-            ORIG20
-        ),
-        Status::OutputOverrun
-    );
-    // a length varint so large that 21 + extra overflows u32 must not wrap around
-    let blk = Blk::raw(
-        b"z",
-        &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
-        &[],
-        &[0xFF, 0x00, 0x8F],
-    );
-    assert_eq!(only_block_status(blk, &[b'z'; 25]), Status::OutputOverrun);
-    let blk = Blk::raw(
-        b"z",
-        &[0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
-        &[1],
-        &[0xFF, 0x00, 0xFE],
-    );
-    assert_eq!(only_block_status(blk, &[b'z'; 25]), Status::OutputOverrun);
-}
-
-#[test]
-fn leftovers_and_short_blocks_are_trailing() {
-    // commands end at 18 of 20 bytes
-    assert_eq!(
-        only_block_status(Blk::raw(b"abc", &[], &[3], &[0xFF, 0x02, 0xC9]), ORIG20),
-        Status::Trailing
-    );
-    // an unused literal
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcXYZ", &[], &[3], CMDS20), ORIG20),
-        Status::Trailing
-    );
-    // an unused offset varint
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcXY", &[], &[3, 5], CMDS20), ORIG20),
-        Status::Trailing
-    );
-    // an unused length byte
-    assert_eq!(
-        only_block_status(Blk::raw(b"abcXY", &[0], &[3], CMDS20), ORIG20),
-        Status::Trailing
-    );
 }
 
 #[test]
@@ -546,175 +127,6 @@ fn region_outside_the_data_is_refused() {
     assert_eq!(extract(&p, 20, 0).unwrap(), b"");
     assert_eq!(extract(&p, 5, 10).unwrap(), &ORIG20[5..15]);
 }
-
-// ---------------------------------------------------------------------------------------
-// rANS slices, hand-made with explicit tables
-// ---------------------------------------------------------------------------------------
-
-/// Original "aaaaaaaa": the literal stream is rANS-coded with a one-symbol table ('a' has
-/// every slot), so a single lane's state never moves: the slice is the state 65536 alone.
-fn rans_spec(literal_slice: &[u8], literal_table: Vec<u8>) -> Spec {
-    let mut blk = Blk::raw(literal_slice, &[], &[], &[0xFF, 0x07]);
-    blk.lanes = [1, 0, 0, 0, 0];
-    blk.decoded = Some([8, 0, 0, 2, 0]);
-    let mut tables = literal_table;
-    tables.extend_from_slice(&[0, 0, 0, 0]);
-    Spec {
-        tables: Some(tables),
-        ..Spec::one(b"aaaaaaaa", blk)
-    }
-}
-
-const STATE_L: [u8; 4] = 65536u32.to_le_bytes();
-
-#[test]
-fn hand_made_rans_slice_decodes() {
-    decodes_to(
-        &rans_spec(&STATE_L, table_record(&[(b'a', 4096)])).build(),
-        b"aaaaaaaa",
-    );
-}
-
-#[test]
-fn rans_state_below_lower_bound_is_a_header_error() {
-    let s = rans_spec(&65535u32.to_le_bytes(), table_record(&[(b'a', 4096)]));
-    assert_eq!(block_status(&s.build()), (0, Status::RansHeader));
-}
-
-#[test]
-fn rans_odd_word_area_is_a_header_error() {
-    let s = rans_spec(&[0, 0, 1, 0, 7], table_record(&[(b'a', 4096)]));
-    assert_eq!(block_status(&s.build()), (0, Status::RansHeader));
-    // shorter than the lane states
-    let s = rans_spec(&[0, 0, 1], table_record(&[(b'a', 4096)]));
-    assert_eq!(block_status(&s.build()), (0, Status::RansHeader));
-}
-
-#[test]
-fn rans_unread_words_or_wrong_final_state_are_trailer_errors() {
-    let s = rans_spec(&[0, 0, 1, 0, 7, 7], table_record(&[(b'a', 4096)]));
-    assert_eq!(block_status(&s.build()), (0, Status::RansTrailer));
-    let s = rans_spec(&65537u32.to_le_bytes(), table_record(&[(b'a', 4096)]));
-    assert_eq!(block_status(&s.build()), (0, Status::RansTrailer));
-}
-
-#[test]
-fn rans_running_out_of_words_is_underflow() {
-    // two symbols of 2048: the first step halves the state below 65536 and needs a word
-    let s = rans_spec(&STATE_L, table_record(&[(b'a', 2048), (b'b', 2048)]));
-    assert_eq!(block_status(&s.build()), (0, Status::RansUnderflow));
-}
-
-#[test]
-fn table_frequencies_not_summing_to_4096_are_refused() {
-    for freqs in [
-        vec![(b'a', 2048u32), (b'b', 2047)],
-        vec![(b'a', 4095)],
-        vec![(b'a', 2049), (b'b', 2048)],
-    ] {
-        let a = rans_spec(&STATE_L, table_record(&freqs)).build();
-        assert!(
-            matches!(parse_err(&a), FormatError::GroupTable { group: 0, .. }),
-            "{freqs:?}"
-        );
-    }
-    // a frequency above 4096 (varint of 4096 = freq 4097) on its own
-    let mut rec = table_record(&[(b'a', 4096)]);
-    let n = rec.len();
-    rec[n - 2..].copy_from_slice(&[0x80, 0x20]);
-    assert!(matches!(
-        parse_err(&rans_spec(&STATE_L, rec).build()),
-        FormatError::GroupTable { group: 0, .. }
-    ));
-}
-
-#[test]
-fn malformed_table_sections_are_refused() {
-    // the error names the group and stream of the bad record
-    let e = parse_err(&rans_spec(&STATE_L, vec![2]).build()).to_string();
-    assert!(e.contains("table group 0") && e.contains("stream "), "{e}");
-    // unknown kind
-    let a = rans_spec(&STATE_L, vec![2]).build();
-    assert!(matches!(
-        parse_err(&a),
-        FormatError::GroupTable { group: 0, .. }
-    ));
-    // truncated bitmap
-    let a = rans_spec(&STATE_L, vec![1, 0xFF, 0xFF]).build();
-    assert!(matches!(
-        parse_err(&a),
-        FormatError::GroupTable { group: 0, .. }
-    ));
-    // a byte after the last group's tables
-    let mut s = rans_spec(&STATE_L, table_record(&[(b'a', 4096)]));
-    s.tables.as_mut().unwrap().push(0);
-    assert!(matches!(parse_err(&s.build()), FormatError::Table { .. }));
-    // the section ends before the fourth table of the group
-    let mut s = rans_spec(&STATE_L, table_record(&[(b'a', 4096)]));
-    s.tables.as_mut().unwrap().pop();
-    assert!(matches!(
-        parse_err(&s.build()),
-        FormatError::GroupTable { group: 0, .. }
-    ));
-}
-
-#[test]
-fn rans_slice_without_a_table_is_refused() {
-    let mut s = rans_spec(&STATE_L, vec![0]);
-    assert_eq!(entry_err_block(&s.build()), 0);
-    // a table for another stream does not help
-    s.tables = Some([vec![0u8], table_record(&[(b'a', 4096)]), vec![0, 0, 0]].concat());
-    assert_eq!(entry_err_block(&s.build()), 0);
-}
-
-#[test]
-fn more_than_64_lanes_is_refused() {
-    // FORMAT.md §3.1 rule 4: 65 to 255 are reserved, but 127 on the literals (a two-bit slice)
-    for (k, lanes) in [
-        (0usize, 65u8),
-        (0, 126),
-        (0, 128),
-        (0, 200),
-        (0, 255),
-        (3, 127),
-    ] {
-        let mut s = rans_spec(&STATE_L, table_record(&[(b'a', 4096)]));
-        s.blocks[0].lanes[k] = lanes;
-        assert_eq!(entry_err_block(&s.build()), 0, "stream {k}, {lanes} lanes");
-    }
-    // 32 lanes is allowed: 32 states of 65536, 8 symbols (lanes 8..31 never step)
-    let mut s = rans_spec(&STATE_L.repeat(32), table_record(&[(b'a', 4096)]));
-    s.blocks[0].lanes[0] = 32;
-    decodes_to(&s.build(), b"aaaaaaaa");
-}
-
-#[test]
-fn raw_slice_with_stored_not_equal_decoded_is_refused() {
-    let mut blk = good20();
-    blk.decoded = Some([4, 0, 1, 4, 0]);
-    assert_eq!(entry_err_block(&Spec::one(ORIG20, blk).build()), 0);
-}
-
-#[test]
-fn decoded_length_over_block_plus_one_is_refused() {
-    // 20-byte block: a stream may decode to at most 21 bytes; a rANS literal slice claims 22
-    let mut s = rans_spec(&STATE_L, table_record(&[(b'a', 4096)]));
-    s.original = vec![b'a'; 20];
-    s.blocks[0].decoded = Some([22, 0, 0, 2, 0]);
-    assert_eq!(entry_err_block(&s.build()), 0);
-    // 21 is allowed by the table check (the block then fails to decode, but as a block error)
-    s.blocks[0].decoded = Some([21, 0, 0, 2, 0]);
-    let b = s.build();
-    assert!(Archive::parse(&b).is_ok());
-    assert!(matches!(
-        block_status(&b).1,
-        Status::LiteralsExhausted | Status::Trailing | Status::OutputOverrun
-    ));
-}
-
-// ---------------------------------------------------------------------------------------
-// header and block table of a real archive
-// ---------------------------------------------------------------------------------------
 
 #[test]
 fn every_truncation_is_an_error() {
@@ -1078,24 +490,6 @@ fn block_entry_rules_are_enforced() {
     assert_eq!(header_field(&b), "data_bytes");
 }
 
-#[test]
-fn corrupt_rans_state_in_a_real_archive_is_a_header_error() {
-    let (_, a) = small_archive();
-    let p = Archive::parse(&a).unwrap();
-    let blk = (0..p.block_count())
-        .find(|&i| p.entries()[i].lanes[0] > 0)
-        .expect("a rANS literal slice");
-    let off = p.data_offset() as usize + p.block_offsets()[blk] as usize;
-    drop(p);
-    let mut b = a.clone();
-    b[off..off + 4].copy_from_slice(&[0, 0, 0, 0]); // lane 0 state 0 < 65536
-    assert_eq!(block_status(&b), (blk as u32, Status::RansHeader));
-}
-
-// ---------------------------------------------------------------------------------------
-// single-byte flips everywhere in a real archive
-// ---------------------------------------------------------------------------------------
-
 fn check_flips(data: &[u8], packed: &[u8], step: usize) -> (usize, usize) {
     let p = Archive::parse(packed).unwrap();
     let data_start = p.data_offset() as usize;
@@ -1206,10 +600,6 @@ proptest! {
         }
     }
 }
-
-// ---------------------------------------------------------------------------------------
-// packed block entries (FORMAT.md §2, §3.1)
-// ---------------------------------------------------------------------------------------
 
 /// A 4 KiB-block archive with a 16 KiB window: its source distances need bits.
 fn cross_archive_v3() -> (Vec<u8>, Vec<u8>) {
@@ -1365,366 +755,11 @@ fn v3_source_distance_and_padding_are_checked() {
     assert_eq!(entry_err_block(&b), 3);
 }
 
-/// Header byte 85 (FORMAT.md §2): the match base.
-const H_MATCH_BASE: usize = common::H_ENTRY_BITS + 13;
-
-/// [`prose`] compressed with minimum match `min_match` (4 KiB blocks, level 8).
-fn archive_with_min_match(min_match: u32) -> (Vec<u8>, Vec<u8>) {
-    let data = prose(40_000, 5);
-    let packed = compress_settings(
-        &data,
-        &Settings {
-            block_size: 4096,
-            level: 8,
-            min_match,
-            context_tables: false,
-            ..Default::default()
-        },
-        &|_| {},
-    )
-    .unwrap();
-    (data, packed)
-}
-
-#[test]
-fn short_minimum_matches_write_their_base() {
-    // FORMAT.md §2: base = the minimum match, at most 6
-    for (min_match, version, base) in [(4u32, 1u16, 4u8), (5, 1, 5), (6, 1, 6), (9, 1, 6)] {
-        let (data, a) = archive_with_min_match(min_match);
-        assert_eq!(
-            u16::from_le_bytes([a[4], a[5]]),
-            version,
-            "min match {min_match}"
-        );
-        assert_eq!(a[H_MATCH_BASE], base, "min match {min_match}");
-        assert_eq!(get_u32(&a, H_MIN_MATCH), min_match);
-        decodes_to(&a, &data);
-    }
-    // the base matters: the prose has 4- and 5-byte repeats that base 4 codes
-    let (_, a4) = archive_with_min_match(4);
-    let (_, a6) = archive_with_min_match(6);
-    assert!(a4.len() < a6.len(), "{} >= {}", a4.len(), a6.len());
-}
-
-#[test]
-fn match_base_is_checked() {
-    let (_, a) = archive_with_min_match(4);
-    for bad in [0u8, 1, 3, 7, 255] {
-        let mut b = a.clone();
-        b[H_MATCH_BASE] = bad;
-        common::reseal_v3(&mut b);
-        assert_eq!(header_field(&b), "match_base", "base {bad}");
-    }
-    // the minimum match may not lie below the base
-    let mut b = a.clone();
-    put_u32(&mut b, H_MIN_MATCH, 3);
-    common::reseal_v3(&mut b);
-    assert_eq!(header_field(&b), "min_match");
-    let (_, a6) = archive_with_min_match(6);
-    let mut b = a6.clone();
-    put_u32(&mut b, H_MIN_MATCH, 5);
-    common::reseal_v3(&mut b);
-    assert_eq!(header_field(&b), "min_match", "base 6");
-}
-
-#[test]
-fn a_wrong_match_base_fails_closed() {
-    // an archive relabelled with another base parses (the header is consistent) but its
-    // matches then have other lengths: every decoder must report an error, never the
-    // wrong bytes as right
-    let (data, a) = archive_with_min_match(4);
-    for base in [5u8, 6] {
-        let mut b = a.clone();
-        b[H_MATCH_BASE] = base;
-        put_u32(&mut b, H_MIN_MATCH, 6);
-        common::reseal_v3(&mut b);
-        let arc = Archive::parse(&b).expect("a consistent header");
-        match decompress(&arc) {
-            Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
-            Ok(out) => panic!("base {base}: decoded {} bytes without an error", out.len()),
-            Err(e) => panic!("base {base}: unexpected error {e:?}"),
-        }
-        assert!(extract(&arc, 0, data.len() as u64).is_err());
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// context tables (FORMAT.md §5.2, §5.4)
-// ---------------------------------------------------------------------------------------
-
-/// Soft-masked DNA-like text (FORMAT.md §5.4's case): runs of upper- and lower-case bases in
-/// 60-column lines, so the literal stream's context tables pay.
-fn soft_masked(n: usize, seed: u64) -> Vec<u8> {
-    let mut r = Rng(seed | 1);
-    let mut out = Vec::with_capacity(n + 64);
-    let mut lower = false;
-    while out.len() < n {
-        if r.next().is_multiple_of(200) {
-            lower = !lower;
-        }
-        let b = b"ACGT"[(r.next() % 4) as usize];
-        out.push(if lower { b.to_ascii_lowercase() } else { b });
-        if out.len() % 61 == 60 {
-            out.push(b'\n');
-        }
-    }
-    out.truncate(n);
-    out
-}
-
-/// [`soft_masked`] data and its archive (4 KiB blocks, defaults otherwise: context tables).
-fn context_archive() -> (Vec<u8>, Vec<u8>) {
-    let data = soft_masked(60_000, 11);
-    let packed = compress_4k(&data, true);
-    (data, packed)
-}
-
-/// Start and kind of each table record of an archive's table section.
-fn table_records(a: &[u8]) -> Vec<(usize, u8)> {
-    let start = HEADER + get_u32(a, 20) as usize * common::v3_entry_size(a);
-    let end = start + get_u64(a, 48) as usize;
-    let body = |mut p: usize| {
-        let bitmap = &a[p..p + 32];
-        p += 32;
-        for s in 0..256 {
-            if bitmap[s / 8] >> (s % 8) & 1 == 1 {
-                while a[p] & 0x80 != 0 {
-                    p += 1;
-                }
-                p += 1;
-            }
-        }
-        p
-    };
-    let mut out = Vec::new();
-    let mut p = start;
-    while p < end {
-        out.push((p, a[p]));
-        p = match a[p] {
-            0 => p + 1,
-            1 => body(p + 1),
-            2 => body(body(p + 2)),
-            3 => body(p + 2 + a[p + 1] as usize),
-            k => panic!("kind {k}"),
-        };
-    }
-    assert_eq!(p, end);
-    out
-}
-
-#[test]
-fn context_tables_shrink_soft_masked_dna() {
-    let (data, a) = context_archive();
-    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 1);
-    assert_eq!(a[H_MATCH_BASE], 6);
-    let kinds: Vec<u8> = table_records(&a).iter().map(|r| r.1).collect();
-    assert!(kinds.contains(&2), "a context pair: {kinds:?}");
-    decodes_to(&a, &data);
-    // the same input without context tables: larger
-    let plain = compress_4k(&data, false);
-    assert!(!table_records(&plain).iter().any(|r| r.1 == 2));
-    assert!(
-        a.len() * 100 < plain.len() * 95,
-        "{} vs {}",
-        a.len(),
-        plain.len()
-    );
-}
-
-#[test]
-fn context_records_are_checked() {
-    let (_, a) = context_archive();
-    let (at, _) = *table_records(&a).iter().find(|r| r.1 == 2).unwrap();
-    let table_err = |b: &[u8]| match parse_err(b) {
-        FormatError::GroupTable { what, .. } => what,
-        e => panic!("expected a table error, got {e:?}"),
-    };
-    // context bits 8 and above
-    for bad in [8u8, 9, 0x80, 0xFF] {
-        let mut b = a.clone();
-        b[at + 1] = bad;
-        common::reseal_v3(&mut b);
-        assert_eq!(table_err(&b), "context bit above 7", "bit {bad}");
-    }
-    // the second table's frequencies must sum to 4096 too: its last varint changed
-    let second_end = table_records(&a)
-        .iter()
-        .skip_while(|r| r.0 != at)
-        .nth(1)
-        .map(|r| r.0)
-        .unwrap_or(
-            HEADER
-                + get_u32(&a, 20) as usize * common::v3_entry_size(&a)
-                + get_u64(&a, 48) as usize,
-        );
-    let mut b = a.clone();
-    b[second_end - 1] ^= 1;
-    common::reseal_v3(&mut b);
-    assert_eq!(table_err(&b), "frequencies do not sum to 4096");
-    // reserved kinds 4-255 (FORMAT.md §5.2)
-    for kind in [4u8, 5, 0x80, 0xFF] {
-        let mut b = a.clone();
-        b[at] = kind;
-        common::reseal_v3(&mut b);
-        assert!(table_err(&b).contains("unknown table kind"), "kind {kind}");
-    }
-}
-
-#[test]
-fn a_relabelled_context_fails_closed() {
-    // another context bit, or a pair read as its first table alone, decodes other
-    // symbols: every decoder must report an error, never the wrong bytes as right
-    let (data, a) = context_archive();
-    let (at, _) = *table_records(&a).iter().find(|r| r.1 == 2).unwrap();
-    for bit in 0u8..8 {
-        if bit == a[at + 1] {
-            continue;
-        }
-        let mut b = a.clone();
-        b[at + 1] = bit;
-        common::reseal_v3(&mut b);
-        let arc = Archive::parse(&b).expect("a consistent table section");
-        match decompress(&arc) {
-            Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
-            Ok(out) => panic!("bit {bit}: decoded {} bytes without an error", out.len()),
-            Err(e) => panic!("bit {bit}: unexpected error {e:?}"),
-        }
-        assert!(extract(&arc, 0, data.len() as u64).is_err(), "bit {bit}");
-    }
-}
-
-/// [`compress_4k`] with packed literal tables allowed (and context tables): packed where a
-/// group's literals have at most 16 distinct bytes (FORMAT.md §5.6).
-fn compress_4k_packed(data: &[u8]) -> Vec<u8> {
-    let opts = Settings {
-        block_size: 4096,
-        ..Default::default()
-    };
-    compress_settings(data, &opts, &|_| {}).unwrap()
-}
-
-/// Soft-masked DNA (ten letters with the newline: two per packed symbol) and its archive
-/// with packed literal tables, and the start of its kind-3 record.
-fn packed_archive() -> (Vec<u8>, Vec<u8>, usize) {
-    let data = soft_masked(60_000, 11);
-    let a = compress_4k_packed(&data);
-    let (at, _) = *table_records(&a)
-        .iter()
-        .find(|r| r.1 == 3)
-        .expect("a packed literal record");
-    (data, a, at)
-}
-
-#[test]
-fn packed_literals_shrink_soft_masked_dna() {
-    let (data, a, at) = packed_archive();
-    assert_eq!(u16::from_le_bytes([a[4], a[5]]), 1);
-    assert_eq!(a[H_MATCH_BASE], 6);
-    // the record: kind 3, the alphabet size, the alphabet (strictly increasing)
-    let n = a[at + 1] as usize;
-    let alphabet = &a[at + 2..at + 2 + n];
-    let mut letters: Vec<u8> = data.clone();
-    letters.sort_unstable();
-    letters.dedup();
-    assert!(
-        alphabet.iter().all(|x| letters.contains(x)) && alphabet.is_sorted() && n <= 16,
-        "alphabet {alphabet:?}, data letters {letters:?}"
-    );
-    decodes_to(&a, &data);
-    // without packed literals: no kind-3 record; larger with one table per stream, and at
-    // level 5 at most 3 % smaller with context tables (`PACK_MAX_LOSS_FAST_LEVELS`; the
-    // chain-step rule, `PACK_STEPS_PER_BYTE`, could take packing where it loses more, but
-    // 15 blocks of 4 KiB save too few steps for that)
-    let plain = compress_4k(&data, false);
-    let ctx = compress_4k(&data, true);
-    assert!(!table_records(&plain).iter().any(|r| r.1 == 3));
-    assert!(!table_records(&ctx).iter().any(|r| r.1 == 3));
-    assert!(a.len() < plain.len(), "{} vs {}", a.len(), plain.len());
-    assert!(
-        a.len() * 100 <= ctx.len() * 103,
-        "{} vs {}",
-        a.len(),
-        ctx.len()
-    );
-}
-
-#[test]
-fn packed_records_are_checked() {
-    let (_, a, at) = packed_archive();
-    let table_err = |b: &[u8]| match parse_err(b) {
-        FormatError::GroupTable { what, .. } => what,
-        e => panic!("expected a table error, got {e:?}"),
-    };
-    // a kind-3 record for a stream other than the literals (the record moved into the
-    // lengths' place: the literals' record made absent, the lengths' record replaced)
-    let recs = table_records(&a);
-    let i = recs.iter().position(|r| r.0 == at).unwrap();
-    if let (Some(&(next, _)), Some(&(after, _))) = (recs.get(i + 1), recs.get(i + 2)) {
-        let mut b = a[..at].to_vec();
-        b.push(0);
-        b.extend_from_slice(&a[at..next]);
-        b.extend_from_slice(&a[after..]);
-        let tb = get_u64(&a, 48) as usize + 1 - (after - next);
-        put_u64(&mut b, 48, tb as u64);
-        common::reseal_v3(&mut b);
-        match parse_err(&b) {
-            FormatError::GroupTable { what, .. } => {
-                assert!(what.contains("other than literals"), "{what}")
-            }
-            e => panic!("expected a table error, got {e:?}"),
-        }
-    }
-    // alphabet sizes 0 and above 16
-    for bad in [0u8, 17, 0xFF] {
-        let mut b = a.clone();
-        b[at + 1] = bad;
-        common::reseal_v3(&mut b);
-        assert!(
-            table_err(&b).contains("alphabet size"),
-            "{bad}: {}",
-            table_err(&b)
-        );
-    }
-    // an alphabet out of order: two letters swapped, or one repeated
-    let mut b = a.clone();
-    b.swap(at + 2, at + 3);
-    common::reseal_v3(&mut b);
-    assert!(table_err(&b).contains("increasing"), "{}", table_err(&b));
-    let mut b = a.clone();
-    b[at + 3] = b[at + 2];
-    common::reseal_v3(&mut b);
-    assert!(table_err(&b).contains("increasing"), "{}", table_err(&b));
-}
-
-#[test]
-fn a_relabelled_packed_alphabet_fails_closed() {
-    // other letters (still increasing) or a narrower pack width decode other bytes: every
-    // decoder must report an error, never the wrong bytes as right
-    let (data, a, at) = packed_archive();
-    let n = a[at + 1] as usize;
-    // the last letter raised by one (still increasing, the same width)
-    let mut b = a.clone();
-    b[at + 1 + n] = b[at + 1 + n].wrapping_add(1);
-    common::reseal_v3(&mut b);
-    let arc = Archive::parse(&b).expect("a consistent table section");
-    assert_eq!(arc.literal_width(0), 2);
-    match decompress(&arc) {
-        Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
-        Ok(out) => panic!("decoded {} bytes without an error", out.len()),
-        Err(e) => panic!("unexpected error {e:?}"),
-    }
-    assert!(extract(&arc, 0, data.len() as u64).is_err());
-}
-
-// ---------------------------------------------------------------------------------------
-// position-bound block checksums (FORMAT.md §6)
-// ---------------------------------------------------------------------------------------
-
 /// 6 blocks of 4 KiB of random bytes (no match crosses a block, so every entry's source
 /// distance is 0 and a block's entry and slices can move), with and without a cross-block
 /// window (the whole-file decode then takes its dependency-ordered path).
 fn movable_archive(cross: bool) -> (Vec<u8>, Vec<u8>) {
-    let mut r = Rng(0x5EED_B10C);
+    let mut r = XorShift(0x5EED_B10C);
     let data: Vec<u8> = (0..6 * 4096).map(|_| r.next() as u8).collect();
     let opts = Settings {
         block_size: 4096,
@@ -1831,10 +866,6 @@ fn swapped_and_duplicated_blocks_fail_their_position_bound_checksums() {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// extension area (FORMAT.md §3.4)
-// ---------------------------------------------------------------------------------------
-
 /// `a` with `area` as its extension area, the meta checksum recomputed.
 fn with_area(a: &[u8], area: &[u8]) -> Vec<u8> {
     let mut b = a.to_vec();
@@ -1937,4 +968,332 @@ fn extension_records_that_break_a_rule_are_refused() {
         payload: b"",
     };
     assert!(aceapex::archive::with_extensions(&a, &[bad]).is_err());
+}
+
+#[test]
+fn max_block_count_with_consistent_original_size_is_rejected_before_allocating() {
+    // block_count = u32::MAX, original_size = u32::MAX * 4 MiB (consistent), 96-byte file.
+    let mut h = Hdr::new((u32::MAX as u64) * MAX_BS as u64, MAX_BS);
+    h.group_blocks = 1;
+    let b = assemble(&h, &[], &[], &[]);
+    let (r, peak) = peak_alloc(|| Archive::parse(&b).map(|_| ()));
+    assert!(matches!(r, Err(FormatError::Size { .. })), "{r:?}");
+    assert!(
+        peak < 1 << 20,
+        "parse allocated {peak} bytes for a 96-byte file"
+    );
+}
+
+#[test]
+fn group_blocks_u32_max_is_one_group() {
+    let mut h = Hdr::new(0, 4096);
+    h.group_blocks = u32::MAX;
+    let orig = b"abcabcabcabcabcabcXY";
+    let b = build(
+        h,
+        orig,
+        &[Blk::raw(b"abcXY", &[], &[3], &[0xFF, 0x02, 0xC9, 0x01])],
+        None,
+    );
+    assert_eq!(outcome(&b), None);
+}
+
+#[test]
+fn section_sizes_near_u64_max_are_rejected() {
+    for (tb, db) in [
+        (u64::MAX, 0),
+        (0, u64::MAX),
+        (u64::MAX - 95, 0),
+        (u64::MAX / 2, u64::MAX / 2 + 2),
+        (1 << 63, 1 << 63),
+        (u64::MAX - 96 - 56 + 1, 0),
+    ] {
+        let mut h = Hdr::new(1, 4096);
+        h.table_bytes = Some(tb);
+        h.data_bytes = Some(db);
+        let e = Ent {
+            decoded: [0, 0, 0, 0, 0],
+            ..Default::default()
+        };
+        let b = assemble(&h, &e.bytes(0), &[0, 0, 0, 0, 0], &[]);
+        let err = parse_err(&b);
+        assert!(
+            matches!(err, FormatError::Size { .. } | FormatError::Header { .. }),
+            "{tb} {db}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn extract_spanning_many_blocks_of_a_corrupt_independent_archive() {
+    let bs = 4096usize;
+    let nb = 40;
+    let blocks_data: Vec<Vec<u8>> = (0..nb)
+        .map(|b| (0..bs).map(|i| (i * 7 + b * 13) as u8).collect())
+        .collect();
+    let orig: Vec<u8> = blocks_data.concat();
+    let mut blocks: Vec<Blk> = blocks_data.iter().map(|d| lit_block(d)).collect();
+    // block 17: a literal byte flipped (checksum), block 29: match before block start
+    blocks[17].slices[0][100] ^= 1;
+    blocks[29] = copy_block(bs, 1, 29);
+    let b = build(Hdr::new(0, bs as u32), &orig, &blocks, None);
+    let a = Archive::parse(&b).unwrap();
+    for (off, len) in [
+        (0usize, 17 * bs),
+        (18 * bs, 11 * bs),
+        (30 * bs, 10 * bs),
+        (5, 17 * bs - 5),
+    ] {
+        assert_eq!(
+            extract(&a, off as u64, len as u64).unwrap(),
+            &orig[off..off + len]
+        );
+    }
+    for (off, len) in [
+        (0usize, nb * bs),
+        (17 * bs - 1, 2),
+        (20 * bs, 10 * bs),
+        (29 * bs + 4095, 1),
+    ] {
+        let r = extract(&a, off as u64, len as u64);
+        match r {
+            Err(DecodeError::Block {
+                block: 17,
+                status: Status::Checksum,
+                ..
+            })
+            | Err(DecodeError::Block {
+                block: 29,
+                status: Status::BadDistance,
+                ..
+            }) => {}
+            other => panic!("{off} {len}: {other:?}"),
+        }
+    }
+    assert!(decompress(&a).is_err());
+    // regions overflowing u64 or the size
+    assert!(matches!(
+        extract(&a, u64::MAX, 2),
+        Err(DecodeError::Region { .. })
+    ));
+    assert!(matches!(
+        extract(&a, 1, u64::MAX),
+        Err(DecodeError::Region { .. })
+    ));
+    assert!(matches!(
+        extract(&a, orig.len() as u64, 1),
+        Err(DecodeError::Region { .. })
+    ));
+    assert_eq!(extract(&a, orig.len() as u64, 0).unwrap(), Vec::<u8>::new());
+}
+
+/// A ~1 MB archive of single-block groups, every group carrying four one-symbol tables
+/// (35 bytes of file each); every block empty-ish. The reader expands each table record into
+/// a 16 KiB decode table up front.
+fn many_tables_archive(target: usize) -> Vec<u8> {
+    let bs = 4096u32;
+    let per_group = ENTRY + STREAMS * 35;
+    let nb = target / per_group;
+    let mut h = Hdr::new(nb as u64 * bs as u64, bs);
+    h.group_blocks = 1;
+    let bt: Vec<u8> = (0..nb)
+        .flat_map(|i| {
+            Ent {
+                lowest: i as u32,
+                ..Default::default()
+            }
+            .bytes(i as u32)
+        })
+        .collect();
+    let rec = table_record(&[(0, 4096)]);
+    assert_eq!(rec.len(), 35);
+    let tables: Vec<u8> = (0..STREAMS * nb).flat_map(|_| rec.clone()).collect();
+    assemble(&h, &bt, &tables, &[])
+}
+
+#[test]
+fn parse_memory_is_proportionate_to_the_file() {
+    let b = many_tables_archive(1 << 20);
+    let t = Instant::now();
+    parses_within_32x(&b);
+    let dt = t.elapsed();
+    assert!(dt < Duration::from_secs(1), "parse took {dt:?}");
+}
+
+/// Parses `b` and asserts the reader allocated at most 32 times its size at its peak;
+/// returns the block count.
+fn parses_within_32x(b: &[u8]) -> usize {
+    let (r, peak) = peak_alloc(|| Archive::parse(b).map(|a| a.block_count()));
+    eprintln!("parse of {} bytes: peak {} MB", b.len(), peak >> 20);
+    assert!(
+        peak <= 32 * b.len(),
+        "parse of a {} byte archive allocated {} bytes ({}x)",
+        b.len(),
+        peak,
+        peak / b.len()
+    );
+    r.expect("parses")
+}
+
+#[test]
+fn parse_time_of_a_1mb_table_heavy_archive() {
+    let b = many_tables_archive(1 << 20);
+    let t = Instant::now();
+    let a = Archive::parse(&b).unwrap();
+    let dt = t.elapsed();
+    eprintln!(
+        "parse 1 MB table-heavy archive: {dt:?}, {} blocks",
+        a.block_count()
+    );
+    assert!(dt < Duration::from_secs(2), "parse took {dt:?}");
+    // and rejecting it (every block empty: NoLeadingReset) is quick
+    let t = Instant::now();
+    assert!(matches!(
+        decompress(&a),
+        Err(DecodeError::Block {
+            status: Status::NoLeadingReset,
+            ..
+        })
+    ));
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+/// `nb` blocks of 4 MiB, every stream a one-symbol rANS slice of block + 1 symbols with a
+/// 4-byte slice (state 65536): the most decode work per archive byte. Commands are all
+/// resets, so every block ends in Trailing after decoding 5 x 4 MiB of symbols.
+fn max_work_archive(nb: usize, cross: bool) -> Vec<u8> {
+    let bs = MAX_BS;
+    let mut h = Hdr::new(nb as u64 * bs as u64, bs);
+    h.group_blocks = 1 << 20;
+    if cross {
+        h.flags = 2;
+        h.window = u32::MAX;
+    }
+    let mut bt = Vec::new();
+    for i in 0..nb {
+        let e = Ent {
+            stored: [4; 5],
+            decoded: [bs + 1; 5],
+            lanes: [1; 5],
+            lowest: if cross { 0 } else { i as u32 },
+            ..Default::default()
+        };
+        bt.extend_from_slice(&e.bytes(i as u32));
+    }
+    let mut tables = Vec::new();
+    for sym in [b'x', 0, 1, 0xFF, 0x80] {
+        tables.extend(table_record(&[(sym, 4096)]));
+    }
+    let data: Vec<u8> = (0..STREAMS * nb).flat_map(|_| L.to_le_bytes()).collect();
+    assemble(&h, &bt, &tables, &data)
+}
+
+#[test]
+fn worst_case_rejection_time() {
+    for cross in [false, true] {
+        let b = max_work_archive(64, cross);
+        let a = Archive::parse(&b).unwrap();
+        let t = Instant::now();
+        let r = decompress(&a);
+        let dt = t.elapsed();
+        eprintln!(
+            "max-work archive ({} bytes, 64 x 4 MiB, cross {cross}): rejected in {dt:?}",
+            b.len()
+        );
+        assert!(
+            matches!(
+                r,
+                Err(DecodeError::Block {
+                    status: Status::Trailing,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        assert!(dt < Duration::from_secs(2), "took {dt:?}");
+        let t = Instant::now();
+        let r = extract(&a, 63 * MAX_BS as u64, 1);
+        assert!(r.is_err());
+        eprintln!("  extract of the last byte: {:?}", t.elapsed());
+    }
+}
+
+#[test]
+fn one_block_worst_case_decode_time() {
+    // a valid 4 MiB block whose commands are 4 MiB - 1 resets... : reset, 4 MiB resets is not
+    // possible with a full block, so: 2 MiB resets + one literal + a 4 MiB - 1 match
+    let bs = MAX_BS as usize;
+    let orig = vec![b'q'; bs];
+    let n_resets = bs / 2;
+    let cmds: Vec<u8> = std::iter::repeat_n(0xFF, n_resets)
+        .chain([0x00, 0xFE])
+        .collect();
+    let mut lens = Vec::new();
+    varint(bs as u32 - 1 - 6, &mut lens);
+    let blk = Blk::raw(b"q", &lens, &[1], &cmds);
+    let b = build(Hdr::new(0, bs as u32), &orig, &[blk], None);
+    let a = Archive::parse(&b).unwrap();
+    let t = Instant::now();
+    assert_eq!(decompress(&a).unwrap().len(), bs);
+    eprintln!("valid 4 MiB block with 2M resets: {:?}", t.elapsed());
+}
+
+#[test]
+fn huge_original_size_info_and_extract_are_fine() {
+    let b = huge_original_archive();
+    let a = Archive::parse(&b).unwrap();
+    let r = extract(&a, 1 << 35, 10);
+    assert!(
+        matches!(
+            r,
+            Err(DecodeError::Block {
+                status: Status::NoLeadingReset,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+}
+
+/// An archive of `n` blocks of `bs` bytes, one group per block (`group_blocks` 1), every
+/// entry width 0 (8-byte entries: a checksum alone), every table absent, no data: the fewest
+/// bytes per block and per group the format allows.
+fn zero_width_v3(n: usize, bs: u32, group_blocks: u32) -> Vec<u8> {
+    let mut h = Hdr::new(n as u64 * bs as u64, bs);
+    h.group_blocks = group_blocks;
+    let groups = n.div_ceil(group_blocks as usize);
+    let mut b = assemble(&h, &vec![0u8; 8 * n], &vec![0u8; STREAMS * groups], &[]);
+    b[72..85].fill(0);
+    reseal_v3(&mut b);
+    b
+}
+
+#[test]
+fn v3_parse_memory_is_proportionate_to_the_file() {
+    // 13 bytes per group on disk (the reader must not hold kilobytes for each)
+    let b = zero_width_v3(100_000, 4096, 1);
+    assert_eq!(parses_within_32x(&b), 100_000);
+}
+
+#[test]
+fn v3_huge_declared_output_fails_without_touching_it() {
+    // 2,000 blocks of 4 MiB (8 GiB declared) in 16 KB; block 0 has no commands. The output is
+    // allocated zeroed by the allocator (or refused), never filled first (took 15 s and 8 GiB)
+    let b = zero_width_v3(2000, MAX_BS, 64);
+    assert!(b.len() < 20_000);
+    let a = Archive::parse(&b).expect("parses");
+    let t = Instant::now();
+    let r = decompress(&a);
+    let dt = t.elapsed();
+    assert!(
+        matches!(
+            r,
+            Err(DecodeError::Block {
+                status: Status::NoLeadingReset,
+                ..
+            }) | Err(DecodeError::Alloc { .. })
+        ),
+        "{r:?}"
+    );
+    assert!(dt < Duration::from_secs(3), "took {dt:?}");
 }
