@@ -602,7 +602,7 @@ proptest! {
 }
 
 /// A 4 KiB-block archive with a 16 KiB window: its source distances need bits.
-fn cross_archive_v3() -> (Vec<u8>, Vec<u8>) {
+fn cross_archive_packed() -> (Vec<u8>, Vec<u8>) {
     let data = prose(40_000, 9);
     let packed = compress_settings(
         &data,
@@ -618,12 +618,12 @@ fn cross_archive_v3() -> (Vec<u8>, Vec<u8>) {
 }
 
 #[test]
-fn v3_entries_read_by_the_format_text_match_the_parser() {
-    for (data, a) in [small_archive_v3(), cross_archive_v3()] {
+fn packed_entries_read_by_the_format_text_match_the_parser() {
+    for (data, a) in [small_archive_packed(), cross_archive_packed()] {
         decodes_to(&a, &data);
         let p = Archive::parse(&a).unwrap();
         assert_eq!(p.header().version, 1);
-        let ours = common::v3_entries(&a);
+        let ours = common::packed_entries(&a);
         assert_eq!(ours.len(), p.entries().len());
         for (i, (o, e)) in ours.iter().zip(p.entries()).enumerate() {
             assert_eq!(o.checksum, e.checksum, "block {i}");
@@ -634,7 +634,7 @@ fn v3_entries_read_by_the_format_text_match_the_parser() {
             assert_eq!(o.lowest, e.lowest_source_block, "block {i}");
         }
         // the widths are the smallest that hold the values (FORMAT.md §3.1, writer note)
-        let w = common::v3_widths(&a);
+        let w = common::packed_widths(&a);
         let need = |v: u32| 32 - v.leading_zeros();
         for k in 0..5 {
             assert_eq!(w[k], ours.iter().map(|e| need(e.stored[k])).max().unwrap());
@@ -652,30 +652,30 @@ fn v3_entries_read_by_the_format_text_match_the_parser() {
         assert_eq!(w[16], need(far.unwrap()));
     }
     // the cross-block archive does read earlier blocks, so its source field is not empty
-    let (_, a) = cross_archive_v3();
-    assert!(common::v3_widths(&a)[16] > 0);
+    let (_, a) = cross_archive_packed();
+    assert!(common::packed_widths(&a)[16] > 0);
 }
 
 #[test]
-fn v3_entry_widths_are_checked() {
-    let (_, a) = small_archive_v3();
+fn packed_entry_widths_are_checked() {
+    let (_, a) = small_archive_packed();
     // a width above 32
     let mut b = a.clone();
     b[common::H_ENTRY_BITS + 11] = 33;
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert_eq!(header_field(&b), "entry_bits");
     // the match base byte (FORMAT.md §2), then the reserved bytes
     for at in 13..16 {
         let mut b = a.clone();
         b[common::H_ENTRY_BITS + at] = 1;
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         let want = if at == 13 { "match_base" } else { "entry_bits" };
         assert_eq!(header_field(&b), want, "byte {at}");
     }
     // a wider field changes the entry size: the sections no longer add up to the file
     let mut b = a.clone();
     b[common::H_ENTRY_BITS] += 8;
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert!(matches!(parse_err(&b), FormatError::Size { .. }));
     // the same archive with every field at its widest width is the same archive
     let wide = common::with_fixed_entries(&a);
@@ -686,21 +686,21 @@ fn v3_entry_widths_are_checked() {
 
 #[test]
 fn packed_fields_are_validated_like_fixed_offset_ones() {
-    let (_, a) = small_archive_v3();
-    let ents = common::v3_entries(&a);
+    let (_, a) = small_archive_packed();
+    let ents = common::packed_entries(&a);
     let (bi, k) = (0..ents.len())
         .flat_map(|i| (0..5).map(move |k| (i, k)))
         .find(|&(i, k)| ents[i].lanes[k] != 0 && ents[i].decoded[k] > 1)
         .expect("a rANS slice");
     // a rANS slice marked raw: its stored length differs from its decoded length
     let mut b = a.clone();
-    common::v3_set(&mut b, bi, 10 + k, 0);
-    common::reseal_v3(&mut b);
+    common::packed_set(&mut b, bi, 10 + k, 0);
+    common::reseal_packed(&mut b);
     assert_eq!(entry_err_block(&b), bi as u32);
     // one stored byte less: the slices no longer add up to the data section
     let mut b = a.clone();
-    common::v3_set(&mut b, bi, k, ents[bi].stored[k] - 1);
-    common::reseal_v3(&mut b);
+    common::packed_set(&mut b, bi, k, ents[bi].stored[k] - 1);
+    common::reseal_packed(&mut b);
     assert!(matches!(
         parse_err(&b),
         FormatError::Header {
@@ -710,20 +710,20 @@ fn packed_fields_are_validated_like_fixed_offset_ones() {
     ));
     // one decoded symbol less: parses, and the block fails its rANS end check
     let mut b = a.clone();
-    common::v3_set(&mut b, bi, 5 + k, ents[bi].decoded[k] - 1);
-    common::reseal_v3(&mut b);
+    common::packed_set(&mut b, bi, 5 + k, ents[bi].decoded[k] - 1);
+    common::reseal_packed(&mut b);
     let (block, _) = block_status(&b);
     assert_eq!(block, bi as u32);
 }
 
 #[test]
-fn v3_source_distance_and_padding_are_checked() {
-    let (data, a) = cross_archive_v3();
-    let w = common::v3_widths(&a);
+fn packed_source_distance_and_padding_are_checked() {
+    let (data, a) = cross_archive_packed();
+    let w = common::packed_widths(&a);
     // block 0 cannot read before itself
     let mut b = a.clone();
-    common::v3_set(&mut b, 0, 16, 1);
-    common::reseal_v3(&mut b);
+    common::packed_set(&mut b, 0, 16, 1);
+    common::reseal_packed(&mut b);
     assert_eq!(entry_err_block(&b), 0);
     // a distance one beyond the block index
     let n = get_u32(&a, H_BLOCK_COUNT) as usize;
@@ -731,15 +731,15 @@ fn v3_source_distance_and_padding_are_checked() {
     let j = far as usize - 1;
     assert!(j < n, "{n} blocks, source width {}", w[16]);
     let mut b = a.clone();
-    common::v3_set(&mut b, j, 16, far);
-    common::reseal_v3(&mut b);
+    common::packed_set(&mut b, j, 16, far);
+    common::reseal_packed(&mut b);
     assert_eq!(entry_err_block(&b), j as u32);
     // a distance of 0 everywhere is valid (a block may read only itself)
     let mut b = a.clone();
     for i in 0..n {
-        common::v3_set(&mut b, i, 16, 0);
+        common::packed_set(&mut b, i, 16, 0);
     }
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     let p = Archive::parse(&b).expect("lowest = own index is valid");
     // but the decoder then finds sources outside the declared range or decodes right
     if let Ok(out) = decompress(&p) {
@@ -748,10 +748,10 @@ fn v3_source_distance_and_padding_are_checked() {
     // padding bits after the last field must be zero
     let used: u32 = w.iter().sum();
     assert_ne!(used % 8, 0, "this archive's entries end in padding bits");
-    let size = common::v3_entry_size(&a);
+    let size = common::packed_entry_size(&a);
     let mut b = a.clone();
     b[HEADER + 3 * size + size - 1] |= 0x80;
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert_eq!(entry_err_block(&b), 3);
 }
 
@@ -777,7 +777,7 @@ fn movable_archive(cross: bool) -> (Vec<u8>, Vec<u8>) {
 /// block checksums' binding to their position (FORMAT.md §6) can tell.
 fn with_blocks_moved(a: &[u8], data: &[u8], order: &[usize]) -> Vec<u8> {
     let p = Archive::parse(a).unwrap();
-    let size = common::v3_entry_size(a);
+    let size = common::packed_entry_size(a);
     let n = p.block_count();
     assert_eq!(order.len(), n);
     let bt_end = HEADER + n * size;
@@ -795,7 +795,7 @@ fn with_blocks_moved(a: &[u8], data: &[u8], order: &[usize]) -> Vec<u8> {
         moved.extend_from_slice(&data[j * 4096..(j + 1) * 4096]);
     }
     put_u64(&mut out, H_CONTENT, xxh3_64(&moved));
-    common::reseal_v3(&mut out);
+    common::reseal_packed(&mut out);
     out
 }
 
@@ -870,7 +870,7 @@ fn swapped_and_duplicated_blocks_fail_their_position_bound_checksums() {
 fn with_area(a: &[u8], area: &[u8]) -> Vec<u8> {
     let mut b = a.to_vec();
     b.extend_from_slice(area);
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     b
 }
 
@@ -892,7 +892,7 @@ fn extension_err(b: &[u8]) -> (u64, String) {
 
 #[test]
 fn unknown_extension_records_are_skipped() {
-    let (data, a) = small_archive_v3();
+    let (data, a) = small_archive_packed();
     // the FASTA index type (assigned, not interpreted here) and an unassigned type, neither
     // must-understand, and an empty payload
     let mut area = record(1, 0, b"index bytes");
@@ -919,7 +919,7 @@ fn unknown_extension_records_are_skipped() {
 
 #[test]
 fn extension_records_that_break_a_rule_are_refused() {
-    let (_, a) = small_archive_v3();
+    let (_, a) = small_archive_packed();
     // must-understand, of a type this build does not know: refused naming the type
     for kind in [1u16, 2, 0x4242] {
         let b = with_area(&a, &record(kind, 1, b"x"));
@@ -1258,28 +1258,28 @@ fn huge_original_size_info_and_extract_are_fine() {
 /// An archive of `n` blocks of `bs` bytes, one group per block (`group_blocks` 1), every
 /// entry width 0 (8-byte entries: a checksum alone), every table absent, no data: the fewest
 /// bytes per block and per group the format allows.
-fn zero_width_v3(n: usize, bs: u32, group_blocks: u32) -> Vec<u8> {
+fn zero_width_archive(n: usize, bs: u32, group_blocks: u32) -> Vec<u8> {
     let mut h = Hdr::new(n as u64 * bs as u64, bs);
     h.group_blocks = group_blocks;
     let groups = n.div_ceil(group_blocks as usize);
     let mut b = assemble(&h, &vec![0u8; 8 * n], &vec![0u8; STREAMS * groups], &[]);
     b[72..85].fill(0);
-    reseal_v3(&mut b);
+    reseal_packed(&mut b);
     b
 }
 
 #[test]
-fn v3_parse_memory_is_proportionate_to_the_file() {
+fn zero_width_entries_parse_memory_is_proportionate_to_the_file() {
     // 13 bytes per group on disk (the reader must not hold kilobytes for each)
-    let b = zero_width_v3(100_000, 4096, 1);
+    let b = zero_width_archive(100_000, 4096, 1);
     assert_eq!(parses_within_32x(&b), 100_000);
 }
 
 #[test]
-fn v3_huge_declared_output_fails_without_touching_it() {
+fn zero_width_entries_huge_declared_output_fails_without_touching_it() {
     // 2,000 blocks of 4 MiB (8 GiB declared) in 16 KB; block 0 has no commands. The output is
     // allocated zeroed by the allocator (or refused), never filled first (took 15 s and 8 GiB)
-    let b = zero_width_v3(2000, MAX_BS, 64);
+    let b = zero_width_archive(2000, MAX_BS, 64);
     assert!(b.len() < 20_000);
     let a = Archive::parse(&b).expect("parses");
     let t = Instant::now();

@@ -5,8 +5,7 @@
 //! damaged and hostile slices (every lane count 1..=32, context bits 0-7), and whole
 //! archives: encoder archives with their context bits relabelled, pair bodies swapped or
 //! cut, kinds changed, versions relabelled (pre-release and unknown versions refused),
-//! hand-made archives
-//! with chosen lanes and context bits, resealed random mutation. Nothing may panic, the two
+//! hand-made archives with chosen lanes and context bits, resealed random mutation. Nothing may panic, the two
 //! decoders agree on every slice (status, and bytes when Ok), and no decoder returns Ok with
 //! bytes other than the original.
 //!
@@ -14,8 +13,7 @@
 //! slices), ATTACK_ROUNDS (slices decoded together, archive rounds), ATTACK_FUZZ_ITERS
 //! (resealed mutation), ATTACK_ENC_ROUNDS (encoder archives), ATTACK_CORPORA (the corpora
 //! folder, default `corpora/`, for the ignored real-data test), ATTACK_KIB (KiB
-//! taken from each corpus file). `dump_cli_cases` (ignored) writes crafted archives to
-//! $ATTACK_DUMP for CLI runs.
+//! taken from each corpus file).
 
 use crate::common::attack::{check_slice, compare_archive, env, text};
 use crate::common::parts::{assemble, body_len, parts, with_tables, Parts};
@@ -1100,8 +1098,8 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
     (data, handmade(&mut r, &packed, 1, 100))
 }
 
-/// Many groups of pairs parse and decode; the parsed form stays small (the check here is
-/// that it works; the memory is measured through the CLI, `dump_cli_cases`).
+/// Many groups of pairs parse and decode (the reader's memory per group is checked in
+/// `container::parse_memory_is_proportionate_to_the_file`).
 #[test]
 fn many_groups_of_pairs() {
     let (data, b) = many_groups(env("ATTACK_GROUPS", 200) as usize);

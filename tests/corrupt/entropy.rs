@@ -209,7 +209,7 @@ fn context_archive() -> (Vec<u8>, Vec<u8>) {
 
 /// Start and kind of each table record of an archive's table section.
 fn table_records(a: &[u8]) -> Vec<(usize, u8)> {
-    let start = HEADER + get_u32(a, 20) as usize * common::v3_entry_size(a);
+    let start = HEADER + get_u32(a, 20) as usize * common::packed_entry_size(a);
     let end = start + get_u64(a, 48) as usize;
     let body = |mut p: usize| {
         let bitmap = &a[p..p + 32];
@@ -271,7 +271,7 @@ fn context_records_are_checked() {
     for bad in [8u8, 9, 0x80, 0xFF] {
         let mut b = a.clone();
         b[at + 1] = bad;
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         assert_eq!(table_err(&b), "context bit above 7", "bit {bad}");
     }
     // the second table's frequencies must sum to 4096 too: its last varint changed
@@ -282,18 +282,18 @@ fn context_records_are_checked() {
         .map(|r| r.0)
         .unwrap_or(
             HEADER
-                + get_u32(&a, 20) as usize * common::v3_entry_size(&a)
+                + get_u32(&a, 20) as usize * common::packed_entry_size(&a)
                 + get_u64(&a, 48) as usize,
         );
     let mut b = a.clone();
     b[second_end - 1] ^= 1;
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert_eq!(table_err(&b), "frequencies do not sum to 4096");
     // reserved kinds 4-255 (FORMAT.md §5.2)
     for kind in [4u8, 5, 0x80, 0xFF] {
         let mut b = a.clone();
         b[at] = kind;
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         assert!(table_err(&b).contains("unknown table kind"), "kind {kind}");
     }
 }
@@ -310,7 +310,7 @@ fn a_relabelled_context_fails_closed() {
         }
         let mut b = a.clone();
         b[at + 1] = bit;
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         let arc = Archive::parse(&b).expect("a consistent table section");
         match decompress(&arc) {
             Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}
@@ -394,7 +394,7 @@ fn packed_records_are_checked() {
         b.extend_from_slice(&a[after..]);
         let tb = get_u64(&a, 48) as usize + 1 - (after - next);
         put_u64(&mut b, 48, tb as u64);
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         match parse_err(&b) {
             FormatError::GroupTable { what, .. } => {
                 assert!(what.contains("other than literals"), "{what}")
@@ -406,7 +406,7 @@ fn packed_records_are_checked() {
     for bad in [0u8, 17, 0xFF] {
         let mut b = a.clone();
         b[at + 1] = bad;
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         assert!(
             table_err(&b).contains("alphabet size"),
             "{bad}: {}",
@@ -416,11 +416,11 @@ fn packed_records_are_checked() {
     // an alphabet out of order: two letters swapped, or one repeated
     let mut b = a.clone();
     b.swap(at + 2, at + 3);
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert!(table_err(&b).contains("increasing"), "{}", table_err(&b));
     let mut b = a.clone();
     b[at + 3] = b[at + 2];
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert!(table_err(&b).contains("increasing"), "{}", table_err(&b));
 }
 
@@ -433,7 +433,7 @@ fn a_relabelled_packed_alphabet_fails_closed() {
     // the last letter raised by one (still increasing, the same width)
     let mut b = a.clone();
     b[at + 1 + n] = b[at + 1 + n].wrapping_add(1);
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     let arc = Archive::parse(&b).expect("a consistent table section");
     assert_eq!(arc.literal_width(0), 2);
     match decompress(&arc) {

@@ -169,12 +169,12 @@ fn prose(n: usize, seed: u64) -> Vec<u8> {
 
 /// 40,000 bytes of prose and their archive in 4 KiB blocks, its entries repacked with the
 /// widest widths (fields at fixed offsets, `common::with_fixed_entries`), which the entry and
-/// header tests below patch field by field (`v3_*` tests for the packing itself).
+/// header tests below patch field by field (`packed_*` tests for the packing itself).
 fn small_archive() -> (Vec<u8>, Vec<u8>) {
-    let (data, packed) = small_archive_v3();
-    let v2 = common::with_fixed_entries(&packed);
-    decodes_to(&v2, &data);
-    (data, v2)
+    let (data, packed) = small_archive_packed();
+    let fixed = common::with_fixed_entries(&packed);
+    decodes_to(&fixed, &data);
+    (data, fixed)
 }
 
 /// `data`'s archive in 4 KiB blocks, defaults otherwise, context tables on or off, no packed
@@ -190,7 +190,7 @@ fn compress_4k(data: &[u8], context_tables: bool) -> Vec<u8> {
 }
 
 /// [`small_archive`] as the encoder writes it (tightest entry widths).
-fn small_archive_v3() -> (Vec<u8>, Vec<u8>) {
+fn small_archive_packed() -> (Vec<u8>, Vec<u8>) {
     let data = prose(40_000, 3);
     let packed = compress_4k(&data, false);
     (data, packed)

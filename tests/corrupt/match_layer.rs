@@ -244,18 +244,18 @@ fn match_base_is_checked() {
     for bad in [0u8, 1, 3, 7, 255] {
         let mut b = a.clone();
         b[H_MATCH_BASE] = bad;
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         assert_eq!(header_field(&b), "match_base", "base {bad}");
     }
     // the minimum match may not lie below the base
     let mut b = a.clone();
     put_u32(&mut b, H_MIN_MATCH, 3);
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert_eq!(header_field(&b), "min_match");
     let (_, a6) = archive_with_min_match(6);
     let mut b = a6.clone();
     put_u32(&mut b, H_MIN_MATCH, 5);
-    common::reseal_v3(&mut b);
+    common::reseal_packed(&mut b);
     assert_eq!(header_field(&b), "min_match", "base 6");
 }
 
@@ -269,7 +269,7 @@ fn a_wrong_match_base_fails_closed() {
         let mut b = a.clone();
         b[H_MATCH_BASE] = base;
         put_u32(&mut b, H_MIN_MATCH, 6);
-        common::reseal_v3(&mut b);
+        common::reseal_packed(&mut b);
         let arc = Archive::parse(&b).expect("a consistent header");
         match decompress(&arc) {
             Err(DecodeError::Block { .. }) | Err(DecodeError::ContentChecksum) => {}

@@ -309,7 +309,7 @@ const KINDS: [&str; 20] = [
     "offsets_tails_slices",
     "table5",
     "reserved",
-    "lz_tail_v2",
+    "lz_tail_split",
 ];
 
 fn stream_pick(rng: &mut Rng) -> usize {
@@ -648,7 +648,7 @@ fn lane_pick(rng: &mut Rng) -> u8 {
 
 /// Damage aimed at the split distances: the offset-tail stream, the split of the distances,
 /// slice 2 vs slice 4, the fifth table record, reserved entry bytes.
-fn damage_v2(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
+fn damage_split_distances(sub: &mut Sub, rng: &mut Rng, kind: usize, bi: usize, mut b: Blk) {
     let heads = b.decoded[2].clone();
     let tails = b.decoded[4].clone();
     match kind {
@@ -1000,7 +1000,7 @@ fn damage(sub: &mut Sub, rng: &mut Rng, kind: usize) {
             continue;
         }
         if kind >= 14 {
-            damage_v2(sub, rng, kind, bi, b);
+            damage_split_distances(sub, rng, kind, bi, b);
             continue;
         }
         if (7..=10).contains(&kind) {

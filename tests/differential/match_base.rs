@@ -1,8 +1,8 @@
 //! The match base (4..=6, header byte 85, FORMAT.md §2): the CPU fast match layer
 //! (host/cpu/lz.rs) against the reference walker (device/src/lz.rs) at every base, hand-made
 //! archives, encoder archives relabelled to other bases and to pre-release versions, and
-//! resealed random mutation of real archives. Nothing may panic, and nothing may decode Ok to bytes other
-//! than the original. Env: ATTACK_SEED, ATTACK_ITERS, ATTACK_FUZZ_ITERS.
+//! resealed random mutation of real archives. Nothing may panic, and nothing may decode Ok
+//! to bytes other than the original. Env: ATTACK_SEED, ATTACK_ITERS, ATTACK_FUZZ_ITERS.
 
 use crate::common::{build, put_u16, put_u32, Rng};
 use aceapex::archive::Archive;
@@ -113,15 +113,15 @@ fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> bool {
 /// ([`check_whole`]); then labelled with each other base: never wrong, paths agree.
 fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mutate_blocks: usize) {
     let base = r.range(4, 6) as u32;
-    let (v2, out, all_ok) = gen_archive(r, bs, nb, last, cross, mutate_blocks, base);
-    let packed = set_base(&v2, base);
+    let (plain, out, all_ok) = gen_archive(r, bs, nb, last, cross, mutate_blocks, base);
+    let packed = set_base(&plain, base);
     let what = format!("bs {bs}, cross {cross}, base {base}");
     compare_archive(&packed, &what);
     assert_eq!(Archive::parse(&packed).unwrap().header().match_base(), base);
     check_whole(r, &packed, &out, all_ok, &what);
     for other in 4..=6u32 {
         if other != base {
-            let b = set_base(&v2, other);
+            let b = set_base(&plain, other);
             never_wrong(&b, &out, r, &format!("{what} relabelled {other}"));
         }
     }
