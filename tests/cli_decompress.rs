@@ -482,14 +482,7 @@ fn test_flag_verifies_and_writes_nothing() {
 // hostile archives
 // ---------------------------------------------------------------------------------------
 
-fn cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_aceapex"))
-        .args(args)
-        .env("ACEAPEX_SKIP_PTX", "1")
-        .output()
-        .unwrap()
-}
-
+/// A failure with exit status 1 and a message, never a panic.
 fn assert_clean_failure(o: &std::process::Output, what: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{what}: succeeded");
@@ -504,39 +497,45 @@ fn assert_clean_failure(o: &std::process::Output, what: &str) {
 }
 
 #[test]
-fn cli_on_empty_and_zero_files() {
+fn empty_and_zeroed_files_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     for (name, bytes) in [("empty.acx", vec![]), ("zeros.acx", vec![0u8; 96])] {
         let p = dir.path().join(name);
         std::fs::write(&p, &bytes).unwrap();
         let p = p.to_str().unwrap();
         let out = dir.path().join(format!("{name}.out"));
-        let o = cli(&["decompress", p, "-o", out.to_str().unwrap()]);
+        let o = run(dir.path(), &["decompress", p, "-o", out.to_str().unwrap()]);
         assert_clean_failure(&o, name);
         assert!(!out.exists());
-        assert_clean_failure(&cli(&["info", p]), name);
+        assert_clean_failure(&run(dir.path(), &["info", p]), name);
         assert_clean_failure(
-            &cli(&["extract", p, "--offset", "0", "--length", "1"]),
+            &run(
+                dir.path(),
+                &["extract", p, "--offset", "0", "--length", "1"],
+            ),
             name,
         );
     }
 }
 
 #[test]
-fn cli_huge_original_size_fails_cleanly() {
+fn huge_original_size_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("huge.acx");
     let b = huge_original_archive();
     assert!(b.len() < 1_100_000);
     std::fs::write(&p, &b).unwrap();
     let out = dir.path().join("huge.out");
-    let o = cli(&[
-        "decompress",
-        p.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--device",
-        "cpu",
-    ]);
+    let o = run(
+        dir.path(),
+        &[
+            "decompress",
+            p.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--device",
+            "cpu",
+        ],
+    );
     assert_clean_failure(&o, "huge original_size");
 }
