@@ -79,6 +79,7 @@ fn reseal(b: &mut [u8]) {
     common::reseal_entries(b, ENTRY);
 }
 
+/// The error `Archive::parse` must give for `b`.
 fn parse_err(b: &[u8]) -> FormatError {
     match Archive::parse(b) {
         Ok(_) => panic!("archive parsed but should be rejected"),
@@ -86,6 +87,7 @@ fn parse_err(b: &[u8]) -> FormatError {
     }
 }
 
+/// The header field `Archive::parse` names in refusing `b`.
 fn header_field(b: &[u8]) -> &'static str {
     match parse_err(b) {
         FormatError::Header { field, .. } => field,
@@ -93,6 +95,7 @@ fn header_field(b: &[u8]) -> &'static str {
     }
 }
 
+/// The block whose entry `Archive::parse` refuses in `b`.
 fn entry_err_block(b: &[u8]) -> u32 {
     match parse_err(b) {
         FormatError::BlockEntry { block, .. } => block,
@@ -237,10 +240,12 @@ const ORIG20: &[u8] = b"abcabcabcabcabcabcXY";
 /// Commands for [`ORIG20`]: reset, 3 literals, short new match of 15 (0xC0 + 9), 2 literals.
 const CMDS20: &[u8] = &[0xFF, 0x02, 0xC9, 0x01];
 
+/// The raw block of [`ORIG20`].
 fn good20() -> Blk {
     Blk::raw(b"abcXY", &[], &[3], CMDS20)
 }
 
+/// `archive` parses, and `decompress` and a whole-range `extract` give `expect`.
 fn decodes_to(archive: &[u8], expect: &[u8]) {
     let a = Archive::parse(archive).expect("hand-made archive parses");
     assert_eq!(decompress(&a).expect("hand-made archive decodes"), expect);
@@ -308,7 +313,9 @@ fn peak_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
 // archive assembly
 // ---------------------------------------------------------------------------------------
 
+/// The largest block size (FORMAT.md §2).
 const MAX_BS: u32 = 4 << 20;
+/// The rANS lower bound `L` (FORMAT.md §5.4).
 const L: u32 = 65536;
 
 /// Decodes every block with the fast and the reference decoder (in order, one buffer), asserts
@@ -366,10 +373,16 @@ fn outcome(b: &[u8]) -> Option<(u32, Status)> {
     first
 }
 
+/// The status of the first failing block of `b` ([`outcome`]).
 fn status_of(b: &[u8]) -> Status {
     outcome(b).expect("expected a block error").1
 }
 
+// ---------------------------------------------------------------------------------------
+// blocks shared by the container and match-layer tests
+// ---------------------------------------------------------------------------------------
+
+/// The status of the one block of a hand-made archive of `blk` (which must fail).
 fn only_block_status(blk: Blk, original: &[u8]) -> Status {
     let (block, status) = block_status(&Spec::one(original, blk).build());
     assert_eq!(block, 0);
@@ -390,6 +403,7 @@ fn copy_block(bs: usize, dist: u32, lowest: u32) -> Blk {
     b
 }
 
+/// A block of literals only (runs of at most 128).
 fn lit_block(bytes: &[u8]) -> Blk {
     let mut cmds = vec![0xFF];
     let mut n = bytes.len();
