@@ -419,7 +419,7 @@ fn corpus_files(root: &Path) -> Vec<(PathBuf, bool)> {
 }
 
 #[test]
-#[ignore = "needs samtools on PATH and the corpora (ACEAPEX_CORPORA, default corpora/)"]
+#[ignore = "needs samtools on PATH and the corpora (ACEAPEX_CORPORA, default corpora/): cargo test --release --test fasta -- --ignored"]
 fn against_samtools_on_corpora() {
     let version = Command::new("samtools")
         .arg("--version")
@@ -521,7 +521,7 @@ fn against_samtools_on_corpora() {
 /// Random small inputs over the bytes that steer samtools' indexer (`>`, `@`, `+`, bases,
 /// `\n`, `\r`, space): the same acceptance, the same `.fai`, or the same refusal and line.
 #[test]
-#[ignore = "needs samtools on PATH"]
+#[ignore = "needs samtools on PATH: cargo test --release --test fasta -- --ignored"]
 fn fuzz_indexer_against_samtools() {
     Command::new("samtools")
         .arg("--version")

@@ -116,7 +116,7 @@ fn variants_packed() -> Vec<(String, String, Settings)> {
     )]
 }
 
-/// Every committed format-1 archive (wide slices are covered by tests/attack_v7.rs and the
+/// Every committed format-1 archive (wide slices are covered by tests/corrupt/wide_slices/ and the
 /// archive tests).
 fn all_variants() -> Vec<(String, String, Settings)> {
     let mut v = variants();
@@ -467,7 +467,7 @@ fn worked_example_d_is_the_empty_inputs_archive() {
 /// Writes `tests/golden/records.csv.ext.acx` from `records.csv.acx` (tests/golden/README.md):
 /// `cargo test --test golden -- --ignored write_extension_golden`.
 #[test]
-#[ignore = "writes a golden archive; run by hand when regenerating"]
+#[ignore = "writes a golden archive, when regenerating: cargo test --test golden -- --ignored write_extension_golden"]
 fn write_extension_golden() {
     let base = golden("records.csv.acx");
     let ext = archive::with_extensions(

@@ -1,4 +1,5 @@
-//! The block generator of the attack tests (tests/attack_fastpath.rs, tests/attack_v4.rs):
+//! The block generator of the differential and corrupt tests (tests/differential/,
+//! tests/corrupt/):
 //! five hand-made streams aimed at the CPU match layer's batch limits, at a given match
 //! base (FORMAT.md §2), their mutation, and the direct check of the fast match layer
 //! against the reference walker on exact-size buffers (so ASan sees overruns).

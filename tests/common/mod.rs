@@ -1,4 +1,4 @@
-//! Hand-made archives for the tests (tests/corrupt.rs, tests/hostile.rs): header, block
+//! Hand-made archives for the tests (tests/corrupt/, tests/differential/): header, block
 //! table, tables and data assembled byte by byte from FORMAT.md §2-§5 (not from the crate's
 //! own structs, so a layout change also fails the tests), with the meta checksum (XXH3-64 of
 //! header[0..88] ++ block table ++ table section ++ extension area, at header offset 88)
@@ -9,12 +9,14 @@
 #![allow(dead_code)]
 
 pub mod attack;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod parts;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-/// SplitMix64: small, seedable, good enough for test data (tests/roundtrip.rs,
-/// tests/attack5.rs).
+/// SplitMix64: small, seedable, good enough for test data (tests/round_trip.rs,
+/// tests/differential/).
 pub struct Rng(pub u64);
 
 impl Rng {
@@ -146,7 +148,7 @@ pub const H_ENTRY_BITS: usize = 72;
 
 /// The field widths of an archive's packed entries in packing order (FORMAT.md §3.1): five
 /// stored lengths, five decoded lengths, the lane width five times, depth, source distance.
-pub fn v3_widths(archive: &[u8]) -> [u32; 17] {
+pub fn packed_widths(archive: &[u8]) -> [u32; 17] {
     let b = &archive[H_ENTRY_BITS..H_ENTRY_BITS + 16];
     let mut w = [0u32; 17];
     for k in 0..STREAMS {
@@ -160,18 +162,18 @@ pub fn v3_widths(archive: &[u8]) -> [u32; 17] {
 }
 
 /// Bytes of one packed entry: 8 + the widths' sum in whole bytes.
-pub fn v3_entry_size(archive: &[u8]) -> usize {
-    8 + (v3_widths(archive).iter().sum::<u32>() as usize).div_ceil(8)
+pub fn packed_entry_size(archive: &[u8]) -> usize {
+    8 + (packed_widths(archive).iter().sum::<u32>() as usize).div_ceil(8)
 }
 
 /// Reads the packed block table of an archive, bit by bit as FORMAT.md §3.1 says (LSB first
 /// after the 8-byte checksum; the last field is `i - lowest_source_block`); the checksums
 /// come back with the position mix removed (§6).
-pub fn v3_entries(archive: &[u8]) -> Vec<Ent> {
+pub fn packed_entries(archive: &[u8]) -> Vec<Ent> {
     assert_eq!(get_u32(archive, 4) & 0xFFFF, 1, "not a format-1 archive");
     let n = get_u32(archive, 20) as usize;
-    let size = v3_entry_size(archive);
-    let w = v3_widths(archive);
+    let size = packed_entry_size(archive);
+    let w = packed_widths(archive);
     (0..n)
         .map(|i| {
             let e = &archive[HEADER + i * size..HEADER + (i + 1) * size];
@@ -204,8 +206,8 @@ pub fn v3_entries(archive: &[u8]) -> Vec<Ent> {
 /// match base kept), so that the tests that patch entry fields at fixed offsets run on what
 /// the encoder makes.
 pub fn with_fixed_entries(archive: &[u8]) -> Vec<u8> {
-    let entries = v3_entries(archive);
-    let rest = HEADER + entries.len() * v3_entry_size(archive);
+    let entries = packed_entries(archive);
+    let rest = HEADER + entries.len() * packed_entry_size(archive);
     let mut out = archive[..HEADER].to_vec();
     let base = out[85];
     out[H_ENTRY_BITS..H_ENTRY_BITS + 16].copy_from_slice(&FIXED_ENTRY_BITS);
@@ -353,11 +355,11 @@ pub fn varint(mut v: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// Writes `value` into packed field `field` (0..17, [`v3_widths`] order) of entry `i` of an
-/// archive, bit by bit (the meta checksum is left stale: [`reseal_v3`]).
-pub fn v3_set(archive: &mut [u8], i: usize, field: usize, value: u32) {
-    let w = v3_widths(archive);
-    let start = HEADER + i * v3_entry_size(archive) + 8;
+/// Writes `value` into packed field `field` (0..17, [`packed_widths`] order) of entry `i` of an
+/// archive, bit by bit (the meta checksum is left stale: [`reseal_packed`]).
+pub fn packed_set(archive: &mut [u8], i: usize, field: usize, value: u32) {
+    let w = packed_widths(archive);
+    let start = HEADER + i * packed_entry_size(archive) + 8;
     let pos: usize = w[..field].iter().map(|&x| x as usize).sum();
     for j in 0..w[field] as usize {
         let (byte, bit) = (start + (pos + j) / 8, (pos + j) % 8);
@@ -366,8 +368,8 @@ pub fn v3_set(archive: &mut [u8], i: usize, field: usize, value: u32) {
 }
 
 /// Recomputes an archive's meta checksum from its own header fields.
-pub fn reseal_v3(archive: &mut [u8]) {
-    let size = v3_entry_size(archive);
+pub fn reseal_packed(archive: &mut [u8]) {
+    let size = packed_entry_size(archive);
     reseal_entries(archive, size);
 }
 
@@ -387,4 +389,24 @@ pub fn reseal_entries(archive: &mut [u8], entry_size: usize) {
     covered.extend_from_slice(&archive[HEADER..end]);
     covered.extend_from_slice(&archive[data_end..]);
     put_u64(archive, 88, xxh3_64(&covered));
+}
+
+/// The largest block size (FORMAT.md §2).
+const MAX_BLOCK: u32 = 4 << 20;
+
+/// A ~1 MB archive (tests/corrupt, tests/cli_decompress.rs): 15,000 empty entries of 4 MiB blocks: original_size ~ 63 GB.
+pub fn huge_original_archive() -> Vec<u8> {
+    let nb = 15_000usize;
+    let h = Hdr::new(nb as u64 * MAX_BLOCK as u64, MAX_BLOCK);
+    let bt: Vec<u8> = (0..nb)
+        .flat_map(|i| {
+            Ent {
+                lowest: i as u32,
+                ..Default::default()
+            }
+            .bytes(i as u32)
+        })
+        .collect();
+    let gc = nb.div_ceil(h.group_blocks as usize);
+    assemble(&h, &bt, &vec![0u8; STREAMS * gc], &[])
 }

@@ -1,6 +1,5 @@
-//! Taking a valid archive apart and putting it back together (the context-table and
-//! packed-literal attack tests, tests/attack_v5.rs and tests/attack_v6.rs): header, block entries, table
-//! section and data; sizes and the meta checksum recomputed (FORMAT.md §2, §3, §5.1, §6).
+//! Taking a valid archive apart and putting it back together (tests/corrupt/context_pairs.rs,
+//! tests/corrupt/packed_literals.rs): header, block entries, table section and data; sizes and the meta checksum recomputed (FORMAT.md §2, §3, §5.1, §6).
 
 use super::{put_u16, put_u64};
 use aceapex::archive::Archive;

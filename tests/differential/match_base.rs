@@ -1,16 +1,14 @@
-//! Attack on the match base (4..=6, header byte 85, FORMAT.md §2): the CPU fast match layer
+//! The match base (4..=6, header byte 85, FORMAT.md §2): the CPU fast match layer
 //! (host/cpu/lz.rs) against the reference walker (device/src/lz.rs) at every base, hand-made
 //! archives, encoder archives relabelled to other bases and to pre-release versions, and
-//! resealed random mutation of real archives. Nothing may panic, and nothing may decode Ok to bytes other
-//! than the original. Env: ATTACK_SEED, ATTACK_ITERS, ATTACK_FUZZ_ITERS.
+//! resealed random mutation of real archives. Nothing may panic, and nothing may decode Ok
+//! to bytes other than the original. Env: ATTACK_SEED, ATTACK_ITERS, ATTACK_FUZZ_ITERS.
 
-mod common;
-
+use crate::common::{build, put_u16, put_u32, Rng};
 use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::lz::BlockFrame;
 use aceapex::{FormatError, Settings};
-use common::{build, put_u16, put_u32, Blk, Hdr, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const H_VERSION: usize = 4;
@@ -19,14 +17,14 @@ const H_BASE: usize = 85;
 
 const HEADER_SIZE: usize = 96;
 
-use common::attack::*;
+use crate::common::attack::*;
 
 // ---------------------------------------------------------------------------------------
 // direct: fast vs reference, streams generated at one base and decoded at another
 // ---------------------------------------------------------------------------------------
 
 #[test]
-fn v4_direct_valid_short_blocks() {
+fn direct_valid_short_blocks() {
     let n = env("ATTACK_ITERS", 40_000) as usize;
     direct(
         0xB4_0001 + env("ATTACK_SEED", 0),
@@ -39,7 +37,7 @@ fn v4_direct_valid_short_blocks() {
 }
 
 #[test]
-fn v4_direct_valid_long_blocks() {
+fn direct_valid_long_blocks() {
     let n = env("ATTACK_ITERS", 40_000) as usize / 10;
     direct(
         0xB4_0002 + env("ATTACK_SEED", 0),
@@ -52,7 +50,7 @@ fn v4_direct_valid_long_blocks() {
 }
 
 #[test]
-fn v4_direct_mutated_blocks() {
+fn direct_mutated_blocks() {
     let n = env("ATTACK_ITERS", 40_000) as usize;
     direct(
         0xB4_0003 + env("ATTACK_SEED", 0),
@@ -65,7 +63,7 @@ fn v4_direct_mutated_blocks() {
 }
 
 #[test]
-fn v4_direct_wrong_base() {
+fn direct_wrong_base() {
     let n = env("ATTACK_ITERS", 40_000) as usize;
     direct(
         0xB4_0004 + env("ATTACK_SEED", 0),
@@ -98,7 +96,7 @@ fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
     let entry_size = aceapex::entry::packed_size(&bits);
     out.extend_from_slice(&table);
     out.extend_from_slice(&a[rest..]);
-    common::reseal_entries(&mut out, entry_size);
+    crate::common::reseal_entries(&mut out, entry_size);
     out
 }
 
@@ -106,36 +104,36 @@ fn set_base(a: &[u8], base: u32) -> Vec<u8> {
     relabel(a, 1, base as u8, base)
 }
 
-/// [`common::attack::never_wrong`]; false also when the archive does not parse.
+/// [`crate::common::attack::never_wrong`]; false also when the archive does not parse.
 fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> bool {
-    common::attack::never_wrong(packed, data, r, what).unwrap_or(false)
+    crate::common::attack::never_wrong(packed, data, r, what).unwrap_or(false)
 }
 
 /// Generated archives ([`gen_archive`] at base `b`), labelled with base `b`: decode
 /// ([`check_whole`]); then labelled with each other base: never wrong, paths agree.
 fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mutate_blocks: usize) {
     let base = r.range(4, 6) as u32;
-    let (v2, out, all_ok) = gen_archive(r, bs, nb, last, cross, mutate_blocks, base);
-    let packed = set_base(&v2, base);
+    let (plain, out, all_ok) = gen_archive(r, bs, nb, last, cross, mutate_blocks, base);
+    let packed = set_base(&plain, base);
     let what = format!("bs {bs}, cross {cross}, base {base}");
     compare_archive(&packed, &what);
     assert_eq!(Archive::parse(&packed).unwrap().header().match_base(), base);
     check_whole(r, &packed, &out, all_ok, &what);
     for other in 4..=6u32 {
         if other != base {
-            let b = set_base(&v2, other);
+            let b = set_base(&plain, other);
             never_wrong(&b, &out, r, &format!("{what} relabelled {other}"));
         }
     }
 }
 
 #[test]
-fn v4_archives_small_blocks() {
+fn archives_small_blocks() {
     small_archive_rounds(0xB4_1000 + env("ATTACK_SEED", 0), archive_case);
 }
 
 #[test]
-fn v4_archives_4mib_blocks() {
+fn archives_4mib_blocks() {
     let mut r = Rng(0xB4_2000 + env("ATTACK_SEED", 0));
     for round in 0..env("ATTACK_BIG_ROUNDS", 2) {
         let bs = 4 << 20;
@@ -176,7 +174,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, Settings) {
 /// format 1 with a base of 4 to 6 and a minimum match at least the base parses; the
 /// pre-release versions are refused by name.
 #[test]
-fn v4_encoder_relabelled() {
+fn encoder_relabelled() {
     let mut r = Rng(0xB4_3000 + env("ATTACK_SEED", 0));
     let mut stats = [0usize; 3];
     for round in 0..env("ATTACK_ENC_ROUNDS", 10) as usize {
@@ -223,9 +221,9 @@ fn v4_encoder_relabelled() {
     );
 }
 
-/// Resealed random byte mutations of encoder v4 archives: no panic, never wrong.
+/// Resealed random byte mutations of encoder archives: no panic, never wrong.
 #[test]
-fn v4_encoder_mutation_fuzz() {
+fn encoder_mutation_fuzz() {
     let mut r = Rng(0xB4_4000 + env("ATTACK_SEED", 0));
     let iters = env("ATTACK_FUZZ_ITERS", 3000) as usize;
     let mut stats = [0usize; 3];
@@ -259,7 +257,7 @@ fn v4_encoder_mutation_fuzz() {
         }
         let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
         let es = aceapex::entry::packed_size(&bits);
-        common::reseal_entries(&mut b, es);
+        crate::common::reseal_entries(&mut b, es);
         let what = format!("fuzz iteration {it}");
         let res = catch_unwind(AssertUnwindSafe(|| {
             never_wrong(&b, data, &mut Rng(it as u64), &what)
@@ -267,10 +265,10 @@ fn v4_encoder_mutation_fuzz() {
         match res {
             Ok(ok) => stats[ok as usize] += 1,
             Err(_) => {
-                let path = format!("/tmp/attack_v4_fail_{it}.acx");
+                let path = std::env::temp_dir().join(format!("match_base_fail_{it}.acx"));
                 std::fs::write(&path, &b).unwrap();
                 stats[2] += 1;
-                eprintln!("PANIC at {what}: saved {path}");
+                eprintln!("PANIC at {what}: saved {}", path.display());
             }
         }
     }
@@ -281,30 +279,15 @@ fn v4_encoder_mutation_fuzz() {
     assert_eq!(stats[2], 0, "panics");
 }
 
-/// Encoder v4 archives re-stored raw at their base, match-layer streams damaged: fast ==
+/// Encoder archives re-stored raw at their base, match-layer streams damaged: fast ==
 /// reference, never wrong.
 #[test]
-fn v4_encoder_streams_damaged() {
+fn encoder_streams_damaged() {
     let mut r = Rng(0xB4_5000 + env("ATTACK_SEED", 0));
     for round in 0..env("ATTACK_ENC_ROUNDS", 10) as usize {
         let (data, packed, opts) = encoder_archive(&mut r, round);
         let base = opts.min_match.min(6);
-        let a = Archive::parse(&packed).unwrap();
-        let mut h = Hdr::new(0, a.header().block_size);
-        h.flags = a.header().flags;
-        h.window = a.header().window;
-        let mut blocks = Vec::new();
-        for b in 0..a.block_count() {
-            let mut bufs: S5 = Default::default();
-            aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
-            blocks.push(Blk {
-                slices: bufs,
-                decoded: None,
-                lanes: [0; 5],
-                lowest: Some(a.entries()[b].lowest_source_block),
-                checksum: None,
-            });
-        }
+        let (h, blocks) = super::restore_raw(&packed);
         let raw = set_base(&build(h.clone(), &data, &blocks, None), base);
         assert_eq!(
             aceapex::decode::decompress(&Archive::parse(&raw).unwrap()).unwrap(),
@@ -327,64 +310,10 @@ fn v4_encoder_streams_damaged() {
     }
 }
 
-/// Writes crafted v4 archives to $ATTACK_DUMP for CLI runs (`cargo test --test attack_v4 --
-/// --ignored dump_cli_cases`): the original `orig.bin`, its v4 archive at bases 4 and 5,
-/// each relabelled to the other bases (and pre-release versions), byte 85 bad, and resealed
-/// mutants.
-#[test]
-#[ignore]
-fn dump_cli_cases() {
-    let dir = std::env::var("ATTACK_DUMP").expect("ATTACK_DUMP");
-    let mut r = Rng(0xB4_6000);
-    let data = text(&mut r, 300_000);
-    std::fs::write(format!("{dir}/orig.bin"), &data).unwrap();
-    for (mm, cross) in [(4u32, false), (5, true)] {
-        let opts = Settings {
-            block_size: 16384,
-            window: cross.then_some(65536),
-            level: 8,
-            min_match: mm,
-            ..Default::default()
-        };
-        let a = aceapex::compress_settings(&data, &opts, &|_| {}).unwrap();
-        std::fs::write(format!("{dir}/b{mm}.acx"), &a).unwrap();
-        for (v, b85, m) in [
-            (1u16, 4u8, 6u32),
-            (1, 5, 6),
-            (1, 6, 6),
-            (3, 6, 6),
-            (2, 6, 6),
-            (3, mm as u8, 6),
-            (8, mm as u8, 6),
-            (1, 3, 4),
-            (1, 7, 7),
-            (1, 0, 6),
-            (1, mm as u8, 3),
-        ] {
-            let b = relabel(&a, v, b85, m);
-            std::fs::write(format!("{dir}/b{mm}_v{v}_base{b85}_mm{m}.acx"), &b).unwrap();
-        }
-        let bt_end = HEADER_SIZE
-            + Archive::parse(&a).unwrap().block_count() * Archive::parse(&a).unwrap().entry_size();
-        for i in 0..40 {
-            let mut b = a.clone();
-            let at = if i % 2 == 0 {
-                r.range(bt_end as u64, b.len() as u64 - 1) as usize
-            } else {
-                r.range(HEADER_SIZE as u64, bt_end as u64 - 1) as usize
-            };
-            b[at] ^= 1 << r.below(8);
-            let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-            common::reseal_entries(&mut b, aceapex::entry::packed_size(&bits));
-            std::fs::write(format!("{dir}/b{mm}_mut{i}.acx"), &b).unwrap();
-        }
-    }
-}
-
 /// Out-of-contract frames through the public block API (`cpu::lz::decode_block` with a
 /// `BlockFrame::match_base` no validated archive has, up to one whose length codes overflow
-/// 32 bits): the fast path still agrees with the reference, status and bytes (it found the
-/// batch path clamping a base above 6, and unchecked `base + code` sums, since fixed).
+/// 32 bits): the fast path still agrees with the reference, status and bytes (a batch path must
+/// not clamp a base above 6, nor sum `base + code` unchecked).
 #[test]
 fn direct_invalid_bases() {
     let mut r = Rng(0xB4_7000);

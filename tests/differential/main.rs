@@ -1,51 +1,29 @@
-//! Attack on the CPU match layer's batch fast path (host/cpu/lz.rs `fast_batches`): the fast
-//! decoder against the reference (`aceapex::device::lz::decode_block`) on hand-made five
-//! streams aimed at the batch limits, directly and inside whole archives (4 KiB .. 4 MiB
-//! blocks, cross-block windows, group decoding). Buffers are exact-size so ASan sees overruns.
+//! Differential tests: the fast CPU decoders against the reference decoders of the device
+//! crate (`aceapex::device::lz::decode_block`, `aceapex::device::rans::decode_slice`) on the
+//! same input, block by block (same bytes, or the same status), and whole decodes against
+//! region decodes. Buffers are exact-size so ASan sees overruns.
+//!
+//! - this file: the CPU match layer's batch fast path (host/cpu/lz.rs `fast_batches`) on
+//!   hand-made five streams aimed at the batch limits inside whole archives (4 KiB .. 4 MiB
+//!   blocks, cross-block windows, group decoding), and encoder archives re-stored raw;
+//! - [`match_base`]: the match layer at every match base (4..=6), streams decoded directly
+//!   and in archives relabelled to other bases;
+//! - [`damaged_archives`]: encoder archives damaged in their slices, entries and table
+//!   records, compared block by block.
+//!
+//! The counts scale with the environment (defaults run in seconds): ATTACK_SEED,
+//! ATTACK_ITERS, ATTACK_ROUNDS, ATTACK_BIG_ROUNDS, ATTACK_ENC_ROUNDS, ATTACK_FUZZ_ITERS,
+//! ATTACK_CASES.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod damaged_archives;
+mod match_base;
 
 use aceapex::archive::Archive;
 use aceapex::device::format::*;
-use common::{build, Blk, Hdr, Rng};
-
 use common::attack::*;
-
-#[test]
-fn direct_valid_short_blocks() {
-    direct(
-        0xA77A_0001 + env("ATTACK_SEED", 0),
-        env("ATTACK_ITERS", 40_000) as usize,
-        60,
-        0,
-        &[MATCH_BASE],
-        false,
-    );
-}
-
-#[test]
-fn direct_valid_long_blocks() {
-    direct(
-        0xA77A_0002 + env("ATTACK_SEED", 0),
-        env("ATTACK_ITERS", 40_000) as usize / 10,
-        3000,
-        0,
-        &[MATCH_BASE],
-        false,
-    );
-}
-
-#[test]
-fn direct_mutated_blocks() {
-    direct(
-        0xA77A_0003 + env("ATTACK_SEED", 0),
-        env("ATTACK_ITERS", 40_000) as usize,
-        400,
-        100,
-        &[MATCH_BASE],
-        false,
-    );
-}
+use common::{build, Blk, Hdr, Rng};
 
 // ---------------------------------------------------------------------------------------
 // whole archives
@@ -58,11 +36,6 @@ fn archive_case(r: &mut Rng, bs: usize, nb: usize, last: usize, cross: bool, mut
     let what = format!("bs {bs}, cross {cross}");
     compare_archive(&packed, &what);
     check_whole(r, &packed, &out, all_ok, &what);
-}
-
-#[test]
-fn archives_small_blocks() {
-    small_archive_rounds(0xA77A_1000 + env("ATTACK_SEED", 0), archive_case);
 }
 
 #[test]

@@ -1,24 +1,23 @@
-//! Attack on context pairs (kind-2 table records, FORMAT.md §5.2, §5.4):
+//! Context pairs (kind-2 table records, FORMAT.md §5.2, §5.4):
 //! the fast CPU rANS decoder (host/cpu/rans.rs: `decode_slice`, `SliceDecoder` with its
 //! scalar and AVX2 context rows, the tail loop, `fast_rows_together` with context slices
 //! mixed in) against the reference (`aceapex::device::rans::decode_slice`) on valid,
 //! damaged and hostile slices (every lane count 1..=32, context bits 0-7), and whole
 //! archives: encoder archives with their context bits relabelled, pair bodies swapped or
 //! cut, kinds changed, versions relabelled (pre-release and unknown versions refused),
-//! hand-made archives
-//! with chosen lanes and context bits, resealed random mutation. Nothing may panic, the two
+//! hand-made archives with chosen lanes and context bits, resealed random mutation. Nothing may panic, the two
 //! decoders agree on every slice (status, and bytes when Ok), and no decoder returns Ok with
 //! bytes other than the original.
 //!
 //! Env (counts scale the work; defaults run in seconds): ATTACK_SEED, ATTACK_ITERS (direct
 //! slices), ATTACK_ROUNDS (slices decoded together, archive rounds), ATTACK_FUZZ_ITERS
 //! (resealed mutation), ATTACK_ENC_ROUNDS (encoder archives), ATTACK_CORPORA (the corpora
-//! folder, default `corpora/`; the real-data test is skipped without it), ATTACK_KIB (KiB
-//! taken from each corpus file). `dump_cli_cases` (ignored) writes crafted archives to
-//! $ATTACK_DUMP for CLI runs.
+//! folder, default `corpora/`, for the ignored real-data test), ATTACK_KIB (KiB
+//! taken from each corpus file).
 
-mod common;
-
+use crate::common::attack::{check_slice, compare_archive, env, text};
+use crate::common::parts::{assemble, body_len, parts, with_tables, Parts};
+use crate::common::{get_u32, put_u32, Rng};
 use aceapex::archive::Archive;
 use aceapex::cpu::rans::SliceDecoder;
 use aceapex::device::format::*;
@@ -26,9 +25,6 @@ use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
 use aceapex::entropy::{encode_context_slice, encode_slice_with, EncodeTable, FreqTable};
 use aceapex::{FormatError, Settings};
-use common::attack::{check_slice, compare_archive, env, text};
-use common::parts::{assemble, body_len, parts, with_tables, Parts};
-use common::{get_u32, put_u32, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const HEADER_SIZE: usize = 96;
@@ -287,7 +283,7 @@ fn direct_case(r: &mut Rng, it: usize) {
 }
 
 #[test]
-fn v5_direct_slices() {
+fn direct_slices() {
     let seed = 0xC5_0001 + env("ATTACK_SEED", 0);
     let mut r = Rng(seed);
     let iters = env("ATTACK_ITERS", 400) as usize;
@@ -299,7 +295,7 @@ fn v5_direct_slices() {
 /// Every lane count 1..=32 and every context bit 0..=7 at least once, on soft-masked data
 /// and on uniform noise (where both tables hold all 256 symbols).
 #[test]
-fn v5_every_lane_count_and_bit() {
+fn every_lane_count_and_bit() {
     let mut r = Rng(0xC5_0002 + env("ATTACK_SEED", 0));
     for lanes in 1..=32usize {
         for bit in 0..8u32 {
@@ -318,7 +314,7 @@ fn v5_every_lane_count_and_bit() {
 
 /// A pair of two identical tables decodes exactly as the one table (any context bit).
 #[test]
-fn v5_identical_pair_equals_single() {
+fn identical_pair_equals_single() {
     let mut r = Rng(0xC5_0003 + env("ATTACK_SEED", 0));
     for it in 0..env("ATTACK_ROUNDS", 40) as usize {
         let n = r.below(20000) as usize;
@@ -456,7 +452,7 @@ fn together_case(r: &mut Rng, round: usize) {
 }
 
 #[test]
-fn v5_slices_together() {
+fn slices_together() {
     let mut r = Rng(0xC5_0004 + env("ATTACK_SEED", 0));
     for round in 0..env("ATTACK_ROUNDS", 40) as usize {
         together_case(&mut r, round);
@@ -513,9 +509,9 @@ fn records(s: &[u8]) -> Vec<Rec> {
     out
 }
 
-/// [`common::attack::never_wrong`]: whether the archive parsed and `decompress` succeeded.
+/// [`crate::common::attack::never_wrong`]: whether the archive parsed and `decompress` succeeded.
 fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> (bool, bool) {
-    let res = common::attack::never_wrong(packed, data, r, what);
+    let res = crate::common::attack::never_wrong(packed, data, r, what);
     (res.is_some(), res == Some(true))
 }
 
@@ -562,7 +558,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, Settings) {
         window: if cross { Some(bs * 4) } else { None },
         level: [9, 5, 9, 8][round % 4],
         min_match: [4, 6, 5, 6, 4][round % 5],
-        // no packed literal tables: this harness is about context pairs
+        // no packed literal tables: these tests are about context pairs
         packed_literals: false,
         ..Default::default()
     };
@@ -574,7 +570,7 @@ fn encoder_archive(r: &mut Rng, round: usize) -> (Vec<u8>, Vec<u8>, Settings) {
 /// swapped pair bodies, a pair cut to one table, one table doubled to a pair (same bytes),
 /// version labels and match bases.
 #[test]
-fn v5_encoder_relabelled() {
+fn encoder_relabelled() {
     let mut r = Rng(0xC5_1000 + env("ATTACK_SEED", 0));
     let mut stats = [0usize; 4];
     let mut pairs_seen = 0;
@@ -753,7 +749,7 @@ fn v5_encoder_relabelled() {
 /// Archives without pairs relabelled to every match base: parsed only with a base of 4 to 6
 /// not above the minimum match, never wrong, and the true base decodes.
 #[test]
-fn v5_archives_without_pairs_relabelled() {
+fn archives_without_pairs_relabelled() {
     let mut r = Rng(0xC5_2000 + env("ATTACK_SEED", 0));
     for round in 0..env("ATTACK_ENC_ROUNDS", 6) as usize {
         let n = r.range(20_000, 120_000) as usize;
@@ -885,11 +881,11 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
     assemble(&hp, 1, base, &entries, &tables, &data)
 }
 
-/// Hand-made v5 archives (pairs with random bits, any lane counts, small groups): decode to
+/// Hand-made archives with context pairs (pairs with random bits, any lane counts, small groups): decode to
 /// the original through every path; then damaged slices, entries (lane counts) and
 /// context bits, resealed: never wrong, fast == reference.
 #[test]
-fn v5_handmade_archives() {
+fn handmade_archives() {
     let mut r = Rng(0xC5_3000 + env("ATTACK_SEED", 0));
     let mut stats = [0usize; 2];
     for round in 0..env("ATTACK_ENC_ROUNDS", 6) as usize {
@@ -960,10 +956,10 @@ fn v5_handmade_archives() {
     eprintln!("damaged: {} failed, {} decoded", stats[0], stats[1]);
 }
 
-/// Resealed random byte mutations of encoder v5 archives, aimed at the table section
+/// Resealed random byte mutations of encoder archives with context pairs, aimed at the table section
 /// (kind bytes, context bits, bodies) and the block table: no panic, never wrong.
 #[test]
-fn v5_encoder_mutation_fuzz() {
+fn encoder_mutation_fuzz() {
     let mut r = Rng(0xC5_4000 + env("ATTACK_SEED", 0));
     let iters = env("ATTACK_FUZZ_ITERS", 300) as usize;
     let mut archives = Vec::new();
@@ -1002,7 +998,7 @@ fn v5_encoder_mutation_fuzz() {
                 _ => b[at] = r.below(9) as u8,
             }
         }
-        common::attack::fuzz_round(&mut b, it, "attack_v5", &mut stats, |b, what| {
+        crate::common::attack::fuzz_round(&mut b, it, "context_pairs", &mut stats, |b, what| {
             never_wrong(b, data, &mut Rng(it as u64), what).1
         });
     }
@@ -1013,11 +1009,12 @@ fn v5_encoder_mutation_fuzz() {
     assert_eq!(stats[2], 0, "panics");
 }
 
-/// Real soft-masked genomes and text (corpora/, skipped when absent): the encoder's v5
+/// Real soft-masked genomes and text (corpora/): the encoder's
 /// archives at levels 5 and 9 decode right through every path, and survive relabelled
 /// context bits and damaged slices (never wrong, fast == reference).
 #[test]
-fn v5_real_corpora() {
+#[ignore = "needs the corpora (ATTACK_CORPORA, default corpora/): cargo test --release --test corrupt -- --ignored real_"]
+fn real_corpora() {
     let dir = std::env::var("ATTACK_CORPORA").unwrap_or_else(|_| "corpora".into());
     let kib = env("ATTACK_KIB", 256) as usize;
     let mut r = Rng(0xC5_5000 + env("ATTACK_SEED", 0));
@@ -1029,8 +1026,7 @@ fn v5_real_corpora() {
     ];
     for (i, f) in files.iter().enumerate() {
         let Ok(mut data) = std::fs::read(format!("{dir}/{f}")) else {
-            eprintln!("skipping {f}: not found");
-            continue;
+            panic!("{dir}/{f} not found: this test reads the corpora");
         };
         // a stretch from inside the file (the soft-masked runs are not at the start)
         let start = if data.len() > kib << 10 {
@@ -1044,7 +1040,7 @@ fn v5_real_corpora() {
                 block_size: [16384u32, 4096, 65536][(i + level as usize) % 3],
                 level,
                 min_match: if level == 9 { 4 } else { 6 },
-                // no packed literal tables: this harness is about context pairs
+                // no packed literal tables: these tests are about context pairs
                 packed_literals: false,
                 ..Default::default()
             };
@@ -1093,7 +1089,7 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
     let opts = Settings {
         block_size: 4096,
         level: 1,
-        // no packed literal tables: this harness is about context pairs
+        // no packed literal tables: these tests are about context pairs
         packed_literals: false,
         ..Default::default()
     };
@@ -1102,10 +1098,10 @@ fn many_groups(groups: usize) -> (Vec<u8>, Vec<u8>) {
     (data, handmade(&mut r, &packed, 1, 100))
 }
 
-/// Many groups of pairs parse and decode; the parsed form stays small (the check here is
-/// that it works; the memory is measured through the CLI, `dump_cli_cases`).
+/// Many groups of pairs parse and decode (the reader's memory per group is checked in
+/// `container::parse_memory_is_proportionate_to_the_file`).
 #[test]
-fn v5_many_groups_of_pairs() {
+fn many_groups_of_pairs() {
     let (data, b) = many_groups(env("ATTACK_GROUPS", 200) as usize);
     let a = Archive::parse(&b).unwrap();
     assert_eq!(a.header().version, 1);
@@ -1118,76 +1114,10 @@ fn v5_many_groups_of_pairs() {
     assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
 }
 
-/// Writes crafted v5 archives to $ATTACK_DUMP for CLI runs (`cargo test --test attack_v5 --
-/// --ignored dump_cli_cases`): `orig.bin` and its archives, relabelled bits, versions,
-/// bodies swapped or cut, resealed mutants; `zeros.bin` and `many_groups.acx`.
-#[test]
-#[ignore]
-fn dump_cli_cases() {
-    let dir = std::env::var("ATTACK_DUMP").expect("ATTACK_DUMP");
-    let mut r = Rng(0xC5_6000);
-    let (data, packed, _) = encoder_archive(&mut r, 0);
-    std::fs::write(format!("{dir}/orig.bin"), &data).unwrap();
-    std::fs::write(format!("{dir}/orig.acx"), &packed).unwrap();
-    let p = parts(&packed);
-    let recs = records(&p.tables);
-    let base = packed[H_BASE];
-    let ctx: Vec<&Rec> = recs.iter().filter(|x| x.kind == 2).collect();
-    assert!(!ctx.is_empty());
-    for (i, rec) in ctx.iter().take(4).enumerate() {
-        for nb in [0u8, 1, 5, 7, 8, 255] {
-            let mut t = p.tables.clone();
-            t[rec.start + 1] = nb;
-            std::fs::write(
-                format!("{dir}/rec{i}_bit{nb}.acx"),
-                with_tables(&p, 1, base, &t),
-            )
-            .unwrap();
-        }
-        let b1 = rec.bodies[1].clone();
-        let mut t = p.tables[..b1.end - 1].to_vec();
-        t.extend_from_slice(&p.tables[b1.end..]);
-        std::fs::write(
-            format!("{dir}/rec{i}_cut.acx"),
-            with_tables(&p, 1, base, &t),
-        )
-        .unwrap();
-    }
-    for v in [2u16, 3, 4] {
-        for b85 in [0u8, base] {
-            std::fs::write(
-                format!("{dir}/v{v}_b{b85}.acx"),
-                with_tables(&p, v, b85, &p.tables),
-            )
-            .unwrap();
-        }
-    }
-    for i in 0..40 {
-        let mut b = packed.clone();
-        let rec = &recs[r.below(recs.len() as u64) as usize];
-        let at = HEADER_SIZE
-            + p.entries.len() * Archive::parse(&packed).unwrap().entry_size()
-            + if i % 2 == 0 {
-                rec.start + r.below((rec.end - rec.start) as u64) as usize
-            } else {
-                rec.start
-            };
-        b[at] = r.below(9) as u8;
-        let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-        common::reseal_entries(&mut b, aceapex::entry::packed_size(&bits));
-        std::fs::write(format!("{dir}/mut{i}.acx"), &b).unwrap();
-    }
-    let groups = env("ATTACK_GROUPS", 20000) as usize;
-    let (zeros, b) = many_groups(groups);
-    std::fs::write(format!("{dir}/zeros.bin"), &zeros).unwrap();
-    std::fs::write(format!("{dir}/many_groups.acx"), &b).unwrap();
-}
-
 /// Out of contract: a `SliceTables` with a context bit above 7 (no archive has one:
 /// `Archive::parse` rejects the record). The fast decoder must still agree with the
-/// reference: every decoder reads the bit modulo 8 (found by this harness: the AVX2 context
-/// rows took bit `ctx_bit` of the table entry, the reference bit `ctx_bit % 8` of the symbol,
-/// and a debug build's reference panicked on the shift).
+/// reference: every decoder reads the bit modulo 8 (the AVX2 context
+/// rows, the scalar rows and the reference alike, and no shift overflows in a debug build).
 #[test]
 fn direct_ctx_bit_out_of_range() {
     let mut r = Rng(0xC5_7000);

@@ -9,6 +9,9 @@
 //! does not enforce: every match is at least `min_match` long, every distance is within the
 //! requested window, and `BlockEntry::max_depth` equals the dependency level we compute
 //! (and is below `depth_cap` when one is set).
+//!
+//! Also: the parser alone on any input through the reference decoder (a property test), and
+//! the block table's dependency depths against levels recomputed from the decoded commands.
 
 mod common;
 
@@ -16,7 +19,10 @@ use aceapex::archive::Archive;
 use aceapex::archive::{compress_settings, TwoBit};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
+use aceapex::device::lz::{BlockStreams, Command, Parser};
+use aceapex::lz::{parse_segment, ParseParams};
 use aceapex::Settings;
+use aceapex_device::lz::{decode_block, BlockFrame};
 use common::Rng;
 use proptest::prelude::*;
 
@@ -1015,14 +1021,12 @@ fn extreme_parameters() {
     }
 }
 
-/// BUG: `archive::compress` panics (instead of compressing or returning `Err`) when a window
-/// of 1 GiB or more meets an input of 4 GiB or more: the encoder makes one parse segment of
-/// `max(16 MiB, 4 * window)` bytes, and `lz::parse_segment` asserts that a segment is smaller
-/// than 4 GiB ("segment must be smaller than 4 GiB"). `aceapex compress --window 1G` on a
-/// 4 GiB file hits it. The input here is a zeroed 4 GiB allocation (untouched pages cost no
+/// A window of 1 GiB or more on an input of 4 GiB or more compresses: the encoder caps its
+/// parse segments at 1 GiB (archive.rs MAX_SEGMENT_BYTES), below the 4 GiB that
+/// `lz::parse_segment` accepts. The input here is a zeroed 4 GiB allocation (untouched pages cost no
 /// memory before the panic).
 #[test]
-#[ignore = "slow (compresses 4 GiB): run with --ignored; fixed by capping segments at 1 GiB (archive.rs MAX_SEGMENT_BYTES)"]
+#[ignore = "slow (compresses 4 GiB, needs 5 GiB of memory): cargo test --release --test round_trip -- --ignored huge_window"]
 fn huge_window_on_a_4gib_input_does_not_panic() {
     let data = vec![0u8; 4 << 30];
     let o = Settings {
@@ -1154,4 +1158,224 @@ fn default_min_match_tries_both_where_the_options_leave_it() {
     assert_eq!(Archive::parse(&a).unwrap().header().match_base(), 4);
     let a = compress(&text, &gpu(5, 16384)).unwrap();
     assert_eq!(Archive::parse(&a).unwrap().header().match_base(), 6);
+}
+
+// ---------------------------------------------------------------------------------------
+// the parser alone, through the reference decoder
+// ---------------------------------------------------------------------------------------
+
+/// Inputs with plenty of repeats: random bytes from a small alphabet plus copied stretches.
+fn input() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::collection::vec((0u8..8, any::<u16>(), 0u16..300), 0..120),
+        1u8..=255,
+    )
+        .prop_map(|(ops, alpha)| {
+            let mut v: Vec<u8> = Vec::new();
+            for (kind, a, b) in ops {
+                if kind < 5 || v.is_empty() {
+                    for k in 0..(b % 40 + 1) {
+                        v.push(((a as u32 + k as u32 * 7919) % alpha as u32) as u8);
+                    }
+                } else {
+                    let start = a as usize % v.len();
+                    for k in 0..b as usize {
+                        let x = v[start + k % (v.len() - start)];
+                        v.push(x);
+                    }
+                }
+            }
+            v
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn parser_round_trips_any_input_through_the_reference_decoder(
+        data in input(),
+        bs_pow in 8u32..13,
+        level in 1u32..=9,
+        min_match in 4u32..12,
+        window_kind in 0u8..4,
+        rep in any::<bool>(),
+        cap in 0u32..4,
+        offset in 0usize..50,
+        raw in any::<bool>(),
+    ) {
+        let bs = 1usize << bs_pow;
+        let window = match window_kind { 0 => bs as u32, 1 => (bs / 2) as u32 + 1, 2 => 3 * bs as u32, _ => u32::MAX };
+        let p = ParseParams {
+            level,
+            min_match,
+            window,
+            repeat_codes: rep,
+            depth_cap: cap,
+            raw_match_streams: raw,
+        };
+        let start = offset.min(data.len());
+        let blocks = parse_segment(&data, start..data.len(), bs, &p);
+        let n = data.len() - start;
+        prop_assert_eq!(blocks.len(), n.div_ceil(bs));
+        let mut out = vec![0u8; n];
+        let mut vals = vec![0u32; n];
+        for (bi, b) in blocks.iter().enumerate() {
+            let s = bi * bs;
+            let e = (s + bs).min(n);
+            prop_assert!(b.lowest_source >= start);
+            let low = b.lowest_source - start;
+            if window as usize <= bs {
+                prop_assert!(low >= s);
+            }
+            // FORMAT.md §2: the base is the minimum match, at most 6
+            let base = min_match.min(6);
+            let frame = BlockFrame { dst_start: s, dst_end: e, src_floor: low / bs * bs, window, match_base: base };
+            prop_assert!(decode_block(b.streams(), &mut out, &frame).is_ok());
+            prop_assert_eq!(&out[s..e], &data[start + s..start + e]);
+            let mut parser = Parser::new(b.streams(), base);
+            let mut cur = s;
+            let mut maxl = 0;
+            while let Some(cmd) = parser.next_command().unwrap() {
+                match cmd {
+                    Command::Literals(k) => {
+                        vals[cur..cur + k as usize].fill(0);
+                        cur += k as usize;
+                    }
+                    Command::Match { dist, len } => {
+                        prop_assert!(len >= min_match);
+                        prop_assert!(dist <= window);
+                        if !rep {
+                            prop_assert!(parser.history.0[0] == dist);
+                        }
+                        let (d, l) = (dist as usize, len as usize);
+                        let lvl = vals[cur - d..cur - d + l.min(d)].iter().copied().max().unwrap();
+                        if cap > 0 {
+                            prop_assert!(lvl < cap);
+                        }
+                        vals[cur..cur + l].fill(lvl + 1);
+                        maxl = maxl.max(lvl);
+                        cur += l;
+                    }
+                    Command::Reset => {}
+                }
+            }
+            prop_assert_eq!(maxl, b.max_depth);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// dependency depths (block table `max_depth`, FORMAT.md §3.1) against levels recomputed from
+// the decoded commands, independently of the encoder: for every block, the largest level of
+// its matches, where a match's level is 0 when the first `min(len, dist)` bytes it reads are
+// literals and otherwise one more than the largest level of the matches that wrote them. The
+// wavefront GPU decoder sizes its launches from these fields, so an understated depth costs
+// it a second decode.
+// ---------------------------------------------------------------------------------------
+
+/// Per block: the largest recomputed level (0 without matches).
+fn recomputed_depths(a: &Archive<'_>, n: usize) -> Vec<u32> {
+    // per output byte: 0 = literal, else level + 1 of the match that wrote it
+    let mut val = vec![0u32; n];
+    let mut bufs: [Vec<u8>; aceapex::device::format::STREAM_COUNT] = Default::default();
+    let mut depths = Vec::new();
+    for b in 0..a.block_count() {
+        aceapex::decode::decode_streams(a, b, &mut bufs).unwrap();
+        let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
+        let mut p = Parser::new(s, a.header().match_base());
+        let mut cur = a.block_range(b).start as usize;
+        let mut depth = 0;
+        while let Some(c) = p.next_command().unwrap() {
+            match c {
+                Command::Literals(k) => {
+                    val[cur..cur + k as usize].fill(0);
+                    cur += k as usize;
+                }
+                Command::Match { dist, len } => {
+                    let src = cur - dist as usize;
+                    let read = len.min(dist) as usize;
+                    let lvl = val[src..src + read].iter().copied().max().unwrap();
+                    depth = depth.max(lvl);
+                    val[cur..cur + len as usize].fill(lvl + 1);
+                    cur += len as usize;
+                }
+                Command::Reset => {}
+            }
+        }
+        depths.push(depth);
+    }
+    depths
+}
+
+#[test]
+fn block_table_depths_equal_the_recomputed_levels() {
+    let mut r = aceapex::gpu::tokens::Rng::new(11);
+    let words = [
+        "the ", "whale ", "sea ", "ship ", "Ahab ", "and ", "of ", "a ", "white ", "\n",
+    ];
+    let text: Vec<u8> = (0..400_000)
+        .flat_map(|_| words[r.below(10) as usize].bytes().collect::<Vec<_>>())
+        .collect();
+    let dna: Vec<u8> = (0..600_000u64)
+        .map(|i| b"ACGT"[((i * i / 7) % 4) as usize])
+        .collect();
+    for (name, data) in [("text-like", &text), ("dna-like", &dna)] {
+        for level in [1, 5, 6, 9] {
+            for (block_size, window) in [
+                (16384u32, None),
+                (4096, Some(65536u32)),
+                (16384, Some(1 << 20)),
+            ] {
+                let opts = Settings {
+                    level,
+                    block_size,
+                    window,
+                    ..Default::default()
+                };
+                let packed = compress_settings(data, &opts, &|_| {}).unwrap();
+                let a = Archive::parse(&packed).unwrap();
+                let table: Vec<u32> = a.entries().iter().map(|e| e.max_depth).collect();
+                let got = recomputed_depths(&a, data.len());
+                assert_eq!(
+                    table, got,
+                    "{name} level {level} block {block_size} window {window:?}: block table max_depth differs from the levels of the decoded commands"
+                );
+            }
+        }
+    }
+}
+
+/// The text-like sample of the GPU tests (tests/gpu/), whose cross-block
+/// archive is where an understated depth would cost the wavefront a second decode.
+#[test]
+#[cfg(feature = "gpu")]
+fn gpu_sample_text_depths_equal_the_recomputed_levels() {
+    let mut r = aceapex::gpu::tokens::Rng::new(7);
+    for i in 0..3_000_000 {
+        if (i / 5000) % 7 != 3 {
+            r.below(8);
+        }
+    }
+    let words = [
+        "the ", "whale ", "sea ", "ship ", "Ahab ", "and ", "of ", "a ", "white ", "\n",
+    ];
+    let text: Vec<u8> = (0..2_000_000)
+        .flat_map(|_| words[r.below(10) as usize].bytes().collect::<Vec<_>>())
+        .collect();
+    let opts = Settings {
+        block_size: 4096,
+        window: Some(65536),
+        ..Default::default()
+    };
+    let packed = compress_settings(&text, &opts, &|_| {}).unwrap();
+    let a = Archive::parse(&packed).unwrap();
+    let table: Vec<u32> = a.entries().iter().map(|e| e.max_depth).collect();
+    let got = recomputed_depths(&a, text.len());
+    let first = table.iter().zip(&got).position(|(x, y)| x != y);
+    assert_eq!(
+        first,
+        None,
+        "first differing block (table vs recomputed): {:?}",
+        first.map(|i| (i, table[i], got[i]))
+    );
 }
