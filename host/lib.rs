@@ -66,6 +66,7 @@
 //! they are not part of the API and change without notice.
 
 mod error;
+mod fasta_record;
 mod reader;
 
 /// FASTA sequence indexes and region queries with samtools faidx rules.
@@ -103,6 +104,10 @@ pub mod gpu;
 pub mod lz;
 
 pub use error::{DecodeError, Error, FormatError};
+pub use fasta_record::{
+    attach_auto_fasta_index, auto_fasta_index, with_fasta_index, AUTO_INDEX_MIN_BYTES,
+    AUTO_INDEX_SHARE,
+};
 #[cfg(feature = "gpu")]
 pub use gpu::GpuError;
 pub use reader::Reader;
@@ -133,6 +138,14 @@ pub const CPU_BENCH_FILES: &[&str] = &[
 
 /// Compresses `input` (any bytes, up to 2^32 blocks) into a complete archive (FORMAT.md §1).
 ///
+/// When `input` is FASTA that `samtools faidx` would index, the archive carries its sequence
+/// index (the `.fai` fields) as an extension record (FORMAT.md §3.5, type 1), which
+/// [`Reader::fasta_index`] returns and region queries use; readers that do not know the
+/// record still restore the data. The check costs one pass over a FASTA input (other inputs:
+/// their first bytes). An index larger than the input's size / [`AUTO_INDEX_SHARE`] (and
+/// than [`AUTO_INDEX_MIN_BYTES`]), as of a protein file of many short records, is left out
+/// to keep the ratio: [`with_fasta_index`] attaches it anyway. See [`auto_fasta_index`].
+///
 /// Runs on the current rayon thread pool. Memory: the input, the archive and, per worker
 /// thread, its match-finder tables.
 ///
@@ -151,7 +164,8 @@ pub fn compress_with_progress(
     options: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<u8>, Error> {
-    archive::compress(input, options, progress).map_err(Error::Options)
+    let packed = archive::compress(input, options, progress).map_err(Error::Options)?;
+    attach_auto_fasta_index(input, packed)
 }
 
 /// Decodes the archive `archive` (all of its bytes) back to the original data on the CPU,

@@ -1109,7 +1109,12 @@ fn v5_many_groups_of_pairs() {
     let (data, b) = many_groups(env("ATTACK_GROUPS", 200) as usize);
     let a = Archive::parse(&b).unwrap();
     assert_eq!(a.header().version, 1);
-    assert!(a.tables().iter().flatten().flatten().all(|t| t.has_context()));
+    assert!(a
+        .tables()
+        .iter()
+        .flatten()
+        .flatten()
+        .all(|t| t.has_context()));
     assert_eq!(aceapex::decode::decompress(&a).unwrap(), data);
 }
 

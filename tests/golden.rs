@@ -5,8 +5,8 @@
 //! pre-release versions (`tests/golden/pre-release/`) are refused, naming their version, and
 //! hold the same coded streams as their format-1 counterparts.
 
-use aceapex::archive::{self, Archive, Extension};
 use aceapex::archive::compress;
+use aceapex::archive::{self, Archive, Extension};
 use aceapex::decode::{decompress, extract};
 use aceapex::{EncodeOptions, FormatError};
 use std::path::PathBuf;

@@ -355,7 +355,12 @@ fn roundtrip(data: &[u8], opts: &EncodeOptions, regions: &[(u64, u64)]) -> Vec<u
     assert_eq!(h.level, opts.level);
     assert_eq!(h.min_match, opts.min_match);
     // the features the options allow, and no others
-    let pairs = a.tables().iter().flatten().flatten().any(|t| t.has_context());
+    let pairs = a
+        .tables()
+        .iter()
+        .flatten()
+        .flatten()
+        .any(|t| t.has_context());
     let packs = a.tables().iter().flatten().flatten().any(|t| t.is_packed());
     let wide = (a.entries().iter()).any(|e| e.has_wide_slice());
     assert!(opts.wide_lanes || !wide, "a wide slice without wide lanes");

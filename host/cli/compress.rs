@@ -261,6 +261,8 @@ fn compress_one(
     } else {
         archive::compress(&data, opts, &|n| pb.inc(n)).map_err(anyhow::Error::msg)?
     };
+    // FASTA input: the archive carries its sequence index (FORMAT.md §3.5, type 1)
+    let packed = aceapex::attach_auto_fasta_index(&data, packed)?;
     pb.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
     // --wide-lanes where no block's chain was long enough (FORMAT.md §5.5: 64 steps; short
