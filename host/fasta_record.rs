@@ -21,11 +21,22 @@ pub const AUTO_INDEX_MIN_BYTES: usize = 4096;
 /// must be FASTA (its first byte after blank lines is `>`) that `samtools faidx` indexes
 /// ([`FastaIndex::build`]), and the index's byte form must be at most
 /// `max(input.len() / AUTO_INDEX_SHARE, AUTO_INDEX_MIN_BYTES)` bytes. FASTQ and other inputs
-/// give `None` after looking at their first bytes only; FASTA costs one pass over the input.
+/// give `None` after looking at their first bytes only; FASTA costs a count of its `>` bytes
+/// and, where that leaves the index small enough, one indexing pass.
 pub fn auto_fasta_index(input: &[u8]) -> Option<FastaIndex> {
     let first = input.iter().find(|&&b| b != b'\n' && b != b'\r')?;
     if *first != b'>' {
         return None;
+    }
+    let limit = (input.len() / AUTO_INDEX_SHARE).max(AUTO_INDEX_MIN_BYTES);
+    // every record costs at least 5 bytes of index: a file of many short records (proteins)
+    // is refused from a count of its `>` bytes, before the slower indexing pass
+    let mut markers = 0usize;
+    for chunk in input.chunks(1 << 16) {
+        markers += chunk.iter().filter(|&&b| b == b'>').count();
+        if markers.saturating_mul(5) > limit {
+            return None;
+        }
     }
     let index = FastaIndex::build(input).ok()?;
     if index.format() != SeqFormat::Fasta {
@@ -33,7 +44,6 @@ pub fn auto_fasta_index(input: &[u8]) -> Option<FastaIndex> {
     }
     // the byte form is about the names plus a few varints a record: estimate before writing
     let estimate: usize = index.records().iter().map(|r| r.name.len() + 4).sum();
-    let limit = (input.len() / AUTO_INDEX_SHARE).max(AUTO_INDEX_MIN_BYTES);
     (estimate <= limit && index.to_bytes().len() <= limit).then_some(index)
 }
 
@@ -80,8 +90,9 @@ fn fasta_record_offsets(a: &Archive<'_>) -> Vec<u64> {
 }
 
 /// The FASTA index record of a parsed archive, checked (FORMAT.md §3.5, type 1): at most one
-/// such record, its payload in the layout of [`crate::fasta::serial`], every record's offsets
-/// inside the original data.
+/// such record, its payload in the layout of [`crate::fasta::serial`], every sequence's last
+/// base (and quality) inside the original data (FORMAT.md §3.5: OFFSET + (LENGTH - 1) /
+/// LINEBASES * LINEWIDTH + (LENGTH - 1) % LINEBASES below `original_size`).
 ///
 /// Errors: [`FormatError::Extension`] naming the record's offset in the extension area.
 pub(crate) fn read_fasta_index(a: &Archive<'_>) -> Result<Option<FastaIndex>, FormatError> {
@@ -105,12 +116,27 @@ pub(crate) fn read_fasta_index(a: &Archive<'_>) -> Result<Option<FastaIndex>, Fo
         FastaIndex::from_bytes(payload).map_err(|e| err(format!("FASTA index record: {e}")))?;
     let size = a.header().original_size;
     for (i, r) in index.records().iter().enumerate() {
-        if r.offset > size || r.qual_offset.is_some_and(|q| q > size) {
-            return Err(err(format!(
-                "FASTA index record: sequence {i} starts at byte {}, past the original data \
-                 ({size} bytes)",
-                r.offset.max(r.qual_offset.unwrap_or(0))
-            )));
+        // the last base (and quality) must lie inside the data, which also bounds LENGTH
+        let starts = [Some(r.offset), r.qual_offset];
+        for start in starts.into_iter().flatten() {
+            let last = match (r.length, r.line_bases) {
+                (0, _) => Some(start),
+                (n, 0) => Some(start).filter(|_| n <= size),
+                (n, lb) => {
+                    let (lb, lw) = (u64::from(lb), u64::from(r.line_width));
+                    ((n - 1) / lb)
+                        .checked_mul(lw)
+                        .and_then(|x| x.checked_add((n - 1) % lb))
+                        .and_then(|x| x.checked_add(start))
+                }
+            };
+            if !last.is_some_and(|l| l <= size && (r.length == 0 || l < size)) {
+                return Err(err(format!(
+                    "FASTA index record: sequence {i} ({} bases from byte {start}) ends past \
+                     the original data ({size} bytes)",
+                    r.length
+                )));
+            }
         }
     }
     Ok(Some(index))

@@ -164,8 +164,16 @@ pub fn compress_with_progress(
     options: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<u8>, Error> {
-    let packed = archive::compress(input, options, progress).map_err(Error::Options)?;
-    attach_auto_fasta_index(input, packed)
+    // the indexing pass runs beside the encoder's blocks
+    let (packed, index) = rayon::join(
+        || archive::compress(input, options, progress),
+        || auto_fasta_index(input),
+    );
+    let packed = packed.map_err(Error::Options)?;
+    match index {
+        Some(index) => with_fasta_index(&packed, &index),
+        None => Ok(packed),
+    }
 }
 
 /// Decodes the archive `archive` (all of its bytes) back to the original data on the CPU,

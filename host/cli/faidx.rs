@@ -3,7 +3,7 @@
 
 use crate::io::{check_input, read_input};
 use crate::output::note;
-use aceapex::fasta::{faidx, FaidxOptions, FastaIndex};
+use aceapex::fasta::{faidx, FaidxOptions, FastaIndex, SeqFormat};
 use aceapex::Reader;
 use anyhow::{anyhow, Context, Result};
 use std::ffi::OsString;
@@ -137,6 +137,11 @@ pub fn run(args: FaidxArgs) -> Result<i32> {
 /// error saying why the original is not indexable FASTA.
 fn index_restored(archive: &Path, data: &[u8]) -> Result<FastaIndex> {
     match FastaIndex::build(data) {
+        Ok(index) if index.format() == SeqFormat::Fastq => Err(anyhow!(
+            "{} holds FASTQ, not FASTA: faidx prints FASTA regions ('aceapex decompress' \
+             restores the file for samtools fqidx)",
+            archive.display()
+        )),
         Ok(index) => {
             note(format_args!(
                 "{} carries no FASTA index (the index was left out when compressing, to keep \

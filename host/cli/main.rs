@@ -60,8 +60,7 @@ enum Cmd {
     /// Restore one byte range of the original, decoding only the blocks it needs.
     #[command(after_help = sizes_help!("--offset, --length"), args_override_self = true)]
     Extract(extract::ExtractArgs),
-    /// Print FASTA regions (samtools faidx REGION...) or the .fai index from an archive of a
-    /// FASTA file, exactly as samtools prints them from the original.
+    /// Print FASTA regions or the .fai index of an archived FASTA file, as samtools faidx.
     #[command(after_help = faidx::FAIDX_HELP, args_override_self = true)]
     Faidx(faidx::FaidxArgs),
     /// Show an archive's sizes, ratio, parameters, streams and match dependency depths.
