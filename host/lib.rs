@@ -110,7 +110,7 @@ pub use fasta_record::{
 };
 #[cfg(feature = "gpu")]
 pub use gpu::GpuError;
-pub use reader::Reader;
+pub use reader::{BlockCache, Reader};
 
 /// Encoder options: level, block size, window, minimum match, repeat codes, dependency-depth
 /// cap (FORMAT.md §2). `Options::default()` gives the command line's defaults.

@@ -214,3 +214,99 @@ impl std::fmt::Debug for Reader<'_> {
             .finish()
     }
 }
+
+/// A [`Reader`] with a cache of decoded blocks, for many small reads in one thread (such as
+/// the regions of a FASTA query): each block is decoded and verified once while it stays in
+/// the cache, and a read inside cached blocks decodes nothing. Blocks leave the cache in the
+/// order they entered it once it holds more than its budget.
+///
+/// For an archive whose window crosses blocks (FORMAT.md §3.3) it reads through
+/// [`Reader::read_range`], without a cache.
+///
+/// ```
+/// let data = b"ACGTTGCA".repeat(10_000);
+/// let archive = aceapex::compress(&data, &aceapex::Options::default())?;
+/// let reader = aceapex::Reader::new(&archive)?;
+/// let mut cached = aceapex::BlockCache::new(&reader, 1 << 20);
+/// let mut buf = [0u8; 100];
+/// assert_eq!(cached.read_at(16_000, &mut buf)?, 100);
+/// assert_eq!(&buf[..], &data[16_000..16_100]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BlockCache<'r, 'a> {
+    reader: &'r Reader<'a>,
+    budget_blocks: usize,
+    blocks: std::collections::HashMap<usize, Box<[u8]>>,
+    order: std::collections::VecDeque<usize>,
+}
+
+impl<'r, 'a> BlockCache<'r, 'a> {
+    /// A cache over `reader` keeping up to `budget` bytes of decoded blocks (at least one
+    /// block).
+    pub fn new(reader: &'r Reader<'a>, budget: usize) -> Self {
+        let bs = reader.block_size().max(1) as usize;
+        BlockCache {
+            reader,
+            budget_blocks: (budget / bs).max(1),
+            blocks: std::collections::HashMap::new(),
+            order: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Reads original bytes from `offset` into `buf` as [`Reader::read_at`] does (`pread`:
+    /// the count read, short or 0 at the end of the data).
+    ///
+    /// Errors: as [`Reader::read_at`].
+    pub fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let a = &self.reader.archive;
+        if a.cross_block() {
+            return self.reader.read_at(offset, buf);
+        }
+        let n = self
+            .reader
+            .len()
+            .saturating_sub(offset)
+            .min(buf.len() as u64) as usize;
+        let bs = u64::from(self.reader.block_size());
+        let mut done = 0usize;
+        while done < n {
+            let pos = offset + done as u64;
+            let b = (pos / bs) as usize;
+            let block = self.block(b)?;
+            let at = (pos - b as u64 * bs) as usize;
+            let take = (block.len() - at).min(n - done);
+            buf[done..done + take].copy_from_slice(&block[at..at + take]);
+            done += take;
+        }
+        Ok(n)
+    }
+
+    /// Block `b`, decoded and verified (FORMAT.md §6) on its first use.
+    fn block(&mut self, b: usize) -> std::io::Result<&[u8]> {
+        if !self.blocks.contains_key(&b) {
+            let a = &self.reader.archive;
+            let range = a.block_range(b);
+            let mut out = vec![0u8; (range.end - range.start) as usize].into_boxed_slice();
+            decode::decode_block_at(a, b, &mut out, range.start).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, Error::from(e))
+            })?;
+            if self.order.len() >= self.budget_blocks {
+                if let Some(old) = self.order.pop_front() {
+                    self.blocks.remove(&old);
+                }
+            }
+            self.order.push_back(b);
+            self.blocks.insert(b, out);
+        }
+        Ok(&self.blocks[&b])
+    }
+}
+
+impl std::fmt::Debug for BlockCache<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockCache")
+            .field("budget_blocks", &self.budget_blocks)
+            .field("cached", &self.blocks.len())
+            .finish()
+    }
+}

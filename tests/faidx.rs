@@ -619,3 +619,39 @@ fn against_samtools_on_corpora() {
     assert!(done > 0, "no corpus file under {}", root.display());
     eprintln!("{done} files, {total} regions compared with samtools faidx -r");
 }
+
+#[test]
+fn block_cache_reads_as_the_reader() {
+    let data: Vec<u8> = (0..300_000u32)
+        .map(|i| b"ACGTNacgt\n"[(i.wrapping_mul(2_654_435_761) >> 28) as usize % 10])
+        .collect();
+    for window in [None, Some(64 << 10)] {
+        let mut opts = Options::default();
+        opts.block_size = 4096;
+        opts.window = window;
+        let a = aceapex::compress(&data, &opts).unwrap();
+        let r = Reader::new(&a).unwrap();
+        // a budget of two blocks: reads evict and decode again
+        let mut cache = aceapex::BlockCache::new(&r, 8192);
+        let mut rng = Rng(window.unwrap_or(0) as u64 + 1);
+        for _ in 0..300 {
+            let off = rng.below(data.len() as u64 + 100);
+            let len = rng.below(20_000) as usize;
+            let mut got = vec![0u8; len];
+            let n = cache.read_at(off, &mut got).unwrap();
+            let want = &data[(off as usize).min(data.len())..][..n];
+            assert_eq!(n, len.min(data.len().saturating_sub(off as usize)));
+            assert!(&got[..n] == want, "offset {off} length {len}");
+        }
+    }
+    // a damaged block is an error through the cache, not bytes
+    let plain = aceapex::compress(&data, &Options::default()).unwrap();
+    let mut bad = plain.clone();
+    let at = bad.len() - 100;
+    bad[at] ^= 0x10;
+    let r = Reader::new(&bad).unwrap();
+    let mut cache = aceapex::BlockCache::new(&r, 1 << 20);
+    let mut buf = vec![0u8; data.len()];
+    let e = cache.read_at(0, &mut buf).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+}

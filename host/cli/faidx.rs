@@ -4,7 +4,7 @@
 use crate::io::{check_input, read_input};
 use crate::output::note;
 use aceapex::fasta::{faidx, FaidxOptions, FastaIndex, SeqFormat};
-use aceapex::Reader;
+use aceapex::{BlockCache, Reader};
 use anyhow::{anyhow, Context, Result};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
@@ -28,6 +28,10 @@ line ('aceapex decompress' and 'extract' still restore its bytes).
 
 Exit status: 0 success; 1 a region not found (without -c) or unreadable, an archive without
 usable index, or an error; 2 usage error.";
+
+/// Decoded blocks kept between regions: regions close to each other (sorted region files,
+/// overlapping windows) decode each block once.
+const CACHE_BYTES: usize = 64 << 20;
 
 /// The arguments of `aceapex faidx` (help text on [`crate::Cmd::Faidx`]).
 #[derive(clap::Args)]
@@ -97,7 +101,10 @@ pub fn run(args: FaidxArgs) -> Result<i32> {
         &FastaIndex,
         Box<dyn FnMut(u64, &mut [u8]) -> std::io::Result<usize>>,
     ) = match reader.fasta_index() {
-        Some(index) => (index, Box::new(|o, b: &mut [u8]| reader.read_at(o, b))),
+        Some(index) => {
+            let mut cache = BlockCache::new(&reader, CACHE_BYTES);
+            (index, Box::new(move |o, b: &mut [u8]| cache.read_at(o, b)))
+        }
         None => {
             restored = reader
                 .decompress()
