@@ -14,8 +14,10 @@
 //!   ranges, decoding only the blocks a range needs.
 //! - [`GpuDecoder`] (feature `gpu`): whole-archive decode on an NVIDIA GPU, verified on the
 //!   host.
+//! - [`BlockCache`]: a [`Reader`] with a cache of decoded blocks, for many small reads.
 //! - [`fasta`]: FASTA sequence indexes (the `.fai` fields) and region queries with the rules
-//!   and output of `samtools faidx`.
+//!   and output of `samtools faidx`; [`compress`] stores the index of a FASTA input in the
+//!   archive ([`Reader::fasta_index`], [`with_fasta_index`]).
 //! - [`Error`]: the one error type, with the typed sources [`FormatError`] (the container)
 //!   and [`DecodeError`] (a block, with its index and the [`Status`] it broke).
 //!
