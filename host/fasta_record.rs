@@ -121,7 +121,7 @@ pub(crate) fn read_fasta_index(a: &Archive<'_>) -> Result<Option<FastaIndex>, Fo
         for start in starts.into_iter().flatten() {
             let last = match (r.length, r.line_bases) {
                 (0, _) => Some(start),
-                (n, 0) => Some(start).filter(|_| n <= size),
+                (n, 0) => (n <= size).then_some(start),
                 (n, lb) => {
                     let (lb, lw) = (u64::from(lb), u64::from(r.line_width));
                     ((n - 1) / lb)

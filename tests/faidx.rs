@@ -621,6 +621,8 @@ fn against_samtools_on_corpora() {
 }
 
 #[test]
+// field by field: `Options` is to be `#[non_exhaustive]` (no struct literal outside the crate)
+#[allow(clippy::field_reassign_with_default)]
 fn block_cache_reads_as_the_reader() {
     let data: Vec<u8> = (0..300_000u32)
         .map(|i| b"ACGTNacgt\n"[(i.wrapping_mul(2_654_435_761) >> 28) as usize % 10])

@@ -29,6 +29,9 @@ line ('aceapex decompress' and 'extract' still restore its bytes).
 Exit status: 0 success; 1 a region not found (without -c) or unreadable, an archive without
 usable index, or an error; 2 usage error.";
 
+/// A source of the original bytes, read as `pread` reads ([`aceapex::fasta::fetch`]).
+type ReadAt<'a> = Box<dyn FnMut(u64, &mut [u8]) -> std::io::Result<usize> + 'a>;
+
 /// Decoded blocks kept between regions: regions close to each other (sorted region files,
 /// overlapping windows) decode each block once.
 const CACHE_BYTES: usize = 64 << 20;
@@ -97,10 +100,7 @@ pub fn run(args: FaidxArgs) -> Result<i32> {
     let reader = Reader::new(&bytes).with_context(|| format!("reading {}", archive.display()))?;
     let restored;
     let built;
-    let (index, mut read): (
-        &FastaIndex,
-        Box<dyn FnMut(u64, &mut [u8]) -> std::io::Result<usize>>,
-    ) = match reader.fasta_index() {
+    let (index, mut read): (&FastaIndex, ReadAt<'_>) = match reader.fasta_index() {
         Some(index) => {
             let mut cache = BlockCache::new(&reader, CACHE_BYTES);
             (index, Box::new(move |o, b: &mut [u8]| cache.read_at(o, b)))
