@@ -14,8 +14,10 @@
 //!   ranges, decoding only the blocks a range needs.
 //! - [`GpuDecoder`] (feature `gpu`): whole-archive decode on an NVIDIA GPU, verified on the
 //!   host.
+//! - [`BlockCache`]: a [`Reader`] with a cache of decoded blocks, for many small reads.
 //! - [`fasta`]: FASTA sequence indexes (the `.fai` fields) and region queries with the rules
-//!   and output of `samtools faidx`.
+//!   and output of `samtools faidx`; [`compress`] stores the index of a FASTA input in the
+//!   archive ([`Reader::fasta_index`], [`with_fasta_index`]).
 //! - [`Error`]: the one error type, with the typed sources [`FormatError`] (the container)
 //!   and [`DecodeError`] (a block, with its index and the [`Status`] it broke).
 //!
@@ -66,6 +68,7 @@
 //! they are not part of the API and change without notice.
 
 mod error;
+mod fasta_record;
 mod reader;
 
 /// FASTA sequence indexes and region queries with samtools faidx rules.
@@ -104,9 +107,13 @@ pub mod lz;
 mod options;
 
 pub use error::{DecodeError, Error, FormatError};
+pub use fasta_record::{
+    attach_auto_fasta_index, auto_fasta_index, with_fasta_index, AUTO_INDEX_MIN_BYTES,
+    AUTO_INDEX_SHARE,
+};
 #[cfg(feature = "gpu")]
 pub use gpu::GpuError;
-pub use reader::Reader;
+pub use reader::{BlockCache, Reader};
 
 pub use options::{Options, OptionsError, Target};
 
@@ -132,6 +139,14 @@ pub const CPU_BENCH_FILES: &[&str] = &[
 
 /// Compresses `input` (any bytes, up to 2^32 blocks) into a complete archive (FORMAT.md §1).
 ///
+/// When `input` is FASTA that `samtools faidx` would index, the archive carries its sequence
+/// index (the `.fai` fields) as an extension record (FORMAT.md §3.5, type 1), which
+/// [`Reader::fasta_index`] returns and region queries use; readers that do not know the
+/// record still restore the data. The check costs one pass over a FASTA input (other inputs:
+/// their first bytes). An index larger than the input's size / [`AUTO_INDEX_SHARE`] (and
+/// than [`AUTO_INDEX_MIN_BYTES`]), as of a protein file of many short records, is left out
+/// to keep the ratio: [`with_fasta_index`] attaches it anyway. See [`auto_fasta_index`].
+///
 /// Runs on the current rayon thread pool. Memory: the input, the archive and, per worker
 /// thread, its match-finder tables.
 ///
@@ -150,7 +165,16 @@ pub fn compress_with_progress(
     options: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<u8>, Error> {
-    Ok(archive::compress(input, options, progress)?)
+    // the indexing pass runs beside the encoder's blocks
+    let (packed, index) = rayon::join(
+        || archive::compress(input, options, progress),
+        || auto_fasta_index(input),
+    );
+    let packed = packed?;
+    match index {
+        Some(index) => with_fasta_index(&packed, &index),
+        None => Ok(packed),
+    }
 }
 
 /// Decodes the archive `archive` (all of its bytes) back to the original data on the CPU,

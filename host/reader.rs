@@ -3,6 +3,8 @@
 use crate::archive::Archive;
 use crate::decode;
 use crate::error::{DecodeError, Error};
+use crate::fasta::FastaIndex;
+use crate::fasta_record::read_fasta_index;
 use std::path::Path;
 
 /// Where a [`Reader`]'s archive bytes live.
@@ -36,16 +38,21 @@ pub struct Reader<'a> {
     /// The parsed archive; borrows from `_source` when that owns the bytes (declared first
     /// so that it is dropped first).
     archive: Archive<'a>,
+    /// The FASTA index record, parsed at open (FORMAT.md §3.5, type 1).
+    fasta: Option<FastaIndex>,
     _source: Source,
 }
 
 impl<'a> Reader<'a> {
     /// Parses the archive `bytes` (borrowed for the reader's life).
     ///
-    /// Errors: [`Error::Format`] for bytes that are not a valid archive (FORMAT.md §2-§5).
+    /// Errors: [`Error::Format`] for bytes that are not a valid archive (FORMAT.md §2-§5),
+    /// or whose FASTA index record is invalid (FORMAT.md §3.5).
     pub fn new(bytes: &'a [u8]) -> Result<Reader<'a>, Error> {
+        let archive = Archive::parse(bytes)?;
         Ok(Reader {
-            archive: Archive::parse(bytes)?,
+            fasta: read_fasta_index(&archive)?,
+            archive,
             _source: Source::Borrowed,
         })
     }
@@ -58,7 +65,7 @@ impl Reader<'static> {
     /// read as damage (a block fails its checksum), as the map is read-only.
     ///
     /// Errors: [`Error::Io`] when the file cannot be opened, mapped or read;
-    /// [`Error::Format`] when it is not a valid archive.
+    /// [`Error::Format`] when it is not a valid archive or its FASTA index record is invalid.
     pub fn open(path: impl AsRef<Path>) -> Result<Reader<'static>, Error> {
         let path = path.as_ref();
         let io = |source| Error::Io {
@@ -89,8 +96,10 @@ impl Reader<'static> {
         // borrows no longer than `&self` (`Reader::archive` shortens the lifetime).
         let bytes: &'static [u8] =
             unsafe { std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) };
+        let archive = Archive::parse(bytes)?;
         Ok(Reader {
-            archive: Archive::parse(bytes)?,
+            fasta: read_fasta_index(&archive)?,
+            archive,
             _source: source,
         })
     }
@@ -141,6 +150,45 @@ impl Reader<'_> {
         Ok(())
     }
 
+    /// Reads original bytes from `offset` into `buf` as `pread` does: the count read,
+    /// `buf.len()` or fewer where the data ends first, 0 at or past the end. This is the byte
+    /// source the region functions of [`crate::fasta`] take (`|o, b| reader.read_at(o, b)`).
+    ///
+    /// Errors: as [`Reader::read_range`], as an [`std::io::Error`] of kind
+    /// [`std::io::ErrorKind::InvalidData`] whose source is the [`Error`].
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.len().saturating_sub(offset).min(buf.len() as u64) as usize;
+        if n > 0 {
+            self.read_range(offset, &mut buf[..n])
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        }
+        Ok(n)
+    }
+
+    /// The sequence index of the original FASTA data, parsed when the reader was made from
+    /// the archive's FASTA index record (FORMAT.md §3.5, type 1); `None` when the archive has
+    /// none (its original is not FASTA that samtools indexes, or the index was left out, see
+    /// [`crate::compress`]).
+    ///
+    /// ```
+    /// use aceapex::fasta::{faidx, FaidxOptions};
+    ///
+    /// let fasta = b">chr1 test\nACGTACGT\nACG\n>chr2\nTTTT\n";
+    /// let archive = aceapex::compress(fasta, &aceapex::Options::default())?;
+    /// let reader = aceapex::Reader::new(&archive)?;
+    /// let index = reader.fasta_index().expect("FASTA input carries its index");
+    /// assert_eq!(index.to_fai(), b"chr1\t11\t11\t8\t9\nchr2\t4\t30\t4\t5\n");
+    /// // `samtools faidx` output, the bytes read from the archive
+    /// let (mut out, mut log) = (Vec::new(), Vec::new());
+    /// let mut read = |offset, buf: &mut [u8]| reader.read_at(offset, buf);
+    /// let status = faidx(index, &["chr1:7-10"], &FaidxOptions::default(), &mut read, &mut out, &mut log)?;
+    /// assert_eq!((status, &out[..]), (0, &b">chr1:7-10\nGTAC\n"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fasta_index(&self) -> Option<&FastaIndex> {
+        self.fasta.as_ref()
+    }
+
     /// Decodes the whole original data on the CPU, verified: every block checksum and the
     /// content checksum (FORMAT.md §6). Same result as [`crate::decompress`].
     ///
@@ -162,6 +210,103 @@ impl std::fmt::Debug for Reader<'_> {
             .field("len", &self.len())
             .field("block_size", &self.block_size())
             .field("block_count", &self.block_count())
+            .field("fasta_records", &self.fasta.as_ref().map(|i| i.len()))
+            .finish()
+    }
+}
+
+/// A [`Reader`] with a cache of decoded blocks, for many small reads in one thread (such as
+/// the regions of a FASTA query): each block is decoded and verified once while it stays in
+/// the cache, and a read inside cached blocks decodes nothing. Blocks leave the cache in the
+/// order they entered it once it holds more than its budget.
+///
+/// For an archive whose window crosses blocks (FORMAT.md §3.3) it reads through
+/// [`Reader::read_range`], without a cache.
+///
+/// ```
+/// let data = b"ACGTTGCA".repeat(10_000);
+/// let archive = aceapex::compress(&data, &aceapex::Options::default())?;
+/// let reader = aceapex::Reader::new(&archive)?;
+/// let mut cached = aceapex::BlockCache::new(&reader, 1 << 20);
+/// let mut buf = [0u8; 100];
+/// assert_eq!(cached.read_at(16_000, &mut buf)?, 100);
+/// assert_eq!(&buf[..], &data[16_000..16_100]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BlockCache<'r, 'a> {
+    reader: &'r Reader<'a>,
+    budget_blocks: usize,
+    blocks: std::collections::HashMap<usize, Box<[u8]>>,
+    order: std::collections::VecDeque<usize>,
+}
+
+impl<'r, 'a> BlockCache<'r, 'a> {
+    /// A cache over `reader` keeping up to `budget` bytes of decoded blocks (at least one
+    /// block).
+    pub fn new(reader: &'r Reader<'a>, budget: usize) -> Self {
+        let bs = reader.block_size().max(1) as usize;
+        BlockCache {
+            reader,
+            budget_blocks: (budget / bs).max(1),
+            blocks: std::collections::HashMap::new(),
+            order: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Reads original bytes from `offset` into `buf` as [`Reader::read_at`] does (`pread`:
+    /// the count read, short or 0 at the end of the data).
+    ///
+    /// Errors: as [`Reader::read_at`].
+    pub fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let a = &self.reader.archive;
+        if a.cross_block() {
+            return self.reader.read_at(offset, buf);
+        }
+        let n = self
+            .reader
+            .len()
+            .saturating_sub(offset)
+            .min(buf.len() as u64) as usize;
+        let bs = u64::from(self.reader.block_size());
+        let mut done = 0usize;
+        while done < n {
+            let pos = offset + done as u64;
+            let b = (pos / bs) as usize;
+            let block = self.block(b)?;
+            let at = (pos - b as u64 * bs) as usize;
+            let take = (block.len() - at).min(n - done);
+            buf[done..done + take].copy_from_slice(&block[at..at + take]);
+            done += take;
+        }
+        Ok(n)
+    }
+
+    /// Block `b`, decoded and verified (FORMAT.md §6) on its first use.
+    fn block(&mut self, b: usize) -> std::io::Result<&[u8]> {
+        if !self.blocks.contains_key(&b) {
+            let a = &self.reader.archive;
+            let range = a.block_range(b);
+            let mut out = vec![0u8; (range.end - range.start) as usize].into_boxed_slice();
+            decode::decode_block_at(a, b, &mut out, range.start).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, Error::from(e))
+            })?;
+            if self.order.len() >= self.budget_blocks {
+                if let Some(old) = self.order.pop_front() {
+                    self.blocks.remove(&old);
+                }
+            }
+            self.order.push_back(b);
+            self.blocks.insert(b, out);
+        }
+        Ok(&self.blocks[&b])
+    }
+}
+
+impl std::fmt::Debug for BlockCache<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockCache")
+            .field("budget_blocks", &self.budget_blocks)
+            .field("cached", &self.blocks.len())
             .finish()
     }
 }

@@ -272,8 +272,8 @@ pub const EXTENSION_MUST_UNDERSTAND: u16 = 1 << 0;
 pub const KNOWN_EXTENSION_FLAGS: u16 = EXTENSION_MUST_UNDERSTAND;
 /// Extension record type 0: reserved, never valid (FORMAT.md §3.4).
 pub const EXTENSION_TYPE_RESERVED: u16 = 0;
-/// Extension record type 1: the FASTA index (FORMAT.md §3.4; assigned, its payload is not yet
-/// specified and this crate does not interpret it).
+/// Extension record type 1: the FASTA index of the original data (FORMAT.md §3.4, §3.5; read
+/// by the host crate, never must-understand).
 pub const EXTENSION_TYPE_FASTA_INDEX: u16 = 1;
 
 impl DecodeTable {

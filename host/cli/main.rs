@@ -1,6 +1,6 @@
-//! The `aceapex` command line: compress, decompress, extract, info.
+//! The `aceapex` command line: compress, decompress, extract, faidx, info.
 //!
-//! One module per command (`compress`, `decompress`, `extract`, `info`), each with its
+//! One module per command (`compress`, `decompress`, `extract`, `faidx`, `info`), each with its
 //! arguments and its `run`; `io` (inputs and outputs), `output` (messages, progress),
 //! `signal` (cleanup on signals) and `args` (value parsers) are shared.
 
@@ -8,6 +8,7 @@ mod args;
 mod compress;
 mod decompress;
 mod extract;
+mod faidx;
 mod info;
 mod io;
 mod output;
@@ -59,6 +60,9 @@ enum Cmd {
     /// Restore one byte range of the original, decoding only the blocks it needs.
     #[command(after_help = sizes_help!("--offset, --length"), args_override_self = true)]
     Extract(extract::ExtractArgs),
+    /// Print FASTA regions or the .fai index of an archived FASTA file, as samtools faidx.
+    #[command(after_help = faidx::FAIDX_HELP, args_override_self = true)]
+    Faidx(faidx::FaidxArgs),
     /// Show an archive's sizes, ratio, parameters, streams and match dependency depths.
     #[command(after_help = info::INFO_HELP, args_override_self = true)]
     Info(info::InfoArgs),
@@ -197,6 +201,11 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Compress(args) => compress::run(args),
         Cmd::Decompress(args) => decompress::run(args),
         Cmd::Extract(args) => extract::run(args),
+        Cmd::Faidx(args) => match faidx::run(args)? {
+            0 => Ok(()),
+            // samtools' status after a region it could not print (its messages are out)
+            status => std::process::exit(status),
+        },
         Cmd::Info(args) => info::run(args),
     }
 }

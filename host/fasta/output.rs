@@ -86,12 +86,12 @@ where
             }
             got += n;
         }
-        for &b in &buf[..got] {
-            if is_graph(b) {
-                out.push(b);
-                if out.len() == need {
-                    break;
-                }
+        // runs of graphic bytes copied whole (a FASTA line at a time)
+        for run in buf[..got].split(|&b| !is_graph(b)) {
+            let take = run.len().min(need - out.len());
+            out.extend_from_slice(&run[..take]);
+            if out.len() == need {
+                break;
             }
         }
         if out.len() < need && got < buf.len() {
