@@ -20,9 +20,8 @@ pub const CMD_CAP: usize = 12288;
 /// Length-stream varints a block may have.
 pub const LENV_CAP: usize = 512;
 /// Offset-stream varints (new matches) a block may have: what the shared memory of
-/// [`MIN_CTAS_PER_SM`] CTAs per SM leaves (the assert below), 2048 before format v4, whose
-/// 4- and 5-byte matches put up to ~2,400 new matches into a 16 KiB block of text
-/// (moby_dick at level 9; PERFORMANCE.md, eleventh session).
+/// [`MIN_CTAS_PER_SM`] CTAs per SM leaves (the assert below): a minimum match of 4 puts up
+/// to ~2,400 new matches into a 16 KiB block of text (moby_dick at level 9).
 pub const OFFV_CAP: usize = 2688;
 /// Length-stream bytes (kept in the pointer region during the rANS stage).
 pub const LENB_CAP: usize = 2048;
