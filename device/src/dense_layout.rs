@@ -83,7 +83,7 @@ const _: () = assert!((SMEM_BYTES + 1024) * MIN_CTAS_PER_SM as usize <= 228 * 10
 /// the resolve and output write. `STAGES_ALL` is the real decoder.
 pub const STAGES_ALL: u32 = 3;
 /// Stage bit 2: parse with one lane sequentially (`lz::walk_block`) instead of the whole
-/// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
+/// CTA in parallel; same pointers, same statuses (to measure what the parallel parse gains).
 pub const STAGE_SEQ_PARSE: u32 = 4;
 /// Stage bit 3: parse every block after its hand-off from the rANS stage, also where its
 /// match streams are raw and could be parsed before it (`dense/`, `early_match_streams`),

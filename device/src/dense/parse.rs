@@ -748,8 +748,8 @@ impl crate::lz::BlockSink for PtrSink {
     }
 }
 
-/// Stage 2, sequential variant (stage bit `STAGE_SEQ_PARSE`, for the parse comparison of
-/// issue 4): one lane walks the block's commands with the shared rules
+/// Stage 2, sequential variant (stage bit `STAGE_SEQ_PARSE`, to measure what the parallel
+/// parse gains): one lane walks the block's commands with the shared rules
 /// (`lz::walk_block`) over the decoded streams in global memory and writes the same
 /// pointers as the parallel parse.
 #[allow(clippy::too_many_arguments)]
