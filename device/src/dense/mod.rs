@@ -1,13 +1,12 @@
 //! The dense full pipe: the rANS kernel (`rans_decode_slices`, one warp per block, two for an
-//! archive with wide slices) decodes
-//! every block's streams into a scratch buffer, then the dense kernel
-//! (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time) assembles each
-//! independent block in shared memory (layout in `dense_layout.rs`). On sm_90 the dense kernel
-//! runs while the rANS kernel does and decodes each block as soon as its streams are
-//! published (`handoff.rs`); a block whose match streams are raw slices and not yet published
-//! when a CTA takes it is loaded from the archive's data section and parsed first, while the
-//! rANS stage still decodes its literals, and waits for the hand-off only before stage 3
-//! (`early_match_streams`).
+//! archive with wide slices) decodes every block's streams into a scratch buffer, then the
+//! dense kernel (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time)
+//! assembles each independent block in shared memory (layout in `dense_layout.rs`). On sm_90
+//! the dense kernel runs while the rANS kernel does and decodes each block as soon as its
+//! streams are published (`handoff.rs`); a block whose match streams are raw slices and not yet
+//! published when a CTA takes it is loaded from the archive's data section and parsed first,
+//! while the rANS stage still decodes its literals, and waits for the hand-off only before
+//! stage 3 (`early_match_streams`).
 //!
 //! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
