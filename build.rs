@@ -1,6 +1,6 @@
 //! Builds the device crate (`device/`) into PTX for sm_90 and embeds it in the host crate.
 //!
-//! Steps (see README "Building the kernels"):
+//! Steps (CONTRIBUTING.md, "Building"):
 //! 1. a nested `cargo rustc` builds `aceapex-device` as a `cdylib` for `nvptx64-nvidia-cuda`
 //!    with `-Zbuild-std=core`, `-C target-cpu=sm_90`, fat LTO and `panic=abort`, in its own
 //!    target directory (`target/ptx`);

@@ -1,4 +1,4 @@
-//! Match-copy kernels on the GPU (issue 2): logical bytes copied per second for one thread
+//! Match-copy kernels on the GPU: logical bytes copied per second for one thread
 //! per match, one warp per match with the period-aware fill, and one warp per match in
 //! rounds of min(dist, 32) bytes. Device-resident: tokens and output stay on the GPU; each
 //! iteration runs every dependency level's launch in order. Without a usable GPU it says so

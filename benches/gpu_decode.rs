@@ -1,4 +1,4 @@
-//! Whole-archive GPU decode (issue 4): device-resident (archive uploaded once, output left
+//! Whole-archive GPU decode: device-resident (archive uploaded once, output left
 //! in device memory; GB/s = original bytes / time) and end to end (upload, decode, download).
 //!
 //! Archives: every `*.acx` in `ACEAPEX_BENCH_ARCHIVES` (the GPU bundle carries archives of
@@ -8,7 +8,7 @@
 //! `ACEAPEX_DEV_PTX=FILE` loads the kernels of another PTX build, `ACEAPEX_NO_OVERLAP=1`
 //! runs the dense pipe's two kernels one after the other.
 //! `ACEAPEX_BENCH_RANS_ONLY=1`: only the rANS stage is timed and nothing is verified, for
-//! diagnostic kernel variants that decode wrongly on purpose (README, "Kernel experiments").
+//! diagnostic kernel variants that decode wrongly on purpose.
 
 use aceapex::archive::Archive;
 use aceapex::device::dense_layout::STAGE_SEQ_PARSE;

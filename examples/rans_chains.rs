@@ -1,13 +1,13 @@
 //! The GPU rANS stage's dependency chains of archives: per block the steps of its warp
 //! (`gpu::schedule::rans_block_steps`: its raw slices, copied 128 bytes per step,
 //! `RAW_COPY_UNROLL` per lane, then its rANS slices in the kernel's rounds of at most 32
-//! lanes (a wide slice, format 7, a round of its own that the block's two warps share), each round its slowest slice's `ceil(symbols / lanes)`, packed literals counted in
-//! symbols); their maximum, 99th percentile and median, and the mean rANS lanes per block
-//! (each lane costs about 3 bytes of archive). One warp (two with wide slices) decodes one
-//! block, so on an archive
-//! whose blocks are all in flight at once the stage takes at least the longest chain times
-//! the latency of one step; with many warps per SM it is bound by the L1 traffic of the
-//! steps instead (PERFORMANCE.md, eighth session).
+//! lanes (a wide slice, FORMAT.md §5.4, a round of its own that the block's two warps
+//! share), each round its slowest slice's `ceil(symbols / lanes)`, packed literals counted
+//! in symbols); their maximum, 99th percentile and median, and the mean rANS lanes per
+//! block (each lane costs about 3 bytes of archive). One warp (two with wide slices)
+//! decodes one block, so on an archive whose blocks are all in flight at once the stage
+//! takes at least the longest chain times the latency of one step; with many warps per SM
+//! it is bound by the L1 traffic of the steps instead.
 //! Also counts the blocks whose streams exceed the dense GPU kernel's caps (`dense_layout`),
 //! which that kernel hands to the slow lane-per-block kernel.
 //! Usage: `cargo run --release --example rans_chains -- ARCHIVE...`

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Same-sitting A/B of the CPU decoder: builds `examples/decode_speed` at two git revisions (in
+# Interleaved A/B of the CPU decoder: builds `examples/decode_speed` at two git revisions (in
 # temporary worktrees), then runs the two binaries alternately ROUNDS times on the same files
 # and prints, per file and revision, the best and the median of the per-process results
 # (each process already reports the best of ACEAPEX_RUNS runs, default 15) for the columns
 # total, streams (rANS alone) and lz (match layer alone), in MB/s of output. Alternating
-# inside one sitting is what makes the comparison fair on a machine whose speed drifts
+# within one invocation is what makes the comparison fair on a machine whose speed drifts
 # between minutes (shared or virtual machines); each side decodes the archives its own revision's encoder
 # made (cached in its worktree; the same bytes when the encoder did not change), so the
 # script compares encoder changes too.

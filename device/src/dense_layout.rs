@@ -20,9 +20,8 @@ pub const CMD_CAP: usize = 12288;
 /// Length-stream varints a block may have.
 pub const LENV_CAP: usize = 512;
 /// Offset-stream varints (new matches) a block may have: what the shared memory of
-/// [`MIN_CTAS_PER_SM`] CTAs per SM leaves (the assert below), 2048 before format v4, whose
-/// 4- and 5-byte matches put up to ~2,400 new matches into a 16 KiB block of text
-/// (moby_dick at level 9; PERFORMANCE.md, eleventh session).
+/// [`MIN_CTAS_PER_SM`] CTAs per SM leaves (the assert below): a minimum match of 4 puts up
+/// to ~2,400 new matches into a 16 KiB block of text (moby_dick at level 9).
 pub const OFFV_CAP: usize = 2688;
 /// Length-stream bytes (kept in the pointer region during the rANS stage).
 pub const LENB_CAP: usize = 2048;
@@ -84,7 +83,7 @@ const _: () = assert!((SMEM_BYTES + 1024) * MIN_CTAS_PER_SM as usize <= 228 * 10
 /// the resolve and output write. `STAGES_ALL` is the real decoder.
 pub const STAGES_ALL: u32 = 3;
 /// Stage bit 2: parse with one lane sequentially (`lz::walk_block`) instead of the whole
-/// CTA in parallel; same pointers, same statuses (the parse comparison of issue 4).
+/// CTA in parallel; same pointers, same statuses (to measure what the parallel parse gains).
 pub const STAGE_SEQ_PARSE: u32 = 4;
 /// Stage bit 3: parse every block after its hand-off from the rANS stage, also where its
 /// match streams are raw and could be parsed before it (`dense/`, `early_match_streams`),

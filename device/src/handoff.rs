@@ -47,11 +47,10 @@
 //! the rANS stage writes nothing for them, ready word included, and `decode_blocks_dense_sc`
 //! waits for none of them.
 //!
-//! Measured (PERFORMANCE.md twentieth session, H200, level-6 archives): +0..7 % by file
-//! (E. coli 55.5 -> 57-58 GB/s, E. coli at 4 KiB blocks 78 -> 83, hs37 214 -> 218, TAIR10 level);
-//! waiting for the whole rANS grid instead of per block gained only +0..1 %. The blocks'
-//! rANS chains are nearly equal on DNA, so most blocks are published at about the same time
-//! and the overlap hides mostly the launch and the first blocks' dense work.
+//! The overlap pays more than waiting for the whole rANS grid (see docs/PERFORMANCE.md), but
+//! not by much: the blocks' rANS chains are nearly equal on DNA, so most blocks are published
+//! at about the same time and the overlap hides mostly the launch and the first blocks'
+//! dense work.
 
 /// Word of the dense queue: the ticket counter the dense CTAs take their next blocks from.
 pub const QUEUE_TICKET: usize = 0;
@@ -69,8 +68,8 @@ pub const fn queue_words(n_blocks: usize) -> usize {
 
 /// How long a dense CTA's thread 0 waits for a hand-off word before the CTA waits for the
 /// whole rANS grid instead, in nanoseconds of `%globaltimer`: one second, thousands of times
-/// the longest rANS stage measured (~0.4 ms), so only a paused or preempted GPU (or a word
-/// never written) reaches it.
+/// the longest rANS stage, so only a paused or preempted GPU (or a word never written)
+/// reaches it.
 pub const WAIT_LIMIT_NS: u64 = 1_000_000_000;
 
 #[cfg(target_arch = "nvptx64")]

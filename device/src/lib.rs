@@ -2,8 +2,11 @@
 //! the CPU decoder and the kernels share, and (on `nvptx64`) the kernels themselves.
 //!
 //! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
-//! status), [`handoff`] (the dense pipe's kernels overlapping), [`rans`] (interleaved rANS decode), [`two_bit`] (two-bit literal slices), [`lz`] (match layer), [`wave_layout`] (wavefront decoder data), [`trace`] (timeline marks of measurement builds), `kernels`, `dense`
-//! and `wave` (nvptx only). Also [`params`] (kernel parameter lists) and [`kernel_names`] (the one list of entry points).
+//! status), [`rans`] (interleaved rANS decode), [`two_bit`] (two-bit literal slices), [`lz`]
+//! (match layer), [`params`] (kernel parameter lists), [`kernel_names`] (the one list of
+//! entry points), [`handoff`] (the dense pipe's kernels overlapping), [`wave_layout`]
+//! (wavefront decoder data), [`trace`] (timeline marks of measurement builds), and, on
+//! `nvptx64` only, `kernels`, `dense` and `wave`.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",

@@ -86,7 +86,7 @@ fn read_varint_rest(
     }
 }
 
-/// Reads one distance (FORMAT.md §4.2, format v2): the varint's first byte from `heads` at
+/// Reads one distance (FORMAT.md §4.2): the varint's first byte from `heads` at
 /// `*head_pos`, and, when its bit 7 is set, its remaining bytes from `tails` at `*tail_pos`.
 /// The rules of [`read_varint`] apply to the whole varint (at most 5 bytes in all).
 #[inline(always)]

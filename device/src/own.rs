@@ -1,5 +1,5 @@
 //! The blocks the dense kernel decodes from the archive's data section alone, without the
-//! rANS stage (`dense/`, `decode_blocks_dense_sc`; PERFORMANCE.md thirty-first session):
+//! rANS stage (`dense/`, `decode_blocks_dense_sc`):
 //! two-bit literals (FORMAT.md §5.7) and raw match streams. Shared by the rANS stage (which
 //! leaves them), the dense kernel (which takes them) and the host (which counts them to
 //! choose its launches), so that all three agree block for block.
@@ -13,7 +13,7 @@ use crate::format::{
 /// after its literal slice and in that order: FORMAT.md §3.2) begin in the data section of
 /// `data_len` bytes, when the block's data offset is `off()` (asked only for a block whose
 /// match streams are raw: a load on the GPU) and each of them is a raw slice
-/// (`lanes == 0`, `stored == decoded`, as `compress --raw-match-streams` writes them) and
+/// (`lanes == 0`, `stored == decoded`, as `compress --target gpu` writes them) and
 /// their one range `[from, from + sum of their lengths)` lies inside the data section (so
 /// does the literal slice before it); `None` otherwise. Such a block's match layer needs
 /// nothing from the rANS stage: the dense kernel loads and parses it before the block's

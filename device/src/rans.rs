@@ -4,7 +4,7 @@
 //! little-endian renormalisation words. Symbol `i` belongs to lane `i % lanes`; decoding walks
 //! `i = 0..n` in order and a lane whose state drops below [`RANS_L`] takes the next word. So
 //! one warp decodes a slice with lane `j` on thread `j`, taking words in lane order. A wide
-//! slice (33 to 64 lanes, format version 7) has a `u32` word count after its states and two
+//! slice (33 to 64 lanes, FORMAT.md §5.4) has a `u32` word count after its states and two
 //! word areas, lanes 0-31's and the others' ([`read_states`], [`word_area`]), so that two
 //! warps decode it side by side.
 
@@ -35,8 +35,7 @@ pub const RAW_COPY_WORDS: usize = 4;
 /// `staged_slot`); a second table of another stream is read from global memory. The host
 /// stages the seconds only for archives that have such pairs (the kernel's `staged` argument):
 /// 112 KiB of shared memory per CTA leaves L1 a third of the room that 80 KiB leaves, and
-/// the stage is bound by L1 traffic (version-3 archives: rANS stage +13 %, PERFORMANCE.md
-/// twelfth session).
+/// the stage is bound by L1 traffic (measured slower: see docs/PERFORMANCE.md).
 pub const KERNEL_STAGED_TABLES: usize = STREAM_COUNT + 2;
 
 /// Most dynamic shared memory of the GPU rANS stage: [`KERNEL_STAGED_TABLES`] decode tables
@@ -73,9 +72,9 @@ pub const KERNEL_SLOT_SLACK: u64 = 4;
 pub const KERNEL_EXPAND_BYTES: usize = 256 * 4;
 
 /// The decode tables of one stream of one group (FORMAT.md §5.2, §5.4, §5.6): one table, or
-/// (version 5, a kind-2 table record) two and a context bit: the symbol a lane decodes uses
+/// (a kind-2 table record) two and a context bit: the symbol a lane decodes uses
 /// `tables[c]`, where `c` is bit `ctx_bit` of the symbol the same lane decoded before it
-/// (`c = 0` for each lane's first symbol); or (version 6, a kind-3 record) one table whose
+/// (`c = 0` for each lane's first symbol); or (a kind-3 record) one table whose
 /// symbols each stand for `w` literals, expanded by `pack`.
 #[derive(Clone, Copy)]
 pub struct SliceTables<'a> {
@@ -159,7 +158,7 @@ pub fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
 /// count first (the lowest stream on a tie), every one that still fits in the warp's 32
 /// lanes; with `separate` set, never a slice of `ctxs` (context pairs) and one of `packs`
 /// (packed literals) in one round, since no kernel holds a step variant for both. A slice of
-/// more than [`WARP_LANES`] lanes (format version 7) is a round of its own, which the
+/// more than [`WARP_LANES`] lanes (a wide slice) is a round of its own, which the
 /// block's two warps share (FORMAT.md §5.4). `lanes_of` holds the lane counts, one byte per stream. Returns the round's slices
 /// (empty when `left` is). The host's chain estimate ([`warp_steps`]) and the encoder's lane
 /// choice run the same rounds.
@@ -216,7 +215,7 @@ pub fn warp_steps(symbols: [u32; STREAM_COUNT], lanes: [u32; STREAM_COUNT]) -> u
 /// Steps of each of `parts` warps if they shared a block's rANS rounds, round `r` to warp
 /// `r % parts` (the rounds as [`warp_steps`] forms them; each warp's steps the sum of its
 /// rounds'). No kernel runs this layout yet: `examples/rans_chains.rs` prints what it would
-/// give (PERFORMANCE.md nineteenth session). `parts` 0 is taken as 1; a block has at most
+/// give. `parts` 0 is taken as 1; a block has at most
 /// [`STREAM_COUNT`] rounds, so the warps from the `STREAM_COUNT`-th on would have none.
 pub fn warp_part_steps(
     symbols: [u32; STREAM_COUNT],

@@ -2,7 +2,7 @@
 //!
 //! Built with the device crate's feature `trace` (`build.rs` passes `ACEAPEX_DEVICE_FEATURES`
 //! to the PTX build; in a target directory of its own, so that the default kernels stay as
-//! they are: README, "GPU tests and benchmarks"), the rANS stage and the dense kernel store
+//! they are: CONTRIBUTING.md, "Building"), the rANS stage and the dense kernel store
 //! `%globaltimer` (nanoseconds, GPU-wide) at fixed points of each block's decode into the
 //! global array [`TRACE_SYMBOL`], [`TRACE_SLOTS`] words per block for the first
 //! [`TRACE_BLOCKS`] blocks; `examples/gpu_timeline.rs`, built the same way (it embeds the

@@ -1,4 +1,4 @@
-//! Two-bit literal slices (FORMAT.md §5.7, format version 8): a block's literals as 2-bit
+//! Two-bit literal slices (FORMAT.md §5.7): a block's literals as 2-bit
 //! codes of four bytes, plus a list of *exceptions*, the literals that are none of the four
 //! (a FASTA file's line feeds, an `N`). No rANS chain: every literal is one code, so a GPU
 //! warp expands a slice at memory speed (`dense/`, `expand_two_bit`) where a rANS slice

@@ -1,7 +1,7 @@
 //! Data shared by the host and the wavefront decoder's kernels (`wave.rs`): the parsed
 //! segment of a block and the one argument block every wavefront kernel reads.
 //!
-//! The wavefront decoder (issue 4; the paper's "one launch per dependency level in a CUDA
+//! The wavefront decoder (the paper's "one launch per dependency level in a CUDA
 //! graph") runs: the rANS kernel; `wave_parse`, one thread per block, which walks the
 //! block's commands with the shared rules ([`crate::lz::walk_block`]) into [`WaveSeg`]s and
 //! gives every match its dependency level; `wave_scan` (per-level counts to offsets);

@@ -28,47 +28,46 @@ pub struct CompressArgs {
     /// Write to standard output (same as -o -).
     #[arg(short = 'c', long, conflicts_with = "output")]
     pub stdout: bool,
-    /// Compression level: 1-5 fast lazy parsing, 6 (the default) the strongest lazy
-    /// level; 7-9 parse every block several ways (a lazy parse and 1-3 price-based
-    /// optimal parses) and keep the smallest: 7 two ways, 8 three, 9 four with a deeper
-    /// search, several times to several hundred times slower than 6 (slowest on FASTQ and
-    /// with a large --window); 8 and 9 also give the entropy coder 4x / 16x fewer
-    /// interleaved lanes (smaller archives, slower GPU decode). A progress bar shows on a
-    /// terminal.
+    /// Compression level, 1 (fastest) to 9 (smallest): trades encode time for ratio. 1-6
+    /// lazy parsing with a growing search; 7-9 also try price-based optimal parses of every
+    /// block and keep the smallest, much slower than 6 (slowest on FASTQ and with a large
+    /// --window); 8 and 9 also give the entropy coder fewer interleaved lanes, for smaller
+    /// archives and a slower GPU decode. A progress bar shows on a terminal.
     #[arg(short, long, default_value_t = Options::default().level, value_parser = parse_level)]
     pub level: u32,
-    /// What the archive is for; the encoder picks its codings per group and block by
-    /// their cost under it. size: ratio first (every stream entropy-coded; a minimum match
-    /// of 4 where a sample compresses smaller with it). gpu: GPU decode speed first: at
-    /// levels 1-7 raw match streams, two-bit literal slices where they cost at most 1 %,
-    /// wide rANS slices for inputs of up to 2048 blocks where they halve a chain; at levels
-    /// 8-9 only the two-bit slices (their few rANS lanes would make raw match streams cost
-    /// bytes for no speed).
+    /// What the archive is for: trades ratio for GPU decode speed. The encoder picks the
+    /// format's codings per group and block by their cost under the target; every decoder
+    /// reads either kind of archive.
     #[arg(long, value_enum, default_value_t = TargetArg::Size)]
     pub target: TargetArg,
-    /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes).
+    /// Block size: a power of two from 4K to 4M (binary: 16K = 16384 bytes). Smaller blocks
+    /// give finer random access and more GPU parallelism on small files; larger ones
+    /// compress better.
     #[arg(long, value_name = "SIZE", default_value = "16K", value_parser = parse_block_size)]
     pub block_size: u32,
     /// Largest match distance, 1 byte to 4G - 1 (4294967295 bytes) [default: the block
-    /// size]. Larger than the block size lets matches reach earlier blocks: better ratio,
-    /// but a block then decodes only after those blocks.
+    /// size]. Larger than the block size lets matches reach earlier blocks: better ratio on
+    /// repetitive data, but a block then decodes only after those blocks (slower GPU decode
+    /// and extract) and the match search is slower.
     #[arg(long, value_name = "SIZE", value_parser = parse_window)]
     pub window: Option<u32>,
-    /// Shortest match to emit, in bytes (4 up to the block size). Below 6 the length
-    /// codes start there too: smaller archives on text and FASTQ, slower decode (more,
-    /// shorter matches). [default: with --target size, and at levels 8-9, 4 or 6,
-    /// whichever compresses a sample of the input smaller (256 KiB, or one block if
-    /// larger; a smaller input is compressed both ways); otherwise 6, for decode speed]
+    /// Shortest match to emit, in bytes (4 up to the block size): shorter matches give
+    /// smaller archives on text and FASTQ and a slower decode. [default: with --target
+    /// size, and at levels 8-9, 4 or 6, whichever compresses a sample of the input
+    /// smaller; otherwise 6, for decode speed]
     #[arg(long, value_name = "BYTES", value_parser = parse_min_match)]
     pub min_match: Option<u32>,
-    /// Send repeat distances as explicit offsets (no repeat codes).
+    /// Send repeat distances as explicit offsets (no repeat codes): simpler streams, a
+    /// slightly larger archive.
     #[arg(long)]
     pub no_rep: bool,
     /// Cap the dependency depth (chains of matches that copy from matches): every match
-    /// gets a level below N, which bounds the decode rounds per block. 0 = no cap.
+    /// gets a level below N, which bounds a GPU decoder's rounds per block at some cost in
+    /// ratio. 0 = no cap.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub depth_cap: u32,
-    /// Worker threads, 1 to 1024; 0 = all cores [default: all cores].
+    /// Worker threads, 1 to 1024; 0 = all cores [default: all cores]. The archive does not
+    /// depend on it.
     #[arg(short = 'T', long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Overwrite an existing output; allow compressed output to a terminal.
@@ -197,9 +196,10 @@ fn compress_one(
 /// `compress --target` ([`Target`]).
 #[derive(Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
 pub enum TargetArg {
-    /// Ratio first.
+    /// The smallest archive: every stream entropy-coded where that is smaller.
     Size,
-    /// GPU decode speed first.
+    /// Faster GPU decode for a larger archive: raw match streams, two-bit literals and
+    /// wide rANS slices where they pay. For DNA that a GPU will decode.
     Gpu,
 }
 

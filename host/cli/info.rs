@@ -9,17 +9,17 @@ use std::io::Write;
 use std::path::PathBuf;
 
 pub const INFO_HELP: &str = "\
-The report: the archive's format version (1, FORMAT.md §2), original and archive bytes, the block table (bytes per block)
-and the frequency tables, and per stream its decoded and stored bytes, in how many table groups
-it has a context pair (two tables, each symbol's picked by a bit of the symbol its rANS lane
-decoded before) and, for the literals, in how many groups they are packed (2-4 literals of an
-alphabet of at most 16 bytes per rANS symbol). The encoder line says \"match streams raw\" for
-an archive whose match streams have no table in any group, as 'compress --target gpu'
-writes them; any archive stores a slice raw where coding would not make it smaller. The five streams of every
-block (FORMAT.md §4): literals (the bytes no match covers), commands (one byte per literal run,
-match or repeat match), lengths (the length extensions of long matches and long repeats),
-offsets (the first byte of each new match's distance) and offset tails (the distances' further
-bytes).
+The report: the archive's format version (1, FORMAT.md §2), original and archive bytes, the
+block table (bytes per block) and the frequency tables, and per stream its decoded and stored
+bytes, in how many table groups it has a context pair (two tables, each symbol's picked by a
+bit of the symbol its rANS lane decoded before) and, for the literals, in how many groups they
+are packed (2-4 literals of an alphabet of at most 16 bytes per rANS symbol). The encoder line
+says \"match streams raw\" for an archive whose match streams have no table in any group, as
+'compress --target gpu' writes them; any archive stores a slice raw where coding would not
+make it smaller. The five streams of every block (FORMAT.md §4): literals (the bytes no match
+covers), commands (one byte per literal run, match or repeat match), lengths (the length
+extensions of long matches and long repeats), offsets (the first byte of each new match's
+distance) and offset tails (the distances' further bytes).
 
 Match depth (FORMAT.md §3.1): a match that copies only literal bytes has dependency level 0; a
 match that copies bytes written by a level-n match has level n + 1. A block's depth is the

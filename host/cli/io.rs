@@ -90,7 +90,7 @@ pub fn read_input(path: &Path, archive: bool) -> Result<Input> {
         return Ok(Input::Buf(Vec::new()));
     }
     // SAFETY: the map is read-only; a file changed underneath by another process can at worst
-    // give wrong bytes, which the checksums then report (documented in README).
+    // give wrong bytes, which the checksums then report.
     let m =
         unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", path.display()))?;
     Ok(Input::Map(m))

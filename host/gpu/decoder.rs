@@ -163,8 +163,8 @@ impl GpuArchive {
             )));
         }
         // A valid archive may have a table group per 4 KiB block, whose expanded tables are
-        // ~25 times its output (twenty-third session's attack): such an archive goes to the
-        // CPU decoder (`Archive::table`'s bounded cache) instead of filling host memory here.
+        // many times its output: such an archive goes to the CPU decoder
+        // (`Archive::table`'s bounded cache) instead of filling host memory here.
         let table_bytes = n_tables as u64 * std::mem::size_of::<DecodeTable>() as u64;
         if table_bytes > crate::archive::table_cache_budget(a.header.original_size) {
             return Err(GpuError::Unsupported(format!(

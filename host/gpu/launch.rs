@@ -14,7 +14,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKerne
 /// Threads per block of the token kernels.
 const TOKEN_BLOCK: u32 = 256;
 
-/// Which match-copy kernel to run (issue 2's comparison).
+/// Which match-copy kernel to run (the three are compared by `benches/gpu_copy.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyVariant {
     /// One thread per match, forward byte copy.
@@ -231,7 +231,7 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
         .ctx("raising the dense kernel's shared-memory limit")?;
     // The rANS kernels prefer the most shared memory an SM can have (carveout 100 %), as
     // the dense kernel's four CTAs of ~56 KB need anyway: with the driver's choice, an SM
-    // set up for a rANS CTA's shared memory took no dense CTA until the rANS CTA was done,
+    // set up for a rANS CTA's shared memory takes no dense CTA until the rANS CTA is done,
     // and the dense CTAs parse their blocks beside the rANS stage (`dense/`,
     // `early_match_streams`).
     const CARVEOUT_PERCENT: i32 = 100;
@@ -496,7 +496,7 @@ pub(crate) fn rans_decode_slices(
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
     // One warp (or pair of warps) per block: the CTA's blocks of a round are consecutive, of
     // one table group (`rans_chunks`), whose decode tables the CTA stages in shared memory
-    // (in L1 they missed often enough to stall most steps; PERFORMANCE.md seventh session).
+    // (in L1 they miss often enough to stall most steps).
     // (warps per CTA and the chunk order were chosen at upload: `rans_warps_per_cta` or
     // `rans_solo_blocks`, `rans_chunk_order`)
     let threads = 32 * ga.rans.warps_per_cta;

@@ -214,8 +214,7 @@ impl Gpu {
     /// A device buffer of `n` bytes, every byte set to `poison` (so unwritten output shows).
     ///
     /// Filled on the device (`cuMemsetD8Async` on the stream): no host buffer and no copy
-    /// of the output's size (filling and copying one cost 23-31 ms of a 40 MB end-to-end
-    /// decode on the H200, a third of it; PERFORMANCE.md tenth session).
+    /// of the output's size, which would take a large part of an end-to-end decode.
     pub fn alloc_filled(&self, n: usize, poison: u8) -> Result<CudaSlice<u8>, GpuError> {
         let n = n.max(1);
         // SAFETY: u8 has no invalid values, and the memset below writes every byte before

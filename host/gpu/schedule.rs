@@ -421,11 +421,10 @@ pub fn dense_block_order(
 /// kept in `order`: the dense kernel's longest blocks first, so that the last ones its CTAs
 /// take from the queue are short and the CTAs finish together. A block's command bytes (one
 /// per literal run or match, and their varints) are what its parse and fill steps grow with.
-/// Measured against `order` alone (PERFORMANCE.md twenty-third session, runs 4-5): TAIR10
-/// +9 %, dm3 +9 %, P. falciparum +3 %, hs37 +2 %; but ce2 -4 % and brown -2.5 %, whose rANS
-/// grids leave most SMs one rANS CTA and room for two dense CTAs beside it, which then work
-/// through the blocks as the stage publishes them: there the expected-finish order is
-/// kept ([`dense_order_longest_first`]).
+/// Faster than `order` alone on most archives, but slower where the rANS grid leaves most
+/// SMs one rANS CTA and room for two dense CTAs beside it, which then work through the
+/// blocks as the stage publishes them: there the expected-finish order is kept
+/// ([`dense_order_longest_first`]; measurements in docs/PERFORMANCE.md).
 pub fn dense_longest_first(entries: &[BlockEntry], mut order: Vec<u32>) -> Vec<u32> {
     order.sort_by_key(|&b| std::cmp::Reverse(entries[b as usize].decoded_len[STREAM_COMMANDS]));
     order
@@ -437,29 +436,24 @@ pub fn dense_longest_first(entries: &[BlockEntry], mut order: Vec<u32>) -> Vec<u
 /// room for one dense CTA beside them, one that runs a single rANS CTA for two, and those
 /// work through the blocks as the stage publishes them; the more SMs hold two rANS CTAs,
 /// the more of the dense work runs after the stage, where its tail is what the order
-/// shortens. The threshold is measured, not derived (runs 4-6: ce2, 138 chunks of 8 blocks on
-/// 132 SMs, -4 % longest first; dm3, 165, +9 %). A `solo` grid ([`rans_solo_blocks`]: one
-/// CTA of up to 24 warps at 80 registers per SM) leaves an SM that runs it little room for a
-/// dense CTA (none from 20 warps up), so its dense work runs mostly after the stage: longest
-/// first (PERFORMANCE.md twenty-seventh session, runs 2-3: dm3's 22-warp CTAs 198-211 ->
-/// 210-214 GB/s, a 12 MB prefix of dm3 with 12-warp CTAs 140-142 -> 143-144, the others
-/// level).
+/// shortens. The threshold is measured, not derived (see docs/PERFORMANCE.md). A `solo` grid
+/// ([`rans_solo_blocks`]: one CTA of up to 24 warps at 80 registers per SM) leaves an SM
+/// that runs it little room for a dense CTA (none from 20 warps up), so its dense work runs
+/// mostly after the stage: longest first.
 pub fn dense_order_longest_first(rans_chunks: u64, sms: u32, solo: bool) -> bool {
     solo || rans_chunks > sms as u64 + sms as u64 / 8
 }
 
 /// What [`dense_block_order`] charges a rANS CTA for starting a chunk (staging its decode
-/// tables), in steps of a chain: ~2 us of table staging at ~0.23 us per step (PERFORMANCE.md
-/// nineteenth session). Only the order depends on it.
+/// tables), in steps of a chain: the time of the table staging over the time of one step,
+/// as measured on an H200. Only the order depends on it.
 pub const CHUNK_START_STEPS: u64 = 8;
 
 /// Warps per CTA of the rANS stage's usual grid for `n_blocks` blocks of `halves` warps each
 /// ([`rans_halves`]: 2 with wide slices) on `sms` SMs: 8, or
 /// [`KERNEL_MAX_WARPS`] when 8-warp CTAs would need a second round at
-/// [`KERNEL_CTAS_PER_SM`] CTAs per SM. Measured (PERFORMANCE.md seventh session, run 10):
-/// 8 rather than 16 gains 2-4 % on archives of under ~2,100 blocks (E. coli, brown,
-/// moby_dick), 2 or 4 gain nothing more, and a second round costs ~40 % of the stage
-/// (gcide at 8: rANS 0.125 -> 0.20 ms).
+/// [`KERNEL_CTAS_PER_SM`] CTAs per SM: 8 is faster than 16 on small archives, 2 or 4 gain
+/// nothing more, and a second round costs much of the stage (see docs/PERFORMANCE.md).
 pub fn rans_warps_per_cta(n_blocks: usize, halves: u32, sms: u32) -> u32 {
     let n_warps = n_blocks as u64 * halves.max(1) as u64;
     let slots = sms as u64 * KERNEL_CTAS_PER_SM as u64;
@@ -490,8 +484,7 @@ pub fn rans_halves(entries: &[BlockEntry]) -> u32 {
 /// A rANS slice's symbols are its decoded bytes, but `ceil(decoded / literal_width)` for the
 /// literals of a group with a packed literal table (FORMAT.md §5.6,
 /// [`crate::archive::Archive::literal_width`]). With one block per warp and all blocks in
-/// flight, the stage takes at least the longest block's steps times the latency of one step
-/// (PERFORMANCE.md eighth session).
+/// flight, the stage takes at least the longest block's steps times the latency of one step.
 pub fn rans_block_steps(e: &BlockEntry, literal_width: u32) -> u32 {
     rans_block_steps_split(e, literal_width, 1)
 }
@@ -499,7 +492,7 @@ pub fn rans_block_steps(e: &BlockEntry, literal_width: u32) -> u32 {
 /// [`rans_block_steps`] if `parts` warps shared block `e`: its rANS rounds as
 /// [`crate::device::rans::warp_part_steps`] deals them, its raw slices copied by the last
 /// warp; the block's chain is its longest warp's. A model for `examples/rans_chains.rs` (no
-/// kernel runs it yet; PERFORMANCE.md nineteenth session). `parts` 0 is taken as 1.
+/// kernel runs it yet). `parts` 0 is taken as 1.
 pub fn rans_block_steps_split(e: &BlockEntry, literal_width: u32, parts: u32) -> u32 {
     use crate::device::format::LANES_RAW;
     let parts = parts.max(1);
@@ -569,15 +562,10 @@ pub fn rans_chunk_count(n_blocks: usize, group_blocks: u32, bpc: u32) -> usize {
 /// entry point), or `None` where the usual grid ([`rans_warps_per_cta`],
 /// [`KERNEL_CTAS_PER_SM`] CTAs per SM) is kept: the fewest blocks per chunk whose chunks
 /// ([`rans_chunks`]) fit `sms` CTAs, when the usual grid has more chunks than SMs (some SMs
-/// would run two CTAs and the stage waits for those: PERFORMANCE.md twenty-sixth session,
-/// dm3's busiest SM 1.22 times the mean) and the chunk's warps (`halves` per block) fit
-/// [`KERNEL_SOLO_WARPS`]. dm3 (1,317 blocks with wide slices, groups of 64, 132 SMs):
-/// 11 blocks, 124 CTAs of 22 warps, where the usual rule runs 165 CTAs of 16 warps, two on
-/// 33 SMs; ce2 (1,104): 10 blocks, 121 CTAs of 20 warps against 138 of 16. On an H200 it
-/// takes packed archives of ~530-1,400 blocks with wide slices and ~1,060-2,800 without;
-/// measured (PERFORMANCE.md twenty-seventh session) on ce2 and dm3 (+6-9 %), a 12 MB prefix
-/// of dm3 (733 blocks, 12-warp CTAs, +3 %), and without wide slices TAIR10 (16 warps, +2 %)
-/// and A. arenosa (2,454 blocks, 22 warps, +8 %).
+/// would run two CTAs and the stage waits for those) and the chunk's warps (`halves` per
+/// block) fit [`KERNEL_SOLO_WARPS`]. For example 1,317 blocks with wide slices in groups
+/// of 64 on 132 SMs: 11 blocks, 124 CTAs of 22 warps, where the usual rule runs 165 CTAs of
+/// 16 warps, two on 33 SMs. Faster on the archives it takes (see docs/PERFORMANCE.md).
 pub fn rans_solo_blocks(n_blocks: usize, group_blocks: u32, halves: u32, sms: u32) -> Option<u32> {
     let halves = halves.max(1);
     let usual_bpc = rans_warps_per_cta(n_blocks, halves, sms) / halves;
@@ -596,11 +584,10 @@ pub fn rans_solo_blocks(n_blocks: usize, group_blocks: u32, halves: u32, sms: u3
 /// by first block), in serpentine rounds: round 0 gives CTA `c` the `c`-th longest, round 1
 /// runs the other way, so the CTA with the shortest chunk of one round takes the longest of
 /// the next (a CTA takes its next chunk as soon as it is done with one, not with the round).
-/// The last round is padded with [`RANS_NO_CHUNK`] to a whole round. hs37 (4,334 blocks,
-/// 271 chunks of 16 for 264 CTAs on an H200): the seven chunks of the second round (N runs,
-/// 71 steps) went to the CTAs of the seven longest chunks (391 steps in all, against 320 for
-/// the longest chunk); now to those of the seven shortest (PERFORMANCE.md fifteenth session;
-/// longest first alone: eighth session). Deterministic; every chunk exactly once.
+/// The last round is padded with [`RANS_NO_CHUNK`] to a whole round. So where a second
+/// round has a few short chunks, they go to the CTAs of the shortest chunks of the first,
+/// not of the longest, which would add their steps to the longest chain. Deterministic;
+/// every chunk exactly once.
 pub fn rans_chunk_order(
     entries: &[BlockEntry],
     literal_width: impl Fn(usize) -> u32,
@@ -633,7 +620,7 @@ pub fn rans_chunk_order(
 /// the lane kernel after it would have nothing to do and a dense decode leaves it out
 /// (`GpuArchive::decode_all_with`; one launch and its wait less a decode). Decided on the
 /// archive's own bytes, the ones the GPU decodes: every block's match streams are raw slices
-/// (`compress --raw-match-streams`), and each block the dense kernel takes passes what it
+/// (`compress --target gpu`), and each block the dense kernel takes passes what it
 /// checks before it would hand the block back (`device/src/dense/`): its streams within
 /// the shared-memory caps (`fits`), at most `LENV_CAP` length varints (bytes without bit 7),
 /// as many offset first bytes with a tail (bit 7) as tail bytes, and no tail byte with bit 7

@@ -1,4 +1,4 @@
-//! The wavefront decoder (issue 4): rANS, a parse that gives every match its dependency
+//! The wavefront decoder: rANS, a parse that gives every match its dependency
 //! level, literal placement and level buckets, then one copy launch per level, one warp per
 //! match — all captured once in a CUDA graph and replayed. Unlike the dense pipe it also
 //! decodes archives whose window crosses blocks: blocks are parsed in generations, each

@@ -53,7 +53,7 @@ crate::with_dense_params!(
     /// waited for; its match streams are loaded and parsed as an early block's
     /// (`early_match_streams`), then its literals expanded from its two-bit slice straight into
     /// the literal region ([`expand_own_literals`]), and its status is this kernel's alone. A
-    /// second entry point so that the first keeps its code (and its registers) as it was.
+    /// second entry point so that the first's code (and its registers) stay without this.
     /// Not with stage bits `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`, which read the decoded
     /// scratch: with them it decodes as [`decode_blocks_dense`], and the host lets the rANS stage
     /// decode every block.
@@ -566,8 +566,8 @@ pub(super) fn count_fallback(queue: *mut u32, st: u32) {
 /// Copies `n16` 16-byte words from `src` to `dst` with the whole CTA of `threads` threads
 /// (`tid` < `threads`), each thread issuing up to four loads before it stores them (named
 /// values, not an array, so that they stay in registers): the dense kernel's literal load,
-/// 16 KiB in one memory latency at 256 threads instead of four (PERFORMANCE.md nineteenth
-/// session). The rANS stage's tables take [`stage16`] instead.
+/// 16 KiB in one memory latency at 256 threads instead of four. The rANS stage's tables take
+/// [`stage16`] instead.
 ///
 /// # Safety
 /// Both ranges hold `n16` words (`dst` shared, `src` global memory), 16-byte aligned.
@@ -614,9 +614,9 @@ pub(super) unsafe fn copy16(dst: *mut u128, src: *const u128, n16: u64, tid: u32
 /// thread `tid`, as asynchronous copies (`cp.async.cg.shared.global`, sm_80 and later): they
 /// hold no data registers, so a thread issues all of its copies of every table a CTA stages
 /// before it waits (as many in flight as the memory system takes), where a load-then-store
-/// copy waits one memory latency per round of loads (the rANS stage's table
-/// staging held 21 % of its stall samples on E. coli at 4 KiB blocks: PERFORMANCE.md
-/// nineteenth session). The words are in `dst` only after [`stage_wait`], and visible to the
+/// copy waits one memory latency per round of loads (which made table staging a large part
+/// of the rANS stage's stalls on small blocks). The words are in `dst` only after
+/// [`stage_wait`], and visible to the
 /// other threads after a barrier that follows it.
 ///
 /// # Safety

@@ -1,21 +1,20 @@
 //! The dense full pipe: the rANS kernel (`rans_decode_slices`, one warp per block, two for an
-//! archive with wide slices) decodes
-//! every block's streams into a scratch buffer, then the dense kernel
-//! (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time) assembles each
-//! independent block in shared memory (layout in `dense_layout.rs`). On sm_90 the dense kernel
-//! runs while the rANS kernel does and decodes each block as soon as its streams are
-//! published (`handoff.rs`); a block whose match streams are raw slices and not yet published
-//! when a CTA takes it is loaded from the archive's data section and parsed first, while the
-//! rANS stage still decodes its literals, and waits for the hand-off only before stage 3
-//! (`early_match_streams`; PERFORMANCE.md twenty-ninth session).
+//! archive with wide slices) decodes every block's streams into a scratch buffer, then the
+//! dense kernel (`decode_blocks_dense`, one CTA of `THREADS` threads per block at a time)
+//! assembles each independent block in shared memory (layout in `dense_layout.rs`). On sm_90
+//! the dense kernel runs while the rANS kernel does and decodes each block as soon as its
+//! streams are published (`handoff.rs`); a block whose match streams are raw slices and not yet
+//! published when a CTA takes it is loaded from the archive's data section and parsed first,
+//! while the rANS stage still decodes its literals, and waits for the hand-off only before
+//! stage 3 (`early_match_streams`).
 //!
 //! 1. rANS: the block's rANS slices have their interleaved lanes packed side by side into
 //!    the warp's lanes; renormalisation words are handed out in lane order by a ballot and
 //!    a population count. The dense kernel loads the decoded streams but the literals (read
 //!    from the scratch by stage 3) into shared memory and
 //!    turns the varints into values (continuation bits -> ballot -> index of each varint):
-//!    the lengths by warp 0; the distances (format v2: first bytes and one-byte tails in
-//!    two streams) in chunks by the other seven warps, which first count the first bytes
+//!    the lengths by warp 0; the distances (FORMAT.md §4.2: first bytes and one-byte tails
+//!    in two streams) in chunks by the other seven warps, which first count the first bytes
 //!    with a tail in their chunks, then join each first byte with its tail.
 //! 2. Parse, by the whole CTA: each warp takes a chunk of the commands, 32 per step. Pass A
 //!    counts varints per chunk, pass B gives each chunk's output and literal totals and its
@@ -39,14 +38,14 @@
 //! `Fallback`; the host decodes those with the lane-per-block kernel.
 //!
 //! Self-contained blocks (`own.rs`: a two-bit literal slice, FORMAT.md §5.7, and raw match
-//! streams, as `compress --raw-match-streams --two-bit-literals` writes them) need nothing
+//! streams, as `compress --target gpu` writes them where they pay) need nothing
 //! from the rANS stage: `decode_blocks_dense_sc` loads such a block's match streams and its
 //! literal slice straight from the data section in stage 1 (the slice to the end of the
 //! command region, `load_own_slice`), parses it, and expands the literals from that copy
 //! after the parse (`expand_own_literals`), never waiting for a hand-off; the rANS stage
 //! (`rans_decode_slices_two_bit` with `leave_self_contained`) skips those blocks. Where every
 //! block is one and none can fall back, the host launches the dense kernel alone
-//! (`gpu::schedule::dense_alone`). PERFORMANCE.md thirty-first session.
+//! (`gpu::schedule::dense_alone`).
 
 use crate::dense_layout::*;
 use crate::format::*;
@@ -134,8 +133,8 @@ pub(super) unsafe fn gb_u32(p: *const u8, i: usize) -> u32 {
 
 /// Reads the little-endian 16-bit word at `p` (any alignment) of global memory as its two
 /// bytes `(low, high)`, two byte loads that ask L2 to fetch 256 bytes on a miss
-/// (`ld.global.L2::256B`): the rANS stage reads each slice's words once, front to back
-/// (PERFORMANCE.md eighth session, run 2). The bytes stay apart until [`merge_word`].
+/// (`ld.global.L2::256B`): the rANS stage reads each slice's words once, front to back.
+/// The bytes stay apart until [`merge_word`].
 ///
 /// # Safety
 /// `p` and `p + 1` are readable bytes of global memory. (`p` is the generic address; on
@@ -163,7 +162,7 @@ pub(super) unsafe fn global_word_l2_256(p: *const u8) -> (u16, u16) {
 /// loaded bytes sits where the caller merges them: as Rust, LLVM joined the two bytes right
 /// after their loads, so the warp waited there on the load before the rest of its step
 /// (a packed symbol's expansion, two shuffles and its stores) instead of running that while
-/// the load was in flight (PERFORMANCE.md seventeenth session).
+/// the load was in flight.
 #[inline(always)]
 pub(super) fn merge_word(x: u32, lo: u16, hi: u16) -> u32 {
     let out: u32;
@@ -185,7 +184,7 @@ pub(super) fn merge_word(x: u32, lo: u16, hi: u16) -> u32 {
 
 /// Stores byte `v` at `p` of global memory without allocating the line in L1
 /// (`st.global.L1::no_allocate`): the rANS stage's per-step symbol stores otherwise take L1
-/// capacity and bandwidth from its word loads (PERFORMANCE.md eighth session, run 2).
+/// capacity and bandwidth from its word loads.
 ///
 /// # Safety
 /// `p` is a writable byte of global memory that no other thread of the kernel accesses.
@@ -331,7 +330,7 @@ pub(super) fn set_status(s: &Smem, st: Status) {
 // The literals of a self-contained block (FORMAT.md §5.7). `expand_own_literals` is the one
 // function of the dense pipe that stays a call in the PTX; it is defined in this module, not
 // a submodule, because its symbol name (which carries the module path) steers ptxas's
-// instruction schedule of `decode_blocks_dense_sc`: kept, the kernel's SASS stays as it was.
+// instruction schedule of `decode_blocks_dense_sc`: renaming it changes the kernel's SASS.
 
 /// An exclusive prefix sum over the CTA's threads (in thread order) of each of the `N`
 /// values `v`, and each one's total, wrapping: warp sums by shuffles ([`scan_u32`]), each

@@ -12,15 +12,10 @@ use super::*;
 /// Renormalisation words are handed out in lane order by a ballot and a population count
 /// (FORMAT.md §5.4) and read straight from the archive (asking L2 for 256-byte fetches; the
 /// symbols are stored without allocating L1 lines: with many warps per SM the step is bound
-/// by L1 traffic, PERFORMANCE.md eighth session), by predicated loads rather than a
-/// branch (some lane renormalises in ~93 % of steps, so the branch was always divergent;
-/// -10..-15 % stage time, PERFORMANCE.md sixth session). (Two alternatives were measured and
-/// dropped: a register window of words handed out by shuffles, and a copy of the round's
-/// words in shared memory; PERFORMANCE.md, 2026-11-30 third session; a prefetch of the
-/// line ahead of each slice's next word: flat, seventh session; and for grids of one CTA per
-/// SM a prefetch of the slice's whole word area into L1, the most L1 by the carveout, and a
-/// shared-memory copy of each round's words in kernels of their own: 0 to -5 %, sixteenth
-/// session.)
+/// by L1 traffic), by predicated loads rather than a branch (some lane renormalises in
+/// almost every step, so the branch would always diverge). Register windows of words,
+/// shared-memory copies of a round's words and prefetches were measured slower or flat:
+/// see docs/PERFORMANCE.md.
 ///
 /// `CTX`: some selected slice has a context pair (FORMAT.md §5.4; each lane then picks its
 /// table by its previous symbol); `PACK`: some selected slice holds packed literals (§5.6;
@@ -29,11 +24,9 @@ use super::*;
 /// unpacked symbol's byte store; a packed one's expansion load, and its byte stores where the
 /// slice's words are not coalesced) while the load is in flight, then joins the word into
 /// the state ([`merge_word`]); a packed step's two shuffles and word store wait for the
-/// next step, where they run while that step's table entry loads (rANS stage -2.5..-3.5 % on
-/// the packed DNA archives; PERFORMANCE.md twenty-first session, which also measured what
-/// each part of the step costs, and the expansion moved out of the step: slower); otherwise
-/// the stores come first, as the 16-warp kernels keep them (their registers: with `LATE` the
-/// packed one spilled more and hs37 decoded 1 % slower; PERFORMANCE.md seventeenth session).
+/// next step, where they run while that step's table entry loads; otherwise the stores come
+/// first, as the 16-warp kernels keep them (under their register bound `LATE` spills more:
+/// measured slower, see docs/PERFORMANCE.md).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>(
@@ -130,8 +123,8 @@ pub(super) fn decode_packed<const CTX: bool, const PACK: bool, const LATE: bool>
     // number of words (lanes % 4 == 0): lane l writes word l of the step, assembled from the
     // literals of the step's symbols `4l / width` (from byte `o` of them on) and
     // `(4l + 3) / width`, fetched from their lanes by two shuffles. (One byte store per
-    // literal, 3 per step at width 3, wrote 3 times the L1 sectors per byte of the
-    // unpacked stage's single coalesced byte store; PERFORMANCE.md thirteenth session.)
+    // literal writes `width` times the L1 sectors per byte of the unpacked stage's single
+    // coalesced byte store.)
     let coalesce = packed && lanes % 4 == 0 && own % 4 == 0;
     let word_lane = coalesce && l < width * own / 4;
     let (src0, src1, o) = if word_lane {

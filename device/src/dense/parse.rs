@@ -178,8 +178,7 @@ pub(super) fn slot_moves(k: Class, c: u8) -> u32 {
 /// a reset sets [`HISTORY_RESET`] (FORMAT.md §4.3). So the history after the step holds the
 /// distances of the last (up to four) new matches after the last reset, newest first, then
 /// the history before the step (references) or, after a reset, `HISTORY_RESET`. On text most
-/// steps are of this kind (gcide 70 %, brown 90 %; PERFORMANCE.md sixth session). Called by
-/// the whole warp (`news` and `resets` are warp-uniform).
+/// steps are of this kind. Called by the whole warp (`news` and `resets` are warp-uniform).
 #[inline(always)]
 pub(super) fn push_only_map(news: u32, resets: u32, new_dist: u32) -> [u32; 4] {
     let (mut v, base) = if resets != 0 {
@@ -267,16 +266,15 @@ pub(super) fn ctrl_get(s: &Smem, i: usize) -> u32 {
 }
 
 /// Self-overlapping matches longer than this many bytes are filled by their whole warp
-/// rather than by their own lane (24 with one pointer per store; 32 once the lane stored two
-/// at a time, 48 once runs without a period went without its bookkeeping: PERFORMANCE.md
-/// eighth session, runs 4 and 9).
+/// rather than by their own lane: up to this length a lane storing two pointers at a time,
+/// without a period's bookkeeping for runs, is faster than the warp.
 pub(super) const LANE_FILL_MAX: u64 = 48;
 
 /// Literal runs and matches that do not overlap themselves (runs of consecutive pointers) up
 /// to this many bytes are filled by their own lane, eight pointers per 16-byte store: a warp
-/// filling a 128-literal run spent ~120 instructions on handing the command out (two
+/// filling a 128-literal run spends most of its instructions on handing the command out (two
 /// shuffles, the loop's bookkeeping) for four stores of 32 pointers, and such runs are most
-/// of a DNA block (PERFORMANCE.md fourteenth session). Every literal run (at most 128,
+/// of a DNA block. Every literal run (at most 128,
 /// FORMAT.md §4.1) is a lane's.
 pub(super) const LANE_RUN_MAX: u64 = 128;
 
@@ -341,10 +339,10 @@ pub(super) unsafe fn fill_run(
 /// sources `src + q % dist`. A literal run or a match that does not overlap itself
 /// (`dist >= n`) is a run of consecutive pointers: at most one 2-, 4- and 8-byte store up
 /// to a multiple of 8 pointers, then eight per 16-byte store, then at most one 8-, 4- and
-/// 2-byte store (`dense_layout` keeps the pointer region 16-aligned; PERFORMANCE.md
-/// fourteenth and twenty-second sessions: the loop's body is a store and two adds, where a
-/// body that chose between 8- and 16-byte stores took ~28 instructions per 8 pointers); a
-/// self-overlapping match goes through [`fill_run`] with a stride of one.
+/// 2-byte store (`dense_layout` keeps the pointer region 16-aligned, so the loop's body is a
+/// store and two adds, where a body that chose between 8- and 16-byte stores would take
+/// several times the instructions per 8 pointers); a self-overlapping match goes through
+/// [`fill_run`] with a stride of one.
 ///
 /// # Safety
 /// `dst .. dst + n` lies in the pointer region (the parse checked `dst + n <= block_len`);
@@ -750,8 +748,8 @@ impl crate::lz::BlockSink for PtrSink {
     }
 }
 
-/// Stage 2, sequential variant (stage bit `STAGE_SEQ_PARSE`, for the parse comparison of
-/// issue 4): one lane walks the block's commands with the shared rules
+/// Stage 2, sequential variant (stage bit `STAGE_SEQ_PARSE`, to measure what the parallel
+/// parse gains): one lane walks the block's commands with the shared rules
 /// (`lz::walk_block`) over the decoded streams in global memory and writes the same
 /// pointers as the parallel parse.
 #[allow(clippy::too_many_arguments)]

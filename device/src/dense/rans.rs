@@ -34,10 +34,8 @@ crate::with_rans_params!(
     /// group into chunks, `gpu::schedule::rans_chunks`). At the start of a round the CTA copies
     /// the decode tables of the chunk's table group into dynamic shared memory, one per
     /// stream (`rans::KERNEL_SMEM_BYTES`), by asynchronous copies issued all before the first
-    /// wait ([`stage16`]), and its warps read them there. (In L1 the tables of a few groups
-    /// per SM missed often enough that most steps waited on L2: rANS stage -15 % on gcide,
-    /// PERFORMANCE.md seventh session; chunks that crossed a group read the other group's
-    /// from global memory until the twenty-seventh session.)
+    /// wait ([`stage16`]), and its warps read them there: in L1 the tables of a few groups
+    /// per SM miss often enough that most steps wait on L2.
     ///
     /// The interleaved lanes of the block's rANS slices are packed side by side into the warp's
     /// 32 lanes in rounds: each round takes, largest first, the slices that still fit (e.g. a
@@ -62,13 +60,12 @@ crate::with_rans_params!(
     /// kernel (`decode_blocks_dense_sc`), which decodes them from the data section: this
     /// stage writes nothing for them, status and ready word included (the host passes it
     /// only with that kernel after this one, `gpu::schedule::leaves_self_contained`).
-    /// (Packing two blocks per warp was measured and dropped: fewer, longer chains, slower on
-    /// every corpus; PERFORMANCE.md, 2026-11-30 third session.)
+    /// (Two blocks per warp make fewer, longer chains: measured slower, see
+    /// docs/PERFORMANCE.md.)
     ///
     /// Three entry points share this body, one per kind of table the archive has, so that each
-    /// holds only the step variants it needs (their registers are allocated per kernel: the
-    /// kernel with every variant took 78 registers, and at 64, the most two 16-warp CTAs per SM
-    /// allow, it spilled; PERFORMANCE.md thirteenth session): `rans_decode_slices` for single
+    /// holds only the step variants it needs (registers are allocated per kernel, and one
+    /// kernel with every variant spills at the 64 that two 16-warp CTAs per SM allow): `rans_decode_slices` for single
     /// tables, `rans_decode_slices_ctx` for context pairs (FORMAT.md §5.4),
     /// `rans_decode_slices_pack` for packed literal tables (§5.6) and context pairs, whose
     /// rounds never put a packed slice and a context slice together (`decode_slices`); a
@@ -111,8 +108,8 @@ crate::with_rans_params!(
     /// needs, where the 16-warp bounds of the other entry points make it spill. Its packed
     /// step issues the renormalisation word's load before the symbol's stores (`LATE`,
     /// [`decode_packed`]): on these grids, at most two CTAs per SM, the step's latency is the
-    /// stage's time (E. coli rANS 0.078-0.080 -> 0.069-0.070 ms), while the 16-warp kernel, whose
-    /// time is its throughput, spills more so (hs37 -1 %; PERFORMANCE.md seventeenth session).
+    /// stage's time, while the 16-warp kernel, whose time is its throughput, would spill
+    /// more so.
     rans_decode_slices_pack_narrow,
     true,
     true,
@@ -127,10 +124,9 @@ crate::with_rans_params!(
     /// whose grid the narrow bounds hold): the same bounds, but it copies raw slices in
     /// 16-byte words ([`copy_raw_slice`]) and expands two-bit slices with the whole warp
     /// ([`expand_two_bit`]). The narrow entry point has no two-bit code at all (a two-bit
-    /// slice fails it closed, `SliceMode`): in it, that code took its registers from 96 to
-    /// 122 and slowed its rANS chain (E. coli with wide slices 112-114 -> 96-98 GB/s), and
-    /// even the one-lane form of the other entry points cost it 3-4 % (PERFORMANCE.md
-    /// thirtieth session). The others expand two-bit slices with one lane for the exceptions
+    /// slice fails it closed, `SliceMode`): in it, that code, even in the one-lane form of
+    /// the other entry points, raises its registers and slows its rANS chain (measured: see
+    /// docs/PERFORMANCE.md). The others expand two-bit slices with one lane for the exceptions
     /// ([`expand_two_bit_lean`]; their 64 registers spilled with the warp's form).
     rans_decode_slices_two_bit,
     true,
@@ -144,9 +140,9 @@ crate::with_rans_params!(
     /// [`rans_decode_slices_pack_narrow`] for grids of at most one CTA per SM, CTAs of up to
     /// `rans::KERNEL_SOLO_WARPS` warps (`gpu::schedule::rans_solo_blocks`): its launch bounds
     /// (`build.rs`) leave it up to 80 registers a thread, its packed step the word load
-    /// first (`LATE`). On the H200 (PERFORMANCE.md twenty-seventh session), against the
-    /// usual grid of 16-warp CTAs, two on some SMs: ce2 (121 CTAs of 20 warps) +9 %, dm3
-    /// (124 of 22) +6 %; the same body without `LATE` gained half of that.
+    /// first (`LATE`): faster than the usual grid of 16-warp CTAs, two on some SMs, where
+    /// such a grid would leave the stage waiting for the doubled SMs (see
+    /// docs/PERFORMANCE.md).
     rans_decode_slices_pack_solo,
     true,
     true,
@@ -345,7 +341,7 @@ pub(super) unsafe fn rans_stage<
         // With `leave_self_contained`, a block the dense kernel after this one decodes from
         // the data section alone is skipped: no slice, no status, no hand-off
         // ([`self_contained`]; only in `rans_decode_slices_two_bit`, the one entry point
-        // with `TWO_BIT_OK` and `COPY16`: the others keep their code as it was).
+        // with `TWO_BIT_OK` and `COPY16`: the others' code and registers stay without it).
         if w / halves < bpc
             && b < n_blocks as u64
             && b / group_blocks as u64 == g0
@@ -769,11 +765,10 @@ pub(super) fn decode_slices<
 /// Copies a raw slice (`stored == decoded`, checked in `info.pre`) with the whole warp,
 /// `rans::RAW_COPY_UNROLL` bytes per lane in flight: a lane's byte loads do not wait for
 /// each other's stores, so a 16 KiB raw slice (the literals of a FASTA header's block) costs
-/// 128 memory latencies rather than 512, which had made such a block the longest chain of the
-/// rANS stage (TAIR10: 446 steps; PERFORMANCE.md fourteenth session). Every entry point
-/// but `rans_decode_slices_two_bit` takes this form: [`copy_raw_slice`] made the ones with 64
-/// registers a thread spill, and the narrow packed one, which the smaller archives with wide
-/// slices run, keeps its codegen as it was (PERFORMANCE.md thirtieth session).
+/// 128 memory latencies rather than 512, which would make such a block the longest chain of
+/// the rANS stage. Every entry point but `rans_decode_slices_two_bit` takes this form:
+/// [`copy_raw_slice`] makes the ones with 64 registers a thread spill, and would change the
+/// codegen of the narrow packed one, which the smaller archives with wide slices run.
 #[inline(always)]
 pub(super) fn copy_raw_slice_bytes(src: &Sources, info: &SliceInfo, lane: u32) {
     use crate::rans::RAW_COPY_UNROLL;
@@ -801,9 +796,9 @@ pub(super) fn copy_raw_slice_bytes(src: &Sources, info: &SliceInfo, lane: u32) {
 
 /// Copies a raw slice (`stored == decoded`, checked in `info.pre`) with the whole warp in
 /// 16-byte words ([`for_src16`]; the decoded slot is 16-aligned, `gpu::decoder`): a 16 KiB
-/// raw slice costs 8 memory latencies. (Byte loads, four in flight per lane
-/// ([`copy_raw_slice_bytes`]), took 128, ~25 us on the H200: as long as E. coli's rANS chains;
-/// PERFORMANCE.md thirtieth session.) The slot's last word may take up to 15 bytes past the
+/// raw slice costs 8 memory latencies, where byte loads, four in flight per lane
+/// ([`copy_raw_slice_bytes`]), take 128, as long as a small genome's rANS chains. The slot's
+/// last word may take up to 15 bytes past the
 /// slice (the next slice's, or the data section's zero padding), which fall in the slot's
 /// padding (every slot is padded to a multiple of 16 bytes).
 #[inline(always)]

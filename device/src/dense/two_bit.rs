@@ -350,9 +350,9 @@ pub(super) fn expand_two_bit_lean(src: &Sources, info: &SliceInfo, lane: u32) ->
 /// two more ([`scan_i64`]) and their values by a ballot of the new ones; each exception's
 /// byte is stored at its position. A 16 KiB block of FASTA (about 200 line feeds) waits on 2
 /// memory latencies for its codes and 1 (and one for its one value) for its exceptions.
-/// (The first form, byte loads in each round and each varint's earlier bytes read again,
-/// measured the same: one such block alone still takes ~20 us in the rANS stage, which is not
-/// understood yet; PERFORMANCE.md thirtieth session.)
+/// (Byte loads in each round, each varint's earlier bytes read again, measure the same; why
+/// one such block alone still takes long in the rANS stage is an open question, see
+/// docs/PERFORMANCE.md.)
 #[inline(always)]
 pub(super) fn expand_two_bit(src: &Sources, info: &SliceInfo, lane: u32) -> Status {
     let bad = Status::TwoBitSlice;

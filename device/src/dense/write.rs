@@ -15,7 +15,7 @@ use super::*;
 ///
 /// A thread takes four bytes at a time: their pointers in one 8-byte load, their first hops
 /// as four independent loads (so the four bytes wait on one shared-memory latency, not one
-/// after another: PERFORMANCE.md twenty-second session), deeper chains in a loop, the four
+/// after another), deeper chains in a loop, the four
 /// resolved pointers stored back in one 8-byte store when any of them hopped.
 ///
 /// The stores race with other threads' loads by design, with plain accesses, and the generated
@@ -24,13 +24,12 @@ use super::*;
 /// while others load single 16-bit slots. The PTX memory model does not define such
 /// mixed-size races; the kernel relies on the hardware's: an aligned 8-byte shared-memory
 /// store is one transaction, so a racing 16-bit load of one of its slots reads either the
-/// old pointer or the new one, both on that slot's chain. (Before the twenty-second session
-/// every access was 16-bit; a vector access, which the model takes element by element,
-/// comes out of LLVM as the same 64-bit access.) `compute-sanitizer --tool racecheck`
-/// reports these loads and stores as write-after-read hazards (seventh session; again in the
-/// twenty-second, run 12, with the decode bit-exact); making every access of the chain
-/// volatile made the write stage 3x slower (seventh session, run 9). Only the first hop's loads are volatile, so that LLVM keeps
-/// them unconditional.
+/// old pointer or the new one, both on that slot's chain. (A vector access, which the model
+/// takes element by element, comes out of LLVM as the same 64-bit access.)
+/// `compute-sanitizer --tool racecheck` reports these loads and stores as write-after-read
+/// hazards, with the decode bit-exact; making every access of the chain volatile makes the
+/// write stage several times slower. Only the first hop's loads are volatile, so that LLVM
+/// keeps them unconditional.
 ///
 /// `LIT_RUNS` ([`decode_blocks_dense_sc`]'s): a word whose four pointers are consecutive
 /// literal pointers (a literal run, most of a block of DNA) takes its four literals in one or
