@@ -13,8 +13,8 @@
 //! assert!(Options::new().with_level(0).validate().is_err());
 //! ```
 
-use crate::archive::{Settings, TwoBit};
 use crate::device::format::{DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, MIN_MATCH_BASE};
+use crate::encode::{Settings, TwoBit};
 
 /// The default level: the strongest lazy parse, with a minimum match tried on a sample of the
 /// input under [`Target::Size`], the least effort that compresses every corpus of
@@ -29,15 +29,15 @@ pub enum Target {
     /// Ratio first: every stream entropy-coded, context and packed tables where the level's
     /// rule takes them, two-bit literal slices only where they shorten the archive, and at
     /// every level a minimum match of 4 where a sample of the input compresses smaller with
-    /// it than with 6 ([`crate::archive::default_min_match`]; below level 8 never on
-    /// nucleotide sequence, and only by [`crate::archive::SHORT_MATCH_MIN_GAIN`]).
+    /// it than with 6 ([`crate::encode::default_min_match`]; below level 8 never on
+    /// nucleotide sequence, and only by [`crate::encode::SHORT_MATCH_MIN_GAIN`]).
     #[default]
     Size,
     /// GPU decode speed first (FORMAT.md §5.5-§5.7): at levels 1-7 the match streams are
     /// stored raw, so that a block's literals have the rANS warp to themselves; two-bit
     /// literal slices where they cost at most 1 % more than rANS (such blocks of raw streams
     /// decode without the rANS stage); for inputs of at most
-    /// [`crate::archive::WIDE_MAX_BLOCKS`] blocks, 64-lane literal slices where they halve a
+    /// [`crate::encode::WIDE_MAX_BLOCKS`] blocks, 64-lane literal slices where they halve a
     /// chain of at least 64 steps. Minimum match 6 at levels 1-7 (fewer, longer matches).
     /// Levels 8-9 code for size with few rANS lanes, so raw match streams would cost bytes
     /// and buy no speed: there the target adds only the two-bit literal slices to the level.
@@ -47,7 +47,7 @@ pub enum Target {
 /// Encoder options. `Options::default()` is level [`DEFAULT_LEVEL`], [`Target::Size`],
 /// 16 KiB blocks, independent blocks, the level's minimum match, repeat codes, no depth cap.
 ///
-/// Build one with [`Options::new`] and the `with_*` setters; [`crate::archive::compress`]
+/// Build one with [`Options::new`] and the `with_*` setters; [`crate::encode::compress`]
 /// validates it ([`Options::validate`]).
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,11 +198,11 @@ impl Options {
     }
 
     /// Whether `min_match` is left to a trial on a sample of the input
-    /// ([`crate::archive::default_min_match`]): unset under [`Target::Size`] at every level,
-    /// under [`Target::Gpu`] at levels 8-9 ([`crate::archive::SHORT_MATCH_LEVEL`]).
+    /// ([`crate::encode::default_min_match`]): unset under [`Target::Size`] at every level,
+    /// under [`Target::Gpu`] at levels 8-9 ([`crate::encode::SHORT_MATCH_LEVEL`]).
     pub fn tries_min_match(&self) -> bool {
         self.min_match.is_none()
-            && (self.target == Target::Size || self.level >= crate::archive::SHORT_MATCH_LEVEL)
+            && (self.target == Target::Size || self.level >= crate::encode::SHORT_MATCH_LEVEL)
     }
 
     /// The encoder's decisions for these options (minimum match 6 where
@@ -211,7 +211,7 @@ impl Options {
     #[doc(hidden)]
     pub fn settings(&self) -> Settings {
         let gpu = self.target == Target::Gpu;
-        let raw = gpu && self.level < crate::archive::SHORT_MATCH_LEVEL;
+        let raw = gpu && self.level < crate::encode::SHORT_MATCH_LEVEL;
         Settings {
             level: self.level,
             block_size: self.block_size,

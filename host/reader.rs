@@ -1,8 +1,8 @@
 //! [`Reader`]: an archive opened once, read by byte ranges (FORMAT.md §6).
 
-use crate::archive::Archive;
 use crate::decode;
 use crate::error::{DecodeError, Error};
+use crate::format::Archive;
 use std::path::Path;
 
 /// Where a [`Reader`]'s archive bytes live.

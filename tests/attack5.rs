@@ -9,14 +9,14 @@
 //! ACEAPEX_ATTACK_CORPORA = the corpora folder, default `corpora/`; failing archives are kept
 //! in `target/attack5-fails/`).
 
-use aceapex::archive::compress_settings;
-use aceapex::archive::Archive;
-use aceapex::cpu;
+use aceapex::decode::streams;
 use aceapex::decode::{decode_block_at, decode_block_reference, decode_streams};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
-use aceapex::entropy::{count, encode_slice, FreqTable};
-use aceapex::lz::{join_offsets, split_offsets};
+use aceapex::encode::compress_settings;
+use aceapex::encode::entropy::{count, encode_slice, FreqTable};
+use aceapex::encode::lz::{join_offsets, split_offsets};
+use aceapex::format::Archive;
 use aceapex::{DecodeError, Settings};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1225,14 +1225,14 @@ fn check(
     }
     // 2. stream level: the group path and the single-block path vs the reference streams
     {
-        let mut one = cpu::Scratch::default();
-        let g = cpu::group_blocks(bs);
-        let mut scratch: Vec<cpu::Scratch> = (0..g).map(|_| Default::default()).collect();
+        let mut one = streams::Scratch::default();
+        let g = streams::group_blocks(bs);
+        let mut scratch: Vec<streams::Scratch> = (0..g).map(|_| Default::default()).collect();
         let mut bufs: [Vec<u8>; NS] = Default::default();
         let mut first_b = 0;
         while first_b < bc {
             let m = g.min(bc - first_b);
-            let stat = cpu::decode_streams_group(&a, first_b, &mut scratch[..m]);
+            let stat = streams::decode_streams_group(&a, first_b, &mut scratch[..m]);
             for j in 0..m {
                 let b = first_b + j;
                 let r = decode_streams(&a, b, &mut bufs);
@@ -1242,11 +1242,11 @@ fn check(
                         stat[j]
                     ));
                 }
-                match cpu::decode_streams(&a, b, &mut one) {
+                match streams::decode_streams(&a, b, &mut one) {
                     Ok(p) => {
                         if r.is_err() {
                             return Err(format!(
-                                "block {b}: cpu::decode_streams ok, reference {r:?}"
+                                "block {b}: streams::decode_streams ok, reference {r:?}"
                             ));
                         }
                         let got = [p.literals, p.lengths, p.offsets, p.commands, p.offset_tails];
@@ -1259,13 +1259,13 @@ fn check(
                     Err(e) => {
                         if r != Err(e) {
                             return Err(format!(
-                                "block {b}: cpu::decode_streams {e:?}, reference {r:?}"
+                                "block {b}: streams::decode_streams {e:?}, reference {r:?}"
                             ));
                         }
                     }
                 }
                 if r.is_ok() {
-                    let p = cpu::padded_streams(&a, b, &scratch[j]);
+                    let p = streams::padded_streams(&a, b, &scratch[j]);
                     let got = [p.literals, p.lengths, p.offsets, p.commands, p.offset_tails];
                     for k in 0..NS {
                         if got[k].data() != &bufs[k][..] {

@@ -5,8 +5,8 @@
 
 mod common;
 
-use aceapex::archive::Archive;
 use aceapex::device::format::*;
+use aceapex::format::Archive;
 use common::{build, Blk, Hdr, Rng};
 
 use common::attack::*;

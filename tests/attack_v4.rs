@@ -6,9 +6,9 @@
 
 mod common;
 
-use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::lz::BlockFrame;
+use aceapex::format::Archive;
 use aceapex::{FormatError, Settings};
 use common::{build, put_u16, put_u32, Blk, Hdr, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -91,11 +91,11 @@ fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
     put_u16(&mut out, H_VERSION, version);
     put_u32(&mut out, H_MIN_MATCH, min_match);
     let mut table = Vec::new();
-    let mut bits = aceapex::entry::bits_for(arc.entries());
+    let mut bits = aceapex::format::entry::bits_for(arc.entries());
     bits.match_base = byte85;
     out[72..88].copy_from_slice(bytemuck::bytes_of(&bits));
-    aceapex::entry::pack(arc.entries(), &bits, &mut table);
-    let entry_size = aceapex::entry::packed_size(&bits);
+    aceapex::format::entry::pack(arc.entries(), &bits, &mut table);
+    let entry_size = aceapex::format::entry::packed_size(&bits);
     out.extend_from_slice(&table);
     out.extend_from_slice(&a[rest..]);
     common::reseal_entries(&mut out, entry_size);
@@ -258,7 +258,7 @@ fn v4_encoder_mutation_fuzz() {
             b[H_BASE] = r.range(3, 7) as u8;
         }
         let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-        let es = aceapex::entry::packed_size(&bits);
+        let es = aceapex::format::entry::packed_size(&bits);
         common::reseal_entries(&mut b, es);
         let what = format!("fuzz iteration {it}");
         let res = catch_unwind(AssertUnwindSafe(|| {
@@ -375,7 +375,7 @@ fn dump_cli_cases() {
             };
             b[at] ^= 1 << r.below(8);
             let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-            common::reseal_entries(&mut b, aceapex::entry::packed_size(&bits));
+            common::reseal_entries(&mut b, aceapex::format::entry::packed_size(&bits));
             std::fs::write(format!("{dir}/b{mm}_mut{i}.acx"), &b).unwrap();
         }
     }

@@ -27,13 +27,13 @@
 
 mod common;
 
-use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
-use aceapex::entropy::{
+use aceapex::encode::entropy::{
     encode_context_slice, encode_slice_with, expansion_table, EncodeTable, FreqTable,
 };
+use aceapex::format::Archive;
 use aceapex::{DecodeError, FormatError, Settings};
 use common::attack::{
     combos, compare_archive, env, gen_lits, never_wrong_grouped, random_alphabet, table_below,

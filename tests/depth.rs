@@ -5,8 +5,9 @@
 //! of the matches that wrote them. The wavefront GPU decoder sizes its launches from these
 //! fields, so an understated depth costs it a second decode.
 
-use aceapex::archive::{compress_settings, Archive, Settings};
 use aceapex::device::lz::{BlockStreams, Command, Parser};
+use aceapex::encode::{compress_settings, Settings};
+use aceapex::format::Archive;
 
 /// Per block: the largest recomputed level (0 without matches).
 fn recomputed_depths(a: &Archive<'_>, n: usize) -> Vec<u32> {

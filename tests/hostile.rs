@@ -9,11 +9,11 @@
 
 mod common;
 
-use aceapex::archive::Archive;
 use aceapex::decode::{decode_block_at, decode_block_reference};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
-use aceapex::entropy::{count, encode_slice, FreqTable};
+use aceapex::encode::entropy::{count, encode_slice, FreqTable};
+use aceapex::format::Archive;
 use aceapex::{DecodeError, FormatError};
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};

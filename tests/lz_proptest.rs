@@ -2,7 +2,7 @@
 //! so match bases 4-6) round-trips through the reference decoder, and the reported
 //! statistics hold.
 
-use aceapex::lz::{parse_segment, ParseParams};
+use aceapex::encode::lz::{parse_segment, ParseParams};
 use aceapex_device::lz::{decode_block, BlockFrame, Command, Parser};
 use proptest::prelude::*;
 

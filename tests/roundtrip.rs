@@ -12,10 +12,10 @@
 
 mod common;
 
-use aceapex::archive::Archive;
-use aceapex::archive::{compress_settings, TwoBit};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
+use aceapex::encode::{compress_settings, TwoBit};
+use aceapex::format::Archive;
 use aceapex::Settings;
 use common::Rng;
 use proptest::prelude::*;
@@ -1088,7 +1088,7 @@ fn progress_adds_up_to_the_size() {
 /// compresses with the choice otherwise.
 #[test]
 fn default_min_match_tries_both_where_the_options_leave_it() {
-    use aceapex::archive::default_min_match;
+    use aceapex::encode::default_min_match;
     use aceapex::{compress, Options, Target};
     let text = generate(Kind::Text, 5, 300_000);
     let random = generate(Kind::Random, 5, 300_000);

@@ -7,7 +7,8 @@ use crate::io::{
 };
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
-use aceapex::archive::{self, Archive};
+use aceapex::encode;
+use aceapex::format::Archive;
 use aceapex::{Options, Target};
 use anyhow::{bail, Result};
 use std::io::IsTerminal;
@@ -159,7 +160,7 @@ fn compress_one(
         pb.set_message("compress (minimum match 4 or 6: trying both on a sample)");
     }
     let started = std::sync::atomic::AtomicBool::new(false);
-    let packed = archive::compress(&data, opts, &|n| {
+    let packed = encode::compress(&data, opts, &|n| {
         if !started.swap(true, std::sync::atomic::Ordering::Relaxed) {
             pb.set_message("compress");
         }

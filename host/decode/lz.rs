@@ -469,7 +469,7 @@ fn literal_step(
 /// unspecified. Panics if the frame does not lie inside `out` (a caller bug, not bad input).
 /// Chooses the command loop by the block's command density and the varint form by the CPU;
 /// every choice gives the same result.
-pub fn decode_block(
+pub fn decode_block_fast(
     s: &PaddedStreams<'_>,
     out: &mut [u8],
     frame: &BlockFrame,

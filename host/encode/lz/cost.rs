@@ -2,6 +2,8 @@
 //!
 //! All costs are in 1/16 bit units so that everything stays integer (and deterministic).
 
+use crate::format::varint::varint_len;
+
 /// Fixed-point scale: costs are in units of `1 / SCALE` bits.
 pub const SCALE: i32 = 16;
 
@@ -102,12 +104,6 @@ pub struct CostModel {
 #[inline(always)]
 fn bit_len(v: u32) -> i32 {
     (32 - v.leading_zeros()) as i32
-}
-
-/// Bytes of the LEB128 varint of `v`.
-#[inline(always)]
-pub fn varint_len(v: u32) -> i32 {
-    1 + (bit_len(v) - 1).max(0) / 7
 }
 
 impl CostModel {

@@ -10,6 +10,7 @@
 //! from the segment's order-0 statistics, so DNA and text get different thresholds).
 
 mod cost;
+mod finder;
 mod parser;
 
 #[cfg(test)]
@@ -18,7 +19,6 @@ mod tests;
 use aceapex_device::format::{DEFAULT_BLOCK_SIZE, STREAM_COUNT};
 use aceapex_device::lz::BlockStreams;
 
-pub(crate) use cost::varint_len;
 #[doc(hidden)]
 pub use cost::CostTuning;
 
