@@ -292,8 +292,7 @@ fn decompress_windows(
 ///
 /// The memory comes zeroed from the allocator (`alloc_zeroed`: for large buffers, pages the
 /// kernel maps in only when written), so a hostile archive that declares gigabytes and fails
-/// in its first block costs address space, not memory or time (ninth-session attack: 16 KB
-/// declaring 8 GiB used to fill 8 GiB with zeros before the first block failed).
+/// in its first block costs address space, not memory or time.
 pub fn zeroed_output(bytes: u64) -> Result<Vec<u8>, DecodeError> {
     let n = usize::try_from(bytes).map_err(|_| DecodeError::Alloc { bytes })?;
     if n == 0 {
@@ -321,9 +320,7 @@ pub fn decompress(a: &Archive<'_>) -> Result<Vec<u8>, DecodeError> {
 /// Decodes original bytes `offset..offset+length`, decoding only the blocks needed (and,
 /// with a cross-block window, the blocks they read from). Every decoded block is verified,
 /// and a range that is the whole original data also against the content checksum (FORMAT.md
-/// §6: a block's checksum does not say where the block belongs, so two equal-length blocks
-/// swapped in a resealed archive pass every block check; attack helper, twenty-fourth
-/// session).
+/// §6).
 pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, DecodeError> {
     let size = a.header.original_size;
     let end = offset

@@ -24,7 +24,7 @@ pub struct Archive<'a> {
     pub(crate) block_offsets: Vec<u64>,
     /// Per group and stream: the table, if the group has one for that stream.
     /// (Boxed: an absent table costs 8 bytes, so a hostile archive of many groups without
-    /// tables cannot make the reader hold ~200x its size, ninth-session attack.)
+    /// tables cannot make the reader hold many times its size.)
     pub(crate) tables: Vec<[Option<Box<StreamTable>>; STREAM_COUNT]>,
     /// The data section.
     pub(crate) data: &'a [u8],
@@ -42,11 +42,10 @@ pub struct Archive<'a> {
 /// Bytes of expanded decode tables an archive keeps for reuse: the larger of 256 MiB and a
 /// quarter of its original size. A group's tables expand to 16-32 KiB per stream, so a
 /// valid archive of 4 KiB blocks with a table group per block would otherwise hold ~25 times
-/// its output in tables once decoded (twenty-third session's attack: 184 MB of output, 4.5
-/// GB of tables, the process aborted); past the budget a table is expanded for each use and
-/// dropped after it. The encoder's groups (1 MiB of output, [`GROUP_BYTES`]) have at most
-/// 160 KiB of tables (five streams, two tables each), 16 % of their output, so its archives
-/// stay within the budget. The GPU decoder refuses archives whose tables exceed it.
+/// its output in tables once decoded; past the budget a table is expanded for each use and
+/// dropped after it. The encoder's groups (1 MiB of output, [`crate::encode::GROUP_BYTES`])
+/// have at most 160 KiB of tables (five streams, two tables each), a sixth of their output,
+/// so its archives stay within the budget. The GPU decoder refuses archives whose tables exceed it.
 pub fn table_cache_budget(original_size: u64) -> u64 {
     (256u64 << 20).max(original_size / 4)
 }
@@ -68,8 +67,8 @@ pub struct StreamTable {
 
 /// The expanded decode tables of one [`StreamTable`], borrowed from the archive's cache or
 /// owned alone (past the cache's budget; a borrow, not a shared count, so that the threads
-/// decoding blocks of one group never write a common cache line: with an `Arc` clone per
-/// lookup, E. coli decoded ~6 % slower on two threads); [`TableHandle::get`] gives them as
+/// decoding blocks of one group never write a common cache line, as an `Arc` clone per
+/// lookup would); [`TableHandle::get`] gives them as
 /// the decoders take them.
 pub struct TableHandle<'a> {
     tables: std::borrow::Cow<'a, [DecodeTable]>,

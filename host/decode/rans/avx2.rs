@@ -35,10 +35,8 @@ static PERM: [[u32; 8]; 256] = word_ranks(8);
 
 /// The eight table entries `slots[idx[j]]`.
 ///
-/// Eight scalar loads with the indices taken out of the vector 64 bits at a time: on Zen 3
-/// this measured about 1.7x the throughput of `vpgatherdd` (about 12 against 20 cycles per
-/// vector, a micro-benchmark on the development machine), and the rANS loop is bound by
-/// this lookup.
+/// Eight scalar loads with the indices taken out of the vector 64 bits at a time: faster than
+/// `vpgatherdd` on the CPUs measured, and the rANS loop is bound by this lookup.
 ///
 /// # Safety
 /// Every lane of `idx` must be a valid index into the 4096-entry table at `slots`.

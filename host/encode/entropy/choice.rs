@@ -120,10 +120,9 @@ pub const CONTEXT_MIN_GAIN: f64 = 64.0;
 
 /// Share of a group's coded bytes a context pair must save at levels 1-7
 /// ([`context_min_gain`]), where decode speed comes first: a pair costs the CPU its
-/// side-by-side decoding (dm3's rANS stage -8 %) and, where pairs are common, the GPU rANS
-/// stage 3-4 % (two more staged tables, a table pick per step); it pays on soft-masked genomes
-/// (dm3 at level 5: -7 %), not for the 0.1-0.9 % that text and most DNA gain at 24-32 lanes
-/// (PERFORMANCE.md, twelfth session).
+/// side-by-side decoding and, where pairs are common, GPU rANS time (two more staged tables, a
+/// table pick per step); it pays on soft-masked genomes, not for the small gains of text and
+/// most DNA at 24-32 lanes.
 pub const CONTEXT_MIN_SHARE_FAST_LEVELS: f64 = 0.03;
 
 /// Bytes a context pair must save in a group whose streams code to about `group_bytes`

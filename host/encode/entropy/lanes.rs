@@ -31,13 +31,11 @@ pub const MIN_SYMBOLS_PER_LANE: usize = 128;
 
 /// Symbols per lane at encoder level `level` and block size `block_size` (bytes):
 /// [`SYMBOLS_PER_LANE`] up to level 7, four times as many at level 8 and sixteen times at
-/// level 9, the levels that put ratio before decode speed (a 16 KiB text block saves ~40-70
-/// bytes of lane states at level 9; its longest GPU rANS chain grows from ~550 to
-/// ~2,000-8,000 steps). Blocks below 16 KiB take proportionally fewer symbols per lane (at
+/// level 9, the levels that put ratio before decode speed (fewer lane states for much longer
+/// GPU rANS chains). Blocks below 16 KiB take proportionally fewer symbols per lane (at
 /// least 128), so an 8 KiB block gets about the lanes of a 16 KiB one and chains half as
 /// long: a GPU decodes one block per warp, and on a small archive the rANS stage waits on
-/// its longest chain (brown at 8 KiB blocks: 56 -> 70 GB/s for 1 % of ratio; 4 KiB blocks
-/// pay 1.5-2 %; PERFORMANCE.md, ninth session).
+/// its longest chain, which this shortens for a little ratio.
 pub fn symbols_per_lane(level: u32, block_size: u32) -> usize {
     let per = match level {
         ..=7 => SYMBOLS_PER_LANE,
@@ -57,12 +55,10 @@ pub fn symbols_per_lane(level: u32, block_size: u32) -> usize {
 /// last one half used for 12 and 20, and slices of 8-24 lanes two or more at a time) and
 /// the GPU's packed-literal kernels store as aligned words (a multiple of 4). Any count
 /// `1..=32` is valid format (FORMAT.md §5.3); these are an encoder choice. (Without AVX2,
-/// the CPU decoder runs all of them as scalar rows.) 12 and 20 came in
-/// the twenty-second session (a TAIR10 block's 8-lane literal slice, the longest chain,
-/// could not take 16 beside the others: 383 -> 334 steps). 28 is not among them: a DNA
-/// block's 28-lane literal slice decodes alone on the CPU, where two 24-lane ones go
-/// together: 9-17 % of the CPU decode of E. coli and P. falciparum for 2-7 % of their GPU
-/// decode (PERFORMANCE.md twenty-second session).
+/// the CPU decoder runs all of them as scalar rows.) 12 and 20 let a block's longest slice
+/// step up where 16 would not fit beside the others. 28 is not among them: a DNA block's
+/// 28-lane literal slice decodes alone on the CPU, where two 24-lane ones go together, which
+/// costs the CPU decode more than it gains the GPU's.
 pub const LANE_COUNTS: [usize; 8] = [1, 4, 8, 12, 16, 20, 24, 32];
 
 /// Lane counts for the rANS slices of one block (`n[k]` symbols of stream `k`, `None` for a
@@ -94,11 +90,8 @@ pub fn block_lanes(n: [Option<usize>; STREAM_COUNT], per_lane: usize) -> [usize;
 /// and 8-9 with blocks of 4 KiB or less: [`symbols_per_lane`]) too, while the longest chain is over
 /// 1.5 times `per_lane` steps (a slice that got its lanes takes up to about twice): the first trim
 /// can leave a warp half empty (a block of 7,181 literals, 1,243 offsets, 2,228 commands and 991
-/// offset tails, with the lane counts of then: 24 + 4 + 8 + 4 lanes are over 32, the literals step
-/// down twice, to 8, and the tails' 991 steps on one lane were dm3's longest chain, the whole GPU
-/// rANS stage of that archive; PERFORMANCE.md fourteenth session), and a text block's warp 12 lanes
-/// short (brown: 4,452 literals on 8 lanes, 557 steps, the first trim's 1/8 over the commands' 497;
-/// stepped up and trimmed as now, 320; fifteenth session). Then, at `per_lane <= SYMBOLS_PER_LANE`,
+/// offset tails: 24 + 4 + 8 + 4 lanes are over 32, the literals step down twice, to 8, and the
+/// tails' 991 steps on one lane become the archive's longest chain). Then, at `per_lane <= SYMBOLS_PER_LANE`,
 /// if the chain is still long, [`two_round_lanes`], and last [`step_up_by_rounds`].
 pub fn block_lanes_packed(
     n: [Option<usize>; STREAM_COUNT],
@@ -179,10 +172,9 @@ pub fn block_lanes_packed(
 /// lanes then exceed 32, judged by the GPU warp's rounds ([`aceapex_device::rans::warp_steps`]: a
 /// slice that no longer fits waits for a second round, which for a short slice costs a few steps).
 /// The step-up in [`block_lanes_packed`] stops at 32 lanes in all, so a slice of a few symbols
-/// could keep the longest one from its next count: dm3 block 111 at level 6 (with the lane counts
-/// of then), 5,284 literals on 16 lanes, 9 lengths on 1, 1,467 offsets, 2,570 commands and 1,220
-/// tails on 4 each, 643 steps (the commands'); with the commands on 8 the lengths go to a second
-/// round: 367 + 9 = 376 (PERFORMANCE.md seventeenth session). Steps the longest slice up one count
+/// could keep the longest one from its next count: 5,284 literals on 16 lanes, 9 lengths on 1,
+/// 1,467 offsets, 2,570 commands and 1,220 tails on 4 each, 643 steps (the commands'); with
+/// the commands on 8 the lengths go to a second round: 367 + 9 = 376. Steps the longest slice up one count
 /// at a time (the others as they are) until it has 32 lanes or the chain is within
 /// [`STEP_UP_CHAIN`], and keeps each chain shorter than the best so far by at least
 /// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds over that best; then each slice goes down to
@@ -254,7 +246,7 @@ fn longest_slice(
 /// Bytes up to which a slice is always stored raw ([`store_slice`]): a rANS slice holds at
 /// least one 4-byte lane state, and is taken only when shorter than the raw bytes. Such a
 /// slice gets no lanes in [`block_lanes_packed`], so that it leaves the warp's room to the
-/// others (brown: a 2-byte length slice kept the commands from 8 lanes, fifteenth session).
+/// others (a 2-byte length slice would otherwise keep the commands from 8 lanes).
 pub const ALWAYS_RAW_BYTES: usize = 4;
 
 /// Lanes for two rounds of the GPU warp instead of one, for a block whose one-round chain is
@@ -265,11 +257,8 @@ pub const ALWAYS_RAW_BYTES: usize = 4;
 /// steps, in a second round (511 + 35 = 546 steps for 11 lanes more, ~33 bytes). `None`
 /// unless that is shorter by the kernel's rounds ([`aceapex_device::rans::warp_steps`]) by
 /// [`TWO_ROUND_STEPS_PER_LANE`] steps per lane it adds, and the other slices fit in one
-/// warp. (Until the twenty-second session it also had to be a ninth shorter; the exchange
-/// rate alone is what the other step-ups ask, and every case measured then passed both.)
-/// Such blocks
-/// bound the GPU rANS stage of small DNA archives, whose blocks are all in flight at once
-/// (E. coli, dm3: PERFORMANCE.md fifteenth session).
+/// warp. Such blocks bound the GPU rANS stage of small DNA archives, whose blocks are all in
+/// flight at once.
 fn two_round_lanes(
     n: &[Option<usize>; STREAM_COUNT],
     lanes: &[usize; STREAM_COUNT],
@@ -312,9 +301,8 @@ pub const WIDE_LANES: usize = 2 * WARP_LANES as usize;
 /// [`TWO_ROUND_STEPS_PER_LANE`], since wide lanes are asked for
 /// (`Settings::wide_lanes`) by whoever puts GPU decode speed before a per cent or two
 /// of size, and every block is then in flight at once, so the stage waits for the archive's
-/// longest chain. A 32-lane slice goes wide from a chain of 64 steps. (At 2, from 128 steps,
-/// a few blocks of 124-127 steps stayed narrow beside wide ones of ~88 and set the archive's
-/// chain: ce2's block 984, E. coli's last block; PERFORMANCE.md twenty-sixth session.)
+/// longest chain. A 32-lane slice goes wide from a chain of 64 steps (at 2, from 128, a few
+/// blocks just under it would stay narrow beside wide ones and set the archive's chain).
 pub const WIDE_STEPS_PER_LANE: usize = 1;
 
 /// `Settings::wide_lanes`' last stage of the lane choice, after [`block_lanes_packed`], for
@@ -351,19 +339,14 @@ pub fn wide_lanes(
 
 /// Chain (GPU warp steps) above which [`step_up_by_rounds`] looks for more lanes: 3/4 of
 /// [`SYMBOLS_PER_LANE`], whatever the block size (a block's rANS chain is the GPU rANS stage
-/// of an archive whose blocks are all in flight at once). Until the twenty-second session it
-/// was 1.5 times the symbols per lane: 384 at levels 1-7 with 16 KiB blocks and at level 8
-/// with 4 KiB ones (whose symbols per lane are 256 too; so that combination now takes more
-/// lanes: records.csv +1.6 %), 192 at levels 1-7 with 8 KiB blocks or smaller, the same as
-/// now (PERFORMANCE.md twenty-second session).
+/// of an archive whose blocks are all in flight at once).
 pub const STEP_UP_CHAIN: usize = 3 * SYMBOLS_PER_LANE / 4;
 
 /// Steps of the GPU warp's chain that each lane [`two_round_lanes`] or [`step_up_by_rounds`] adds
 /// must save (a lane costs about 3 bytes of archive; also the exchange rate of
-/// `archive::PACK_STEPS_PER_BYTE`): 12 for the unpacked DNA block there, 6.6 for a protein block
+/// `encode::PACK_STEPS_PER_BYTE`): 12 for the unpacked DNA block there, 6.6 for a protein block
 /// (15,227 literals on 24 lanes and 61 offsets, 296 commands, 50 tails on one: 636 steps; 32 + 1 +
 /// 8 + 1 lanes, 537). At 4 the protein blocks take two rounds, and their 32-lane literal slices
 /// also decode faster on the CPU than pairs of 24-lane ones (one slice in four AVX2 state vectors
-/// rather than two in six, which spill): swissprot at level 5, one thread, 975 -> 1,072 MB/s
-/// (median of 8 alternations), archive +0.6 % (PERFORMANCE.md fifteenth session).
+/// rather than two in six, which spill).
 pub const TWO_ROUND_STEPS_PER_LANE: usize = 4;
