@@ -14,7 +14,6 @@
 //! ```
 
 use crate::device::format::{DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, MIN_MATCH_BASE};
-use crate::encode::{Settings, TwoBit};
 
 /// The default level: the strongest lazy parse, with a minimum match tried on a sample of the
 /// input under [`Target::Size`], the least effort that compresses every corpus of
@@ -196,39 +195,6 @@ impl Options {
         }
         Ok(())
     }
-
-    /// Whether `min_match` is left to a trial on a sample of the input
-    /// ([`crate::encode::default_min_match`]): unset under [`Target::Size`] at every level,
-    /// under [`Target::Gpu`] at levels 8-9 ([`crate::encode::SHORT_MATCH_LEVEL`]).
-    pub fn tries_min_match(&self) -> bool {
-        self.min_match.is_none()
-            && (self.target == Target::Size || self.level >= crate::encode::SHORT_MATCH_LEVEL)
-    }
-
-    /// The encoder's decisions for these options (minimum match 6 where
-    /// [`Options::tries_min_match`] leaves it to the trial). Levels 8-9 reject raw match
-    /// streams, which also rules out wide lanes there (FORMAT.md §5.5).
-    #[doc(hidden)]
-    pub fn settings(&self) -> Settings {
-        let gpu = self.target == Target::Gpu;
-        let raw = gpu && self.level < crate::encode::SHORT_MATCH_LEVEL;
-        Settings {
-            level: self.level,
-            block_size: self.block_size,
-            window: self.window,
-            min_match: self.min_match.unwrap_or(crate::device::format::MATCH_BASE),
-            repeat_codes: self.repeat_codes,
-            depth_cap: self.depth_cap,
-            context_tables: true,
-            packed_literals: true,
-            raw_match_streams: raw,
-            wide_lanes: raw,
-            two_bit: match self.target {
-                Target::Gpu => TwoBit::WithinLoss,
-                _ => TwoBit::Smaller,
-            },
-        }
-    }
 }
 
 #[cfg(test)]
@@ -269,31 +235,5 @@ mod tests {
             OptionsError::Level(0).to_string(),
             "level 0 is not in 1..=9"
         );
-    }
-
-    #[test]
-    fn targets_lower_to_the_format_choices() {
-        let size = Options::new().settings();
-        assert!(!size.raw_match_streams && !size.wide_lanes);
-        assert_eq!(size.two_bit, TwoBit::Smaller);
-        assert_eq!(size.level, 6);
-        let gpu = Options::new().with_target(Target::Gpu).settings();
-        assert!(gpu.raw_match_streams && gpu.wide_lanes);
-        assert_eq!(gpu.two_bit, TwoBit::WithinLoss);
-        // levels 8-9 keep entropy-coded match streams under the GPU target
-        let gpu9 = Options::new()
-            .with_target(Target::Gpu)
-            .with_level(9)
-            .settings();
-        assert!(!gpu9.raw_match_streams && !gpu9.wide_lanes);
-        assert_eq!(gpu9.two_bit, TwoBit::WithinLoss);
-        assert!(gpu9.validate().is_ok());
-        assert!(Options::new().tries_min_match());
-        assert!(!Options::new().with_target(Target::Gpu).tries_min_match());
-        assert!(Options::new()
-            .with_target(Target::Gpu)
-            .with_level(8)
-            .tries_min_match());
-        assert!(!Options::new().with_min_match(Some(6)).tries_min_match());
     }
 }

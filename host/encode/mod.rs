@@ -191,16 +191,51 @@ pub fn default_min_match(opts: &Options, data: &[u8]) -> u32 {
     short_match_wins(&opts.settings(), sample.as_deref().unwrap_or(data))
 }
 
+/// How [`Options`] lower to the encoder's [`Settings`].
+impl Options {
+    /// Whether `min_match` is left to a trial on a sample of the input
+    /// ([`default_min_match`]): unset under [`Target::Size`] at every level,
+    /// under [`Target::Gpu`] at levels 8-9 ([`SHORT_MATCH_LEVEL`]).
+    pub fn tries_min_match(&self) -> bool {
+        self.min_match.is_none() && (self.target == Target::Size || self.level >= SHORT_MATCH_LEVEL)
+    }
+
+    /// The encoder's decisions for these options (minimum match 6 where
+    /// [`Options::tries_min_match`] leaves it to the trial). Levels 8-9 reject raw match
+    /// streams, which also rules out wide lanes there (FORMAT.md §5.5).
+    #[doc(hidden)]
+    pub fn settings(&self) -> Settings {
+        let gpu = self.target == Target::Gpu;
+        let raw = gpu && self.level < SHORT_MATCH_LEVEL;
+        Settings {
+            level: self.level,
+            block_size: self.block_size,
+            window: self.window,
+            min_match: self.min_match.unwrap_or(crate::device::format::MATCH_BASE),
+            repeat_codes: self.repeat_codes,
+            depth_cap: self.depth_cap,
+            context_tables: true,
+            packed_literals: true,
+            raw_match_streams: raw,
+            wide_lanes: raw,
+            two_bit: match self.target {
+                Target::Gpu => TwoBit::WithinLoss,
+                _ => TwoBit::Smaller,
+            },
+        }
+    }
+}
+
 /// Share of the sample's archive by which a minimum match of 4 must beat 6 below level
 /// [`SHORT_MATCH_LEVEL`], where the trial is new to the level: on DNA the two come within a
 /// fraction of a per cent of each other and the sample can pick 4 where the whole input codes
-/// smaller with 6 (P. falciparum at level 1), while text and FASTQ gain more than 1 %.
+/// smaller with 6, while text and FASTQ gain clearly more.
 pub const SHORT_MATCH_MIN_GAIN: f64 = 0.005;
 
-/// Whether 16 bytes make up at least 99 % of `sample`: nucleotide sequence (FASTA, soft-masked
-/// or not, its line feeds and a header line or an N run aside), where a 4-byte match never
-/// pays at two bits per base, and a sample of it picked 4 where the whole input coded
-/// smaller with 6 (a soft-masked genome, TAIR10's first 4 MiB at level 6, by 1 %).
+/// Whether 16 bytes make up at least 99 in 100 bytes of `sample`: nucleotide sequence (FASTA,
+/// soft-masked or not, its line feeds and a header line or an N run aside), where a 4-byte
+/// match never pays at two bits per base, and a sample of it can pick 4 where the whole input
+/// codes smaller with 6.
 fn few_letters(sample: &[u8]) -> bool {
     let mut h = [0u64; 256];
     entropy::count(&mut h, sample);
@@ -270,17 +305,14 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
 
 /// With [`TwoBit::WithinLoss`], a block's literals take a two-bit slice where it
 /// is at most `1 / TWO_BIT_MAX_LOSS` longer than their other slice: the rANS slice of a block
-/// of upper-case DNA is a little shorter in three of four E. coli blocks (by less than 0.5 %
-/// in most), and a decode waits for its slowest block (PERFORMANCE.md thirtieth session).
+/// of upper-case DNA is often a little shorter, and a decode waits for its slowest block.
 pub const TWO_BIT_MAX_LOSS: usize = 100;
 
 /// Most blocks of an input that `Settings::wide_lanes` gives wide slices: on an H200 the
 /// rANS stage holds 132 SMs x 2 CTAs x 16 warps, 4,224 warps, at once, so up to ~2,100 blocks
-/// of two warps each are all in flight and the halved chains are the stage's time (TAIR10,
-/// 1,889 blocks: 204 -> 226 GB/s); with more, the pairs take rounds and the extra warps cost
-/// more than the chains save (A. lyrata, 3,189 blocks: 228-231 in the twenty-fourth session
-/// -> 216-219; hs37, 4,334, in one call: 303-307 -> 287-290; PERFORMANCE.md twenty-fifth session). Larger inputs are written
-/// without wide slices.
+/// of two warps each are all in flight and the halved chains are the stage's time; with more,
+/// the pairs take rounds and the extra warps cost more than the chains save (measurements in
+/// docs/PERFORMANCE.md). Larger inputs are written without wide slices.
 pub const WIDE_MAX_BLOCKS: usize = 2048;
 
 /// [`compress`] under `opts` as given (no trial of the minimum match): the test hook that
@@ -526,16 +558,11 @@ pub const WIDE_REPACK_MAX_SHARE: f64 = 0.01;
 /// (`encode_group`'s `force_pack`); the result is kept if the archive's longest chain drops
 /// and it costs at most [`WIDE_REPACK_MAX_SHARE`] of the archive (all of them or none: one
 /// left long keeps the stage as long). A group's chain here is its stored rANS slices'
-/// (`entropy::warp_chain`), without the raw slices' copies. At level 6 with
-/// `--raw-match-streams --wide-lanes` (PERFORMANCE.md twenty-sixth session; longest rANS
-/// chains): dm3, one group of 21 whose literals coded
-/// 7 % smaller unpacked with a context pair on the letter case, with chains of 259 steps
-/// against the others' ~133, now packed, +0.3 % of the archive; ce2, whose first group
-/// packed two letters a symbol for the sake of its header line's (`>chrX`), with chains of
-/// 131 against the others' ~89, now three with the header's block stored raw, +0.24 %.
-/// Heavily soft-masked inputs, where every group codes much smaller with the context pair,
-/// and P. falciparum, whose header lines would store 51 blocks raw (+2 %), stay as they are.
-/// The budget is counted over the groups' table records and slices (the header and the block
+/// (`entropy::warp_chain`), without the raw slices' copies. The typical case is a genome
+/// group whose literals code smaller unpacked (a context pair on the letter case, or a
+/// FASTA header line's letters in the alphabet) but with chains twice the others'; heavily
+/// soft-masked inputs, where every group codes much smaller with the context pair, stay as
+/// they are by the budget. The budget is counted over the groups' table records and slices (the header and the block
 /// table do not change).
 fn repack_longest_groups(groups: &mut [GroupOut], redo: impl Fn(usize) -> GroupOut + Sync) {
     let Some(longest) = groups.iter().map(|g| g.chain).max() else {
@@ -575,9 +602,8 @@ pub const PACK_MAX_LOSS_FAST_LEVELS: f64 = 0.03;
 /// larger than the record chosen without it at levels 1-7 (beyond
 /// [`PACK_MAX_LOSS_FAST_LEVELS`]): the exchange rate of [`entropy::block_lanes`]' two warp
 /// rounds, [`entropy::TWO_ROUND_STEPS_PER_LANE`] steps for a lane's ~3 bytes. The case is a
-/// genome's first group, whose FASTA header block stores its literals raw (E. coli: 8.6 KB,
-/// 3.2 %, more than unpacked; the 63 other blocks' chains ~550 -> ~229 steps, the longest of
-/// the archive 553 -> 229; PERFORMANCE.md seventeenth session).
+/// genome's first group, whose FASTA header block stores its literals raw (larger than
+/// unpacked) while packing more than halves the other blocks' chains.
 pub const PACK_STEPS_PER_BYTE: f64 = entropy::TWO_ROUND_STEPS_PER_LANE as f64 / 3.0;
 
 /// Sum over a group's blocks of the GPU warp's rANS chain (`aceapex_device::rans::warp_steps`)
@@ -946,6 +972,32 @@ fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
 mod tests {
     use super::*;
     use crate::format::{meta_checksum, table_cache_budget, Archive, HEADER_SIZE};
+
+    #[test]
+    fn targets_lower_to_the_format_choices() {
+        let size = Options::new().settings();
+        assert!(!size.raw_match_streams && !size.wide_lanes);
+        assert_eq!(size.two_bit, TwoBit::Smaller);
+        assert_eq!(size.level, 6);
+        let gpu = Options::new().with_target(Target::Gpu).settings();
+        assert!(gpu.raw_match_streams && gpu.wide_lanes);
+        assert_eq!(gpu.two_bit, TwoBit::WithinLoss);
+        // levels 8-9 keep entropy-coded match streams under the GPU target
+        let gpu9 = Options::new()
+            .with_target(Target::Gpu)
+            .with_level(9)
+            .settings();
+        assert!(!gpu9.raw_match_streams && !gpu9.wide_lanes);
+        assert_eq!(gpu9.two_bit, TwoBit::WithinLoss);
+        assert!(gpu9.validate().is_ok());
+        assert!(Options::new().tries_min_match());
+        assert!(!Options::new().with_target(Target::Gpu).tries_min_match());
+        assert!(Options::new()
+            .with_target(Target::Gpu)
+            .with_level(8)
+            .tries_min_match());
+        assert!(!Options::new().with_min_match(Some(6)).tries_min_match());
+    }
     use crate::gpu::tokens::Rng;
 
     /// `n` random bases with a 40-byte copy every 997 bytes (matches for the parser).

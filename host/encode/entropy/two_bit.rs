@@ -1,6 +1,8 @@
 //! Two-bit literal slices (FORMAT.md §5.7): nucleotide literals four to a byte with their
 //! exceptions.
 
+use crate::format::varint::write_varint;
+
 use crate::format::tables::*;
 
 /// A lower bound on [`encode_two_bit`]'s length for `literals`, from their histogram alone:
@@ -50,13 +52,13 @@ pub fn encode_two_bit(literals: &[u8], out: &mut Vec<u8>) -> usize {
             values.push(b);
         }
         // gaps are at most a block (< 2^23), so the difference fits the 4-byte varint
-        write_varint(&mut varints, zigzag((gap - g) as i32) << 1 | new as u32);
+        write_varint(zigzag((gap - g) as i32) << 1 | new as u32, &mut varints);
         (g, p, last) = (gap, i as i64, Some(b));
         x += 1;
     }
     out.extend_from_slice(&sym);
-    write_varint(out, x);
-    write_varint(out, values.len() as u32);
+    write_varint(x, out);
+    write_varint(values.len() as u32, out);
     out.extend_from_slice(&values);
     out.extend_from_slice(&varints);
     for chunk in literals.chunks(4) {
@@ -69,13 +71,4 @@ pub fn encode_two_bit(literals: &[u8], out: &mut Vec<u8>) -> usize {
         out.push(byte);
     }
     out.len() - start
-}
-
-/// Appends `v` as a LEB128 varint.
-fn write_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
