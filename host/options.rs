@@ -43,7 +43,7 @@ pub enum Target {
     Gpu,
 }
 
-/// Encoder options. `Options::default()` is level [`DEFAULT_LEVEL`], [`Target::Size`],
+/// Encoder options. `Options::default()` is level 6, [`Target::Size`],
 /// 16 KiB blocks, independent blocks, the level's minimum match, repeat codes, no depth cap.
 ///
 /// Build one with [`Options::new`] and the `with_*` setters; [`crate::encode::compress`]

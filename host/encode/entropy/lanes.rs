@@ -243,7 +243,7 @@ fn longest_slice(
         .max_by_key(|&(k, s)| (s, std::cmp::Reverse(k)))
 }
 
-/// Bytes up to which a slice is always stored raw ([`store_slice`]): a rANS slice holds at
+/// Bytes up to which a slice is always stored raw ([`super::store_slice`]): a rANS slice holds at
 /// least one 4-byte lane state, and is taken only when shorter than the raw bytes. Such a
 /// slice gets no lanes in [`block_lanes_packed`], so that it leaves the warp's room to the
 /// others (a 2-byte length slice would otherwise keep the commands from 8 lanes).

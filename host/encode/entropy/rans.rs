@@ -280,9 +280,9 @@ fn encode_any_lanes(
     nw
 }
 
-/// Chooses how to store one stream slice: rANS with `lanes` lanes (from [`block_lanes`]) and
+/// Chooses how to store one stream slice: rANS with `lanes` lanes (from [`super::block_lanes`]) and
 /// the group's table when that is smaller, else raw (always with 0 lanes, which
-/// [`block_lanes`] gives a slice of at most [`ALWAYS_RAW_BYTES`]). Returns the lane count
+/// [`super::block_lanes`] gives a slice of at most [`super::ALWAYS_RAW_BYTES`]). Returns the lane count
 /// written (`LANES_RAW` for raw).
 pub fn store_slice(
     symbols: &[u8],
