@@ -8,9 +8,9 @@
 //! file gives the ratio and best-of-N throughputs measured outside criterion.
 //! `ACEAPEX_BENCH_ONLY=<substring>` keeps only the corpus files whose path contains it.
 
-use aceapex::archive::compress;
-use aceapex::archive::Archive;
 use aceapex::decode;
+use aceapex::encode::compress;
+use aceapex::format::Archive;
 use aceapex::Options;
 use criterion::{BenchmarkId, Criterion, Throughput};
 use std::path::PathBuf;

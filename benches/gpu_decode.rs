@@ -10,8 +10,8 @@
 //! `ACEAPEX_BENCH_RANS_ONLY=1`: only the rANS stage is timed and nothing is verified, for
 //! diagnostic kernel variants that decode wrongly on purpose.
 
-use aceapex::archive::Archive;
 use aceapex::device::dense_layout::STAGE_SEQ_PARSE;
+use aceapex::format::Archive;
 use aceapex::gpu::decoder::{check_status, Decoder, GpuArchive};
 use aceapex::gpu::{Gpu, GpuTuning};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -17,18 +17,18 @@
 //! `decode::decompress_into` on a one-thread pool (everything the CLI does, content checksum
 //! included) and the stage columns time the stages alone over all blocks (rANS + raw copies
 //! of the four streams; the match layer on already decoded streams; one XXH3-64 pass over
-//! the output with [`cpu::xxh3`], which the decoder makes once per byte).
+//! the output with [`decode::checksum`], which the decoder makes once per byte).
 //!
 //! `ACEAPEX_STREAM_STATS=1` adds per stream: symbols per output byte, time per symbol and the
 //! lane counts used; `ACEAPEX_LIT_AB=1` adds the slices of each of the first four streams
 //! alone, decoded one by one against decoded together in groups
-//! ([`cpu::rans::SliceDecoder::fast_rows_together`]).
+//! ([`decode::rans::SliceDecoder::fast_rows_together`]).
 
-use aceapex::archive::compress;
-use aceapex::archive::Archive;
-use aceapex::cpu;
 use aceapex::decode;
+use aceapex::decode::streams;
 use aceapex::device::lz::BlockFrame;
+use aceapex::encode::compress;
+use aceapex::format::Archive;
 use aceapex::{Options, Target};
 use std::path::PathBuf;
 
@@ -89,7 +89,7 @@ fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     let target = if gpu { Target::Gpu } else { Target::Size };
     let opts = Options::new().with_level(level).with_target(target);
     let min_match = env_u32("ACEAPEX_MIN_MATCH")
-        .unwrap_or_else(|| aceapex::archive::default_min_match(&opts, input));
+        .unwrap_or_else(|| aceapex::encode::default_min_match(&opts, input));
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
     let cached = dir.join(format!(
@@ -139,25 +139,25 @@ fn main() {
             if std::env::var_os("ACEAPEX_TOTAL_ONLY").is_some() {
                 return (total, f64::NAN, f64::NAN, f64::NAN);
             }
-            let mut scratch = cpu::Scratch::default();
-            let mut group: Vec<cpu::Scratch> =
-                (0..cpu::GROUP_BLOCKS).map(|_| Default::default()).collect();
+            let mut scratch = streams::Scratch::default();
+            let mut group: Vec<streams::Scratch> =
+                (0..streams::GROUP_BLOCKS).map(|_| Default::default()).collect();
             let streams = best(|| {
-                for first in (0..blocks).step_by(cpu::GROUP_BLOCKS) {
-                    let n = (blocks - first).min(cpu::GROUP_BLOCKS);
-                    let st = cpu::decode_streams_group(&a, first, &mut group[..n]);
+                for first in (0..blocks).step_by(streams::GROUP_BLOCKS) {
+                    let n = (blocks - first).min(streams::GROUP_BLOCKS);
+                    let st = streams::decode_streams_group(&a, first, &mut group[..n]);
                     assert!(st.iter().all(|s| s.is_ok()));
                 }
             });
             // the match layer alone: streams of every block decoded up front
             let all: Vec<Vec<Vec<u8>>> = (0..blocks)
                 .map(|b| {
-                    let s = cpu::decode_streams(&a, b, &mut scratch).unwrap();
+                    let s = streams::decode_streams(&a, b, &mut scratch).unwrap();
                     [s.literals, s.lengths, s.offsets, s.commands, s.offset_tails]
                         .iter()
                         .map(|p| {
                             let mut v = p.data().to_vec();
-                            v.resize(v.len() + cpu::lz::STREAM_PAD, 0);
+                            v.resize(v.len() + decode::lz::STREAM_PAD, 0);
                             v
                         })
                         .collect()
@@ -167,8 +167,8 @@ fn main() {
                 for (b, s) in all.iter().enumerate() {
                     let e = a.entries()[b];
                     let p =
-                        |k: usize| cpu::lz::Padded::new(&s[k], e.decoded_len[k] as usize).unwrap();
-                    let ps = cpu::lz::PaddedStreams {
+                        |k: usize| decode::lz::Padded::new(&s[k], e.decoded_len[k] as usize).unwrap();
+                    let ps = decode::lz::PaddedStreams {
                         literals: p(0),
                         lengths: p(1),
                         offsets: p(2),
@@ -183,7 +183,7 @@ fn main() {
                         window: a.header().window,
                         match_base: a.header().match_base(),
                     };
-                    cpu::lz::decode_block(&ps, chunk, &frame).unwrap();
+                    decode::lz::decode_block_fast(&ps, chunk, &frame).unwrap();
                 }
             });
             for k in (0..4usize).filter(|_| std::env::var_os("ACEAPEX_LIT_AB").is_some()) {
@@ -198,7 +198,7 @@ fn main() {
                             let e = a.entries()[b];
                             let o = &mut bufs[b][..e.decoded_len[k] as usize];
                             if e.lanes[k] != 0 && e.lanes[k] != aceapex::device::format::LANES_TWO_BIT {
-                                cpu::rans::decode_slice(
+                                decode::rans::decode_slice(
                                     a.slices(b)[k],
                                     e.lanes[k] as usize,
                                     tables[b].as_ref().unwrap().get(),
@@ -209,14 +209,14 @@ fn main() {
                         }
                     }));
                     together = together.min(best(|| {
-                        for (g, chunk) in bufs.chunks_mut(cpu::GROUP_BLOCKS).enumerate() {
+                        for (g, chunk) in bufs.chunks_mut(streams::GROUP_BLOCKS).enumerate() {
                             let mut decs = Vec::new();
                             for (j, buf) in chunk.iter_mut().enumerate() {
-                                let b = g * cpu::GROUP_BLOCKS + j;
+                                let b = g * streams::GROUP_BLOCKS + j;
                                 let e = a.entries()[b];
                                 if e.lanes[k] != 0 && e.lanes[k] != aceapex::device::format::LANES_TWO_BIT {
                                     decs.push(
-                                        cpu::rans::SliceDecoder::new(
+                                        decode::rans::SliceDecoder::new(
                                             a.slices(b)[k],
                                             e.lanes[k] as usize,
                                             tables[b].as_ref().unwrap().get(),
@@ -226,7 +226,7 @@ fn main() {
                                     );
                                 }
                             }
-                            cpu::rans::SliceDecoder::fast_rows_together(&mut decs);
+                            decode::rans::SliceDecoder::fast_rows_together(&mut decs);
                             for mut d in decs {
                                 while d.fast_rows(usize::MAX) > 0 {}
                                 d.finish().unwrap();
@@ -248,7 +248,7 @@ fn main() {
                     (0usize, 0usize, 0usize, 0usize, 0usize, 0usize);
                 for s in &all {
                     let mut prev_match = false;
-                    for &c in &s[3][..s[3].len() - cpu::lz::STREAM_PAD] {
+                    for &c in &s[3][..s[3].len() - decode::lz::STREAM_PAD] {
                         let is_match = (0x80..0xFF).contains(&c);
                         mm += (is_match && prev_match) as usize;
                         match c {
@@ -268,7 +268,7 @@ fn main() {
                 // of history slot 0 only, with a repeat of slot 1-3
                 let (mut st_none, mut st_rep0, mut st_hi) = (0usize, 0usize, 0usize);
                 for s in &all {
-                    for step in s[3][..s[3].len() - cpu::lz::STREAM_PAD].chunks(32) {
+                    for step in s[3][..s[3].len() - decode::lz::STREAM_PAD].chunks(32) {
                         let reps = step.iter().filter(|&&c| (0x80..0xC0).contains(&c));
                         let hi = reps.clone().any(|&c| (c >> 4) & 3 != 0);
                         if hi {
@@ -315,7 +315,7 @@ fn main() {
                             } else if e.lanes[k] == aceapex::device::format::LANES_TWO_BIT {
                                 aceapex::device::two_bit::decode(sl, o).unwrap();
                             } else {
-                                cpu::rans::decode_slice(
+                                decode::rans::decode_slice(
                                     sl,
                                     e.lanes[k] as usize,
                                     a.table(b, k).unwrap().get(),
@@ -341,7 +341,7 @@ fn main() {
                 }
             }
             let hash = best(|| {
-                std::hint::black_box(cpu::xxh3::xxh3_64(&out));
+                std::hint::black_box(decode::checksum::xxh3_64(&out));
             });
             (total, streams, lz, hash)
         });

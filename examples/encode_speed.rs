@@ -12,9 +12,9 @@
 
 use std::time::Instant;
 
-use aceapex::archive::compress;
-use aceapex::archive::Archive;
-use aceapex::lz::{parse_segment, ParseParams};
+use aceapex::encode::compress;
+use aceapex::encode::lz::{parse_segment, ParseParams};
+use aceapex::format::Archive;
 use aceapex::{decode, Options, Target};
 
 /// Nanoseconds this thread has run on a CPU (Linux schedstat), if available.

@@ -20,11 +20,11 @@
 //! `dense_filled` to `dense_lits` holds its wait). Every decode's output is checked against
 //! the archive's checksums.
 
-use aceapex::archive::Archive;
 use aceapex::device::trace::{
     DENSE_CODES, DENSE_DEFERRED, DENSE_END, DENSE_FILLED, DENSE_LITS, SLOT_NAMES, TRACE_BLOCKS,
     TRACE_SLOTS,
 };
+use aceapex::format::Archive;
 use aceapex::gpu::decoder::{check_status, verify, GpuArchive};
 use aceapex::gpu::{Gpu, GpuTuning};
 

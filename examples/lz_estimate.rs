@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use aceapex::lz::{parse_segment_tuned, BlockParse, CostTuning, ParseParams};
+use aceapex::encode::lz::{parse_segment_tuned, BlockParse, CostTuning, ParseParams};
 use aceapex_device::lz::{decode_block, BlockFrame};
 use rayon::prelude::*;
 
@@ -176,7 +176,7 @@ fn main() {
                 dst_end: (start + bs).min(n),
                 src_floor: b.lowest_source / bs * bs,
                 window,
-                match_base: aceapex::lz::match_base(min_match),
+                match_base: aceapex::encode::lz::match_base(min_match),
             };
             decode_block(b.streams(), &mut out, &frame).expect("decode");
         }

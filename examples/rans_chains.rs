@@ -11,7 +11,7 @@
 //! Also counts the blocks whose streams exceed the dense GPU kernel's caps (`dense_layout`),
 //! which that kernel hands to the slow lane-per-block kernel.
 //! Usage: `cargo run --release --example rans_chains -- ARCHIVE...`
-use aceapex::archive::Archive;
+use aceapex::format::Archive;
 use aceapex::gpu::schedule::{rans_block_steps, rans_block_steps_split};
 
 fn main() {

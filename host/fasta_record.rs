@@ -1,10 +1,10 @@
 //! The FASTA index record of an archive (FORMAT.md §3.4, §3.5: extension type 1): when
 //! [`crate::compress`] attaches it, how it is attached, and how a [`crate::Reader`] reads it.
 
-use crate::archive::{self, Archive, Extension};
 use crate::device::format::EXTENSION_TYPE_FASTA_INDEX;
 use crate::error::{Error, FormatError};
 use crate::fasta::{FastaIndex, SeqFormat};
+use crate::format::{self as archive, Archive, Extension};
 
 /// The largest index payload [`crate::compress`] attaches by itself, as a share of the input:
 /// one byte of index per this many input bytes (a floor of [`AUTO_INDEX_MIN_BYTES`] lets small

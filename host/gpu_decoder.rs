@@ -1,7 +1,7 @@
 //! [`GpuDecoder`]: whole-archive decode on an NVIDIA GPU (feature `gpu`).
 
-use crate::archive::Archive;
 use crate::error::Error;
+use crate::format::Archive;
 use crate::gpu;
 
 /// An NVIDIA GPU opened for decoding: one CUDA context and stream, the decoder kernels

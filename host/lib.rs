@@ -63,8 +63,7 @@
 //!
 //! # Internals
 //!
-//! The modules hidden from this documentation (`archive`, `cpu`, `decode`, `entropy`,
-//! `entry`, `gpu`, `lz`, `device`) serve the command-line tool, the benchmarks and the tests;
+//! The modules hidden from this documentation (`format`, `encode`, `decode`, `gpu`, `device`) serve the command-line tool, the benchmarks and the tests;
 //! they are not part of the API and change without notice.
 
 mod error;
@@ -84,26 +83,17 @@ pub use aceapex_device as device;
 // items, documented with `--document-private-items`).
 #[doc(hidden)]
 #[allow(rustdoc::private_intra_doc_links)]
-pub mod archive;
-#[doc(hidden)]
-#[allow(rustdoc::private_intra_doc_links)]
-pub mod cpu;
-#[doc(hidden)]
-#[allow(rustdoc::private_intra_doc_links)]
 pub mod decode;
 #[doc(hidden)]
 #[allow(rustdoc::private_intra_doc_links)]
-pub mod entropy;
+pub mod encode;
 #[doc(hidden)]
 #[allow(rustdoc::private_intra_doc_links)]
-pub mod entry;
+pub mod format;
 #[cfg(feature = "gpu")]
 #[doc(hidden)]
 #[allow(rustdoc::private_intra_doc_links)]
 pub mod gpu;
-#[doc(hidden)]
-#[allow(rustdoc::private_intra_doc_links)]
-pub mod lz;
 mod options;
 
 pub use error::{DecodeError, Error, FormatError};
@@ -119,7 +109,9 @@ pub use options::{Options, OptionsError, Target};
 
 // Kept for the crate's own tools and tests; not part of the API.
 #[doc(hidden)]
-pub use archive::{compress_settings, Archive, Settings, TwoBit};
+pub use encode::{compress_settings, Settings, TwoBit};
+#[doc(hidden)]
+pub use format::Archive;
 
 /// What a block broke (FORMAT.md §4-§6): the rule named by [`DecodeError::Block`].
 pub use aceapex_device::status::Status;
@@ -167,7 +159,7 @@ pub fn compress_with_progress(
 ) -> Result<Vec<u8>, Error> {
     // the indexing pass runs beside the encoder's blocks
     let (packed, index) = rayon::join(
-        || archive::compress(input, options, progress),
+        || encode::compress(input, options, progress),
         || auto_fasta_index(input),
     );
     let packed = packed?;
@@ -189,7 +181,7 @@ pub fn compress_with_progress(
 /// rule it broke, [`DecodeError::ContentChecksum`], or [`DecodeError::Alloc`] when the
 /// output cannot be allocated.
 pub fn decompress(archive: &[u8]) -> Result<Vec<u8>, Error> {
-    let a = archive::Archive::parse(archive)?;
+    let a = format::Archive::parse(archive)?;
     Ok(decode::decompress(&a)?)
 }
 

@@ -13,7 +13,6 @@
 //! assert!(Options::new().with_level(0).validate().is_err());
 //! ```
 
-use crate::archive::{Settings, TwoBit};
 use crate::device::format::{DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE, MIN_MATCH_BASE};
 
 /// The default level: the strongest lazy parse, with a minimum match tried on a sample of the
@@ -29,25 +28,25 @@ pub enum Target {
     /// Ratio first: every stream entropy-coded, context and packed tables where the level's
     /// rule takes them, two-bit literal slices only where they shorten the archive, and at
     /// every level a minimum match of 4 where a sample of the input compresses smaller with
-    /// it than with 6 ([`crate::archive::default_min_match`]; below level 8 never on
-    /// nucleotide sequence, and only by [`crate::archive::SHORT_MATCH_MIN_GAIN`]).
+    /// it than with 6 ([`crate::encode::default_min_match`]; below level 8 never on
+    /// nucleotide sequence, and only by [`crate::encode::SHORT_MATCH_MIN_GAIN`]).
     #[default]
     Size,
     /// GPU decode speed first (FORMAT.md §5.5-§5.7): at levels 1-7 the match streams are
     /// stored raw, so that a block's literals have the rANS warp to themselves; two-bit
     /// literal slices where they cost at most 1 % more than rANS (such blocks of raw streams
     /// decode without the rANS stage); for inputs of at most
-    /// [`crate::archive::WIDE_MAX_BLOCKS`] blocks, 64-lane literal slices where they halve a
+    /// [`crate::encode::WIDE_MAX_BLOCKS`] blocks, 64-lane literal slices where they halve a
     /// chain of at least 64 steps. Minimum match 6 at levels 1-7 (fewer, longer matches).
     /// Levels 8-9 code for size with few rANS lanes, so raw match streams would cost bytes
     /// and buy no speed: there the target adds only the two-bit literal slices to the level.
     Gpu,
 }
 
-/// Encoder options. `Options::default()` is level [`DEFAULT_LEVEL`], [`Target::Size`],
+/// Encoder options. `Options::default()` is level 6, [`Target::Size`],
 /// 16 KiB blocks, independent blocks, the level's minimum match, repeat codes, no depth cap.
 ///
-/// Build one with [`Options::new`] and the `with_*` setters; [`crate::archive::compress`]
+/// Build one with [`Options::new`] and the `with_*` setters; [`crate::encode::compress`]
 /// validates it ([`Options::validate`]).
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -196,39 +195,6 @@ impl Options {
         }
         Ok(())
     }
-
-    /// Whether `min_match` is left to a trial on a sample of the input
-    /// ([`crate::archive::default_min_match`]): unset under [`Target::Size`] at every level,
-    /// under [`Target::Gpu`] at levels 8-9 ([`crate::archive::SHORT_MATCH_LEVEL`]).
-    pub fn tries_min_match(&self) -> bool {
-        self.min_match.is_none()
-            && (self.target == Target::Size || self.level >= crate::archive::SHORT_MATCH_LEVEL)
-    }
-
-    /// The encoder's decisions for these options (minimum match 6 where
-    /// [`Options::tries_min_match`] leaves it to the trial). Levels 8-9 reject raw match
-    /// streams, which also rules out wide lanes there (FORMAT.md §5.5).
-    #[doc(hidden)]
-    pub fn settings(&self) -> Settings {
-        let gpu = self.target == Target::Gpu;
-        let raw = gpu && self.level < crate::archive::SHORT_MATCH_LEVEL;
-        Settings {
-            level: self.level,
-            block_size: self.block_size,
-            window: self.window,
-            min_match: self.min_match.unwrap_or(crate::device::format::MATCH_BASE),
-            repeat_codes: self.repeat_codes,
-            depth_cap: self.depth_cap,
-            context_tables: true,
-            packed_literals: true,
-            raw_match_streams: raw,
-            wide_lanes: raw,
-            two_bit: match self.target {
-                Target::Gpu => TwoBit::WithinLoss,
-                _ => TwoBit::Smaller,
-            },
-        }
-    }
 }
 
 #[cfg(test)]
@@ -269,31 +235,5 @@ mod tests {
             OptionsError::Level(0).to_string(),
             "level 0 is not in 1..=9"
         );
-    }
-
-    #[test]
-    fn targets_lower_to_the_format_choices() {
-        let size = Options::new().settings();
-        assert!(!size.raw_match_streams && !size.wide_lanes);
-        assert_eq!(size.two_bit, TwoBit::Smaller);
-        assert_eq!(size.level, 6);
-        let gpu = Options::new().with_target(Target::Gpu).settings();
-        assert!(gpu.raw_match_streams && gpu.wide_lanes);
-        assert_eq!(gpu.two_bit, TwoBit::WithinLoss);
-        // levels 8-9 keep entropy-coded match streams under the GPU target
-        let gpu9 = Options::new()
-            .with_target(Target::Gpu)
-            .with_level(9)
-            .settings();
-        assert!(!gpu9.raw_match_streams && !gpu9.wide_lanes);
-        assert_eq!(gpu9.two_bit, TwoBit::WithinLoss);
-        assert!(gpu9.validate().is_ok());
-        assert!(Options::new().tries_min_match());
-        assert!(!Options::new().with_target(Target::Gpu).tries_min_match());
-        assert!(Options::new()
-            .with_target(Target::Gpu)
-            .with_level(8)
-            .tries_min_match());
-        assert!(!Options::new().with_min_match(Some(6)).tries_min_match());
     }
 }

@@ -1,10 +1,10 @@
 //! [`Reader`]: an archive opened once, read by byte ranges (FORMAT.md §6).
 
-use crate::archive::Archive;
 use crate::decode;
 use crate::error::{DecodeError, Error};
 use crate::fasta::FastaIndex;
 use crate::fasta_record::read_fasta_index;
+use crate::format::Archive;
 use std::path::Path;
 
 /// Where a [`Reader`]'s archive bytes live.

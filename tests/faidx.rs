@@ -15,9 +15,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use aceapex::archive::{with_extensions, Extension};
 use aceapex::device::format::EXTENSION_TYPE_FASTA_INDEX;
 use aceapex::fasta::FastaIndex;
+use aceapex::format::{with_extensions, Extension};
 use aceapex::{Error, FormatError, Options, Reader};
 
 const BIN: &str = env!("CARGO_BIN_EXE_aceapex");
@@ -256,7 +256,7 @@ fn compress_attaches_the_index_to_fasta_only() {
         b"chr1\t11\t11\t8\t9\nchr2\t4\t30\t4\t5\n"
     );
     // the same archive without the record otherwise
-    let plain = aceapex::archive::compress(&fasta, &Options::default(), &|_| {}).unwrap();
+    let plain = aceapex::encode::compress(&fasta, &Options::default(), &|_| {}).unwrap();
     assert_eq!(
         a.len(),
         plain.len() + 8 + r.fasta_index().unwrap().to_bytes().len()
@@ -328,7 +328,7 @@ fn faidx_status(dir: &Path, archive: &[u8]) -> (Option<i32>, String) {
 fn hostile_index_records_are_clean_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let fasta = std::fs::read(Path::new(GOLDEN).join("basic.fa")).unwrap();
-    let plain = aceapex::archive::compress(&fasta, &Options::default(), &|_| {}).unwrap();
+    let plain = aceapex::encode::compress(&fasta, &Options::default(), &|_| {}).unwrap();
     let good = FastaIndex::build(&fasta).unwrap().to_bytes();
     let seal = |payload: &[u8]| {
         with_extensions(
@@ -456,7 +456,7 @@ fn archive_without_record_is_indexed_from_its_original() {
     // faidx restores the original, indexes it and answers as samtools, with a note
     let tmp = tempfile::tempdir().unwrap();
     let fasta = std::fs::read(Path::new(GOLDEN).join("basic.fa")).unwrap();
-    let plain = aceapex::archive::compress(&fasta, &Options::default(), &|_| {}).unwrap();
+    let plain = aceapex::encode::compress(&fasta, &Options::default(), &|_| {}).unwrap();
     let path = tmp.path().join("plain.acx");
     std::fs::write(&path, &plain).unwrap();
     let o = aceapex(&[

@@ -5,8 +5,9 @@
 //! pre-release versions (`tests/golden/pre-release/`) are refused, naming their version, and
 //! hold the same coded streams as their format-1 counterparts.
 
-use aceapex::archive::{self, compress_settings, Archive, Extension, Settings, TwoBit};
 use aceapex::decode::{decompress, extract};
+use aceapex::encode::{compress_settings, Settings, TwoBit};
+use aceapex::format::{self, Archive, Extension};
 use aceapex::FormatError;
 use std::path::PathBuf;
 use xxhash_rust::xxh3::xxh3_64;
@@ -257,7 +258,7 @@ fn golden_archive_with_extension_records() {
     let a = Archive::parse(&ext).unwrap();
     assert_eq!(a.extensions().collect::<Vec<_>>(), want);
     assert!(decompress(&a).unwrap() == golden("records.csv"));
-    assert_eq!(archive::with_extensions(&base, &want).unwrap(), ext);
+    assert_eq!(format::with_extensions(&base, &want).unwrap(), ext);
     assert_eq!(Archive::parse(&base).unwrap().extensions().count(), 0);
 }
 
@@ -470,7 +471,7 @@ fn worked_example_d_is_the_empty_inputs_archive() {
 #[ignore = "writes a golden archive, when regenerating: cargo test --test golden -- --ignored write_extension_golden"]
 fn write_extension_golden() {
     let base = golden("records.csv.acx");
-    let ext = archive::with_extensions(
+    let ext = format::with_extensions(
         &base,
         &[
             Extension {

@@ -15,13 +15,13 @@
 
 mod common;
 
-use aceapex::archive::Archive;
-use aceapex::archive::{compress_settings, TwoBit};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
 use aceapex::device::lz::{BlockStreams, Command, Parser};
-use aceapex::lz::{parse_segment, ParseParams};
+use aceapex::encode::lz::{parse_segment, ParseParams};
+use aceapex::format::Archive;
 use aceapex::Settings;
+use aceapex::{compress_settings, TwoBit};
 use aceapex_device::lz::{decode_block, BlockFrame};
 use common::Rng;
 use proptest::prelude::*;
@@ -1092,7 +1092,7 @@ fn progress_adds_up_to_the_size() {
 /// compresses with the choice otherwise.
 #[test]
 fn default_min_match_tries_both_where_the_options_leave_it() {
-    use aceapex::archive::default_min_match;
+    use aceapex::encode::default_min_match;
     use aceapex::{compress, Options, Target};
     let text = generate(Kind::Text, 5, 300_000);
     let random = generate(Kind::Random, 5, 300_000);

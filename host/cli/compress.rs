@@ -7,7 +7,7 @@ use crate::io::{
 };
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
-use aceapex::archive::Archive;
+use aceapex::format::Archive;
 use aceapex::{Options, Target};
 use anyhow::{bail, Result};
 use std::io::IsTerminal;

@@ -7,8 +7,8 @@ use crate::io::{
 };
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
-use aceapex::archive::Archive;
 use aceapex::decode;
+use aceapex::format::Archive;
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};

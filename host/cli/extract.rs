@@ -2,8 +2,8 @@
 
 use crate::args::parse_size;
 use crate::io::{check_input, check_not_same, read_input, OutFile};
-use aceapex::archive::Archive;
 use aceapex::decode;
+use aceapex::format::Archive;
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 

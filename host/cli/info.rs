@@ -2,8 +2,8 @@
 
 use crate::io::read_input;
 use crate::output::count;
-use aceapex::archive::Archive;
 use aceapex::device::format::STREAM_COUNT;
+use aceapex::format::Archive;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -164,7 +164,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         depth_hist[bucket] += 1;
     }
     // per stream: groups whose table record is of a kind (`is`)
-    let groups_where = |is: fn(&aceapex::archive::StreamTable) -> bool| -> [usize; STREAM_COUNT] {
+    let groups_where = |is: fn(&aceapex::format::StreamTable) -> bool| -> [usize; STREAM_COUNT] {
         std::array::from_fn(|k| {
             a.tables()
                 .iter()
@@ -173,8 +173,8 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         })
     };
     // context pairs (FORMAT.md §5.4), packed literal tables (§5.6)
-    let context_groups = groups_where(aceapex::archive::StreamTable::has_context);
-    let packed_groups = groups_where(aceapex::archive::StreamTable::is_packed);
+    let context_groups = groups_where(aceapex::format::StreamTable::has_context);
+    let packed_groups = groups_where(aceapex::format::StreamTable::is_packed);
     // `compress --target gpu`: no group has a table for a match-layer stream, though
     // they hold bytes (the default encoder gives every group a table for a stream it uses)
     let tabled_groups = groups_where(|_| true);

@@ -3,7 +3,7 @@
 
 use crate::signal::pending;
 use crate::usage;
-use aceapex::archive::Archive;
+use aceapex::format::Archive;
 use anyhow::{bail, Context, Result};
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};

@@ -10,13 +10,13 @@
 pub use super::schedule::RansKernel;
 use super::schedule::{self, BlockOrders, RansFacts, RansPlan};
 use super::{launch, Ctx, Gpu, GpuError, GpuTuning};
-use crate::archive::Archive;
-use crate::cpu::xxh3::{self, KIB};
+use crate::decode::checksum::{self, KIB};
 use crate::device::format::{
     packed_table_index_entry, table_index_entry, NO_TABLE, TABLE_CTX_SHIFT,
 };
 use crate::device::format::{DecodeTable, STREAM_COUNT};
 use crate::device::status::Status;
+use crate::format::Archive;
 use cudarc::driver::CudaSlice;
 use std::sync::atomic::Ordering;
 
@@ -166,7 +166,7 @@ impl GpuArchive {
         // many times its output: such an archive goes to the CPU decoder
         // (`Archive::table`'s bounded cache) instead of filling host memory here.
         let table_bytes = n_tables as u64 * std::mem::size_of::<DecodeTable>() as u64;
-        if table_bytes > crate::archive::table_cache_budget(a.header.original_size) {
+        if table_bytes > crate::format::table_cache_budget(a.header.original_size) {
             return Err(GpuError::Unsupported(format!(
                 "{} MiB of expanded decode tables for {} MiB of data",
                 table_bytes >> 20,
@@ -619,7 +619,7 @@ pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>
 }
 
 /// Checks decoded bytes against the block checksums and the content checksum (with
-/// [`crate::cpu::xxh3`], AVX2 when the CPU has it), hashing each byte once: the blocks in
+/// [`crate::decode::checksum`], AVX2 when the CPU has it), hashing each byte once: the blocks in
 /// parallel into per-KiB sums, which give each block's checksum and, folded in order, the
 /// content checksum (as the CPU decoder does; windows of 64 MiB bound the sums' memory).
 pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
@@ -628,7 +628,7 @@ pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     let bs = a.header.block_size as usize;
     let window = bs * (WINDOW_BYTES / bs).max(1);
     let mut sums = vec![[0u64; 8]; window.min(bytes.len()).div_ceil(KIB)];
-    let mut content = xxh3::Folder::new(bytes.len());
+    let mut content = checksum::Folder::new(bytes.len());
     for (w, win) in bytes.chunks(window).enumerate() {
         let sums = &mut sums[..win.len().div_ceil(KIB)];
         let first = w * (window / bs);
@@ -638,8 +638,8 @@ pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
             .enumerate()
             .try_for_each(|(j, ((chunk, s), e))| {
                 let s = &mut s[..chunk.len() / KIB];
-                xxh3::kib_sums(chunk, s);
-                if xxh3::hash_with_sums(chunk, s) != e.checksum {
+                checksum::kib_sums(chunk, s);
+                if checksum::hash_with_sums(chunk, s) != e.checksum {
                     return Err(GpuError::Status(format!(
                         "block {}: {}",
                         first + j,
@@ -682,7 +682,7 @@ const WINDOW_BYTES: usize = 64 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::{compress_settings, Settings};
+    use crate::encode::{compress_settings, Settings};
 
     /// Text with repeats, `n` bytes.
     fn text(n: usize) -> Vec<u8> {

@@ -5,7 +5,6 @@
 //! [`GpuTuning`]; no CUDA type and no `unsafe` here. `launch.rs` executes the result.
 
 use super::tuning::GpuTuning;
-use crate::archive::Archive;
 use crate::device::dense_layout::{DENSE_MAX_BLOCK, STAGE_LATE_PARSE, STAGE_SEQ_PARSE};
 use crate::device::format::{
     BlockEntry, DecodeTable, LANES_TWO_BIT, STREAM_COMMANDS, STREAM_COUNT, STREAM_LITERALS,
@@ -14,6 +13,7 @@ use crate::device::rans::{
     KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
     KERNEL_PAIR_BYTES, KERNEL_SOLO_WARPS, KERNEL_STAGED_TABLES,
 };
+use crate::format::Archive;
 
 /// What the scheduler needs to know of the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -483,7 +483,7 @@ pub fn rans_halves(entries: &[BlockEntry]) -> u32 {
 /// kernel's rounds), each round as long as its slowest slice, `ceil(symbols / lanes)`.
 /// A rANS slice's symbols are its decoded bytes, but `ceil(decoded / literal_width)` for the
 /// literals of a group with a packed literal table (FORMAT.md §5.6,
-/// [`crate::archive::Archive::literal_width`]). With one block per warp and all blocks in
+/// [`crate::format::Archive::literal_width`]). With one block per warp and all blocks in
 /// flight, the stage takes at least the longest block's steps times the latency of one step.
 pub fn rans_block_steps(e: &BlockEntry, literal_width: u32) -> u32 {
     rans_block_steps_split(e, literal_width, 1)

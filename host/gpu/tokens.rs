@@ -182,7 +182,7 @@ pub fn generate(seed: u64, shape: Shape) -> TokenSet {
 /// resolved to absolute literal runs and copy tokens, matches grouped by dependency level
 /// (computed here from the parse, period-aware), and the original bytes as the expected output.
 pub fn from_archive(
-    a: &crate::archive::Archive<'_>,
+    a: &crate::format::Archive<'_>,
     original: &[u8],
 ) -> Result<TokenSet, crate::error::DecodeError> {
     use crate::device::format::*;

@@ -5,11 +5,11 @@
 //! against the reference walker on exact-size buffers (so ASan sees overruns).
 
 use super::{build, Blk, Hdr, Rng};
-use aceapex::archive::Archive;
-use aceapex::cpu::lz::{self as fast_lz, Padded, PaddedStreams, STREAM_PAD};
+use aceapex::decode::lz::{self as fast_lz, Padded, PaddedStreams, STREAM_PAD};
 use aceapex::decode::{decode_block_at, decode_block_reference};
 use aceapex::device::format::*;
 use aceapex::device::lz::{self as ref_lz, BlockFrame, BlockStreams};
+use aceapex::format::Archive;
 use aceapex::DecodeError;
 
 pub fn exact(v: &[u8], pad_byte: u8) -> Box<[u8]> {
@@ -210,7 +210,7 @@ pub fn check_direct(r: &mut Rng, s: &S5, frame: BlockFrame, total: usize) -> boo
         offset_tails: p(4),
     };
     let mut got = init.clone().into_boxed_slice();
-    let r_fast = fast_lz::decode_block(&fs, &mut got, &frame);
+    let r_fast = fast_lz::decode_block_fast(&fs, &mut got, &frame);
     assert_eq!(
         r_fast, r_ref,
         "status differs, frame {frame:?}, streams {s:?}"
@@ -499,7 +499,7 @@ pub fn never_wrong(packed: &[u8], data: &[u8], r: &mut Rng, what: &str) -> Optio
 }
 
 /// The reference rANS slice decoder (`aceapex::device::rans::decode_slice`),
-/// `aceapex::cpu::rans::decode_slice` and a `SliceDecoder` driven in random steps
+/// `aceapex::decode::rans::decode_slice` and a `SliceDecoder` driven in random steps
 /// (`fast_rows(k)`, then `finish`; the context rows hand each lane's previous symbol from
 /// call to call) on one slice into exact-size buffers: same status, same bytes when Ok.
 /// Returns the reference's outcome and bytes.
@@ -511,7 +511,7 @@ pub fn check_slice(
     n: usize,
     what: &dyn Fn() -> String,
 ) -> (Result<(), aceapex::device::status::Status>, Vec<u8>) {
-    use aceapex::cpu::rans::{self as fast, SliceDecoder};
+    use aceapex::decode::rans::{self as fast, SliceDecoder};
     let mut want = vec![0xA5u8; n];
     let st_ref = aceapex::device::rans::decode_slice(slice, lanes, t, &mut want);
     let mut got = vec![0x5Au8; n];
@@ -554,7 +554,7 @@ pub fn fuzz_round(
 ) {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-    let es = aceapex::entry::packed_size(&bits);
+    let es = aceapex::format::entry::packed_size(&bits);
     super::reseal_entries(b, es);
     let what = format!("fuzz iteration {it}");
     match catch_unwind(AssertUnwindSafe(|| check(b, &what))) {
@@ -578,7 +578,7 @@ pub fn decode_together(
     r: &mut Rng,
     slices: &[(&[u8], usize, aceapex::device::rans::SliceTables<'_>, usize)],
 ) -> Vec<(Result<(), aceapex::device::status::Status>, Vec<u8>)> {
-    use aceapex::cpu::rans::SliceDecoder;
+    use aceapex::decode::rans::SliceDecoder;
     let mut outs: Vec<Vec<u8>> = slices.iter().map(|s| vec![0xEEu8; s.3]).collect();
     let mut got = vec![None; slices.len()];
     let mut decs = Vec::new();
@@ -655,13 +655,17 @@ pub fn gen_lits(r: &mut Rng, alphabet: &[u8], n: usize) -> Vec<u8> {
 
 /// A table holding every symbol of `h` (which may be empty) and sometimes a few more, all
 /// below `limit` (`a^w` for a packed table: one beyond it is refused, FORMAT.md §5.2).
-pub fn table_below(r: &mut Rng, mut h: [u64; 256], limit: usize) -> aceapex::entropy::FreqTable {
+pub fn table_below(
+    r: &mut Rng,
+    mut h: [u64; 256],
+    limit: usize,
+) -> aceapex::encode::entropy::FreqTable {
     if r.below(3) == 0 || h.iter().all(|&c| c == 0) {
         for _ in 0..r.range(1, 12) {
             h[r.below(limit as u64) as usize] += r.range(1, 5);
         }
     }
-    aceapex::entropy::FreqTable::from_histogram(&h).unwrap()
+    aceapex::encode::entropy::FreqTable::from_histogram(&h).unwrap()
 }
 
 /// [`never_wrong`]: (parsed, decompress succeeded).

@@ -272,9 +272,9 @@ pub struct Blk {
 
 impl Blk {
     /// Raw slices, every default; `offs` holds the distances as whole LEB128 varints, which
-    /// `aceapex::lz::split_offsets` cuts into the offset and offset-tail streams.
+    /// `aceapex::encode::lz::split_offsets` cuts into the offset and offset-tail streams.
     pub fn raw(lits: &[u8], lens: &[u8], offs: &[u8], cmds: &[u8]) -> Blk {
-        let (heads, tails) = aceapex::lz::split_offsets(offs);
+        let (heads, tails) = aceapex::encode::lz::split_offsets(offs);
         Blk {
             slices: [lits.to_vec(), lens.to_vec(), heads, cmds.to_vec(), tails],
             decoded: None,

@@ -2,8 +2,8 @@
 //! tests/corrupt/packed_literals.rs): header, block entries, table section and data; sizes and the meta checksum recomputed (FORMAT.md §2, §3, §5.1, §6).
 
 use super::{put_u16, put_u64};
-use aceapex::archive::Archive;
 use aceapex::device::format::BlockEntry;
+use aceapex::format::Archive;
 use xxhash_rust::xxh3::xxh3_64;
 
 const HEADER_SIZE: usize = 96;
@@ -67,10 +67,10 @@ pub fn assemble(
     put_u64(&mut out, H_TABLE_BYTES, tables.len() as u64);
     put_u64(&mut out, H_DATA_BYTES, data.len() as u64);
     let mut bt = Vec::new();
-    let mut bits = aceapex::entry::bits_for(entries);
+    let mut bits = aceapex::format::entry::bits_for(entries);
     bits.match_base = byte85;
     out[H_BITS..H_BITS + 16].copy_from_slice(bytemuck::bytes_of(&bits));
-    aceapex::entry::pack(entries, &bits, &mut bt);
+    aceapex::format::entry::pack(entries, &bits, &mut bt);
     let mut covered = out[..88].to_vec();
     covered.extend_from_slice(&bt);
     covered.extend_from_slice(tables);

@@ -909,10 +909,10 @@ fn unknown_extension_records_are_skipped() {
     assert_eq!(p.extensions().next().unwrap().payload, b"index bytes");
     assert!(!p.extensions().any(|e| e.must_understand()));
     // the library writes the same bytes
-    let records: Vec<aceapex::archive::Extension> = p.extensions().collect();
-    assert_eq!(aceapex::archive::with_extensions(&a, &records).unwrap(), b);
+    let records: Vec<aceapex::format::Extension> = p.extensions().collect();
+    assert_eq!(aceapex::format::with_extensions(&a, &records).unwrap(), b);
     // and appends after the records already there
-    let more = aceapex::archive::with_extensions(&b, &records[..1]).unwrap();
+    let more = aceapex::format::with_extensions(&b, &records[..1]).unwrap();
     assert_eq!(Archive::parse(&more).unwrap().extensions().count(), 4);
     assert_eq!(&more[b.len()..], &area[..8 + 11]);
 }
@@ -956,18 +956,18 @@ fn extension_records_that_break_a_rule_are_refused() {
     b.extend_from_slice(&record(5, 0, b""));
     assert_eq!(parse_err(&b), FormatError::MetaChecksum);
     // the writer refuses what the reader would
-    let bad = aceapex::archive::Extension {
+    let bad = aceapex::format::Extension {
         kind: 0,
         flags: 0,
         payload: b"",
     };
-    assert!(aceapex::archive::with_extensions(&a, &[bad]).is_err());
-    let bad = aceapex::archive::Extension {
+    assert!(aceapex::format::with_extensions(&a, &[bad]).is_err());
+    let bad = aceapex::format::Extension {
         kind: 3,
         flags: 1,
         payload: b"",
     };
-    assert!(aceapex::archive::with_extensions(&a, &[bad]).is_err());
+    assert!(aceapex::format::with_extensions(&a, &[bad]).is_err());
 }
 
 #[test]

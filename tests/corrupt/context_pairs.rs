@@ -18,12 +18,12 @@
 use crate::common::attack::{check_slice, compare_archive, env, text};
 use crate::common::parts::{assemble, body_len, parts, with_tables, Parts};
 use crate::common::{get_u32, put_u32, Rng};
-use aceapex::archive::Archive;
-use aceapex::cpu::rans::SliceDecoder;
+use aceapex::decode::rans::SliceDecoder;
 use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
-use aceapex::entropy::{encode_context_slice, encode_slice_with, EncodeTable, FreqTable};
+use aceapex::encode::entropy::{encode_context_slice, encode_slice_with, EncodeTable, FreqTable};
+use aceapex::format::Archive;
 use aceapex::{FormatError, Settings};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -166,7 +166,7 @@ fn tables_for(r: &mut Rng, data: &[u8], lanes: usize, bit: u32, ctx: bool) -> Ve
         h.map(|h| table_for(r, h)).to_vec()
     } else {
         let mut h = [0u64; 256];
-        aceapex::entropy::count(&mut h, data);
+        aceapex::encode::entropy::count(&mut h, data);
         vec![table_for(r, h)]
     }
 }
@@ -825,7 +825,7 @@ fn handmade(r: &mut Rng, packed: &[u8], group_blocks: u32, ctx_pct: u64) -> Vec<
                 if kind == 2 {
                     pair_hist(&streams[b][k], l, bit, &mut h);
                 } else {
-                    aceapex::entropy::count(&mut h[0], &streams[b][k]);
+                    aceapex::encode::entropy::count(&mut h[0], &streams[b][k]);
                 }
             }
             let ft: Vec<FreqTable> = match kind {

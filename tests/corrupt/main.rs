@@ -29,12 +29,12 @@ mod match_layer;
 mod packed_literals;
 mod wide_slices;
 
-use aceapex::archive::compress_settings;
-use aceapex::archive::Archive;
+use aceapex::compress_settings;
 use aceapex::decode::{decode_block_at, decode_block_reference};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
-use aceapex::entropy::{count, encode_slice, FreqTable};
+use aceapex::encode::entropy::{count, encode_slice, FreqTable};
+use aceapex::format::Archive;
 use aceapex::{DecodeError, FormatError, Settings};
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -29,13 +29,13 @@ use crate::common::attack::{
 };
 use crate::common::parts::{assemble, body_len, parts, with_tables, Parts};
 use crate::common::{get_u32, put_u32, Rng};
-use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
-use aceapex::entropy::{
+use aceapex::encode::entropy::{
     encode_context_slice, encode_slice_with, expansion_table, pack_literals, EncodeTable, FreqTable,
 };
+use aceapex::format::Archive;
 use aceapex::{DecodeError, FormatError, Settings};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -177,7 +177,7 @@ fn packed_case(
         }
     });
     let mut h = [0u64; 256];
-    aceapex::entropy::count(&mut h, &syms);
+    aceapex::encode::entropy::count(&mut h, &syms);
     let t = table_below(r, h, combos(a));
     let enc = encode(&syms, lanes, &t);
     (lits, alphabet, t, enc)
@@ -385,7 +385,7 @@ fn together_case(r: &mut Rng, round: usize) {
             let alphabet = random_alphabet(r, k);
             let data = gen_lits(r, &alphabet, n);
             let mut h = [0u64; 256];
-            aceapex::entropy::count(&mut h, &data);
+            aceapex::encode::entropy::count(&mut h, &data);
             let t = table_below(r, h, 256);
             if r.below(3) == 0 {
                 // a context pair (bit 0 of the previous symbol), both tables holding every symbol
@@ -794,7 +794,7 @@ fn handmade(r: &mut Rng, packed: &[u8], o: Hand) -> Vec<u8> {
                         .collect();
                     let mut h = [0u64; 256];
                     for s in &syms {
-                        aceapex::entropy::count(&mut h, s);
+                        aceapex::encode::entropy::count(&mut h, s);
                     }
                     let t = table_below(r, h, combos(al.len()));
                     tables.extend_from_slice(&kind3(al.len() as u8, &al, &t));

@@ -31,13 +31,13 @@ use crate::common::attack::{
 };
 use crate::common::parts::{assemble, parts, Parts};
 use crate::common::{get_u32, Rng};
-use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::rans::{self as reference, SliceTables};
 use aceapex::device::status::Status;
-use aceapex::entropy::{
+use aceapex::encode::entropy::{
     encode_context_slice, encode_slice_with, expansion_table, EncodeTable, FreqTable,
 };
+use aceapex::format::Archive;
 use aceapex::{DecodeError, FormatError, Settings};
 
 const H_VERSION: usize = 4;

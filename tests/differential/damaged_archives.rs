@@ -6,14 +6,14 @@
 //! the two decoders agree (status, and bytes when Ok), and nothing decodes Ok to bytes other
 //! than the original. ATTACK_CASES (default 1500) and ATTACK_SEED scale and vary the run.
 
-use aceapex::archive::compress_settings;
-use aceapex::archive::Archive;
-use aceapex::cpu;
+use aceapex::compress_settings;
+use aceapex::decode::streams as cpu;
 use aceapex::decode::{decode_block_at, decode_block_reference, decode_streams};
 use aceapex::decode::{decompress, extract};
 use aceapex::device::status::Status;
-use aceapex::entropy::{count, encode_slice, FreqTable};
-use aceapex::lz::{join_offsets, split_offsets};
+use aceapex::encode::entropy::{count, encode_slice, FreqTable};
+use aceapex::encode::lz::{join_offsets, split_offsets};
+use aceapex::format::Archive;
 use aceapex::{DecodeError, Settings};
 use std::collections::BTreeMap;
 use xxhash_rust::xxh3::xxh3_64;

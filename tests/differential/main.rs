@@ -20,8 +20,8 @@ mod common;
 mod damaged_archives;
 mod match_base;
 
-use aceapex::archive::Archive;
 use aceapex::device::format::*;
+use aceapex::format::Archive;
 use common::attack::*;
 use common::{build, Blk, Hdr, Rng};
 

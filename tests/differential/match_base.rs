@@ -5,9 +5,9 @@
 //! to bytes other than the original. Env: ATTACK_SEED, ATTACK_ITERS, ATTACK_FUZZ_ITERS.
 
 use crate::common::{build, put_u16, put_u32, Rng};
-use aceapex::archive::Archive;
 use aceapex::device::format::*;
 use aceapex::device::lz::BlockFrame;
+use aceapex::format::Archive;
 use aceapex::{FormatError, Settings};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -89,11 +89,11 @@ fn relabel(a: &[u8], version: u16, byte85: u8, min_match: u32) -> Vec<u8> {
     put_u16(&mut out, H_VERSION, version);
     put_u32(&mut out, H_MIN_MATCH, min_match);
     let mut table = Vec::new();
-    let mut bits = aceapex::entry::bits_for(arc.entries());
+    let mut bits = aceapex::format::entry::bits_for(arc.entries());
     bits.match_base = byte85;
     out[72..88].copy_from_slice(bytemuck::bytes_of(&bits));
-    aceapex::entry::pack(arc.entries(), &bits, &mut table);
-    let entry_size = aceapex::entry::packed_size(&bits);
+    aceapex::format::entry::pack(arc.entries(), &bits, &mut table);
+    let entry_size = aceapex::format::entry::packed_size(&bits);
     out.extend_from_slice(&table);
     out.extend_from_slice(&a[rest..]);
     crate::common::reseal_entries(&mut out, entry_size);
@@ -256,7 +256,7 @@ fn encoder_mutation_fuzz() {
             b[H_BASE] = r.range(3, 7) as u8;
         }
         let bits: EntryBits = bytemuck::pod_read_unaligned(&b[72..88]);
-        let es = aceapex::entry::packed_size(&bits);
+        let es = aceapex::format::entry::packed_size(&bits);
         crate::common::reseal_entries(&mut b, es);
         let what = format!("fuzz iteration {it}");
         let res = catch_unwind(AssertUnwindSafe(|| {

@@ -463,7 +463,7 @@ pub(crate) fn two_bit_everywhere(packed: &[u8]) -> Vec<u8> {
         aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
         for (k, s) in a.slices(b).into_iter().enumerate() {
             if k == 0 && entry.lanes[0] != LANES_TWO_BIT && !bufs[0].is_empty() {
-                let len = aceapex::entropy::encode_two_bit(&bufs[0], &mut data);
+                let len = aceapex::encode::entropy::encode_two_bit(&bufs[0], &mut data);
                 entry.lanes[0] = LANES_TWO_BIT;
                 entry.stored_len[0] = len as u32;
             } else {
@@ -841,7 +841,9 @@ pub(crate) fn decode_through_stalls(
 /// in the table its new context picks, FORMAT.md §5.4), as a version-7 archive: wide slices
 /// in every stream, several per block, context pairs and packed literals among them.
 pub(crate) fn wide_everywhere(r: &mut common::Rng, packed: &[u8]) -> Vec<u8> {
-    use aceapex::entropy::{encode_context_slice, encode_slice_with, pack_literals, EncodeTable};
+    use aceapex::encode::entropy::{
+        encode_context_slice, encode_slice_with, pack_literals, EncodeTable,
+    };
     let a = Archive::parse(packed).unwrap();
     let p = common::parts::parts(packed);
     let gb = a.header().group_blocks as usize;

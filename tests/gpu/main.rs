@@ -4,9 +4,10 @@
 //!
 //! Every GPU output buffer is poisoned before the kernels run, so unwritten bytes show.
 
-use aceapex::archive::{compress_settings, Archive, Settings, TwoBit};
 use aceapex::device::dense_layout::{STAGES_ALL, STAGE_SEQ_PARSE};
 use aceapex::device::format::LANES_TWO_BIT;
+use aceapex::encode::{compress_settings, Settings, TwoBit};
+use aceapex::format::Archive;
 use aceapex::gpu::launch::{self, CopyVariant};
 use aceapex::gpu::schedule;
 use aceapex::gpu::tokens::{generate, Shape};

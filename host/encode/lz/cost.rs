@@ -2,6 +2,8 @@
 //!
 //! All costs are in 1/16 bit units so that everything stays integer (and deterministic).
 
+use crate::format::varint::varint_len;
+
 /// Fixed-point scale: costs are in units of `1 / SCALE` bits.
 pub const SCALE: i32 = 16;
 
@@ -62,11 +64,8 @@ impl CostTuning {
     /// length plus 2 (plus 8 on DNA-like data; default 0 and 5). Raw bytes cost 8 bits each,
     /// so the default prices undercharged matches; pricing them higher still gives fewer,
     /// longer matches, which code smaller with raw streams and leave the GPU's parse less to
-    /// do. Level 6, `--raw-match-streams`, against the default constants (PERFORMANCE.md
-    /// twenty-fourth session, run 8): TAIR10 -1.2 % bytes, commands 848,551 -> 462,795,
-    /// 182 -> 201 GB/s on an H200; P. falciparum -0.6 %, 172 -> 188 GB/s; dm3 -1.6 %, +2 %;
-    /// E. coli level. Of eight settings tried these coded smallest; higher prices gave still
-    /// fewer commands but larger archives (TAIR10 +0.2 % at 16-bit commands).
+    /// do. Of the settings tried these coded smallest; higher prices gave still fewer
+    /// commands but larger archives.
     pub fn raw_match_streams() -> Self {
         CostTuning {
             cmd_new: 12 * SCALE,
@@ -102,12 +101,6 @@ pub struct CostModel {
 #[inline(always)]
 fn bit_len(v: u32) -> i32 {
     (32 - v.leading_zeros()) as i32
-}
-
-/// Bytes of the LEB128 varint of `v`.
-#[inline(always)]
-pub fn varint_len(v: u32) -> i32 {
-    1 + (bit_len(v) - 1).max(0) / 7
 }
 
 impl CostModel {

@@ -1,36 +1,33 @@
-//! The parser proper: hash-chain match finder, lazy evaluation, cost-aware acceptance,
-//! dependency-level tracking and stream emission.
+//! The hash-chain match finder of one segment: chain insertion, match and repeat-offset
+//! candidates, and the per-level search settings.
 
-use std::cell::RefCell;
+use aceapex_device::lz::History;
+
 use std::ops::Range;
 
-use aceapex_device::format::{CMD_RESET, MIN_MATCH_BASE, STREAM_COUNT};
-use aceapex_device::lz::{write_offset, write_varint, History};
-
-use super::cost::{CostModel, CostTuning, Prices, StatPrices, SCALE};
-use super::{BlockParse, ParseParams};
+use super::cost::CostModel;
 
 /// Per-level search settings.
 #[derive(Clone, Copy, Debug)]
-struct Cfg {
+pub(super) struct Cfg {
     /// Most chain candidates examined per position.
-    chain: u32,
+    pub(super) chain: u32,
     /// Lazy lookahead (0 = greedy, 1 or 2 positions).
-    lazy: u32,
+    pub(super) lazy: u32,
     /// log2 of the hash-head table (capped by the segment size).
-    hash_bits: u32,
+    pub(super) hash_bits: u32,
     /// Insert every position covered by a match into the chains.
-    insert_all: bool,
+    pub(super) insert_all: bool,
     /// Stop searching once a match this long is found (also skips lazy evaluation).
-    nice: usize,
+    pub(super) nice: usize,
     /// Search-skip acceleration after misses: step = 1 + misses >> accel (0 = off).
-    accel: u32,
+    pub(super) accel: u32,
     /// Repeat-history slots tried per position (1..=4).
-    reps: usize,
+    pub(super) reps: usize,
     /// Positions jumped over by the acceleration are not inserted into the chains.
-    skip_insert: bool,
+    pub(super) skip_insert: bool,
     /// Most chain candidates examined at the lazy positions.
-    lazy_chain: u32,
+    pub(super) lazy_chain: u32,
 }
 
 /// Search settings per level. Levels 1-5 are the fast greedy/lazy finder: few chain steps,
@@ -39,7 +36,7 @@ struct Cfg {
 /// Levels 7-9 (without a depth cap) parse each block several ways ([`trial_parses`]: a lazy
 /// parse with level 6's search, then optimal parses under one to three cost models, with
 /// these settings) and keep the smallest; 9 also searches deeper.
-fn level_cfg(level: u32) -> Cfg {
+pub(super) fn level_cfg(level: u32) -> Cfg {
     // chain, lazy, hash_bits, insert_all, nice, accel, reps, skip_insert, lazy_chain
     let c = |chain, lazy, hash_bits, insert_all, nice, accel, reps, skip_insert, lazy_chain| Cfg {
         chain,
@@ -68,7 +65,7 @@ fn level_cfg(level: u32) -> Cfg {
 /// An entry of the hash-head and chain tables: a segment-relative position + 1 (0 = none).
 /// `u16` for segments shorter than 64 KiB (the 16 KiB blocks of levels 1-5: half the cache
 /// footprint), else `u32`.
-trait ChainSlot: Copy + Default {
+pub(super) trait ChainSlot: Copy + Default {
     /// The stored value.
     fn get(self) -> usize;
     /// Stores `v` (which fits: the segment length bounds it).
@@ -97,67 +94,28 @@ impl ChainSlot for u32 {
     }
 }
 
-/// Buffers reused between calls on one thread.
-#[derive(Default)]
-struct Scratch {
-    /// Hash heads: segment-relative position + 1, 0 = empty.
-    head: Vec<u32>,
-    /// Chain links, ring-indexed by segment-relative position.
-    prev: Vec<u32>,
-    /// `head` for segments shorter than 64 KiB.
-    head16: Vec<u16>,
-    /// `prev` for segments shorter than 64 KiB.
-    prev16: Vec<u16>,
-    /// Per-byte dependency value, ring-indexed: 0 for a literal byte, else 1 + the level of
-    /// the match that wrote it. A match's level is the max over the bytes it reads.
-    val: Vec<u32>,
-    /// Prefix sums of literal costs over the current block.
-    litsum: Vec<u32>,
-    /// Buffers of the optimal parser.
-    opt: OptBufs,
-}
-
-/// Per-position state of the optimal parser (levels >= OPT_LEVEL).
-#[derive(Default)]
-struct OptBufs {
-    price: Vec<i32>,
-    from: Vec<u32>,
-    len: Vec<u32>,
-    dist: Vec<u32>,
-    hist: Vec<History>,
-    cands: Vec<Cand>,
-    steps: Vec<(u32, u32, u32)>,
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
 /// A match candidate. `slot < 4` means a repeat code of that history slot.
 #[derive(Clone, Copy, Debug)]
-struct Cand {
-    len: u32,
-    dist: u32,
-    slot: u8,
+pub(super) struct Cand {
+    pub(super) len: u32,
+    pub(super) dist: u32,
+    pub(super) slot: u8,
     /// Estimated saving versus coding the bytes as literals (1/16 bits); for the optimal
     /// parser's candidates: the shortest usable length.
-    gain: i32,
+    pub(super) gain: i32,
 }
 
-const NO_MATCH: Cand = Cand {
+pub(super) const NO_MATCH: Cand = Cand {
     len: 0,
     dist: 0,
     slot: 4,
     gain: 0,
 };
 
-/// Levels from which (without a depth cap) blocks are parsed by the price-based optimal parser.
-const OPT_LEVEL: u32 = 7;
-
-const HASH_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+pub(super) const HASH_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 
 #[inline(always)]
-fn read_u64(data: &[u8], p: usize) -> u64 {
+pub(super) fn read_u64(data: &[u8], p: usize) -> u64 {
     u64::from_le_bytes(data[p..p + 8].try_into().unwrap())
 }
 
@@ -166,7 +124,7 @@ fn read_u64(data: &[u8], p: usize) -> u64 {
 /// # Safety
 /// `p + 8 <= data.len()`.
 #[inline(always)]
-unsafe fn read_u64_unchecked(data: &[u8], p: usize) -> u64 {
+pub(super) unsafe fn read_u64_unchecked(data: &[u8], p: usize) -> u64 {
     debug_assert!(p + 8 <= data.len());
     // SAFETY: the caller guarantees that `data[p..p + 8]` is in bounds; the read is unaligned.
     u64::from_le(unsafe { data.as_ptr().add(p).cast::<u64>().read_unaligned() })
@@ -175,7 +133,7 @@ unsafe fn read_u64_unchecked(data: &[u8], p: usize) -> u64 {
 /// The lowest position a match at `p` may read: `floor` (its block's or its segment's
 /// start, [`Finder::source_floor`]), or `window` bytes back if that is higher.
 #[inline(always)]
-fn lowest_source(floor: usize, window: usize, p: usize) -> usize {
+pub(super) fn lowest_source(floor: usize, window: usize, p: usize) -> usize {
     floor.max(p.saturating_sub(window))
 }
 
@@ -183,7 +141,7 @@ fn lowest_source(floor: usize, window: usize, p: usize) -> usize {
 /// decoder's history, wraps to the largest value): every slot is in reach of `p` when this
 /// is below `p - lo`.
 #[inline(always)]
-fn hist_far(hist: &History) -> usize {
+pub(super) fn hist_far(hist: &History) -> usize {
     let h = hist.0;
     (h[0].wrapping_sub(1).max(h[1].wrapping_sub(1)))
         .max(h[2].wrapping_sub(1).max(h[3].wrapping_sub(1))) as usize
@@ -199,7 +157,7 @@ fn hist_far(hist: &History) -> usize {
 /// # Safety
 /// `lo() <= p`, `all_in_reach` as above, and `p + 8 <= data.len()`.
 #[inline(always)]
-unsafe fn rep_hits(
+pub(super) unsafe fn rep_hits(
     data: &[u8],
     cur: u64,
     p: usize,
@@ -235,7 +193,7 @@ unsafe fn rep_hits(
 /// Length of the common prefix of `data[a..]` and `data[b..]`, at most `max`;
 /// requires `a < b` and `b + max <= data.len()` (panics otherwise).
 #[inline(always)]
-fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
+pub(super) fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
     // one check for the whole comparison instead of one per read
     assert!(a < b && b + max <= data.len());
     let mut n = 0;
@@ -257,43 +215,43 @@ fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
 /// constructor, and relied on by the unchecked accesses of `hash`, `head_at`, `set_head`,
 /// `prev_at` and `set_prev`): `end <= data.len()`; `head.len() == 1 << (64 - hshift)`;
 /// `prev.len() == rmask + 1`.
-struct Finder<'a, S: ChainSlot> {
-    data: &'a [u8],
+pub(super) struct Finder<'a, S: ChainSlot> {
+    pub(super) data: &'a [u8],
     /// `seg.start`.
-    base: usize,
+    pub(super) base: usize,
     /// `seg.end`.
-    end: usize,
+    pub(super) end: usize,
     /// Hash heads, `1 << (64 - hshift)` of them.
-    head: &'a mut [S],
+    pub(super) head: &'a mut [S],
     /// Chain links, ring-indexed (`rmask + 1` of them).
-    prev: &'a mut [S],
-    val: &'a mut [u32],
+    pub(super) prev: &'a mut [S],
+    pub(super) val: &'a mut [u32],
     /// Ring mask of `prev` and `val`.
-    rmask: usize,
-    hshift: u32,
-    hmask: u64,
+    pub(super) rmask: usize,
+    pub(super) hshift: u32,
+    pub(super) hmask: u64,
     /// Next position to insert into the chains.
-    next_insert: usize,
+    pub(super) next_insert: usize,
     /// Positions below this have a valid `val`.
-    val_upto: usize,
-    cm: CostModel,
-    cfg: Cfg,
-    min_match: u32,
-    window: usize,
-    independent: bool,
-    rep_codes: bool,
-    cap: u32,
+    pub(super) val_upto: usize,
+    pub(super) cm: CostModel,
+    pub(super) cfg: Cfg,
+    pub(super) min_match: u32,
+    pub(super) window: usize,
+    pub(super) independent: bool,
+    pub(super) rep_codes: bool,
+    pub(super) cap: u32,
     /// Mask of the first `min(min_match, 8)` bytes of a little-endian `u64`.
-    mm_mask: u64,
+    pub(super) mm_mask: u64,
     /// Bit i set: repeat slot i is tried (the first `cfg.reps` slots).
-    rep_mask: u32,
+    pub(super) rep_mask: u32,
 }
 
 impl<'a, S: ChainSlot> Finder<'a, S> {
     /// The chain entry after `c` (1-based, 0 = end), or 0 when the chain does not go to an
     /// older entry (a ring slot reused since), which ends the walk.
     #[inline]
-    fn older(&self, c: usize) -> usize {
+    pub(super) fn older(&self, c: usize) -> usize {
         let nc = self.prev_at(c - 1).get();
         if nc >= c {
             0
@@ -307,7 +265,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// # Safety
     /// `p + 8 <= self.end` (every caller: a position with 8 bytes left in the segment).
     #[inline(always)]
-    unsafe fn hash(&self, p: usize) -> usize {
+    pub(super) unsafe fn hash(&self, p: usize) -> usize {
         debug_assert!(p + 8 <= self.end);
         // SAFETY: p + 8 <= end <= data.len() (the caller's contract).
         let v = unsafe { read_u64_unchecked(self.data, p) };
@@ -317,7 +275,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// Hash head `h` (`h` from [`Finder::hash`]: below `head.len()`, which is `1 << hbits`
     /// with `hshift = 64 - hbits`, as `parse_blocks` builds the finder).
     #[inline(always)]
-    fn head_at(&self, h: usize) -> S {
+    pub(super) fn head_at(&self, h: usize) -> S {
         debug_assert!(h < self.head.len());
         // SAFETY: h < 1 << hbits == head.len() (the shift of `hash`; `chain_tables`).
         unsafe { *self.head.get_unchecked(h) }
@@ -325,7 +283,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
 
     /// Sets hash head `h` (as [`Finder::head_at`]).
     #[inline(always)]
-    fn set_head(&mut self, h: usize, v: S) {
+    pub(super) fn set_head(&mut self, h: usize, v: S) {
         debug_assert!(h < self.head.len());
         // SAFETY: as in head_at.
         unsafe { *self.head.get_unchecked_mut(h) = v };
@@ -333,7 +291,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
 
     /// The chain link of ring slot `r & rmask` (as [`Finder::set_prev`]).
     #[inline(always)]
-    fn prev_at(&self, r: usize) -> S {
+    pub(super) fn prev_at(&self, r: usize) -> S {
         let i = r & self.rmask;
         debug_assert!(i < self.prev.len());
         // SAFETY: i <= rmask == prev.len() - 1.
@@ -343,7 +301,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// Sets the chain link of ring slot `r & rmask` (`prev.len()` is `rmask + 1`, as
     /// `parse_blocks` builds the finder).
     #[inline(always)]
-    fn set_prev(&mut self, r: usize, v: S) {
+    pub(super) fn set_prev(&mut self, r: usize, v: S) {
         let i = r & self.rmask;
         debug_assert!(i < self.prev.len());
         // SAFETY: i <= rmask == prev.len() - 1.
@@ -353,7 +311,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// Inserts every not yet inserted position below `p` (those that have 8 bytes left in
     /// the segment) into the chains.
     #[inline(always)]
-    fn insert_upto(&mut self, p: usize) {
+    pub(super) fn insert_upto(&mut self, p: usize) {
         // the usual case at a literal position: `p` is already the next one to insert
         if self.next_insert < p {
             self.insert_below(p);
@@ -362,7 +320,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
 
     /// [`Finder::insert_upto`]'s work when some position below `p` is not inserted yet.
     #[inline(never)]
-    fn insert_below(&mut self, p: usize) {
+    pub(super) fn insert_below(&mut self, p: usize) {
         let lim = p.min(self.end.saturating_sub(7));
         while self.next_insert < lim {
             let q = self.next_insert;
@@ -385,7 +343,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// # Safety
     /// `p + 8 <= self.end` (as [`Finder::hash`]).
     #[inline(always)]
-    unsafe fn head_and_insert(&mut self, p: usize) -> usize {
+    pub(super) unsafe fn head_and_insert(&mut self, p: usize) -> usize {
         // SAFETY: the caller's contract.
         let h = unsafe { self.hash(p) };
         let c = self.head_at(h);
@@ -402,7 +360,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// `b + k <= data.len()`): compares the 8 bytes ending at `k` (masked when `k < 8`).
     /// Exact for `k <= 8`; for longer `k` it checks only the last 8 bytes.
     #[inline(always)]
-    fn prefix_eq(&self, a: usize, b: usize, k: usize) -> bool {
+    pub(super) fn prefix_eq(&self, a: usize, b: usize, k: usize) -> bool {
         if k >= 8 {
             read_u64(self.data, a + k - 8) == read_u64(self.data, b + k - 8)
         } else if b + 8 <= self.data.len() {
@@ -416,7 +374,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// The ring slots of absolute positions `[from, to)` (`to - from <= ring size`): one or
     /// two contiguous ranges of `val`.
     #[inline(always)]
-    fn ring_ranges(&self, from: usize, to: usize) -> (Range<usize>, Range<usize>) {
+    pub(super) fn ring_ranges(&self, from: usize, to: usize) -> (Range<usize>, Range<usize>) {
         let a = (from - self.base) & self.rmask;
         let n = to - from;
         let ring = self.rmask + 1;
@@ -429,7 +387,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
 
     /// Sets the dependency value of positions `[from, to)` to `v`.
     #[inline(always)]
-    fn fill_vals(&mut self, from: usize, to: usize, v: u32) {
+    pub(super) fn fill_vals(&mut self, from: usize, to: usize, v: u32) {
         if from < to {
             // every slot gets the same value: a range longer than the ring covers it all
             let from = to - (to - from).min(self.rmask + 1);
@@ -444,7 +402,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
 
     /// Marks the pending literal bytes below `p` as literal-written (value 0).
     #[inline(always)]
-    fn zero_vals_upto(&mut self, p: usize) {
+    pub(super) fn zero_vals_upto(&mut self, p: usize) {
         if self.val_upto < p {
             self.fill_vals(self.val_upto, p, 0);
             self.val_upto = p;
@@ -454,7 +412,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// Longest prefix of a match (source `src`, distance `dist`, `len` bytes) whose level
     /// stays below the depth cap.
     #[inline(always)]
-    fn clamp_cap(&self, src: usize, dist: usize, len: usize) -> usize {
+    pub(super) fn clamp_cap(&self, src: usize, dist: usize, len: usize) -> usize {
         if self.cap == 0 {
             return len;
         }
@@ -469,7 +427,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
 
     /// Dependency level of a match reading the first period of `[src, src + len)`.
     #[inline(always)]
-    fn level_of(&self, src: usize, dist: usize, len: usize) -> u32 {
+    pub(super) fn level_of(&self, src: usize, dist: usize, len: usize) -> u32 {
         let (r1, r2) = self.ring_ranges(src, src + len.min(dist));
         let m1 = self.val[r1].iter().fold(0, |a, &v| a.max(v));
         self.val[r2].iter().fold(m1, |a, &v| a.max(v))
@@ -478,7 +436,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// The floor of match sources for the block starting at `bs`: the block's start when
     /// blocks are independent (window within a block), else the segment's.
     #[inline(always)]
-    fn source_floor(&self, bs: usize) -> usize {
+    pub(super) fn source_floor(&self, bs: usize) -> usize {
         if self.independent {
             bs
         } else {
@@ -489,7 +447,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// The lowest position a match at `p` in the block starting at `bs` may read
     /// ([`lowest_source`] with [`Finder::source_floor`] and the window).
     #[inline(always)]
-    fn lowest_source(&self, bs: usize, p: usize) -> usize {
+    pub(super) fn lowest_source(&self, bs: usize, p: usize) -> usize {
         lowest_source(self.source_floor(bs), self.window, p)
     }
 
@@ -501,7 +459,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// # Safety
     /// As [`rep_hits`], and `p + 8 <= self.end`.
     #[inline(always)]
-    unsafe fn probe(
+    pub(super) unsafe fn probe(
         &mut self,
         p: usize,
         all_in_reach: bool,
@@ -536,7 +494,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// Without a depth cap only (with one, each position also settles the dependency values
     /// below it).
     #[inline(always)]
-    fn skip_misses(
+    pub(super) fn skip_misses(
         &mut self,
         mut pos: usize,
         bs: usize,
@@ -591,7 +549,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// chain.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn find(
+    pub(super) fn find(
         &mut self,
         p: usize,
         bs: usize,
@@ -723,7 +681,14 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// hash: repeat distances only.
     #[cold]
     #[inline(never)]
-    fn find_tail(&self, p: usize, bs: usize, be: usize, hist: &History, litsum: &[u32]) -> Cand {
+    pub(super) fn find_tail(
+        &self,
+        p: usize,
+        bs: usize,
+        be: usize,
+        hist: &History,
+        litsum: &[u32],
+    ) -> Cand {
         let maxlen = be - p;
         let min_match = self.min_match as usize;
         let lo = self.lowest_source(bs, p);
@@ -751,7 +716,7 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// when without repeat codes the distance is not worth sending at that length. `lits(n)`
     /// is the literal cost of the `n` bytes from `p`.
     #[inline(always)]
-    fn repeat_candidate(
+    pub(super) fn repeat_candidate(
         &self,
         p: usize,
         i: usize,
@@ -793,7 +758,14 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     /// All useful candidates at `p` for the optimal parser: repeat matches (slot < 4, or
     /// slot 4 when sent as new matches) then chain matches of strictly increasing length.
     /// `gain` holds the shortest length each candidate may be used at.
-    fn find_all(&mut self, p: usize, bs: usize, be: usize, hist: &History, cands: &mut Vec<Cand>) {
+    pub(super) fn find_all(
+        &mut self,
+        p: usize,
+        bs: usize,
+        be: usize,
+        hist: &History,
+        cands: &mut Vec<Cand>,
+    ) {
         cands.clear();
         let maxlen = be - p;
         let min_match = self.min_match as usize;
@@ -884,785 +856,4 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
             c = self.older(c);
         }
     }
-}
-
-/// Appends literals `lits` as runs of at most 128.
-fn emit_literals(out: &mut BlockParse, lits: &[u8]) {
-    for chunk in lits.chunks(128) {
-        out.commands.push((chunk.len() - 1) as u8);
-        out.literals.extend_from_slice(chunk);
-    }
-}
-
-/// Appends match `m` and updates the history.
-fn emit_match(out: &mut BlockParse, m: &Cand, hist: &mut History, base: u32) {
-    let slot = (m.slot < 4).then_some(m.slot as usize);
-    let (c, extra) = super::match_code(slot, m.len, base);
-    out.commands.push(c);
-    if let Some(v) = extra {
-        write_varint(v, &mut out.lengths);
-    }
-    match slot {
-        Some(i) => {
-            let d = hist.take(i);
-            debug_assert_eq!(d, m.dist);
-        }
-        None => {
-            write_offset(m.dist, &mut out.offsets, &mut out.offset_tails);
-            hist.push(m.dist);
-        }
-    }
-}
-
-pub(super) fn parse(
-    data: &[u8],
-    seg: Range<usize>,
-    block_size: usize,
-    params: &ParseParams,
-    tuning: &CostTuning,
-    progress: &dyn Fn(u64),
-    chooser: &mut Chooser,
-) -> Vec<BlockParse> {
-    assert!(
-        seg.start <= seg.end && seg.end <= data.len(),
-        "segment outside the data"
-    );
-    assert!(block_size > 0, "block_size must be > 0");
-    let n = seg.end - seg.start;
-    assert!(n < u32::MAX as usize, "segment must be smaller than 4 GiB");
-    if n == 0 {
-        return Vec::new();
-    }
-    let cfg = level_cfg(params.level);
-    let min_match = params.min_match.max(MIN_MATCH_BASE);
-    let window = params.window as usize;
-
-    let mut hist_counts = [0u64; 256];
-    crate::entropy::count(&mut hist_counts, &data[seg.clone()]);
-    let cm = CostModel::new(&hist_counts, min_match, tuning);
-
-    SCRATCH.with(|s| {
-        let mut s = s.borrow_mut();
-        let Scratch {
-            head,
-            prev,
-            head16,
-            prev16,
-            val,
-            litsum,
-            opt,
-        } = &mut *s;
-        let trials = params.level >= OPT_LEVEL && params.depth_cap == 0;
-        // trial parses insert a whole block ahead of the position searched: the ring then
-        // also holds a block beyond the window, so those insertions overwrite no link in reach
-        let ahead = if trials { block_size } else { 0 };
-        let ring = (window.saturating_add(64).saturating_add(ahead))
-            .next_power_of_two()
-            .min(n.next_power_of_two())
-            .max(64);
-        if val.len() < ring {
-            val.resize(ring, 0);
-        }
-        let seg_bits = usize::BITS - n.leading_zeros();
-        // about one head per position keeps the table cache-resident on small segments
-        // a window beyond one 16 KiB block spreads the chains over more positions
-        let want_bits = if window > 1 << 14 {
-            cfg.hash_bits.max(17)
-        } else {
-            cfg.hash_bits
-        };
-        let hbits = want_bits.min(seg_bits).max(10);
-        let hsize = 1usize << hbits;
-        // low-entropy data (DNA): no match shorter than ~8 can pay off, so hash 8 bytes
-        let hash_len = if cm.avg_lit < 3 * SCALE {
-            8
-        } else {
-            min_match.max(cm.new_min_len).min(8)
-        };
-        let hmask = if hash_len >= 8 {
-            u64::MAX
-        } else {
-            (1u64 << (8 * hash_len)) - 1
-        };
-        let tables = Tables {
-            ring,
-            hbits,
-            hmask,
-            trials,
-        };
-        // the same parse over u16 or u32 chain tables (a macro: the two are different types)
-        macro_rules! parse_with {
-            ($head:expr, $prev:expr) => {{
-                let (head, prev) = chain_tables($head, $prev, hsize, ring);
-                parse_blocks(
-                    data,
-                    &seg,
-                    block_size,
-                    params,
-                    tuning,
-                    progress,
-                    cfg,
-                    cm,
-                    &hist_counts,
-                    min_match,
-                    window,
-                    &tables,
-                    head,
-                    prev,
-                    val,
-                    litsum,
-                    opt,
-                    chooser,
-                )
-            }};
-        }
-        // every stored entry is at most n (position + 1)
-        if n <= u16::MAX as usize {
-            parse_with!(head16, prev16)
-        } else {
-            parse_with!(head, prev)
-        }
-    })
-}
-
-/// Segment-wide table geometry of [`parse`].
-struct Tables {
-    /// Ring size of `prev` and `val` (a power of two).
-    ring: usize,
-    /// log2 of the hash-head table size.
-    hbits: u32,
-    /// Mask of the hashed bytes.
-    hmask: u64,
-    /// Blocks are parsed several ways ([`parse_block_best`]).
-    trials: bool,
-}
-
-/// A cleared head table of `hsize` entries and a chain ring of `ring` entries (not cleared:
-/// links are validated by [`Finder::older`]'s order check and the window).
-fn chain_tables<'a, S: ChainSlot>(
-    head: &'a mut Vec<S>,
-    prev: &'a mut Vec<S>,
-    hsize: usize,
-    ring: usize,
-) -> (&'a mut [S], &'a mut [S]) {
-    if prev.len() < ring {
-        prev.resize(ring, S::default());
-    }
-    head.clear();
-    head.resize(hsize, S::default());
-    (&mut head[..], &mut prev[..ring])
-}
-
-/// The block loop of [`parse`] over chain tables of entry type `S`.
-#[allow(clippy::too_many_arguments)]
-fn parse_blocks<S: ChainSlot>(
-    data: &[u8],
-    seg: &Range<usize>,
-    block_size: usize,
-    params: &ParseParams,
-    tuning: &CostTuning,
-    progress: &dyn Fn(u64),
-    cfg: Cfg,
-    cm: CostModel,
-    hist_counts: &[u64; 256],
-    min_match: u32,
-    window: usize,
-    tables: &Tables,
-    head: &mut [S],
-    prev: &mut [S],
-    val: &mut [u32],
-    litsum: &mut Vec<u32>,
-    opt: &mut OptBufs,
-    chooser: &mut Chooser,
-) -> Vec<BlockParse> {
-    let Tables {
-        ring,
-        hbits,
-        hmask,
-        trials,
-    } = *tables;
-    let n = seg.end - seg.start;
-    let mut f = Finder {
-        data,
-        base: seg.start,
-        end: seg.end,
-        head,
-        prev,
-        val: &mut val[..ring],
-        rmask: ring - 1,
-        hshift: 64 - hbits,
-        hmask,
-        next_insert: seg.start,
-        val_upto: seg.start,
-        cm,
-        cfg,
-        min_match,
-        window,
-        independent: window <= block_size,
-        rep_codes: params.repeat_codes,
-        cap: params.depth_cap,
-        mm_mask: if min_match >= 8 {
-            u64::MAX
-        } else {
-            (1u64 << (8 * min_match)) - 1
-        },
-        rep_mask: (1u32 << cfg.reps.min(4)) - 1,
-    };
-    // the invariants of `Finder`'s unchecked accesses
-    assert!(f.end <= data.len() && f.head.len() == 1 << hbits && f.prev.len() == ring);
-
-    let nblocks = n.div_ceil(block_size);
-    let mut blocks = Vec::with_capacity(nblocks);
-    let mut alt = trials.then(|| {
-        let mut t = tuning.clone();
-        t.cmd_new += CONSERVATIVE_EXTRA;
-        t.split += CONSERVATIVE_EXTRA;
-        CostModel::new(hist_counts, min_match, &t)
-    });
-    let mut eager = trials.then(|| {
-        let mut t = tuning.clone();
-        t.cmd_new -= 2 * SCALE;
-        t.split -= SCALE;
-        CostModel::new(hist_counts, min_match, &t)
-    });
-    for bi in 0..nblocks {
-        let bs = seg.start + bi * block_size;
-        let be = (bs + block_size).min(seg.end);
-        if trials {
-            let trial = trial_parses(params.level);
-            blocks.push(parse_block_best(
-                &mut f,
-                bs,
-                be,
-                trial,
-                stat_passes(params.level),
-                chooser,
-                alt.as_mut().expect("built for trials"),
-                eager.as_mut().expect("built for trials"),
-                litsum,
-                opt,
-            ));
-        } else {
-            blocks.push(parse_block(&mut f, bs, be, litsum));
-        }
-        progress((be - bs) as u64);
-    }
-    blocks
-}
-
-/// Extra price (1/16 bits) of a new match's command and of a literal-run cut in the
-/// conservative cost model of the third trial parse: it takes fewer, longer matches, which
-/// wins where the default model underprices the commands (e.g. DNA, whose literal runs
-/// otherwise code in a few bits).
-const CONSERVATIVE_EXTRA: i32 = 4 * SCALE;
-
-/// One way to parse a block at levels >= [`OPT_LEVEL`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Trial {
-    /// The lazy parser with the level's search settings.
-    Lazy,
-    /// The price-based optimal parser with the default cost model.
-    Opt,
-    /// The optimal parser with the conservative cost model.
-    OptConservative,
-    /// The optimal parser with the eager cost model.
-    OptEager,
-}
-
-/// The parses tried per block at `level` (>= [`OPT_LEVEL`]); the smallest by
-/// [`Chooser::cost`] is kept.
-fn trial_parses(level: u32) -> &'static [Trial] {
-    if level >= 9 {
-        &[
-            Trial::Lazy,
-            Trial::Opt,
-            Trial::OptEager,
-            Trial::OptConservative,
-        ]
-    } else if level >= 8 {
-        &[Trial::Lazy, Trial::Opt, Trial::OptEager]
-    } else {
-        &[Trial::Lazy, Trial::Opt]
-    }
-}
-
-/// Prices candidate parses of a block by their adaptive order-0 code length, continuing the
-/// stream statistics of the blocks chosen before it in the segment (which approximates the
-/// group's shared tables, FORMAT.md §5.1).
-#[derive(Clone)]
-pub(super) struct Chooser {
-    counts: [[u32; 256]; STREAM_COUNT],
-    totals: [u64; STREAM_COUNT],
-}
-
-impl Default for Chooser {
-    fn default() -> Self {
-        Chooser {
-            counts: [[0; 256]; STREAM_COUNT],
-            totals: [0; STREAM_COUNT],
-        }
-    }
-}
-
-impl Chooser {
-    /// Estimated coded bits of `b`'s streams (Krichevsky-Trofimov estimator seeded with
-    /// the counts so far). Deterministic on a given platform.
-    fn cost(&self, b: &BlockParse) -> f64 {
-        let mut bits = 0.0;
-        let mut local = [0u32; 256];
-        for (k, s) in b.stream_slices().into_iter().enumerate() {
-            local.fill(0);
-            let base = &self.counts[k];
-            let mut t = self.totals[k] as f64 + 128.0;
-            for &x in s {
-                let c = base[x as usize] + local[x as usize];
-                bits += (t / (c as f64 + 0.5)).log2();
-                local[x as usize] += 1;
-                t += 1.0;
-            }
-        }
-        bits
-    }
-
-    /// Adds the chosen parse's streams to the statistics.
-    fn add(&mut self, b: &BlockParse) {
-        for (k, s) in b.stream_slices().into_iter().enumerate() {
-            for &x in s {
-                self.counts[k][x as usize] += 1;
-            }
-            self.totals[k] += s.len() as u64;
-        }
-    }
-}
-
-/// Parses block `[bs, be)` once per trial, from the same state, and keeps the smallest by
-/// [`Chooser::cost`] (the first of equals). Every trial rewrites the dependency values of
-/// the whole block; the kept trial's values are restored at the end. The chains keep every
-/// position of the block after the first trial; later trials skip those ahead of them.
-/// Then `passes` more optimal parses, each priced by [`StatPrices`] from the group's
-/// statistics so far plus the streams of the best parse yet, compete the same way.
-#[allow(clippy::too_many_arguments)]
-fn parse_block_best<S: ChainSlot>(
-    f: &mut Finder<'_, S>,
-    bs: usize,
-    be: usize,
-    trials: &[Trial],
-    passes: usize,
-    chooser: &mut Chooser,
-    alt: &mut super::cost::CostModel,
-    eager: &mut super::cost::CostModel,
-    litsum: &mut Vec<u32>,
-    opt: &mut OptBufs,
-) -> BlockParse {
-    debug_assert_eq!(f.cap, 0);
-    let mut best = Best {
-        bs,
-        be,
-        parse: None,
-        vals: Vec::new(),
-        is_last: false,
-    };
-    for &t in trials {
-        f.val_upto = bs;
-        let b = match t {
-            Trial::Lazy => {
-                // level 6's search: a deeper one costs much time for little in a lazy parse
-                let cfg = std::mem::replace(&mut f.cfg, level_cfg(6));
-                let b = parse_block(f, bs, be, litsum);
-                f.cfg = cfg;
-                b
-            }
-            Trial::Opt => parse_block_opt(f, bs, be, opt, None),
-            Trial::OptConservative => {
-                std::mem::swap(&mut f.cm, alt);
-                let b = parse_block_opt(f, bs, be, opt, None);
-                std::mem::swap(&mut f.cm, alt);
-                b
-            }
-            Trial::OptEager => {
-                std::mem::swap(&mut f.cm, eager);
-                let b = parse_block_opt(f, bs, be, opt, None);
-                std::mem::swap(&mut f.cm, eager);
-                b
-            }
-        };
-        best.keep(f, chooser, b);
-    }
-    // re-parses priced by the streams of the best parse so far and of the blocks before
-    for _ in 0..passes {
-        let (b0, _) = best.parse.as_ref().expect("at least one trial");
-        let mut seen = chooser.clone();
-        seen.add(b0);
-        let prices = StatPrices::new(&seen.counts, f.cm.match_base);
-        f.val_upto = bs;
-        let b = parse_block_opt(f, bs, be, opt, Some(&prices));
-        best.keep(f, chooser, b);
-    }
-    if !best.is_last {
-        let (r1, r2) = f.ring_ranges(bs, be);
-        let n1 = r1.len();
-        f.val[r1].copy_from_slice(&best.vals[..n1]);
-        f.val[r2].copy_from_slice(&best.vals[n1..]);
-    }
-    f.val_upto = be;
-    let (b, _) = best.parse.expect("at least one trial");
-    chooser.add(&b);
-    b
-}
-
-/// The smallest parse of block `[bs, be)` so far ([`Chooser::cost`]) and the block's
-/// dependency values under it.
-struct Best {
-    bs: usize,
-    be: usize,
-    parse: Option<(BlockParse, f64)>,
-    vals: Vec<u32>,
-    /// The finder's current values are the kept parse's.
-    is_last: bool,
-}
-
-impl Best {
-    /// Keeps `b` (just parsed by `f`) when it prices below the parse kept so far.
-    fn keep<S: ChainSlot>(&mut self, f: &Finder<'_, S>, chooser: &Chooser, b: BlockParse) {
-        let cost = chooser.cost(&b);
-        self.is_last = self.parse.as_ref().is_none_or(|(_, c)| cost < *c);
-        if self.is_last {
-            let (r1, r2) = f.ring_ranges(self.bs, self.be);
-            self.vals.clear();
-            self.vals.extend_from_slice(&f.val[r1]);
-            self.vals.extend_from_slice(&f.val[r2]);
-            self.parse = Some((b, cost));
-        }
-    }
-}
-
-/// Optimal re-parses per block priced by stream statistics ([`StatPrices`]) at `level`
-/// (>= [`OPT_LEVEL`]): one at levels 8 and 9 (spamassassin at level 9: -0.23 % archive
-/// bytes for +25 % time; PERFORMANCE.md, ninth session), none at level 7.
-fn stat_passes(level: u32) -> usize {
-    if level >= 8 {
-        1
-    } else {
-        0
-    }
-}
-
-/// Emits literals `[lit_start, mp)` and match `m` at `mp`: streams, history, dependency
-/// values and block statistics.
-fn commit<S: ChainSlot>(
-    f: &mut Finder<'_, S>,
-    out: &mut BlockParse,
-    lit_start: usize,
-    mp: usize,
-    m: &Cand,
-    hist: &mut History,
-) {
-    f.zero_vals_upto(mp);
-    if mp > lit_start {
-        emit_literals(out, &f.data[lit_start..mp]);
-    }
-    let len = m.len as usize;
-    let dist = m.dist as usize;
-    let src = mp - dist;
-    let lvl = f.level_of(src, dist, len);
-    debug_assert!(f.cap == 0 || lvl < f.cap);
-    f.fill_vals(mp, mp + len, lvl + 1);
-    f.val_upto = mp + len;
-    out.max_depth = out.max_depth.max(lvl);
-    out.lowest_source = out.lowest_source.min(src);
-    out.matches += 1;
-    emit_match(out, m, hist, f.cm.match_base);
-}
-
-fn new_block_parse(bs: usize, blen: usize) -> BlockParse {
-    BlockParse {
-        literals: Vec::with_capacity(blen / 2 + 16),
-        lengths: Vec::new(),
-        offsets: Vec::with_capacity(blen / 32),
-        commands: Vec::with_capacity(blen / 16 + 4),
-        offset_tails: Vec::with_capacity(blen / 32),
-        max_depth: 0,
-        lowest_source: bs,
-        matches: 0,
-    }
-}
-
-/// Price-based optimal parse of one block (no depth cap): a shortest path over positions
-/// where literals cost their order-0 price and matches their estimated coded size, with the
-/// repeat history carried along the best path to each position. The prices are the finder's
-/// cost model, or `stats` (exact stream-symbol prices from an earlier parse).
-fn parse_block_opt<S: ChainSlot>(
-    f: &mut Finder<'_, S>,
-    bs: usize,
-    be: usize,
-    o: &mut OptBufs,
-    stats: Option<&StatPrices>,
-) -> BlockParse {
-    match stats {
-        Some(p) => opt_parse(f, bs, be, o, p),
-        None => {
-            let cm = f.cm.clone();
-            opt_parse(f, bs, be, o, &cm)
-        }
-    }
-}
-
-/// [`parse_block_opt`] under `prices`.
-fn opt_parse<S: ChainSlot, P: Prices>(
-    f: &mut Finder<'_, S>,
-    bs: usize,
-    be: usize,
-    o: &mut OptBufs,
-    prices: &P,
-) -> BlockParse {
-    const INF: i32 = i32::MAX / 2;
-    let blen = be - bs;
-    let mut out = new_block_parse(bs, blen);
-    o.price.clear();
-    o.price.resize(blen + 1, INF);
-    o.from.clear();
-    o.from.resize(blen + 1, 0);
-    o.len.clear();
-    o.len.resize(blen + 1, 0);
-    o.dist.clear();
-    o.dist.resize(blen + 1, 0);
-    o.hist.clear();
-    o.hist.resize(blen + 1, History::RESET);
-    o.price[0] = 0;
-    let min_match = f.min_match as usize;
-    let run_start = prices.run_start();
-    let nice = f.cfg.nice;
-    let mut cands = std::mem::take(&mut o.cands);
-    let mut skip_until = 0usize;
-    for i in 0..blen {
-        if i < skip_until {
-            continue;
-        }
-        let pi = o.price[i];
-        debug_assert!(pi < INF);
-        // history after the best arrival at i
-        let h = if i == 0 {
-            History::RESET
-        } else if o.len[i] == 0 {
-            o.hist[i - 1]
-        } else {
-            let mut h = o.hist[o.from[i] as usize];
-            let d = o.dist[i];
-            match h.0.iter().position(|&x| x == d) {
-                Some(s) if f.rep_codes => {
-                    h.take(s);
-                }
-                _ => h.push(d),
-            }
-            h
-        };
-        o.hist[i] = h;
-        // literal
-        let p = bs + i;
-        let lit_cost = prices.lit(f.data[p])
-            + if i == 0 || o.len[i] != 0 {
-                run_start
-            } else {
-                0
-            };
-        if pi + lit_cost < o.price[i + 1] {
-            o.price[i + 1] = pi + lit_cost;
-            o.from[i + 1] = i as u32;
-            o.len[i + 1] = 0;
-        }
-        if i + min_match > blen {
-            continue;
-        }
-        f.insert_upto(p);
-        f.find_all(p, bs, be, &h, &mut cands);
-        let mut longest = 0usize;
-        for c in &cands {
-            let (lmin, lmax) = (c.gain as usize, c.len as usize);
-            longest = longest.max(lmax);
-            let rep_slot = if f.rep_codes {
-                h.0.iter().position(|&x| x == c.dist)
-            } else {
-                None
-            };
-            for l in lmin..=lmax {
-                let cost = match rep_slot {
-                    Some(s) => prices.rep_match(s, l as u32),
-                    None => prices.new_match(l as u32, c.dist),
-                };
-                let t = i + l;
-                if pi + cost < o.price[t] {
-                    o.price[t] = pi + cost;
-                    o.from[t] = i as u32;
-                    o.len[t] = l as u32;
-                    o.dist[t] = c.dist;
-                }
-            }
-        }
-        if longest >= nice {
-            skip_until = i + longest;
-        }
-    }
-    o.cands = cands;
-
-    // backtrack
-    o.steps.clear();
-    let mut i = blen;
-    while i > 0 {
-        if o.len[i] == 0 {
-            i -= 1;
-        } else {
-            let j = o.from[i] as usize;
-            o.steps.push((j as u32, o.len[i], o.dist[i]));
-            i = j;
-        }
-    }
-    out.commands.push(CMD_RESET);
-    let mut hist = History::RESET;
-    let mut lit_start = bs;
-    for k in (0..o.steps.len()).rev() {
-        let (j, len, dist) = o.steps[k];
-        let mp = bs + j as usize;
-        let slot = match hist.0.iter().position(|&x| x == dist) {
-            Some(s) if f.rep_codes => s as u8,
-            _ => 4,
-        };
-        let m = Cand {
-            len,
-            dist,
-            slot,
-            gain: 0,
-        };
-        commit(f, &mut out, lit_start, mp, &m, &mut hist);
-        lit_start = mp + len as usize;
-    }
-    f.insert_upto(be.saturating_sub(min_match - 1).max(bs));
-    f.zero_vals_upto(be);
-    if be > lit_start {
-        emit_literals(&mut out, &f.data[lit_start..be]);
-    }
-    out
-}
-
-fn parse_block<S: ChainSlot>(
-    f: &mut Finder<'_, S>,
-    bs: usize,
-    be: usize,
-    litsum: &mut Vec<u32>,
-) -> BlockParse {
-    let blen = be - bs;
-    let mut out = new_block_parse(bs, blen);
-    litsum.clear();
-    litsum.push(0);
-    let mut acc = 0u32;
-    let lit = &f.cm.lit;
-    litsum.extend(f.data[bs..be].iter().map(|&b| {
-        acc += lit[b as usize];
-        acc
-    }));
-    let litsum = &litsum[..];
-
-    out.commands.push(CMD_RESET);
-    let mut hist = History::RESET;
-    let min_match = f.min_match as usize;
-    let lazy = f.cfg.lazy as usize;
-    let nice = f.cfg.nice;
-    let accel = f.cfg.accel;
-    let mut pos = bs;
-    let mut lit_start = bs;
-    let mut misses = 0usize;
-
-    while pos + min_match <= be {
-        let mut probes = None;
-        if f.cap == 0 {
-            (pos, probes) = f.skip_misses(pos, bs, be, &hist, f.cfg.chain, &mut misses);
-            if pos + min_match > be {
-                break;
-            }
-        }
-        if probes.is_none() {
-            f.insert_upto(pos);
-            if f.cap != 0 {
-                // clamp_cap reads the values of sources below pos
-                f.zero_vals_upto(pos);
-            }
-        }
-        let mut m = f.find(pos, bs, be, &hist, litsum, f.cfg.chain, probes);
-        if m.gain <= 0 {
-            if accel > 0 {
-                misses += 1;
-                pos += 1 + (misses >> accel);
-                if f.cfg.skip_insert {
-                    // the skipped positions stay out of the chains
-                    f.next_insert = f.next_insert.max(pos);
-                }
-            } else {
-                pos += 1;
-            }
-            continue;
-        }
-        misses = 0;
-        let mut mp = pos;
-        // lazy evaluation: move to a later start while that gains more
-        if lazy > 0 && (m.len as usize) < nice {
-            'outer: loop {
-                for k in 1..=lazy {
-                    let q = mp + k;
-                    if q + min_match > be {
-                        break 'outer;
-                    }
-                    f.insert_upto(q);
-                    if f.cap != 0 {
-                        f.zero_vals_upto(q);
-                    }
-                    let m2 = f.find(q, bs, be, &hist, litsum, f.cfg.lazy_chain, None);
-                    // skipping k bytes must pay for itself; the extra byte at k=2 must too
-                    let bias = (k as i32 - 1) * SCALE;
-                    if m2.gain > m.gain + bias {
-                        m = m2;
-                        mp = q;
-                        if (m.len as usize) >= nice {
-                            break 'outer;
-                        }
-                        continue 'outer;
-                    }
-                }
-                break;
-            }
-        }
-
-        // extend backwards over pending literals (recovers starts skipped by acceleration)
-        let lo = f.lowest_source(bs, mp);
-        let d = m.dist as usize;
-        let found_at = mp;
-        while mp > lit_start && mp - d > lo && f.data[mp - 1] == f.data[mp - 1 - d] {
-            mp -= 1;
-            m.len += 1;
-        }
-        if f.cap != 0 {
-            // the extended match reads a different first period: give back the extension
-            // byte by byte until its level is below the cap again (at `found_at` it was, by
-            // clamp_cap), so a cap that cannot bind leaves the parse unchanged
-            f.zero_vals_upto(mp);
-            while mp < found_at && f.level_of(mp - d, d, m.len as usize) >= f.cap {
-                mp += 1;
-                m.len -= 1;
-            }
-        }
-        // commit literals [lit_start, mp) and the match at mp
-        commit(f, &mut out, lit_start, mp, &m, &mut hist);
-        let len = m.len as usize;
-        pos = mp + len;
-        lit_start = pos;
-        if f.cfg.insert_all {
-            f.insert_upto(pos);
-        } else {
-            f.insert_upto((mp + 2).min(pos));
-            f.next_insert = f.next_insert.max(pos - 1);
-        }
-    }
-    f.zero_vals_upto(be);
-    if be > lit_start {
-        emit_literals(&mut out, &f.data[lit_start..be]);
-    }
-    out
 }

@@ -1,22 +1,19 @@
 //! The fast CPU block decoder used by [`crate::decode`] for every block.
 //!
-//! - [`rans`]: interleaved rANS slices with specialised, branchless loops (AVX2 for the
+//! - [`super::rans`]: interleaved rANS slices with specialised, branchless loops (AVX2 for the
 //!   multiples of 4 from 12 to 32 lanes and 64-lane wide slices when the CPU has it, scalar loops per lane count otherwise);
-//! - [`lz`]: the match layer with chunked literal and match copies.
+//! - [`super::lz`]: the match layer with chunked literal and match copies.
 //!
 //! Both give the same bytes and the same [`Status`] as the reference decoders of the device
 //! crate ([`aceapex_device::rans::decode_slice`], [`aceapex_device::lz::decode_block`]) on
 //! every input; `crate::decode::decode_block_reference` keeps the reference path reachable and
 //! the tests below compare the two on valid, random and corrupted archives.
 
-pub mod lz;
-pub mod rans;
-pub mod xxh3;
-
-use crate::archive::Archive;
+use super::{lz, rans};
 use crate::device::format::*;
 use crate::device::lz::BlockFrame;
 use crate::device::status::Status;
+use crate::format::Archive;
 use lz::{Padded, PaddedStreams, STREAM_PAD};
 
 /// Per-thread buffers of the four decoded streams, each with [`STREAM_PAD`] bytes of slack.
@@ -154,7 +151,7 @@ pub fn decode_streams_group(
     assert!(scratch.len() <= GROUP_BLOCKS, "at most GROUP_BLOCKS blocks");
     let mut status = [[Ok(()); STREAM_COUNT]; GROUP_BLOCKS];
     // the rANS slices' tables first, held while their decoders run (`Archive::table`)
-    let handles: [[Option<crate::archive::TableHandle<'_>>; STREAM_COUNT]; GROUP_BLOCKS] =
+    let handles: [[Option<crate::format::TableHandle<'_>>; STREAM_COUNT]; GROUP_BLOCKS] =
         std::array::from_fn(|j| {
             std::array::from_fn(|k| {
                 let b = first + j;
@@ -202,7 +199,7 @@ pub fn decode_streams_group(
 }
 
 /// Entropy- and match-decodes block `b` into `out` as placed by `frame` (no checksum check).
-pub fn decode_block(
+pub fn decode_archive_block(
     a: &Archive<'_>,
     b: usize,
     out: &mut [u8],
@@ -210,15 +207,15 @@ pub fn decode_block(
     scratch: &mut Scratch,
 ) -> Result<(), Status> {
     let streams = decode_streams(a, b, scratch)?;
-    lz::decode_block(&streams, out, frame)
+    lz::decode_block_fast(&streams, out, frame)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::Settings;
     use crate::decode::{decode_block_at, decode_block_reference};
     use crate::device::lz::{self as ref_lz, BlockStreams};
+    use crate::encode::Settings;
     use crate::error::DecodeError;
 
     use crate::gpu::tokens::Rng;
@@ -403,7 +400,7 @@ mod tests {
     ) -> bool {
         let init: Vec<u8> = (0..total).map(|_| r.next_u64() as u8).collect();
         let mut want = init.clone();
-        let (heads, mut tails) = crate::lz::split_offsets(&s4[STREAM_OFFSETS]);
+        let (heads, mut tails) = crate::encode::lz::split_offsets(&s4[STREAM_OFFSETS]);
         // now and then the last distance's tail is missing (the tail stream ends early)
         if r.below(8) == 0 {
             tails.pop();
@@ -431,7 +428,7 @@ mod tests {
         for variant in 0..3 {
             let mut got = init.clone();
             let r_fast = match variant {
-                0 => lz::decode_block(&fs, &mut got, &frame),
+                0 => lz::decode_block_fast(&fs, &mut got, &frame),
                 v => lz::decode_block_portable(&fs, &mut got, &frame, v == 1),
             };
             assert_eq!(
@@ -620,7 +617,7 @@ mod tests {
                 level: [1, 5, 9][round % 3],
                 ..Default::default()
             };
-            let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
+            let packed = crate::encode::compress_settings(&data, &opts, &|_| {}).unwrap();
             let fast = block_statuses(&packed, true);
             assert!(fast.iter().all(|b| b.is_ok()));
             let joined: Vec<u8> = fast.into_iter().flat_map(|b| b.unwrap()).collect();

@@ -10,6 +10,7 @@
 //! from the segment's order-0 statistics, so DNA and text get different thresholds).
 
 mod cost;
+mod finder;
 mod parser;
 
 #[cfg(test)]
@@ -18,7 +19,6 @@ mod tests;
 use aceapex_device::format::{DEFAULT_BLOCK_SIZE, STREAM_COUNT};
 use aceapex_device::lz::BlockStreams;
 
-pub(crate) use cost::varint_len;
 #[doc(hidden)]
 pub use cost::CostTuning;
 
@@ -158,8 +158,7 @@ pub fn join_offsets(heads: &[u8], tails: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The match base of an archive whose encoder's minimum match is `min_match` (FORMAT.md §2):
-/// `min_match` clamped to 4..=6. (A minimum of 6 or more keeps the base 6, whose archives
-/// are version 3.)
+/// `min_match` clamped to 4..=6.
 pub fn match_base(min_match: u32) -> u32 {
     use aceapex_device::format::{MATCH_BASE, MIN_MATCH_BASE};
     min_match.clamp(MIN_MATCH_BASE, MATCH_BASE)

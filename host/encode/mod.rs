@@ -1,18 +1,21 @@
-//! The container (FORMAT.md §2-§3): writing an archive from parsed blocks, and reading one
-//! with every size, offset, table and extension record checked before any block is touched.
+//! The encoder driver (FORMAT.md §1, §5.1): [`compress`] splits the input into segments and
+//! table groups, runs the match finder and parsers ([`lz`]) on each, codes each group's
+//! streams ([`entropy`]) under the target's rules, and assembles the container
+//! ([`crate::format::write`]).
+
+pub mod entropy;
+pub mod lz;
 
 use crate::device::format::*;
-use crate::device::rans::SliceTables;
-use crate::entropy::{self, FreqTable, Histogram};
-use crate::error::FormatError;
-use crate::lz::{self, BlockParse, ParseParams};
+use crate::format::write::assemble;
 pub use crate::options::{Options, OptionsError, Target};
+use bytemuck::Zeroable;
+use entropy::{FreqTable, Histogram};
+use lz::{BlockParse, ParseParams};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
-use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+use xxhash_rust::xxh3::xxh3_64;
 
-/// Header size in bytes.
-pub const HEADER_SIZE: usize = std::mem::size_of::<FileHeader>();
 /// Input bytes whose blocks share one set of frequency tables (FORMAT.md §5.1).
 pub const GROUP_BYTES: usize = 1 << 20;
 /// Largest segment one thread parses in order (sources never cross a segment start).
@@ -188,16 +191,51 @@ pub fn default_min_match(opts: &Options, data: &[u8]) -> u32 {
     short_match_wins(&opts.settings(), sample.as_deref().unwrap_or(data))
 }
 
+/// How [`Options`] lower to the encoder's [`Settings`].
+impl Options {
+    /// Whether `min_match` is left to a trial on a sample of the input
+    /// ([`default_min_match`]): unset under [`Target::Size`] at every level,
+    /// under [`Target::Gpu`] at levels 8-9 ([`SHORT_MATCH_LEVEL`]).
+    pub fn tries_min_match(&self) -> bool {
+        self.min_match.is_none() && (self.target == Target::Size || self.level >= SHORT_MATCH_LEVEL)
+    }
+
+    /// The encoder's decisions for these options (minimum match 6 where
+    /// [`Options::tries_min_match`] leaves it to the trial). Levels 8-9 reject raw match
+    /// streams, which also rules out wide lanes there (FORMAT.md §5.5).
+    #[doc(hidden)]
+    pub fn settings(&self) -> Settings {
+        let gpu = self.target == Target::Gpu;
+        let raw = gpu && self.level < SHORT_MATCH_LEVEL;
+        Settings {
+            level: self.level,
+            block_size: self.block_size,
+            window: self.window,
+            min_match: self.min_match.unwrap_or(crate::device::format::MATCH_BASE),
+            repeat_codes: self.repeat_codes,
+            depth_cap: self.depth_cap,
+            context_tables: true,
+            packed_literals: true,
+            raw_match_streams: raw,
+            wide_lanes: raw,
+            two_bit: match self.target {
+                Target::Gpu => TwoBit::WithinLoss,
+                _ => TwoBit::Smaller,
+            },
+        }
+    }
+}
+
 /// Share of the sample's archive by which a minimum match of 4 must beat 6 below level
 /// [`SHORT_MATCH_LEVEL`], where the trial is new to the level: on DNA the two come within a
 /// fraction of a per cent of each other and the sample can pick 4 where the whole input codes
-/// smaller with 6 (P. falciparum at level 1), while text and FASTQ gain more than 1 %.
+/// smaller with 6, while text and FASTQ gain clearly more.
 pub const SHORT_MATCH_MIN_GAIN: f64 = 0.005;
 
-/// Whether 16 bytes make up at least 99 % of `sample`: nucleotide sequence (FASTA, soft-masked
-/// or not, its line feeds and a header line or an N run aside), where a 4-byte match never
-/// pays at two bits per base, and a sample of it picked 4 where the whole input coded
-/// smaller with 6 (a soft-masked genome, TAIR10's first 4 MiB at level 6, by 1 %).
+/// Whether 16 bytes make up at least 99 in 100 bytes of `sample`: nucleotide sequence (FASTA,
+/// soft-masked or not, its line feeds and a header line or an N run aside), where a 4-byte
+/// match never pays at two bits per base, and a sample of it can pick 4 where the whole input
+/// codes smaller with 6.
 fn few_letters(sample: &[u8]) -> bool {
     let mut h = [0u64; 256];
     entropy::count(&mut h, sample);
@@ -267,17 +305,14 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
 
 /// With [`TwoBit::WithinLoss`], a block's literals take a two-bit slice where it
 /// is at most `1 / TWO_BIT_MAX_LOSS` longer than their other slice: the rANS slice of a block
-/// of upper-case DNA is a little shorter in three of four E. coli blocks (by less than 0.5 %
-/// in most), and a decode waits for its slowest block (PERFORMANCE.md thirtieth session).
+/// of upper-case DNA is often a little shorter, and a decode waits for its slowest block.
 pub const TWO_BIT_MAX_LOSS: usize = 100;
 
 /// Most blocks of an input that `Settings::wide_lanes` gives wide slices: on an H200 the
 /// rANS stage holds 132 SMs x 2 CTAs x 16 warps, 4,224 warps, at once, so up to ~2,100 blocks
-/// of two warps each are all in flight and the halved chains are the stage's time (TAIR10,
-/// 1,889 blocks: 204 -> 226 GB/s); with more, the pairs take rounds and the extra warps cost
-/// more than the chains save (A. lyrata, 3,189 blocks: 228-231 in the twenty-fourth session
-/// -> 216-219; hs37, 4,334, in one call: 303-307 -> 287-290; PERFORMANCE.md twenty-fifth session). Larger inputs are written
-/// without wide slices.
+/// of two warps each are all in flight and the halved chains are the stage's time; with more,
+/// the pairs take rounds and the extra warps cost more than the chains save (measurements in
+/// docs/PERFORMANCE.md). Larger inputs are written without wide slices.
 pub const WIDE_MAX_BLOCKS: usize = 2048;
 
 /// [`compress`] under `opts` as given (no trial of the minimum match): the test hook that
@@ -451,7 +486,7 @@ pub fn compress_settings(
     if opts.cross_block() {
         flags |= FLAG_CROSS_BLOCK;
     }
-    let mut entry_bits = crate::entry::bits_for(&entries);
+    let mut entry_bits = crate::format::entry::bits_for(&entries);
     entry_bits.match_base = opts.match_base() as u8;
     let h = FileHeader {
         magic: MAGIC,
@@ -473,146 +508,9 @@ pub fn compress_settings(
         meta_checksum: 0,
     };
     let mut block_table =
-        Vec::with_capacity(entries.len() * crate::entry::packed_size(&h.entry_bits));
-    crate::entry::pack(&entries, &h.entry_bits, &mut block_table);
+        Vec::with_capacity(entries.len() * crate::format::entry::packed_size(&h.entry_bits));
+    crate::format::entry::pack(&entries, &h.entry_bits, &mut block_table);
     Ok(assemble(h, &block_table, &tables_out, &data_out, &[]))
-}
-
-/// The archive of header `h` (its section sizes and meta checksum are set here), the packed
-/// block table, the table section, the data section and the extension area (FORMAT.md §1).
-fn assemble(
-    mut h: FileHeader,
-    block_table: &[u8],
-    tables: &[u8],
-    data: &[u8],
-    extensions: &[u8],
-) -> Vec<u8> {
-    h.table_bytes = tables.len() as u64;
-    h.data_bytes = data.len() as u64;
-    h.meta_checksum = meta_checksum(&h, block_table, tables, extensions);
-    let mut out = Vec::with_capacity(
-        HEADER_SIZE + block_table.len() + tables.len() + data.len() + extensions.len(),
-    );
-    out.extend_from_slice(bytemuck::bytes_of(&h));
-    out.extend_from_slice(block_table);
-    out.extend_from_slice(tables);
-    out.extend_from_slice(data);
-    out.extend_from_slice(extensions);
-    out
-}
-
-/// One record of an archive's extension area (FORMAT.md §3.4): a type, flags and a payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Extension<'a> {
-    /// The record type (`EXTENSION_TYPE_*`; 0 is reserved and never valid).
-    pub kind: u16,
-    /// `EXTENSION_*` flag bits; [`EXTENSION_MUST_UNDERSTAND`] is the only one defined.
-    pub flags: u16,
-    /// The payload, at most `u32::MAX` bytes.
-    pub payload: &'a [u8],
-}
-
-impl Extension<'_> {
-    /// Whether a reader that does not know [`Self::kind`] must reject the archive.
-    pub fn must_understand(&self) -> bool {
-        self.flags & EXTENSION_MUST_UNDERSTAND != 0
-    }
-}
-
-/// Record types this build interprets (FORMAT.md §3.4): none yet. A record of another type
-/// with the must-understand flag makes [`Archive::parse`] fail.
-const UNDERSTOOD_EXTENSIONS: &[u16] = &[];
-
-/// The archive `archive` with `records` appended to its extension area (after the records it
-/// already has) and its meta checksum recomputed (FORMAT.md §3.4, §6). The other sections
-/// are kept byte for byte.
-///
-/// Errors: `archive` does not parse ([`Archive::parse`]), a record has type 0, flags outside
-/// [`KNOWN_EXTENSION_FLAGS`], or a payload over `u32::MAX` bytes
-/// ([`FormatError::Extension`]; a must-understand record of a type this build does not know
-/// is refused too, since the result would not parse).
-pub fn with_extensions(archive: &[u8], records: &[Extension<'_>]) -> Result<Vec<u8>, FormatError> {
-    let a = Archive::parse(archive)?;
-    let mut area = a.extension_area.to_vec();
-    for r in records {
-        let offset = area.len() as u64;
-        check_extension(r.kind, r.flags).map_err(|why| FormatError::Extension { offset, why })?;
-        let len = u32::try_from(r.payload.len()).map_err(|_| FormatError::Extension {
-            offset,
-            why: format!("payload of {} bytes (at most 2^32 - 1)", r.payload.len()),
-        })?;
-        area.extend_from_slice(&r.kind.to_le_bytes());
-        area.extend_from_slice(&r.flags.to_le_bytes());
-        area.extend_from_slice(&len.to_le_bytes());
-        area.extend_from_slice(r.payload);
-    }
-    let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
-    let tables_end = a.data_offset as usize;
-    Ok(assemble(
-        a.header,
-        &archive[HEADER_SIZE..bt_end],
-        &archive[bt_end..tables_end],
-        a.data,
-        &area,
-    ))
-}
-
-/// FORMAT.md §3.4: a record's type must not be 0, its reserved flag bits must be zero, and a
-/// must-understand record must be of a type this build interprets.
-fn check_extension(kind: u16, flags: u16) -> Result<(), String> {
-    if kind == EXTENSION_TYPE_RESERVED {
-        return Err("record type 0 is reserved".into());
-    }
-    if flags & !KNOWN_EXTENSION_FLAGS != 0 {
-        return Err(format!(
-            "record type {kind} has reserved flag bits {:#06x} set",
-            flags & !KNOWN_EXTENSION_FLAGS
-        ));
-    }
-    if flags & EXTENSION_MUST_UNDERSTAND != 0 && !UNDERSTOOD_EXTENSIONS.contains(&kind) {
-        return Err(format!(
-            "record type {kind} is marked must-understand and this build does not know it"
-        ));
-    }
-    Ok(())
-}
-
-/// The records of a meta-checksummed extension area, each checked ([`check_extension`], and
-/// its payload inside the area).
-fn parse_extensions(area: &[u8]) -> Result<Vec<Extension<'_>>, FormatError> {
-    let mut out = Vec::new();
-    let mut pos = 0usize;
-    while pos < area.len() {
-        let offset = pos as u64;
-        let err = |why: String| FormatError::Extension { offset, why };
-        let head = area.get(pos..pos + EXTENSION_HEADER_BYTES).ok_or_else(|| {
-            err(format!(
-                "{} bytes left, a record header needs 8",
-                area.len() - pos
-            ))
-        })?;
-        let kind = u16::from_le_bytes([head[0], head[1]]);
-        let flags = u16::from_le_bytes([head[2], head[3]]);
-        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-        check_extension(kind, flags).map_err(err)?;
-        let start = pos + EXTENSION_HEADER_BYTES;
-        let payload = area
-            .get(start..)
-            .and_then(|p| p.get(..len))
-            .ok_or_else(|| {
-                err(format!(
-                    "record type {kind} declares a {len}-byte payload, {} bytes are left",
-                    area.len() - start
-                ))
-            })?;
-        out.push(Extension {
-            kind,
-            flags,
-            payload,
-        });
-        pos = start + len;
-    }
-    Ok(out)
 }
 
 /// One encoded table group.
@@ -660,16 +558,11 @@ pub const WIDE_REPACK_MAX_SHARE: f64 = 0.01;
 /// (`encode_group`'s `force_pack`); the result is kept if the archive's longest chain drops
 /// and it costs at most [`WIDE_REPACK_MAX_SHARE`] of the archive (all of them or none: one
 /// left long keeps the stage as long). A group's chain here is its stored rANS slices'
-/// (`entropy::warp_chain`), without the raw slices' copies. At level 6 with
-/// `--raw-match-streams --wide-lanes` (PERFORMANCE.md twenty-sixth session; longest rANS
-/// chains): dm3, one group of 21 whose literals coded
-/// 7 % smaller unpacked with a context pair on the letter case, with chains of 259 steps
-/// against the others' ~133, now packed, +0.3 % of the archive; ce2, whose first group
-/// packed two letters a symbol for the sake of its header line's (`>chrX`), with chains of
-/// 131 against the others' ~89, now three with the header's block stored raw, +0.24 %.
-/// Heavily soft-masked inputs, where every group codes much smaller with the context pair,
-/// and P. falciparum, whose header lines would store 51 blocks raw (+2 %), stay as they are.
-/// The budget is counted over the groups' table records and slices (the header and the block
+/// (`entropy::warp_chain`), without the raw slices' copies. The typical case is a genome
+/// group whose literals code smaller unpacked (a context pair on the letter case, or a
+/// FASTA header line's letters in the alphabet) but with chains twice the others'; heavily
+/// soft-masked inputs, where every group codes much smaller with the context pair, stay as
+/// they are by the budget. The budget is counted over the groups' table records and slices (the header and the block
 /// table do not change).
 fn repack_longest_groups(groups: &mut [GroupOut], redo: impl Fn(usize) -> GroupOut + Sync) {
     let Some(longest) = groups.iter().map(|g| g.chain).max() else {
@@ -709,9 +602,8 @@ pub const PACK_MAX_LOSS_FAST_LEVELS: f64 = 0.03;
 /// larger than the record chosen without it at levels 1-7 (beyond
 /// [`PACK_MAX_LOSS_FAST_LEVELS`]): the exchange rate of [`entropy::block_lanes`]' two warp
 /// rounds, [`entropy::TWO_ROUND_STEPS_PER_LANE`] steps for a lane's ~3 bytes. The case is a
-/// genome's first group, whose FASTA header block stores its literals raw (E. coli: 8.6 KB,
-/// 3.2 %, more than unpacked; the 63 other blocks' chains ~550 -> ~229 steps, the longest of
-/// the archive 553 -> 229; PERFORMANCE.md seventeenth session).
+/// genome's first group, whose FASTA header block stores its literals raw (larger than
+/// unpacked) while packing more than halves the other blocks' chains.
 pub const PACK_STEPS_PER_BYTE: f64 = entropy::TWO_ROUND_STEPS_PER_LANE as f64 / 3.0;
 
 /// Sum over a group's blocks of the GPU warp's rANS chain (`aceapex_device::rans::warp_steps`)
@@ -1039,7 +931,7 @@ fn encode_group(
 /// [`TwoBit::Smaller`]'s pass over the coded groups: the two-bit literal slices (FORMAT.md
 /// §5.7) are kept only where, all of them together, they shorten the archive, the block
 /// table included, whose lane fields their lane code may widen for every block
-/// ([`crate::entry::bits_for`]); otherwise every such block gets its other slice back.
+/// ([`crate::format::entry::bits_for`]); otherwise every such block gets its other slice back.
 fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
     if groups.iter().all(|g| g.two_bit_alt.is_empty()) {
         return;
@@ -1059,7 +951,7 @@ fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
         first += g.blocks.len();
     }
     let table = |es: &[BlockEntry]| {
-        (crate::entry::packed_size(&crate::entry::bits_for(es)) * es.len()) as isize
+        (crate::format::entry::packed_size(&crate::format::entry::bits_for(es)) * es.len()) as isize
     };
     if saved > table(&with) - table(&without) {
         return;
@@ -1075,548 +967,36 @@ fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
     }
 }
 
-use bytemuck::Zeroable;
-
-/// FORMAT.md §6: XXH3-64 of header bytes `0..88`, the block table, the table section and the
-/// extension area, in that order.
-fn meta_checksum(h: &FileHeader, block_table: &[u8], tables: &[u8], extensions: &[u8]) -> u64 {
-    let mut x = Xxh3::new();
-    x.update(&bytemuck::bytes_of(h)[..META_CHECKSUM_OFFSET]);
-    x.update(block_table);
-    x.update(tables);
-    x.update(extensions);
-    x.digest()
-}
-
-/// A validated archive over borrowed bytes.
-///
-/// Construction checks every rule of FORMAT.md §2-§3 and §5.2 that can be checked without
-/// decoding: after [`Archive::parse`] every slice range lies inside the data section and every
-/// rANS slice has a table.
-pub struct Archive<'a> {
-    /// The header.
-    pub(crate) header: FileHeader,
-    /// The block table.
-    pub(crate) entries: Vec<BlockEntry>,
-    /// Per block: byte offset of its first slice inside the data section.
-    pub(crate) block_offsets: Vec<u64>,
-    /// Per group and stream: the table, if the group has one for that stream.
-    /// (Boxed: an absent table costs 8 bytes, so a hostile archive of many groups without
-    /// tables cannot make the reader hold ~200x its size, ninth-session attack.)
-    pub(crate) tables: Vec<[Option<Box<StreamTable>>; STREAM_COUNT]>,
-    /// The data section.
-    pub(crate) data: &'a [u8],
-    /// The data section's offset in the archive.
-    pub(crate) data_offset: u64,
-    /// The extension area (FORMAT.md §3.4): the bytes after the data section.
-    extension_area: &'a [u8],
-    /// Its records, checked at parse time.
-    extensions: Vec<Extension<'a>>,
-    /// Bytes of expanded decode tables the archive may still keep ([`Archive::table`]):
-    /// [`table_cache_budget`] at parse time.
-    table_cache_left: AtomicU64,
-}
-
-/// Bytes of expanded decode tables an archive keeps for reuse: the larger of 256 MiB and a
-/// quarter of its original size. A group's tables expand to 16-32 KiB per stream, so a
-/// valid archive of 4 KiB blocks with a table group per block would otherwise hold ~25 times
-/// its output in tables once decoded (twenty-third session's attack: 184 MB of output, 4.5
-/// GB of tables, the process aborted); past the budget a table is expanded for each use and
-/// dropped after it. The encoder's groups (1 MiB of output, [`GROUP_BYTES`]) have at most
-/// 160 KiB of tables (five streams, two tables each), 16 % of their output, so its archives
-/// stay within the budget. The GPU decoder refuses archives whose tables exceed it.
-pub fn table_cache_budget(original_size: u64) -> u64 {
-    (256u64 << 20).max(original_size / 4)
-}
-
-/// One group's table record for one stream (one table or a context pair, FORMAT.md §5.2),
-/// kept compact (512 bytes per table, the second boxed) and expanded to the 16 KiB slot form
-/// on first use: a hostile archive of many tiny groups then costs memory in proportion to its
-/// size at parse time, and expansion only for groups actually decoded, kept while the
-/// archive's [`table_cache_budget`] lasts.
-pub struct StreamTable {
-    freq: [u16; 256],
-    /// A context pair's second table (boxed: a one-table record stays 512 bytes).
-    freq1: Option<Box<[u16; 256]>>,
-    ctx_bit: u8,
-    /// A packed literal table's alphabet (FORMAT.md §5.6).
-    alphabet: Option<Box<[u8]>>,
-    expanded: std::sync::OnceLock<Box<[DecodeTable]>>,
-}
-
-/// The expanded decode tables of one [`StreamTable`], borrowed from the archive's cache or
-/// owned alone (past the cache's budget; a borrow, not a shared count, so that the threads
-/// decoding blocks of one group never write a common cache line: with an `Arc` clone per
-/// lookup, E. coli decoded ~6 % slower on two threads); [`TableHandle::get`] gives them as
-/// the decoders take them.
-pub struct TableHandle<'a> {
-    tables: std::borrow::Cow<'a, [DecodeTable]>,
-    ctx_bit: u8,
-    packed: bool,
-}
-
-impl TableHandle<'_> {
-    /// The tables as the decoders take them: a packed literal table's expansion table
-    /// (`entropy::expansion_table`) after its decode table, a context pair's two tables.
-    pub fn get(&self) -> SliceTables<'_> {
-        if self.packed {
-            SliceTables {
-                pack: Some(&self.tables[1]),
-                ..SliceTables::single(&self.tables[0])
-            }
-        } else {
-            SliceTables {
-                tables: &self.tables,
-                ctx_bit: self.ctx_bit as u32,
-                pack: None,
-            }
-        }
-    }
-}
-
-impl StreamTable {
-    fn new(r: entropy::TableRecord) -> StreamTable {
-        // frequencies are at most PROB_SCALE = 4096 (deserialize checks)
-        let compact = |t: &FreqTable| t.freq.map(|f| f as u16);
-        StreamTable {
-            freq: compact(&r.tables[0]),
-            freq1: r.tables.get(1).map(|t| Box::new(compact(t))),
-            ctx_bit: r.ctx_bit,
-            alphabet: r.alphabet.map(Vec::into_boxed_slice),
-            expanded: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The record as read from the archive.
-    pub fn record(&self) -> entropy::TableRecord {
-        let full = |f: &[u16; 256]| FreqTable {
-            freq: f.map(u32::from),
-        };
-        entropy::TableRecord {
-            tables: std::iter::once(&self.freq)
-                .chain(self.freq1.as_deref())
-                .map(full)
-                .collect(),
-            ctx_bit: self.ctx_bit,
-            alphabet: self.alphabet.as_deref().map(<[u8]>::to_vec),
-        }
-    }
-
-    /// True for a context pair (kind-2 record).
-    pub fn has_context(&self) -> bool {
-        self.freq1.is_some()
-    }
-
-    /// True for a packed literal table (kind-3 record, FORMAT.md §5.6).
-    pub fn is_packed(&self) -> bool {
-        self.alphabet.is_some()
-    }
-
-    /// Literals per symbol: the pack width of a packed literal table's alphabet (2-4,
-    /// FORMAT.md §5.6), else 1; read from the record, without expanding the tables.
-    pub fn literal_width(&self) -> usize {
-        self.alphabet
-            .as_deref()
-            .map_or(1, |a| pack_width(a.len()) as usize)
-    }
-
-    /// Expands the record (not cached): its decode table(s), and a packed literal table's
-    /// expansion table (`entropy::expansion_table`) after its decode table.
-    pub fn expand(&self) -> TableHandle<'static> {
-        self.handle(std::borrow::Cow::Owned(self.build()))
-    }
-
-    fn build(&self) -> Vec<DecodeTable> {
-        let r = self.record();
-        let mut t = Vec::with_capacity(r.tables.len() + r.alphabet.is_some() as usize);
-        t.extend(r.tables.iter().map(|t| *t.decode_table()));
-        if let Some(a) = &r.alphabet {
-            t.push(*entropy::expansion_table(a));
-        }
-        t
-    }
-
-    fn handle<'a>(&self, tables: std::borrow::Cow<'a, [DecodeTable]>) -> TableHandle<'a> {
-        TableHandle {
-            tables,
-            ctx_bit: self.ctx_bit,
-            packed: self.alphabet.is_some(),
-        }
-    }
-
-    /// The expanded tables, built once and kept while `left` (the archive's remaining
-    /// [`table_cache_budget`], bytes) covers them, else built for this use alone.
-    fn cached(&self, left: &AtomicU64) -> TableHandle<'_> {
-        if let Some(t) = self.expanded.get() {
-            return self.handle(std::borrow::Cow::Borrowed(t));
-        }
-        let t = self.build();
-        let bytes = std::mem::size_of_val::<[DecodeTable]>(&t) as u64;
-        if left
-            .try_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
-                l.checked_sub(bytes)
-            })
-            .is_err()
-        {
-            return self.handle(std::borrow::Cow::Owned(t));
-        }
-        // a thread that expanded the same record at the same time may have stored its copy
-        // first: keep that one and give the bytes back
-        if self.expanded.set(t.into_boxed_slice()).is_err() {
-            left.fetch_add(bytes, Ordering::Relaxed);
-        }
-        let t = self
-            .expanded
-            .get()
-            .expect("set above, by this thread or another");
-        self.handle(std::borrow::Cow::Borrowed(t))
-    }
-}
-
-fn herr(field: &'static str, why: impl Into<String>) -> FormatError {
-    FormatError::Header {
-        field,
-        why: why.into(),
-    }
-}
-
-impl<'a> Archive<'a> {
-    /// Parses and validates an archive.
-    ///
-    /// Errors: [`FormatError`] naming the first rule broken.
-    pub fn parse(bytes: &'a [u8]) -> Result<Archive<'a>, FormatError> {
-        // the magic first (FORMAT.md §3), so that a short file of another kind is named as
-        // such rather than as a truncated archive
-        if let Some(&got) = bytes.first_chunk::<4>() {
-            if got != MAGIC {
-                return Err(FormatError::BadMagic { got });
-            }
-        }
-        if bytes.len() < HEADER_SIZE {
-            return Err(FormatError::TooShort {
-                got: bytes.len() as u64,
-                need: HEADER_SIZE as u64,
-            });
-        }
-        // (the magic was checked above: at least 96 bytes hold its 4)
-        let h: FileHeader = bytemuck::pod_read_unaligned(&bytes[..HEADER_SIZE]);
-        // FORMAT.md §2: format 1 only; the pre-release versions are named as such
-        if h.version != FORMAT_VERSION {
-            return Err(if (2..=LAST_PRE_RELEASE_VERSION).contains(&h.version) {
-                FormatError::PreReleaseVersion { got: h.version }
-            } else {
-                FormatError::Version { got: h.version }
-            });
-        }
-        if h.flags & !KNOWN_FLAGS != 0 {
-            return Err(herr(
-                "flags",
-                format!("unknown bits {:#06x}", h.flags & !KNOWN_FLAGS),
-            ));
-        }
-        // FORMAT.md §2: block size is a power of two in [4 KiB, 4 MiB].
-        if !h.block_size.is_power_of_two()
-            || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&h.block_size)
-        {
-            return Err(herr(
-                "block_size",
-                format!("{} is not a power of two in [4096, 4194304]", h.block_size),
-            ));
-        }
-        let bs = h.block_size as u64;
-        if h.original_size.div_ceil(bs) != h.block_count as u64 {
-            return Err(herr(
-                "block_count",
-                format!("{} != ceil({} / {})", h.block_count, h.original_size, bs),
-            ));
-        }
-        if h.group_blocks == 0 {
-            return Err(herr("group_blocks", "must be at least 1"));
-        }
-        if (h.block_count as u64).div_ceil(h.group_blocks as u64) != h.group_count as u64 {
-            return Err(herr(
-                "group_count",
-                format!(
-                    "{} != ceil({} / {})",
-                    h.group_count, h.block_count, h.group_blocks
-                ),
-            ));
-        }
-        if h.window == 0 {
-            return Err(herr("window", "must be at least 1"));
-        }
-        let cross = h.flags & FLAG_CROSS_BLOCK != 0;
-        if !cross && h.window > h.block_size {
-            return Err(herr(
-                "window",
-                "larger than a block without the cross-block flag",
-            ));
-        }
-        // FORMAT.md §2: a match base of 4 to 6
-        let b = h.entry_bits.match_base as u32;
-        if !(MIN_MATCH_BASE..=MATCH_BASE).contains(&b) {
-            return Err(herr(
-                "match_base",
-                format!("{b} is not in {MIN_MATCH_BASE}..={MATCH_BASE}"),
-            ));
-        }
-        if h.min_match < h.match_base() {
-            return Err(herr(
-                "min_match",
-                format!("{} < the match base {}", h.min_match, h.match_base()),
-            ));
-        }
-        // FORMAT.md §2: widths of at most 32 bits, reserved bytes 86..88 zero
-        crate::entry::check_bits(&h.entry_bits).map_err(|why| herr("entry_bits", why))?;
-        let entry_size = crate::entry::packed_size(&h.entry_bits);
-        let table_len = h.block_count as u64 * entry_size as u64;
-        // FORMAT.md §1: the sections end at or before the end of the file; the bytes after
-        // the data section are the extension area
-        let data_end = (HEADER_SIZE as u64)
-            .checked_add(table_len)
-            .and_then(|v| v.checked_add(h.table_bytes))
-            .and_then(|v| v.checked_add(h.data_bytes))
-            .ok_or_else(|| herr("data_bytes", "section sizes overflow"))?;
-        if data_end > bytes.len() as u64 {
-            return Err(FormatError::Size {
-                expected: data_end,
-                got: bytes.len() as u64,
-            });
-        }
-        let bt_end = HEADER_SIZE + table_len as usize;
-        let tables_end = bt_end + h.table_bytes as usize;
-        let block_table = &bytes[HEADER_SIZE..bt_end];
-        let table_section = &bytes[bt_end..tables_end];
-        let extension_area = &bytes[data_end as usize..];
-        if meta_checksum(&h, block_table, table_section, extension_area) != h.meta_checksum {
-            return Err(FormatError::MetaChecksum);
-        }
-        let extensions = parse_extensions(extension_area)?;
-        let entries: Vec<BlockEntry> = block_table
-            .chunks_exact(entry_size.max(1))
-            .enumerate()
-            .map(|(i, c)| {
-                crate::entry::unpack(c, i as u32, &h.entry_bits).map_err(|why| {
-                    FormatError::BlockEntry {
-                        block: i as u32,
-                        why,
-                    }
-                })
-            })
-            .collect::<Result<_, _>>()?;
-
-        let mut tables = Vec::with_capacity(h.group_count as usize);
-        let mut pos = 0usize;
-        // FORMAT.md §5.1, §5.2
-        for group in 0..h.group_count {
-            let mut g: [Option<Box<StreamTable>>; STREAM_COUNT] = Default::default();
-            for (k, t) in g.iter_mut().enumerate() {
-                *t = entropy::TableRecord::deserialize(table_section, &mut pos, k)
-                    .map_err(|e| match e {
-                        FormatError::Table { what } => FormatError::GroupTable {
-                            group,
-                            stream: crate::device::format::STREAM_NAMES[k],
-                            what,
-                        },
-                        e => e,
-                    })?
-                    .map(|t| Box::new(StreamTable::new(t)));
-            }
-            tables.push(g);
-        }
-        if pos != table_section.len() {
-            return Err(FormatError::Table {
-                what: "bytes left after the last group's tables",
-            });
-        }
-
-        let mut block_offsets = Vec::with_capacity(entries.len());
-        let mut off = 0u64;
-        for (i, e) in entries.iter().enumerate() {
-            let i32_ = i as u32;
-            let berr = |why: String| FormatError::BlockEntry { block: i32_, why };
-            let block_len = (h.original_size - i as u64 * bs).min(bs);
-            if e.reserved != [0; 3] {
-                return Err(berr("reserved field is not zero".into()));
-            }
-            // FORMAT.md §3: a block reads only itself and earlier blocks, and earlier ones only
-            // with the cross-block flag.
-            if e.lowest_source_block > i32_ || (!cross && e.lowest_source_block != i32_) {
-                return Err(berr(format!(
-                    "lowest source block {} is not allowed",
-                    e.lowest_source_block
-                )));
-            }
-            let group = i / h.group_blocks as usize;
-            for k in 0..STREAM_COUNT {
-                // FORMAT.md §3: every decoded stream is at most block length + 1 bytes.
-                if e.decoded_len[k] as u64 > block_len + 1 {
-                    return Err(berr(format!(
-                        "stream {k} decodes to {} bytes, more than the block allows",
-                        e.decoded_len[k]
-                    )));
-                }
-                match e.lanes[k] {
-                    LANES_RAW => {
-                        if e.stored_len[k] != e.decoded_len[k] {
-                            return Err(berr(format!(
-                                "raw stream {k} stores {} bytes but decodes to {}",
-                                e.stored_len[k], e.decoded_len[k]
-                            )));
-                        }
-                    }
-                    // FORMAT.md §3.1 rule 4, §5.7: the literals only
-                    LANES_TWO_BIT if k == STREAM_LITERALS => {
-                        if e.decoded_len[k] == 0 {
-                            return Err(berr(
-                                "an empty literal stream is stored as a two-bit slice".into(),
-                            ));
-                        }
-                    }
-                    l if l <= MAX_LANES => {
-                        if tables[group][k].is_none() {
-                            return Err(berr(format!(
-                                "stream {k} is rANS-coded but group {group} has no table for it"
-                            )));
-                        }
-                    }
-                    l => {
-                        return Err(berr(format!(
-                            "stream {k} has {l} lanes (at most {MAX_LANES}, or \
-                             {LANES_TWO_BIT} for a two-bit literal slice)"
-                        )))
-                    }
-                }
-            }
-            block_offsets.push(off);
-            // (saturating: a table of ~2^30 blocks of 4 GiB slices must not wrap into a
-            // matching data_bytes; a saturated sum matches no real data section)
-            off = off.saturating_add(e.stored_len.iter().map(|&l| l as u64).sum::<u64>());
-        }
-        if off != h.data_bytes {
-            return Err(herr(
-                "data_bytes",
-                format!(
-                    "{} but the block table's slices add up to {off}",
-                    h.data_bytes
-                ),
-            ));
-        }
-        Ok(Archive {
-            header: h,
-            entries,
-            block_offsets,
-            tables,
-            data: &bytes[tables_end..data_end as usize],
-            data_offset: tables_end as u64,
-            extension_area,
-            extensions,
-            table_cache_left: AtomicU64::new(table_cache_budget(h.original_size)),
-        })
-    }
-
-    /// Bytes of one block-table entry on disk (FORMAT.md §3.1), from the header's widths.
-    pub fn entry_size(&self) -> usize {
-        crate::entry::packed_size(&self.header.entry_bits)
-    }
-
-    /// The records of the extension area (FORMAT.md §3.4), in file order, each checked by
-    /// [`Archive::parse`] (type not 0, reserved flags zero, payload inside the area, and none
-    /// of an unknown type marked must-understand). A reader that does not know a record's
-    /// type skips it.
-    pub fn extensions(&self) -> impl Iterator<Item = Extension<'a>> + '_ {
-        self.extensions.iter().copied()
-    }
-
-    /// The header (FORMAT.md §2).
-    pub fn header(&self) -> &FileHeader {
-        &self.header
-    }
-
-    /// The block table: one entry per block (FORMAT.md §3.1).
-    pub fn entries(&self) -> &[BlockEntry] {
-        &self.entries
-    }
-
-    /// The block table, writable: for tests that give the decoders entries the parse would
-    /// refuse. Not part of the API.
-    #[doc(hidden)]
-    pub fn entries_mut(&mut self) -> &mut [BlockEntry] {
-        &mut self.entries
-    }
-
-    /// Per block: byte offset of its first slice inside the data section.
-    pub fn block_offsets(&self) -> &[u64] {
-        &self.block_offsets
-    }
-
-    /// Per table group and stream: the table, if the group has one for that stream
-    /// (FORMAT.md §5.2).
-    pub fn tables(&self) -> &[[Option<Box<StreamTable>>; STREAM_COUNT]] {
-        &self.tables
-    }
-
-    /// The data section (every block's slices, FORMAT.md §4).
-    pub fn data(&self) -> &'a [u8] {
-        self.data
-    }
-
-    /// The data section's offset in the archive, in bytes.
-    pub fn data_offset(&self) -> u64 {
-        self.data_offset
-    }
-
-    /// Number of blocks.
-    pub fn block_count(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Original byte range of block `b`.
-    pub fn block_range(&self, b: usize) -> std::ops::Range<u64> {
-        let bs = self.header.block_size as u64;
-        let start = b as u64 * bs;
-        start..(start + bs).min(self.header.original_size)
-    }
-
-    /// The four stored slices of block `b`, in stream order.
-    pub fn slices(&self, b: usize) -> [&'a [u8]; STREAM_COUNT] {
-        let e = &self.entries[b];
-        let mut off = self.block_offsets[b] as usize;
-        let mut out: [&[u8]; STREAM_COUNT] = [&[]; STREAM_COUNT];
-        for k in 0..STREAM_COUNT {
-            let n = e.stored_len[k] as usize;
-            out[k] = &self.data[off..off + n];
-            off += n;
-        }
-        out
-    }
-
-    /// Decode table(s) of stream `k` for block `b` (None if the group has none), expanded
-    /// once and shared while the archive's [`table_cache_budget`] lasts, else for this use
-    /// alone; [`TableHandle::get`] gives them as the decoders take them.
-    pub fn table(&self, b: usize, k: usize) -> Option<TableHandle<'_>> {
-        self.tables[b / self.header.group_blocks as usize][k]
-            .as_deref()
-            .map(|t| t.cached(&self.table_cache_left))
-    }
-
-    /// Literals per rANS symbol of block `b`'s literal slice: the pack width of its group's
-    /// packed literal table (2-4, FORMAT.md §5.6), else 1.
-    pub fn literal_width(&self, b: usize) -> usize {
-        self.tables[b / self.header.group_blocks as usize][STREAM_LITERALS]
-            .as_deref()
-            .map_or(1, StreamTable::literal_width)
-    }
-
-    /// True when match sources may lie in earlier blocks.
-    pub fn cross_block(&self) -> bool {
-        self.header.flags & FLAG_CROSS_BLOCK != 0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::{meta_checksum, table_cache_budget, Archive, HEADER_SIZE};
+
+    #[test]
+    fn targets_lower_to_the_format_choices() {
+        let size = Options::new().settings();
+        assert!(!size.raw_match_streams && !size.wide_lanes);
+        assert_eq!(size.two_bit, TwoBit::Smaller);
+        assert_eq!(size.level, 6);
+        let gpu = Options::new().with_target(Target::Gpu).settings();
+        assert!(gpu.raw_match_streams && gpu.wide_lanes);
+        assert_eq!(gpu.two_bit, TwoBit::WithinLoss);
+        // levels 8-9 keep entropy-coded match streams under the GPU target
+        let gpu9 = Options::new()
+            .with_target(Target::Gpu)
+            .with_level(9)
+            .settings();
+        assert!(!gpu9.raw_match_streams && !gpu9.wide_lanes);
+        assert_eq!(gpu9.two_bit, TwoBit::WithinLoss);
+        assert!(gpu9.validate().is_ok());
+        assert!(Options::new().tries_min_match());
+        assert!(!Options::new().with_target(Target::Gpu).tries_min_match());
+        assert!(Options::new()
+            .with_target(Target::Gpu)
+            .with_level(8)
+            .tries_min_match());
+        assert!(!Options::new().with_min_match(Some(6)).tries_min_match());
+    }
     use crate::gpu::tokens::Rng;
 
     /// `n` random bases with a 40-byte copy every 997 bytes (matches for the parser).
@@ -1637,7 +1017,7 @@ mod tests {
                 level: 6,
                 ..with(on)
             };
-            crate::archive::compress_settings(data, &opts, &|_| {}).unwrap()
+            crate::encode::compress_settings(data, &opts, &|_| {}).unwrap()
         })
     }
 
@@ -1659,7 +1039,7 @@ mod tests {
             block_size: 4096,
             ..Default::default()
         };
-        let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
+        let packed = crate::encode::compress_settings(&data, &opts, &|_| {}).unwrap();
         // what a decode uses with no limit: the literal and command tables of the six groups
         let a = Archive::parse(&packed).unwrap();
         assert_eq!(a.tables.len(), 6);
@@ -1745,8 +1125,8 @@ mod tests {
             wide_lanes,
             ..Default::default()
         };
-        let narrow = crate::archive::compress_settings(&data, &opts(false), &|_| {}).unwrap();
-        let mut wide = crate::archive::compress_settings(&data, &opts(true), &|_| {}).unwrap();
+        let narrow = crate::encode::compress_settings(&data, &opts(false), &|_| {}).unwrap();
+        let mut wide = crate::encode::compress_settings(&data, &opts(true), &|_| {}).unwrap();
         assert_eq!(u16::from_le_bytes([narrow[4], narrow[5]]), 1);
         assert_eq!(u16::from_le_bytes([wide[4], wide[5]]), 1);
         assert!(!Archive::parse(&narrow)
@@ -1771,7 +1151,7 @@ mod tests {
         wide[4..6].copy_from_slice(&7u16.to_le_bytes());
         let h: FileHeader = bytemuck::pod_read_unaligned(&wide[..HEADER_SIZE]);
         let end = HEADER_SIZE
-            + crate::entry::packed_size(&h.entry_bits) * h.block_count as usize
+            + crate::format::entry::packed_size(&h.entry_bits) * h.block_count as usize
             + h.table_bytes as usize;
         let sum = meta_checksum(
             &h,
@@ -1809,7 +1189,7 @@ mod tests {
             ..Default::default()
         };
         let wide = |n: usize| {
-            let a = crate::archive::compress_settings(&data[..n], &opts, &|_| {}).unwrap();
+            let a = crate::encode::compress_settings(&data[..n], &opts, &|_| {}).unwrap();
             let a = Archive::parse(&a).unwrap();
             a.entries().iter().any(BlockEntry::has_wide_slice)
         };

@@ -5,25 +5,28 @@
 //! checksum from the block table (FORMAT.md §6); a whole-file decode also checks the content
 //! checksum. Any broken rule is a [`DecodeError`] naming the block.
 //!
-//! Checksums go through [`cpu::xxh3`]: a whole-file decode without cross-block sources hashes
+//! Checksums go through [`checksum`]: a whole-file decode without cross-block sources hashes
 //! each output byte once, right after its block is decoded (the per-KiB sums serve the block
 //! checksum and, folded in order, the content checksum).
 
-use crate::archive::Archive;
-use crate::cpu;
-use crate::cpu::xxh3::{self, KibSums, KIB};
+pub mod checksum;
+pub mod lz;
+pub mod rans;
+pub mod streams;
+
 use crate::device::format::*;
-use crate::device::lz::{self, BlockFrame, BlockStreams};
-use crate::device::rans;
+use crate::device::lz::{BlockFrame, BlockStreams};
 use crate::device::status::Status;
 use crate::error::DecodeError;
+use crate::format::Archive;
+use checksum::{KibSums, KIB};
 use rayon::prelude::*;
 use std::cell::RefCell;
 
 thread_local! {
     static SCRATCH: RefCell<[Vec<u8>; STREAM_COUNT]> = RefCell::new(Default::default());
-    static FAST_SCRATCH: RefCell<cpu::Scratch> = RefCell::new(cpu::Scratch::default());
-    static GROUP_SCRATCH: RefCell<Vec<cpu::Scratch>> = const { RefCell::new(Vec::new()) };
+    static FAST_SCRATCH: RefCell<streams::Scratch> = RefCell::new(streams::Scratch::default());
+    static GROUP_SCRATCH: RefCell<Vec<streams::Scratch>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Entropy-decodes the four streams of block `b` into `bufs` with the reference rANS decoder.
@@ -48,7 +51,7 @@ pub fn decode_streams(
                 buf.resize(e.decoded_len[k] as usize, 0);
                 // Archive::parse guarantees a table for every rANS slice
                 let t = a.table(b, k).ok_or(Status::SliceMode)?;
-                rans::decode_slice(slices[k], lanes as usize, t.get(), buf)?;
+                crate::device::rans::decode_slice(slices[k], lanes as usize, t.get(), buf)?;
             }
         }
     }
@@ -92,7 +95,7 @@ fn verify_block(a: &Archive<'_>, b: usize, hash: u64) -> Result<(), DecodeError>
 /// Decodes block `b` into `out`, where `out[0]` is original byte `base`; `out` must cover
 /// the block and, below it, everything from its lowest source block on (already decoded).
 ///
-/// Uses the fast decoder of [`crate::cpu`]; [`decode_block_reference`] gives the same
+/// Uses the fast decoder of [`streams`]; [`decode_block_reference`] gives the same
 /// result and the same status with the device crate's reference decoders.
 pub fn decode_block_at(
     a: &Archive<'_>,
@@ -102,18 +105,22 @@ pub fn decode_block_at(
 ) -> Result<(), DecodeError> {
     let frame = block_frame(a, b, out.len(), base);
     FAST_SCRATCH
-        .with(|s| cpu::decode_block(a, b, out, &frame, &mut s.borrow_mut()))
+        .with(|s| streams::decode_archive_block(a, b, out, &frame, &mut s.borrow_mut()))
         .map_err(|st| block_error(a, b, st))?;
-    verify_block(a, b, xxh3::xxh3_64(&out[frame.dst_start..frame.dst_end]))
+    verify_block(
+        a,
+        b,
+        checksum::xxh3_64(&out[frame.dst_start..frame.dst_end]),
+    )
 }
 
 /// Decodes the consecutive blocks that `out` holds, from block `first` on (at most
-/// [`cpu::group_blocks`]; `out[0]` is the first byte of block `first`), for archives without
+/// [`streams::group_blocks`]; `out[0]` is the first byte of block `first`), for archives without
 /// cross-block sources. Same outcome as [`decode_block_at`] on each block in index order
 /// (the first failing block's error), but the blocks' streams are entropy-decoded together
-/// ([`cpu::decode_streams_group`]).
+/// ([`streams::decode_streams_group`]).
 ///
-/// Leaves in `sums[k]` the [`xxh3::kib_sums`] of every whole KiB `k` of `out` (the block
+/// Leaves in `sums[k]` the [`checksum::kib_sums`] of every whole KiB `k` of `out` (the block
 /// checksums are computed from them, so the bytes are hashed once while still in cache);
 /// `sums` must have `out.len().div_ceil(KIB)` entries.
 fn decode_group_at(
@@ -132,17 +139,19 @@ fn decode_group_at(
         if s.len() < n {
             s.resize_with(n, Default::default);
         }
-        let status = cpu::decode_streams_group(a, first, &mut s[..n]);
+        let status = streams::decode_streams_group(a, first, &mut s[..n]);
         for (j, st) in status.into_iter().enumerate().take(n) {
             let b = first + j;
             let frame = block_frame(a, b, out.len(), base);
-            st.and_then(|()| cpu::lz::decode_block(&cpu::padded_streams(a, b, &s[j]), out, &frame))
-                .map_err(|st| block_error(a, b, st))?;
+            st.and_then(|()| {
+                lz::decode_block_fast(&streams::padded_streams(a, b, &s[j]), out, &frame)
+            })
+            .map_err(|st| block_error(a, b, st))?;
             // block sizes are multiples of KIB (FORMAT.md §2), so blocks start on a KiB
             let bytes = &out[frame.dst_start..frame.dst_end];
             let kibs = &mut sums[frame.dst_start / KIB..][..bytes.len() / KIB];
-            xxh3::kib_sums(bytes, kibs);
-            verify_block(a, b, xxh3::hash_with_sums(bytes, kibs))?;
+            checksum::kib_sums(bytes, kibs);
+            verify_block(a, b, checksum::hash_with_sums(bytes, kibs))?;
         }
         Ok(())
     })
@@ -163,7 +172,7 @@ pub fn decode_block_reference(
             let mut bufs = s.borrow_mut();
             decode_streams(a, b, &mut bufs)?;
             let streams = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
-            lz::decode_block(streams, out, &frame)
+            crate::device::lz::decode_block(streams, out, &frame)
         })
         .map_err(|st| block_error(a, b, st))?;
     let bytes = &out[frame.dst_start..frame.dst_end];
@@ -226,14 +235,14 @@ fn decompress_windows(
     );
     let bs = a.header.block_size as usize;
     let content = if !a.cross_block() {
-        let group = cpu::group_blocks(bs);
+        let group = streams::group_blocks(bs);
         let group_bytes = bs * group;
         // windows of whole groups: their blocks decode in parallel, then the window's KiB sums
         // are folded into the content hash in order (so the sums never need more than a
         // window's worth of memory, 1/16 of it)
         let window = group_bytes * (window_bytes / group_bytes).max(1);
         let mut sums = vec![[0u64; 8]; window.min(out.len()).div_ceil(KIB)];
-        let mut content = xxh3::Folder::new(out.len());
+        let mut content = checksum::Folder::new(out.len());
         for (w, win) in out.chunks_mut(window).enumerate() {
             let sums = &mut sums[..win.len().div_ceil(KIB)];
             let first = w * (window / bs);
@@ -269,7 +278,7 @@ fn decompress_windows(
             }
             Ok::<(), DecodeError>(())
         })?;
-        xxh3::xxh3_64(out)
+        checksum::xxh3_64(out)
     };
     if content != a.header.content_checksum {
         return Err(DecodeError::ContentChecksum);
@@ -283,8 +292,7 @@ fn decompress_windows(
 ///
 /// The memory comes zeroed from the allocator (`alloc_zeroed`: for large buffers, pages the
 /// kernel maps in only when written), so a hostile archive that declares gigabytes and fails
-/// in its first block costs address space, not memory or time (ninth-session attack: 16 KB
-/// declaring 8 GiB used to fill 8 GiB with zeros before the first block failed).
+/// in its first block costs address space, not memory or time.
 pub fn zeroed_output(bytes: u64) -> Result<Vec<u8>, DecodeError> {
     let n = usize::try_from(bytes).map_err(|_| DecodeError::Alloc { bytes })?;
     if n == 0 {
@@ -312,9 +320,7 @@ pub fn decompress(a: &Archive<'_>) -> Result<Vec<u8>, DecodeError> {
 /// Decodes original bytes `offset..offset+length`, decoding only the blocks needed (and,
 /// with a cross-block window, the blocks they read from). Every decoded block is verified,
 /// and a range that is the whole original data also against the content checksum (FORMAT.md
-/// §6: a block's checksum does not say where the block belongs, so two equal-length blocks
-/// swapped in a resealed archive pass every block check; attack helper, twenty-fourth
-/// session).
+/// §6).
 pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, DecodeError> {
     let size = a.header.original_size;
     let end = offset
@@ -356,7 +362,7 @@ pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, Dec
                 decode_block_at(a, b, chunk, b as u64 * bs)
             })?;
     }
-    if offset == 0 && length == size && xxh3::xxh3_64(&buf) != a.header.content_checksum {
+    if offset == 0 && length == size && checksum::xxh3_64(&buf) != a.header.content_checksum {
         return Err(DecodeError::ContentChecksum);
     }
     Ok(buf[(offset - base) as usize..(end - base) as usize].to_vec())
@@ -365,7 +371,7 @@ pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, Dec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::Settings;
+    use crate::encode::Settings;
     use crate::gpu::tokens::Rng;
 
     /// Small windows (down to one group) and sizes around the KiB and XXH3 edges: the folded
@@ -381,7 +387,7 @@ mod tests {
                 block_size: 4096,
                 ..Default::default()
             };
-            let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
+            let packed = crate::encode::compress_settings(&data, &opts, &|_| {}).unwrap();
             let mut a = Archive::parse(&packed).unwrap();
             for window in [1, 16 << 10, 48 << 10, WINDOW_BYTES] {
                 let mut out = vec![0u8; n];
@@ -408,7 +414,7 @@ mod tests {
             block_size: 4096,
             ..Default::default()
         };
-        let packed = crate::archive::compress_settings(&data, &opts, &|_| {}).unwrap();
+        let packed = crate::encode::compress_settings(&data, &opts, &|_| {}).unwrap();
         let mut a = Archive::parse(&packed).unwrap();
         let n = data.len() as u64;
         assert!(extract(&a, 0, n).unwrap() == data);

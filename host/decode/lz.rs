@@ -469,7 +469,7 @@ fn literal_step(
 /// unspecified. Panics if the frame does not lie inside `out` (a caller bug, not bad input).
 /// Chooses the command loop by the block's command density and the varint form by the CPU;
 /// every choice gives the same result.
-pub fn decode_block(
+pub fn decode_block_fast(
     s: &PaddedStreams<'_>,
     out: &mut [u8],
     frame: &BlockFrame,
@@ -509,7 +509,7 @@ fn dense_commands(s: &PaddedStreams<'_>, frame: &BlockFrame) -> bool {
     s.commands.len.saturating_mul(32) >= frame.dst_end.saturating_sub(frame.dst_start)
 }
 
-/// [`decode_block`] compiled with BMI1/BMI2 (varints by `pext`).
+/// [`decode_block_fast`] compiled with BMI1/BMI2 (varints by `pext`).
 ///
 /// # Safety
 /// The CPU must support BMI1 and BMI2.
@@ -524,7 +524,7 @@ unsafe fn decode_block_bmi2(
     decode_block_loop::<true>(s, out, frame, seq)
 }
 
-/// [`decode_block`] with a chosen command loop (`seq`, see [`dense_commands`]) and without
+/// [`decode_block_fast`] with a chosen command loop (`seq`, see [`dense_commands`]) and without
 /// the `pext` varint (for tests: every loop on any block, and the path CPUs without a fast
 /// `pext` take).
 #[cfg(test)]
@@ -550,10 +550,10 @@ struct Cursors {
     history: FastHistory,
 }
 
-/// The body of [`decode_block`]; `PEXT` selects the varint form ([`read_varint`]), `SEQ`
+/// The body of [`decode_block_fast`]; `PEXT` selects the varint form ([`read_varint`]), `SEQ`
 /// the command loop of [`step`]. When every distance the window allows lies inside the
-/// frame, batches of commands run through [`fast_batches`] (with either loop: on DNA and
-/// protein too, match layer +1..+6 %) and [`step`] takes only what a batch cannot (the
+/// frame, batches of commands run through [`fast_batches`] (with either loop, as they pay on
+/// DNA and protein too) and [`step`] takes only what a batch cannot (the
 /// block's last commands, and commands a batch leaves to it).
 #[inline(always)]
 fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
@@ -582,8 +582,8 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
     let ncmd = s.commands.len;
     // the batches test a distance only against the frame's floor: the window must not be
     // the tighter bound anywhere in the block; they exist for the bases a validated archive
-    // has, 4 to 6, each with its base a constant (a runtime base cost the match layer 6-8 %,
-    // PERFORMANCE.md eleventh session); any other base, only reachable by a direct caller,
+    // has, 4 to 6, each with its base a constant (a runtime base slows the match layer
+    // measurably); any other base, only reachable by a direct caller,
     // runs in `step` like the reference
     let mut fast = frame.window as usize >= frame.dst_end - frame.src_floor
         && (MIN_MATCH_BASE..=MATCH_BASE).contains(&frame.match_base);
@@ -614,7 +614,7 @@ fn decode_block_impl<const PEXT: bool, const SEQ: bool>(
 /// One step of the command loop with every check of the reference, in its order: with
 /// `SEQ` an optional literal run and then (unless the stream ends or another run follows) a
 /// match or reset, where a match without a run before it is handled as a run of 0 bytes, so
-/// whether a run comes first (30 % of text matches follow a match) is not a branch; without
+/// whether a run comes first (on text many matches follow a match) is not a branch; without
 /// `SEQ` one command, with a branch on its kind. Requires `at.cmd < commands.len`.
 #[inline(always)]
 fn step<const PEXT: bool, const SEQ: bool>(
@@ -737,8 +737,7 @@ const FAST_OUT: usize = 128 + MAX_SHORT_MATCH as usize;
 /// allows every distance up to `dst_end - src_floor`, so the floor is the only bound a
 /// distance needs. (The tail budget ends the batches of a block early when its distances
 /// are nearly all below 128 and so have few tails: correct, but such a block runs mostly
-/// in [`step`]; a per-distance test instead measured slower on text, PERFORMANCE.md tenth
-/// session.)
+/// in [`step`]; a per-distance test instead measured slower on text.)
 #[inline(always)]
 fn fast_batches<const BASE: usize>(
     s: &PaddedStreams<'_>,
