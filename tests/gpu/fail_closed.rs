@@ -170,8 +170,7 @@ pub(crate) fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
 /// gap back to 1 (FORMAT.md §5.7: exception 0 breaks `g >= 1`; exception 1 alone would pass
 /// with the position -5): every decoder fails the block, and none stores the second
 /// exception before its slot (the first block's literal slot begins the rANS stage's
-/// scratch, so under compute-sanitizer such a store is an out-of-bounds write; the review of
-/// the thirtieth session found it).
+/// scratch, so under compute-sanitizer such a store is an out-of-bounds write).
 #[test]
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn two_bit_negative_positions_fail_closed() {
