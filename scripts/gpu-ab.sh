@@ -89,3 +89,5 @@ for pass in $(seq "${PASSES:-2}"); do
     done
 done
 cat "$OUTD/gpu.tsv"
+# the raw bench logs in one file
+tar czf "$OUTD/bench-logs.tgz" -C "$OUTD" $(cd "$OUTD" && ls bench-*.log) && rm -f "$OUTD"/bench-*.log
