@@ -9,7 +9,9 @@
 //! corpus files, under several option sets (levels, small blocks, cross-block windows,
 //! raw match streams, wide lanes, two-bit literals).
 //!
-//! Each mutant is [`checks::mutate`]d from a base by a random script. Half of them get only
+//! Each mutant is [`checks::mutate`]d from a base by a random script of up to 8 operations
+//! anywhere in the archive or, for every other pair of mutants, of bytes of the data section
+//! alone (which then pass the parse and reach the block layers). Half of them get only
 //! their meta checksum recomputed (they reach the block layers; an `Ok` decode must equal
 //! the base's original); the other half get their block and content checksums recomputed
 //! from the reference decoder too ([`checks::reseal_blocks`]: a mutation that still decodes
@@ -112,8 +114,19 @@ fn main() {
     let t = Instant::now();
     for it in 0..n {
         let (name, base, original) = &bases[(r.next() % bases.len() as u64) as usize];
-        let script: Vec<u8> = (0..64).map(|_| r.next() as u8).collect();
+        let mut script: Vec<u8> = (0..64).map(|_| r.next() as u8).collect();
         let full = it % 2 == 1;
+        let data_only = it / 2 % 2 == 1;
+        if data_only {
+            // up to 8 operations, each a byte of the data section XORed (operation 9,
+            // section 3 of `checks::mutate`), so the mutant passes the parse
+            for op in script[1..].chunks_mut(7) {
+                op[0] = 9;
+                if op.len() > 1 {
+                    op[1] = 3;
+                }
+            }
+        }
         let mut m = checks::mutate(base, &mut Cursor(&script));
         checks::reseal_meta(&mut m);
         let res = catch_unwind(AssertUnwindSafe(|| {

@@ -114,6 +114,8 @@ fn determinism_regressions() {
 /// and growing fourfold per doubling in the fuzz build).
 #[test]
 #[ignore = "open finding: quadratic depth-capped parse on periodic input"]
+// field by field: `Options` is `#[non_exhaustive]` for the API's users
+#[allow(clippy::field_reassign_with_default)]
 fn depth_cap_periodic_input_is_not_quadratic() {
     let period = b"l\x65\x65l\x9el\x65llo wd\x9elello wd";
     let mut data = Vec::with_capacity(512 << 10);

@@ -17,7 +17,9 @@
 
 use aceapex::archive::Archive;
 use aceapex::decode::decode_block_reference;
-use aceapex::device::format::{block_position_mix, EntryBits};
+use aceapex::device::format::{
+    block_position_mix, EntryBits, LANES_RAW, LANES_TWO_BIT, MAX_LANES, STREAM_LITERALS,
+};
 use aceapex::{DecodeError, Error, Options, Reader, Status};
 use std::sync::OnceLock;
 use xxhash_rust::xxh3::xxh3_64;
@@ -280,7 +282,7 @@ pub fn mutate(base: &[u8], script: &mut Cursor<'_>) -> Vec<u8> {
                     old[..width].copy_from_slice(&m[off..off + width]);
                     let old = u64::from_le_bytes(old);
                     let k = script.u8();
-                    let v = if k % 2 == 0 {
+                    let v = if k.is_multiple_of(2) {
                         EDGE_VALUES[k as usize / 2 % EDGE_VALUES.len()]
                     } else {
                         old.wrapping_add((k as i8 >> 1) as i64 as u64)
@@ -427,7 +429,11 @@ pub fn options_from(c: &mut Cursor<'_>) -> Options {
     o.raw_match_streams = f & 8 != 0 && o.level <= 7;
     o.wide_lanes = f & 16 != 0 && o.raw_match_streams;
     o.two_bit_literals = f & 32 != 0;
-    o.depth_cap = if b[5] % 3 == 0 { 0 } else { b[5] as u32 % 40 };
+    o.depth_cap = if b[5].is_multiple_of(3) {
+        0
+    } else {
+        b[5] as u32 % 40
+    };
     o
 }
 
@@ -665,12 +671,22 @@ pub fn check_parsed(bytes: &[u8]) {
             r.start < r.end && r.end <= h.original_size,
             "block {b}: empty range"
         );
-        for k in 0..slices.len() {
-            if e.lanes[k] > 0 {
-                assert!(
-                    a.table(b, k).is_some(),
-                    "block {b} stream {k}: rANS slice without a table"
-                );
+        for (k, &lanes) in e.lanes.iter().enumerate() {
+            // FORMAT.md §3.1: a raw slice stores its decoded bytes, a two-bit slice holds
+            // literals only, any other slice is rANS-coded with at most 64 lanes and a table
+            match lanes {
+                LANES_RAW => assert_eq!(
+                    e.stored_len[k], e.decoded_len[k],
+                    "block {b} stream {k}: raw slice of another length"
+                ),
+                LANES_TWO_BIT => assert!(
+                    k == STREAM_LITERALS && e.decoded_len[k] > 0,
+                    "block {b} stream {k}: two-bit slice accepted"
+                ),
+                l => assert!(
+                    l <= MAX_LANES && a.table(b, k).is_some(),
+                    "block {b} stream {k}: {l} lanes without a table accepted"
+                ),
             }
         }
     }
