@@ -150,7 +150,12 @@ fn main() {
                     }
                 }
                 let key = format!(
-                    "{} / {class}",
+                    "{}, {} / {class}",
+                    if data_only {
+                        "data section"
+                    } else {
+                        "anywhere"
+                    },
                     if full {
                         "blocks resealed"
                     } else {

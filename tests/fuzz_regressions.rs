@@ -139,3 +139,33 @@ fn depth_cap_periodic_input_is_not_quadratic() {
         "512 KiB in one depth-capped block took {secs:.1} s"
     );
 }
+
+/// Open findings of the `roundtrip` and `determinism` targets (docs/RELIABILITY.md): inputs
+/// under `tests/fuzz-regressions/slow/`, named `<target>-<what>`, that pass their checks but
+/// timed out the fuzzer (60 s) under AddressSanitizer: about 500 KiB of nearly constant bytes
+/// that the encoder compresses at well under 1 MB/s. Each must replay in under 2 s
+/// here; fails while the encoder stays slow on them.
+#[test]
+#[ignore = "open finding: slow encoder on nearly constant input"]
+fn slow_inputs_compress_in_time() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions/slow");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("slow inputs")
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let check: fn(&[u8]) = match name.split('-').next() {
+            Some("roundtrip") => checks::fuzz_roundtrip,
+            Some("determinism") => checks::fuzz_determinism,
+            _ => panic!("{name}: unknown target"),
+        };
+        let bytes = std::fs::read(&f).expect("input");
+        let t = std::time::Instant::now();
+        check(&bytes);
+        let secs = t.elapsed().as_secs_f64();
+        assert!(secs < 2.0, "{name} took {secs:.1} s");
+    }
+}
