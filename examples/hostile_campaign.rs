@@ -96,7 +96,7 @@ fn main() {
         let data = data[..data.len().min(SAMPLE)].to_vec();
         for (k, set) in OPTION_SETS.iter().enumerate() {
             let o = checks::options_from(&mut Cursor(set));
-            let a = aceapex::compress(&data, &o).expect("valid options compress");
+            let a = aceapex::compress_settings(&data, &o, &|_| {}).expect("valid options compress");
             bases.push((format!("{f}#{k}"), a, data.clone()));
         }
     }

@@ -15,12 +15,12 @@
 // each includer uses a different part
 #![allow(dead_code)]
 
-use aceapex::archive::Archive;
 use aceapex::decode::decode_block_reference;
 use aceapex::device::format::{
     block_position_mix, EntryBits, LANES_RAW, LANES_TWO_BIT, MAX_LANES, STREAM_LITERALS,
 };
-use aceapex::{DecodeError, Error, Options, Reader, Status};
+use aceapex::format::Archive;
+use aceapex::{DecodeError, Reader, Settings, Status, TwoBit};
 use std::sync::OnceLock;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -393,7 +393,8 @@ pub fn bases() -> &'static [(Vec<u8>, &'static [u8])] {
             (csv, [2, 1, 3, 5, 0b010_0101, 2, 0, 0]),
         ] {
             let o = options_from(&mut Cursor(&opts));
-            let archive = aceapex::compress(data, &o).expect("valid options compress");
+            let archive =
+                aceapex::compress_settings(data, &o, &|_| {}).expect("valid options compress");
             v.push((archive, data));
         }
         v
@@ -403,11 +404,11 @@ pub fn bases() -> &'static [(Vec<u8>, &'static [u8])] {
 /// Encoder options read from the cursor, each within its valid range (FORMAT.md §2;
 /// `Options::validate`): level 1-9, block size 4 KiB to 4 MiB, window none / small / the
 /// block size / larger (cross-block), minimum match 4-67, depth cap 0-39, the encoder's
-/// choices (repeat codes, context and packed tables, raw match streams at levels 1-7, wide
-/// lanes with raw match streams, two-bit literals). Reads 8 bytes.
-pub fn options_from(c: &mut Cursor<'_>) -> Options {
+/// codings (repeat codes, context and packed tables, raw match streams at levels 1-7, wide
+/// lanes with raw match streams, each two-bit literal rule). Reads 8 bytes.
+pub fn options_from(c: &mut Cursor<'_>) -> Settings {
     let b: [u8; 8] = std::array::from_fn(|_| c.u8());
-    let mut o = Options::default();
+    let mut o = Settings::default();
     o.level = 1 + b[0] as u32 % 9;
     o.block_size = 4096 << (b[1] % 11);
     o.window = match b[2] % 6 {
@@ -428,7 +429,11 @@ pub fn options_from(c: &mut Cursor<'_>) -> Options {
     o.packed_literals = f & 4 != 0;
     o.raw_match_streams = f & 8 != 0 && o.level <= 7;
     o.wide_lanes = f & 16 != 0 && o.raw_match_streams;
-    o.two_bit_literals = f & 32 != 0;
+    o.two_bit = match (f >> 5) & 3 {
+        0 => TwoBit::Off,
+        1 => TwoBit::Smaller,
+        _ => TwoBit::WithinLoss,
+    };
     o.depth_cap = if b[5].is_multiple_of(3) {
         0
     } else {
@@ -441,7 +446,7 @@ pub fn options_from(c: &mut Cursor<'_>) -> Options {
 /// `b` has its top bit set, that rest repeated with a varying first byte up to `b & 0x3F`
 /// times 8 KiB (so that inputs span several blocks and table groups); with a depth cap at
 /// most [`DEPTH_CAP_TILE`] bytes (see there).
-fn input_from(c: &mut Cursor<'_>, o: &Options) -> Vec<u8> {
+fn input_from(c: &mut Cursor<'_>, o: &Settings) -> Vec<u8> {
     let b = c.u8();
     let rest = c.rest();
     if b & 0x80 == 0 || rest.is_empty() {
@@ -702,7 +707,8 @@ pub fn fuzz_roundtrip(data: &[u8]) {
     let mut c = Cursor(data);
     let o = options_from(&mut c);
     let input = input_from(&mut c, &o);
-    let archive = aceapex::compress(&input, &o).unwrap_or_else(|e| panic!("compress {o:?}: {e}"));
+    let archive = aceapex::compress_settings(&input, &o, &|_| {})
+        .unwrap_or_else(|e| panic!("compress {o:?}: {e}"));
     let out = aceapex::decompress(&archive).unwrap_or_else(|e| panic!("decompress {o:?}: {e}"));
     assert!(out == input, "round trip differs under {o:?}");
     let reader = Reader::new(&archive).expect("own archive parses");
@@ -742,9 +748,9 @@ pub fn fuzz_determinism(data: &[u8]) {
     let mut c = Cursor(data);
     let o = options_from(&mut c);
     let input = input_from(&mut c, &o);
-    let runs: Vec<Result<Vec<u8>, Error>> = pools()
+    let runs: Vec<Result<Vec<u8>, aceapex::OptionsError>> = pools()
         .iter()
-        .map(|p| p.install(|| aceapex::compress(&input, &o)))
+        .map(|p| p.install(|| aceapex::compress_settings(&input, &o, &|_| {})))
         .collect();
     let first = runs[0]
         .as_ref()
