@@ -425,6 +425,36 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         len
     }
 
+    /// The match at `p` from `src` (distance `dist`, at most `max` bytes) and its length
+    /// clamped by the depth cap ([`Finder::clamp_cap`]), measured in doubling steps of at
+    /// least `need` bytes so that a match the cap cuts short is not measured to the end of
+    /// the block. Returns `(raw, len)`: `raw` is the match length or, where the cap cut the
+    /// match, a bound of at least `need` it reaches; `len` is exactly
+    /// `clamp_cap(src, dist, match length)`.
+    #[inline(always)]
+    fn capped_match(
+        &self,
+        src: usize,
+        p: usize,
+        dist: usize,
+        max: usize,
+        need: usize,
+    ) -> (usize, usize) {
+        if self.cap == 0 {
+            let raw = match_len(self.data, src, p, max);
+            return (raw, raw);
+        }
+        let mut bound = need.max(64).min(max);
+        loop {
+            let raw = match_len(self.data, src, p, bound);
+            let len = self.clamp_cap(src, dist, raw);
+            if raw < bound || bound == max || len < raw {
+                return (raw, len);
+            }
+            bound = bound.saturating_mul(2).min(max);
+        }
+    }
+
     /// Dependency level of a match reading the first period of `[src, src + len)`.
     #[inline(always)]
     pub(super) fn level_of(&self, src: usize, dist: usize, len: usize) -> u32 {
@@ -644,25 +674,22 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
                     read_u64_unchecked(data, cand + off) ^ read_u64_unchecked(data, p + off)
                 };
                 if x & mask == 0 {
-                    let raw = match_len(data, cand, p, maxlen);
-                    if raw > q {
-                        let len = self.clamp_cap(cand, d, raw);
-                        if len > best_len {
-                            best_len = len;
-                            if len as u32 >= self.cm.min_len_at(d as u32) {
-                                let g = lits(len) - self.cm.new_match(len as u32, d as u32);
-                                if g > best.gain {
-                                    best = Cand {
-                                        len: len as u32,
-                                        dist: d as u32,
-                                        slot: 4,
-                                        gain: g,
-                                    };
-                                }
+                    let (raw, len) = self.capped_match(cand, p, d, maxlen, q + 1);
+                    if raw > q && len > best_len {
+                        best_len = len;
+                        if len as u32 >= self.cm.min_len_at(d as u32) {
+                            let g = lits(len) - self.cm.new_match(len as u32, d as u32);
+                            if g > best.gain {
+                                best = Cand {
+                                    len: len as u32,
+                                    dist: d as u32,
+                                    slot: 4,
+                                    gain: g,
+                                };
                             }
-                            if len >= self.cfg.nice {
-                                break;
-                            }
+                        }
+                        if len >= self.cfg.nice {
+                            break;
                         }
                     }
                 }
@@ -726,11 +753,10 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
     ) -> Option<(usize, Option<Cand>)> {
         let min_match = self.min_match as usize;
         let src = p - d;
-        let raw = match_len(self.data, src, p, maxlen);
+        let (raw, len) = self.capped_match(src, p, d, maxlen, min_match);
         if raw < min_match {
             return None;
         }
-        let len = self.clamp_cap(src, d, raw);
         if len < min_match {
             return None;
         }
