@@ -15,8 +15,10 @@
 //!    and the result is copied to `$OUT_DIR/aceapex.ptx`, which `host/gpu/mod.rs` embeds
 //!    with `include_str!`.
 //!
-//! `ACEAPEX_SKIP_PTX=1` embeds an empty module instead (the GPU path then reports that the
-//! binary was built without kernels); everything else still builds and runs on the CPU.
+//! Without the `gpu` feature nothing is built (the library then has no GPU code, and builds
+//! on a stable toolchain). `ACEAPEX_SKIP_PTX=1` embeds an empty module instead (the GPU path
+//! then reports that the binary was built without kernels); everything else still builds
+//! and runs on the CPU.
 
 use std::env;
 use std::fs;
@@ -54,7 +56,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=ACEAPEX_DEVICE_FEATURES");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let ptx_out = out_dir.join("aceapex.ptx");
-    if env::var_os("ACEAPEX_SKIP_PTX").is_some() {
+    // cargo sets CARGO_FEATURE_GPU when the `gpu` feature is on
+    if env::var_os("ACEAPEX_SKIP_PTX").is_some() || env::var_os("CARGO_FEATURE_GPU").is_none() {
         fs::write(&ptx_out, "").expect("write empty PTX");
         return;
     }
@@ -129,8 +132,9 @@ fn main() {
     if !status.success() {
         fail(&format!(
             "building the device crate for {TARGET} failed (see above). It needs the nightly named in \
-             rust-toolchain.toml with the components rust-src and llvm-tools:\n    \
-             rustup component add rust-src llvm-tools\nor build without kernels: ACEAPEX_SKIP_PTX=1"
+             rust-toolchain.toml with the components rust-src and llvm-tools (`rustup toolchain install` in the checkout \
+             installs it):\n    rustup toolchain install nightly-2026-10-15 --component rust-src,llvm-tools\n\
+             or build without kernels: ACEAPEX_SKIP_PTX=1, or the library without the `gpu` feature"
         ));
     }
     let ptx = fs::read_to_string(&linked)
