@@ -34,8 +34,9 @@ pub enum Target {
     Size,
     /// GPU decode speed first (FORMAT.md §5.5-§5.7): at levels 1-7 the match streams are
     /// stored raw, so that a block's literals have the rANS warp to themselves; two-bit
-    /// literal slices where they cost at most 1 % more than rANS (such blocks of raw streams
-    /// decode without the rANS stage); for inputs of at most
+    /// literal slices where every block's cost at most 1 % more than rANS, and none
+    /// otherwise (an archive of such blocks with raw streams decodes without the rANS stage,
+    /// while a few two-bit blocks slow the rest); for inputs of at most
     /// [`crate::encode::WIDE_MAX_BLOCKS`] blocks, 64-lane literal slices where they halve a
     /// chain of at least 64 steps. Minimum match 6 at levels 1-7 (fewer, longer matches).
     /// Levels 8-9 code for size with few rANS lanes, so raw match streams would cost bytes

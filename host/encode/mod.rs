@@ -34,6 +34,11 @@ pub enum TwoBit {
     Smaller,
     /// Where it is at most `1 / TWO_BIT_MAX_LOSS` longer than that slice.
     WithinLoss,
+    /// As [`TwoBit::WithinLoss`] where every block with literals takes one, else nowhere:
+    /// the GPU decodes an archive of such blocks with raw match streams without its rANS
+    /// stage, while a few two-bit slices put every block on the slower two-bit rANS entry
+    /// point (docs/PERFORMANCE.md).
+    EveryBlock,
 }
 
 /// The encoder's decisions that [`Options`](crate::Options) lowers to
@@ -219,7 +224,7 @@ impl Options {
             raw_match_streams: raw,
             wide_lanes: raw,
             two_bit: match self.target {
-                Target::Gpu => TwoBit::WithinLoss,
+                Target::Gpu => TwoBit::EveryBlock,
                 _ => TwoBit::Smaller,
             },
         }
@@ -375,8 +380,9 @@ pub fn compress_settings(
     let mut data_out: Vec<u8> = Vec::new();
     // with wide lanes every group, in order, held back for `repack_longest_groups`, and the
     // parses of those it may code again (the packable ones; none otherwise); with
-    // `TwoBit::Smaller` every group, for `keep_two_bit_if_smaller`
-    let hold = opts.wide_lanes || opts.two_bit == TwoBit::Smaller;
+    // `TwoBit::Smaller` and `TwoBit::EveryBlock` every group, for `keep_two_bit_if_smaller`
+    // and `keep_two_bit_if_every_block`
+    let hold = opts.wide_lanes || matches!(opts.two_bit, TwoBit::Smaller | TwoBit::EveryBlock);
     let mut coded: Vec<GroupOut> = Vec::new();
     let mut parsed_groups: Vec<Vec<BlockParse>> = Vec::new();
     let mut batch_start = 0usize;
@@ -469,8 +475,10 @@ pub fn compress_settings(
         });
     }
     drop(parsed_groups);
-    if opts.two_bit == TwoBit::Smaller {
-        keep_two_bit_if_smaller(&mut coded);
+    match opts.two_bit {
+        TwoBit::Smaller => keep_two_bit_if_smaller(&mut coded),
+        TwoBit::EveryBlock => keep_two_bit_if_every_block(&mut coded),
+        _ => {}
     }
     if hold {
         for g in coded {
@@ -879,13 +887,13 @@ fn encode_group(
                     let mut two = Vec::new();
                     let other = bytes.len() - before;
                     let most = match opts.two_bit {
-                        TwoBit::WithinLoss => other + other / TWO_BIT_MAX_LOSS,
+                        TwoBit::WithinLoss | TwoBit::EveryBlock => other + other / TWO_BIT_MAX_LOSS,
                         _ => other.saturating_sub(1),
                     };
                     if entropy::two_bit_len_floor(s) <= most
                         && entropy::encode_two_bit(s, &mut two) <= most
                     {
-                        if opts.two_bit == TwoBit::Smaller {
+                        if matches!(opts.two_bit, TwoBit::Smaller | TwoBit::EveryBlock) {
                             alt = Some((i, e.lanes[k], bytes[before..].to_vec()));
                         }
                         bytes.truncate(before);
@@ -956,6 +964,26 @@ fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
     if saved > table(&with) - table(&without) {
         return;
     }
+    revert_two_bit(groups);
+}
+
+/// [`TwoBit::EveryBlock`]'s pass over the coded groups: the two-bit literal slices (FORMAT.md
+/// §5.7) are kept only where every block with literals has one; otherwise every such block
+/// gets its other slice back.
+fn keep_two_bit_if_every_block(groups: &mut [GroupOut]) {
+    let every = groups.iter().all(|g| {
+        (g.blocks.iter()).all(|(e, _)| {
+            e.decoded_len[STREAM_LITERALS] == 0 || e.lanes[STREAM_LITERALS] == LANES_TWO_BIT
+        })
+    });
+    if every {
+        return;
+    }
+    revert_two_bit(groups);
+}
+
+/// Gives every block that took a two-bit literal slice its other slice back.
+fn revert_two_bit(groups: &mut [GroupOut]) {
     for g in groups.iter_mut() {
         for (i, lanes, other) in std::mem::take(&mut g.two_bit_alt) {
             let (e, bytes) = &mut g.blocks[i];
@@ -980,14 +1008,14 @@ mod tests {
         assert_eq!(size.level, 6);
         let gpu = Options::new().with_target(Target::Gpu).settings();
         assert!(gpu.raw_match_streams && gpu.wide_lanes);
-        assert_eq!(gpu.two_bit, TwoBit::WithinLoss);
+        assert_eq!(gpu.two_bit, TwoBit::EveryBlock);
         // levels 8-9 keep entropy-coded match streams under the GPU target
         let gpu9 = Options::new()
             .with_target(Target::Gpu)
             .with_level(9)
             .settings();
         assert!(!gpu9.raw_match_streams && !gpu9.wide_lanes);
-        assert_eq!(gpu9.two_bit, TwoBit::WithinLoss);
+        assert_eq!(gpu9.two_bit, TwoBit::EveryBlock);
         assert!(gpu9.validate().is_ok());
         assert!(Options::new().tries_min_match());
         assert!(!Options::new().with_target(Target::Gpu).tries_min_match());
