@@ -199,7 +199,7 @@ pub enum TargetArg {
     /// The smallest archive: every stream entropy-coded where that is smaller.
     Size,
     /// Faster GPU decode for a larger archive: raw match streams, two-bit literals and
-    /// wide rANS slices where they pay. For DNA that a GPU will decode.
+    /// wide rANS slices where they pay; for data a GPU will decode.
     Gpu,
 }
 
