@@ -1,6 +1,6 @@
 //! The one place kernels are launched: each function checks the buffer sizes its kernel relies
 //! on, then launches what `schedule.rs` decided (grids, entry points, orders, made at upload
-//! and kept in the [`super::decoder::GpuArchive`]); each `unsafe` states the invariant the
+//! and kept in the [`super::resident::GpuArchive`]); each `unsafe` states the invariant the
 //! kernel needs.
 
 use super::schedule::{self, RansEntry};
@@ -130,7 +130,7 @@ pub fn smoke_add_one(gpu: &Gpu, buf: &mut CudaSlice<u32>) -> Result<(), GpuError
 /// The buffer sizes every block-decoder launch relies on (asserted: a caller bug, not bad
 /// input); false when the archive has no block and nothing is to be launched.
 pub(crate) fn has_blocks(
-    ga: &super::decoder::GpuArchive,
+    ga: &super::resident::GpuArchive,
     out: &CudaSlice<u8>,
     status: &CudaSlice<u32>,
 ) -> bool {
@@ -154,7 +154,7 @@ pub(crate) fn has_blocks(
 /// does not follow the dense kernel's end.
 pub(crate) fn decode_blocks_lane(
     gpu: &Gpu,
-    ga: &super::decoder::GpuArchive,
+    ga: &super::resident::GpuArchive,
     out: &mut CudaSlice<u8>,
     status: &mut CudaSlice<u32>,
     queue: &CudaSlice<u32>,
@@ -287,7 +287,7 @@ pub(crate) fn dense_ctas_per_sm(k: &super::kernels::Kernels) -> Result<u32, GpuE
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_blocks_dense(
     gpu: &Gpu,
-    ga: &super::decoder::GpuArchive,
+    ga: &super::resident::GpuArchive,
     out: &mut CudaSlice<u8>,
     status: &mut CudaSlice<u32>,
     queue: &mut CudaSlice<u32>,
@@ -474,7 +474,7 @@ fn rans_function(e: RansEntry, k: &super::kernels::Kernels) -> &cudarc::driver::
 /// zeroes the queue and publishes the epoch.
 pub(crate) fn rans_decode_slices(
     gpu: &Gpu,
-    ga: &super::decoder::GpuArchive,
+    ga: &super::resident::GpuArchive,
     status: &mut CudaSlice<u32>,
     dense_queue: Option<(&mut CudaSlice<u32>, u32)>,
     leave: bool,

@@ -5,6 +5,7 @@
 pub mod decoder;
 pub mod kernels;
 pub mod launch;
+mod resident;
 pub mod schedule;
 pub mod tokens;
 pub mod tuning;

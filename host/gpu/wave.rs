@@ -9,7 +9,7 @@
 //! as much again for the tokens (about 2-4 bytes per output byte on real corpora), plus
 //! 12 bytes per level.
 
-use super::decoder::GpuArchive;
+use super::resident::{GpuArchive, WaveState};
 use super::{launch, Ctx, Gpu, GpuError};
 use crate::device::format::{BlockEntry, STREAM_COMMANDS};
 use crate::device::wave_layout::{WaveArgs, WaveSeg};
@@ -23,27 +23,6 @@ pub const MAX_WAVES: u32 = 1 << 16;
 /// Most copy levels the first decode of an archive builds from the block table's hint;
 /// beyond it, the level the parse measures decides ([`GpuArchive::grow_waves`]).
 pub const INITIAL_WAVES: u32 = 8192;
-
-/// Device buffers and the captured graph of one archive's wavefront decode.
-pub(crate) struct WaveState {
-    pub(crate) seg_base: CudaSlice<u64>,
-    pub(crate) segs: CudaSlice<u8>,
-    pub(crate) seg_count: CudaSlice<u32>,
-    pub(crate) tokens: CudaSlice<u8>,
-    /// `3 * (n_waves + 2)` words: counts, offsets, cursors.
-    pub(crate) levels: CudaSlice<u32>,
-    pub(crate) max_level: CudaSlice<u32>,
-    /// One [`WaveArgs`], as bytes.
-    pub(crate) args: CudaSlice<u8>,
-    args_host: Option<WaveArgs>,
-    /// Block indices, generation after generation.
-    pub(crate) gen_list: CudaSlice<u32>,
-    /// `(first, count)` of each generation in `gen_list`.
-    pub(crate) gens: Vec<(usize, usize)>,
-    pub(crate) seg_total: u64,
-    pub(crate) n_waves: u32,
-    graph: Option<(WaveArgs, CudaGraph)>,
-}
 
 /// Parse generations of the blocks: generation 0 holds every block that reads only itself;
 /// a block that reads earlier blocks goes one generation after the latest of them
