@@ -275,6 +275,39 @@ fn compress_attaches_the_index_to_fasta_only() {
     }
 }
 
+/// `info` says whether an archive carries the FASTA index, in text and JSON.
+#[test]
+fn info_names_the_fasta_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta = dir.path().join("two.fa");
+    std::fs::write(&fasta, b">chr1 test\nACGTACGT\nACG\n>chr2\nTTTT\n").unwrap();
+    let plain = dir.path().join("plain.txt");
+    std::fs::write(&plain, b"plain text, not FASTA\n").unwrap();
+    for (input, line, json) in [
+        (
+            &fasta,
+            "FASTA index      2 sequences",
+            "\"fasta_sequences\":2",
+        ),
+        (&plain, "FASTA index      none", "\"fasta_sequences\":null"),
+    ] {
+        let archive = compress_cli(dir.path(), input);
+        let o = aceapex(&[OsStr::new("info"), archive.as_os_str()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stdout).lines().any(|l| l.starts_with(line)),
+            "{}",
+            text(&o.stdout)
+        );
+        let o = aceapex(&[
+            OsStr::new("info"),
+            OsStr::new("--json"),
+            archive.as_os_str(),
+        ]);
+        assert!(text(&o.stdout).contains(json), "{}", text(&o.stdout));
+    }
+}
+
 #[test]
 fn many_short_records_are_left_out_unless_asked() {
     // 3,000 records of 20 bases: an index of about 30 KiB for 90 KiB of input

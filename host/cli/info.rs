@@ -37,7 +37,8 @@ than 32 rANS lanes: 'compress --target gpu'), two_bit_blocks (blocks whose liter
 two-bit slice, FORMAT.md §5.7: 'compress --target gpu'), depth_cap, streams
 (literals, lengths, offsets, commands, offset_tails: decoded and stored bytes,
 context_groups and packed_groups (packed literal tables, FORMAT.md §5.6) each),
-content_checksum, max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
+content_checksum, fasta_sequences (the sequences of the FASTA index record, FORMAT.md §3.5, that
+'faidx' reads; null without one), max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
 the order of block_depth_buckets (\"0\", \"1\", \"2-3\", \"4-7\", \"8-15\", \"16-31\", \"32-63\",
 \"64+\").
 
@@ -106,6 +107,8 @@ struct InfoJson {
     streams: Streams,
     /// XXH3-64 of the original data, 16 hex digits.
     content_checksum: String,
+    /// Sequences in the archive's FASTA index record (FORMAT.md §3.5), null without one.
+    fasta_sequences: Option<usize>,
 }
 
 /// One stream's totals over the archive.
@@ -134,6 +137,12 @@ fn round_to(x: f64, decimals: i32) -> f64 {
 
 /// The `info` report (text or one JSON line), to be written to standard output at once.
 fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
+    // the FASTA index record (FORMAT.md §3.5), as `faidx` would read it
+    let fasta_sequences = a
+        .extensions()
+        .find(|e| e.kind == aceapex::device::format::EXTENSION_TYPE_FASTA_INDEX)
+        .and_then(|e| aceapex::fasta::FastaIndex::from_bytes(e.payload).ok())
+        .map(|i| i.len());
     use std::fmt::Write as _;
     let mut s = String::new();
     // a line of the report (writing to a String cannot fail)
@@ -230,6 +239,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             block_depth_buckets: DEPTH_BUCKETS,
             streams,
             content_checksum: format!("{:016x}", h.content_checksum),
+            fasta_sequences,
         };
         // serializing plain numbers, strings and arrays cannot fail
         let line = serde_json::to_string(&report).expect("info JSON");
@@ -325,5 +335,13 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         );
     }
     out!("content XXH3-64  {:016x}", h.content_checksum);
+    if let Some(n) = fasta_sequences {
+        out!(
+            "FASTA index      {} ('faidx' reads regions directly)",
+            count(n as u64, "sequence")
+        );
+    } else {
+        out!("FASTA index      none");
+    }
     s
 }
