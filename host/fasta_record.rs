@@ -95,7 +95,7 @@ fn fasta_record_offsets(a: &Archive<'_>) -> Vec<u64> {
 /// LINEBASES * LINEWIDTH + (LENGTH - 1) % LINEBASES below `original_size`).
 ///
 /// Errors: [`FormatError::Extension`] naming the record's offset in the extension area.
-pub(crate) fn read_fasta_index(a: &Archive<'_>) -> Result<Option<FastaIndex>, FormatError> {
+pub fn read_fasta_index(a: &Archive<'_>) -> Result<Option<FastaIndex>, FormatError> {
     let offsets = fasta_record_offsets(a);
     let Some(&offset) = offsets.first() else {
         return Ok(None);
@@ -140,17 +140,4 @@ pub(crate) fn read_fasta_index(a: &Archive<'_>) -> Result<Option<FastaIndex>, Fo
         }
     }
     Ok(Some(index))
-}
-
-/// `archive` (made from `input`) with the index [`auto_fasta_index`] gives for `input`
-/// attached, or unchanged when it gives none: what [`crate::compress`] does after encoding,
-/// for tools that drive the encoder themselves.
-///
-/// Errors: as [`with_fasta_index`].
-#[doc(hidden)]
-pub fn attach_auto_fasta_index(input: &[u8], archive: Vec<u8>) -> Result<Vec<u8>, Error> {
-    match auto_fasta_index(input) {
-        Some(index) => with_fasta_index(&archive, &index),
-        None => Ok(archive),
-    }
 }

@@ -98,9 +98,11 @@ mod options;
 
 pub use error::{DecodeError, Error, FormatError};
 pub use fasta_record::{
-    attach_auto_fasta_index, auto_fasta_index, with_fasta_index, AUTO_INDEX_MIN_BYTES,
-    AUTO_INDEX_SHARE,
+    auto_fasta_index, with_fasta_index, AUTO_INDEX_MIN_BYTES, AUTO_INDEX_SHARE,
 };
+// for `info`: the record as `Reader::fasta_index` reads it
+#[doc(hidden)]
+pub use fasta_record::read_fasta_index;
 #[cfg(feature = "gpu")]
 pub use gpu::GpuError;
 pub use reader::{BlockCache, Reader};

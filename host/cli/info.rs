@@ -137,12 +137,8 @@ fn round_to(x: f64, decimals: i32) -> f64 {
 
 /// The `info` report (text or one JSON line), to be written to standard output at once.
 fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
-    // the FASTA index record (FORMAT.md §3.5), as `faidx` would read it
-    let fasta_sequences = a
-        .extensions()
-        .find(|e| e.kind == aceapex::device::format::EXTENSION_TYPE_FASTA_INDEX)
-        .and_then(|e| aceapex::fasta::FastaIndex::from_bytes(e.payload).ok())
-        .map(|i| i.len());
+    // the FASTA index record (FORMAT.md §3.5), checked as `faidx` reads it
+    let fasta_sequences = aceapex::read_fasta_index(a).ok().flatten().map(|i| i.len());
     use std::fmt::Write as _;
     let mut s = String::new();
     // a line of the report (writing to a String cannot fail)
