@@ -1,8 +1,11 @@
 //! [`GpuDecoder`]: whole-archive decode on an NVIDIA GPU (feature `gpu`).
 
-use crate::error::Error;
+use crate::error::{DecodeError, Error};
 use crate::format::Archive;
 use crate::gpu;
+use crate::gpu::seek::RangeStatus;
+use crate::Reader;
+use cudarc::driver::{CudaSlice, DevicePtr};
 
 /// An NVIDIA GPU opened for decoding: one CUDA context and stream, the decoder kernels
 /// loaded once. Decodes whole archives; every output is verified on the host against every
@@ -43,6 +46,29 @@ impl GpuDecoder {
         Ok(gpu::decoder::decompress(&self.gpu, &a)?)
     }
 
+    /// Uploads `archive` to the GPU and keeps it there for random access: a [`GpuReader`]
+    /// reads byte ranges of the original from device memory, decoding only the blocks they
+    /// lie in. The device holds the data section, the block table and the expanded decode
+    /// tables ([`GpuReader::resident_bytes`]), plus the decoded-stream scratch of the
+    /// entropy-coded blocks on first use.
+    ///
+    /// Errors: [`Error::Format`] when `archive` is not a valid archive; [`Error::Gpu`] when
+    /// device memory runs out, the archive's window crosses blocks (the CPU [`Reader`]
+    /// reads those), or a CUDA call fails.
+    pub fn upload<'a>(&'a self, archive: &'a [u8]) -> Result<GpuReader<'a>, Error> {
+        let cpu = Reader::new(archive)?;
+        if cpu.archive().cross_block() {
+            return Err(gpu::GpuError::Unsupported(
+                "random access on the GPU needs independent blocks (this archive's window \
+                 crosses blocks)"
+                    .into(),
+            )
+            .into());
+        }
+        let ga = gpu::decoder::GpuArchive::upload(&self.gpu, cpu.archive())?;
+        Ok(GpuReader { dec: self, ga, cpu })
+    }
+
     /// The runtime underneath, for the crate's own tools.
     #[doc(hidden)]
     pub fn gpu(&self) -> &gpu::Gpu {
@@ -54,6 +80,193 @@ impl std::fmt::Debug for GpuDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuDecoder")
             .field("name", &self.name())
+            .finish()
+    }
+}
+
+/// An archive resident in GPU memory, read by byte ranges ([`GpuDecoder::upload`]).
+///
+/// A batch of ranges is one submission: the host sorts the blocks the ranges lie in, uploads
+/// the request in one copy and launches at most four kernels (entropy decode of the blocks
+/// that need it, the match layer into one slot per block, every block's XXH3-64 on the
+/// device, the ranges gathered into the caller's buffer); only per-range status words come
+/// back. A block the GPU's dense kernel cannot take (rare: blocks with more commands or
+/// matches than its shared memory holds) is read on the CPU for the ranges that need it.
+pub struct GpuReader<'a> {
+    dec: &'a GpuDecoder,
+    ga: gpu::decoder::GpuArchive,
+    cpu: Reader<'a>,
+}
+
+/// Bytes in GPU memory, owned by the caller ([`GpuReader::alloc`]).
+pub struct DeviceBuffer {
+    buf: CudaSlice<u8>,
+}
+
+impl DeviceBuffer {
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether it holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.buf.len() == 0
+    }
+
+    /// Its device address (a `CUdeviceptr`), for handing the bytes to other CUDA code
+    /// (DLPack, a kernel of the caller's) on the decoder's device.
+    pub fn device_ptr(&self, reader: &GpuReader<'_>) -> u64 {
+        self.buf.device_ptr(reader.dec.gpu.stream()).0
+    }
+}
+
+impl GpuReader<'_> {
+    /// Size of the original data in bytes.
+    pub fn len(&self) -> u64 {
+        self.cpu.len()
+    }
+
+    /// Whether the original data is empty.
+    pub fn is_empty(&self) -> bool {
+        self.cpu.is_empty()
+    }
+
+    /// Bytes of the archive held in device memory.
+    pub fn resident_bytes(&self) -> u64 {
+        self.ga.resident_bytes
+    }
+
+    /// A device buffer of `len` bytes (zeroed), for [`GpuReader::read_ranges`].
+    ///
+    /// Errors: [`Error::Gpu`] when device memory runs out.
+    pub fn alloc(&self, len: usize) -> Result<DeviceBuffer, Error> {
+        let buf = self
+            .dec
+            .gpu
+            .stream()
+            .alloc_zeros::<u8>(len.max(1))
+            .map_err(|source| gpu::GpuError::Driver {
+                what: "allocating a device buffer",
+                source,
+            })?;
+        Ok(DeviceBuffer { buf })
+    }
+
+    /// Reads `ranges` (`(offset, length)` in original bytes, each at least one byte) into
+    /// `out`, back to back in request order from its byte 0 (`out` must hold the sum of the
+    /// lengths); returns when the bytes are in `out`. Every block read is verified against
+    /// its checksum (FORMAT.md §6) on the device.
+    ///
+    /// Errors: [`Error::Decode`] with [`DecodeError::Region`] for a range that is empty or
+    /// reaches past the end, [`DecodeError::Block`] naming the first damaged block of the
+    /// first damaged range (`out` is then unspecified); [`Error::Gpu`] for an `out` too
+    /// small or a CUDA failure.
+    pub fn read_ranges(&self, ranges: &[(u64, u64)], out: &mut DeviceBuffer) -> Result<(), Error> {
+        let size = self.len();
+        for &(offset, length) in ranges {
+            if length == 0 || offset > size || length > size - offset {
+                return Err(DecodeError::Region {
+                    offset,
+                    length,
+                    size,
+                }
+                .into());
+            }
+        }
+        let found = self.ga.read_ranges(&self.dec.gpu, ranges, &mut out.buf)?;
+        let bs = self.cpu.block_size() as u64;
+        let mut at = 0u64;
+        for (&(offset, length), st) in ranges.iter().zip(found) {
+            match st {
+                RangeStatus::Ok => {}
+                RangeStatus::Bad {
+                    status: crate::Status::Fallback,
+                    ..
+                } => {
+                    // the dense kernel's shared memory cannot hold this block: the CPU reads
+                    // the range (verified there) and it goes to its place in `out`
+                    let mut bytes = vec![0u8; length as usize];
+                    self.cpu.read_range(offset, &mut bytes)?;
+                    self.dec
+                        .gpu
+                        .stream()
+                        .memcpy_htod(
+                            &bytes,
+                            &mut out.buf.slice_mut(at as usize..(at + length) as usize),
+                        )
+                        .map_err(|source| gpu::GpuError::Driver {
+                            what: "copying a range read on the CPU",
+                            source,
+                        })?;
+                }
+                RangeStatus::Bad { block, status } => {
+                    let start = block as u64 * bs;
+                    return Err(DecodeError::Block {
+                        block,
+                        start,
+                        end: (start + bs).min(size),
+                        status,
+                    }
+                    .into());
+                }
+            }
+            at += length;
+        }
+        self.dec
+            .gpu
+            .stream()
+            .synchronize()
+            .map_err(|source| gpu::GpuError::Driver {
+                what: "waiting for the ranges",
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// [`GpuReader::read_ranges`] into host memory: the ranges' bytes back to back.
+    ///
+    /// Errors: as [`GpuReader::read_ranges`].
+    pub fn read_ranges_to_vec(&self, ranges: &[(u64, u64)]) -> Result<Vec<u8>, Error> {
+        let total: u64 = ranges.iter().map(|r| r.1).sum();
+        let mut out = self.alloc(total as usize)?;
+        self.read_ranges(ranges, &mut out)?;
+        let mut host = vec![0u8; total as usize];
+        if total > 0 {
+            self.dec
+                .gpu
+                .stream()
+                .memcpy_dtoh(&out.buf.slice(..total as usize), &mut host)
+                .map_err(|source| gpu::GpuError::Driver {
+                    what: "copying the ranges to the host",
+                    source,
+                })?;
+            self.dec
+                .gpu
+                .stream()
+                .synchronize()
+                .map_err(|source| gpu::GpuError::Driver {
+                    what: "waiting for the copy",
+                    source,
+                })?;
+        }
+        Ok(host)
+    }
+}
+
+impl std::fmt::Debug for GpuReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuReader")
+            .field("len", &self.len())
+            .field("resident_bytes", &self.resident_bytes())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for DeviceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBuffer")
+            .field("len", &self.len())
             .finish()
     }
 }

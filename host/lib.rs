@@ -190,4 +190,4 @@ pub fn decompress(archive: &[u8]) -> Result<Vec<u8>, Error> {
 #[cfg(feature = "gpu")]
 mod gpu_decoder;
 #[cfg(feature = "gpu")]
-pub use gpu_decoder::GpuDecoder;
+pub use gpu_decoder::{DeviceBuffer, GpuDecoder, GpuReader};

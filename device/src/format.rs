@@ -351,3 +351,23 @@ pub const fn table_index_entry(ti: u32, ctx_bit: Option<u32>) -> u32 {
         None => ti,
     }
 }
+
+/// One byte range of a random-access read on the GPU (`host/gpu/seek.rs`, the kernel
+/// `seek_gather`): original bytes `[offset, offset + len)` go to the caller's buffer at
+/// `out_at`; the blocks they lie in, `first_block` to `(offset + len - 1) / block_size`, were
+/// decoded into consecutive slots from `first_slot`. 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct SeekRange {
+    /// First original byte of the range.
+    pub offset: u64,
+    /// Bytes of the range (at least 1).
+    pub len: u64,
+    /// Where the range's first byte goes in the caller's buffer.
+    pub out_at: u64,
+    /// The slot of block `first_block`.
+    pub first_slot: u32,
+    /// The block holding `offset`.
+    pub first_block: u32,
+}
+const _: () = assert!(core::mem::size_of::<SeekRange>() == 32);

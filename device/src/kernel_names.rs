@@ -22,6 +22,8 @@ macro_rules! with_kernel_names {
                 decode_blocks_lane,
                 decode_blocks_dense,
                 decode_blocks_dense_sc,
+                decode_blocks_seek,
+                seek_gather,
                 rans_decode_slices,
                 rans_decode_slices_ctx,
                 rans_decode_slices_pack,
@@ -49,7 +51,7 @@ with_kernel_names!(name_lists);
 /// Launch bounds per entry point, as `(name, threads per CTA, CTAs per SM)`: `build.rs` writes
 /// them as `.maxntid` and `.minnctapersm` (Rust has no attribute for them), which make
 /// `ptxas` keep each kernel within the registers that many CTAs of that size leave a thread.
-pub const LAUNCH_BOUNDS: [(&str, u32, u32); 8] = [
+pub const LAUNCH_BOUNDS: [(&str, u32, u32); 9] = [
     (
         "decode_blocks_dense",
         crate::dense_layout::THREADS,
@@ -57,6 +59,11 @@ pub const LAUNCH_BOUNDS: [(&str, u32, u32); 8] = [
     ),
     (
         "decode_blocks_dense_sc",
+        crate::dense_layout::THREADS,
+        crate::dense_layout::MIN_CTAS_PER_SM,
+    ),
+    (
+        "decode_blocks_seek",
         crate::dense_layout::THREADS,
         crate::dense_layout::MIN_CTAS_PER_SM,
     ),
@@ -98,7 +105,7 @@ mod tests {
     #[test]
     fn names_are_unique_and_bounds_name_entry_points() {
         let names = super::KERNEL_NAMES;
-        assert_eq!(names.len(), 18);
+        assert_eq!(names.len(), 20);
         for (i, n) in names.iter().enumerate() {
             assert!(!names[..i].contains(n), "{n} twice");
         }

@@ -33,6 +33,7 @@ pub mod rans_launch;
 pub mod status;
 pub mod trace;
 pub mod two_bit;
+pub mod xxh3;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod dense;

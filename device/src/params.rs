@@ -17,7 +17,8 @@
 use bytemuck::{Pod, Zeroable};
 
 /// `with_dense_params!(m; PRE...)` calls `m! { PRE... ; name: Type, ... }` with the
-/// parameters of `decode_blocks_dense` and `decode_blocks_dense_sc` (`dense/decode.rs`), each with its doc.
+/// parameters of `decode_blocks_dense`, `decode_blocks_dense_sc` and `decode_blocks_seek`
+/// (`dense/decode.rs`), each with its doc.
 #[macro_export]
 macro_rules! with_dense_params {
     ($m:ident; $($pre:tt)*) => {
@@ -58,6 +59,11 @@ macro_rules! with_dense_params {
             order: *const u32,
             /// The hand-off epoch (`handoff.rs`; 0: no hand-off).
             epoch: u32,
+            /// Entries of `order` (`n_blocks` but for a seek: the blocks it decodes).
+            n_order: u32,
+            /// The archive's original size (each block's length; `out_len` but for a seek,
+            /// whose `out` holds one slot of `block_size` bytes per entry of `order`).
+            original_size: u64,
         }
     };
 }
@@ -174,7 +180,7 @@ macro_rules! param_struct {
 
 with_dense_params!(
     param_struct;
-    #[doc = "The parameters of `decode_blocks_dense` and `decode_blocks_dense_sc`, in order, each widened to a `u64`."]
+    #[doc = "The parameters of `decode_blocks_dense`, `decode_blocks_dense_sc` and `decode_blocks_seek`, in order, each widened to a `u64`."]
     DenseParams
 );
 with_rans_params!(
@@ -188,6 +194,40 @@ with_lane_params!(
     LaneParams
 );
 
-const _: () = assert!(core::mem::size_of::<DenseParams>() == 18 * 8);
+const _: () = assert!(core::mem::size_of::<DenseParams>() == 20 * 8);
 const _: () = assert!(core::mem::size_of::<RansParams>() == 21 * 8);
 const _: () = assert!(core::mem::size_of::<LaneParams>() == 18 * 8);
+
+/// `with_seek_gather_params!(m; PRE...)` calls `m! { PRE... ; name: Type, ... }` with the
+/// parameters of `seek_gather` (`dense/seek.rs`).
+#[macro_export]
+macro_rules! with_seek_gather_params {
+    ($m:ident; $($pre:tt)*) => {
+        $m! { $($pre)* ;
+            /// The seek's slots: block `order[p]` at `slots[p * block_size..]`.
+            slots: *const u8,
+            /// The header's block size (FORMAT.md §2; a power of two).
+            block_size: u32,
+            /// The ranges (`n_ranges` [`SeekRange`](crate::format::SeekRange)s).
+            ranges: *const $crate::format::SeekRange,
+            /// Entries of `ranges`.
+            n_ranges: u32,
+            /// One status word per block (as `decode_blocks_seek` left them).
+            status: *const u32,
+            /// The caller's buffer (`out_len` bytes).
+            out: *mut u8,
+            /// Bytes at `out`.
+            out_len: u64,
+            /// Two words per range, written: its first bad block's status (0: every block of
+            /// the range verified) and that block's index.
+            range_status: *mut u32,
+        }
+    };
+}
+
+with_seek_gather_params!(
+    param_struct;
+    #[doc = "The parameters of `seek_gather`, in order, each widened to a `u64`."]
+    SeekGatherParams
+);
+const _: () = assert!(core::mem::size_of::<SeekGatherParams>() == 8 * 8);

@@ -208,7 +208,9 @@ impl GpuArchive {
             self_contained,
             lane_after_dense: !schedule::dense_leaves_no_fallback(a),
             host_entries: a.entries.to_vec(),
+            own_blocks: super::seek::own_blocks(a),
             wave: std::sync::Mutex::new(None),
+            seek: std::sync::Mutex::new(None),
             resident_bytes,
         })
     }

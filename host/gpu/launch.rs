@@ -235,9 +235,10 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
     // and the dense CTAs parse their blocks beside the rANS stage (`dense/`,
     // `early_match_streams`).
     const CARVEOUT_PERCENT: i32 = 100;
-    k.decode_blocks_dense_sc
-        .set_attribute(attr, SMEM_BYTES as i32)
-        .ctx("raising the dense kernel's shared-memory limit")?;
+    for f in [&k.decode_blocks_dense_sc, &k.decode_blocks_seek] {
+        f.set_attribute(attr, SMEM_BYTES as i32)
+            .ctx("raising the dense kernel's shared-memory limit")?;
+    }
     for f in [
         &k.rans_decode_slices,
         &k.rans_decode_slices_ctx,
@@ -345,6 +346,8 @@ pub(crate) fn decode_blocks_dense(
             0
         },
         epoch: epoch as u64,
+        n_order: ga.n_blocks as u64,
+        original_size: ga.original_size,
     };
     // SAFETY: `p` is `decode_blocks_dense`'s parameter list (`DenseParams`, from the device
     // crate's one list: u32 and u64 scalars, device addresses); `queue` holds
@@ -661,4 +664,180 @@ pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(
     unsafe { b.launch(cfg) }
         .ctx("launching wave_copy")
         .map(|_| ())
+}
+
+/// The device buffers of one random-access read ([`super::seek`]), laid out by it: `order`
+/// (`n_order` block indices, each once), `rans` (`n_rans` of them, those not decodable from
+/// the data section alone), `ranges` (`n_ranges` [`SeekRange`]s) inside `req`, the slots, the
+/// per-block status words and the per-range status words.
+pub(crate) struct SeekLaunch<'a> {
+    pub req: &'a CudaSlice<u8>,
+    pub order_at: u64,
+    pub n_order: u32,
+    pub rans_at: u64,
+    pub n_rans: u32,
+    pub ranges_at: u64,
+    pub n_ranges: u32,
+    pub slots: &'a mut CudaSlice<u8>,
+    pub status: &'a mut CudaSlice<u32>,
+    pub range_status: &'a mut CudaSlice<u32>,
+}
+
+/// Launches a random-access read's kernels on the stream, one after the other: the rANS
+/// stage on the blocks that need it (one CTA per block: `32 * halves` threads, so the kernel's
+/// chunk is the one block), `decode_blocks_seek` (each block of the order to its slot, its
+/// XXH3-64 checked on the device) and `seek_gather` (the ranges to `out`, back to back from
+/// byte 0, and their status words).
+pub(crate) fn seek(
+    gpu: &Gpu,
+    ga: &super::resident::GpuArchive,
+    l: SeekLaunch<'_>,
+    out: &mut CudaSlice<u8>,
+) -> Result<(), GpuError> {
+    use crate::device::dense_layout::{SMEM_BYTES, THREADS};
+    use crate::device::params::SeekGatherParams;
+    assert!(
+        l.slots.len() as u64 >= l.n_order as u64 * ga.block_size as u64,
+        "a slot per block"
+    );
+    assert!(
+        l.status.len() >= ga.n_blocks as usize,
+        "a status word per block"
+    );
+    assert!(
+        l.range_status.len() >= 2 * l.n_ranges as usize,
+        "two words per range"
+    );
+    let req_len = l.req.len() as u64;
+    assert!(
+        l.order_at + 4 * l.n_order as u64 <= req_len
+            && l.rans_at + 4 * l.n_rans as u64 <= req_len
+            && l.ranges_at + 32 * l.n_ranges as u64 <= req_len
+            && l.ranges_at.is_multiple_of(8),
+        "request layout inside the request buffer"
+    );
+    if l.n_order == 0 {
+        return Ok(());
+    }
+    let stream = gpu.stream();
+    let req = l.req.device_ptr(stream).0;
+    ga.ensure_decoded(gpu)?;
+    let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
+    let decoded = guard.as_mut().expect("ensure_decoded allocated it");
+    let decoded_ptr = addr(gpu, decoded);
+    let status = addr(gpu, l.status);
+    let slots = addr(gpu, l.slots);
+    let cap = gpu.sm_count().max(1) * 16;
+    let bs = ga.block_size as u64;
+    if l.n_rans > 0 {
+        let halves = ga.rans.halves.max(1);
+        let p = RansParams {
+            data: ga.data.device_ptr(stream).0,
+            data_len: ga.data_len,
+            entries: ga.entries.device_ptr(stream).0,
+            offsets: ga.offsets.device_ptr(stream).0,
+            n_blocks: ga.n_blocks as u64,
+            tables: ga.tables.device_ptr(stream).0,
+            n_tables: ga.n_tables as u64,
+            table_index: ga.table_index.device_ptr(stream).0,
+            group_blocks: ga.group_blocks as u64,
+            decoded: decoded_ptr,
+            dec_len: ga.decoded_len,
+            dec_offsets: ga.dec_offsets.device_ptr(stream).0,
+            status,
+            chunk_order: req + l.rans_at,
+            n_chunks: l.n_rans as u64,
+            staged_tables: ga.rans.staged_tables as u64,
+            stage_expand: ga.rans.stage_expand as u64,
+            dense_queue: 0,
+            epoch: 0,
+            halves: halves as u64,
+            leave_self_contained: 0,
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (l.n_rans.min(cap), 1, 1),
+            block_dim: (32 * halves, 1, 1),
+            shared_mem_bytes: ga.rans.smem_bytes(),
+        };
+        // SAFETY: `p` is the rANS entry points' parameter list; the chunk order is the
+        // request's n_rans block indices below n_blocks, each once (`seek::plan`), and with
+        // 32 * halves threads a CTA's chunk is its one block, so each block's slices and
+        // status word have one writer; no dense queue (0) and no hand-off (epoch 0); the
+        // other buffers are the archive's, as for `rans_decode_slices`, with its shared
+        // memory (the plan's, within the raised limit).
+        unsafe {
+            launch_after(
+                gpu,
+                rans_function(ga.rans.entry, &gpu.k),
+                cfg,
+                params(&p),
+                false,
+            )
+        }
+        .ctx("launching the seek's rANS stage")?;
+    }
+    let mut queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+    let p = DenseParams {
+        decoded: decoded_ptr,
+        dec_len: ga.decoded_len,
+        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
+        data: ga.data.device_ptr(stream).0,
+        data_len: ga.data_len,
+        offsets: ga.offsets.device_ptr(stream).0,
+        entries: ga.entries.device_ptr(stream).0,
+        n_blocks: ga.n_blocks as u64,
+        block_size: ga.block_size as u64,
+        window: ga.window as u64,
+        match_base: ga.match_base as u64,
+        out: slots,
+        out_len: l.slots.len() as u64,
+        status,
+        stages: crate::device::dense_layout::STAGES_ALL as u64,
+        queue: addr(gpu, &mut *queue),
+        order: req + l.order_at,
+        epoch: 0,
+        n_order: l.n_order as u64,
+        original_size: ga.original_size,
+    };
+    let cfg = LaunchConfig {
+        grid_dim: (
+            l.n_order
+                .min(gpu.sm_count().max(1) * gpu.dense_ctas_per_sm.max(1)),
+            1,
+            1,
+        ),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: SMEM_BYTES as u32,
+    };
+    // SAFETY: `p` is the dense parameter list (`decode_blocks_seek`'s contract): the order is
+    // n_order block indices below n_blocks, each once, and the slots hold n_order *
+    // block_size bytes (asserted); every block not decodable from the data section alone had
+    // its streams and status written by the rANS launch above on the same stream (`seek::plan`
+    // puts exactly those in the rANS list); epoch 0: no hand-off, no queue ticket (the queue
+    // is the archive's, locked, and only its fallback count is touched); the other buffers
+    // are the archive's as for `decode_blocks_dense`.
+    unsafe { launch_after(gpu, &gpu.k.decode_blocks_seek, cfg, params(&p), false) }
+        .ctx("launching decode_blocks_seek")?;
+    drop(queue);
+    let p = SeekGatherParams {
+        slots,
+        block_size: bs,
+        ranges: req + l.ranges_at,
+        n_ranges: l.n_ranges as u64,
+        status,
+        out: addr(gpu, out),
+        out_len: out.len() as u64,
+        range_status: addr(gpu, l.range_status),
+    };
+    let cfg = LaunchConfig {
+        grid_dim: (l.n_ranges.clamp(1, cap), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `seek_gather`'s contract: `seek::plan` gave every range its blocks in
+    // consecutive slots from first_slot (the order is sorted and each range's blocks are in
+    // it) and out_at + len <= the sum of the lengths <= out.len() (checked by the kernel
+    // too); a status word per block; two words per range (asserted).
+    unsafe { launch_after(gpu, &gpu.k.seek_gather, cfg, params(&p), false) }
+        .ctx("launching seek_gather")
 }

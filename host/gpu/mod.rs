@@ -7,6 +7,7 @@ pub mod kernels;
 pub mod launch;
 mod resident;
 pub mod schedule;
+pub mod seek;
 pub mod tokens;
 pub mod tuning;
 pub mod wave;

@@ -75,8 +75,13 @@ pub struct GpuArchive {
     pub(crate) self_contained: u32,
     /// The block table on the host (wavefront generations and segment capacities).
     pub(crate) host_entries: Vec<crate::device::format::BlockEntry>,
+    /// Per block: whether the dense kernel decodes it from the data section alone
+    /// (`device::own`), so a random-access read needs no rANS launch for it.
+    pub(crate) own_blocks: Vec<bool>,
     /// Wavefront decoder buffers and graph, made on first use.
     pub(crate) wave: std::sync::Mutex<Option<WaveState>>,
+    /// The random-access reads' buffers (`seek.rs`), made on first use and grown.
+    pub(crate) seek: std::sync::Mutex<Option<SeekState>>,
     /// Bytes uploaded (data section, block table, offsets, expanded tables).
     pub resident_bytes: u64,
 }
@@ -100,4 +105,21 @@ pub(crate) struct WaveState {
     pub(crate) seg_total: u64,
     pub(crate) n_waves: u32,
     pub(crate) graph: Option<(WaveArgs, CudaGraph)>,
+}
+
+/// Device buffers of the random-access reads (`seek.rs`), kept between requests and grown
+/// to the largest so far.
+pub(crate) struct SeekState {
+    /// The request: block order, rANS list and ranges, one upload per request.
+    pub(crate) req: CudaSlice<u8>,
+    /// One slot of `block_size` bytes per block of a request.
+    pub(crate) slots: CudaSlice<u8>,
+    /// One status word per block of the archive.
+    pub(crate) status: CudaSlice<u32>,
+    /// Two words per range.
+    pub(crate) range_status: CudaSlice<u32>,
+    /// Page-locked host copies of the request and the range status words, so that both
+    /// copies are asynchronous and short.
+    pub(crate) req_host: cudarc::driver::PinnedHostSlice<u8>,
+    pub(crate) range_status_host: cudarc::driver::PinnedHostSlice<u32>,
 }

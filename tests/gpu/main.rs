@@ -19,9 +19,10 @@ mod common;
 mod decoders;
 mod fail_closed;
 mod kernels;
+mod seek;
 
 #[allow(unused_imports)]
-use {decoders::*, fail_closed::*, kernels::*};
+use {decoders::*, fail_closed::*, kernels::*, seek::*};
 
 /// The GPU with the default tuning; panics (fails the test) when none is usable: these tests
 /// run only when asked for (`--ignored`), and then a missing GPU is a failure, not a skip.

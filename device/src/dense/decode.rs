@@ -8,12 +8,12 @@ use super::*;
 /// list of both (`crate::with_dense_params!`, which calls it; the host's
 /// [`crate::params::DenseParams`]).
 macro_rules! dense_entry {
-    ($(#[$doc:meta])* $name:ident, $sc:literal ; $($(#[$fdoc:meta])* $f:ident : $t:ty),* $(,)?) => {
+    ($(#[$doc:meta])* $name:ident, $sc:literal, $seek:literal ; $($(#[$fdoc:meta])* $f:ident : $t:ty),* $(,)?) => {
         $(#[$doc])*
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name($($f: $t),*) {
             // SAFETY: forwarded (the host's contract).
-            unsafe { dense_blocks::<$sc>($($f),*) }
+            unsafe { dense_blocks::<$sc, $seek>($($f),*) }
         }
     };
 }
@@ -42,6 +42,7 @@ crate::with_dense_params!(
     /// loaded from there and parsed before the wait (`early_match_streams`; not with stage bits
     /// `STAGE_SEQ_PARSE` or `STAGE_LATE_PARSE`).
     decode_blocks_dense,
+    false,
     false
 );
 crate::with_dense_params!(
@@ -61,17 +62,41 @@ crate::with_dense_params!(
     /// # Safety
     /// [`decode_blocks_dense`]'s contract.
     decode_blocks_dense_sc,
+    true,
+    false
+);
+crate::with_dense_params!(
+    dense_entry;
+    /// The random-access decoder's dense kernel ([`decode_blocks_dense_sc`] on a list of
+    /// blocks): CTA `c` decodes blocks `order[c]`, `order[c + grid]`, ... of the `n_order`
+    /// entries and writes block `order[p]` to its slot, `out[p * block_size..]` (`out_len >=
+    /// n_order * block_size`), its status to `status[order[p]]`. The blocks that are not
+    /// self-contained had their streams decoded by the rANS stage before it on the stream
+    /// (`gpu::launch::seek`); `epoch` is 0 (no hand-off), no queue ticket is taken, and the
+    /// order holds each block at most once. Block lengths come from `original_size`. Each
+    /// block written is then hashed by the CTA and gets `Status::Checksum` if its XXH3-64 is
+    /// not its entry's (FORMAT.md §6).
+    ///
+    /// # Safety
+    /// [`decode_blocks_dense`]'s contract, with `order` holding `n_order` block indices
+    /// below `n_blocks`, each once.
+    decode_blocks_seek,
+    true,
     true
 );
 
 /// The body of the dense kernel's entry points; `SC`: blocks [`self_contained`] are decoded
-/// from the data section alone ([`decode_blocks_dense_sc`]).
+/// from the data section alone ([`decode_blocks_dense_sc`]); `SEEK`: the random-access
+/// decoder's form ([`decode_blocks_seek`]): CTA `c` decodes blocks `order[c]`,
+/// `order[c + grid]`, ... of the `n_order` the host asks for (no queue, no hand-off: `epoch`
+/// is 0) and writes block `order[p]` to `out[p * block_size..]` (its slot), `original_size`
+/// giving each block's length (the other entries get `n_blocks` and `out_len` for these two).
 ///
 /// # Safety
-/// [`decode_blocks_dense`]'s contract.
+/// [`decode_blocks_dense`]'s contract; with `SEEK`, [`decode_blocks_seek`]'s.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn dense_blocks<const SC: bool>(
+pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
     decoded: *const u8,
     dec_len: u64,
     dec_offsets: *const u64,
@@ -90,6 +115,8 @@ pub(super) unsafe fn dense_blocks<const SC: bool>(
     queue: *mut u32,
     order: *const u32,
     epoch: u32,
+    n_order: u32,
+    original_size: u64,
 ) {
     let s = Smem {
         // u128: the layout's 16-byte loads and stores need a 16-aligned base (`.align 16`)
@@ -124,8 +151,13 @@ pub(super) unsafe fn dense_blocks<const SC: bool>(
             grid_done = true;
         }
     }
-    // SAFETY: cta < grid <= n_blocks entries of the order (the host's launch).
-    let mut b = if order.is_null() {
+    // the block's place in the order (its slot, for the seek)
+    let mut pos = cta;
+    // SAFETY: cta < grid <= n_blocks entries of the order (the host's launch); a seek checks
+    // against its n_order entries.
+    let mut b = if SEEK {
+        seek_block(order, pos, n_order)
+    } else if order.is_null() {
         cta
     } else {
         unsafe { *order.add(cta as usize) }
@@ -133,14 +165,26 @@ pub(super) unsafe fn dense_blocks<const SC: bool>(
     while b < n_blocks {
         // the next block's ticket, taken now so that the atomic's round trip overlaps this
         // block's work (thread 0 first uses it in `next_block`)
-        let ticket = if tid == 0 { take_ticket(queue) } else { 0 };
+        let ticket = if tid == 0 && !SEEK {
+            take_ticket(queue)
+        } else {
+            0
+        };
         // SAFETY: b < n_blocks; the host passes n_blocks entries.
         let e = unsafe { *entries.add(b as usize) };
         let start = b as u64 * block_size as u64;
-        let block_len = if start < out_len {
-            core::cmp::min(block_size as u64, out_len - start) as u32
+        // (the full decode's output is the original: its `out_len`)
+        let total = if SEEK { original_size } else { out_len };
+        let block_len = if start < total {
+            core::cmp::min(block_size as u64, total - start) as u32
         } else {
             0
+        };
+        // where the block goes: its place in the original, or its slot
+        let out_start = if SEEK {
+            pos as u64 * block_size as u64
+        } else {
+            start
         };
         let fits = block_size <= DENSE_MAX_BLOCK
             && block_len > 0
@@ -238,7 +282,12 @@ pub(super) unsafe fn dense_blocks<const SC: bool>(
                 unsafe { *status.add(b as usize) = st as u32 };
                 count_fallback(queue, st as u32);
             }
-            b = next_block(&s, ticket, ncta, order, n_blocks, tid);
+            b = if SEEK {
+                pos += ncta;
+                seek_block(order, pos, n_order)
+            } else {
+                next_block(&s, ticket, ncta, order, n_blocks, tid)
+            };
             continue;
         }
         // ---- stage 1 (a block parsed before its hand-off: its raw match streams from the
@@ -466,7 +515,7 @@ pub(super) unsafe fn dense_blocks<const SC: bool>(
                 // expand_own_literals asks for); the commands are dead after the parse's
                 // barrier.
                 let fine = unsafe {
-                    expand_own_literals(
+                    expand_own_literals::<SEEK>(
                         &s,
                         ctrl_get(&s, C_LIT_LO),
                         e.stored_len[STREAM_LITERALS],
@@ -490,7 +539,21 @@ pub(super) unsafe fn dense_blocks<const SC: bool>(
                 crate::trace::mark(b as u64, crate::trace::DENSE_LITS);
             }
             if st == 0 {
-                write_memo::<SC>(&s, out, start, block_len, tid);
+                write_memo::<SC>(&s, out, out_start, block_len, tid);
+                if SEEK {
+                    // the seek verifies what it wrote (FORMAT.md §6; the full decode's host
+                    // does): the write's stores visible to the CTA after the barrier
+                    sync();
+                    // SAFETY: the slot holds block_len <= DENSE_MAX_BLOCK bytes (fits), at a
+                    // multiple of the block size; the layout's regions are dead after the
+                    // write and its barrier.
+                    let h = unsafe {
+                        cta_block_hash(&s, out.add(out_start as usize), block_len as usize, tid)
+                    };
+                    if h != e.checksum {
+                        st = Status::Checksum as u32;
+                    }
+                }
             }
         }
         if tid == 0 && st != KEEP_RANS_STATUS {
@@ -499,8 +562,24 @@ pub(super) unsafe fn dense_blocks<const SC: bool>(
             unsafe { *status.add(b as usize) = st };
             count_fallback(queue, st);
         }
-        b = next_block(&s, ticket, ncta, order, n_blocks, tid);
+        b = if SEEK {
+            pos += ncta;
+            seek_block(order, pos, n_order)
+        } else {
+            next_block(&s, ticket, ncta, order, n_blocks, tid)
+        };
     }
+}
+
+/// Entry `pos` of the seek's block list of `n` entries, or `u32::MAX` past its end (every
+/// thread reads the same word; the list does not change during the launch).
+#[inline(always)]
+pub(super) fn seek_block(order: *const u32, pos: u32, n: u32) -> u32 {
+    if pos >= n {
+        return u32::MAX;
+    }
+    // SAFETY: pos < n entries of the list (the host's launch).
+    unsafe { *order.add(pos as usize) }
 }
 
 /// A block's status in `decode_blocks_dense` that is no status: the rANS stage's stands (an

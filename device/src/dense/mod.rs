@@ -58,11 +58,12 @@ mod load;
 mod packed;
 mod parse;
 mod rans;
+mod seek;
 mod two_bit;
 mod write;
 
 #[allow(unused_imports)]
-use {decode::*, load::*, packed::*, parse::*, rans::*, two_bit::*, write::*};
+use {decode::*, load::*, packed::*, parse::*, rans::*, seek::*, two_bit::*, write::*};
 
 extern "C" {
     #[link_name = "llvm.nvvm.vote.ballot.sync"]
@@ -391,14 +392,16 @@ pub(super) fn cta_scan<const N: usize>(
 /// No memory latency on the way: the slice came with the match streams' loads, before the
 /// parse. Called by every thread of the CTA after the parse (the commands are dead). Not
 /// inlined: ptxas then gives it registers apart from the kernel's (inlined, the kernel's
-/// 64 registers spilled around the parse).
+/// 64 registers spilled around the parse). One copy per entry point (`SEEK`: the seek's), so
+/// that each has one caller, which LLVM specialises (a shared copy took the shared-memory
+/// base as a generic address and made the full decode's kernel spill more).
 ///
 /// # Safety
 /// The slice's `stored` bytes lie at `[at, at + stored)` of the command region, `n <=
 /// LIT_CAP`, `stored >= 6 + ceil(n / 4)` and `stored - ceil(n / 4) <= OWN_PRE_CAP`
 /// (own_slice).
 #[inline(never)]
-pub(super) unsafe fn expand_own_literals(
+pub(super) unsafe fn expand_own_literals<const SEEK: bool>(
     s: &Smem,
     at: u32,
     stored: u32,

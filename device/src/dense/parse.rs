@@ -584,18 +584,20 @@ pub(super) fn parse_fill(
             (pick(before, (c >> 4) as u32), last_lane_map(map))
         };
         let dist = if k.is_rep { rep_dist } else { new_dist };
-        // checks (FORMAT.md §4.4)
+        // checks (FORMAT.md §4.4), in the CPU decoder's order (`lz::decode_block`), so a
+        // command that breaks two rules reports the same one: a literal run's supply before
+        // its room, a match's distance before its room
         let mut st = Status::Ok;
         if bad_varint {
             st = Status::BadVarint;
-        } else if too_long || dst + out_n > block_len as u64 {
-            st = Status::OutputOverrun;
         } else if k.is_lit && lit_pos as u64 + lit_n as u64 > nlit as u64 {
             st = Status::LiteralsExhausted;
         } else if (k.is_rep || k.is_new)
             && (dist == 0 || dist > window || dist as u64 > dst || new_dist & REF != 0)
         {
             st = Status::BadDistance;
+        } else if too_long || dst + out_n > block_len as u64 {
+            st = Status::OutputOverrun;
         }
         let bad = ballot(st != Status::Ok);
         if bad != 0 {

@@ -1,0 +1,484 @@
+//! Random access on the GPU: byte ranges of an archive kept resident in device memory, read
+//! in one submission per batch (one range or a hundred thousand).
+//!
+//! A request is planned on the host ([`plan`]: the blocks the ranges lie in, sorted and each
+//! once, and which of them need the rANS stage), uploaded in one copy from page-locked
+//! memory, and decoded by at most three kernels on the stream (`launch::seek`): the rANS
+//! stage for the blocks whose streams are entropy-coded, `decode_blocks_seek` (each block
+//! into its slot, its XXH3-64 checked on the device, FORMAT.md §6) and `seek_gather` (each
+//! range from the slots into the caller's device buffer, with its status). Only the status
+//! words come back to the host. A block the dense kernel cannot take (`Status::Fallback`)
+//! is reported for its ranges; [`crate::GpuReader`] reads those ranges on the CPU instead.
+//! Archives whose window crosses blocks are not supported here (their blocks need their
+//! sources decoded first): the CPU [`crate::Reader`] reads them.
+
+use super::resident::{GpuArchive, SeekState};
+use super::{launch, Ctx, Gpu, GpuError};
+use crate::device::format::{SeekRange, LANES_TWO_BIT, STREAM_LITERALS};
+use crate::device::status::Status;
+use crate::format::Archive;
+use cudarc::driver::{CudaSlice, DevicePtr};
+
+/// Per block of `a`: whether the dense kernel decodes it from the data section alone (a
+/// two-bit literal slice and raw match streams, `device::own::own_slice`).
+pub(crate) fn own_blocks(a: &Archive<'_>) -> Vec<bool> {
+    let data_len = a.data.len() as u64;
+    a.entries
+        .iter()
+        .zip(&a.block_offsets)
+        .map(|(e, &off)| {
+            e.lanes[STREAM_LITERALS] == LANES_TWO_BIT
+                && crate::device::own::own_slice(e, off, data_len).is_some()
+        })
+        .collect()
+}
+
+/// A planned request: the request buffer's bytes and its layout.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Block order, rANS list, ranges, each 8-byte aligned.
+    pub bytes: Vec<u8>,
+    /// Blocks to decode (the order's entries, from byte 0).
+    pub n_order: u32,
+    /// Where the rANS list starts.
+    pub rans_at: u64,
+    /// Blocks of the order that need the rANS stage.
+    pub n_rans: u32,
+    /// Where the ranges start.
+    pub ranges_at: u64,
+    /// Ranges.
+    pub n_ranges: u32,
+    /// Bytes of all ranges together: the output's length.
+    pub out_len: u64,
+}
+
+/// Why a range cannot be read.
+fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
+    GpuError::Status(format!(
+        "range {i} ({off}+{len}) is not inside the original data of {size} bytes"
+    ))
+}
+
+/// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
+/// byte, inside the original): the sorted, distinct blocks they lie in, those of them not
+/// in `own` (the rANS list), and each range's place in the output (back to back, in
+/// request order) and its first slot.
+///
+/// Errors: [`GpuError::Status`] naming the first range that is empty or reaches past
+/// `original_size`.
+pub fn plan(
+    ranges: &[(u64, u64)],
+    block_size: u32,
+    original_size: u64,
+    own: &[bool],
+) -> Result<Plan, GpuError> {
+    let bs = block_size as u64;
+    let mut blocks: Vec<u32> = Vec::with_capacity(ranges.len() + ranges.len() / 2);
+    for (i, &(off, len)) in ranges.iter().enumerate() {
+        if len == 0 || off > original_size || len > original_size - off {
+            return Err(range_error(i, off, len, original_size));
+        }
+        let (first, last) = (off / bs, (off + len - 1) / bs);
+        blocks.extend(first as u32..=last as u32);
+    }
+    blocks.sort_unstable();
+    blocks.dedup();
+    let rans: Vec<u32> = blocks
+        .iter()
+        .copied()
+        .filter(|&b| !own[b as usize])
+        .collect();
+    let mut out_at = 0u64;
+    let mut rs = Vec::with_capacity(ranges.len());
+    for &(off, len) in ranges {
+        let first_block = (off / bs) as u32;
+        // (present: every range's blocks went into the sorted list above)
+        let first_slot = blocks.binary_search(&first_block).unwrap_or(0) as u32;
+        rs.push(SeekRange {
+            offset: off,
+            len,
+            out_at,
+            first_slot,
+            first_block,
+        });
+        out_at += len;
+    }
+    let align8 = |n: usize| n.div_ceil(8) * 8;
+    let rans_at = align8(blocks.len() * 4);
+    let ranges_at = rans_at + align8(rans.len() * 4);
+    let mut bytes = vec![0u8; ranges_at + rs.len() * 32];
+    bytes[..blocks.len() * 4].copy_from_slice(bytemuck::cast_slice(&blocks));
+    bytes[rans_at..rans_at + rans.len() * 4].copy_from_slice(bytemuck::cast_slice(&rans));
+    bytes[ranges_at..].copy_from_slice(bytemuck::cast_slice(&rs));
+    Ok(Plan {
+        bytes,
+        n_order: blocks.len() as u32,
+        rans_at: rans_at as u64,
+        n_rans: rans.len() as u32,
+        ranges_at: ranges_at as u64,
+        n_ranges: ranges.len() as u32,
+        out_len: out_at,
+    })
+}
+
+/// What a random-access read found for one range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeStatus {
+    /// Every block of the range decoded and matched its checksum: its bytes are right.
+    Ok,
+    /// Block `block` of the range did not decode or verify, for `status`; the range's bytes
+    /// in the output are not the original's (`Status::Fallback`: the dense kernel cannot
+    /// take the block, the CPU can).
+    Bad {
+        /// The first bad block of the range.
+        block: u32,
+        /// Why.
+        status: Status,
+    },
+}
+
+impl GpuArchive {
+    /// Per block: whether a random-access read decodes it without the rANS stage (for
+    /// [`plan`]).
+    pub fn own_blocks(&self) -> &[bool] {
+        &self.own_blocks
+    }
+
+    /// The archive's block size in bytes (FORMAT.md §2).
+    pub fn block_size(&self) -> u32 {
+        self.block_size
+    }
+
+    /// Reads `ranges` (`(offset, length)` in original bytes) of this resident archive into
+    /// `out`, back to back in request order from byte 0 (`out` must hold the sum of the
+    /// lengths), decoding only the blocks they lie in, each verified by its XXH3-64 on the
+    /// device; returns one [`RangeStatus`] per range. One upload of the request, the
+    /// launches of `launch::seek`, one download of the status words.
+    ///
+    /// Errors: [`GpuError::Status`] for a range that is empty or past the end, or an `out`
+    /// too small; [`GpuError::Unsupported`] for an archive whose window crosses blocks; a
+    /// driver error.
+    pub fn read_ranges(
+        &self,
+        gpu: &Gpu,
+        ranges: &[(u64, u64)],
+        out: &mut CudaSlice<u8>,
+    ) -> Result<Vec<RangeStatus>, GpuError> {
+        if self.cross_block {
+            return Err(GpuError::Unsupported(
+                "random access on the GPU needs independent blocks (this archive's window \
+                 crosses blocks)"
+                    .into(),
+            ));
+        }
+        let p = plan(
+            ranges,
+            self.block_size,
+            self.original_size,
+            &self.own_blocks,
+        )?;
+        self.read_planned(gpu, &p, out)
+    }
+
+    /// [`GpuArchive::read_ranges`] of a request [`plan`]ned by the caller (with this archive's
+    /// block size, original size and `own_blocks`).
+    ///
+    /// Errors: as [`GpuArchive::read_ranges`].
+    pub fn read_planned(
+        &self,
+        gpu: &Gpu,
+        p: &Plan,
+        out: &mut CudaSlice<u8>,
+    ) -> Result<Vec<RangeStatus>, GpuError> {
+        if p.n_ranges == 0 {
+            return Ok(Vec::new());
+        }
+        let mut guard = self.seek.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.submit_locked(gpu, &mut guard, p, out)?;
+        let n_words = 2 * p.n_ranges as usize;
+        gpu.stream().synchronize().ctx("waiting for the seek")?;
+        let words = st
+            .range_status_host
+            .as_slice()
+            .ctx("the status host buffer")?;
+        Ok(words[..n_words]
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|w| match w[0] {
+                0 => RangeStatus::Ok,
+                s => RangeStatus::Bad {
+                    block: w[1],
+                    // (a word no kernel writes reads as a checksum failure, never as Ok)
+                    status: Status::from_u32(s).unwrap_or(Status::Checksum),
+                },
+            })
+            .collect())
+    }
+
+    /// Queues the request `p` (its upload, the kernels, the download of its status words)
+    /// without waiting: for timing the GPU's part of requests queued back to back (the same
+    /// plan each time: the next call writes the same bytes into the host buffer the last one
+    /// may still be copying from).
+    ///
+    /// Errors: as [`GpuArchive::read_ranges`].
+    pub fn submit_planned(
+        &self,
+        gpu: &Gpu,
+        p: &Plan,
+        out: &mut CudaSlice<u8>,
+    ) -> Result<(), GpuError> {
+        let mut guard = self.seek.lock().unwrap_or_else(|e| e.into_inner());
+        self.submit_locked(gpu, &mut guard, p, out).map(|_| ())
+    }
+
+    /// Queues the request `p` on the stream with the seek buffers (grown for it).
+    fn submit_locked<'s>(
+        &self,
+        gpu: &Gpu,
+        guard: &'s mut Option<SeekState>,
+        p: &Plan,
+        out: &mut CudaSlice<u8>,
+    ) -> Result<&'s mut SeekState, GpuError> {
+        if self.cross_block {
+            return Err(GpuError::Unsupported(
+                "random access on the GPU needs independent blocks (this archive's window \
+                 crosses blocks)"
+                    .into(),
+            ));
+        }
+        if (out.len() as u64) < p.out_len {
+            return Err(GpuError::Status(format!(
+                "the output buffer holds {} bytes, the ranges {}",
+                out.len(),
+                p.out_len
+            )));
+        }
+        let st = self.seek_buffers(gpu, guard, p)?;
+        let stream = gpu.stream();
+        // (as_mut_slice waits for the pinned buffer's last copy: none is in flight but a
+        // `submit_planned` of the same bytes)
+        let req_host = st
+            .req_host
+            .as_mut_slice()
+            .ctx("the request's host buffer")?;
+        req_host[..p.bytes.len()].copy_from_slice(&p.bytes);
+        gpu.context().bind_to_thread().ctx("binding the context")?;
+        // SAFETY: the source is the first p.bytes.len() bytes of the page-locked request
+        // buffer, which nothing writes again before the stream's synchronize (in
+        // `read_planned`; `submit_planned` writes the same bytes again); the
+        // destination is the device request buffer of at least that many bytes
+        // (seek_buffers).
+        unsafe {
+            cudarc::driver::result::memcpy_htod_async(
+                st.req.device_ptr(stream).0,
+                &req_host[..p.bytes.len()],
+                stream.cu_stream(),
+            )
+        }
+        .ctx("uploading the request")?;
+        launch::seek(
+            gpu,
+            self,
+            launch::SeekLaunch {
+                req: &st.req,
+                order_at: 0,
+                n_order: p.n_order,
+                rans_at: p.rans_at,
+                n_rans: p.n_rans,
+                ranges_at: p.ranges_at,
+                n_ranges: p.n_ranges,
+                slots: &mut st.slots,
+                status: &mut st.status,
+                range_status: &mut st.range_status,
+            },
+            out,
+        )?;
+        let n_words = 2 * p.n_ranges as usize;
+        let words = st
+            .range_status_host
+            .as_mut_slice()
+            .ctx("the status host buffer")?;
+        // SAFETY: the destination is the first n_words words of the page-locked status
+        // buffer, read only after the stream's synchronize; the source is the device status
+        // buffer of at least n_words words (seek_buffers), written by seek_gather before on
+        // the stream.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                &mut words[..n_words],
+                st.range_status.device_ptr(stream).0,
+                stream.cu_stream(),
+            )
+        }
+        .ctx("downloading the range status")?;
+        Ok(st)
+    }
+
+    /// The seek buffers, allocated or grown for plan `p`.
+    fn seek_buffers<'s>(
+        &self,
+        gpu: &Gpu,
+        guard: &'s mut Option<SeekState>,
+        p: &Plan,
+    ) -> Result<&'s mut SeekState, GpuError> {
+        let slots = p.n_order as usize * self.block_size as usize;
+        let fits = |s: &SeekState| {
+            s.req.len() >= p.bytes.len()
+                && s.slots.len() >= slots
+                && s.range_status.len() >= 2 * p.n_ranges as usize
+        };
+        if !guard.as_ref().is_some_and(fits) {
+            let old = guard.take();
+            // grown to twice what is asked, so a growing series of requests allocates rarely
+            let grow = |want: usize, had: usize| want.max(had).max(1).next_power_of_two();
+            let (req0, slots0, rs0) = old.as_ref().map_or((0, 0, 0), |s| {
+                (s.req.len(), s.slots.len(), s.range_status.len())
+            });
+            let stream = gpu.stream();
+            let status = match old {
+                Some(s) => s.status,
+                None => stream
+                    .alloc_zeros::<u32>(self.n_blocks.max(1) as usize)
+                    .ctx("allocating the seek status")?,
+            };
+            let ctx = gpu.context();
+            // SAFETY (both): page-locked host memory, written before it is read (the request
+            // by the host, the status words by a copy from the device).
+            let req_host = unsafe { ctx.alloc_pinned::<u8>(grow(p.bytes.len(), req0)) }
+                .ctx("allocating the request's host buffer")?;
+            let range_status_host = unsafe {
+                ctx.alloc_pinned_with_flags::<u32>(grow(2 * p.n_ranges as usize, rs0), 0)
+            }
+            .ctx("allocating the status host buffer")?;
+            *guard = Some(SeekState {
+                req_host,
+                range_status_host,
+                req: stream
+                    .alloc_zeros::<u8>(grow(p.bytes.len(), req0))
+                    .ctx("allocating the seek request")?,
+                slots: stream
+                    .alloc_zeros::<u8>(grow(slots, slots0))
+                    .ctx("allocating the seek slots")?,
+                status,
+                range_status: stream
+                    .alloc_zeros::<u32>(grow(2 * p.n_ranges as usize, rs0))
+                    .ctx("allocating the seek range status")?,
+            });
+        }
+        Ok(guard.as_mut().expect("set above"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranges_of(p: &Plan) -> Vec<SeekRange> {
+        bytemuck::pod_collect_to_vec(&p.bytes[p.ranges_at as usize..])
+    }
+
+    #[test]
+    fn plan_sorts_blocks_once_and_places_ranges() {
+        // block size 4096; ranges in blocks {5}, {1, 2}, {5, 6}, {0}
+        let own = vec![true, false, true, true, true, false, true, true];
+        let r = [
+            (5 * 4096 + 10, 100),
+            (4096 + 4000, 200),
+            (5 * 4096 + 4090, 20),
+            (0, 1),
+        ];
+        let p = plan(&r, 4096, 8 * 4096, &own).unwrap();
+        let order: Vec<u32> = bytemuck::pod_collect_to_vec(&p.bytes[..4 * p.n_order as usize]);
+        assert_eq!(order, [0, 1, 2, 5, 6]);
+        let rans: Vec<u32> = bytemuck::pod_collect_to_vec(
+            &p.bytes[p.rans_at as usize..p.rans_at as usize + 4 * p.n_rans as usize],
+        );
+        assert_eq!(rans, [1, 5]);
+        let rs = ranges_of(&p);
+        assert_eq!(
+            rs.iter().map(|g| g.first_slot).collect::<Vec<_>>(),
+            [3, 1, 3, 0]
+        );
+        assert_eq!(
+            rs.iter().map(|g| g.out_at).collect::<Vec<_>>(),
+            [0, 100, 300, 320]
+        );
+        assert_eq!(p.out_len, 321);
+        assert_eq!(p.ranges_at % 8, 0);
+    }
+
+    /// The device crate's XXH3-64 (the checksum `seek_verify` computes) against
+    /// `xxhash-rust`, on every length class, sequentially and in the warp's order: each round
+    /// summed by four stripe groups per accumulator lane, the data words joined across the
+    /// lane pair, as the kernel's shuffles do.
+    #[test]
+    fn device_xxh3_matches_xxhash_rust_sequential_and_in_warp_order() {
+        use crate::device::xxh3::*;
+        let mut r = super::super::tokens::Rng::new(0xACE);
+        let data: Vec<u8> = (0..40_000).map(|_| r.next_u64() as u8).collect();
+        let warp = |b: &[u8]| -> u64 {
+            let len = b.len();
+            if len <= MID_SIZE_MAX {
+                return hash_short(b);
+            }
+            let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+            let sums = |base: usize, stripes: usize| {
+                let (mut p, mut v) = ([0u64; 8], [0u64; 8]);
+                for q in (0..4).rev() {
+                    for i in 0..8 {
+                        let mut s = q;
+                        while s < stripes {
+                            let (pp, vv) = stripe_lane(
+                                word(base + s * STRIPE + 8 * i),
+                                secret64(8 * s + 8 * i),
+                            );
+                            p[i] = p[i].wrapping_add(pp);
+                            v[i] = v[i].wrapping_add(vv);
+                            s += 4;
+                        }
+                    }
+                }
+                (p, v)
+            };
+            let mut acc = INIT_ACC;
+            let (rounds, tail) = round_split(len);
+            let add = |acc: &mut [u64; 8], (p, v): ([u64; 8], [u64; 8])| {
+                for i in 0..8 {
+                    acc[i] = acc[i].wrapping_add(p[i]).wrapping_add(v[i ^ 1]);
+                }
+            };
+            for k in 0..rounds {
+                add(&mut acc, sums(k * ROUND, STRIPES_PER_ROUND));
+                for (i, a) in acc.iter_mut().enumerate() {
+                    *a = scramble_lane(*a, i);
+                }
+            }
+            add(&mut acc, sums(rounds * ROUND, tail));
+            let (mut p, mut v) = ([0u64; 8], [0u64; 8]);
+            for i in 0..8 {
+                (p[i], v[i]) = stripe_lane(
+                    word(len - STRIPE + 8 * i),
+                    secret64(LAST_STRIPE_SECRET + 8 * i),
+                );
+            }
+            add(&mut acc, (p, v));
+            merge_accs(&acc, len as u64)
+        };
+        let lens = (0..2_200).chain([4095, 4096, 4097, 16_383, 16_384, 16_385, 40_000]);
+        for n in lens {
+            let d = &data[..n];
+            let want = xxhash_rust::xxh3::xxh3_64(d);
+            assert_eq!(xxh3_64(d), want, "sequential, length {n}");
+            assert_eq!(warp(d), want, "warp order, length {n}");
+        }
+    }
+
+    #[test]
+    fn plan_refuses_empty_and_out_of_range() {
+        let own = vec![true; 2];
+        assert!(plan(&[(0, 0)], 4096, 8192, &own).is_err());
+        assert!(plan(&[(8000, 193)], 4096, 8192, &own).is_err());
+        assert!(plan(&[(u64::MAX, 2)], 4096, 8192, &own).is_err());
+        assert!(plan(&[(8000, 192)], 4096, 8192, &own).is_ok());
+    }
+}

@@ -1,0 +1,124 @@
+//! Random access on the GPU (`GpuReader`, `GpuArchive::read_ranges`): ranges of every sample
+//! input under every sample setting come back as the original's bytes, the output poisoned
+//! first; damaged blocks are reported with the block and reason the CPU reader gives.
+
+#[allow(unused_imports)]
+use super::*;
+use aceapex::gpu::seek::RangeStatus;
+use aceapex::{Error, GpuDecoder, Reader};
+
+/// `n` ranges of `data` (a mix of single bytes, ranges inside one block, ranges over block
+/// edges and a few long ones), seeded.
+fn random_ranges(len: u64, block: u64, n: usize, seed: u64) -> Vec<(u64, u64)> {
+    let mut r = aceapex::gpu::tokens::Rng::new(seed);
+    let mut v = vec![(0, 1), (len - 1, 1), (0, len)];
+    while v.len() < n {
+        let off = r.below(len);
+        let max = len - off;
+        let want = match r.below(4) {
+            0 => 1,
+            1 => 1 + r.below(block),
+            2 => block / 2 + r.below(2 * block),
+            _ => 1 + r.below(8 * block),
+        };
+        v.push((off, want.min(max)));
+    }
+    v
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
+    let g = gpu();
+    let dec = GpuDecoder::open().unwrap();
+    for (name, data) in sample_inputs() {
+        for (block_size, min_match, opts) in sample_options() {
+            let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
+            let a = Archive::parse(&packed).unwrap();
+            let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+            let ranges = random_ranges(data.len() as u64, block_size as u64, 300, 11);
+            let total: u64 = ranges.iter().map(|r| r.1).sum();
+            let mut out = g.alloc_filled(total as usize, 0xA5).unwrap();
+            let found = ga
+                .read_ranges(&g, &ranges, &mut out)
+                .unwrap_or_else(|e| panic!("{name} bs {block_size} mm {min_match}: {e}"));
+            let host = g.download(&out).unwrap();
+            let mut at = 0usize;
+            for (i, (&(off, len), st)) in ranges.iter().zip(&found).enumerate() {
+                let want = &data[off as usize..(off + len) as usize];
+                match st {
+                    RangeStatus::Ok => assert!(
+                        &host[at..at + len as usize] == want,
+                        "{name} bs {block_size} mm {min_match}: range {i} ({off}+{len}) differs"
+                    ),
+                    RangeStatus::Bad { status, block } => assert_eq!(
+                        *status,
+                        aceapex::Status::Fallback,
+                        "{name} bs {block_size} mm {min_match}: range {i} block {block}"
+                    ),
+                }
+                at += len as usize;
+            }
+            // the public reader: the same ranges, the fallback ones read on the CPU
+            let reader = dec.upload(&packed).unwrap();
+            let got = reader.read_ranges_to_vec(&ranges[..50]).unwrap();
+            let want: Vec<u8> = ranges[..50]
+                .iter()
+                .flat_map(|&(o, l)| data[o as usize..(o + l) as usize].iter().copied())
+                .collect();
+            assert!(
+                got == want,
+                "{name} bs {block_size} mm {min_match}: GpuReader differs"
+            );
+        }
+    }
+}
+
+/// Damaged data sections: the GPU reader refuses the range with the block and status the CPU
+/// reader names (or, for a damage the CPU finds nothing wrong with, agrees on the bytes).
+/// 100 mutants per archive (`ACEAPEX_SEEK_MUTANTS` sets another count, e.g. fewer under
+/// compute-sanitizer), 2,000 in all.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn seek_reports_damaged_blocks_as_the_cpu_does() {
+    let dec = GpuDecoder::open().unwrap();
+    let mut r = aceapex::gpu::tokens::Rng::new(5);
+    let inputs = sample_inputs();
+    let mut refused = 0;
+    let per: usize = std::env::var("ACEAPEX_SEEK_MUTANTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let mut tried = 0;
+    for (name, data) in inputs.iter().take(4) {
+        for (_, _, opts) in sample_options().into_iter().step_by(3) {
+            let packed = compress_settings(data, &opts, &|_| {}).unwrap();
+            for _ in 0..per {
+                tried += 1;
+                let mut bad = packed.clone();
+                // a byte of the data section's second half (after the block table and tables)
+                let at = bad.len() / 2 + r.below(bad.len() as u64 / 2 - 64) as usize;
+                bad[at] ^= 1 << r.below(8);
+                let Ok(cpu) = Reader::new(&bad) else { continue };
+                let Ok(gpu) = dec.upload(&bad) else { continue };
+                let whole = [(0u64, data.len() as u64)];
+                let mut want = vec![0u8; data.len()];
+                let c = cpu.read_range(0, &mut want);
+                let g = gpu.read_ranges_to_vec(&whole);
+                match (c, g) {
+                    (Ok(()), Ok(got)) => assert!(got == want, "{name}: both accept, bytes differ"),
+                    (Err(Error::Decode(ce)), Err(Error::Decode(ge))) => {
+                        refused += 1;
+                        assert_eq!(ce.to_string(), ge.to_string(), "{name}: at byte {at}")
+                    }
+                    (c, g) => panic!("{name}: byte {at}: CPU {c:?}, GPU {:?}", g.map(|v| v.len())),
+                }
+            }
+        }
+    }
+    println!("{tried} mutated archives, {refused} refused on CPU and GPU alike");
+    assert!(
+        refused > tried / 10,
+        "too few damaged archives were refused ({refused} of {tried})"
+    );
+}
