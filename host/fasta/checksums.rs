@@ -234,7 +234,9 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Vec<SequenceDigests>, ChecksumsError> 
         )));
     }
     Ok(bytes[8..]
-        .chunks_exact(ENTRY_BYTES)
+        .as_chunks::<ENTRY_BYTES>()
+        .0
+        .iter()
         .map(|e| {
             let mut d = SequenceDigests {
                 length: u64::from_le_bytes(e[..8].try_into().expect("8 bytes")),
