@@ -525,6 +525,22 @@ fn serve_plain_fasta_and_errors() {
     }
     server.stop();
 
+    // an archive without the checksums record: the server computes them when it starts
+    let index = aceapex::fasta::FastaIndex::build(&fasta).unwrap();
+    let bare = aceapex::encode::compress(&fasta, &Options::default(), &|_| {}).unwrap();
+    let old = dir.path().join("old.acx");
+    std::fs::write(&old, aceapex::with_fasta_index(&bare, &index).unwrap()).unwrap();
+    let server = Server::start(&[old.to_str().unwrap()]);
+    for ((name, bases), (_, _, _, _, sq)) in parse_fasta(&fasta).iter().zip(python_digests(&fasta))
+    {
+        if name != "star" {
+            let (s, _, body) = server.get(&format!("/sequence/{sq}?start=1"), &[]);
+            assert_eq!((s, &body[..]), (200, &bases[1..]), "{name}");
+        }
+    }
+    let (_, log) = server.stop();
+    assert!(log.contains("carries no sequence checksums"), "{log}");
+
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_aceapex"))
             .arg("serve")

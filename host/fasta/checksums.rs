@@ -105,14 +105,7 @@ impl Digester {
     /// dropped (refget's canonical form).
     pub fn update(&mut self, bytes: &[u8]) {
         for piece in bytes.chunks(CHUNK) {
-            self.buf.clear();
-            // clearing bit 5 maps a-z onto A-Z; only bytes of A-Z and a-z land in A-Z
-            self.buf.extend(
-                piece
-                    .iter()
-                    .map(|&b| b & 0xDF)
-                    .filter(|u| u.is_ascii_uppercase()),
-            );
+            canonicalise(piece, &mut self.buf);
             self.md5.update(&self.buf);
             self.sha512.update(&self.buf);
             self.length += self.buf.len() as u64;
@@ -132,8 +125,33 @@ impl Digester {
     }
 }
 
+/// The hash `H` of the canonical form of `bytes`, and the canonical form's length.
+fn hash_canonical<H: Digest>(bytes: &[u8]) -> (md5::digest::Output<H>, u64) {
+    let mut h = H::new();
+    let mut buf = Vec::with_capacity(CHUNK);
+    let mut length = 0u64;
+    for piece in bytes.chunks(CHUNK) {
+        canonicalise(piece, &mut buf);
+        h.update(&buf);
+        length += buf.len() as u64;
+    }
+    (h.finalize(), length)
+}
+
+/// `piece`'s ASCII letters, uppercased, into `buf` (cleared first): refget's canonical form.
+fn canonicalise(piece: &[u8], buf: &mut Vec<u8>) {
+    buf.clear();
+    // clearing bit 5 maps a-z onto A-Z; only bytes of A-Z and a-z land in A-Z
+    buf.extend(
+        piece
+            .iter()
+            .map(|&b| b & 0xDF)
+            .filter(|u| u.is_ascii_uppercase()),
+    );
+}
+
 /// The digests of every sequence of `index` (a FASTA index of `data`), in index order,
-/// computed in parallel (one task a sequence, on the current rayon pool).
+/// computed in parallel (one task a sequence and hash, on the current rayon pool).
 ///
 /// Each sequence's bytes run from its OFFSET to its last base (FORMAT.md §3.5); line ends
 /// between them fall out of the canonical form.
@@ -165,9 +183,18 @@ pub fn sequence_digests(
                 data.get(s..e)
             })
             .ok_or(ChecksumsError::Unlocatable { sequence: i })?;
-            let mut d = Digester::new();
-            d.update(bytes);
-            Ok(d.finish())
+            // the two hashes of a long sequence run side by side
+            let ((md5, length), (sha, _)) = rayon::join(
+                || hash_canonical::<Md5>(bytes),
+                || hash_canonical::<Sha512>(bytes),
+            );
+            let mut sha512t24 = [0u8; 24];
+            sha512t24.copy_from_slice(&sha[..24]);
+            Ok(SequenceDigests {
+                length,
+                md5: md5.into(),
+                sha512t24,
+            })
         })
         .collect()
 }

@@ -63,8 +63,8 @@ pub async fn serve(
         .with_context(|| format!("listening on {listen}"))?;
     let addr = listener.local_addr().context("reading the bound address")?;
     note(format!(
-        "aceapex: refget server on http://{addr}/sequence/ : {} sequences from {}",
-        catalogue.entries.len(),
+        "aceapex: refget server on http://{addr}/sequence/ : {} from {}",
+        crate::output::count(catalogue.entries.len() as u64, "sequence"),
         catalogue
             .sources
             .iter()
