@@ -141,13 +141,11 @@ fn hash_canonical<H: Digest>(bytes: &[u8]) -> (md5::digest::Output<H>, u64) {
 /// `piece`'s ASCII letters, uppercased, into `buf` (cleared first): refget's canonical form.
 fn canonicalise(piece: &[u8], buf: &mut Vec<u8>) {
     buf.clear();
-    // clearing bit 5 maps a-z onto A-Z; only bytes of A-Z and a-z land in A-Z
-    buf.extend(
-        piece
-            .iter()
-            .map(|&b| b & 0xDF)
-            .filter(|u| u.is_ascii_uppercase()),
-    );
+    // runs of letters (a FASTA line's bases) copied whole, then uppercased in one pass
+    for run in piece.split(|b| !b.is_ascii_alphabetic()) {
+        buf.extend_from_slice(run);
+    }
+    buf.make_ascii_uppercase();
 }
 
 /// The digests of every sequence of `index` (a FASTA index of `data`), in index order,
