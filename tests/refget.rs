@@ -314,12 +314,22 @@ impl Server {
     }
 
     /// Sends SIGTERM and waits: the exit status and standard error.
-    fn stop(mut self) -> (Option<i32>, String) {
+    fn stop(&mut self) -> (Option<i32>, String) {
         // SAFETY: kill(2) on the child's pid, which has not been waited for yet.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let status = self.child.wait().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(100));
         (status.code(), self.log.lock().unwrap().join("\n"))
+    }
+}
+
+/// A test that fails midway still ends its server.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -356,7 +366,7 @@ fn serve_answers_with_the_original_bases() {
         aceapex::compress(&fasta, &Options::default()).unwrap(),
     )
     .unwrap();
-    let server = Server::start(&[acx.to_str().unwrap(), "--circular", "s2"]);
+    let mut server = Server::start(&[acx.to_str().unwrap(), "--circular", "s2"]);
     let seqs = parse_fasta(&fasta);
     let ids = python_digests(&fasta);
     assert_eq!(seqs.len(), ids.len());
@@ -515,7 +525,7 @@ fn serve_plain_fasta_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let fa = dir.path().join("s.fa");
     std::fs::write(&fa, &fasta).unwrap();
-    let server = Server::start(&[fa.to_str().unwrap()]);
+    let mut server = Server::start(&[fa.to_str().unwrap()]);
     for ((name, bases), (_, _, md5, _, _)) in parse_fasta(&fasta).iter().zip(python_digests(&fasta))
     {
         if name != "star" {
@@ -530,7 +540,7 @@ fn serve_plain_fasta_and_errors() {
     let bare = aceapex::encode::compress(&fasta, &Options::default(), &|_| {}).unwrap();
     let old = dir.path().join("old.acx");
     std::fs::write(&old, aceapex::with_fasta_index(&bare, &index).unwrap()).unwrap();
-    let server = Server::start(&[old.to_str().unwrap()]);
+    let mut server = Server::start(&[old.to_str().unwrap()]);
     for ((name, bases), (_, _, _, _, sq)) in parse_fasta(&fasta).iter().zip(python_digests(&fasta))
     {
         if name != "star" {
