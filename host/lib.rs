@@ -98,11 +98,12 @@ mod options;
 
 pub use error::{DecodeError, Error, FormatError};
 pub use fasta_record::{
-    auto_fasta_index, with_fasta_index, AUTO_INDEX_MIN_BYTES, AUTO_INDEX_SHARE,
+    auto_fasta_index, sequence_checksums, with_fasta_index, with_sequence_checksums,
+    AUTO_INDEX_MIN_BYTES, AUTO_INDEX_SHARE,
 };
-// for `info`: the record as `Reader::fasta_index` reads it
+// for `info` and `serve`: the records as `Reader::fasta_index` reads them
 #[doc(hidden)]
-pub use fasta_record::read_fasta_index;
+pub use fasta_record::{read_fasta_index, read_sequence_checksums};
 #[cfg(feature = "gpu")]
 pub use gpu::GpuError;
 pub use reader::{BlockCache, Reader};
@@ -135,8 +136,10 @@ pub const CPU_BENCH_FILES: &[&str] = &[
 ///
 /// When `input` is FASTA that `samtools faidx` would index, the archive carries its sequence
 /// index (the `.fai` fields) as an extension record (FORMAT.md §3.5, type 1), which
-/// [`Reader::fasta_index`] returns and region queries use; readers that do not know the
-/// record still restore the data. The check costs one pass over a FASTA input (other inputs:
+/// [`Reader::fasta_index`] returns and region queries use, and beside it the refget MD5 and
+/// truncated SHA-512 of each sequence (FORMAT.md §3.6, type 2; [`sequence_checksums`]),
+/// computed in parallel with the encoder; readers that do not know the records still restore
+/// the data. The check costs one pass over a FASTA input (other inputs:
 /// their first bytes). An index larger than the input's size / [`AUTO_INDEX_SHARE`] (and
 /// than [`AUTO_INDEX_MIN_BYTES`]), as of a protein file of many short records, is left out
 /// to keep the ratio: [`with_fasta_index`] attaches it anyway. See [`auto_fasta_index`].
@@ -159,14 +162,16 @@ pub fn compress_with_progress(
     options: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<u8>, Error> {
-    // the indexing pass runs beside the encoder's blocks
-    let (packed, index) = rayon::join(
+    // the indexing pass and the sequence checksums run beside the encoder's blocks
+    let (packed, fasta) = rayon::join(
         || encode::compress(input, options, progress),
-        || auto_fasta_index(input),
+        || fasta_record::auto_fasta_records(input),
     );
     let packed = packed?;
-    match index {
-        Some(index) => with_fasta_index(&packed, &index),
+    match fasta {
+        Some((index, digests)) => {
+            fasta_record::with_fasta_records(&packed, &index, digests.as_deref())
+        }
         None => Ok(packed),
     }
 }

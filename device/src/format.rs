@@ -275,6 +275,9 @@ pub const EXTENSION_TYPE_RESERVED: u16 = 0;
 /// Extension record type 1: the FASTA index of the original data (FORMAT.md §3.4, §3.5; read
 /// by the host crate, never must-understand).
 pub const EXTENSION_TYPE_FASTA_INDEX: u16 = 1;
+/// Extension record type 2: the refget checksums of the FASTA index's sequences (FORMAT.md
+/// §3.4, §3.6; read by the host crate, never must-understand).
+pub const EXTENSION_TYPE_SEQUENCE_CHECKSUMS: u16 = 2;
 
 impl DecodeTable {
     /// Unpacks slot `slot`: `(symbol, freq, bias)`.

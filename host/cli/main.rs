@@ -1,4 +1,4 @@
-//! The `aceapex` command line: compress, decompress, extract, faidx, info.
+//! The `aceapex` command line: compress, decompress, extract, faidx, info, serve.
 //!
 //! One module per command (`compress`, `decompress`, `extract`, `faidx`, `info`), each with its
 //! arguments and its `run`; `io` (inputs and outputs), `output` (messages, progress),
@@ -12,6 +12,8 @@ mod faidx;
 mod info;
 mod io;
 mod output;
+#[cfg(feature = "serve")]
+mod serve;
 mod signal;
 
 use crate::args::sizes_help;
@@ -66,6 +68,10 @@ enum Cmd {
     /// Show an archive's sizes, ratio, parameters, streams and match dependency depths.
     #[command(after_help = info::INFO_HELP, args_override_self = true)]
     Info(info::InfoArgs),
+    /// Serve the sequences of archived FASTA files over HTTP with the GA4GH refget v1 API.
+    #[cfg(feature = "serve")]
+    #[command(after_help = serve::SERVE_HELP, args_override_self = true)]
+    Serve(serve::ServeArgs),
 }
 
 /// Exit status of a usage error, as clap uses for its own.
@@ -163,11 +169,18 @@ fn misplaced_option(e: &clap::Error) -> Option<clap::Error> {
 }
 
 fn main() {
-    install_signal_cleanup();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => misplaced_option(&e).unwrap_or(e).exit(),
     };
+    // serve handles SIGINT and SIGTERM itself (a graceful shutdown)
+    #[cfg(feature = "serve")]
+    let serving = matches!(cli.cmd, Cmd::Serve(_));
+    #[cfg(not(feature = "serve"))]
+    let serving = false;
+    if !serving {
+        install_signal_cleanup();
+    }
     output::QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     if let Err(e) = run(cli) {
         if let Some(u) = e.downcast_ref::<Usage>() {
@@ -207,5 +220,7 @@ fn run(cli: Cli) -> Result<()> {
             status => std::process::exit(status),
         },
         Cmd::Info(args) => info::run(args),
+        #[cfg(feature = "serve")]
+        Cmd::Serve(args) => serve::run(args),
     }
 }

@@ -1,5 +1,6 @@
 //! FASTA and FASTQ random access with samtools' rules, independent of the archive format.
 //!
+//! - [`checksums`]: refget's MD5 and truncated SHA-512 of each sequence, and their byte form.
 //! - [`index`]: the sequence index (`.fai` fields) of a file's bytes, built as `samtools faidx`
 //!   builds it, its `.fai` text and a compact byte form for storage.
 //! - [`serial`]: the index's compact byte form ([`FastaIndex::to_bytes`],
@@ -26,6 +27,7 @@
 //! assert_eq!((status, &out[..]), (0, &b">chr1:7-10\nGTAC\n"[..]));
 //! ```
 
+pub mod checksums;
 pub mod index;
 pub mod output;
 pub mod region;
