@@ -1,11 +1,12 @@
 //! `aceapex faidx`: FASTA regions from an archive, printed exactly as `samtools faidx` prints
 //! them from the original file, through the archive's FASTA index record (FORMAT.md §3.5).
 
+use crate::decompress::Device;
 use crate::io::{check_input, read_input};
 use crate::output::note;
 use aceapex::fasta::{faidx, FaidxOptions, FastaIndex, SeqFormat};
 use aceapex::{BlockCache, Reader};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +26,10 @@ The index comes from the archive: 'aceapex compress' stores it when the input is
 samtools can index. For an archive without one, faidx restores the whole original to index it
 (slower, a note says so), or, where the original is not indexable FASTA, says why and at which
 line ('aceapex decompress' and 'extract' still restore its bytes).
+
+--device gpu reads every region of the request with one batch on the GPU (the archive uploaded
+once, each block verified there); --device auto does so where a GPU is present and the regions
+touch enough blocks to repay the GPU's start-up, else the CPU reads them.
 
 Exit status: 0 success; 1 a region not found (without -c) or unreadable, an archive without
 usable index, or an error; 2 usage error.";
@@ -66,6 +71,88 @@ pub struct FaidxArgs {
     /// Print the reverse complement of each region (header suffix '/rc').
     #[arg(short = 'i', long = "reverse-complement")]
     pub reverse_complement: bool,
+    /// Where the regions are decoded: cpu, gpu (one batch on the GPU), or auto (the GPU
+    /// where one is present and the regions touch enough blocks to repay its start-up).
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
+}
+
+/// Blocks a request must touch before `--device auto` reads it on the GPU: about what the CPU
+/// decodes, one block after another, in the GPU's start-up time (a CUDA context and the
+/// archive's upload take about a quarter of a second; a CPU thread decodes a 16 KiB block in
+/// about 20 us: docs/PERFORMANCE.md).
+const AUTO_GPU_MIN_BLOCKS: u64 = 15_000;
+
+/// The bytes of every region of `list` that names bases (parsed and clipped as
+/// [`faidx`] does; the others are left to it), sorted by offset, each once.
+fn region_byte_ranges(index: &FastaIndex, list: &[Vec<u8>]) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = list
+        .iter()
+        .filter_map(|r| {
+            let region = aceapex::fasta::parse_region(index, r).ok()?;
+            let record = &index.records()[region.id];
+            let (beg, end) = region.clipped(record.length);
+            let bytes = aceapex::fasta::byte_range(record, beg, end)?;
+            (bytes.end > bytes.start).then(|| (bytes.start, bytes.end - bytes.start))
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The regions' bytes read on the GPU in one batch, as `(offset, length, at)` triples (the
+/// range's bytes at `at` of the returned buffer); `None` where `device` is auto and the CPU
+/// reads them (no GPU, too few blocks, an archive the GPU cannot take).
+#[cfg(feature = "gpu")]
+fn gpu_prefetch(
+    bytes: &[u8],
+    ranges: &[(u64, u64)],
+    block_size: u64,
+    device: Device,
+) -> Result<Option<(Vec<(u64, u64, u64)>, Vec<u8>)>> {
+    let blocks: u64 = ranges
+        .iter()
+        .map(|&(o, l)| (o + l - 1) / block_size - o / block_size + 1)
+        .sum();
+    if device == Device::Auto && blocks < AUTO_GPU_MIN_BLOCKS {
+        return Ok(None);
+    }
+    let read = || -> Result<Vec<u8>, aceapex::Error> {
+        let dec = aceapex::GpuDecoder::open()?;
+        let reader = dec.upload(bytes)?;
+        reader.read_ranges_to_vec(ranges)
+    };
+    let data = match read() {
+        Ok(d) => d,
+        Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
+        Err(e) => {
+            note(format_args!("the GPU is not used ({e}); reading on the CPU"));
+            return Ok(None);
+        }
+    };
+    let mut at = 0;
+    let table = ranges
+        .iter()
+        .map(|&(o, l)| {
+            at += l;
+            (o, l, at - l)
+        })
+        .collect();
+    Ok(Some((table, data)))
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_prefetch(
+    _: &[u8],
+    _: &[(u64, u64)],
+    _: u64,
+    device: Device,
+) -> Result<Option<(Vec<(u64, u64, u64)>, Vec<u8>)>> {
+    if device == Device::Gpu {
+        bail!("--device gpu: this aceapex was built without the `gpu` feature");
+    }
+    Ok(None)
 }
 
 /// Runs `aceapex faidx`; returns the exit status (samtools': 1 after a failed region).
@@ -78,6 +165,7 @@ pub fn run(args: FaidxArgs) -> Result<i32> {
         length,
         continue_on_missing,
         reverse_complement,
+        device,
     } = args;
     check_input(&archive, true)?;
     let line_length = match strtol(&length) {
@@ -103,7 +191,35 @@ pub fn run(args: FaidxArgs) -> Result<i32> {
     let (index, mut read): (&FastaIndex, ReadAt<'_>) = match reader.fasta_index() {
         Some(index) => {
             let mut cache = BlockCache::new(&reader, CACHE_BYTES);
-            (index, Box::new(move |o, b: &mut [u8]| cache.read_at(o, b)))
+            let ranges = if fai || device == Device::Cpu {
+                Vec::new()
+            } else {
+                region_byte_ranges(index, &list)
+            };
+            let fetched = if ranges.is_empty() {
+                None
+            } else {
+                gpu_prefetch(&bytes, &ranges, u64::from(reader.block_size()), device)?
+            };
+            match fetched {
+                // a read inside a range the GPU fetched is served from it, any other by the
+                // CPU (the same bytes: both verified every block they decoded)
+                Some((table, data)) => (
+                    index,
+                    Box::new(move |o, b: &mut [u8]| {
+                        let i = table.partition_point(|&(start, _, _)| start <= o);
+                        if let Some(&(start, len, at)) = i.checked_sub(1).map(|i| &table[i]) {
+                            if o + b.len() as u64 <= start + len {
+                                let from = (at + o - start) as usize;
+                                b.copy_from_slice(&data[from..from + b.len()]);
+                                return Ok(b.len());
+                            }
+                        }
+                        cache.read_at(o, b)
+                    }),
+                ),
+                None => (index, Box::new(move |o, b: &mut [u8]| cache.read_at(o, b))),
+            }
         }
         None => {
             restored = reader
