@@ -2,8 +2,8 @@
 
 use crate::args::parse_threads;
 use crate::io::{
-    check_derived_from_file, check_input, check_not_same, dir_message, each_input, one_output_name,
-    read_input, OutFile,
+    check_derived_from_file, check_input, check_not_same, dir_message, each_input, like_input,
+    one_output_name, read_input_checked, OutFile,
 };
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
@@ -123,7 +123,7 @@ fn decompress_one(
     };
     check_not_same(input, &out_path)?;
     check_input(input, true)?;
-    let out = OutFile::open(&out_path, force)?;
+    let out = OutFile::open_like(&out_path, force, like_input(input))?;
     let (data, used, secs) = read_and_decode(input, device)?;
     out.finish(&data)?;
     if out_path.as_os_str() != "-" {
@@ -156,7 +156,7 @@ fn test_one(input: &Path, device: Device) -> Result<()> {
 /// Reads, parses and decodes (verified) the archive `input`: the data, the device used
 /// ([`decode_with`]) and the decode time in seconds.
 fn read_and_decode(input: &Path, device: Device) -> Result<(Vec<u8>, String, f64)> {
-    let bytes = read_input(input, true)?;
+    let (bytes, _) = read_input_checked(input, true)?;
     let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
     let t = Instant::now();
     let (data, used) =
