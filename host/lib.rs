@@ -10,6 +10,8 @@
 //!
 //! - [`compress`] (and [`compress_with_progress`]): bytes to an archive, under [`Options`].
 //! - [`decompress`]: an archive back to its bytes on the CPU, every checksum verified.
+//! - [`decompress_to`]: the same from any reader to any writer, streamed in memory bounded
+//!   independently of the original's size.
 //! - [`Reader`]: an archive opened once (borrowed bytes or a memory-mapped file), read by byte
 //!   ranges, decoding only the blocks a range needs.
 //! - [`GpuDecoder`] (feature `gpu`): whole-archive decode on an NVIDIA GPU, verified on the
@@ -101,6 +103,7 @@ pub use fasta_record::{
     auto_fasta_index, with_fasta_index, AUTO_INDEX_MIN_BYTES, AUTO_INDEX_SHARE,
 };
 // for `info`: the record as `Reader::fasta_index` reads it
+pub use decode::stream::decompress_to;
 #[doc(hidden)]
 pub use fasta_record::read_fasta_index;
 #[cfg(feature = "gpu")]

@@ -479,6 +479,39 @@ impl OutFile {
     }
 }
 
+/// Writes as [`OutFile::write_all`] does, for code that takes a writer (the streaming
+/// decoder); the file size limit's error says so.
+impl Write for OutFile {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let r = match &mut self.kind {
+            OutKind::Stdout => std::io::stdout().lock().write(bytes),
+            OutKind::InPlace(f, _) => f.write(bytes),
+            OutKind::Temp(t, _) => t
+                .as_mut()
+                .expect("not committed")
+                .as_file_mut()
+                .write(bytes),
+        };
+        r.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::FileTooLarge {
+                std::io::Error::new(
+                    e.kind(),
+                    "the file size limit (ulimit -f) was reached: File too large",
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.kind {
+            OutKind::Stdout => std::io::stdout().lock().flush(),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Drop for OutFile {
     fn drop(&mut self) {
         if let OutKind::Temp(tmp @ Some(_), _) = &mut self.kind {
