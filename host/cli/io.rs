@@ -138,7 +138,7 @@ impl OpenInput {
 /// is called here once, after the read). `archive`: as [`read_input`].
 pub fn read_input_checked(path: &Path, archive: bool) -> Result<(Vec<u8>, Option<OpenInput>)> {
     if path.as_os_str() == "-" {
-        return Ok((read_input(path, archive)?.to_vec_owned(), None));
+        return Ok((read_input(path, archive)?.into_vec(), None));
     }
     check_input(path, archive)?;
     let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
@@ -172,7 +172,7 @@ pub fn read_input_checked(path: &Path, archive: bool) -> Result<(Vec<u8>, Option
 
 impl Input {
     /// The bytes, owned (a buffer is moved, a map copied).
-    fn to_vec_owned(self) -> Vec<u8> {
+    fn into_vec(self) -> Vec<u8> {
         match self {
             Input::Buf(b) => b,
             Input::Map(m) => m.to_vec(),
