@@ -43,6 +43,14 @@ fn cross_block() -> Options {
         .with_window(Some(64 << 10))
 }
 
+/// A window larger than a batch of the tests' smallest (one decoder group, 1 MiB): blocks
+/// read from batches before the previous one.
+fn wide_window() -> Options {
+    Options::new()
+        .with_block_size(4096)
+        .with_window(Some(4 << 20))
+}
+
 /// A reader that hands out at most `step` bytes per call.
 struct Trickle<'a> {
     bytes: &'a [u8],
@@ -73,11 +81,12 @@ fn every_size_and_batch_comes_back() {
         ("default", Options::default()),
         ("4K blocks", small_blocks()),
         ("cross-block window", cross_block()),
+        ("window over a batch", wide_window()),
     ] {
         for &n in &sizes {
             let d = data(n, n as u64 + 7);
             let archive = aceapex::compress(&d, &opts).unwrap();
-            if o == "cross-block window" && n > 100_000 {
+            if o != "default" && o != "4K blocks" && n > 100_000 {
                 let a = aceapex::format::Archive::parse(&archive).unwrap();
                 assert!(a.cross_block());
                 assert!(
@@ -194,7 +203,7 @@ fn output_starts_before_the_archive_is_read() {
 /// prefix of the original.
 #[test]
 fn a_damaged_block_stops_the_output_before_it() {
-    for opts in [small_blocks(), cross_block()] {
+    for opts in [small_blocks(), cross_block(), wide_window()] {
         let d = data(3_000_000, 11);
         let mut archive = aceapex::compress(&d, &opts).unwrap();
         let (start, end) = {

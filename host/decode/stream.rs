@@ -12,9 +12,10 @@
 //! are checked. A failure there comes after the output was written: the caller must discard
 //! it (the command line removes its output file).
 //!
-//! With a cross-block window (§3.3) a batch also keeps the decoded bytes its blocks may read:
-//! from the lowest of their source blocks, and never more than `window` bytes before a block
-//! (§4.4 forbids longer distances, so older bytes are never read).
+//! With a cross-block window (§3.3) the decoder also keeps the decoded bytes that the batch's
+//! blocks or later ones may read: from the lowest of their source blocks, and never more than
+//! `window` bytes before a block (§4.4 forbids longer distances, so older bytes are never
+//! read).
 
 use super::checksum::{self, Folder, KibSums, KIB};
 use super::{block_error, decode_group_at, streams, verify_block, FAST_SCRATCH};
@@ -32,6 +33,9 @@ use xxhash_rust::xxh3::Xxh3;
 /// Output bytes of a batch, at least: the decoder groups of a batch decode in parallel, so a
 /// batch is also at least four groups per worker thread ([`batch_target`]).
 const MIN_BATCH_BYTES: usize = 32 << 20;
+
+/// Bytes of expanded decode tables kept for reuse, at least (see [`decode_data`]).
+const MIN_TABLE_CACHE: usize = 16 << 20;
 
 /// Output bytes of the first batch, smaller so that the first bytes are written early.
 const FIRST_BATCH_BYTES: usize = 4 << 20;
@@ -133,40 +137,23 @@ impl<R: Read> Counted<R> {
     /// `data_end`, the size the header declares before the extension area.
     fn section(&mut self, len: u64, data_end: u64) -> Result<Vec<u8>, Error> {
         let mut v = Vec::new();
-        (&mut self.r)
+        self.fill_vec(&mut v, len, data_end)?;
+        Ok(v)
+    }
+
+    /// Appends the next `len` bytes to `buf` (a short stream: as [`Counted::section`]).
+    fn fill_vec(&mut self, buf: &mut Vec<u8>, len: u64, data_end: u64) -> Result<(), Error> {
+        let n = (&mut self.r)
             .take(len)
-            .read_to_end(&mut v)
+            .read_to_end(buf)
             .map_err(Error::Read)?;
-        self.pos += v.len() as u64;
-        if (v.len() as u64) < len {
+        self.pos += n as u64;
+        if (n as u64) < len {
             return Err(FormatError::Size {
                 expected: data_end,
                 got: self.pos,
             }
             .into());
-        }
-        Ok(v)
-    }
-
-    /// Reads exactly `buf.len()` bytes (a short stream: as [`Counted::section`]).
-    fn fill(&mut self, buf: &mut [u8], data_end: u64) -> Result<(), Error> {
-        let mut done = 0;
-        while done < buf.len() {
-            match self.r.read(&mut buf[done..]) {
-                Ok(0) => {
-                    return Err(FormatError::Size {
-                        expected: data_end,
-                        got: self.pos,
-                    }
-                    .into())
-                }
-                Ok(n) => {
-                    done += n;
-                    self.pos += n as u64;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::Read(e)),
-            }
         }
         Ok(())
     }
@@ -320,6 +307,21 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
         out.flush()
     });
 
+    // expanded tables kept for reuse: those of a batch's groups (the encoder's take at most
+    // a sixth of their output), released after it
+    a.table_cache_left.store(
+        (MIN_TABLE_CACHE as u64).max((batch_blocks * bs / 4) as u64),
+        Ordering::Relaxed,
+    );
+    // cross-block archives: per block, the lowest block it or any later block may read, so
+    // that the bytes before it are never needed again
+    let mut keep_from: Vec<u32> = Vec::new();
+    if cross {
+        keep_from = (0..blocks).map(|b| floor_block(&a, b) as u32).collect();
+        for b in (0..blocks.saturating_sub(1)).rev() {
+            keep_from[b] = keep_from[b].min(keep_from[b + 1]);
+        }
+    }
     let mut stored = Vec::new();
     let mut sums: Vec<KibSums> = Vec::new();
     // cross-block archives: the decoded bytes from `win_base` on (history, then the batch)
@@ -338,8 +340,10 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
             .get(b1)
             .copied()
             .unwrap_or(a.header.data_bytes);
-        stored.resize((d1 - d0) as usize, 0);
-        r.fill(&mut stored, data_end)?;
+        // read as the bytes come: a block table may declare slices far larger than the
+        // stream holds
+        stored.clear();
+        r.fill_vec(&mut stored, d1 - d0, data_end)?;
         for o in &mut a.block_offsets[b0..b1] {
             *o -= d0;
         }
@@ -349,14 +353,9 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
             buf.resize(out_end - out_start, 0);
             decode_batch(&ab, b0, &mut buf, &mut sums, progress)
         } else {
-            // keep from the lowest block this batch may read
-            let keep = (b0..b1)
-                .map(|b| floor_block(&ab, b))
-                .min()
-                .unwrap_or(b0)
-                .min(b0)
-                * bs;
-            debug_assert!(keep >= win_base);
+            // keep from the lowest block this batch or a later one may read
+            let keep = keep_from[b0] as usize * bs;
+            debug_assert!(keep >= win_base && keep <= out_start);
             win.drain(..keep - win_base);
             win_base = keep;
             win.resize(out_end - win_base, 0);
