@@ -60,8 +60,9 @@
 //!
 //! # Threads
 //!
-//! [`compress`] and [`decompress`] run on the current rayon thread pool (all cores unless
-//! the caller sizes the global pool or runs them inside `ThreadPool::install`).
+//! [`compress`], [`decompress`] and [`decompress_to`] run on the current rayon thread pool
+//! (all cores unless the caller sizes the global pool or runs them inside
+//! `ThreadPool::install`).
 //!
 //! # Internals
 //!

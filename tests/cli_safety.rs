@@ -339,3 +339,32 @@ fn a_file_size_limit_is_a_clear_error() {
         assert_eq!(listing(d), ["in", "in.acx"], "{cmd}: left files");
     }
 }
+
+/// The content checksum is checked after the last block was written: a mismatch still fails
+/// the command (exit 1) and removes the output file; with -c the bytes are out, the status
+/// says they are wrong.
+#[test]
+fn a_content_checksum_mismatch_at_the_end_removes_the_output() {
+    let t = tmp();
+    let d = t.path();
+    let data = sample(3 << 20);
+    std::fs::write(d.join("in"), &data).unwrap();
+    ok(&run(d, &["compress", "in"]));
+    let mut a = std::fs::read(d.join("in.acx")).unwrap();
+    // header bytes 64..72: the content checksum (FORMAT.md §2), then the meta checksum
+    // resealed, so that only the end of the decode can tell
+    a[64] ^= 1;
+    common::reseal_packed(&mut a);
+    std::fs::write(d.join("bad.acx"), &a).unwrap();
+    let o = run(
+        d,
+        &["decompress", "bad.acx", "-o", "out", "--device", "cpu"],
+    );
+    let e = fails(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("content checksum"), "{e}");
+    assert_eq!(listing(d), ["bad.acx", "in", "in.acx"]);
+    let o = run(d, &["decompress", "bad.acx", "-c", "--device", "cpu"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.stdout.len(), data.len());
+}

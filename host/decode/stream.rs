@@ -329,6 +329,7 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
     let mut win_base = 0usize;
     let mut b0 = 0usize;
     let mut writer_stopped = false;
+    let mut released = 0usize;
     while b0 < blocks {
         let b1 = (b0 + if b0 == 0 { first_blocks } else { batch_blocks }).min(blocks);
         let out_start = b0 * bs;
@@ -374,7 +375,7 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
         folder.absorb(out_start / KIB, &sums[..buf.len() / KIB]);
         tail.extend_from_slice(&buf[buf.len().saturating_sub(KIB)..]);
         tail.drain(..tail.len().saturating_sub(KIB));
-        release_tables(&mut a, b1);
+        release_tables(&mut a, &mut released, b1);
         if to_writer.send(buf).is_err() {
             // the writer stopped on an error, returned below
             writer_stopped = true;
@@ -393,12 +394,12 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
     Ok((folder, tail))
 }
 
-/// Drops the tables of the groups that end before block `next` (later batches never use
-/// them), giving their expanded tables' bytes back to the archive's cache budget.
-fn release_tables(a: &mut Archive<'static>, next: usize) {
-    let gb = a.header.group_blocks as usize;
-    let done = next / gb;
-    for g in a.tables.iter_mut().take(done) {
+/// Drops the tables of the groups from `*released` to those that end before block `next`
+/// (later batches never use them), giving their expanded tables' bytes back to the archive's
+/// cache budget; advances `*released`.
+fn release_tables(a: &mut Archive<'static>, released: &mut usize, next: usize) {
+    let done = next / a.header.group_blocks as usize;
+    for g in a.tables.iter_mut().take(done).skip(*released) {
         for t in g.iter_mut().filter_map(Option::take) {
             if let Some(x) = t.expanded.get() {
                 let bytes = std::mem::size_of_val::<[crate::device::format::DecodeTable]>(x) as u64;
@@ -406,6 +407,7 @@ fn release_tables(a: &mut Archive<'static>, next: usize) {
             }
         }
     }
+    *released = done.max(*released);
 }
 
 /// Decodes the blocks of a batch without cross-block sources into `out` (from the first byte
