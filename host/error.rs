@@ -34,6 +34,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Reading the archive failed in a streaming decode ([`crate::decompress_to`]).
+    #[error("reading the archive")]
+    Read(#[source] std::io::Error),
+    /// Writing the output failed in a streaming decode ([`crate::decompress_to`]); a closed
+    /// pipe is [`std::io::ErrorKind::BrokenPipe`].
+    #[error("writing the output")]
+    Write(#[source] std::io::Error),
     /// The GPU could not be used or a GPU decode failed.
     #[cfg(feature = "gpu")]
     #[error(transparent)]

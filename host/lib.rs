@@ -10,6 +10,8 @@
 //!
 //! - [`compress`] (and [`compress_with_progress`]): bytes to an archive, under [`Options`].
 //! - [`decompress`]: an archive back to its bytes on the CPU, every checksum verified.
+//! - [`decompress_to`]: the same from any reader to any writer, streamed in memory bounded
+//!   independently of the original's size.
 //! - [`Reader`]: an archive opened once (borrowed bytes or a memory-mapped file), read by byte
 //!   ranges, decoding only the blocks a range needs.
 //! - [`GpuDecoder`] (feature `gpu`): whole-archive decode on an NVIDIA GPU, verified on the
@@ -58,8 +60,9 @@
 //!
 //! # Threads
 //!
-//! [`compress`] and [`decompress`] run on the current rayon thread pool (all cores unless
-//! the caller sizes the global pool or runs them inside `ThreadPool::install`).
+//! [`compress`], [`decompress`] and [`decompress_to`] run on the current rayon thread pool
+//! (all cores unless the caller sizes the global pool or runs them inside
+//! `ThreadPool::install`).
 //!
 //! # Internals
 //!
@@ -101,6 +104,7 @@ pub use fasta_record::{
     auto_fasta_index, sequence_checksums, with_fasta_index, with_sequence_checksums,
     AUTO_INDEX_MIN_BYTES, AUTO_INDEX_SHARE,
 };
+pub use decode::stream::decompress_to;
 // for `info` and `serve`: the records as `Reader::fasta_index` reads them
 #[doc(hidden)]
 pub use fasta_record::{read_fasta_index, read_sequence_checksums};

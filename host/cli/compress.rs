@@ -2,8 +2,8 @@
 
 use crate::args::{parse_block_size, parse_level, parse_min_match, parse_threads, parse_window};
 use crate::io::{
-    check_derived_from_file, check_input, check_not_same, each_input, one_output_name, read_input,
-    OutFile,
+    check_derived_from_file, check_input, check_not_same, each_input, like_input, one_output_name,
+    read_input_checked, OutFile,
 };
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
@@ -136,8 +136,8 @@ fn compress_one(
              name a file with -o, or use -f to force"
         );
     }
-    let out = OutFile::open(&out_path, force)?;
-    let data = read_input(input, false)?;
+    let out = OutFile::open_like(&out_path, force, like_input(input))?;
+    let (data, opened) = read_input_checked(input, false)?;
     if data.starts_with(&aceapex::device::format::MAGIC) && Archive::parse(&data).is_ok() {
         // as gzip warns of a .gz input: compressed data does not shrink again
         let name = if input.as_os_str() == "-" {
@@ -167,6 +167,11 @@ fn compress_one(
     })?;
     pb.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
+    if let Some(opened) = &opened {
+        // an input written to while it was compressed: its archive would not be the file's
+        // contents at any one moment
+        opened.check_unchanged()?;
+    }
     out.finish(&packed)?;
     if out_path.as_os_str() != "-" {
         if data.is_empty() {

@@ -2,15 +2,18 @@
 
 use crate::args::parse_threads;
 use crate::io::{
-    check_derived_from_file, check_input, check_not_same, dir_message, each_input, one_output_name,
-    read_input, OutFile,
+    check_derived_from_file, check_input, check_not_same, dir_message, each_input, like_input,
+    one_output_name, read_input_checked, OutFile,
 };
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
-use aceapex::decode;
+use aceapex::decode::{self, stream};
 use aceapex::format::Archive;
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
+use std::fs::File;
+use std::io::IsTerminal;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -123,17 +126,17 @@ fn decompress_one(
     };
     check_not_same(input, &out_path)?;
     check_input(input, true)?;
-    let out = OutFile::open(&out_path, force)?;
-    let (data, used, secs) = read_and_decode(input, device)?;
-    out.finish(&data)?;
+    let mut out = OutFile::open_like(&out_path, force, like_input(input))?;
+    // on an error the output is dropped here, which removes its temporary
+    let (n, used, secs) = decode_to(input, device, &mut out)?;
+    out.commit()?;
     if out_path.as_os_str() != "-" {
         note(format_args!(
-            "{} -> {}: {} bytes on the {used}, verified, {:.2} s, {} MB/s",
+            "{} -> {}: {n} bytes on the {used}, verified, {:.2} s, {} MB/s",
             input.display(),
             out_path.display(),
-            data.len(),
             secs,
-            mbps(data.len() as u64, secs)
+            mbps(n, secs)
         ));
     }
     Ok(())
@@ -142,86 +145,150 @@ fn decompress_one(
 /// `decompress --test` of one archive: decoded and verified like `decompress`, nothing
 /// written.
 fn test_one(input: &Path, device: Device) -> Result<()> {
-    let (data, used, secs) = read_and_decode(input, device)?;
+    check_input(input, true)?;
+    let (n, used, secs) = decode_to(input, device, &mut std::io::sink())?;
     note(format_args!(
-        "{}: OK, {} bytes on the {used}, verified, {:.2} s, {} MB/s",
+        "{}: OK, {n} bytes on the {used}, verified, {:.2} s, {} MB/s",
         input.display(),
-        data.len(),
         secs,
-        mbps(data.len() as u64, secs)
+        mbps(n, secs)
     ));
     Ok(())
 }
 
-/// Reads, parses and decodes (verified) the archive `input`: the data, the device used
-/// ([`decode_with`]) and the decode time in seconds.
-fn read_and_decode(input: &Path, device: Device) -> Result<(Vec<u8>, String, f64)> {
-    let bytes = read_input(input, true)?;
-    let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+/// Decodes (verified) the archive `input` ('-' = standard input) into `out`: the number of
+/// bytes, the device used and the decode time in seconds. On the CPU the archive is streamed
+/// ([`aceapex::decompress_to`]: memory bounded by the batch and the window, output written
+/// as blocks verify); on the GPU it is read whole.
+fn decode_to(
+    input: &Path,
+    device: Device,
+    out: &mut (impl std::io::Write + Send),
+) -> Result<(u64, String, f64)> {
     let t = Instant::now();
-    let (data, used) =
-        decode_with(&a, device).with_context(|| format!("decoding {}", input.display()))?;
-    Ok((data, used, t.elapsed().as_secs_f64()))
+    if let Some(gpu) = open_gpu(device)? {
+        let (bytes, _) = read_input_checked(input, true)?;
+        let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+        let (data, used) = decode_on_gpu(&gpu, &a, device)
+            .with_context(|| format!("decoding {}", input.display()))?;
+        out.write_all(&data)
+            .and_then(|()| out.flush())
+            .context("writing the output")?;
+        return Ok((data.len() as u64, used, t.elapsed().as_secs_f64()));
+    }
+    let n = if input.as_os_str() == "-" {
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            bail!("refusing to read an archive from a terminal: pipe it in or name the file");
+        }
+        stream_to(stdin, 0, out)
+    } else {
+        let f = File::open(input).with_context(|| format!("opening {}", input.display()))?;
+        // the original size for the progress bar: header bytes 8..16 (FORMAT.md §2)
+        let mut head = [0u8; 16];
+        let total = match f.read_exact_at(&mut head, 0) {
+            Ok(()) if head[..4] == aceapex::device::format::MAGIC => {
+                u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"))
+            }
+            _ => 0,
+        };
+        stream_to(f, total, out)
+    };
+    let n = n.with_context(|| format!("decoding {}", input.display()))?;
+    Ok((n, cpu_name(), t.elapsed().as_secs_f64()))
+}
+
+/// [`aceapex::decompress_to`] with a progress bar of `total` bytes.
+fn stream_to(
+    archive: impl std::io::Read + Send,
+    total: u64,
+    out: &mut (impl std::io::Write + Send),
+) -> std::result::Result<u64, aceapex::Error> {
+    let pb = progress_bar(total, "decompress", false);
+    let n = stream::decompress_stream(archive, out, &|n| pb.inc(n), None);
+    pb.finish_and_clear();
+    n
+}
+
+/// The CPU decoder's description: its thread count.
+fn cpu_name() -> String {
+    match rayon::current_num_threads() {
+        1 => "CPU (1 thread)".to_string(),
+        n => format!("CPU ({n} threads)"),
+    }
 }
 
 /// Whether the note that there is no GPU (and the CPU decodes) has been printed.
 static NO_GPU_NOTE: std::sync::Once = std::sync::Once::new();
 
-/// Decodes on the requested device; returns the data and the device's description.
-fn decode_with(a: &Archive<'_>, device: Device) -> Result<(Vec<u8>, String)> {
-    if device != Device::Cpu {
-        if let Some(done) = decode_on_gpu(a, device)? {
-            return Ok(done);
-        }
-    }
-    let mut out = decode::zeroed_output(a.header().original_size)?;
-    let pb = progress_bar(out.len() as u64, "decompress", false);
-    decode::decompress_into(a, &mut out, &|n| pb.inc(n))?;
-    pb.finish_and_clear();
-    Ok((
-        out,
-        match rayon::current_num_threads() {
-            1 => "CPU (1 thread)".to_string(),
-            n => format!("CPU ({n} threads)"),
-        },
-    ))
-}
-
-/// The GPU half of [`decode_with`]: the data and the device's description, or `None` where
-/// the CPU decodes instead (under `--device auto`: no GPU, or an archive the GPU decoder
-/// cannot take).
+/// The GPU that decodes under `device`: `None` for `--device cpu`, and for `auto` where
+/// there is none (noted once per run).
+///
+/// Errors: `--device gpu` without a usable GPU.
 #[cfg(feature = "gpu")]
-fn decode_on_gpu(a: &Archive<'_>, device: Device) -> Result<Option<(Vec<u8>, String)>> {
-    use aceapex::gpu;
-    match gpu::Gpu::open() {
-        Ok(g) => {
-            // independent blocks: the dense full pipe; a cross-block window: the wavefront
-            let how = if a.cross_block() {
-                "wavefront"
-            } else {
-                "dense"
-            };
-            match gpu::decoder::decompress(&g, a) {
-                Ok(data) => return Ok(Some((data, format!("GPU ({}, {how} decoder)", g.name())))),
-                Err(e @ gpu::GpuError::Unsupported(_)) if device == Device::Auto => {
-                    note(format_args!("aceapex: {e}; decoding on the CPU"))
-                }
-                Err(e) => return Err(e).context("GPU decode"),
-            }
-        }
-        Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
-        // once per run, not once per archive of `decompress A B C`
-        Err(e) => NO_GPU_NOTE.call_once(|| note(format_args!("aceapex: {e}; decoding on the CPU"))),
+fn open_gpu(device: Device) -> Result<Option<aceapex::gpu::Gpu>> {
+    if device == Device::Cpu {
+        return Ok(None);
     }
-    Ok(None)
+    match aceapex::gpu::Gpu::open() {
+        Ok(g) => Ok(Some(g)),
+        Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
+        Err(e) => {
+            // once per run, not once per archive of `decompress A B C`
+            NO_GPU_NOTE.call_once(|| note(format_args!("aceapex: {e}; decoding on the CPU")));
+            Ok(None)
+        }
+    }
 }
 
-/// [`decode_with`] in a build without the `gpu` feature: the CPU decodes.
+/// Decodes the archive on the GPU `g`, or, under `--device auto` for an archive the GPU
+/// decoder cannot take, on the CPU (in memory): the data and the device's description.
+#[cfg(feature = "gpu")]
+fn decode_on_gpu(
+    g: &aceapex::gpu::Gpu,
+    a: &Archive<'_>,
+    device: Device,
+) -> Result<(Vec<u8>, String)> {
+    use aceapex::gpu;
+    // independent blocks: the dense full pipe; a cross-block window: the wavefront
+    let how = if a.cross_block() {
+        "wavefront"
+    } else {
+        "dense"
+    };
+    match gpu::decoder::decompress(g, a) {
+        Ok(data) => Ok((data, format!("GPU ({}, {how} decoder)", g.name()))),
+        Err(e @ gpu::GpuError::Unsupported(_)) if device == Device::Auto => {
+            note(format_args!("aceapex: {e}; decoding on the CPU"));
+            let mut out = decode::zeroed_output(a.header().original_size)?;
+            let pb = progress_bar(out.len() as u64, "decompress", false);
+            decode::decompress_into(a, &mut out, &|n| pb.inc(n))?;
+            pb.finish_and_clear();
+            Ok((out, cpu_name()))
+        }
+        Err(e) => Err(e).context("GPU decode"),
+    }
+}
+
+/// No GPU in a build without the `gpu` feature (an uninhabited type).
 #[cfg(not(feature = "gpu"))]
-fn decode_on_gpu(_: &Archive<'_>, device: Device) -> Result<Option<(Vec<u8>, String)>> {
+enum NoGpu {}
+
+/// [`open_gpu`] in a build without the `gpu` feature: the CPU decodes.
+#[cfg(not(feature = "gpu"))]
+fn open_gpu(device: Device) -> Result<Option<NoGpu>> {
     if device == Device::Gpu {
         bail!("--device gpu: this aceapex was built without the `gpu` feature");
     }
-    NO_GPU_NOTE.call_once(|| note("aceapex: built without the `gpu` feature; decoding on the CPU"));
+    if device == Device::Auto {
+        NO_GPU_NOTE
+            .call_once(|| note("aceapex: built without the `gpu` feature; decoding on the CPU"));
+    }
     Ok(None)
+}
+
+/// [`decode_on_gpu`] in a build without the `gpu` feature: never called.
+#[cfg(not(feature = "gpu"))]
+fn decode_on_gpu(g: &NoGpu, _: &Archive<'_>, _: Device) -> Result<(Vec<u8>, String)> {
+    match *g {}
 }

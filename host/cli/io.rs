@@ -96,6 +96,102 @@ pub fn read_input(path: &Path, archive: bool) -> Result<Input> {
     Ok(Input::Map(m))
 }
 
+/// An input file being read, kept open with its `stat` from before the read, so that a change
+/// during the command (a growing log, a file rewritten or truncated) is found.
+pub struct OpenInput {
+    file: File,
+    path: PathBuf,
+    before: std::fs::Metadata,
+}
+
+impl OpenInput {
+    /// Fails if the file changed since it was opened: its size, modification or change
+    /// time, or (through its name) the file the name points to.
+    pub fn check_unchanged(&self) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let now = self
+            .file
+            .metadata()
+            .with_context(|| format!("reading {}", self.path.display()))?;
+        let named = std::fs::metadata(&self.path).ok();
+        let b = &self.before;
+        let same = now.len() == b.len()
+            && now.mtime() == b.mtime()
+            && now.mtime_nsec() == b.mtime_nsec()
+            && now.ctime() == b.ctime()
+            && now.ctime_nsec() == b.ctime_nsec()
+            && named.is_some_and(|n| n.ino() == b.ino() && n.dev() == b.dev());
+        if !same {
+            bail!(
+                "{} changed while it was being read: no output written (compress a copy, \
+                 or retry when nothing writes to it)",
+                self.path.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Reads an input ('-' = standard input) whole into memory with `read`, never through a
+/// memory map (a file truncated meanwhile would end the process with SIGBUS); for a regular
+/// file also the [`OpenInput`] that checks it did not change ([`OpenInput::check_unchanged`]
+/// is called here once, after the read). `archive`: as [`read_input`].
+pub fn read_input_checked(path: &Path, archive: bool) -> Result<(Vec<u8>, Option<OpenInput>)> {
+    if path.as_os_str() == "-" {
+        return Ok((read_input(path, archive)?.into_vec(), None));
+    }
+    check_input(path, archive)?;
+    let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let before = file
+        .metadata()
+        .with_context(|| format!("reading {}", path.display()))?;
+    if !before.is_file() {
+        let b =
+            read_stream(file, archive).with_context(|| format!("reading {}", path.display()))?;
+        return Ok((b, None));
+    }
+    let mut b = Vec::new();
+    b.try_reserve_exact(before.len() as usize)
+        .with_context(|| format!("reading {}: {} bytes", path.display(), before.len()))?;
+    file.read_to_end(&mut b)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if b.len() as u64 != before.len() {
+        bail!(
+            "{} changed while it was being read: no output written",
+            path.display()
+        );
+    }
+    let input = OpenInput {
+        file,
+        path: path.to_owned(),
+        before,
+    };
+    input.check_unchanged()?;
+    Ok((b, Some(input)))
+}
+
+impl Input {
+    /// The bytes, owned (a buffer is moved, a map copied).
+    fn into_vec(self) -> Vec<u8> {
+        match self {
+            Input::Buf(b) => b,
+            Input::Map(m) => m.to_vec(),
+        }
+    }
+}
+
+/// The mode and times an output made from `input` takes: those of a regular input file,
+/// `None` for standard input and other streams.
+pub fn like_input(input: &Path) -> Option<Like> {
+    if input.as_os_str() == "-" {
+        return None;
+    }
+    std::fs::metadata(input)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| Like::of(&m))
+}
+
 /// Reads a stream to its end; an archive's first four bytes first, so that a stream of
 /// something else (`info /dev/zero`, a pipe of another format) fails on its magic at once
 /// instead of after being read whole (FORMAT.md §3).
@@ -126,45 +222,133 @@ pub fn check_not_same(input: &Path, output: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What an output file takes from its input file, as gzip and zstd do: the permission bits
+/// (so a private 0600 input gives a private output) and the access and modification times.
+#[derive(Clone, Copy, Debug)]
+pub struct Like {
+    /// Permission bits (`st_mode & 0o777`; set-id and sticky bits are not carried over).
+    pub mode: u32,
+    pub accessed: std::time::SystemTime,
+    pub modified: std::time::SystemTime,
+}
+
+impl Like {
+    /// The permission bits and times of `meta` (an input's `stat`).
+    pub fn of(meta: &std::fs::Metadata) -> Like {
+        let now = std::time::SystemTime::now();
+        Like {
+            mode: meta.permissions().mode() & 0o777,
+            accessed: meta.accessed().unwrap_or(now),
+            modified: meta.modified().unwrap_or(now),
+        }
+    }
+}
+
+/// The permission bits a new file gets from `File::create`: 0666 less the umask.
+fn default_mode() -> u32 {
+    // SAFETY: umask only swaps the process's file-creation mask; it is set back at once,
+    // and no other thread creates files while the command sets up its output.
+    let mask = unsafe {
+        let m = libc::umask(0o022);
+        libc::umask(m);
+        m
+    };
+    0o666 & !(mask as u32)
+}
+
+/// Longest file name (bytes) of the Linux file systems (NAME_MAX).
+const NAME_MAX: usize = 255;
+
+/// Creates the temporary beside `name` in `dir`, mode 0600 (private until it is complete
+/// and [`OutFile::commit`] sets its mode): `.NAME.XXXXXX.aceapex-tmp` where that fits in
+/// [`NAME_MAX`] bytes, else the short `.aceapex.XXXXXX.tmp` (so that outputs of 236-255 byte
+/// names work).
+fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut b = tempfile::Builder::new();
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    if prefix.len() + 6 + ".aceapex-tmp".len() <= NAME_MAX {
+        b.prefix(&prefix).suffix(".aceapex-tmp");
+    } else {
+        b.prefix(".aceapex.").suffix(".tmp");
+    }
+    b.permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+}
+
 /// Where the result goes, opened before the work starts (so an existing output or an
-/// unwritable directory fails at once) and written by [`OutFile::finish`].
-pub enum OutFile {
+/// unwritable directory fails at once), written by [`OutFile::write_all`] and completed by
+/// [`OutFile::commit`] (or all at once by [`OutFile::finish`]).
+pub struct OutFile {
+    kind: OutKind,
+    /// Mode and times for a regular output file ([`Like`]); `None`: 0666 less the umask,
+    /// times of the writing.
+    like: Option<Like>,
+    /// `-f`: the final rename may replace an existing file.
+    force: bool,
+}
+
+enum OutKind {
     Stdout,
     /// A device, FIFO or other non-regular file (e.g. /dev/null): written in place, never
     /// replaced by a rename.
     InPlace(File, PathBuf),
-    /// A regular file: written to a hidden temporary beside it, renamed into place when
-    /// complete. The temporary is removed on every error path (drop), on a panic, and by the
-    /// signal handler (through [`crate::signal::PENDING`]).
+    /// A regular file: written to a hidden temporary (mode 0600) beside it, renamed into
+    /// place when complete. The temporary is removed on every error path (drop), on a
+    /// panic, and by the signal handler (through [`crate::signal::PENDING`]).
     Temp(Option<tempfile::NamedTempFile>, PathBuf),
 }
 
 impl OutFile {
+    /// [`OutFile::open_like`] with no input file to take the mode and times from.
     pub fn open(path: &Path, force: bool) -> Result<OutFile> {
+        OutFile::open_like(path, force, None)
+    }
+
+    /// Opens the output `path` ('-' = standard output); `force`: an existing file may be
+    /// replaced; `like`: the mode and times the finished file gets (from the input file).
+    ///
+    /// Errors: `path` exists (a dangling symbolic link counts) and `force` is off, is a
+    /// directory or a terminal (without `force`), or its folder is missing or unwritable.
+    pub fn open_like(path: &Path, force: bool, like: Option<Like>) -> Result<OutFile> {
+        let kind = OutFile::open_kind(path, force)?;
+        Ok(OutFile { kind, like, force })
+    }
+
+    fn open_kind(path: &Path, force: bool) -> Result<OutKind> {
         if path.as_os_str() == "-" {
-            return Ok(OutFile::Stdout);
+            return Ok(OutKind::Stdout);
         }
-        if let Ok(meta) = std::fs::metadata(path) {
-            if meta.is_dir() {
-                bail!(
+        if let Ok(lmeta) = std::fs::symlink_metadata(path) {
+            match std::fs::metadata(path) {
+                Ok(meta) if meta.is_dir() => bail!(
                     "{} is a directory: the output must be a file",
                     path.display()
-                );
-            }
-            // a device or FIFO (`-o /dev/null`) is written in place and never replaced,
-            // so it needs no -f; an existing regular file does
-            if !meta.is_file() {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .with_context(|| format!("opening {}", path.display()))?;
-                if f.is_terminal() && !force {
-                    bail!("{} is a terminal (use -f to write to it)", path.display());
+                ),
+                // a device or FIFO (`-o /dev/null`) is written in place and never
+                // replaced, so it needs no -f; an existing regular file does
+                Ok(meta) if !meta.is_file() => {
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(path)
+                        .with_context(|| format!("opening {}", path.display()))?;
+                    if f.is_terminal() && !force {
+                        bail!("{} is a terminal (use -f to write to it)", path.display());
+                    }
+                    return Ok(OutKind::InPlace(f, path.to_owned()));
                 }
-                return Ok(OutFile::InPlace(f, path.to_owned()));
-            }
-            if !force {
-                bail!("{} already exists (use -f to overwrite)", path.display());
+                Ok(_) if !force => {
+                    bail!("{} already exists (use -f to overwrite)", path.display())
+                }
+                // a dangling symbolic link is a name in use too (the rename would replace
+                // it), as zstd and gzip refuse it
+                Err(_) if lmeta.file_type().is_symlink() && !force => bail!(
+                    "{} already exists (a symbolic link to a missing file; use -f to \
+                     overwrite)",
+                    path.display()
+                ),
+                _ => {}
             }
         }
         let dir = path
@@ -183,51 +367,154 @@ impl OutFile {
             bail!("cannot create {}: {} {why}", path.display(), dir.display());
         }
         let mut pending = pending();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{}.", name.to_string_lossy()))
-            .suffix(".aceapex-tmp")
-            // as File::create: 0666 less the umask (tempfile's default is 0600)
-            .permissions(std::fs::Permissions::from_mode(0o666))
-            .tempfile_in(dir)
+        let tmp = create_temp(dir, name)
             .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
         *pending = Some(tmp.path().to_owned());
-        Ok(OutFile::Temp(Some(tmp), path.to_owned()))
+        Ok(OutKind::Temp(Some(tmp), path.to_owned()))
     }
 
+    /// The output's name for messages ("standard output" for '-').
+    fn name(&self) -> String {
+        match &self.kind {
+            OutKind::Stdout => "standard output".to_string(),
+            OutKind::InPlace(_, p) | OutKind::Temp(_, p) => p.display().to_string(),
+        }
+    }
+
+    /// Appends `bytes` to the output.
+    ///
+    /// Errors: the write fails (a full disk, the file size limit of `ulimit -f`, a closed
+    /// standard output: its `BrokenPipe` is kept in the chain for the quiet exit 141).
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        let r = match &mut self.kind {
+            OutKind::Stdout => std::io::stdout().lock().write_all(bytes),
+            OutKind::InPlace(f, _) => f.write_all(bytes),
+            // (through the File: tempfile's writer would name the temporary in its errors)
+            OutKind::Temp(t, _) => t
+                .as_mut()
+                .expect("not committed")
+                .as_file_mut()
+                .write_all(bytes),
+        };
+        r.map_err(|e| self.write_error(e))
+    }
+
+    fn write_error(&self, e: std::io::Error) -> anyhow::Error {
+        let name = self.name();
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            // SIGXFSZ is ignored (signal.rs), so the limit is an error here
+            return anyhow::Error::new(e).context(format!(
+                "writing {name}: the file size limit (ulimit -f) was reached"
+            ));
+        }
+        anyhow::Error::new(e).context(format!("writing {name}"))
+    }
+
+    /// Writes `bytes` and commits the output ([`OutFile::write_all`], [`OutFile::commit`]).
     pub fn finish(mut self, bytes: &[u8]) -> Result<()> {
-        match &mut self {
-            OutFile::Stdout => {
-                let mut o = std::io::stdout().lock();
-                o.write_all(bytes).context("writing standard output")?;
-                o.flush().context("writing standard output")
+        self.write_all(bytes)?;
+        self.commit()
+    }
+
+    /// Completes the output: flushes standard output, or gives the temporary its mode and
+    /// times, syncs it and renames it to its name, which it never replaces unless `-f`
+    /// (`renameat2(RENAME_NOREPLACE)`, or a hard link and unlink where the file system
+    /// refuses that flag), even if the name appeared while the command ran.
+    ///
+    /// Errors: the flush or rename fails, or the name exists at that moment (the temporary
+    /// is then removed).
+    pub fn commit(mut self) -> Result<()> {
+        let like = self.like;
+        let force = self.force;
+        match &mut self.kind {
+            OutKind::Stdout => {
+                let r = std::io::stdout().lock().flush();
+                r.map_err(|e| self.write_error(e))
             }
-            OutFile::InPlace(f, path) => f
-                .write_all(bytes)
-                .with_context(|| format!("writing {}", path.display())),
-            OutFile::Temp(tmp, path) => {
-                let t = tmp.as_mut().expect("finished once");
-                t.write_all(bytes)
-                    .with_context(|| format!("writing {}", t.path().display()))?;
-                t.as_file().sync_all().ok();
+            OutKind::InPlace(f, _) => {
+                let r = f.flush();
+                r.map_err(|e| self.write_error(e))
+            }
+            OutKind::Temp(tmp, path) => {
+                let path = path.clone();
+                let f = tmp.as_ref().expect("committed once").as_file();
+                let mode = like.map_or_else(default_mode, |l| l.mode);
+                f.set_permissions(std::fs::Permissions::from_mode(mode))
+                    .with_context(|| format!("setting the mode of {}", path.display()))?;
+                if let Some(l) = like {
+                    let times = std::fs::FileTimes::new()
+                        .set_accessed(l.accessed)
+                        .set_modified(l.modified);
+                    f.set_times(times)
+                        .with_context(|| format!("setting the times of {}", path.display()))?;
+                }
+                f.sync_all().ok();
                 let mut pending = pending();
-                let t = tmp.take().expect("finished once");
+                let t = tmp.take().expect("committed once");
                 *pending = None;
+                let r = if force {
+                    t.persist(&path)
+                } else {
+                    t.persist_noclobber(&path)
+                };
                 // on failure the error holds the temporary, which its drop removes
-                t.persist(&*path)
-                    .map(|_| ())
+                r.map(|_| ())
                     .map_err(|e| {
                         drop(e.file);
                         e.error
                     })
-                    .with_context(|| format!("renaming to {}", path.display()))
+                    .map_err(|e| {
+                        if e.kind() == std::io::ErrorKind::AlreadyExists {
+                            anyhow::anyhow!(
+                                "{} appeared while aceapex was writing it: not replaced \
+                                 (use -f to overwrite)",
+                                path.display()
+                            )
+                        } else {
+                            anyhow::Error::new(e).context(format!("renaming to {}", path.display()))
+                        }
+                    })
             }
+        }
+    }
+}
+
+/// Writes as [`OutFile::write_all`] does, for code that takes a writer (the streaming
+/// decoder); the file size limit's error says so.
+impl Write for OutFile {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let r = match &mut self.kind {
+            OutKind::Stdout => std::io::stdout().lock().write(bytes),
+            OutKind::InPlace(f, _) => f.write(bytes),
+            OutKind::Temp(t, _) => t
+                .as_mut()
+                .expect("not committed")
+                .as_file_mut()
+                .write(bytes),
+        };
+        r.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::FileTooLarge {
+                std::io::Error::new(
+                    e.kind(),
+                    "the file size limit (ulimit -f) was reached: File too large",
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.kind {
+            OutKind::Stdout => std::io::stdout().lock().flush(),
+            _ => Ok(()),
         }
     }
 }
 
 impl Drop for OutFile {
     fn drop(&mut self) {
-        if let OutFile::Temp(tmp @ Some(_), _) = self {
+        if let OutKind::Temp(tmp @ Some(_), _) = &mut self.kind {
             // unfinished: forget and remove the temporary under the lock
             let mut pending = pending();
             *pending = None;

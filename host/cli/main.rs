@@ -47,8 +47,10 @@ Exit status: 0 success; 1 error (a file missing or unreadable, an output that ex
 archive, no GPU for --device gpu, ...); 2 usage error (unknown option, bad or missing value);
 130 interrupted (SIGINT, SIGTERM, SIGHUP); 141 standard output closed early (e.g. `| head`, no
 message). An output file appears under its name only when complete: until then it is a
-hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it, removed on errors and signals (not
-after SIGKILL or a power cut; such a leftover is safe to delete)."
+hidden temporary '.NAME.XXXXXX.aceapex-tmp' beside it ('.aceapex.XXXXXX.tmp' for a long
+NAME), mode 0600, removed on errors and signals (not after SIGKILL or a power cut; such a
+leftover is safe to delete); complete, it takes the input file's mode and times and never
+replaces a file that exists at that moment unless -f."
 );
 
 #[derive(Subcommand)]

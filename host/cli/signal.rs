@@ -17,7 +17,14 @@ pub fn pending() -> MutexGuard<'static, Option<PathBuf>> {
 
 /// On SIGINT, SIGTERM and SIGHUP: remove the temporary output and exit with
 /// [`EXIT_INTERRUPTED`]. SIGKILL cannot be caught: after it a temporary may remain.
+///
+/// SIGXFSZ (a write past the file size limit of `ulimit -f`) is ignored, so that the write
+/// fails with EFBIG, which the command reports (and removes its temporary) instead of dying.
 pub fn install_signal_cleanup() {
+    // SAFETY: setting a signal's disposition to SIG_IGN runs no code in the handler context.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     // If the handler cannot be installed, the signals keep their default action (the process
     // ends; only the cleanup is lost), so the error is ignored.
     let _ = ctrlc::set_handler(|| {

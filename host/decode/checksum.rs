@@ -176,18 +176,27 @@ impl State {
     ///
     /// Panics if `data` has at most 240 bytes or a different number of KiBs was absorbed.
     pub fn finish(self, data: &[u8]) -> u64 {
-        let len = data.len();
+        self.finish_tail(data.len(), &data[data.len().saturating_sub(KIB)..])
+    }
+
+    /// [`State::finish`] of an input of `len` bytes given only its last `min(len, 1024)`
+    /// bytes, `tail` (a streaming decoder keeps no more of its output).
+    ///
+    /// Panics as [`State::finish`], or if `tail` is not that long.
+    pub fn finish_tail(self, len: usize, tail: &[u8]) -> u64 {
         assert!(len > MID_SIZE_MAX, "short inputs have no KiB structure");
+        assert_eq!(tail.len(), len.min(KIB), "the last KiB");
         let nb = State::kibs_before_tail(len);
         assert_eq!(self.kibs, nb, "KiBs absorbed");
+        let off = len - tail.len();
         let mut acc = self.acc;
-        let tail = &data[nb * KIB..];
+        let last_kib = &tail[nb * KIB - off..];
         // the stripes of the last KiB that end before the last byte, then the final stripe
-        let (stripes, _) = tail[..len - 1 - nb * KIB].as_chunks::<STRIPE>();
+        let (stripes, _) = last_kib[..len - 1 - nb * KIB].as_chunks::<STRIPE>();
         for (s, stripe) in stripes.iter().enumerate() {
             add_stripe(&mut acc, stripe, 8 * s);
         }
-        let last = data[len - STRIPE..].try_into().expect("64 bytes");
+        let last = tail[len - STRIPE - off..].try_into().expect("64 bytes");
         add_stripe(&mut acc, last, LAST_STRIPE_AT);
         let mut h = (len as u64).wrapping_mul(PRIME64_1);
         for i in 0..4 {
@@ -242,10 +251,16 @@ impl Folder {
 
     /// The hash of `data`, the whole output, once every window is folded.
     pub fn finish(self, data: &[u8]) -> u64 {
-        if data.len() > MID_SIZE_MAX {
-            self.state.finish(data)
+        self.finish_tail(data.len(), &data[data.len().saturating_sub(KIB)..])
+    }
+
+    /// [`Folder::finish`] given only the output's length and its last `min(len, 1024)`
+    /// bytes.
+    pub fn finish_tail(self, len: usize, tail: &[u8]) -> u64 {
+        if len > MID_SIZE_MAX {
+            self.state.finish_tail(len, tail)
         } else {
-            xxhash_rust::xxh3::xxh3_64(data)
+            xxhash_rust::xxh3::xxh3_64(tail)
         }
     }
 }

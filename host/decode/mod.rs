@@ -12,6 +12,7 @@
 pub mod checksum;
 pub mod lz;
 pub mod rans;
+pub mod stream;
 pub mod streams;
 
 use crate::device::format::*;

@@ -201,103 +201,127 @@ fn herr(field: &'static str, why: impl Into<String>) -> FormatError {
     }
 }
 
+/// The header's checks (FORMAT.md §2-§3: magic, size, version, flags, block size, counts,
+/// window, match base, entry widths) on the first 96 bytes of `bytes`.
+///
+/// Errors: [`FormatError`] naming the first rule broken ([`FormatError::BadMagic`] before
+/// [`FormatError::TooShort`]).
+pub(crate) fn parse_header(bytes: &[u8]) -> Result<FileHeader, FormatError> {
+    // the magic first (FORMAT.md §3), so that a short file of another kind is named as
+    // such rather than as a truncated archive
+    if let Some(&got) = bytes.first_chunk::<4>() {
+        if got != MAGIC {
+            return Err(FormatError::BadMagic { got });
+        }
+    }
+    if bytes.len() < HEADER_SIZE {
+        return Err(FormatError::TooShort {
+            got: bytes.len() as u64,
+            need: HEADER_SIZE as u64,
+        });
+    }
+    // (the magic was checked above: at least 96 bytes hold its 4)
+    let h: FileHeader = bytemuck::pod_read_unaligned(&bytes[..HEADER_SIZE]);
+    // FORMAT.md §2: format 1 only; the pre-release versions are named as such
+    if h.version != FORMAT_VERSION {
+        return Err(if (2..=LAST_PRE_RELEASE_VERSION).contains(&h.version) {
+            FormatError::PreReleaseVersion { got: h.version }
+        } else {
+            FormatError::Version { got: h.version }
+        });
+    }
+    if h.flags & !KNOWN_FLAGS != 0 {
+        return Err(herr(
+            "flags",
+            format!("unknown bits {:#06x}", h.flags & !KNOWN_FLAGS),
+        ));
+    }
+    // FORMAT.md §2: block size is a power of two in [4 KiB, 4 MiB].
+    if !h.block_size.is_power_of_two() || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&h.block_size)
+    {
+        return Err(herr(
+            "block_size",
+            format!("{} is not a power of two in [4096, 4194304]", h.block_size),
+        ));
+    }
+    let bs = h.block_size as u64;
+    if h.original_size.div_ceil(bs) != h.block_count as u64 {
+        return Err(herr(
+            "block_count",
+            format!("{} != ceil({} / {})", h.block_count, h.original_size, bs),
+        ));
+    }
+    if h.group_blocks == 0 {
+        return Err(herr("group_blocks", "must be at least 1"));
+    }
+    if (h.block_count as u64).div_ceil(h.group_blocks as u64) != h.group_count as u64 {
+        return Err(herr(
+            "group_count",
+            format!(
+                "{} != ceil({} / {})",
+                h.group_count, h.block_count, h.group_blocks
+            ),
+        ));
+    }
+    if h.window == 0 {
+        return Err(herr("window", "must be at least 1"));
+    }
+    let cross = h.flags & FLAG_CROSS_BLOCK != 0;
+    if !cross && h.window > h.block_size {
+        return Err(herr(
+            "window",
+            "larger than a block without the cross-block flag",
+        ));
+    }
+    // FORMAT.md §2: a match base of 4 to 6
+    let b = h.entry_bits.match_base as u32;
+    if !(MIN_MATCH_BASE..=MATCH_BASE).contains(&b) {
+        return Err(herr(
+            "match_base",
+            format!("{b} is not in {MIN_MATCH_BASE}..={MATCH_BASE}"),
+        ));
+    }
+    if h.min_match < h.match_base() {
+        return Err(herr(
+            "min_match",
+            format!("{} < the match base {}", h.min_match, h.match_base()),
+        ));
+    }
+    // FORMAT.md §2: widths of at most 32 bits, reserved bytes 86..88 zero
+    super::entry::check_bits(&h.entry_bits).map_err(|why| herr("entry_bits", why))?;
+    Ok(h)
+}
+
+/// FORMAT.md §1: the size of one block entry, of the block table, and the end of the data
+/// section (where the extension area starts) in the archive of header `h`.
+///
+/// Errors: [`FormatError::Header`] when the sizes overflow 64 bits.
+pub(crate) fn section_sizes(h: &FileHeader) -> Result<(usize, u64, u64), FormatError> {
+    let entry_size = super::entry::packed_size(&h.entry_bits);
+    let table_len = h.block_count as u64 * entry_size as u64;
+    // FORMAT.md §1: the sections end at or before the end of the file; the bytes after
+    // the data section are the extension area
+    let data_end = (HEADER_SIZE as u64)
+        .checked_add(table_len)
+        .and_then(|v| v.checked_add(h.table_bytes))
+        .and_then(|v| v.checked_add(h.data_bytes))
+        .ok_or_else(|| herr("data_bytes", "section sizes overflow"))?;
+    Ok((entry_size, table_len, data_end))
+}
+
+/// The records of an extension area (FORMAT.md §3.4) checked as [`Archive::parse`] checks
+/// them (the caller checked the meta checksum that covers them).
+pub(crate) fn check_extension_area(area: &[u8]) -> Result<(), FormatError> {
+    parse_extensions(area).map(|_| ())
+}
+
 impl<'a> Archive<'a> {
     /// Parses and validates an archive.
     ///
     /// Errors: [`FormatError`] naming the first rule broken.
     pub fn parse(bytes: &'a [u8]) -> Result<Archive<'a>, FormatError> {
-        // the magic first (FORMAT.md §3), so that a short file of another kind is named as
-        // such rather than as a truncated archive
-        if let Some(&got) = bytes.first_chunk::<4>() {
-            if got != MAGIC {
-                return Err(FormatError::BadMagic { got });
-            }
-        }
-        if bytes.len() < HEADER_SIZE {
-            return Err(FormatError::TooShort {
-                got: bytes.len() as u64,
-                need: HEADER_SIZE as u64,
-            });
-        }
-        // (the magic was checked above: at least 96 bytes hold its 4)
-        let h: FileHeader = bytemuck::pod_read_unaligned(&bytes[..HEADER_SIZE]);
-        // FORMAT.md §2: format 1 only; the pre-release versions are named as such
-        if h.version != FORMAT_VERSION {
-            return Err(if (2..=LAST_PRE_RELEASE_VERSION).contains(&h.version) {
-                FormatError::PreReleaseVersion { got: h.version }
-            } else {
-                FormatError::Version { got: h.version }
-            });
-        }
-        if h.flags & !KNOWN_FLAGS != 0 {
-            return Err(herr(
-                "flags",
-                format!("unknown bits {:#06x}", h.flags & !KNOWN_FLAGS),
-            ));
-        }
-        // FORMAT.md §2: block size is a power of two in [4 KiB, 4 MiB].
-        if !h.block_size.is_power_of_two()
-            || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&h.block_size)
-        {
-            return Err(herr(
-                "block_size",
-                format!("{} is not a power of two in [4096, 4194304]", h.block_size),
-            ));
-        }
-        let bs = h.block_size as u64;
-        if h.original_size.div_ceil(bs) != h.block_count as u64 {
-            return Err(herr(
-                "block_count",
-                format!("{} != ceil({} / {})", h.block_count, h.original_size, bs),
-            ));
-        }
-        if h.group_blocks == 0 {
-            return Err(herr("group_blocks", "must be at least 1"));
-        }
-        if (h.block_count as u64).div_ceil(h.group_blocks as u64) != h.group_count as u64 {
-            return Err(herr(
-                "group_count",
-                format!(
-                    "{} != ceil({} / {})",
-                    h.group_count, h.block_count, h.group_blocks
-                ),
-            ));
-        }
-        if h.window == 0 {
-            return Err(herr("window", "must be at least 1"));
-        }
-        let cross = h.flags & FLAG_CROSS_BLOCK != 0;
-        if !cross && h.window > h.block_size {
-            return Err(herr(
-                "window",
-                "larger than a block without the cross-block flag",
-            ));
-        }
-        // FORMAT.md §2: a match base of 4 to 6
-        let b = h.entry_bits.match_base as u32;
-        if !(MIN_MATCH_BASE..=MATCH_BASE).contains(&b) {
-            return Err(herr(
-                "match_base",
-                format!("{b} is not in {MIN_MATCH_BASE}..={MATCH_BASE}"),
-            ));
-        }
-        if h.min_match < h.match_base() {
-            return Err(herr(
-                "min_match",
-                format!("{} < the match base {}", h.min_match, h.match_base()),
-            ));
-        }
-        // FORMAT.md §2: widths of at most 32 bits, reserved bytes 86..88 zero
-        super::entry::check_bits(&h.entry_bits).map_err(|why| herr("entry_bits", why))?;
-        let entry_size = super::entry::packed_size(&h.entry_bits);
-        let table_len = h.block_count as u64 * entry_size as u64;
-        // FORMAT.md §1: the sections end at or before the end of the file; the bytes after
-        // the data section are the extension area
-        let data_end = (HEADER_SIZE as u64)
-            .checked_add(table_len)
-            .and_then(|v| v.checked_add(h.table_bytes))
-            .and_then(|v| v.checked_add(h.data_bytes))
-            .ok_or_else(|| herr("data_bytes", "section sizes overflow"))?;
+        let h = parse_header(bytes)?;
+        let (_, table_len, data_end) = section_sizes(&h)?;
         if data_end > bytes.len() as u64 {
             return Err(FormatError::Size {
                 expected: data_end,
@@ -313,6 +337,29 @@ impl<'a> Archive<'a> {
             return Err(FormatError::MetaChecksum);
         }
         let extensions = parse_extensions(extension_area)?;
+        let mut a: Archive<'a> = Archive::from_sections(h, block_table, table_section)?;
+        a.data = &bytes[tables_end..data_end as usize];
+        a.data_offset = tables_end as u64;
+        a.extension_area = extension_area;
+        a.extensions = extensions;
+        Ok(a)
+    }
+
+    /// The archive of header `h` (checked by [`parse_header`]), its block table and its
+    /// table section (FORMAT.md §3.1, §5.1-§5.2), every rule checked that [`Archive::parse`]
+    /// checks on them, with an empty data section and extension area: what a streaming
+    /// decoder ([`crate::decode::stream`]) reads before the data, whose meta checksum it
+    /// checks at the end. [`Archive::with_data`] gives it a data section.
+    ///
+    /// Errors: [`FormatError`] naming the first rule broken.
+    pub(crate) fn from_sections(
+        h: FileHeader,
+        block_table: &[u8],
+        table_section: &[u8],
+    ) -> Result<Archive<'static>, FormatError> {
+        let bs = h.block_size as u64;
+        let cross = h.flags & FLAG_CROSS_BLOCK != 0;
+        let entry_size = super::entry::packed_size(&h.entry_bits);
         let entries: Vec<BlockEntry> = block_table
             .chunks_exact(entry_size.max(1))
             .enumerate()
@@ -428,12 +475,29 @@ impl<'a> Archive<'a> {
             entries,
             block_offsets,
             tables,
-            data: &bytes[tables_end..data_end as usize],
-            data_offset: tables_end as u64,
-            extension_area,
-            extensions,
+            data: &[],
+            data_offset: (HEADER_SIZE + block_table.len() + table_section.len()) as u64,
+            extension_area: &[],
+            extensions: Vec::new(),
             table_cache_left: AtomicU64::new(table_cache_budget(h.original_size)),
         })
+    }
+
+    /// The same archive over the data section `data` (or the part of it that
+    /// [`Archive::block_offsets`], as the caller rebased them, index), without its extension
+    /// records.
+    pub(crate) fn with_data<'b>(self, data: &'b [u8]) -> Archive<'b> {
+        Archive {
+            header: self.header,
+            entries: self.entries,
+            block_offsets: self.block_offsets,
+            tables: self.tables,
+            data,
+            data_offset: self.data_offset,
+            extension_area: &[],
+            extensions: Vec::new(),
+            table_cache_left: self.table_cache_left,
+        }
     }
 
     /// Bytes of one block-table entry on disk (FORMAT.md §3.1), from the header's widths.

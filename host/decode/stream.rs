@@ -1,0 +1,522 @@
+//! Streaming decode: an archive read once, in file order, from any [`Read`] (a pipe, a socket,
+//! a file larger than memory), its original written in order to any [`Write`] as soon as each
+//! batch of blocks is verified, in memory bounded by the batch, the window and the archive's
+//! metadata, never by the original's size.
+//!
+//! The sections come in the order of FORMAT.md §1: the header (§2), the block table (§3.1)
+//! and the table section (§5.1) are read and checked first ([`Archive::from_sections`]); then
+//! the data section is read batch by batch (whole decoder groups of blocks, a few per worker
+//! thread), each batch decoded on the rayon pool and every block verified against its
+//! checksum (§6) before any of its bytes is written; last, the extension area (§3.4) is read
+//! to the end of the stream and the meta checksum, which covers it, and the content checksum
+//! are checked. A failure there comes after the output was written: the caller must discard
+//! it (the command line removes its output file).
+//!
+//! With a cross-block window (§3.3) the decoder also keeps the decoded bytes that the batch's
+//! blocks or later ones may read: from the lowest of their source blocks, and never more than
+//! `window` bytes before a block (§4.4 forbids longer distances, so older bytes are never
+//! read).
+
+use super::checksum::{self, Folder, KibSums, KIB};
+use super::{block_error, decode_group_at, streams, verify_block, FAST_SCRATCH};
+use crate::device::format::{FileHeader, EXTENSION_HEADER_BYTES, META_CHECKSUM_OFFSET};
+use crate::device::lz::BlockFrame;
+use crate::error::{DecodeError, Error, FormatError};
+use crate::format::archive::{check_extension_area, parse_header, section_sizes};
+use crate::format::{Archive, HEADER_SIZE};
+use rayon::prelude::*;
+use std::io::{Read, Write};
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use xxhash_rust::xxh3::Xxh3;
+
+/// Output bytes of a batch, at least: the decoder groups of a batch decode in parallel, so a
+/// batch is also at least four groups per worker thread ([`batch_target`]).
+const MIN_BATCH_BYTES: usize = 32 << 20;
+
+/// Bytes of expanded decode tables kept for reuse, at least (see [`decode_data`]).
+const MIN_TABLE_CACHE: usize = 16 << 20;
+
+/// Output bytes of the first batch, smaller so that the first bytes are written early.
+const FIRST_BATCH_BYTES: usize = 4 << 20;
+
+/// Decodes the archive read from `archive` and writes the original to `out`; returns the
+/// number of bytes written (the header's `original_size`).
+///
+/// The archive is read once, front to back, and need not be seekable or whole in memory; the
+/// original is written in order, a batch of blocks at a time as soon as each of its blocks
+/// passed its checksum, so the first bytes come out after the first batch (a few MiB)
+/// decodes. Runs on the current rayon thread pool; writes on one extra thread.
+///
+/// Memory: about 3 batches of output (a batch is the larger of 32 MiB and 4 MiB per worker
+/// thread), one batch of stored data, the archive's block table and compact tables (about
+/// 100 bytes per block and 3 KiB per table group), the expanded tables of the batch's groups
+/// and, for archives with a cross-block window, up to `window` bytes of earlier output.
+///
+/// Errors: [`Error::Format`] for a damaged or truncated container (as [`crate::decompress`],
+/// with the meta checksum and extension records checked last, after the data);
+/// [`Error::Decode`] naming the first damaged block (nothing of that batch is written) or
+/// [`DecodeError::ContentChecksum`] (after all was written); [`Error::Read`] and
+/// [`Error::Write`] for the I/O (a closed pipe is [`Error::Write`] with
+/// [`std::io::ErrorKind::BrokenPipe`]). On any error the bytes already written are not the
+/// original and must be discarded.
+///
+/// ```
+/// let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(2_000);
+/// let archive = aceapex::compress(&data, &aceapex::Options::default())?;
+/// let mut restored = Vec::new();
+/// let n = aceapex::decompress_to(&archive[..], &mut restored)?;
+/// assert_eq!((n, restored), (data.len() as u64, data));
+/// # Ok::<(), aceapex::Error>(())
+/// ```
+pub fn decompress_to<R: Read + Send, W: Write + Send>(archive: R, out: W) -> Result<u64, Error> {
+    decompress_stream(archive, out, &|_| {}, None)
+}
+
+/// [`decompress_to`], calling `progress` with the number of original bytes done as blocks
+/// verify (from worker threads, in no particular order), with batches of at least
+/// `batch_bytes` of output where given (tests use small ones; rounded up to whole groups).
+///
+/// Errors: as [`decompress_to`].
+pub fn decompress_stream<R: Read + Send, W: Write + Send>(
+    archive: R,
+    out: W,
+    progress: &(dyn Fn(u64) + Sync),
+    batch_bytes: Option<usize>,
+) -> Result<u64, Error> {
+    let mut r = Counted { r: archive, pos: 0 };
+    // the magic first, so that a stream of something else fails at once instead of after
+    // the 92 more bytes of a header (FORMAT.md §2)
+    let mut head = Vec::with_capacity(HEADER_SIZE);
+    for part in [4, HEADER_SIZE - 4] {
+        (&mut r.r)
+            .take(part as u64)
+            .read_to_end(&mut head)
+            .map_err(Error::Read)?;
+        if let Err(e @ FormatError::BadMagic { .. }) = parse_header(&head) {
+            return Err(e.into());
+        }
+    }
+    r.pos = head.len() as u64;
+    let h = parse_header(&head)?;
+    let (_, table_len, data_end) = section_sizes(&h)?;
+    let block_table = r.section(table_len, data_end)?;
+    let table_section = r.section(h.table_bytes, data_end)?;
+    let mut meta = Xxh3::new();
+    meta.update(&head[..META_CHECKSUM_OFFSET]);
+    meta.update(&block_table);
+    meta.update(&table_section);
+    let a = Archive::from_sections(h, &block_table, &table_section)?;
+    drop((block_table, table_section));
+
+    let (content, tail) = std::thread::scope(|scope| {
+        decode_data(&mut r, a, out, scope, progress, batch_bytes, data_end)
+    })?;
+
+    // FORMAT.md §3.4, §6: the extension area (the rest of the stream), under the meta checksum
+    let records = read_extension_area(&mut r, &mut meta)?;
+    if meta.digest() != h.meta_checksum {
+        return Err(FormatError::MetaChecksum.into());
+    }
+    records?;
+    if content.finish_tail(h.original_size as usize, &tail) != h.content_checksum {
+        return Err(DecodeError::ContentChecksum.into());
+    }
+    Ok(h.original_size)
+}
+
+/// A reader that counts the bytes read so far (for the size in a truncation error).
+struct Counted<R> {
+    r: R,
+    pos: u64,
+}
+
+impl<R: Read> Counted<R> {
+    /// The next `len` bytes, read as they come (a truncated stream costs what it holds,
+    /// not what its header declares); a short stream is [`FormatError::Size`] against
+    /// `data_end`, the size the header declares before the extension area.
+    fn section(&mut self, len: u64, data_end: u64) -> Result<Vec<u8>, Error> {
+        let mut v = Vec::new();
+        self.fill_vec(&mut v, len, data_end)?;
+        Ok(v)
+    }
+
+    /// Appends the next `len` bytes to `buf` (a short stream: as [`Counted::section`]).
+    fn fill_vec(&mut self, buf: &mut Vec<u8>, len: u64, data_end: u64) -> Result<(), Error> {
+        let n = (&mut self.r)
+            .take(len)
+            .read_to_end(buf)
+            .map_err(Error::Read)?;
+        self.pos += n as u64;
+        if (n as u64) < len {
+            return Err(FormatError::Size {
+                expected: data_end,
+                got: self.pos,
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// Reads the extension area to the end of the stream, hashing it into `meta` (FORMAT.md
+/// §3.4, §6) without keeping it: each record's header is checked as [`Archive::parse`]
+/// checks it and its payload dropped. A bad record is returned only once the meta checksum,
+/// which [`Archive::parse`] checks first, matched (`Ok(Err(_))`).
+fn read_extension_area<R: Read>(
+    r: &mut Counted<R>,
+    meta: &mut Xxh3,
+) -> Result<Result<(), FormatError>, Error> {
+    let mut walk = RecordWalk::default();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::Read(e)),
+        };
+        r.pos += n as u64;
+        meta.update(&buf[..n]);
+        walk.feed(&buf[..n]);
+    }
+    Ok(walk.finish())
+}
+
+/// The records of an extension area walked as its bytes arrive (FORMAT.md §3.4).
+#[derive(Default)]
+struct RecordWalk {
+    /// Offset of the next unread byte in the area.
+    offset: u64,
+    /// Offset of the record being read.
+    record: u64,
+    /// The record header read so far.
+    head: Vec<u8>,
+    /// Payload bytes still to skip.
+    payload_left: u64,
+    /// The first bad record.
+    bad: Option<FormatError>,
+}
+
+impl RecordWalk {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() && self.bad.is_none() {
+            if self.payload_left > 0 {
+                let n = self.payload_left.min(bytes.len() as u64);
+                self.payload_left -= n;
+                self.offset += n;
+                bytes = &bytes[n as usize..];
+                continue;
+            }
+            if self.head.is_empty() {
+                self.record = self.offset;
+            }
+            let n = (EXTENSION_HEADER_BYTES - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..n]);
+            self.offset += n as u64;
+            bytes = &bytes[n..];
+            if self.head.len() == EXTENSION_HEADER_BYTES {
+                let h = std::mem::take(&mut self.head);
+                self.payload_left = u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as u64;
+                // type and flags, checked on the header alone (an empty payload)
+                let mut alone = h;
+                alone[4..8].fill(0);
+                if let Err(e) = check_extension_area(&alone) {
+                    self.bad = Some(match e {
+                        FormatError::Extension { why, .. } => FormatError::Extension {
+                            offset: self.record,
+                            why,
+                        },
+                        e => e,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The first bad record, or a record cut short by the end of the stream.
+    fn finish(self) -> Result<(), FormatError> {
+        let err = |why: String| FormatError::Extension {
+            offset: self.record,
+            why,
+        };
+        match self.bad {
+            Some(e) => Err(e),
+            None if !self.head.is_empty() => Err(err(format!(
+                "{} bytes left, a record header needs 8",
+                self.head.len()
+            ))),
+            None if self.payload_left > 0 => Err(err(format!(
+                "a record's payload ends {} bytes early",
+                self.payload_left
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The first block whose sources block `b` may read: its `lowest_source_block`, raised to
+/// the block holding the byte `window` bytes before its start (FORMAT.md §4.4: no distance
+/// exceeds the window, so nothing older is read).
+fn floor_block(a: &Archive<'_>, b: usize) -> usize {
+    let bs = a.header.block_size as u64;
+    let by_window = ((b as u64 * bs).saturating_sub(a.header.window as u64) / bs) as usize;
+    (a.entries[b].lowest_source_block as usize).max(by_window)
+}
+
+/// The batches: ranges of blocks, each ending on a whole decoder group
+/// ([`streams::group_blocks`]) except the last; the first is smaller.
+fn batch_target(h: &FileHeader, threads: usize, batch_bytes: Option<usize>) -> (usize, usize) {
+    let bs = h.block_size as usize;
+    let group = streams::group_blocks(bs);
+    let group_bytes = group * bs;
+    let full = batch_bytes.unwrap_or(MIN_BATCH_BYTES.max(threads * 4 * group_bytes));
+    let first = batch_bytes.unwrap_or(FIRST_BATCH_BYTES);
+    let groups = |bytes: usize| bytes.div_ceil(group_bytes).max(1) * group;
+    (groups(first), groups(full))
+}
+
+/// Decodes the data section batch by batch and hands each batch's output to a writer thread
+/// (spawned in `scope`); returns the content hash's fold and the output's last KiB.
+fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
+    r: &mut Counted<R>,
+    mut a: Archive<'static>,
+    mut out: W,
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    progress: &(dyn Fn(u64) + Sync),
+    batch_bytes: Option<usize>,
+    data_end: u64,
+) -> Result<(Folder, Vec<u8>), Error> {
+    let size = a.header.original_size as usize;
+    let bs = a.header.block_size as usize;
+    let blocks = a.block_count();
+    let cross = a.cross_block();
+    let (first_blocks, batch_blocks) =
+        batch_target(&a.header, rayon::current_num_threads(), batch_bytes);
+    let mut folder = Folder::new(size);
+    let mut tail: Vec<u8> = Vec::with_capacity(2 * KIB);
+
+    // full batches go to the writer; it sends the emptied buffers back for reuse
+    let (to_writer, from_decoder) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+    let (recycle, recycled) = std::sync::mpsc::channel::<Vec<u8>>();
+    let writer = scope.spawn(move || -> std::io::Result<()> {
+        for buf in from_decoder {
+            out.write_all(&buf)?;
+            let _ = recycle.send(buf);
+        }
+        out.flush()
+    });
+
+    // expanded tables kept for reuse: those of a batch's groups (the encoder's take at most
+    // a sixth of their output), released after it
+    a.table_cache_left.store(
+        (MIN_TABLE_CACHE as u64).max((batch_blocks * bs / 4) as u64),
+        Ordering::Relaxed,
+    );
+    // cross-block archives: per block, the lowest block it or any later block may read, so
+    // that the bytes before it are never needed again
+    let mut keep_from: Vec<u32> = Vec::new();
+    if cross {
+        keep_from = (0..blocks).map(|b| floor_block(&a, b) as u32).collect();
+        for b in (0..blocks.saturating_sub(1)).rev() {
+            keep_from[b] = keep_from[b].min(keep_from[b + 1]);
+        }
+    }
+    let mut stored = Vec::new();
+    let mut sums: Vec<KibSums> = Vec::new();
+    // cross-block archives: the decoded bytes from `win_base` on (history, then the batch)
+    let mut win: Vec<u8> = Vec::new();
+    let mut win_base = 0usize;
+    let mut b0 = 0usize;
+    let mut writer_stopped = false;
+    let mut released = 0usize;
+    while b0 < blocks {
+        let b1 = (b0 + if b0 == 0 { first_blocks } else { batch_blocks }).min(blocks);
+        let out_start = b0 * bs;
+        let out_end = (b1 * bs).min(size);
+        // this batch's stored slices, and the archive's offsets rebased onto them
+        let d0 = a.block_offsets[b0];
+        let d1 = a
+            .block_offsets
+            .get(b1)
+            .copied()
+            .unwrap_or(a.header.data_bytes);
+        // read as the bytes come: a block table may declare slices far larger than the
+        // stream holds
+        stored.clear();
+        r.fill_vec(&mut stored, d1 - d0, data_end)?;
+        for o in &mut a.block_offsets[b0..b1] {
+            *o -= d0;
+        }
+        let ab = a.with_data(&stored);
+        let mut buf = recycled.try_recv().unwrap_or_default();
+        let decoded = if !cross {
+            buf.resize(out_end - out_start, 0);
+            decode_batch(&ab, b0, &mut buf, &mut sums, progress)
+        } else {
+            // keep from the lowest block this batch or a later one may read
+            let keep = keep_from[b0] as usize * bs;
+            debug_assert!(keep >= win_base && keep <= out_start);
+            win.drain(..keep - win_base);
+            win_base = keep;
+            win.resize(out_end - win_base, 0);
+            let done = decode_batch_cross(&ab, b0..b1, &mut win, win_base, progress);
+            let new = &win[out_start - win_base..];
+            sums.resize(new.len().div_ceil(KIB), [0; 8]);
+            new.par_chunks(64 * KIB)
+                .zip(sums.par_chunks_mut(64))
+                .for_each(|(c, s)| checksum::kib_sums(c, &mut s[..c.len() / KIB]));
+            buf.clear();
+            buf.extend_from_slice(new);
+            done
+        };
+        a = ab.with_data(&[]);
+        decoded?;
+        folder.absorb(out_start / KIB, &sums[..buf.len() / KIB]);
+        tail.extend_from_slice(&buf[buf.len().saturating_sub(KIB)..]);
+        tail.drain(..tail.len().saturating_sub(KIB));
+        release_tables(&mut a, &mut released, b1);
+        if to_writer.send(buf).is_err() {
+            // the writer stopped on an error, returned below
+            writer_stopped = true;
+            break;
+        }
+        b0 = b1;
+    }
+    drop(to_writer);
+    let written = writer.join().expect("the writer thread does not panic");
+    written.map_err(Error::Write)?;
+    if writer_stopped {
+        return Err(Error::Write(std::io::Error::other(
+            "the output writer stopped",
+        )));
+    }
+    Ok((folder, tail))
+}
+
+/// Drops the tables of the groups from `*released` to those that end before block `next`
+/// (later batches never use them), giving their expanded tables' bytes back to the archive's
+/// cache budget; advances `*released`.
+fn release_tables(a: &mut Archive<'static>, released: &mut usize, next: usize) {
+    let done = next / a.header.group_blocks as usize;
+    for g in a.tables.iter_mut().take(done).skip(*released) {
+        for t in g.iter_mut().filter_map(Option::take) {
+            if let Some(x) = t.expanded.get() {
+                let bytes = std::mem::size_of_val::<[crate::device::format::DecodeTable]>(x) as u64;
+                a.table_cache_left.fetch_add(bytes, Ordering::Relaxed);
+            }
+        }
+    }
+    *released = done.max(*released);
+}
+
+/// Decodes the blocks of a batch without cross-block sources into `out` (from the first byte
+/// of block `b0`), whole decoder groups in parallel ([`decode_group_at`]); leaves the KiB
+/// sums of `out` in `sums`.
+fn decode_batch(
+    a: &Archive<'_>,
+    b0: usize,
+    out: &mut [u8],
+    sums: &mut Vec<KibSums>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(), DecodeError> {
+    let bs = a.header.block_size as usize;
+    let group = streams::group_blocks(bs);
+    let group_bytes = group * bs;
+    sums.resize(out.len().div_ceil(KIB), [0; 8]);
+    out.par_chunks_mut(group_bytes)
+        .zip(sums.par_chunks_mut(group_bytes / KIB))
+        .enumerate()
+        .try_for_each(|(g, (chunk, s))| {
+            decode_group_at(a, b0 + g * group, chunk, s)?;
+            progress(chunk.len() as u64);
+            Ok(())
+        })
+}
+
+/// Decodes blocks `blocks` of a cross-block archive into `win`, whose byte 0 is original byte
+/// `base` and which holds every block the batch may read ([`floor_block`]): runs of blocks
+/// that read only each other decode in parallel, the blocks of a run in order (FORMAT.md
+/// §8.7).
+fn decode_batch_cross(
+    a: &Archive<'_>,
+    blocks: Range<usize>,
+    win: &mut [u8],
+    base: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(), DecodeError> {
+    let bs = a.header.block_size as usize;
+    let b0 = blocks.start;
+    // runs: a new one at each block that reads nothing before itself within the batch;
+    // a block reading further back merges the runs back to the one holding its source
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    let mut start = b0;
+    for b in blocks.clone() {
+        let lowest = floor_block(a, b).max(b0);
+        if lowest == b && b > start {
+            runs.push(start..b);
+            start = b;
+        } else if lowest < start {
+            while let Some(prev) = runs.pop() {
+                start = prev.start;
+                if prev.start <= lowest {
+                    break;
+                }
+            }
+        }
+    }
+    runs.push(start..blocks.end);
+    // carve `win` into the runs' ranges; the first keeps the history before it
+    let mut pieces = Vec::with_capacity(runs.len());
+    let mut rest = win;
+    let mut at = base;
+    for (i, r) in runs.iter().enumerate() {
+        let end = (r.end * bs).min(a.header.original_size as usize);
+        let (piece, more) = rest.split_at_mut(end - at);
+        let piece_base = if i == 0 { base } else { r.start * bs };
+        pieces.push((r.clone(), piece, piece_base));
+        at = end;
+        rest = more;
+    }
+    pieces
+        .into_par_iter()
+        .try_for_each(|(r, piece, piece_base)| {
+            for b in r {
+                decode_block_window(a, b, piece, piece_base as u64)?;
+                let range = a.block_range(b);
+                progress(range.end - range.start);
+            }
+            Ok(())
+        })
+}
+
+/// Decodes block `b` into `out` (`out[0]` is original byte `base`), which holds the block and
+/// the bytes from its [`floor_block`] on; verifies its checksum. The same outcome and status
+/// as [`super::decode_block_at`], whose source floor is the block's `lowest_source_block`:
+/// a match reaching below the higher floor used here has a distance over the window and
+/// fails rule 1 of FORMAT.md §4.4 either way.
+fn decode_block_window(
+    a: &Archive<'_>,
+    b: usize,
+    out: &mut [u8],
+    base: u64,
+) -> Result<(), DecodeError> {
+    let r = a.block_range(b);
+    let floor = floor_block(a, b) as u64 * a.header.block_size as u64;
+    debug_assert!(base <= floor && r.end - base <= out.len() as u64);
+    let frame = BlockFrame {
+        dst_start: (r.start - base) as usize,
+        dst_end: (r.end - base) as usize,
+        src_floor: (floor - base) as usize,
+        window: a.header.window,
+        match_base: a.header.match_base(),
+    };
+    FAST_SCRATCH
+        .with(|s| streams::decode_archive_block(a, b, out, &frame, &mut s.borrow_mut()))
+        .map_err(|st| block_error(a, b, st))?;
+    verify_block(
+        a,
+        b,
+        checksum::xxh3_64(&out[frame.dst_start..frame.dst_end]),
+    )
+}
