@@ -119,9 +119,12 @@ class Archive:
     def read(self, offset: int, length: int) -> Union[bytes, DeviceBuffer]:
         """The original bytes [offset, offset + length): bytes, or a DeviceBuffer on
         device="cuda". IndexError when the range passes the end of the data."""
-    def read_ranges(self, ranges: Sequence[Tuple[int, int]]) -> List[Union[bytes, DeviceBuffer]]:
+    def read_ranges(
+        self, ranges: Sequence[Tuple[int, int]], *, join: bool = False
+    ) -> Union[List[Union[bytes, DeviceBuffer]], bytes, DeviceBuffer]:
         """The original bytes of each (offset, length), in order: bytes decoded in parallel,
-        or DeviceBuffers (one device allocation) on device="cuda"."""
+        or DeviceBuffers (one device allocation) on device="cuda". With join=True, one bytes
+        or DeviceBuffer holding the ranges end to end."""
     def decompress(self) -> bytes:
         """The whole original data, every checksum verified."""
     def keys(self) -> List[str]:

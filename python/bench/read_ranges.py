@@ -5,7 +5,7 @@ DLPack hand-over to PyTorch, for batches of random ranges.
 
 Prints, per device, the median wall time of one batch and the bytes per second it returns.
 The cuda figures include the device-side gather and the wait for it; torch.from_dlpack of
-every buffer is timed separately. The archive's open (the GPU decode and the host
+every buffer is timed separately. "joined" is read_ranges(..., join=True): one buffer. The archive's open (the GPU decode and the host
 verification) is timed once.
 """
 
@@ -45,11 +45,14 @@ def main():
         total = args.batch * args.length
         line = (f"{device}: open {opened * 1e3:.1f} ms; batch of {args.batch} x {args.length} B: "
                 f"{t * 1e3:.2f} ms, {total / t / 1e9:.2f} GB/s, {t / args.batch * 1e6:.2f} us/range")
+        tj, joined = timed(lambda: a.read_ranges(ranges, join=True), args.reps)
+        line += f"; joined: {tj * 1e3:.2f} ms, {total / tj / 1e9:.2f} GB/s"
         if device == "cuda":
             import torch
 
             td, _ = timed(lambda: [torch.from_dlpack(b) for b in out], args.reps)
-            line += f"; torch.from_dlpack of all: {td * 1e3:.2f} ms"
+            line += f"; torch.from_dlpack of each: {td * 1e3:.2f} ms"
+            assert torch.from_dlpack(joined).numel() == total
         print(line, flush=True)
 
 

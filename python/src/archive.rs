@@ -252,7 +252,7 @@ impl Archive {
     fn read<'py>(&self, py: Python<'py>, offset: u64, length: u64) -> PyResult<Bound<'py, PyAny>> {
         #[cfg(feature = "gpu")]
         if let Some(cuda) = &self.cuda {
-            let mut one = py.detach(|| cuda.gather(&[(offset, length)]))?;
+            let mut one = py.detach(|| cuda.gather(&[(offset, length)], true))?;
             return Ok(Bound::new(py, one.remove(0))?.into_any());
         }
         let length = usize::try_from(length)
@@ -270,37 +270,64 @@ impl Archive {
 
     /// The original bytes of each `(offset, length)` of `ranges`: a list of `bytes` decoded in
     /// parallel, or on `device="cuda"` a list of `DeviceBuffer`s (views of one new device
-    /// allocation, copied from the resident data on the GPU).
+    /// allocation, copied from the resident data on the GPU). With `join=True`, one `bytes`
+    /// or `DeviceBuffer` holding the ranges end to end (one tensor for a whole batch).
+    #[pyo3(signature = (ranges, *, join = false))]
     fn read_ranges<'py>(
         &self,
         py: Python<'py>,
         ranges: Vec<(u64, u64)>,
-    ) -> PyResult<Bound<'py, PyList>> {
+        join: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         use rayon::prelude::*;
         #[cfg(feature = "gpu")]
         if let Some(cuda) = &self.cuda {
-            let buffers = py.detach(|| cuda.gather(&ranges))?;
+            let mut buffers = py.detach(|| cuda.gather(&ranges, join))?;
+            if join {
+                return Ok(Bound::new(py, buffers.remove(0))?.into_any());
+            }
             let objs = buffers
                 .into_iter()
                 .map(|b| Bound::new(py, b))
                 .collect::<PyResult<Vec<_>>>()?;
-            return PyList::new(py, objs);
+            return Ok(PyList::new(py, objs)?.into_any());
         }
-        let total: u64 = ranges.iter().map(|r| r.1).fold(0, u64::saturating_add);
-        if usize::try_from(total).is_err() {
-            return Err(PyValueError::new_err("ranges too large for this machine"));
-        }
-        let parts = self.with_reader(py, |r| {
-            ranges
-                .par_iter()
-                .map(|&(offset, length)| {
-                    let mut buf = vec![0u8; length as usize];
-                    r.read_range(offset, &mut buf).map_err(to_py)?;
-                    Ok(buf)
-                })
-                .collect::<PyResult<Vec<Vec<u8>>>>()
+        let total = ranges
+            .iter()
+            .try_fold(0u64, |t, r| t.checked_add(r.1))
+            .and_then(|t| usize::try_from(t).ok())
+            .ok_or_else(|| PyValueError::new_err("ranges too large for this machine"))?;
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(total)
+            .map_err(|_| PyValueError::new_err(format!("cannot allocate {total} bytes")))?;
+        buf.resize(total, 0);
+        let buf = self.with_reader(py, |r| {
+            // each range decoded into its own part of one buffer
+            let mut parts = Vec::with_capacity(ranges.len());
+            let mut rest = &mut buf[..];
+            for &(offset, length) in &ranges {
+                let (part, tail) = rest.split_at_mut(length as usize);
+                parts.push((offset, part));
+                rest = tail;
+            }
+            parts
+                .into_par_iter()
+                .try_for_each(|(offset, part)| r.read_range(offset, part).map_err(to_py))?;
+            Ok(buf)
         })?;
-        PyList::new(py, parts.iter().map(|p| PyBytes::new(py, p)))
+        if join {
+            return Ok(PyBytes::new(py, &buf).into_any());
+        }
+        let mut at = 0usize;
+        let list = PyList::new(
+            py,
+            ranges.iter().map(|&(_, length)| {
+                let part = PyBytes::new(py, &buf[at..at + length as usize]);
+                at += length as usize;
+                part
+            }),
+        )?;
+        Ok(list.into_any())
     }
 
     /// The whole original data, every checksum verified.

@@ -52,6 +52,15 @@ def test_ranges_as_torch_tensors(archive, data):
         assert bytes(t.cpu().numpy().tobytes()) == data[off : off + n]
 
 
+def test_joined_batch_is_one_tensor(archive, data):
+    ranges = random_ranges(random.Random(4), len(data), 3000)
+    b = archive.read_ranges(ranges, join=True)
+    assert isinstance(b, aceapex.DeviceBuffer)
+    t = torch.from_dlpack(b)
+    assert t.data_ptr() == b.ptr
+    assert bytes(t.cpu().numpy().tobytes()) == b"".join(data[o : o + n] for o, n in ranges)
+
+
 def test_one_read_and_to_bytes(archive, data):
     b = archive.read(12_345, 67_890)
     assert b.to_bytes() == data[12_345 : 12_345 + 67_890]

@@ -74,6 +74,8 @@ def test_read_and_read_ranges(data, archive_path):
         assert a.read(off, n) == data[off : off + n]
     assert a.read_ranges(ranges) == [data[o : o + n] for o, n in ranges]
     assert a.read_ranges([]) == []
+    assert a.read_ranges(ranges, join=True) == b"".join(data[o : o + n] for o, n in ranges)
+    assert a.read_ranges([], join=True) == b""
     assert a.decompress() == data
 
 
