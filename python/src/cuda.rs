@@ -151,8 +151,8 @@ impl Resident {
 }
 
 /// Queues the device-to-device copies `(dst, src, bytes)` on `stream`, one driver call a copy
-/// (about 4 us each on an H100: the driver's batched copy, `cuMemcpyBatchAsync`, measured no
-/// faster; one launch for a whole batch needs a gather kernel in the device crate).
+/// (one launch for a whole batch would need a gather kernel, which the device crate does not
+/// have; the driver's batched copy, `cuMemcpyBatchAsync`, costs as much a copy).
 ///
 /// # Safety
 /// Every range must lie inside a live allocation of the stream's context, and stay alive and
