@@ -484,6 +484,27 @@ impl Record {
         a.getitem_of(py, r, index)
     }
 
+    /// The sequence line by line, as pyfaidx's `FastaRecord.__iter__` (the file's line
+    /// length; the last line may be shorter).
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let a = self.archive.get();
+        let r = self.fai(a, py)?;
+        let len = i64::try_from(r.length).map_err(|_| ArchiveError::new_err("too long"))?;
+        let text: String = a.get_seq_of(py, r, 1, len)?.extract()?;
+        let width = (r.line_bases as usize).max(1);
+        // the bases are ASCII (the index counts graphic bytes), so bytes and chars agree
+        let lines: Vec<std::borrow::Cow<'_, str>> = if text.is_empty() {
+            vec!["".into()]
+        } else {
+            text.as_bytes()
+                .chunks(width)
+                .map(String::from_utf8_lossy)
+                .collect()
+        };
+        let list = PyList::new(py, lines)?;
+        Ok(list.try_iter()?.into_any().unbind())
+    }
+
     /// The whole sequence.
     fn __str__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let a = self.archive.get();

@@ -99,6 +99,9 @@ def test_whole_records_and_names(generated_fasta, tmp_path):
     for name in ("seq0", "one_line", "short"):
         assert str(archive[name]) == str(fasta[name][:])
         assert archive.fetch(name) == str(fasta[name])
+    for name in ("seq1", "one_line", "short"):
+        # line by line, as pyfaidx iterates a record
+        assert list(archive[name]) == [str(line) for line in fasta[name]]
     assert archive[0].name == "seq0"
     assert archive["short"][:] == "ACG"
     assert archive.get_seq("short", 1, 3) == "ACG"
