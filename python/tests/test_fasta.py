@@ -149,8 +149,8 @@ def corpus_files():
     root = corpora_dir()
     if root is None:
         return []
-    files = sorted((root / "dna").glob("*.fa*")) + sorted((root / "protein").glob("*.fasta"))
-    return [f for f in files if f.is_file()]
+    files = sorted((root / "dna").iterdir()) + sorted((root / "protein").iterdir())
+    return [f for f in files if f.is_file() and f.suffix in (".fa", ".fna", ".fasta")]
 
 
 @pytest.mark.slow
