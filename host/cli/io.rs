@@ -194,20 +194,35 @@ impl OutFile {
         Ok(OutFile::Temp(Some(tmp), path.to_owned()))
     }
 
-    pub fn finish(mut self, bytes: &[u8]) -> Result<()> {
-        match &mut self {
-            OutFile::Stdout => {
-                let mut o = std::io::stdout().lock();
-                o.write_all(bytes).context("writing standard output")?;
-                o.flush().context("writing standard output")
-            }
+    /// Writes `bytes` as the next part of the output (for outputs written piece by piece;
+    /// [`OutFile::finish`] then completes it).
+    pub fn write_part(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            OutFile::Stdout => std::io::stdout()
+                .lock()
+                .write_all(bytes)
+                .context("writing standard output"),
             OutFile::InPlace(f, path) => f
                 .write_all(bytes)
                 .with_context(|| format!("writing {}", path.display())),
-            OutFile::Temp(tmp, path) => {
+            OutFile::Temp(tmp, _) => {
                 let t = tmp.as_mut().expect("finished once");
                 t.write_all(bytes)
-                    .with_context(|| format!("writing {}", t.path().display()))?;
+                    .with_context(|| format!("writing {}", t.path().display()))
+            }
+        }
+    }
+
+    pub fn finish(mut self, bytes: &[u8]) -> Result<()> {
+        self.write_part(bytes)?;
+        match &mut self {
+            OutFile::Stdout => std::io::stdout()
+                .lock()
+                .flush()
+                .context("writing standard output"),
+            OutFile::InPlace(..) => Ok(()),
+            OutFile::Temp(tmp, path) => {
+                let t = tmp.as_mut().expect("finished once");
                 t.as_file().sync_all().ok();
                 let mut pending = pending();
                 let t = tmp.take().expect("finished once");
