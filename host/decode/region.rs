@@ -6,8 +6,8 @@
 //! verified). What a read saves is everything else: the decode tables are expanded once per
 //! archive ([`Archive::table`]), the stream buffers and the buffers of partly read blocks are
 //! per-thread scratch kept between reads, blocks wholly inside the range decode straight into
-//! the caller's buffer, and the blocks of one read are entropy-decoded together
-//! ([`streams::decode_streams_list`]) so that their rANS chains overlap.
+//! the caller's buffer, and the blocks of a read of several blocks are entropy-decoded
+//! together ([`streams::decode_streams_list`]) so that their rANS chains overlap.
 //!
 //! Archives whose window crosses blocks (FORMAT.md §3.3) decode the blocks a range needs and
 //! every block those copy from, in order, into a buffer allocated for the read.
@@ -168,10 +168,16 @@ fn read_range_blocks(
     Ok(())
 }
 
+/// Fewest blocks whose streams [`decode_blocks`] entropy-decodes together: for one to three
+/// blocks, decoding them one after the other measured as fast or faster (the group's
+/// bookkeeping outweighs the overlap of their rANS chains, and blocks with two-bit literals
+/// have little to overlap).
+const GROUP_MIN: usize = 4;
+
 /// Decodes blocks `blocks` (no cross-block sources; at most [`GROUP_BLOCKS`]), block
 /// `blocks[j]` into `outs[j]` (exactly the block's length), their streams entropy-decoded
-/// together, and verifies each against its checksum; stops at the first failing block in
-/// the order given.
+/// together from [`GROUP_MIN`] blocks on, and verifies each against its checksum; stops at
+/// the first failing block in the order given.
 fn decode_blocks(
     a: &Archive<'_>,
     blocks: &[usize],
@@ -180,6 +186,16 @@ fn decode_blocks(
 ) -> Result<(), DecodeError> {
     let n = blocks.len();
     debug_assert!(!a.cross_block() && n <= GROUP_BLOCKS && outs.len() == n);
+    if n < GROUP_MIN {
+        for (out, &b) in outs.iter_mut().zip(blocks) {
+            let out = &mut **out;
+            let frame = block_frame(a, b, out.len(), a.block_range(b).start);
+            streams::decode_archive_block(a, b, out, &frame, &mut stream_bufs[0])
+                .map_err(|st| block_error(a, b, st))?;
+            verify_block(a, b, checksum::xxh3_64(out))?;
+        }
+        return Ok(());
+    }
     let status = streams::decode_streams_list(a, blocks, &mut stream_bufs[..n]);
     for (j, out) in outs.iter_mut().enumerate() {
         let b = blocks[j];
