@@ -139,9 +139,9 @@ impl Reader<'_> {
     /// covers all of it). Nothing else is repeated per read: the decode tables are expanded
     /// once per archive, the working buffers are per-thread and kept between reads, and
     /// blocks the range covers whole are decoded straight into `buf`; so the cost of a read
-    /// is that of decoding its blocks. Without cross-block sources a read allocates nothing
-    /// once the thread has read from an archive of this block size; with them it allocates the
-    /// span it decodes.
+    /// is that of decoding its blocks, one after the other. Without cross-block sources a read
+    /// allocates nothing once the thread has read from an archive of this block size; with
+    /// them it allocates the span it decodes.
     ///
     /// Errors: [`Error::Decode`] with [`DecodeError::Region`] for a range past the end of the
     /// original data (nothing is decoded), [`DecodeError::Block`] naming the first damaged
@@ -154,10 +154,9 @@ impl Reader<'_> {
 
     /// Fills every `(offset, buf)` of `ranges` with the original bytes
     /// `offset..offset + buf.len()`, as [`Reader::read_range`] does for each, in one pass over
-    /// the blocks they need: each block is decoded and verified once per call however many
-    /// ranges touch it, and blocks are decoded in index order, several at a time. On the
-    /// calling thread; for parallel reads, split a batch between threads (the reader is
-    /// [`Sync`]).
+    /// the blocks they need, in index order: each block is decoded and verified once per call
+    /// however many ranges touch it. On the calling thread; for parallel reads, split a batch
+    /// between threads (the reader is [`Sync`]).
     ///
     /// Every range is checked before anything is decoded.
     ///

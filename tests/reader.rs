@@ -261,3 +261,63 @@ fn an_opened_file_reads_its_ranges() {
     let mut rng = Rng(0xFEED_FACE_CAFE_BEEF);
     check_reader(&reader, &data, &mut rng);
 }
+
+/// Counts the heap allocations of the calling thread (the test threads run side by side).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: every call is passed on to the system allocator unchanged; the count is a
+// thread-local `Cell` of a `const` initialiser, which never allocates.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: the caller's layout, passed on.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: `ptr` came from `alloc` above, i.e. from the system allocator.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Once a thread has read from an archive, reads allocate nothing: tables, stream buffers,
+/// partly read blocks and a batch's bookkeeping are all kept from earlier reads.
+#[test]
+fn reads_allocate_nothing() {
+    let data = sample();
+    for bs in [16_384u32, 4_096] {
+        let archive = aceapex::compress(&data, &Options::default().with_block_size(bs)).unwrap();
+        let reader = Reader::new(&archive).unwrap();
+        let mut buf = vec![0u8; 5 * bs as usize];
+        let mut rng = Rng(0xA076_1D64_78BD_642F);
+        let mut requests = Vec::new();
+        for _ in 0..200 {
+            let len = 1 + rng.below(4 * u64::from(bs) + 1) as usize;
+            requests.push((rng.below(data.len() as u64 - len as u64 + 1), len));
+        }
+        // the first pass expands the tables and sizes the buffers
+        for &(o, len) in &requests {
+            reader.read_range(o, &mut buf[..len]).unwrap();
+        }
+        let before = ALLOCATIONS.with(|c| c.get());
+        for &(o, len) in &requests {
+            reader.read_range(o, &mut buf[..len]).unwrap();
+        }
+        let after = ALLOCATIONS.with(|c| c.get());
+        assert_eq!(
+            after - before,
+            0,
+            "allocations in 200 reads, blocks of {bs}"
+        );
+        for &(o, len) in &requests {
+            reader.read_range(o, &mut buf[..len]).unwrap();
+            assert!(buf[..len] == data[o as usize..o as usize + len]);
+        }
+    }
+}

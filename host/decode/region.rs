@@ -6,37 +6,36 @@
 //! verified). What a read saves is everything else: the decode tables are expanded once per
 //! archive ([`Archive::table`]), the stream buffers and the buffers of partly read blocks are
 //! per-thread scratch kept between reads, blocks wholly inside the range decode straight into
-//! the caller's buffer, and the blocks of a read of several blocks are entropy-decoded
-//! together ([`streams::decode_streams_list`]) so that their rANS chains overlap.
+//! the caller's buffer. Blocks are decoded one after the other: entropy-decoding several
+//! blocks' streams together, as the whole-file decoder does, measured no faster for the one
+//! to three blocks of a typical read (its bookkeeping outweighs the overlap of the rANS
+//! chains, and blocks with two-bit literals have little to overlap), and it allocates.
 //!
 //! Archives whose window crosses blocks (FORMAT.md §3.3) decode the blocks a range needs and
 //! every block those copy from, in order, into a buffer allocated for the read.
 
-use super::{block_error, block_frame, checksum, lz, streams, verify_block, zeroed_output};
+use super::{block_error, block_frame, checksum, streams, verify_block, zeroed_output};
 use crate::error::DecodeError;
 use crate::format::Archive;
 use std::cell::RefCell;
-use streams::GROUP_BLOCKS;
 
 /// Per-thread buffers of region reads, kept between reads.
 #[derive(Default)]
 struct Scratch {
-    /// The decoded streams of up to [`GROUP_BLOCKS`] blocks.
-    streams: Vec<streams::Scratch>,
-    /// Whole decoded blocks that a read needs only part of (one slot per block of a group).
+    /// The decoded streams of the block being decoded.
+    streams: streams::Scratch,
+    /// Whole decoded blocks that a read needs only part of: two slots (a range's first and
+    /// last block).
     blocks: Vec<u8>,
     /// A batch's (block, request) pairs.
     pairs: Vec<(usize, usize)>,
 }
 
 impl Scratch {
-    /// Makes room for the streams of `group` blocks and `slots` blocks of `block_size` bytes.
-    fn size_for(&mut self, block_size: usize, group: usize, slots: usize) {
-        if self.streams.len() < group {
-            self.streams.resize_with(group, Default::default);
-        }
-        if self.blocks.len() < slots * block_size {
-            self.blocks.resize(slots * block_size, 0);
+    /// Makes room for two blocks of `block_size` bytes.
+    fn size_for(&mut self, block_size: usize) {
+        if self.blocks.len() < 2 * block_size {
+            self.blocks.resize(2 * block_size, 0);
         }
     }
 }
@@ -66,12 +65,6 @@ fn range_end(a: &Archive<'_>, offset: u64, len: usize) -> Result<u64, DecodeErro
             length,
             size,
         })
-}
-
-/// Blocks a read of [`read_range`] decodes together: as many as the full decode groups
-/// ([`streams::group_blocks`]: at most [`GROUP_BLOCKS`] and 128 KiB of output).
-fn read_group(a: &Archive<'_>) -> usize {
-    streams::group_blocks(a.header.block_size as usize)
 }
 
 /// Fills `buf` with original bytes `offset..offset + buf.len()` on the calling thread,
@@ -108,8 +101,8 @@ fn check_content(a: &Archive<'_>, offset: u64, buf: &[u8]) -> Result<(), DecodeE
     Ok(())
 }
 
-/// [`read_range`] without cross-block sources: groups of consecutive blocks, each block
-/// decoded straight into `buf` when the range covers it, else into a scratch slot and copied.
+/// [`read_range`] without cross-block sources: each block decoded straight into `buf` when
+/// the range covers it, else into a scratch slot and the part asked for copied.
 fn read_range_blocks(
     a: &Archive<'_>,
     offset: u64,
@@ -120,95 +113,42 @@ fn read_range_blocks(
     let end = offset + buf.len() as u64;
     let first = (offset / bs) as usize;
     let last = ((end - 1) / bs) as usize;
-    // partly read blocks are at most the first and the last
-    let group = read_group(a);
-    s.size_for(bs as usize, group, 2);
-    let Scratch {
-        streams: stream_bufs,
-        blocks: slots,
-        ..
-    } = s;
-    let (mut head_slot, mut tail_slot) = slots.split_at_mut(bs as usize);
+    s.size_for(bs as usize);
+    let slot = &mut s.blocks[..bs as usize];
     let mut rest = buf;
     let mut pos = offset;
-    let mut b = first;
-    while b <= last {
-        let n = group.min(last - b + 1);
-        let blocks: [usize; GROUP_BLOCKS] = std::array::from_fn(|j| b + j);
-        let mut outs: [&mut [u8]; GROUP_BLOCKS] = Default::default();
-        // (destination in `buf`, offset in the block) of the partly read blocks
-        let mut partial: [Option<(&mut [u8], usize)>; GROUP_BLOCKS] = Default::default();
-        for j in 0..n {
-            let r = a.block_range(b + j);
-            let take = (r.end.min(end) - pos) as usize;
-            let (dst, tail) = std::mem::take(&mut rest).split_at_mut(take);
-            rest = tail;
-            if pos == r.start && take as u64 == r.end - r.start {
-                outs[j] = dst;
-            } else {
-                let slot = if b + j == first {
-                    std::mem::take(&mut head_slot)
-                } else {
-                    std::mem::take(&mut tail_slot)
-                };
-                outs[j] = &mut slot[..(r.end - r.start) as usize];
-                partial[j] = Some((dst, (pos - r.start) as usize));
-            }
-            pos += take as u64;
+    for b in first..=last {
+        let r = a.block_range(b);
+        let len = (r.end - r.start) as usize;
+        let take = (r.end.min(end) - pos) as usize;
+        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(take);
+        rest = tail;
+        if take == len {
+            decode_block(a, b, dst, &mut s.streams)?;
+        } else {
+            // partly read: the range's first or last block
+            decode_block(a, b, &mut slot[..len], &mut s.streams)?;
+            let at = (pos - r.start) as usize;
+            dst.copy_from_slice(&slot[at..at + take]);
         }
-        decode_blocks(a, &blocks[..n], &mut outs[..n], &mut stream_bufs[..])?;
-        for (out, p) in outs.iter().zip(partial.iter_mut()).take(n) {
-            if let Some((dst, at)) = p.take() {
-                let len = dst.len();
-                dst.copy_from_slice(&out[at..at + len]);
-            }
-        }
-        b += n;
+        pos += take as u64;
     }
     Ok(())
 }
 
-/// Fewest blocks whose streams [`decode_blocks`] entropy-decodes together: for one to three
-/// blocks, decoding them one after the other measured as fast or faster (the group's
-/// bookkeeping outweighs the overlap of their rANS chains, and blocks with two-bit literals
-/// have little to overlap).
-const GROUP_MIN: usize = 4;
-
-/// Decodes blocks `blocks` (no cross-block sources; at most [`GROUP_BLOCKS`]), block
-/// `blocks[j]` into `outs[j]` (exactly the block's length), their streams entropy-decoded
-/// together from [`GROUP_MIN`] blocks on, and verifies each against its checksum; stops at
-/// the first failing block in the order given.
-fn decode_blocks(
+/// Decodes block `b` (no cross-block sources) into `out`, exactly the block's length, and
+/// verifies it against its checksum.
+fn decode_block(
     a: &Archive<'_>,
-    blocks: &[usize],
-    outs: &mut [&mut [u8]],
-    stream_bufs: &mut [streams::Scratch],
+    b: usize,
+    out: &mut [u8],
+    stream_bufs: &mut streams::Scratch,
 ) -> Result<(), DecodeError> {
-    let n = blocks.len();
-    debug_assert!(!a.cross_block() && n <= GROUP_BLOCKS && outs.len() == n);
-    if n < GROUP_MIN {
-        for (out, &b) in outs.iter_mut().zip(blocks) {
-            let out = &mut **out;
-            let frame = block_frame(a, b, out.len(), a.block_range(b).start);
-            streams::decode_archive_block(a, b, out, &frame, &mut stream_bufs[0])
-                .map_err(|st| block_error(a, b, st))?;
-            verify_block(a, b, checksum::xxh3_64(out))?;
-        }
-        return Ok(());
-    }
-    let status = streams::decode_streams_list(a, blocks, &mut stream_bufs[..n]);
-    for (j, out) in outs.iter_mut().enumerate() {
-        let b = blocks[j];
-        let out = &mut **out;
-        let frame = block_frame(a, b, out.len(), a.block_range(b).start);
-        status[j]
-            .and_then(|()| {
-                lz::decode_block_fast(&streams::padded_streams(a, b, &stream_bufs[j]), out, &frame)
-            })
-            .map_err(|st| block_error(a, b, st))?;
-        verify_block(a, b, checksum::xxh3_64(out))?;
-    }
-    Ok(())
+    debug_assert!(!a.cross_block());
+    let frame = block_frame(a, b, out.len(), a.block_range(b).start);
+    streams::decode_archive_block(a, b, out, &frame, stream_bufs)
+        .map_err(|st| block_error(a, b, st))?;
+    verify_block(a, b, checksum::xxh3_64(out))
 }
 
 /// [`read_range`] with cross-block sources: the span from the lowest block the range's
@@ -267,8 +207,8 @@ pub fn read_ranges(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result<(
     Ok(())
 }
 
-/// [`read_ranges`] without cross-block sources: the distinct blocks in order, in groups,
-/// each decoded into a scratch slot and copied to every range that needs part of it.
+/// [`read_ranges`] without cross-block sources: the distinct blocks in order, each decoded
+/// once into a scratch slot and copied to every range that needs part of it.
 fn read_ranges_blocks(
     a: &Archive<'_>,
     ranges: &mut [(u64, &mut [u8])],
@@ -284,55 +224,27 @@ fn read_ranges_blocks(
         }
     }
     s.pairs.sort_unstable();
-    let group = read_group(a);
-    s.size_for(bs as usize, group, group);
+    s.size_for(bs as usize);
     let Scratch {
         streams: stream_bufs,
         blocks: slots,
         pairs,
     } = s;
-    let mut at = 0;
-    while at < pairs.len() {
-        // the next distinct blocks, up to a group of them
-        let mut blocks = [0usize; GROUP_BLOCKS];
-        let mut n = 0;
-        let mut stop = at;
-        while stop < pairs.len() {
-            let b = pairs[stop].0;
-            if n == 0 || blocks[n - 1] != b {
-                if n == group {
-                    break;
-                }
-                blocks[n] = b;
-                n += 1;
-            }
-            stop += 1;
+    let mut decoded = None;
+    for &(b, i) in pairs.iter() {
+        let r = a.block_range(b);
+        let block = &mut slots[..(r.end - r.start) as usize];
+        if decoded != Some(b) {
+            decode_block(a, b, block, stream_bufs)?;
+            decoded = Some(b);
         }
-        let mut outs: [&mut [u8]; GROUP_BLOCKS] = Default::default();
-        for ((out, slot), &b) in outs
-            .iter_mut()
-            .zip(slots.chunks_mut(bs as usize))
-            .zip(&blocks[..n])
-        {
-            let r = a.block_range(b);
-            *out = &mut slot[..(r.end - r.start) as usize];
-        }
-        decode_blocks(a, &blocks[..n], &mut outs[..n], &mut stream_bufs[..])?;
-        let mut j = 0;
-        for &(b, i) in &pairs[at..stop] {
-            while blocks[j] != b {
-                j += 1;
-            }
-            let r = a.block_range(b);
-            let (offset, buf) = &mut ranges[i];
-            let (lo, hi) = (
-                (*offset).max(r.start),
-                (*offset + buf.len() as u64).min(r.end),
-            );
-            buf[(lo - *offset) as usize..(hi - *offset) as usize]
-                .copy_from_slice(&outs[j][(lo - r.start) as usize..(hi - r.start) as usize]);
-        }
-        at = stop;
+        let (offset, buf) = &mut ranges[i];
+        let (lo, hi) = (
+            (*offset).max(r.start),
+            (*offset + buf.len() as u64).min(r.end),
+        );
+        buf[(lo - *offset) as usize..(hi - *offset) as usize]
+            .copy_from_slice(&block[(lo - r.start) as usize..(hi - r.start) as usize]);
     }
     Ok(())
 }

@@ -148,39 +148,16 @@ pub fn decode_streams_group(
     first: usize,
     scratch: &mut [Scratch],
 ) -> [Result<(), Status>; GROUP_BLOCKS] {
-    decode_streams_of(a, |j| first + j, scratch)
-}
-
-/// [`decode_streams_group`] for any blocks: block `blocks[j]` into `scratch[j]` (the blocks
-/// need not be consecutive; `blocks` must be at least as long as `scratch`, each index below
-/// the block count). What a region read uses for the blocks it needs.
-pub fn decode_streams_list(
-    a: &Archive<'_>,
-    blocks: &[usize],
-    scratch: &mut [Scratch],
-) -> [Result<(), Status>; GROUP_BLOCKS] {
-    assert!(blocks.len() >= scratch.len(), "a block for every scratch");
-    decode_streams_of(a, |j| blocks[j], scratch)
-}
-
-/// The group decoder, block `block(j)` into `scratch[j]`.
-#[inline(always)]
-fn decode_streams_of(
-    a: &Archive<'_>,
-    block: impl Fn(usize) -> usize,
-    scratch: &mut [Scratch],
-) -> [Result<(), Status>; GROUP_BLOCKS] {
     assert!(scratch.len() <= GROUP_BLOCKS, "at most GROUP_BLOCKS blocks");
     let mut status = [[Ok(()); STREAM_COUNT]; GROUP_BLOCKS];
     // the rANS slices' tables first, held while their decoders run (`Archive::table`)
     let handles: [[Option<crate::format::TableHandle<'_>>; STREAM_COUNT]; GROUP_BLOCKS] =
         std::array::from_fn(|j| {
             std::array::from_fn(|k| {
-                if j >= scratch.len() {
-                    return None;
-                }
-                let b = block(j);
-                (a.entries[b].lanes[k] != LANES_RAW && a.entries[b].lanes[k] != LANES_TWO_BIT)
+                let b = first + j;
+                (j < scratch.len()
+                    && a.entries[b].lanes[k] != LANES_RAW
+                    && a.entries[b].lanes[k] != LANES_TWO_BIT)
                     .then(|| a.table(b, k))
                     .flatten()
             })
@@ -188,7 +165,7 @@ fn decode_streams_of(
     let mut decs = Vec::with_capacity(GROUP_BLOCKS * STREAM_COUNT);
     let mut owner = [(0usize, 0usize); GROUP_BLOCKS * STREAM_COUNT];
     for (j, s) in scratch.iter_mut().enumerate() {
-        let b = block(j);
+        let b = first + j;
         let e = &a.entries[b];
         size_buffers(e, s);
         for (k, buf) in s.bufs.iter_mut().enumerate() {
