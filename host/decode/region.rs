@@ -24,18 +24,17 @@ use std::cell::RefCell;
 struct Scratch {
     /// The decoded streams of the block being decoded.
     streams: streams::Scratch,
-    /// Whole decoded blocks that a read needs only part of: two slots (a range's first and
-    /// last block).
+    /// A whole decoded block that a read needs only part of (a range's first or last block).
     blocks: Vec<u8>,
     /// A batch's (block, request) pairs.
     pairs: Vec<(usize, usize)>,
 }
 
 impl Scratch {
-    /// Makes room for two blocks of `block_size` bytes.
+    /// Makes room for a block of `block_size` bytes.
     fn size_for(&mut self, block_size: usize) {
-        if self.blocks.len() < 2 * block_size {
-            self.blocks.resize(2 * block_size, 0);
+        if self.blocks.len() < block_size {
+            self.blocks.resize(block_size, 0);
         }
     }
 }
