@@ -1,7 +1,7 @@
 //! [`Reader`]: an archive opened once, read by byte ranges (FORMAT.md §6).
 
 use crate::decode;
-#[allow(unused_imports)] // for the documentation's links
+#[cfg(doc)]
 use crate::error::DecodeError;
 use crate::error::Error;
 use crate::fasta::FastaIndex;
