@@ -1,7 +1,9 @@
 //! [`Reader`]: an archive opened once, read by byte ranges (FORMAT.md §6).
 
 use crate::decode;
-use crate::error::{DecodeError, Error};
+#[cfg(doc)]
+use crate::error::DecodeError;
+use crate::error::Error;
 use crate::fasta::FastaIndex;
 use crate::fasta_record::read_fasta_index;
 use crate::format::Archive;
@@ -132,22 +134,47 @@ impl Reader<'_> {
     /// A read of the whole original data is also verified against the content checksum.
     /// An empty `buf` reads nothing (any `offset` up to [`Reader::len`]).
     ///
+    /// The read runs on the calling thread. As every block is verified, a block the range
+    /// touches is decoded whole, however few of its bytes are asked for (a block's checksum
+    /// covers all of it). Nothing else is repeated per read: the decode tables are expanded
+    /// once per archive, the working buffers are per-thread and kept between reads, and
+    /// blocks the range covers whole are decoded straight into `buf`; so the cost of a read
+    /// is that of decoding its blocks, one after the other. Without cross-block sources a read
+    /// allocates nothing once the thread has read from an archive of this block size; with
+    /// them it allocates the span it decodes.
+    ///
     /// Errors: [`Error::Decode`] with [`DecodeError::Region`] for a range past the end of the
-    /// original data, [`DecodeError::Block`] naming the first damaged block, or
-    /// [`DecodeError::Alloc`] when the decode buffer cannot be allocated; `buf` is then
-    /// unspecified.
+    /// original data (nothing is decoded), [`DecodeError::Block`] naming the first damaged
+    /// block, [`DecodeError::ContentChecksum`] for a whole-data read, or
+    /// [`DecodeError::Alloc`] when a cross-block read's buffer cannot be allocated; `buf` is
+    /// then unspecified.
     pub fn read_range(&self, offset: u64, buf: &mut [u8]) -> Result<(), Error> {
-        let region = decode::extract(&self.archive, offset, buf.len() as u64)?;
-        if region.len() != buf.len() {
-            // extract returns exactly the range asked for; a mismatch would be a bug here
-            return Err(Error::Decode(DecodeError::Region {
-                offset,
-                length: buf.len() as u64,
-                size: self.len(),
-            }));
-        }
-        buf.copy_from_slice(&region);
-        Ok(())
+        Ok(decode::region::read_range(&self.archive, offset, buf)?)
+    }
+
+    /// Fills every `(offset, buf)` of `ranges` with the original bytes
+    /// `offset..offset + buf.len()`, as [`Reader::read_range`] does for each, in one pass over
+    /// the blocks they need, in index order: each block is decoded and verified once per call
+    /// however many ranges touch it. On the calling thread; for parallel reads, split a batch
+    /// between threads (the reader is [`Sync`]).
+    ///
+    /// Every range is checked before anything is decoded.
+    ///
+    /// ```
+    /// let data = b"GATTACA".repeat(5_000);
+    /// let archive = aceapex::compress(&data, &aceapex::Options::default())?;
+    /// let reader = aceapex::Reader::new(&archive)?;
+    /// let (mut a, mut b) = ([0u8; 10], [0u8; 3_000]);
+    /// reader.read_ranges(&mut [(30_000, &mut a[..]), (5, &mut b[..])])?;
+    /// assert_eq!((&a[..], &b[..]), (&data[30_000..30_010], &data[5..3_005]));
+    /// # Ok::<(), aceapex::Error>(())
+    /// ```
+    ///
+    /// Errors: as [`Reader::read_range`]; [`DecodeError::Region`] names the first range, in
+    /// `ranges` order, past the end of the data, [`DecodeError::Block`] the first damaged
+    /// block in block order. The buffers are then unspecified.
+    pub fn read_ranges(&self, ranges: &mut [(u64, &mut [u8])]) -> Result<(), Error> {
+        Ok(decode::region::read_ranges(&self.archive, ranges)?)
     }
 
     /// Reads original bytes from `offset` into `buf` as `pread` does: the count read,

@@ -339,7 +339,7 @@ fn output_directory_and_extract_help() {
     let o = run(d, &["extract", "--help"]);
     ok(&o);
     let h = String::from_utf8(o.stdout).unwrap();
-    assert!(h.contains("Sizes (--offset, --length)"), "{h}");
+    assert!(h.contains("Sizes (--offset, --length, --range"), "{h}");
     assert!(
         !h.contains("--block-size") && !h.contains("--window"),
         "{h}"

@@ -1,11 +1,15 @@
-//! `aceapex extract`: one byte range of the original, decoding only the blocks it needs.
+//! `aceapex extract`: byte ranges of the original, decoding only the blocks they need, written
+//! in the order asked, piece by piece (never a whole large range in memory).
 
-use crate::args::parse_size;
+use crate::args::{parse_size, parse_threads};
+use crate::decompress::Device;
 use crate::io::{check_input, check_not_same, read_input, OutFile};
-use aceapex::decode;
-use aceapex::format::Archive;
+use crate::output::note;
+use crate::{set_threads, usage};
+use aceapex::Reader;
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
 
 /// The arguments of `aceapex extract` (help text on [`crate::Cmd::Extract`]).
 #[derive(clap::Args)]
@@ -13,18 +17,92 @@ pub struct ExtractArgs {
     /// Archive, or '-' for standard input.
     pub input: PathBuf,
     /// First byte of the range (0-based, in the original data).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub offset: u64,
-    /// Bytes to restore [default: to the end of the original data].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, conflicts_with_all = ["range", "ranges"])]
+    pub offset: Option<u64>,
+    /// Bytes to restore from --offset [default: to the end of the original data].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "offset")]
     pub length: Option<u64>,
-    /// Output file [default: standard output].
+    /// A range to restore, OFFSET:LENGTH (0-based first byte and byte count, sizes as below);
+    /// repeat it for several ranges, written one after the other in the order given.
+    #[arg(long, value_name = "OFFSET:LENGTH", value_parser = parse_range)]
+    pub range: Vec<(u64, u64)>,
+    /// A file of ranges, one per line: OFFSET:LENGTH or OFFSET LENGTH ('-' for standard
+    /// input; blank lines and lines starting with '#' are skipped). Written after the --range
+    /// ranges, in the file's order.
+    #[arg(long, value_name = "FILE")]
+    pub ranges: Option<PathBuf>,
+    /// Output file [default: standard output]; '-' for standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Write to standard output (same as -o -).
+    #[arg(short = 'c', long, conflicts_with = "output")]
+    pub stdout: bool,
+    /// Where to decode, as for decompress. Ranges are read on the CPU: there is no GPU range
+    /// path yet, so '--device gpu' says so and reads on the CPU.
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
+    /// Worker threads for large ranges, 1 to 1024; 0 = all cores [default: all cores].
+    #[arg(short = 'T', long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
     /// Overwrite the output if it exists.
     #[arg(short, long)]
     pub force: bool,
 }
+
+/// One requested range and where it was asked for (for error messages).
+struct Request {
+    offset: u64,
+    /// `None`: to the end of the original data (--offset without --length).
+    length: Option<u64>,
+    origin: String,
+}
+
+/// `OFFSET:LENGTH` (sizes as [`parse_size`] reads them).
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let (o, l) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' is not a range: use OFFSET:LENGTH (e.g. 1000:5000)"))?;
+    Ok((parse_size(o)?, parse_size(l)?))
+}
+
+/// The ranges of a `--ranges` file: `OFFSET:LENGTH` or `OFFSET LENGTH` per line.
+fn read_ranges_file(path: &Path) -> Result<Vec<Request>> {
+    let text = if path.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin().lock()).context("reading standard input")?
+    } else {
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+    };
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let origin = format!("line {} of {}", i + 1, path.display());
+        let fields: Vec<&str> = if t.contains(':') {
+            t.splitn(2, ':').map(str::trim).collect()
+        } else {
+            t.split_whitespace().collect()
+        };
+        let [o, l] = fields[..] else {
+            bail!("{origin}: '{t}' is not a range: use OFFSET:LENGTH or OFFSET LENGTH");
+        };
+        let parse = |v: &str| parse_size(v).map_err(|e| anyhow::anyhow!("{origin}: {e}"));
+        out.push(Request {
+            offset: parse(o)?,
+            length: Some(parse(l)?),
+            origin,
+        });
+    }
+    Ok(out)
+}
+
+/// Bytes decoded per piece of a large range (rounded up to whole blocks): pieces decode in
+/// parallel and are written in order, so memory stays near a few pieces per thread.
+const PIECE_BYTES: u64 = 1 << 20;
+
+/// Small ranges are gathered up to this many bytes before a write.
+const WRITE_BYTES: usize = 1 << 20;
 
 /// Runs `aceapex extract`.
 pub fn run(args: ExtractArgs) -> Result<()> {
@@ -32,22 +110,137 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         input,
         offset,
         length,
+        range,
+        ranges,
         output,
+        stdout,
+        device,
+        threads,
         force,
     } = args;
-    let out_path = output.unwrap_or_else(|| PathBuf::from("-"));
+    let mut requests: Vec<Request> = Vec::new();
+    if let Some(offset) = offset {
+        requests.push(Request {
+            offset,
+            length,
+            origin: "--offset".into(),
+        });
+    }
+    requests.extend(range.iter().map(|&(o, l)| Request {
+        offset: o,
+        length: Some(l),
+        origin: format!("--range {o}:{l}"),
+    }));
+    if let Some(file) = &ranges {
+        if file.as_os_str() == "-" && input.as_os_str() == "-" {
+            return Err(usage(
+                "extract",
+                "the archive and --ranges cannot both come from standard input",
+            ));
+        }
+        requests.extend(read_ranges_file(file)?);
+    } else if requests.is_empty() {
+        return Err(usage(
+            "extract",
+            "nothing to extract: give --offset (and --length), --range OFFSET:LENGTH or --ranges FILE",
+        ));
+    }
+    let out_path = if stdout {
+        PathBuf::from("-")
+    } else {
+        output.unwrap_or_else(|| PathBuf::from("-"))
+    };
     check_not_same(&input, &out_path)?;
     check_input(&input, true)?;
-    let out = OutFile::open(&out_path, force)?;
+    set_threads(threads)?;
+    let mut out = OutFile::open(&out_path, force)?;
     let bytes = read_input(&input, true)?;
-    let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
-    // no --length: the rest of the data (an offset past the end is still an error)
-    let size = a.header().original_size;
-    if length.is_none() && offset > size {
-        bail!("--offset {offset} lies outside the original data ({size} bytes)");
+    let reader = Reader::new(&bytes).with_context(|| format!("reading {}", input.display()))?;
+    // every range checked before anything is written
+    let size = reader.len();
+    let mut resolved = Vec::with_capacity(requests.len());
+    for r in &requests {
+        let length = match r.length {
+            Some(l) => l,
+            // no --length: the rest of the data (an offset past the end is still an error)
+            None if r.offset <= size => size - r.offset,
+            None => bail!(
+                "--offset {} lies outside the original data ({size} bytes)",
+                r.offset
+            ),
+        };
+        match r.offset.checked_add(length) {
+            None => bail!(
+                "{}: offset {} + length {length} overflows a 64-bit byte count",
+                r.origin,
+                r.offset
+            ),
+            Some(end) if end > size => bail!(
+                "{}: bytes {}..{end} lie outside the original data ({size} bytes)",
+                r.origin,
+                r.offset
+            ),
+            Some(_) => resolved.push((r.offset, length)),
+        }
     }
-    let length = length.unwrap_or(size - offset);
-    let region = decode::extract(&a, offset, length)?;
-    out.finish(&region)?;
+    if device == Device::Gpu {
+        note("aceapex: --device gpu: extract has no GPU range path yet; reading on the CPU");
+    }
+    let mut pending: Vec<u8> = Vec::new();
+    let ctx = || format!("decoding {}", input.display());
+    for &(offset, length) in &resolved {
+        if length <= PIECE_BYTES && pending.len() + length as usize <= WRITE_BYTES {
+            let at = pending.len();
+            pending.resize(at + length as usize, 0);
+            reader
+                .read_range(offset, &mut pending[at..])
+                .with_context(ctx)?;
+            continue;
+        }
+        out.write_all(&pending)?;
+        pending.clear();
+        write_range(&reader, offset, length, &mut out).with_context(ctx)?;
+    }
+    out.finish(&pending)
+}
+
+/// Writes original bytes `offset..offset + length` to `out`, in pieces of about
+/// [`PIECE_BYTES`] cut at block boundaries, a round of pieces decoded in parallel then
+/// written in order. An archive whose window crosses blocks reads the range in one piece (its
+/// blocks decode in order after the blocks they copy from).
+fn write_range(reader: &Reader<'_>, offset: u64, length: u64, out: &mut OutFile) -> Result<()> {
+    if length == 0 {
+        return Ok(());
+    }
+    let end = offset + length;
+    let bs = u64::from(reader.block_size());
+    let piece = if reader.archive().cross_block() {
+        length
+    } else {
+        PIECE_BYTES.div_ceil(bs) * bs
+    };
+    // piece boundaries at multiples of `piece`, so that no block is decoded twice
+    let mut cuts = Vec::new();
+    let mut at = offset;
+    while at < end {
+        let next = ((at / piece + 1) * piece).min(end);
+        cuts.push((at, (next - at) as usize));
+        at = next;
+    }
+    let round = rayon::current_num_threads().max(1) * 2;
+    let mut bufs: Vec<Vec<u8>> = Vec::new();
+    for chunk in cuts.chunks(round) {
+        bufs.resize_with(chunk.len(), Vec::new);
+        chunk
+            .par_iter()
+            .zip(bufs.par_iter_mut())
+            .try_for_each(|(&(o, n), buf)| {
+                buf.resize(n, 0);
+                reader.read_range(o, buf)
+            })?;
+        for buf in &bufs[..chunk.len()] {
+            out.write_all(buf)?;
+        }
+    }
     Ok(())
 }

@@ -61,8 +61,9 @@ enum Cmd {
     /// Restore the original file from an archive (every block and the whole file verified).
     #[command(args_override_self = true)]
     Decompress(decompress::DecompressArgs),
-    /// Restore one byte range of the original, decoding only the blocks it needs.
-    #[command(after_help = sizes_help!("--offset, --length"), args_override_self = true)]
+    /// Restore byte ranges of the original (--offset/--length, --range, --ranges), decoding
+    /// only the blocks they need, each block verified by its checksum.
+    #[command(after_help = sizes_help!("--offset, --length, --range, the lines of --ranges"), args_override_self = true)]
     Extract(extract::ExtractArgs),
     /// Print FASTA regions or the .fai index of an archived FASTA file, as samtools faidx.
     #[command(after_help = faidx::FAIDX_HELP, args_override_self = true)]

@@ -12,6 +12,7 @@
 pub mod checksum;
 pub mod lz;
 pub mod rans;
+pub mod region;
 pub mod stream;
 pub mod streams;
 
@@ -318,55 +319,23 @@ pub fn decompress(a: &Archive<'_>) -> Result<Vec<u8>, DecodeError> {
     Ok(out)
 }
 
-/// Decodes original bytes `offset..offset+length`, decoding only the blocks needed (and,
-/// with a cross-block window, the blocks they read from). Every decoded block is verified,
-/// and a range that is the whole original data also against the content checksum (FORMAT.md
-/// §6).
+/// Decodes original bytes `offset..offset+length` into a new vector on the calling thread,
+/// decoding only the blocks needed (and, with a cross-block window, the blocks they read
+/// from): [`region::read_range`]. Every decoded block is verified, and a range that is the
+/// whole original data also against the content checksum (FORMAT.md §6).
 pub fn extract(a: &Archive<'_>, offset: u64, length: u64) -> Result<Vec<u8>, DecodeError> {
     let size = a.header.original_size;
-    let end = offset
-        .checked_add(length)
-        .filter(|&e| e <= size)
-        .ok_or(DecodeError::Region {
-            offset,
-            length,
-            size,
-        })?;
-    if length == 0 {
-        return Ok(Vec::new());
+    let region_error = DecodeError::Region {
+        offset,
+        length,
+        size,
+    };
+    if offset.checked_add(length).is_none_or(|e| e > size) {
+        return Err(region_error);
     }
-    let bs = a.header.block_size as u64;
-    let first = (offset / bs) as usize;
-    let last = ((end - 1) / bs) as usize;
-    // the lowest block any needed block reads from, transitively
-    let mut lowest = first;
-    let mut b = last;
-    loop {
-        lowest = lowest.min(a.entries[b].lowest_source_block as usize);
-        if b == 0 || b <= lowest {
-            break;
-        }
-        b -= 1;
-    }
-    let base = lowest as u64 * bs;
-    let span_end = ((last as u64 + 1) * bs).min(size);
-    let mut buf = zeroed_output(span_end - base)?;
-    if a.cross_block() {
-        for b in lowest..=last {
-            decode_block_at(a, b, &mut buf, base)?;
-        }
-    } else {
-        buf.par_chunks_mut(bs as usize)
-            .enumerate()
-            .try_for_each(|(i, chunk)| {
-                let b = lowest + i;
-                decode_block_at(a, b, chunk, b as u64 * bs)
-            })?;
-    }
-    if offset == 0 && length == size && checksum::xxh3_64(&buf) != a.header.content_checksum {
-        return Err(DecodeError::ContentChecksum);
-    }
-    Ok(buf[(offset - base) as usize..(end - base) as usize].to_vec())
+    let mut buf = zeroed_output(length)?;
+    region::read_range(a, offset, &mut buf)?;
+    Ok(buf)
 }
 
 #[cfg(test)]

@@ -1,0 +1,249 @@
+//! Region reads: original-byte ranges decoded into a caller's buffer, one thread, decoding
+//! only the blocks a range lies in and verifying every one of them (FORMAT.md §6).
+//!
+//! A block is the unit of verification: its checksum covers all its bytes, so a read that
+//! needs a few bytes of a block still decodes the whole block (a partial decode could not be
+//! verified). What a read saves is everything else: the decode tables are expanded once per
+//! archive ([`Archive::table`]), the stream buffers and the buffers of partly read blocks are
+//! per-thread scratch kept between reads, blocks wholly inside the range decode straight into
+//! the caller's buffer. Blocks are decoded one after the other: entropy-decoding several
+//! blocks' streams together, as the whole-file decoder does, measured no faster for the one
+//! to three blocks of a typical read (its bookkeeping outweighs the overlap of the rANS
+//! chains, and blocks with two-bit literals have little to overlap), and it allocates.
+//!
+//! Archives whose window crosses blocks (FORMAT.md §3.3) decode the blocks a range needs and
+//! every block those copy from, in order, into a buffer allocated for the read.
+
+use super::{block_error, block_frame, checksum, streams, verify_block, zeroed_output};
+use crate::error::DecodeError;
+use crate::format::Archive;
+use std::cell::RefCell;
+
+/// Per-thread buffers of region reads, kept between reads.
+#[derive(Default)]
+struct Scratch {
+    /// The decoded streams of the block being decoded.
+    streams: streams::Scratch,
+    /// A whole decoded block that a read needs only part of (a range's first or last block).
+    blocks: Vec<u8>,
+    /// A batch's (block, request) pairs.
+    pairs: Vec<(usize, usize)>,
+}
+
+impl Scratch {
+    /// Makes room for a block of `block_size` bytes.
+    fn size_for(&mut self, block_size: usize) {
+        if self.blocks.len() < block_size {
+            self.blocks.resize(block_size, 0);
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Runs `f` with this thread's scratch (a fresh one should the thread's be in use).
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// The end of range `offset..offset + len`, or [`DecodeError::Region`] when it does not lie
+/// inside the original data.
+fn range_end(a: &Archive<'_>, offset: u64, len: usize) -> Result<u64, DecodeError> {
+    let size = a.header.original_size;
+    let length = len as u64;
+    offset
+        .checked_add(length)
+        .filter(|&e| e <= size)
+        .ok_or(DecodeError::Region {
+            offset,
+            length,
+            size,
+        })
+}
+
+/// Fills `buf` with original bytes `offset..offset + buf.len()` on the calling thread,
+/// decoding and verifying (FORMAT.md §6) every block the range lies in (and, when the window
+/// crosses blocks, every block those copy from). A range that is the whole original data is
+/// also checked against the content checksum.
+///
+/// Errors: [`DecodeError::Region`] for a range past the end of the data (before anything is
+/// decoded); [`DecodeError::Block`] for the first damaged block in block order;
+/// [`DecodeError::Alloc`] when the buffer of a cross-block read cannot be had;
+/// [`DecodeError::ContentChecksum`]. `buf` is then unspecified.
+pub fn read_range(a: &Archive<'_>, offset: u64, buf: &mut [u8]) -> Result<(), DecodeError> {
+    let end = range_end(a, offset, buf.len())?;
+    if buf.is_empty() {
+        return Ok(());
+    }
+    if a.cross_block() {
+        read_range_cross(a, offset, end, buf)?;
+    } else {
+        with_scratch(|s| read_range_blocks(a, offset, buf, s))?;
+    }
+    check_content(a, offset, buf)
+}
+
+/// A read of the whole original data is checked against the content checksum (its blocks
+/// could be valid blocks of another archive's data in the wrong places only as a whole).
+fn check_content(a: &Archive<'_>, offset: u64, buf: &[u8]) -> Result<(), DecodeError> {
+    if offset == 0
+        && buf.len() as u64 == a.header.original_size
+        && checksum::xxh3_64(buf) != a.header.content_checksum
+    {
+        return Err(DecodeError::ContentChecksum);
+    }
+    Ok(())
+}
+
+/// [`read_range`] without cross-block sources: each block decoded straight into `buf` when
+/// the range covers it, else into a scratch slot and the part asked for copied.
+fn read_range_blocks(
+    a: &Archive<'_>,
+    offset: u64,
+    buf: &mut [u8],
+    s: &mut Scratch,
+) -> Result<(), DecodeError> {
+    let bs = a.header.block_size as u64;
+    let end = offset + buf.len() as u64;
+    let first = (offset / bs) as usize;
+    let last = ((end - 1) / bs) as usize;
+    s.size_for(bs as usize);
+    let slot = &mut s.blocks[..bs as usize];
+    let mut rest = buf;
+    let mut pos = offset;
+    for b in first..=last {
+        let r = a.block_range(b);
+        let len = (r.end - r.start) as usize;
+        let take = (r.end.min(end) - pos) as usize;
+        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(take);
+        rest = tail;
+        if take == len {
+            decode_block(a, b, dst, &mut s.streams)?;
+        } else {
+            // partly read: the range's first or last block
+            decode_block(a, b, &mut slot[..len], &mut s.streams)?;
+            let at = (pos - r.start) as usize;
+            dst.copy_from_slice(&slot[at..at + take]);
+        }
+        pos += take as u64;
+    }
+    Ok(())
+}
+
+/// Decodes block `b` (no cross-block sources) into `out`, exactly the block's length, and
+/// verifies it against its checksum.
+fn decode_block(
+    a: &Archive<'_>,
+    b: usize,
+    out: &mut [u8],
+    stream_bufs: &mut streams::Scratch,
+) -> Result<(), DecodeError> {
+    debug_assert!(!a.cross_block());
+    let frame = block_frame(a, b, out.len(), a.block_range(b).start);
+    streams::decode_archive_block(a, b, out, &frame, stream_bufs)
+        .map_err(|st| block_error(a, b, st))?;
+    verify_block(a, b, checksum::xxh3_64(out))
+}
+
+/// [`read_range`] with cross-block sources: the span from the lowest block the range's
+/// blocks copy from (transitively) to its last block, decoded in order into a new buffer.
+fn read_range_cross(
+    a: &Archive<'_>,
+    offset: u64,
+    end: u64,
+    buf: &mut [u8],
+) -> Result<(), DecodeError> {
+    let bs = a.header.block_size as u64;
+    let first = (offset / bs) as usize;
+    let last = ((end - 1) / bs) as usize;
+    // a block copies only from blocks at or after its lowest source block and before itself
+    // (FORMAT.md §3.3), so walking down from the last block finds the lowest one
+    let mut lowest = first;
+    let mut b = last;
+    loop {
+        lowest = lowest.min(a.entries[b].lowest_source_block as usize);
+        if b == 0 || b <= lowest {
+            break;
+        }
+        b -= 1;
+    }
+    let base = lowest as u64 * bs;
+    let span_end = ((last as u64 + 1) * bs).min(a.header.original_size);
+    let mut span = zeroed_output(span_end - base)?;
+    for b in lowest..=last {
+        super::decode_block_at(a, b, &mut span, base)?;
+    }
+    buf.copy_from_slice(&span[(offset - base) as usize..(end - base) as usize]);
+    Ok(())
+}
+
+/// Fills every `(offset, buf)` of `ranges` as [`read_range`] does, decoding each block that
+/// any of them needs once (blocks shared by several ranges are decoded once per call), in
+/// block order, on the calling thread. All ranges are checked before anything is decoded.
+///
+/// Errors: as [`read_range`]: [`DecodeError::Region`] for the first range (in `ranges`
+/// order) past the end of the data; [`DecodeError::Block`] for the first damaged block in
+/// block order. The buffers are then unspecified.
+pub fn read_ranges(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result<(), DecodeError> {
+    for (offset, buf) in ranges.iter() {
+        range_end(a, *offset, buf.len())?;
+    }
+    if a.cross_block() {
+        for (offset, buf) in ranges.iter_mut() {
+            read_range(a, *offset, buf)?;
+        }
+        return Ok(());
+    }
+    with_scratch(|s| read_ranges_blocks(a, ranges, s))?;
+    for (offset, buf) in ranges.iter() {
+        check_content(a, *offset, buf)?;
+    }
+    Ok(())
+}
+
+/// [`read_ranges`] without cross-block sources: the distinct blocks in order, each decoded
+/// once into a scratch slot and copied to every range that needs part of it.
+fn read_ranges_blocks(
+    a: &Archive<'_>,
+    ranges: &mut [(u64, &mut [u8])],
+    s: &mut Scratch,
+) -> Result<(), DecodeError> {
+    let bs = a.header.block_size as u64;
+    s.pairs.clear();
+    for (i, (offset, buf)) in ranges.iter().enumerate() {
+        if !buf.is_empty() {
+            let end = *offset + buf.len() as u64;
+            let (first, last) = ((*offset / bs) as usize, ((end - 1) / bs) as usize);
+            s.pairs.extend((first..=last).map(|b| (b, i)));
+        }
+    }
+    s.pairs.sort_unstable();
+    s.size_for(bs as usize);
+    let Scratch {
+        streams: stream_bufs,
+        blocks: slots,
+        pairs,
+    } = s;
+    let mut decoded = None;
+    for &(b, i) in pairs.iter() {
+        let r = a.block_range(b);
+        let block = &mut slots[..(r.end - r.start) as usize];
+        if decoded != Some(b) {
+            decode_block(a, b, block, stream_bufs)?;
+            decoded = Some(b);
+        }
+        let (offset, buf) = &mut ranges[i];
+        let (lo, hi) = (
+            (*offset).max(r.start),
+            (*offset + buf.len() as u64).min(r.end),
+        );
+        buf[(lo - *offset) as usize..(hi - *offset) as usize]
+            .copy_from_slice(&block[(lo - r.start) as usize..(hi - r.start) as usize]);
+    }
+    Ok(())
+}
