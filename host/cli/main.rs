@@ -4,9 +4,11 @@
 //! arguments and its `run`; `io` (inputs and outputs), `output` (messages, progress),
 //! `signal` (cleanup on signals) and `args` (value parsers) are shared.
 
+mod analyze;
 mod args;
 mod compress;
 mod decompress;
+mod diff_blocks;
 mod extract;
 mod faidx;
 mod info;
@@ -66,6 +68,13 @@ enum Cmd {
     /// Show an archive's sizes, ratio, parameters, streams and match dependency depths.
     #[command(after_help = info::INFO_HELP, args_override_self = true)]
     Info(info::InfoArgs),
+    /// Measure an archive's match layer: dependency levels, chained commands, matches,
+    /// periods, write footprint (per block with --blocks).
+    #[command(after_help = analyze::ANALYZE_HELP, args_override_self = true)]
+    Analyze(analyze::AnalyzeArgs),
+    /// List the blocks whose streams differ between two archives of the same input.
+    #[command(after_help = diff_blocks::DIFF_HELP, args_override_self = true)]
+    DiffBlocks(diff_blocks::DiffArgs),
 }
 
 /// Exit status of a usage error, as clap uses for its own.
@@ -207,5 +216,7 @@ fn run(cli: Cli) -> Result<()> {
             status => std::process::exit(status),
         },
         Cmd::Info(args) => info::run(args),
+        Cmd::Analyze(args) => analyze::run(args),
+        Cmd::DiffBlocks(args) => diff_blocks::run(args),
     }
 }
