@@ -245,3 +245,115 @@ fn both_depth_cap_methods_respect_the_cap() {
         }
     }
 }
+
+/// `reproduce --quick` on the golden files: one JSON document whose every record has the
+/// nine fields with their types, a level of R, M or E and a verdict; the GPU claims, not
+/// asked for, are "not run" with the reason, never a pass; every CPU claim is there for every
+/// file; the properties our code must have (level R) pass.
+#[test]
+fn reproduce_quick_writes_a_record_per_claim() {
+    let t = tmp();
+    let d = t.path();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let o = run(
+        d,
+        &[
+            "reproduce",
+            "--quick",
+            "--corpus",
+            golden.to_str().unwrap(),
+            "-o",
+            "r.json",
+        ],
+    );
+    ok(&o);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(doc["quick"], true);
+    let files: Vec<&str> = (doc["files"].as_array().unwrap().iter())
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    // the four largest golden originals (archives and small files left out)
+    assert_eq!(files.len(), 4, "{files:?}");
+    assert!(files.iter().any(|f| f.ends_with("moby_dick_64k.txt")));
+    assert!(files.iter().all(|f| !f.ends_with(".acx")));
+    let records = doc["records"].as_array().unwrap();
+    let cpu_ids = [
+        "depth_cap.ratio_cost.fixed_point",
+        "depth_cap.ratio_cost.clamp",
+        "depth_cap.waves",
+        "depth_cap.block_diff",
+        "depth_cap.ratio_curve",
+        "no_rep.ratio_cost",
+        "no_rep.chained_share",
+        "no_rep.free_run",
+        "matches.lengths",
+        "matches.self_overlap",
+        "copy.write_efficiency",
+        "table_vi",
+    ];
+    let gpu_ids = [
+        "gpu.parse_share",
+        "gpu.scan_parser_speedup",
+        "gpu.period_fill_speedup",
+        "gpu.coalesced_write_ratio",
+        "gpu.wavefront_vs_depth_cap",
+    ];
+    assert_eq!(records.len(), files.len() * (cpu_ids.len() + gpu_ids.len()));
+    for r in records {
+        for key in [
+            "id",
+            "level",
+            "tolerance",
+            "verdict",
+            "command",
+            "corpus",
+            "note",
+        ] {
+            assert!(r[key].is_string(), "{key} is a string in {r}");
+        }
+        assert!(
+            r.get("expected").is_some() && r.get("measured").is_some(),
+            "{r}"
+        );
+        assert!(
+            ["R", "M", "E"].contains(&r["level"].as_str().unwrap()),
+            "{r}"
+        );
+        let v = r["verdict"].as_str().unwrap();
+        assert!(["pass", "fail", "measured", "not run"].contains(&v), "{r}");
+        let id = r["id"].as_str().unwrap();
+        if gpu_ids.contains(&id) {
+            assert_eq!(v, "not run", "{r}");
+            assert!(r["measured"].is_null());
+            assert!(!r["note"].as_str().unwrap().is_empty(), "a reason: {r}");
+        } else {
+            assert!(cpu_ids.contains(&id), "unknown claim {id}");
+            assert_ne!(v, "not run", "{r}");
+            assert!(!r["measured"].is_null(), "{r}");
+        }
+        if r["level"] == "R" {
+            assert_eq!(v, "pass", "a property of our code: {r}");
+        }
+    }
+    for f in &files {
+        for id in cpu_ids {
+            assert!(
+                records.iter().any(|r| r["corpus"] == *f && r["id"] == id),
+                "{id} on {f}"
+            );
+        }
+    }
+    // the waves under the paper's cap: at most 17 by both methods
+    let w = records
+        .iter()
+        .find(|r| r["id"] == "depth_cap.waves")
+        .unwrap();
+    assert!(w["measured"]["clamp"].as_u64().unwrap() <= 17);
+    assert!(w["measured"]["fixed_point"].as_u64().unwrap() <= 17);
+    // an empty corpus is an error, not an empty result
+    std::fs::create_dir(d.join("empty")).unwrap();
+    let e = fails(&run(d, &["reproduce", "--corpus", "empty", "-o", "e.json"]));
+    assert!(e.contains("no corpus file"), "{e}");
+    assert!(!d.join("e.json").exists());
+}

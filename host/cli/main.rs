@@ -14,6 +14,7 @@ mod faidx;
 mod info;
 mod io;
 mod output;
+mod reproduce;
 mod signal;
 
 use crate::args::sizes_help;
@@ -75,6 +76,9 @@ enum Cmd {
     /// List the blocks whose streams differ between two archives of the same input.
     #[command(after_help = diff_blocks::DIFF_HELP, args_override_self = true)]
     DiffBlocks(diff_blocks::DiffArgs),
+    /// Rerun the ACEAPEX papers' measurements on a corpus: one JSON record per claim.
+    #[command(after_help = reproduce::REPRODUCE_HELP, args_override_self = true)]
+    Reproduce(reproduce::ReproduceArgs),
 }
 
 /// Exit status of a usage error, as clap uses for its own.
@@ -218,5 +222,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Info(args) => info::run(args),
         Cmd::Analyze(args) => analyze::run(args),
         Cmd::DiffBlocks(args) => diff_blocks::run(args),
+        Cmd::Reproduce(args) => reproduce::run(args),
     }
 }

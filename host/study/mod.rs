@@ -9,6 +9,8 @@
 
 pub mod analyze;
 pub mod diff;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 
 pub use analyze::{analyze, Analysis, BlockAnalysis, Summary, ValueCounts};
 pub use diff::{diff, BlockDiff, DiffError};
