@@ -4,15 +4,14 @@
 //! The parser's method clamps each match while parsing: a match is cut before the first
 //! source byte whose level would put it at the cap, and the parse goes on from there. The
 //! paper's method works on a finished parse, in passes: the segment is parsed without a
-//! cap; a pass computes every match's dependency level (FORMAT.md §3.1) from the parse as it
-//! stands; the next pass turns every match at or above the cap into literals (its bytes are
-//! *forced literals*, level-0 bytes for the matches that read them); the two passes repeat
-//! until the level pass finds no match at or above the cap (the fixed point). The rewrite
-//! forces every match the level pass flagged, including those that forcing an earlier one
-//! would have lowered below the cap; forced literals only lower levels, so the fixed point
-//! comes after one rewrite, but the loop checks it rather than assuming it. A block the rewrite leaves alone
-//! keeps its streams byte for byte; a rewritten block is emitted again, repeat codes chosen
-//! from the history as it now runs.
+//! cap; a level pass computes every match's dependency level (FORMAT.md §3.1) from the parse
+//! as it stands; a rewrite pass turns the matches at exactly the cap (the shallowest of those
+//! too deep) into literals, whose bytes are then *forced literals*, level-0 bytes for the
+//! matches that read them; the two passes repeat until the level pass finds no match at or
+//! above the cap (the fixed point). The deeper matches are not forced with them: most fall
+//! below the cap once what they read is literal, which is what keeps the method cheap. A block
+//! the rewrites leave alone keeps its streams byte for byte; a rewritten block is emitted
+//! again, repeat codes chosen from the history as it now runs.
 //!
 //! Reachable from `aceapex reproduce` (a study of the two methods), not from the
 //! command line's `--depth-cap`, which keeps the parser's method.
@@ -182,14 +181,16 @@ pub fn cap_to_fixed_point(
             break;
         }
         passes += 1;
+        // (a match above the cap reads one at the level below it, so some match is at
+        // exactly the cap: every pass forces at least one)
         for (bi, block) in ops.iter_mut().enumerate() {
-            if lv[bi].iter().all(|&l| l < cap) {
+            if !lv[bi].contains(&cap) {
                 continue;
             }
             let mut k = 0;
             for op in block.iter_mut() {
                 if let Op::Match { at, len, .. } = *op {
-                    if lv[bi][k] >= cap {
+                    if lv[bi][k] == cap {
                         *op = Op::Literals { at, len };
                     }
                     k += 1;
@@ -210,66 +211,55 @@ pub fn cap_to_fixed_point(
 mod tests {
     use super::*;
 
-    /// A chain by hand: 10 literals, then three copies of the previous 10 bytes (levels 0,
-    /// 1, 2; distance 10 is in no reset history slot). Under cap 2 the level-2 match is forced
-    /// to literals. Under cap 1 the level pass flags the level-1 and level-2 matches at once
-    /// and the rewrite forces both (the paper's passes work on the levels of the parse as it
-    /// stood), leaving level 0.
-    #[test]
-    fn forces_the_deep_matches_to_literals() {
-        let data = b"ABCDEFGHIJ".repeat(4);
-        let chain = emit(
-            &data,
-            &[
-                Op::Literals { at: 0, len: 10 },
-                Op::Match {
-                    at: 10,
-                    dist: 10,
-                    len: 10,
-                },
-                Op::Match {
-                    at: 20,
-                    dist: 10,
-                    len: 10,
-                },
-                Op::Match {
-                    at: 30,
-                    dist: 10,
-                    len: 10,
-                },
-            ],
-            0,
-            6,
-            true,
-        );
-        // reset, 10 literals, new match (len 10 = base 6 + 4), two repeats of slot 0
-        assert_eq!(chain.commands, [0xFF, 0x09, 0xC4, 0x84, 0x84]);
-        assert_eq!(chain.offsets, [10]);
-        let p = |cap| ParseParams {
-            depth_cap: cap,
+    /// `n` copies of the 10 literals before them: a chain of matches at levels 0, 1, ...
+    /// (distance 10 is in no reset history slot).
+    fn chain(data: &[u8], n: usize) -> BlockParse {
+        let mut ops = vec![Op::Literals { at: 0, len: 10 }];
+        for k in 1..=n {
+            ops.push(Op::Match {
+                at: 10 * k,
+                dist: 10,
+                len: 10,
+            });
+        }
+        emit(data, &ops, 0, 6, true)
+    }
+
+    fn cap(c: u32) -> ParseParams {
+        ParseParams {
+            depth_cap: c,
             ..Default::default()
-        };
-        let (b, passes) = cap_to_fixed_point(&data, 0..40, 4096, &p(2), vec![chain.clone()]);
+        }
+    }
+
+    /// The passes by hand. Levels 0, 1, 2: under cap 2 the level-2 match is forced; under
+    /// cap 1 the level-1 match is, after which the third copy reads forced literals and
+    /// drops to level 0 (kept, as a repeat). Levels 0-3 under cap 1 take two rewrites: the
+    /// level-1 match, then the fourth copy, which has dropped to exactly level 1.
+    #[test]
+    fn forces_the_shallowest_deep_matches_to_a_fixed_point() {
+        let data = b"ABCDEFGHIJ".repeat(5);
+        let c3 = chain(&data, 3);
+        // reset, 10 literals, new match (len 10 = base 6 + 4), two repeats of slot 0
+        assert_eq!(c3.commands, [0xFF, 0x09, 0xC4, 0x84, 0x84]);
+        assert_eq!(c3.offsets, [10]);
+        let (b, passes) = cap_to_fixed_point(&data, 0..40, 4096, &cap(2), vec![c3.clone()]);
         assert_eq!(passes, 1);
         // reset, 10 literals, two matches, 10 forced literals
         assert_eq!(b[0].commands, [0xFF, 0x09, 0xC4, 0x84, 0x09]);
         assert_eq!(b[0].literals, data[..10].repeat(2));
         assert_eq!(b[0].max_depth, 1);
-        let (b, _) = cap_to_fixed_point(&data, 0..40, 4096, &p(1), vec![chain.clone()]);
-        // 10 literals, the first match, 20 forced literals in one run
-        assert_eq!(b[0].commands, [0xFF, 0x09, 0xC4, 0x13]);
+        let (b, passes) = cap_to_fixed_point(&data, 0..40, 4096, &cap(1), vec![c3.clone()]);
+        assert_eq!(passes, 1);
+        assert_eq!(b[0].commands, [0xFF, 0x09, 0xC4, 0x09, 0x84]);
+        assert_eq!(b[0].max_depth, 0);
+        let c4 = chain(&data, 4);
+        let (b, passes) = cap_to_fixed_point(&data, 0..50, 4096, &cap(1), vec![c4]);
+        assert_eq!(passes, 2);
+        assert_eq!(b[0].commands, [0xFF, 0x09, 0xC4, 0x09, 0x84, 0x09]);
         assert_eq!(b[0].max_depth, 0);
         // a cap the parse already keeps changes nothing
-        let (b, passes) = cap_to_fixed_point(&data, 0..40, 4096, &p(3), vec![chain.clone()]);
-        assert_eq!(
-            (passes, &b[0]),
-            (
-                0,
-                &BlockParse {
-                    max_depth: 2,
-                    ..chain
-                }
-            )
-        );
+        let (b, passes) = cap_to_fixed_point(&data, 0..40, 4096, &cap(3), vec![c3.clone()]);
+        assert_eq!((passes, &b[0]), (0, &BlockParse { max_depth: 2, ..c3 }));
     }
 }
