@@ -287,6 +287,7 @@ fn reproduce_quick_writes_a_record_per_claim() {
         "no_rep.ratio_cost",
         "no_rep.chained_share",
         "no_rep.free_run",
+        "min_match.curve",
         "matches.lengths",
         "matches.self_overlap",
         "copy.write_efficiency",
