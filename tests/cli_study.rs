@@ -352,6 +352,22 @@ fn reproduce_quick_writes_a_record_per_claim() {
         .unwrap();
     assert!(w["measured"]["clamp"].as_u64().unwrap() <= 17);
     assert!(w["measured"]["fixed_point"].as_u64().unwrap() <= 17);
+    // the four charts next to the JSON, each one SVG document with a line or bar per file
+    for chart in [
+        "ratio_vs_L",
+        "depth_histogram",
+        "match_length_cdf",
+        "table_vi",
+    ] {
+        let svg = std::fs::read_to_string(d.join(format!("r.{chart}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"),
+            "{chart}"
+        );
+        let marks = svg.matches("<polyline").count() + svg.matches("<rect x=").count();
+        assert!(marks >= files.len(), "{chart}: {marks} marks");
+        assert!(svg.contains("moby_dick_64k.txt"), "{chart} names the files");
+    }
     // an empty corpus is an error, not an empty result
     std::fs::create_dir(d.join("empty")).unwrap();
     let e = fails(&run(d, &["reproduce", "--corpus", "empty", "-o", "e.json"]));

@@ -14,6 +14,7 @@ mod faidx;
 mod info;
 mod io;
 mod output;
+mod plots;
 mod reproduce;
 mod signal;
 

@@ -33,7 +33,8 @@ period-aware fill, the coalesced write, wavefront time against the depth cap) ru
 a machine with an NVIDIA GPU and a build with kernels; otherwise they are recorded as not run.
 --quick (for CI): the 4 largest files, 64 KiB of each, depth caps 4 and 17 only. The JSON is
 {\"tool\", \"version\", \"corpus\", \"quick\", \"gpu\", \"files\", \"records\": [...]}; a summary of the
-verdicts goes to standard error.";
+verdicts goes to standard error. Four SVG charts go next to it (for -o r.json: r.ratio_vs_L.svg,
+r.depth_histogram.svg, r.match_length_cdf.svg, r.table_vi.svg).";
 
 /// The arguments of `aceapex reproduce` (help text on [`crate::Cmd::Reproduce`]).
 #[derive(clap::Args)]
@@ -219,6 +220,116 @@ fn table_vi_sizes(data: &[u8]) -> Result<Vec<(&'static str, usize)>> {
     ])
 }
 
+/// The cumulative share of matches (per cent) of each length up to 64: `[[len, percent]...]`.
+fn length_cdf(m: &BlockAnalysis) -> Vec<(u32, f64)> {
+    let n = m.matches.max(1) as f64;
+    (1..=64)
+        .map(|l| (l, round6(100.0 * m.lengths.below(l + 1) as f64 / n)))
+        .collect()
+}
+
+/// The SVG charts of `records` written next to `out` (`NAME.ratio_vs_L.svg`,
+/// `NAME.table_vi.svg`, `NAME.depth_histogram.svg`, `NAME.match_length_cdf.svg`); returns
+/// their paths.
+fn write_plots(records: &[Record], out: &Path) -> Result<Vec<PathBuf>> {
+    use crate::plots::{bar_chart, line_chart};
+    let short = |c: &str| {
+        Path::new(c)
+            .file_name()
+            .map_or(c.to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let of = |id: &'static str| {
+        records
+            .iter()
+            .filter(move |r| r.id == id && !r.measured.is_null())
+    };
+    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let mut ratio = Vec::new();
+    for r in of("depth_cap.ratio_curve") {
+        for (key, what) in [("ratio_clamp", "clamp"), ("ratio_fixed_point", "forced")] {
+            let pts: Vec<(f64, f64)> = (r.measured.as_array().into_iter().flatten())
+                .filter(|p| p["L"].is_u64())
+                .map(|p| (num(&p["L"]), num(&p[key])))
+                .collect();
+            ratio.push((format!("{} ({what})", short(&r.corpus)), pts));
+        }
+    }
+    let mut depth = Vec::new();
+    for r in of("depth_cap.waves") {
+        let h: Vec<f64> = (r.measured["uncapped_depth_histogram"]
+            .as_array()
+            .into_iter()
+            .flatten())
+        .map(num)
+        .collect();
+        let total: f64 = h.iter().sum::<f64>().max(1.0);
+        let pts = h
+            .iter()
+            .enumerate()
+            .map(|(l, &n)| (l as f64, 100.0 * n / total))
+            .collect();
+        depth.push((short(&r.corpus), pts));
+    }
+    let mut cdf = Vec::new();
+    for r in of("matches.lengths") {
+        let pts = (r.measured["cdf_percent"].as_array().into_iter().flatten())
+            .map(|p| (num(&p[0]), num(&p[1])))
+            .collect();
+        cdf.push((short(&r.corpus), pts));
+    }
+    let mut table = Vec::new();
+    for r in of("table_vi") {
+        let bars = (r.measured.as_object().into_iter().flatten())
+            .map(|(k, v)| (k.clone(), num(v)))
+            .collect();
+        table.push((short(&r.corpus), bars));
+    }
+    let charts = [
+        (
+            "ratio_vs_L",
+            line_chart(
+                "Ratio against the depth cap L",
+                "L (log scale)",
+                "ratio",
+                &ratio,
+                true,
+            ),
+        ),
+        (
+            "depth_histogram",
+            line_chart(
+                "Matches per dependency level (no cap)",
+                "level",
+                "% of matches",
+                &depth,
+                false,
+            ),
+        ),
+        (
+            "match_length_cdf",
+            line_chart(
+                "Match lengths",
+                "length (bytes)",
+                "% of matches at most",
+                &cdf,
+                false,
+            ),
+        ),
+        (
+            "table_vi",
+            bar_chart("Ratio at independent 16 KiB blocks", "ratio", &table),
+        ),
+    ];
+    let stem = out.with_extension("");
+    let mut paths = Vec::new();
+    for (name, svg) in charts {
+        let p = PathBuf::from(format!("{}.{name}.svg", stem.display()));
+        crate::io::OutFile::open(&p, true)?.finish(svg.as_bytes())?;
+        paths.push(p);
+    }
+    Ok(paths)
+}
+
 /// The CPU claims on one file.
 fn cpu_records(file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
     let mut out = Vec::new();
@@ -281,7 +392,7 @@ fn cpu_records(file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
         "R",
         json!(format!("every match below the cap: at most L = {PAPER_CAP} waves")),
         "waves <= L for both methods",
-        json!({"L": PAPER_CAP, "uncapped": base.waves(), "fixed_point": mp.waves(), "clamp": mc.waves()}),
+        json!({"L": PAPER_CAP, "uncapped": base.waves(), "fixed_point": mp.waves(), "clamp": mc.waves(), "uncapped_depth_histogram": base.depth_histogram}),
         verdict(mp.waves() <= PAPER_CAP && mc.waves() <= PAPER_CAP),
         format!("aceapex compress --depth-cap {PAPER_CAP} {q} -o capped.acx && aceapex analyze capped.acx"),
         "measured by analyze from the decoded streams, not from the block table",
@@ -421,7 +532,7 @@ fn cpu_records(file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
         "M",
         json!({"median": 7, "below_32_percent": 99.4}),
         "median 4-16 bytes and at least 90 % below 32",
-        json!({"median": p50, "below_32_percent": below32, "matches": base.matches}),
+        json!({"median": p50, "below_32_percent": below32, "matches": base.matches, "cdf_percent": length_cdf(&base)}),
         verdict((4..=16).contains(&p50) && below32 >= 90.0),
         cmd_an.clone(),
         corpus_note,
@@ -732,16 +843,23 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
     let text = serde_json::to_string_pretty(&doc).expect("results JSON") + "\n";
     let out = crate::io::OutFile::open(&args.output, true)?;
     out.finish(text.as_bytes())?;
+    let plots = write_plots(&records, &args.output)?;
     let count = |v: &str| records.iter().filter(|r| r.verdict == v).count();
     crate::output::note(format!(
-        "reproduce: {} records in {:.1} s: {} pass, {} fail, {} measured, {} not run -> {}",
+        "reproduce: {} records in {:.1} s: {} pass, {} fail, {} measured, {} not run -> {} \
+         (charts: {})",
         records.len(),
         t0.elapsed().as_secs_f64(),
         count("pass"),
         count("fail"),
         count("measured"),
         count("not run"),
-        args.output.display()
+        args.output.display(),
+        plots
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
     Ok(())
 }
