@@ -374,3 +374,42 @@ fn reproduce_quick_writes_a_record_per_claim() {
     assert!(e.contains("no corpus file"), "{e}");
     assert!(!d.join("e.json").exists());
 }
+
+/// `reproduce --gpu` where no GPU opens (no driver, no device, or a build without kernels):
+/// every GPU claim is "not run" with the reason; where one opens, each has a measurement
+/// and a pass or fail. Never a pass without a measurement.
+#[test]
+fn reproduce_gpu_claims_are_measured_or_not_run() {
+    let t = tmp();
+    let d = t.path();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let o = run(
+        d,
+        &[
+            "reproduce",
+            "--quick",
+            "--gpu",
+            "--corpus",
+            golden.to_str().unwrap(),
+            "-o",
+            "g.json",
+        ],
+    );
+    ok(&o);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("g.json")).unwrap()).unwrap();
+    let gpu: Vec<&serde_json::Value> = (doc["records"].as_array().unwrap().iter())
+        .filter(|r| r["id"].as_str().unwrap().starts_with("gpu."))
+        .collect();
+    assert_eq!(gpu.len(), 4 * 5);
+    for r in gpu {
+        match r["verdict"].as_str().unwrap() {
+            "not run" => {
+                assert!(r["measured"].is_null(), "{r}");
+                assert!(r["note"].as_str().unwrap().contains("GPU"), "{r}");
+            }
+            "pass" | "fail" => assert!(!r["measured"].is_null(), "{r}"),
+            v => panic!("verdict {v} in {r}"),
+        }
+    }
+}
