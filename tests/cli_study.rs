@@ -291,6 +291,7 @@ fn reproduce_quick_writes_a_record_per_claim() {
         "matches.lengths",
         "matches.self_overlap",
         "copy.write_efficiency",
+        "cpu.region_read_16k",
         "table_vi",
     ];
     let gpu_ids = [

@@ -70,6 +70,11 @@ pub struct Record {
     pub note: String,
 }
 
+/// Bytes of a region read (`cpu.region_read_16k`).
+const TABLE_REGION: usize = 16 << 10;
+/// Region reads timed per file.
+const SEEKS: usize = 200;
+
 /// Files of a `--quick` run (the largest).
 const QUICK_FILES: usize = 4;
 
@@ -566,6 +571,40 @@ fn cpu_records(file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
          measure; our dense GPU pipe assembles a block in shared memory and writes it \
          coalesced, so this models a per-match copy stage",
     ));
+
+    // region reads on the CPU
+    if data.len() >= TABLE_REGION {
+        let reader = aceapex::Reader::new(&ours.cli)?;
+        let mut buf = vec![0u8; TABLE_REGION];
+        let mut times = Vec::with_capacity(SEEKS);
+        // deterministic offsets spread over the file (a 64-bit LCG)
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let span = (data.len() - TABLE_REGION) as u64 + 1;
+        for _ in 0..SEEKS {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let off = (x >> 11) % span;
+            let t = std::time::Instant::now();
+            reader.read_range(off, &mut buf)?;
+            times.push(t.elapsed().as_secs_f64() * 1e6);
+            if buf[..] != data[off as usize..off as usize + TABLE_REGION] {
+                bail!("a region read at {off} returned other bytes than the original");
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let pct = |p: f64| round6(times[((p / 100.0) * (SEEKS - 1) as f64).round() as usize]);
+        out.push(rec(
+            "cpu.region_read_16k",
+            "M",
+            json!({"us": [50, 80], "note": "a 16 KiB region, one thread, EPYC 4344P"}),
+            "median <= 80 us",
+            json!({"reads": SEEKS, "p50_us": pct(50.0), "p99_us": pct(99.0), "max_us": pct(100.0)}),
+            verdict(pct(50.0) <= 80.0),
+            format!("aceapex compress {q} -o a.acx && aceapex extract --offset OFF --length 16K a.acx (in one process: Reader::read_range)"),
+            "wall time of Reader::read_range on an archive in memory, each read checked against the original; machine-dependent",
+        ));
+    }
 
     // Table VI: the command line's archives at the default level and at -l 9
     let strongest = aceapex::compress(data, &Options::default().with_level(9))?;
