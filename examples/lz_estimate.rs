@@ -148,6 +148,7 @@ fn main() {
             window,
             repeat_codes: rep,
             depth_cap: cap,
+            depth_cap_method: Default::default(),
             raw_match_streams: false,
         };
         let t = Instant::now();

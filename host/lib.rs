@@ -66,7 +66,7 @@
 //!
 //! # Internals
 //!
-//! The modules hidden from this documentation (`format`, `encode`, `decode`, `gpu`, `device`) serve the command-line tool, the benchmarks and the tests;
+//! The modules hidden from this documentation (`format`, `encode`, `decode`, `gpu`, `study`, `device`) serve the command-line tool, the benchmarks and the tests;
 //! they are not part of the API and change without notice.
 
 mod error;
@@ -98,6 +98,9 @@ pub mod format;
 #[allow(rustdoc::private_intra_doc_links)]
 pub mod gpu;
 mod options;
+#[doc(hidden)]
+#[allow(rustdoc::private_intra_doc_links)]
+pub mod study;
 
 pub use error::{DecodeError, Error, FormatError};
 pub use fasta_record::{

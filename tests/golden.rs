@@ -32,6 +32,7 @@ fn default_settings() -> Settings {
         min_match: 6,
         repeat_codes: true,
         depth_cap: 0,
+        depth_cap_method: aceapex::encode::lz::DepthCapMethod::Clamp,
         context_tables: false,
         packed_literals: false,
         raw_match_streams: false,

@@ -18,7 +18,7 @@ mod common;
 use aceapex::decode::{decompress, extract};
 use aceapex::device::format::{LANES_RAW, LANES_TWO_BIT, STREAM_COUNT};
 use aceapex::device::lz::{BlockStreams, Command, Parser};
-use aceapex::encode::lz::{parse_segment, ParseParams};
+use aceapex::encode::lz::{parse_segment, DepthCapMethod, ParseParams};
 use aceapex::format::Archive;
 use aceapex::Settings;
 use aceapex::{compress_settings, TwoBit};
@@ -605,6 +605,7 @@ proptest! {
             min_match,
             repeat_codes,
             depth_cap,
+            depth_cap_method: aceapex::encode::lz::DepthCapMethod::Clamp,
             context_tables,
             packed_literals,
             // levels 1-7 only, as `Options::settings` asks for them
@@ -1202,6 +1203,7 @@ proptest! {
         cap in 0u32..4,
         offset in 0usize..50,
         raw in any::<bool>(),
+        fixed_point in any::<bool>(),
     ) {
         let bs = 1usize << bs_pow;
         let window = match window_kind { 0 => bs as u32, 1 => (bs / 2) as u32 + 1, 2 => 3 * bs as u32, _ => u32::MAX };
@@ -1211,6 +1213,8 @@ proptest! {
             window,
             repeat_codes: rep,
             depth_cap: cap,
+            // the paper's method of enforcing the cap (aceapex reproduce) keeps it too
+            depth_cap_method: if fixed_point { DepthCapMethod::FixedPoint } else { DepthCapMethod::Clamp },
             raw_match_streams: raw,
         };
         let start = offset.min(data.len());

@@ -4,14 +4,18 @@
 //! arguments and its `run`; `io` (inputs and outputs), `output` (messages, progress),
 //! `signal` (cleanup on signals) and `args` (value parsers) are shared.
 
+mod analyze;
 mod args;
 mod compress;
 mod decompress;
+mod diff_blocks;
 mod extract;
 mod faidx;
 mod info;
 mod io;
 mod output;
+mod plots;
+mod reproduce;
 #[cfg(feature = "serve")]
 mod serve;
 mod signal;
@@ -71,6 +75,16 @@ enum Cmd {
     /// Show an archive's sizes, ratio, parameters, streams and match dependency depths.
     #[command(after_help = info::INFO_HELP, args_override_self = true)]
     Info(info::InfoArgs),
+    /// Measure an archive's match layer: dependency levels, chained commands, matches,
+    /// periods, write footprint (per block with --blocks).
+    #[command(after_help = analyze::ANALYZE_HELP, args_override_self = true)]
+    Analyze(analyze::AnalyzeArgs),
+    /// List the blocks whose streams differ between two archives of the same input.
+    #[command(after_help = diff_blocks::DIFF_HELP, args_override_self = true)]
+    DiffBlocks(diff_blocks::DiffArgs),
+    /// Rerun the ACEAPEX papers' measurements on a corpus: one JSON record per claim.
+    #[command(after_help = reproduce::REPRODUCE_HELP, args_override_self = true)]
+    Reproduce(reproduce::ReproduceArgs),
     /// Serve the sequences of archived FASTA files over HTTP with the GA4GH refget v1 API.
     #[cfg(feature = "serve")]
     #[command(after_help = serve::SERVE_HELP, args_override_self = true)]
@@ -223,6 +237,9 @@ fn run(cli: Cli) -> Result<()> {
             status => std::process::exit(status),
         },
         Cmd::Info(args) => info::run(args),
+        Cmd::Analyze(args) => analyze::run(args),
+        Cmd::DiffBlocks(args) => diff_blocks::run(args),
+        Cmd::Reproduce(args) => reproduce::run(args),
         #[cfg(feature = "serve")]
         Cmd::Serve(args) => serve::run(args),
     }

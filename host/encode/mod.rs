@@ -63,6 +63,8 @@ pub struct Settings {
     pub repeat_codes: bool,
     /// Dependency depth cap (0 = none): every match's level is below it.
     pub depth_cap: u32,
+    /// How the depth cap is enforced (`aceapex reproduce` compares the two methods).
+    pub depth_cap_method: lz::DepthCapMethod,
     /// Allow context tables (FORMAT.md §5.4) where they save what the level asks
     /// ([`entropy::context_min_gain`]).
     pub context_tables: bool,
@@ -90,6 +92,7 @@ impl Default for Settings {
             min_match: MATCH_BASE,
             repeat_codes: true,
             depth_cap: 0,
+            depth_cap_method: lz::DepthCapMethod::Clamp,
             context_tables: true,
             packed_literals: true,
             raw_match_streams: false,
@@ -219,6 +222,7 @@ impl Options {
             min_match: self.min_match.unwrap_or(crate::device::format::MATCH_BASE),
             repeat_codes: self.repeat_codes,
             depth_cap: self.depth_cap,
+            depth_cap_method: lz::DepthCapMethod::Clamp,
             context_tables: true,
             packed_literals: true,
             raw_match_streams: raw,
@@ -360,6 +364,7 @@ pub fn compress_settings(
         window,
         repeat_codes: opts.repeat_codes,
         depth_cap: opts.depth_cap,
+        depth_cap_method: opts.depth_cap_method,
         raw_match_streams: opts.raw_match_streams,
     };
     // A segment is parsed by one thread in order; sources never cross segment starts.

@@ -11,6 +11,7 @@
 
 mod cost;
 mod finder;
+mod fixed_point_cap;
 mod parser;
 
 #[cfg(test)]
@@ -21,6 +22,8 @@ use aceapex_device::lz::BlockStreams;
 
 #[doc(hidden)]
 pub use cost::CostTuning;
+#[doc(hidden)]
+pub use fixed_point_cap::{cap_to_fixed_point, DepthCapMethod};
 
 /// Default level.
 pub const DEFAULT_LEVEL: u32 = 5;
@@ -43,6 +46,9 @@ pub struct ParseParams {
     pub repeat_codes: bool,
     /// 0 = none; else every match's dependency level is `< depth_cap`.
     pub depth_cap: u32,
+    /// How `depth_cap` is enforced: the parser's clamp (the command line's) or the ACEAPEX
+    /// paper's fixed point of forced literals (for `aceapex reproduce`).
+    pub depth_cap_method: DepthCapMethod,
     /// The match streams will be stored raw (`Settings::raw_match_streams`): the lazy
     /// parser prices matches with [`CostTuning::raw_match_streams`] (fewer, longer matches).
     pub raw_match_streams: bool,
@@ -56,6 +62,7 @@ impl Default for ParseParams {
             window: DEFAULT_BLOCK_SIZE,
             repeat_codes: true,
             depth_cap: 0,
+            depth_cap_method: DepthCapMethod::Clamp,
             raw_match_streams: false,
         }
     }
@@ -257,6 +264,23 @@ fn parse_with(
     } else {
         CostTuning::default()
     };
+    if params.depth_cap > 0 && params.depth_cap_method == DepthCapMethod::FixedPoint {
+        // the paper's method: an uncapped parse, then forced literals to the fixed point
+        let uncapped = ParseParams {
+            depth_cap: 0,
+            ..params.clone()
+        };
+        let blocks = parser::parse(
+            data,
+            seg.clone(),
+            block_size,
+            &uncapped,
+            &tuning,
+            progress,
+            &mut stats.0,
+        );
+        return cap_to_fixed_point(data, seg, block_size, params, blocks).0;
+    }
     parser::parse(
         data,
         seg,

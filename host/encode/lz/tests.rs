@@ -247,6 +247,7 @@ fn roundtrip_sizes_levels_windows() {
                             window,
                             repeat_codes: rep,
                             depth_cap: 0,
+                            depth_cap_method: DepthCapMethod::Clamp,
                             // the raw-stream prices too (levels 1-7 take them)
                             raw_match_streams: level % 2 == 0 && level <= 7,
                         };
@@ -394,6 +395,7 @@ fn depth_caps() {
                             window,
                             repeat_codes: rep,
                             depth_cap: cap,
+                            depth_cap_method: DepthCapMethod::Clamp,
                             min_match: 6,
                             raw_match_streams: false,
                         };
