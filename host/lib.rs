@@ -102,12 +102,12 @@ mod options;
 #[allow(rustdoc::private_intra_doc_links)]
 pub mod study;
 
+pub use decode::stream::decompress_to;
 pub use error::{DecodeError, Error, FormatError};
 pub use fasta_record::{
     auto_fasta_index, sequence_checksums, with_fasta_index, with_sequence_checksums,
     AUTO_INDEX_MIN_BYTES, AUTO_INDEX_SHARE,
 };
-pub use decode::stream::decompress_to;
 // for `info` and `serve`: the records as `Reader::fasta_index` reads them
 #[doc(hidden)]
 pub use fasta_record::{read_fasta_index, read_sequence_checksums};

@@ -50,7 +50,9 @@ pub struct DecompressArgs {
 /// Where `decompress` decodes.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum Device {
-    /// The GPU when there is one, else the CPU (saying why).
+    /// The GPU where there is one and it is expected to finish first (its start-up takes
+    /// about a quarter of a second, so small archives and many CPU threads favour the CPU),
+    /// else the CPU.
     Auto,
     /// The CPU, on all cores unless -T says otherwise.
     Cpu,
@@ -166,6 +168,12 @@ fn decode_to(
     out: &mut (impl std::io::Write + Send),
 ) -> Result<(u64, String, f64)> {
     let t = Instant::now();
+    // `auto`: the GPU only where it is expected to finish first (its start-up is paid once per
+    // process); standard input streams on the CPU
+    let device = match device {
+        Device::Auto if input.as_os_str() == "-" || !gpu_expected_faster(input) => Device::Cpu,
+        d => d,
+    };
     if let Some(gpu) = open_gpu(device)? {
         let (bytes, _) = read_input_checked(input, true)?;
         let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
@@ -196,6 +204,35 @@ fn decode_to(
     };
     let n = n.with_context(|| format!("decoding {}", input.display()))?;
     Ok((n, cpu_name(), t.elapsed().as_secs_f64()))
+}
+
+/// What `--device auto` expects of a one-shot GPU decode: starting CUDA and loading the
+/// kernels (seconds), then reading and uploading the archive and downloading and verifying
+/// the output (bytes per second each); and of the CPU decoder, bytes per second per thread.
+/// Rounded from docs/PERFORMANCE.md (an H100 machine: a 40 MB genome restores in 0.27 s on
+/// the GPU, 0.01 s on its 16 CPU threads).
+const GPU_START_S: f64 = 0.26;
+const GPU_ARCHIVE_BPS: f64 = 8e9;
+const GPU_OUTPUT_BPS: f64 = 10e9;
+const CPU_THREAD_BPS: f64 = 0.8e9;
+
+/// Whether a GPU decode of the archive file `input` is expected to finish before a CPU decode
+/// on this process's threads ([`GPU_START_S`]); false where the header cannot be read.
+fn gpu_expected_faster(input: &Path) -> bool {
+    let Ok(f) = File::open(input) else {
+        return false;
+    };
+    let mut head = [0u8; 16];
+    let (Ok(()), Ok(meta)) = (f.read_exact_at(&mut head, 0), f.metadata()) else {
+        return false;
+    };
+    if head[..4] != aceapex::device::format::MAGIC {
+        return false;
+    }
+    let original = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")) as f64;
+    let cpu = original / (CPU_THREAD_BPS * rayon::current_num_threads() as f64);
+    let gpu = GPU_START_S + meta.len() as f64 / GPU_ARCHIVE_BPS + original / GPU_OUTPUT_BPS;
+    gpu < cpu
 }
 
 /// [`aceapex::decompress_to`] with a progress bar of `total` bytes.

@@ -127,7 +127,9 @@ fn gpu_prefetch(
         Ok(d) => d,
         Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
         Err(e) => {
-            note(format_args!("the GPU is not used ({e}); reading on the CPU"));
+            note(format_args!(
+                "the GPU is not used ({e}); reading on the CPU"
+            ));
             return Ok(None);
         }
     };
