@@ -92,9 +92,29 @@ pub fn pack_literals(literals: &[u8], alphabet: &[u8], out: &mut Vec<u8>) {
         code[x as usize] = i as u8;
     }
     out.clear();
-    out.extend(literals.chunks(w).map(|c| {
-        c.iter()
-            .rev()
-            .fold(0u32, |s, &x| s * a + code[x as usize] as u32) as u8
-    }));
+    out.reserve(literals.len().div_ceil(w));
+    // the common widths (16, 6 and 4 letters) with the width known to the compiler
+    match w {
+        2 => pack_fixed::<2>(literals, &code, a, out),
+        3 => pack_fixed::<3>(literals, &code, a, out),
+        4 => pack_fixed::<4>(literals, &code, a, out),
+        _ => out.extend(literals.chunks(w).map(|c| pack_symbol(c, &code, a))),
+    }
+}
+
+/// Symbol of the literals `c` (at most a width's worth; those past its end count as code 0).
+#[inline(always)]
+fn pack_symbol(c: &[u8], code: &[u8; 256], a: u32) -> u8 {
+    c.iter()
+        .rev()
+        .fold(0u32, |s, &x| s * a + code[x as usize] as u32) as u8
+}
+
+/// [`pack_literals`]' loop for width `W`.
+fn pack_fixed<const W: usize>(literals: &[u8], code: &[u8; 256], a: u32, out: &mut Vec<u8>) {
+    let (full, rest) = literals.as_chunks::<W>();
+    out.extend(full.iter().map(|c| pack_symbol(c, code, a)));
+    if !rest.is_empty() {
+        out.push(pack_symbol(rest, code, a));
+    }
 }
