@@ -334,10 +334,11 @@ impl<'a> Builder<'a> {
     }
 
     /// The run of FASTA sequence lines from the one whose first byte was just consumed, each
-    /// `width` bytes: `width - 1` graphic bytes, the first not `>` (a header), and a `\n`. Consumes them and returns their
-    /// number (0: the next line is not such a line, nothing consumed). Each is a line that
-    /// [`Builder::data_line`] would read as `(width, width - 1)`: the common case of a
-    /// wrapped sequence, checked a line at a time without the state machine.
+    /// `width` bytes: `width - 1` graphic bytes, the first not `>` (a header), and a `\n`.
+    /// Consumes them and returns their number (0: the next line is not such a line, nothing
+    /// consumed). Each is a line that [`Builder::data_line`] would read as
+    /// `(width, width - 1)`: the common case of a wrapped sequence, checked a line at a time
+    /// without the state machine.
     fn full_lines(&mut self, width: usize) -> u64 {
         let data = self.data;
         let mut start = self.pos - 1;
@@ -658,8 +659,8 @@ mod tests {
     /// Runs of lines of the first line's width (`Builder::full_lines`) and the lines that
     /// break a run: a space or a `\r` inside a line (fewer bases), a `>` inside a line (a
     /// base), a header line of the run's width, a longer or a shorter line, a last line
-    /// without its line feed, Windows line ends, a thousand full lines. Expected `.fai` lines and refusals from samtools 1.16.1
-    /// on the same bytes.
+    /// without its line feed, Windows line ends, a thousand full lines. Expected `.fai` lines
+    /// and refusals from samtools 1.16.1 on the same bytes.
     #[test]
     fn runs_of_full_lines_index_as_samtools() {
         assert_eq!(fai(b">a\nACGT\nACGT\nAC T\nACGT\nA\n"), "a\t16\t3\t4\t5\n");
