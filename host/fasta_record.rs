@@ -35,7 +35,7 @@ pub fn auto_fasta_index(input: &[u8]) -> Option<FastaIndex> {
     // is refused from a count of its `>` bytes, before the slower indexing pass
     let mut markers = 0usize;
     for chunk in input.chunks(1 << 16) {
-        markers += chunk.iter().filter(|&&b| b == b'>').count();
+        markers += memchr::memchr_iter(b'>', chunk).count();
         if markers.saturating_mul(5) > limit {
             return None;
         }

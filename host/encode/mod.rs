@@ -680,9 +680,19 @@ fn encode_group(
     // `raw_match_streams`: no table for the match layer's streams (FORMAT.md §4.1), whose
     // slices are then stored raw and take no lanes of the warp (§5.3, §5.5); their bytes
     let mut raw_bytes = 0usize;
+    // each block's literal histogram: the group's, the packed alphabet's and the two-bit
+    // slice's, so that neither of the latter passes over the literals again
+    let mut literal_hists: Vec<Histogram> = Vec::with_capacity(blocks.len());
     for b in blocks {
         for (k, (h, s)) in hists.iter_mut().zip(b.stream_slices()).enumerate() {
-            if opts.raw_match_streams && k != STREAM_LITERALS {
+            if k == STREAM_LITERALS {
+                let mut bh = [0; 256];
+                entropy::count(&mut bh, s);
+                for (g, c) in h.iter_mut().zip(&bh) {
+                    *g += c;
+                }
+                literal_hists.push(bh);
+            } else if opts.raw_match_streams {
                 raw_bytes += s.len();
             } else {
                 entropy::count(h, s);
@@ -768,13 +778,13 @@ fn encode_group(
     // smaller cap never succeeds where 16 fails, so it is tried only after that one, and
     // only where it would pack more letters a symbol)
     let alphabet16 = can_pack
-        .then(|| entropy::literal_alphabet(lits(), MAX_PACK_ALPHABET))
+        .then(|| entropy::literal_alphabet_counted(&literal_hists, MAX_PACK_ALPHABET))
         .flatten();
     let wider = match (&alphabet16, wide) {
         (Some((a, _)), true) => [4, 6]
             .into_iter()
             .filter(|&c| pack_width(c) > pack_width(a.len()))
-            .find_map(|c| entropy::literal_alphabet(lits(), c)),
+            .find_map(|c| entropy::literal_alphabet_counted(&literal_hists, c)),
         _ => None,
     };
     // the width of the widest pack possible (0: none)
@@ -895,8 +905,9 @@ fn encode_group(
                         TwoBit::WithinLoss | TwoBit::EveryBlock => other + other / TWO_BIT_MAX_LOSS,
                         _ => other.saturating_sub(1),
                     };
-                    if entropy::two_bit_len_floor(s) <= most
-                        && entropy::encode_two_bit(s, &mut two) <= most
+                    let h = &literal_hists[i];
+                    if entropy::two_bit_len_floor_counted(h) <= most
+                        && entropy::encode_two_bit_counted(s, h, &mut two) <= most
                     {
                         if matches!(opts.two_bit, TwoBit::Smaller | TwoBit::EveryBlock) {
                             alt = Some((i, e.lanes[k], bytes[before..].to_vec()));

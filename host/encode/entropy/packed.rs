@@ -2,6 +2,7 @@
 //! several to a byte.
 
 use crate::device::format::*;
+use crate::format::tables::{count, Histogram};
 
 /// Most blocks of a group, as a fraction `1 / RAW_LITERAL_BLOCKS_DIV`, whose literals
 /// [`literal_alphabet`] may leave out of a packed group (stored raw): a FASTA header line
@@ -23,23 +24,31 @@ pub fn literal_alphabet<'a>(
     slices: impl Iterator<Item = &'a [u8]>,
     max_letters: usize,
 ) -> Option<(Vec<u8>, Vec<bool>)> {
-    let slices: Vec<&[u8]> = slices.collect();
-    let most_raw = slices.len() / RAW_LITERAL_BLOCKS_DIV;
-    // per block its letters, `None` once it has more than 16 (raw whatever the alphabet:
-    // the scan stops there, and gives up once too many blocks are raw, so text costs little)
-    let mut sets: Vec<Option<[bool; 256]>> = Vec::with_capacity(slices.len());
+    let hists: Vec<Histogram> = slices
+        .map(|s| {
+            let mut h = [0u64; 256];
+            count(&mut h, s);
+            h
+        })
+        .collect();
+    literal_alphabet_counted(&hists, max_letters)
+}
+
+/// [`literal_alphabet`] from each block's literal histogram (the encoder counts them for its
+/// tables anyway, so the alphabet costs no pass over the literals).
+pub fn literal_alphabet_counted(
+    hists: &[Histogram],
+    max_letters: usize,
+) -> Option<(Vec<u8>, Vec<bool>)> {
+    let most_raw = hists.len() / RAW_LITERAL_BLOCKS_DIV;
+    // per block its letters, `None` when it has more than 16 (raw whatever the alphabet);
+    // gives up once too many blocks are raw
+    let mut sets: Vec<Option<[bool; 256]>> = Vec::with_capacity(hists.len());
     let mut blocks_with = [0usize; 256];
     let mut wide = 0usize;
-    for s in slices {
-        let mut seen = [false; 256];
-        let mut distinct = 0usize;
-        for &x in s {
-            distinct += !seen[x as usize] as usize;
-            seen[x as usize] = true;
-            if distinct > MAX_PACK_ALPHABET {
-                break;
-            }
-        }
+    for h in hists {
+        let seen: [bool; 256] = std::array::from_fn(|x| h[x] > 0);
+        let distinct = seen.iter().filter(|&&y| y).count();
         if distinct > MAX_PACK_ALPHABET {
             wide += 1;
             if wide > most_raw {
@@ -83,9 +92,29 @@ pub fn pack_literals(literals: &[u8], alphabet: &[u8], out: &mut Vec<u8>) {
         code[x as usize] = i as u8;
     }
     out.clear();
-    out.extend(literals.chunks(w).map(|c| {
-        c.iter()
-            .rev()
-            .fold(0u32, |s, &x| s * a + code[x as usize] as u32) as u8
-    }));
+    out.reserve(literals.len().div_ceil(w));
+    // the common widths (16, 6 and 4 letters) with the width known to the compiler
+    match w {
+        2 => pack_fixed::<2>(literals, &code, a, out),
+        3 => pack_fixed::<3>(literals, &code, a, out),
+        4 => pack_fixed::<4>(literals, &code, a, out),
+        _ => out.extend(literals.chunks(w).map(|c| pack_symbol(c, &code, a))),
+    }
+}
+
+/// Symbol of the literals `c` (at most a width's worth; those past its end count as code 0).
+#[inline(always)]
+fn pack_symbol(c: &[u8], code: &[u8; 256], a: u32) -> u8 {
+    c.iter()
+        .rev()
+        .fold(0u32, |s, &x| s * a + code[x as usize] as u32) as u8
+}
+
+/// [`pack_literals`]' loop for width `W`.
+fn pack_fixed<const W: usize>(literals: &[u8], code: &[u8; 256], a: u32, out: &mut Vec<u8>) {
+    let (full, rest) = literals.as_chunks::<W>();
+    out.extend(full.iter().map(|c| pack_symbol(c, code, a)));
+    if !rest.is_empty() {
+        out.push(pack_symbol(rest, code, a));
+    }
 }
