@@ -101,6 +101,9 @@ fn region_byte_ranges(index: &FastaIndex, list: &[Vec<u8>]) -> Vec<(u64, u64)> {
     v
 }
 
+/// Ranges read ahead: `(offset, length, at)` sorted by offset, and their bytes.
+type Prefetched = (Vec<(u64, u64, u64)>, Vec<u8>);
+
 /// The regions' bytes read on the GPU in one batch, as `(offset, length, at)` triples (the
 /// range's bytes at `at` of the returned buffer); `None` where `device` is auto and the CPU
 /// reads them (no GPU, too few blocks, an archive the GPU cannot take).
@@ -110,7 +113,7 @@ fn gpu_prefetch(
     ranges: &[(u64, u64)],
     block_size: u64,
     device: Device,
-) -> Result<Option<(Vec<(u64, u64, u64)>, Vec<u8>)>> {
+) -> Result<Option<Prefetched>> {
     let blocks: u64 = ranges
         .iter()
         .map(|&(o, l)| (o + l - 1) / block_size - o / block_size + 1)
@@ -145,12 +148,7 @@ fn gpu_prefetch(
 }
 
 #[cfg(not(feature = "gpu"))]
-fn gpu_prefetch(
-    _: &[u8],
-    _: &[(u64, u64)],
-    _: u64,
-    device: Device,
-) -> Result<Option<(Vec<(u64, u64, u64)>, Vec<u8>)>> {
+fn gpu_prefetch(_: &[u8], _: &[(u64, u64)], _: u64, device: Device) -> Result<Option<Prefetched>> {
     if device == Device::Gpu {
         bail!("--device gpu: this aceapex was built without the `gpu` feature");
     }
