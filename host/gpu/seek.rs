@@ -73,51 +73,73 @@ pub fn plan(
     own: &[bool],
 ) -> Result<Plan, GpuError> {
     let bs = block_size as u64;
-    let mut blocks: Vec<u32> = Vec::with_capacity(ranges.len() + ranges.len() / 2);
+    // the blocks asked for, as a bit set over the archive's blocks: sorted and each once
+    // without a sort, and a block's slot is its rank (the set bits below it)
+    let mut bits = vec![0u64; own.len().div_ceil(64)];
+    let mut out_len = 0u64;
     for (i, &(off, len)) in ranges.iter().enumerate() {
         if len == 0 || off > original_size || len > original_size - off {
             return Err(range_error(i, off, len, original_size));
         }
-        let (first, last) = (off / bs, (off + len - 1) / bs);
-        blocks.extend(first as u32..=last as u32);
+        for b in off / bs..=(off + len - 1) / bs {
+            bits[(b / 64) as usize] |= 1 << (b % 64);
+        }
+        out_len += len;
     }
-    blocks.sort_unstable();
-    blocks.dedup();
-    let rans: Vec<u32> = blocks
-        .iter()
-        .copied()
-        .filter(|&b| !own[b as usize])
-        .collect();
+    let mut rank = Vec::with_capacity(bits.len());
+    let mut n_order = 0u32;
+    let mut n_rans = 0u32;
+    for (w, &word) in bits.iter().enumerate() {
+        rank.push(n_order);
+        n_order += word.count_ones();
+        let mut m = word;
+        while m != 0 {
+            n_rans += !own[w * 64 + m.trailing_zeros() as usize] as u32;
+            m &= m - 1;
+        }
+    }
+    let align8 = |n: usize| n.div_ceil(8) * 8;
+    let rans_at = align8(n_order as usize * 4);
+    let ranges_at = rans_at + align8(n_rans as usize * 4);
+    let mut bytes = vec![0u8; ranges_at + ranges.len() * 32];
+    let (order, rest) = bytes.split_at_mut(rans_at);
+    let (rans, rs) = rest.split_at_mut(ranges_at - rans_at);
+    let (mut o, mut r) = (0, 0);
+    for (w, &word) in bits.iter().enumerate() {
+        let mut m = word;
+        while m != 0 {
+            let b = (w * 64) as u32 + m.trailing_zeros();
+            order[4 * o..4 * o + 4].copy_from_slice(&b.to_le_bytes());
+            o += 1;
+            if !own[b as usize] {
+                rans[4 * r..4 * r + 4].copy_from_slice(&b.to_le_bytes());
+                r += 1;
+            }
+            m &= m - 1;
+        }
+    }
     let mut out_at = 0u64;
-    let mut rs = Vec::with_capacity(ranges.len());
-    for &(off, len) in ranges {
-        let first_block = (off / bs) as u32;
-        // (present: every range's blocks went into the sorted list above)
-        let first_slot = blocks.binary_search(&first_block).unwrap_or(0) as u32;
-        rs.push(SeekRange {
+    for (&(off, len), g) in ranges.iter().zip(rs.chunks_exact_mut(32)) {
+        let first_block = off / bs;
+        let (w, k) = ((first_block / 64) as usize, first_block % 64);
+        let first_slot = rank[w] + (bits[w] & ((1u64 << k) - 1)).count_ones();
+        g.copy_from_slice(bytemuck::bytes_of(&SeekRange {
             offset: off,
             len,
             out_at,
             first_slot,
-            first_block,
-        });
+            first_block: first_block as u32,
+        }));
         out_at += len;
     }
-    let align8 = |n: usize| n.div_ceil(8) * 8;
-    let rans_at = align8(blocks.len() * 4);
-    let ranges_at = rans_at + align8(rans.len() * 4);
-    let mut bytes = vec![0u8; ranges_at + rs.len() * 32];
-    bytes[..blocks.len() * 4].copy_from_slice(bytemuck::cast_slice(&blocks));
-    bytes[rans_at..rans_at + rans.len() * 4].copy_from_slice(bytemuck::cast_slice(&rans));
-    bytes[ranges_at..].copy_from_slice(bytemuck::cast_slice(&rs));
     Ok(Plan {
         bytes,
-        n_order: blocks.len() as u32,
+        n_order,
         rans_at: rans_at as u64,
-        n_rans: rans.len() as u32,
+        n_rans,
         ranges_at: ranges_at as u64,
         n_ranges: ranges.len() as u32,
-        out_len: out_at,
+        out_len,
     })
 }
 
