@@ -16,22 +16,28 @@ use aceapex::gpu::Gpu;
 use aceapex::Reader;
 use std::time::Instant;
 
+/// Every `*.acx` of `ACEAPEX_BENCH_ARCHIVES` by name (as `gpu_decode.rs` reads them), else a
+/// generated DNA-like sample compressed for the GPU.
 fn archives() -> Vec<(String, Vec<u8>)> {
-    let mut v = Vec::new();
-    if let Ok(dir) = std::env::var("ACEAPEX_BENCH_ARCHIVES") {
-        let mut paths: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        paths.sort();
-        for p in paths {
-            if p.extension().is_some_and(|e| e == "acx") {
-                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
-                v.push((name, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
+    let mut v: Vec<(String, Vec<u8>)> = std::env::var("ACEAPEX_BENCH_ARCHIVES")
+        .map(|dir| {
+            let mut p: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            p.sort();
+            p.into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "acx"))
+                .map(|p| {
+                    (
+                        p.file_stem().unwrap().to_string_lossy().into_owned(),
+                        std::fs::read(&p).unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     if v.is_empty() {
         let mut r = aceapex::gpu::tokens::Rng::new(3);
         let dna: Vec<u8> = (0..64 << 20)

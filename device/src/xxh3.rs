@@ -3,6 +3,9 @@
 //! verifies every block it decodes on the device) and as one sequential function, which the
 //! host tests hold against the `xxhash-rust` crate for every input length class.
 //!
+//! The host's checksum pass (`host/decode/checksum.rs`, with AVX2 sums) uses the same
+//! constants and round functions.
+//!
 //! Inputs longer than [`MID_SIZE_MAX`] bytes are hashed in 1,024-byte rounds of 16 stripes of
 //! 64 bytes: within a round the eight 64-bit accumulators only add (wrapping), so the
 //! stripes of a round can be summed in any order and by several threads; the rounds are

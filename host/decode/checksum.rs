@@ -15,31 +15,17 @@
 //! Tested against `xxhash_rust::xxh3::xxh3_64` on every length up to a few KiB and on large
 //! random inputs.
 
-use xxhash_rust::const_xxh3::const_custom_default_secret;
+use crate::device::xxh3::{self, SECRET, STRIPE};
 
-/// The default secret (seed 0 leaves it unchanged).
-const SECRET: [u8; SECRET_LEN] = const_custom_default_secret(0);
-const SECRET_LEN: usize = 192;
+const SECRET_LEN: usize = SECRET.len();
 /// Bytes per XXH3 block with the default secret: 16 stripes of 64 bytes.
-pub const KIB: usize = 1024;
-const STRIPE: usize = 64;
-const STRIPES_PER_KIB: usize = (SECRET_LEN - STRIPE) / 8;
-const _: () = assert!(STRIPES_PER_KIB * STRIPE == KIB);
-/// Secret offsets of the scramble, the final stripe and the merge.
-const SCRAMBLE_AT: usize = SECRET_LEN - STRIPE;
-const LAST_STRIPE_AT: usize = SECRET_LEN - STRIPE - 7;
-const MERGE_AT: usize = 11;
+pub const KIB: usize = xxh3::ROUND;
+const STRIPES_PER_KIB: usize = xxh3::STRIPES_PER_ROUND;
+const _: () = assert!(STRIPES_PER_KIB * STRIPE == KIB && SECRET_LEN == 192);
+/// Secret offset of the final stripe.
+const LAST_STRIPE_AT: usize = xxh3::LAST_STRIPE_SECRET;
 /// Longest input of XXH3's short and mid-size paths.
-const MID_SIZE_MAX: usize = 240;
-
-const PRIME32_1: u64 = 0x9E37_79B1;
-const PRIME32_2: u64 = 0x85EB_CA77;
-const PRIME32_3: u64 = 0xC2B2_AE3D;
-const PRIME64_1: u64 = 0x9E37_79B1_85EB_CA87;
-const PRIME64_2: u64 = 0xC2B2_AE3D_27D4_EB4F;
-const PRIME64_3: u64 = 0x1656_67B1_9E37_79F9;
-const PRIME64_4: u64 = 0x85EB_CA77_C2B2_AE63;
-const PRIME64_5: u64 = 0x27D4_EB2F_1656_67C5;
+const MID_SIZE_MAX: usize = xxh3::MID_SIZE_MAX;
 
 /// What one KiB adds to the eight accumulators before the scramble.
 pub type KibSums = [u64; 8];
@@ -146,10 +132,7 @@ impl State {
     /// A hash at its first byte.
     pub const fn new() -> State {
         State {
-            acc: [
-                PRIME32_3, PRIME64_1, PRIME64_2, PRIME64_3, PRIME64_4, PRIME32_2, PRIME64_5,
-                PRIME32_1,
-            ],
+            acc: xxh3::INIT_ACC,
             kibs: 0,
         }
     }
@@ -163,9 +146,7 @@ impl State {
     #[inline]
     pub fn absorb(&mut self, sums: &KibSums) {
         for (i, a) in self.acc.iter_mut().enumerate() {
-            let v = a.wrapping_add(sums[i]);
-            let v = v ^ (v >> 47) ^ word(&SECRET, SCRAMBLE_AT + 8 * i);
-            *a = v.wrapping_mul(PRIME32_1);
+            *a = xxh3::scramble_lane(a.wrapping_add(sums[i]), i);
         }
         self.kibs += 1;
     }
@@ -198,17 +179,7 @@ impl State {
         }
         let last = tail[len - STRIPE - off..].try_into().expect("64 bytes");
         add_stripe(&mut acc, last, LAST_STRIPE_AT);
-        let mut h = (len as u64).wrapping_mul(PRIME64_1);
-        for i in 0..4 {
-            let l = acc[2 * i] ^ word(&SECRET, MERGE_AT + 16 * i);
-            let r = acc[2 * i + 1] ^ word(&SECRET, MERGE_AT + 16 * i + 8);
-            let p = l as u128 * r as u128;
-            h = h.wrapping_add(p as u64 ^ (p >> 64) as u64);
-        }
-        // avalanche
-        h ^= h >> 37;
-        h = h.wrapping_mul(0x1656_6791_9E37_79F9);
-        h ^ (h >> 32)
+        xxh3::merge_accs(&acc, len as u64)
     }
 
     /// How many whole KiBs of an input of `len` (> 240) bytes are absorbed (and scrambled)

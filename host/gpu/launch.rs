@@ -314,7 +314,6 @@ pub(crate) fn decode_blocks_dense(
     ga.ensure_decoded(gpu)?;
     let guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_ref().expect("ensure_decoded allocated it");
-    let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
         block_dim: (THREADS, 1, 1),
@@ -323,17 +322,6 @@ pub(crate) fn decode_blocks_dense(
     let stream = gpu.stream();
     // the kernel's parameters: device addresses and scalars, each widened to u64
     let p = DenseParams {
-        decoded: decoded.device_ptr(stream).0,
-        dec_len,
-        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
-        data: ga.data.device_ptr(stream).0,
-        data_len: ga.data_len,
-        offsets: ga.offsets.device_ptr(stream).0,
-        entries: ga.entries.device_ptr(stream).0,
-        n_blocks: ga.n_blocks as u64,
-        block_size: ga.block_size as u64,
-        window: ga.window as u64,
-        match_base: ga.match_base as u64,
         out: addr(gpu, out),
         out_len,
         status: addr(gpu, status),
@@ -347,7 +335,7 @@ pub(crate) fn decode_blocks_dense(
         },
         epoch: epoch as u64,
         n_order: ga.n_blocks as u64,
-        original_size: ga.original_size,
+        ..dense_archive_params(gpu, ga, decoded.device_ptr(stream).0)
     };
     // SAFETY: `p` is `decode_blocks_dense`'s parameter list (`DenseParams`, from the device
     // crate's one list: u32 and u64 scalars, device addresses); `queue` holds
@@ -371,6 +359,51 @@ pub(crate) fn decode_blocks_dense(
     };
     unsafe { launch_after(gpu, kernel, cfg, params(&p), overlap) }
         .ctx("launching decode_blocks_dense")
+}
+
+/// The dense kernel's parameters that describe the resident archive (its buffers and header
+/// values, with the decoded-stream scratch at `decoded`); the launch's own ones are 0.
+fn dense_archive_params(gpu: &Gpu, ga: &super::resident::GpuArchive, decoded: u64) -> DenseParams {
+    let stream = gpu.stream();
+    DenseParams {
+        decoded,
+        dec_len: ga.decoded_len,
+        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
+        data: ga.data.device_ptr(stream).0,
+        data_len: ga.data_len,
+        offsets: ga.offsets.device_ptr(stream).0,
+        entries: ga.entries.device_ptr(stream).0,
+        n_blocks: ga.n_blocks as u64,
+        block_size: ga.block_size as u64,
+        window: ga.window as u64,
+        match_base: ga.match_base as u64,
+        original_size: ga.original_size,
+        ..DenseParams::default()
+    }
+}
+
+/// The rANS stage's parameters that describe the resident archive (its buffers, tables and
+/// the plan's staging, with the decoded-stream scratch at `decoded`); the launch's own ones
+/// are 0.
+fn rans_archive_params(gpu: &Gpu, ga: &super::resident::GpuArchive, decoded: u64) -> RansParams {
+    let stream = gpu.stream();
+    RansParams {
+        data: ga.data.device_ptr(stream).0,
+        data_len: ga.data_len,
+        entries: ga.entries.device_ptr(stream).0,
+        offsets: ga.offsets.device_ptr(stream).0,
+        n_blocks: ga.n_blocks as u64,
+        tables: ga.tables.device_ptr(stream).0,
+        n_tables: ga.n_tables as u64,
+        table_index: ga.table_index.device_ptr(stream).0,
+        group_blocks: ga.group_blocks as u64,
+        decoded,
+        dec_len: ga.decoded_len,
+        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
+        staged_tables: ga.rans.staged_tables as u64,
+        stage_expand: ga.rans.stage_expand as u64,
+        ..RansParams::default()
+    }
 }
 
 /// A parameter struct of the device crate (`device/src/params.rs`: one `u64` per kernel
@@ -522,8 +555,6 @@ pub(crate) fn rans_decode_slices(
         ga.self_contained,
         ga.n_blocks,
     );
-    let data_len = ga.data_len;
-    let dec_len = ga.decoded_len;
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
         block_dim: (threads, 1, 1),
@@ -533,27 +564,14 @@ pub(crate) fn rans_decode_slices(
     let stream = gpu.stream();
     let (dense_queue, epoch) = dense_queue.map_or((0, 0), |(q, e)| (addr(gpu, q), e));
     let p = RansParams {
-        data: ga.data.device_ptr(stream).0,
-        data_len,
-        entries: ga.entries.device_ptr(stream).0,
-        offsets: ga.offsets.device_ptr(stream).0,
-        n_blocks: ga.n_blocks as u64,
-        tables: ga.tables.device_ptr(stream).0,
-        n_tables: ga.n_tables as u64,
-        table_index: ga.table_index.device_ptr(stream).0,
-        group_blocks: ga.group_blocks as u64,
-        decoded: addr(gpu, decoded),
-        dec_len,
-        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
         status: addr(gpu, status),
         chunk_order: ga.rans_order.device_ptr(stream).0,
         n_chunks: n_chunks as u64,
-        staged_tables: ga.rans.staged_tables as u64,
-        stage_expand: ga.rans.stage_expand as u64,
         dense_queue,
         epoch: epoch as u64,
         halves: ga.rans.halves as u64,
         leave_self_contained: leave as u64,
+        ..rans_archive_params(gpu, ga, addr(gpu, decoded))
     };
     // SAFETY: `p` is the rANS entry points' parameter list (`RansParams`, from the device
     // crate's one list); rans_order holds at least n_chunks
@@ -732,27 +750,12 @@ pub(crate) fn seek(
     if l.n_rans > 0 {
         let halves = ga.rans.halves.max(1);
         let p = RansParams {
-            data: ga.data.device_ptr(stream).0,
-            data_len: ga.data_len,
-            entries: ga.entries.device_ptr(stream).0,
-            offsets: ga.offsets.device_ptr(stream).0,
-            n_blocks: ga.n_blocks as u64,
-            tables: ga.tables.device_ptr(stream).0,
-            n_tables: ga.n_tables as u64,
-            table_index: ga.table_index.device_ptr(stream).0,
-            group_blocks: ga.group_blocks as u64,
-            decoded: decoded_ptr,
-            dec_len: ga.decoded_len,
-            dec_offsets: ga.dec_offsets.device_ptr(stream).0,
             status,
             chunk_order: req + l.rans_at,
             n_chunks: l.n_rans as u64,
-            staged_tables: ga.rans.staged_tables as u64,
-            stage_expand: ga.rans.stage_expand as u64,
-            dense_queue: 0,
-            epoch: 0,
+            // (no dense queue, no hand-off epoch, no block left to the dense kernel: 0)
             halves: halves as u64,
-            leave_self_contained: 0,
+            ..rans_archive_params(gpu, ga, decoded_ptr)
         };
         let cfg = LaunchConfig {
             grid_dim: (l.n_rans.min(cap), 1, 1),
@@ -778,17 +781,6 @@ pub(crate) fn seek(
     }
     let mut queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
     let p = DenseParams {
-        decoded: decoded_ptr,
-        dec_len: ga.decoded_len,
-        dec_offsets: ga.dec_offsets.device_ptr(stream).0,
-        data: ga.data.device_ptr(stream).0,
-        data_len: ga.data_len,
-        offsets: ga.offsets.device_ptr(stream).0,
-        entries: ga.entries.device_ptr(stream).0,
-        n_blocks: ga.n_blocks as u64,
-        block_size: ga.block_size as u64,
-        window: ga.window as u64,
-        match_base: ga.match_base as u64,
         out: slots,
         out_len: l.slots.len() as u64,
         status,
@@ -797,7 +789,7 @@ pub(crate) fn seek(
         order: req + l.order_at,
         epoch: 0,
         n_order: l.n_order as u64,
-        original_size: ga.original_size,
+        ..dense_archive_params(gpu, ga, decoded_ptr)
     };
     let cfg = LaunchConfig {
         grid_dim: (

@@ -119,7 +119,7 @@ pub fn plan(
         }
     }
     let mut out_at = 0u64;
-    for (&(off, len), g) in ranges.iter().zip(rs.chunks_exact_mut(32)) {
+    for (&(off, len), g) in ranges.iter().zip(rs.as_chunks_mut::<32>().0) {
         let first_block = off / bs;
         let (w, k) = ((first_block / 64) as usize, first_block % 64);
         let first_slot = rank[w] + (bits[w] & ((1u64 << k) - 1)).count_ones();
