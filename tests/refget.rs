@@ -566,7 +566,8 @@ fn serve_plain_fasta_and_errors() {
         "127.0.0.1:0",
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not available yet"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--device gpu: "));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not an archive"));
     let txt = dir.path().join("t.txt");
     std::fs::write(&txt, b"hello").unwrap();
     let out = run(&[txt.to_str().unwrap(), "--listen", "127.0.0.1:0"]);

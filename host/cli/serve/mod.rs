@@ -31,7 +31,7 @@ SIGINT or SIGTERM stops accepting connections and ends after the requests in fli
 signal ends at once, exit status 130).
 
 Exit status: 0 after a shutdown by signal; 1 an input that cannot be served, an address that
-cannot be bound, or --device gpu (not available yet); 2 usage error.";
+cannot be bound, or --device gpu without a usable GPU; 2 usage error.";
 
 /// The arguments of `aceapex serve` (help text on [`crate::Cmd::Serve`]).
 #[derive(clap::Args)]
@@ -42,8 +42,8 @@ pub struct ServeArgs {
     /// Address to listen on, HOST:PORT (port 0: any free port; the address bound is printed).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Where regions are decoded: the CPU, or an archive resident in GPU memory (not
-    /// available yet).
+    /// Where regions are decoded: the CPU, or the GPU (the archive resident in its memory;
+    /// requests that arrive together are read in one batch, every block verified there).
     #[arg(long, value_enum, default_value = "cpu")]
     pub device: Device,
     /// A circular sequence (by name or checksum; repeatable): start > end wraps round its

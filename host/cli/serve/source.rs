@@ -1,6 +1,7 @@
 //! Where the served sequences' bases come from: the [`SequenceSource`] trait, with an
-//! archive read on the CPU through [`aceapex::Reader`] and a plain FASTA file read through its
-//! index. A GPU-resident archive plugs in as one more implementation.
+//! archive read on the CPU through [`aceapex::Reader`], an archive resident in GPU memory
+//! ([`GpuArchiveSource`]: concurrent requests gathered into one batch), and a plain FASTA
+//! file read through its index.
 
 use crate::output::note;
 use aceapex::fasta::checksums::{sequence_digests, Digester, SequenceDigests};
@@ -31,7 +32,8 @@ pub trait SequenceSource: Send + Sync {
 pub enum Device {
     /// The CPU decoder, through `aceapex::Reader`.
     Cpu,
-    /// An archive resident in GPU memory (not available yet).
+    /// An archive resident in GPU memory (`aceapex::GpuReader`), the requests that arrive
+    /// together read in one batch.
     Gpu,
 }
 
@@ -40,7 +42,7 @@ pub enum Device {
 /// compressed).
 ///
 /// Errors: the file cannot be read, is neither an archive of FASTA nor FASTA, or `device` is
-/// [`Device::Gpu`] (not available yet).
+/// [`Device::Gpu`] and there is no usable GPU, or the file is not an archive.
 pub fn open(path: &Path, device: Device) -> Result<Box<dyn SequenceSource>> {
     let mut head = [0u8; 4];
     let n = {
@@ -58,13 +60,14 @@ pub fn open(path: &Path, device: Device) -> Result<Box<dyn SequenceSource>> {
         }
         n
     };
+    let archive = n == 4 && head == aceapex::device::format::MAGIC;
     if device == Device::Gpu {
-        bail!(
-            "--device gpu: serving from an archive resident in GPU memory is not available yet; \
-             use --device cpu"
-        );
+        if !archive {
+            bail!("--device gpu: {} is not an archive", path.display());
+        }
+        return Ok(Box::new(GpuArchiveSource::open(path)?));
     }
-    if n == 4 && head == aceapex::device::format::MAGIC {
+    if archive {
         Ok(Box::new(ArchiveSource::open(path)?))
     } else {
         Ok(Box::new(FastaFileSource::open(path)?))
@@ -227,5 +230,140 @@ impl SequenceSource for FastaFileSource {
         };
         fetch(record, beg, end, false, &mut read)
             .with_context(|| format!("reading {}", self.path.display()))
+    }
+}
+
+/// One read for the GPU thread: original bytes `offset..offset + len`, answered on `reply`.
+type GpuJob = (u64, u64, std::sync::mpsc::Sender<Result<Vec<u8>, String>>);
+
+/// Requests gathered into one GPU batch at most.
+const GPU_BATCH_MAX: usize = 4096;
+
+/// An archive of FASTA resident in GPU memory: a thread owns the GPU reader and answers the
+/// reads queued while it was busy with one batch (`aceapex::GpuReader::read_ranges_to_vec`,
+/// every block verified on the device); the index and checksums come from the CPU reader.
+pub struct GpuArchiveSource {
+    cpu: ArchiveSource,
+    jobs: std::sync::Mutex<std::sync::mpsc::Sender<GpuJob>>,
+    gpu_name: String,
+}
+
+impl GpuArchiveSource {
+    /// Opens `path` ([`ArchiveSource::open`]) and uploads it to the GPU.
+    ///
+    /// Errors: as [`ArchiveSource::open`]; no usable GPU, or an archive the GPU reader
+    /// cannot take (a window across blocks).
+    pub fn open(path: &Path) -> Result<Self> {
+        let cpu = ArchiveSource::open(path)?;
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, String>>();
+        let (tx, rx) = std::sync::mpsc::channel::<GpuJob>();
+        std::thread::Builder::new()
+            .name("aceapex-gpu".into())
+            .spawn(move || {
+                let opened = aceapex::GpuDecoder::open().and_then(|dec| {
+                    let name = dec.name().to_string();
+                    // the decoder and the archive live as long as the server, on this thread
+                    let dec: &'static aceapex::GpuDecoder = Box::leak(Box::new(dec));
+                    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                    dec.upload(bytes).map(|r| (r, name))
+                });
+                let reader = match opened {
+                    Ok((r, name)) => {
+                        let _ = ready_tx.send(Ok(name));
+                        r
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                while let Ok(first) = rx.recv() {
+                    let mut batch = vec![first];
+                    while batch.len() < GPU_BATCH_MAX {
+                        match rx.try_recv() {
+                            Ok(j) => batch.push(j),
+                            Err(_) => break,
+                        }
+                    }
+                    let ranges: Vec<(u64, u64)> = batch.iter().map(|j| (j.0, j.1)).collect();
+                    match reader.read_ranges_to_vec(&ranges) {
+                        Ok(all) => {
+                            let mut at = 0usize;
+                            for (_, len, reply) in batch {
+                                let _ = reply.send(Ok(all[at..at + len as usize].to_vec()));
+                                at += len as usize;
+                            }
+                        }
+                        Err(e) => {
+                            let e = e.to_string();
+                            for (_, _, reply) in batch {
+                                let _ = reply.send(Err(e.clone()));
+                            }
+                        }
+                    }
+                }
+            })
+            .context("starting the GPU thread")?;
+        let gpu_name = match ready_rx.recv() {
+            Ok(Ok(name)) => name,
+            Ok(Err(e)) => bail!("--device gpu: {e}"),
+            Err(_) => bail!("--device gpu: the GPU thread ended"),
+        };
+        Ok(GpuArchiveSource {
+            cpu,
+            jobs: std::sync::Mutex::new(tx),
+            gpu_name,
+        })
+    }
+}
+
+impl SequenceSource for GpuArchiveSource {
+    fn describe(&self) -> String {
+        format!(
+            "archive {} (GPU: {})",
+            self.cpu.path.display(),
+            self.gpu_name
+        )
+    }
+
+    fn index(&self) -> &FastaIndex {
+        &self.cpu.index
+    }
+
+    fn digests(&self) -> &[SequenceDigests] {
+        &self.cpu.digests
+    }
+
+    fn read(&self, id: usize, beg: u64, end: u64) -> Result<Vec<u8>> {
+        let record = &self.cpu.index.records()[id];
+        let mut read = |offset: u64, buf: &mut [u8]| -> std::io::Result<usize> {
+            if buf.is_empty() {
+                return Ok(0);
+            }
+            let (reply, answer) = std::sync::mpsc::channel();
+            let sent = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).send((
+                offset,
+                buf.len() as u64,
+                reply,
+            ));
+            let got = sent
+                .map_err(|_| "the GPU thread ended".to_string())
+                .and_then(|()| {
+                    answer
+                        .recv()
+                        .map_err(|_| "the GPU thread ended".to_string())
+                })
+                .and_then(|r| r);
+            match got {
+                Ok(bytes) => {
+                    buf.copy_from_slice(&bytes);
+                    Ok(buf.len())
+                }
+                Err(e) => Err(std::io::Error::other(e)),
+            }
+        };
+        fetch(record, beg, end, false, &mut read)
+            .with_context(|| format!("reading {} on the GPU", self.cpu.path.display()))
     }
 }
