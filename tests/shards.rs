@@ -4,9 +4,34 @@
 //! shard edge and the whole data; the FASTA plan is checked against the generator's
 //! sequence positions; a damaged block fails exactly the ranges that touch it.
 
-use aceapex::shard::{ShardPlan, ShardedReader};
+use aceapex::shard::{ShardPlan, ShardRead, ShardedReader};
 use aceapex::{DecodeError, Error, Options, Reader};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A CPU shard reader that checks what it is asked for: pieces that are not empty and lie
+/// inside its shard's bytes (the routing's promise); it counts the bytes it reads.
+struct Checked<'a> {
+    reader: Reader<'a>,
+    bytes: std::ops::Range<u64>,
+    read: AtomicU64,
+}
+
+impl ShardRead for Checked<'_> {
+    fn read_pieces(&self, pieces: &mut [(u64, &mut [u8])]) -> Result<(), Error> {
+        for (offset, buf) in pieces.iter() {
+            let end = offset + buf.len() as u64;
+            assert!(!buf.is_empty(), "an empty piece at {offset}");
+            assert!(
+                self.bytes.start <= *offset && end <= self.bytes.end,
+                "piece {offset}..{end} outside the shard's {:?}",
+                self.bytes
+            );
+            self.read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        }
+        self.reader.read_pieces(pieces)
+    }
+}
 
 fn golden(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -101,7 +126,14 @@ fn check_tiling(plan: &ShardPlan, bs: u64) {
 fn read_everything(data: &[u8], archive: &[u8], plan: ShardPlan, rng: &mut Rng) {
     let n = plan.shards().len();
     let cuts: Vec<u64> = plan.shards()[1..].iter().map(|s| s.bytes.start).collect();
-    let sharded = ShardedReader::new(plan, |_, _| Reader::new(archive)).unwrap();
+    let sharded = ShardedReader::new(plan, |_, s| {
+        Ok(Checked {
+            reader: Reader::new(archive)?,
+            bytes: s.bytes.clone(),
+            read: AtomicU64::new(0),
+        })
+    })
+    .unwrap();
     let all = ranges(data.len() as u64, &cuts, 2_000, rng);
     let expected = |batch: &[(u64, u64)]| -> Vec<u8> {
         batch
@@ -116,6 +148,17 @@ fn read_everything(data: &[u8], archive: &[u8], plan: ShardPlan, rng: &mut Rng) 
         assert!(in_turn == got, "{n} shards in turn, batch {batch:?}");
     }
     assert!(sharded.decompress().unwrap() == data, "{n} shards, whole");
+    // every shard read its own share of the whole data
+    for (k, s) in sharded.plan().shards().iter().enumerate() {
+        let before = sharded.shard(k).unwrap().read.load(Ordering::Relaxed);
+        sharded.decompress().unwrap();
+        let after = sharded.shard(k).unwrap().read.load(Ordering::Relaxed);
+        assert_eq!(
+            after - before,
+            s.bytes.end - s.bytes.start,
+            "{n} shards, shard {k}"
+        );
+    }
 }
 
 #[test]
