@@ -165,6 +165,66 @@ impl ShardPlan {
     }
 }
 
+impl ShardPlan {
+    /// The zeroed output of `ranges`, each checked against the data's length.
+    ///
+    /// Errors: [`DecodeError::Region`] for the first range past the end,
+    /// [`DecodeError::Alloc`] when the output cannot be allocated.
+    fn output(&self, ranges: &[(u64, u64)]) -> Result<Vec<u8>, Error> {
+        let size = self.len;
+        let mut total = 0u64;
+        for &(offset, length) in ranges {
+            if offset > size || length > size - offset {
+                return Err(DecodeError::Region {
+                    offset,
+                    length,
+                    size,
+                }
+                .into());
+            }
+            total += length;
+        }
+        let alloc = || DecodeError::Alloc { bytes: total };
+        let total_usize = usize::try_from(total).map_err(|_| alloc())?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(total_usize).map_err(|_| alloc())?;
+        out.resize(total_usize, 0);
+        Ok(out)
+    }
+
+    /// Splits the checked `ranges` by owner into pieces of `out` (which holds their lengths'
+    /// sum, back to back): one list per shard, each in request order.
+    fn route<'o>(&self, ranges: &[(u64, u64)], out: &'o mut [u8]) -> Vec<Vec<(u64, &'o mut [u8])>> {
+        let mut parts: Vec<Vec<(u64, &'o mut [u8])>> =
+            (0..self.shards.len()).map(|_| Vec::new()).collect();
+        let mut rest = out;
+        for &(offset, length) in ranges {
+            let end = offset + length;
+            let mut pos = offset;
+            while pos < end {
+                let k = self.owner(pos);
+                let take = (end.min(self.shards[k].bytes.end) - pos) as usize;
+                let (piece, tail) = std::mem::take(&mut rest).split_at_mut(take);
+                rest = tail;
+                parts[k].push((pos, piece));
+                pos += take as u64;
+            }
+        }
+        parts
+    }
+
+    /// A read of the whole data as one range checked against the content checksum
+    /// (FORMAT.md §6).
+    fn check_content(&self, ranges: &[(u64, u64)], out: &[u8]) -> Result<(), Error> {
+        if let [(0, length)] = ranges {
+            if *length == self.len && checksum::xxh3_64(out) != self.content_checksum {
+                return Err(DecodeError::ContentChecksum.into());
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Length, block size (at least 1) and block count of `reader`'s archive.
 fn geometry(reader: &Reader<'_>) -> (u64, u64, usize) {
     (
@@ -176,8 +236,8 @@ fn geometry(reader: &Reader<'_>) -> (u64, u64, usize) {
 
 /// What reads one shard's bytes: a CPU [`Reader`] or, with the `gpu` feature, a
 /// [`crate::GpuReader`] (one per device). Readers that are [`Sync`] (the CPU's) read a
-/// batch's shards at once ([`ShardedReader::read_ranges`]), others one after the other
-/// ([`ShardedReader::read_ranges_in_turn`]).
+/// batch's shards at once ([`ShardedReader::read_ranges`]); others one after the other
+/// ([`ShardedReader::read_ranges_in_turn`]), or at once on a thread each ([`with_workers`]).
 pub trait ShardRead {
     /// Fills every `(offset, buf)` of `pieces` with the original bytes
     /// `offset..offset + buf.len()`, every block read verified (FORMAT.md §6). The pieces lie
@@ -278,60 +338,19 @@ impl<S: ShardRead> ShardedReader<S> {
     where
         F: for<'o> FnOnce(Vec<Vec<(u64, &'o mut [u8])>>, &'s [S]) -> Vec<Result<(), Error>>,
     {
-        let size = self.plan.len;
-        let mut total = 0u64;
-        for &(offset, length) in ranges {
-            if offset > size || length > size - offset {
-                return Err(DecodeError::Region {
-                    offset,
-                    length,
-                    size,
-                }
-                .into());
-            }
-            total += length;
-        }
-        let alloc = || DecodeError::Alloc { bytes: total };
-        let total_usize = usize::try_from(total).map_err(|_| alloc())?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(total_usize).map_err(|_| alloc())?;
-        out.resize(total_usize, 0);
-        let parts = self.route(ranges, &mut out);
+        let mut out = self.plan.output(ranges)?;
+        let parts = self.plan.route(ranges, &mut out);
         read(parts, &self.readers)
             .into_iter()
             .collect::<Result<(), Error>>()?;
-        if let [(0, length)] = ranges {
-            if *length == size && checksum::xxh3_64(&out) != self.plan.content_checksum {
-                return Err(DecodeError::ContentChecksum.into());
-            }
-        }
+        self.plan.check_content(ranges, &out)?;
         Ok(out)
-    }
-
-    /// Splits the checked `ranges` by owner into pieces of `out` (which holds their lengths'
-    /// sum, back to back): one list per shard, each in request order.
-    fn route<'o>(&self, ranges: &[(u64, u64)], out: &'o mut [u8]) -> Vec<Vec<(u64, &'o mut [u8])>> {
-        let mut parts: Vec<Vec<(u64, &'o mut [u8])>> =
-            (0..self.readers.len()).map(|_| Vec::new()).collect();
-        let mut rest = out;
-        for &(offset, length) in ranges {
-            let end = offset + length;
-            let mut pos = offset;
-            while pos < end {
-                let k = self.plan.owner(pos);
-                let take = (end.min(self.plan.shards[k].bytes.end) - pos) as usize;
-                let (piece, tail) = std::mem::take(&mut rest).split_at_mut(take);
-                rest = tail;
-                parts[k].push((pos, piece));
-                pos += take as u64;
-            }
-        }
-        parts
     }
 
     /// [`ShardedReader::read_ranges`] with the shards read one after the other on the calling
     /// thread: for shard readers that cannot be shared between threads (a
-    /// [`crate::GpuReader`], whose cached CUDA graph is bound to its thread).
+    /// [`crate::GpuReader`] is neither `Send` nor `Sync`: it keeps a raw CUDA graph handle).
+    /// To read such shards at once, give each its own thread: [`with_workers`].
     ///
     /// Errors: as [`ShardedReader::read_ranges`].
     pub fn read_ranges_in_turn(&self, ranges: &[(u64, u64)]) -> Result<Vec<u8>, Error> {
@@ -404,7 +423,9 @@ impl<'a> ShardedReader<crate::GpuReader<'a>> {
     ///
     /// Each upload holds the whole archive, not only its shard's blocks (the GPU reader has
     /// no block-range upload), and [`crate::GpuDecoder::open`] opens device 0 only: until the
-    /// GPU runtime opens device `k`, every decoder here is the same card.
+    /// GPU runtime opens device `k`, every decoder here is the same card. The shards of a
+    /// batch are read one after the other ([`ShardedReader::read_ranges_in_turn`]); for
+    /// shards read at once, one thread per device, see [`with_gpu_workers`].
     ///
     /// Errors: [`Error::Gpu`] when there are fewer decoders than shards, or an upload fails
     /// ([`crate::GpuDecoder::upload`]).
@@ -423,4 +444,201 @@ impl<'a> ShardedReader<crate::GpuReader<'a>> {
         }
         ShardedReader::new(plan, |k, _| decoders[k].upload(archive))
     }
+}
+
+/// A shard reader lent to its worker thread for as long as the work runs
+/// ([`with_workers`]): the worker serves the batches' parts with it until the work is done.
+pub type Serve<'s> = &'s mut dyn FnMut(&dyn ShardRead) -> Result<(), Error>;
+
+/// One shard's part of a batch, sent to its worker: the pieces (offset, length) and where
+/// the bytes (back to back) go.
+struct Job {
+    pieces: Vec<(u64, u64)>,
+    reply: std::sync::mpsc::Sender<Result<Vec<u8>, Error>>,
+}
+
+/// One thread per shard, each serving its shard with a reader that lives on that thread
+/// (made by [`with_workers`]); [`Workers::read_ranges`] reads a batch through them at once.
+pub struct Workers<'p> {
+    plan: &'p ShardPlan,
+    jobs: Vec<std::sync::mpsc::Sender<Job>>,
+}
+
+impl Workers<'_> {
+    /// The original bytes of `ranges`, back to back in request order, as
+    /// [`ShardedReader::read_ranges`] gives them: each worker gets its shard's pieces at
+    /// once, the answers are gathered here.
+    ///
+    /// Errors: as [`ShardedReader::read_ranges`] (the first shard's error in byte order).
+    pub fn read_ranges(&self, ranges: &[(u64, u64)]) -> Result<Vec<u8>, Error> {
+        let mut out = self.plan.output(ranges)?;
+        let mut parts = self.plan.route(ranges, &mut out);
+        let mut replies = Vec::with_capacity(parts.len());
+        for (pieces, jobs) in parts.iter().zip(&self.jobs) {
+            if pieces.is_empty() {
+                replies.push(None);
+                continue;
+            }
+            let (reply, answer) = std::sync::mpsc::channel();
+            let job = Job {
+                pieces: pieces.iter().map(|(o, b)| (*o, b.len() as u64)).collect(),
+                reply,
+            };
+            jobs.send(job).map_err(|_| worker_gone())?;
+            replies.push(Some(answer));
+        }
+        let mut first = Ok(());
+        for (pieces, answer) in parts.iter_mut().zip(replies) {
+            let Some(answer) = answer else { continue };
+            match answer.recv().map_err(|_| worker_gone()).and_then(|r| r) {
+                Ok(bytes) => {
+                    let mut at = 0;
+                    for (_, buf) in pieces.iter_mut() {
+                        buf.copy_from_slice(&bytes[at..at + buf.len()]);
+                        at += buf.len();
+                    }
+                }
+                Err(e) => {
+                    if first.is_ok() {
+                        first = Err(e);
+                    }
+                }
+            }
+        }
+        first?;
+        self.plan.check_content(ranges, &out)?;
+        Ok(out)
+    }
+
+    /// The whole original data, every worker decoding its shard at once; verified against
+    /// every block checksum and the content checksum (FORMAT.md §6).
+    ///
+    /// Errors: as [`ShardedReader::read_ranges`].
+    pub fn decompress(&self) -> Result<Vec<u8>, Error> {
+        self.read_ranges(&[(0, self.plan.len)])
+    }
+}
+
+impl std::fmt::Debug for Workers<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workers")
+            .field("shards", &self.plan.shards)
+            .finish()
+    }
+}
+
+/// A worker that stopped (its thread panicked): reported as a failed shard read.
+fn worker_gone() -> Error {
+    Error::Read(std::io::Error::other("a shard's worker thread stopped"))
+}
+
+/// Runs `work` with [`Workers`]: one thread per shard of `plan`, where `open(k, shard, serve)`
+/// makes shard `k`'s reader on that thread and lends it to `serve`, which reads the batches'
+/// parts with it until `work` returns. For readers that cannot move between threads, such as
+/// a [`crate::GpuReader`] on device `k` (its decoder opened and the archive uploaded inside
+/// `open`, so that both live on the worker's stack).
+///
+/// ```
+/// use aceapex::shard::{with_workers, ShardPlan};
+/// use aceapex::{Options, Reader};
+///
+/// let data = b"TTAGGG".repeat(30_000);
+/// let archive = aceapex::compress(&data, &Options::default().with_block_size(16 << 10))?;
+/// let plan = ShardPlan::by_size(&Reader::new(&archive)?, 4);
+/// let bytes = with_workers(
+///     &plan,
+///     |_, _, serve| serve(&Reader::new(&archive)?),
+///     |workers| workers.read_ranges(&[(100_000, 50_000)]),
+/// )??;
+/// assert_eq!(bytes, &data[100_000..150_000]);
+/// # Ok::<(), aceapex::Error>(())
+/// ```
+///
+/// Errors: the first error, in shard order, of an `open` that failed before lending its
+/// reader (then `work` is not run); otherwise `work`'s result.
+pub fn with_workers<T, O, W>(plan: &ShardPlan, open: O, work: W) -> Result<T, Error>
+where
+    O: Fn(usize, &Shard, Serve<'_>) -> Result<(), Error> + Sync,
+    W: FnOnce(&Workers<'_>) -> T,
+{
+    use std::sync::mpsc::channel;
+    std::thread::scope(|scope| {
+        let mut jobs = Vec::with_capacity(plan.shards.len());
+        let mut ready = Vec::with_capacity(plan.shards.len());
+        for (k, shard) in plan.shards.iter().enumerate() {
+            let (job_tx, job_rx) = channel::<Job>();
+            let (ready_tx, ready_rx) = channel::<Result<(), Error>>();
+            jobs.push(job_tx);
+            ready.push(ready_rx);
+            let open = &open;
+            scope.spawn(move || {
+                let ready_signal = ready_tx.clone();
+                let mut serve = |reader: &dyn ShardRead| -> Result<(), Error> {
+                    // the reader is open: the work may start
+                    let _ = ready_signal.send(Ok(()));
+                    for Job { pieces, reply } in job_rx.iter() {
+                        let total: u64 = pieces.iter().map(|p| p.1).sum();
+                        let mut bytes = vec![0u8; total as usize];
+                        let mut rest = &mut bytes[..];
+                        let mut bufs = Vec::with_capacity(pieces.len());
+                        for &(offset, length) in &pieces {
+                            let (buf, tail) =
+                                std::mem::take(&mut rest).split_at_mut(length as usize);
+                            rest = tail;
+                            bufs.push((offset, buf));
+                        }
+                        let answer = reader.read_pieces(&mut bufs).map(|()| bytes);
+                        let _ = reply.send(answer);
+                    }
+                    Ok(())
+                };
+                if let Err(e) = open(k, shard, &mut serve) {
+                    // an open that failed before lending its reader (a later error is the
+                    // work's, already answered)
+                    let _ = ready_tx.send(Err(e));
+                }
+            });
+        }
+        let mut opened = Ok(());
+        for r in ready {
+            let status = r.recv().unwrap_or_else(|_| Err(worker_gone()));
+            if opened.is_ok() {
+                opened = status;
+            }
+        }
+        let result = opened.map(|()| {
+            work(&Workers {
+                plan,
+                jobs: jobs.clone(),
+            })
+        });
+        // closing the job channels ends the workers' loops
+        drop(jobs);
+        result
+    })
+}
+
+/// [`with_workers`] with GPU shards: each worker opens a [`crate::GpuDecoder`] and uploads
+/// `archive` to it ([`crate::GpuDecoder::upload`]), so every shard is read on its own
+/// thread, stream and context at once.
+///
+/// As [`ShardedReader::upload`]: each upload holds the whole archive, and
+/// [`crate::GpuDecoder::open`] opens device 0 only, so until the GPU runtime opens device
+/// `k` every worker uses the same card.
+///
+/// Errors: as [`with_workers`]; an open or upload failure is [`Error::Gpu`] (or
+/// [`Error::Format`] for bytes that are not an archive).
+#[cfg(feature = "gpu")]
+pub fn with_gpu_workers<T, W>(plan: &ShardPlan, archive: &[u8], work: W) -> Result<T, Error>
+where
+    W: FnOnce(&Workers<'_>) -> T,
+{
+    with_workers(
+        plan,
+        |_, _, serve| {
+            let decoder = crate::GpuDecoder::open()?;
+            serve(&decoder.upload(archive)?)
+        },
+        work,
+    )
 }

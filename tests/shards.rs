@@ -4,7 +4,7 @@
 //! shard edge and the whole data; the FASTA plan is checked against the generator's
 //! sequence positions; a damaged block fails exactly the ranges that touch it.
 
-use aceapex::shard::{ShardPlan, ShardRead, ShardedReader};
+use aceapex::shard::{with_workers, Serve, ShardPlan, ShardRead, ShardedReader};
 use aceapex::{DecodeError, Error, Options, Reader};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -378,4 +378,103 @@ fn an_open_error_is_returned() {
     })
     .unwrap_err();
     assert!(matches!(e, Error::Format(_)), "{e:?}");
+}
+
+/// A shard reader that cannot leave its thread, as a GPU reader cannot (the marker makes it
+/// neither `Send` nor `Sync`).
+struct ThreadBound<'a> {
+    reader: Reader<'a>,
+    _bound: std::marker::PhantomData<*const ()>,
+}
+
+impl ShardRead for ThreadBound<'_> {
+    fn read_pieces(&self, pieces: &mut [(u64, &mut [u8])]) -> Result<(), Error> {
+        self.reader.read_pieces(pieces)
+    }
+}
+
+/// Worker threads, each with a reader made and kept on it: the same bytes as the original,
+/// the one-archive reader's errors, an open error returned before any work.
+#[test]
+fn workers_with_thread_bound_readers_read_the_original() {
+    let data = golden_sample();
+    let size = data.len() as u64;
+    let clean = aceapex::compress(&data, &Options::default().with_block_size(4_096)).unwrap();
+    let reader = Reader::new(&clean).unwrap();
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for n in [1, 2, 3, 7] {
+        let plan = ShardPlan::by_size(&reader, n);
+        let cuts: Vec<u64> = plan.shards()[1..].iter().map(|s| s.bytes.start).collect();
+        let all = ranges(size, &cuts, 1_000, &mut rng);
+        let open = |_: usize, _: &aceapex::shard::Shard, serve: Serve<'_>| {
+            serve(&ThreadBound {
+                reader: Reader::new(&clean)?,
+                _bound: std::marker::PhantomData,
+            })
+        };
+        with_workers(&plan, open, |workers| {
+            for batch in all.chunks(50).chain(all[..30].chunks(1)) {
+                let expected: Vec<u8> = batch
+                    .iter()
+                    .flat_map(|&(o, l)| data[o as usize..(o + l) as usize].iter().copied())
+                    .collect();
+                assert!(
+                    workers.read_ranges(batch).unwrap() == expected,
+                    "{n}: {batch:?}"
+                );
+            }
+            assert!(workers.decompress().unwrap() == data, "{n}");
+            let e = workers.read_ranges(&[(size, 1)]).unwrap_err();
+            assert!(
+                matches!(e, Error::Decode(DecodeError::Region { .. })),
+                "{e:?}"
+            );
+        })
+        .unwrap();
+    }
+    // a damaged block: the error the one-archive reader gives
+    let plan = ShardPlan::by_size(&reader, 3);
+    let victim = plan.shards()[2].blocks.start + 1;
+    let mut archive = clean.clone();
+    {
+        let a = aceapex::Archive::parse(&clean).unwrap();
+        let len: u32 = a.entries()[victim].stored_len.iter().sum();
+        let at = a.data_offset() + a.block_offsets()[victim] + u64::from(len) / 2;
+        archive[at as usize] ^= 0x10;
+    }
+    let open = |_: usize, _: &aceapex::shard::Shard, serve: Serve<'_>| {
+        serve(&ThreadBound {
+            reader: Reader::new(&archive)?,
+            _bound: std::marker::PhantomData,
+        })
+    };
+    let bs = 4_096u64;
+    with_workers(&plan, open, |workers| {
+        let e = workers
+            .read_ranges(&[(0, 100), (victim as u64 * bs + 10, 20_000)])
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Decode(DecodeError::Block { block, .. }) if block as usize == victim),
+            "{e:?}"
+        );
+        let fine = workers.read_ranges(&[(0, 100), (bs, 5_000)]).unwrap();
+        assert!(fine[..100] == data[..100] && fine[100..] == data[bs as usize..bs as usize + 5_000]);
+    })
+    .unwrap();
+    // an open that fails: its error, and the work never runs
+    let ran = std::sync::atomic::AtomicBool::new(false);
+    let e = with_workers(
+        &plan,
+        |k, _, serve| {
+            let bytes = if k == 1 { &clean[..10] } else { &clean[..] };
+            serve(&ThreadBound {
+                reader: Reader::new(bytes)?,
+                _bound: std::marker::PhantomData,
+            })
+        },
+        |_| ran.store(true, Ordering::Relaxed),
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Format(_)), "{e:?}");
+    assert!(!ran.load(Ordering::Relaxed));
 }
