@@ -76,6 +76,9 @@ mod reader;
 /// FASTA sequence indexes and region queries with samtools faidx rules.
 pub mod fasta;
 
+/// One archive read through several shards (CPU readers or GPU readers, one per device).
+pub mod shard;
+
 /// The format's shared structs and decode cores (crate `aceapex-device`): internals, not part
 /// of the API.
 #[doc(hidden)]
