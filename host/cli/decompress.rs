@@ -54,7 +54,7 @@ pub enum Device {
     /// about a quarter of a second, so small archives and many CPU threads favour the CPU),
     /// else the CPU.
     Auto,
-    /// The CPU, on all cores unless -T says otherwise.
+    /// The CPU.
     Cpu,
     /// The GPU; an error where there is none.
     Gpu,

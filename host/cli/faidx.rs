@@ -267,9 +267,9 @@ fn index_restored(archive: &Path, data: &[u8]) -> Result<FastaIndex> {
         )),
         Ok(index) => {
             note(format_args!(
-                "{} carries no FASTA index (the index was left out when compressing, to keep \
-                 the ratio, or the archive was written without one): indexed the restored \
-                 original",
+                "{} carries no FASTA index (compress leaves it out where it would be a large \
+                 share of the archive, as for many short records, and older archives have \
+                 none): indexed the restored original",
                 archive.display()
             ));
             Ok(index)

@@ -122,3 +122,47 @@ pub(crate) fn seek_reports_damaged_blocks_as_the_cpu_does() {
         "too few damaged archives were refused ({refused} of {tried})"
     );
 }
+
+/// Several shards of one archive on the one GPU (`shard::with_gpu_workers`: a thread and a
+/// `GpuReader` per shard): random ranges across the cuts and the whole data come back as the
+/// original, for 1, 2 and 3 shards cut by size and by FASTA sequence.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn shards_on_one_gpu_read_the_original() {
+    use aceapex::shard::{with_gpu_workers, ShardPlan};
+    let mut r = aceapex::gpu::tokens::Rng::new(41);
+    // a multi-sequence FASTA of about 2 MB
+    let mut fasta = Vec::new();
+    for s in 0..40 {
+        fasta.extend_from_slice(format!(">seq{s}\n").as_bytes());
+        let n = 20_000 + r.below(60_000) as usize;
+        for i in 0..n {
+            fasta.push(b"ACGT"[r.below(4) as usize]);
+            if i % 60 == 59 {
+                fasta.push(b'\n');
+            }
+        }
+        fasta.push(b'\n');
+    }
+    let opts = aceapex::Options::default().with_target(aceapex::Target::Gpu);
+    let packed = aceapex::compress(&fasta, &opts).unwrap();
+    let reader = Reader::new(&packed).unwrap();
+    let ranges = random_ranges(fasta.len() as u64, 16_384, 500, 42);
+    let want: Vec<u8> = ranges
+        .iter()
+        .flat_map(|&(o, l)| fasta[o as usize..(o + l) as usize].iter().copied())
+        .collect();
+    for n in [1, 2, 3] {
+        for plan in [
+            ShardPlan::by_size(&reader, n),
+            ShardPlan::by_fasta(&reader, n),
+        ] {
+            let (got, whole) = with_gpu_workers(&plan, &packed, |w| {
+                (w.read_ranges(&ranges).unwrap(), w.decompress().unwrap())
+            })
+            .unwrap();
+            assert!(got == want, "{n} shards: ranges differ");
+            assert!(whole == fasta, "{n} shards: the whole data differs");
+        }
+    }
+}

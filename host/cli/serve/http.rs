@@ -52,6 +52,9 @@ pub fn router(catalogue: Arc<Catalogue>, max_concurrent: usize) -> Router {
 }
 
 /// Binds `listen`, serves until SIGINT or SIGTERM, then finishes the requests in flight.
+/// Sequences whose identifiers the start-up message lists.
+const MAX_LISTED: usize = 100;
+
 pub async fn serve(
     catalogue: Arc<Catalogue>,
     listen: &str,
@@ -72,6 +75,21 @@ pub async fn serve(
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    // the identifiers a client asks for, one line a sequence (refget has no listing)
+    for e in catalogue.entries.iter().take(MAX_LISTED) {
+        note(format!(
+            "aceapex:   {}  md5 {}  {}",
+            e.name,
+            e.digests.md5_hex(),
+            e.digests.ga4gh_id()
+        ));
+    }
+    if catalogue.entries.len() > MAX_LISTED {
+        note(format!(
+            "aceapex:   ... and {} more",
+            catalogue.entries.len() - MAX_LISTED
+        ));
+    }
     let app = router(catalogue, max_concurrent);
     axum::serve(
         listener,
