@@ -138,6 +138,23 @@ fn hash_canonical<H: Digest>(bytes: &[u8]) -> (md5::digest::Output<H>, u64) {
     (h.finalize(), length)
 }
 
+/// [`hash_canonical`] for MD5 and SHA-512 at once, each piece made canonical once.
+#[allow(clippy::type_complexity)]
+fn hash_canonical_both(
+    bytes: &[u8],
+) -> ((md5::digest::Output<Md5>, u64), md5::digest::Output<Sha512>) {
+    let (mut m, mut h) = (Md5::new(), Sha512::new());
+    let mut buf = Vec::with_capacity(CHUNK);
+    let mut length = 0u64;
+    for piece in bytes.chunks(CHUNK) {
+        canonicalise(piece, &mut buf);
+        m.update(&buf);
+        h.update(&buf);
+        length += buf.len() as u64;
+    }
+    ((m.finalize(), length), h.finalize())
+}
+
 /// `piece`'s ASCII letters, uppercased, into `buf` (cleared first): refget's canonical form.
 fn canonicalise(piece: &[u8], buf: &mut Vec<u8>) {
     buf.clear();
@@ -181,11 +198,17 @@ pub fn sequence_digests(
                 data.get(s..e)
             })
             .ok_or(ChecksumsError::Unlocatable { sequence: i })?;
-            // the two hashes of a long sequence run side by side
-            let ((md5, length), (sha, _)) = rayon::join(
-                || hash_canonical::<Md5>(bytes),
-                || hash_canonical::<Sha512>(bytes),
-            );
+            // the two hashes of a long sequence run side by side; on one thread, both from one
+            // canonical copy
+            let ((md5, length), sha) = if rayon::current_num_threads() == 1 {
+                hash_canonical_both(bytes)
+            } else {
+                let ((md5, length), (sha, _)) = rayon::join(
+                    || hash_canonical::<Md5>(bytes),
+                    || hash_canonical::<Sha512>(bytes),
+                );
+                ((md5, length), sha)
+            };
             let mut sha512t24 = [0u8; 24];
             sha512t24.copy_from_slice(&sha[..24]);
             Ok(SequenceDigests {
