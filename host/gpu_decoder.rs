@@ -58,12 +58,7 @@ impl GpuDecoder {
     pub fn upload<'a>(&'a self, archive: &'a [u8]) -> Result<GpuReader<'a>, Error> {
         let cpu = Reader::new(archive)?;
         if cpu.archive().cross_block() {
-            return Err(gpu::GpuError::Unsupported(
-                "random access on the GPU needs independent blocks (this archive's window \
-                 crosses blocks)"
-                    .into(),
-            )
-            .into());
+            return Err(gpu::GpuError::Unsupported(gpu::seek::CROSS_BLOCK.into()).into());
         }
         let ga = gpu::decoder::GpuArchive::upload(&self.gpu, cpu.archive())?;
         Ok(GpuReader { dec: self, ga, cpu })

@@ -168,11 +168,19 @@ fn decode_to(
     out: &mut (impl std::io::Write + Send),
 ) -> Result<(u64, String, f64)> {
     let t = Instant::now();
+    let file = if input.as_os_str() == "-" {
+        None
+    } else {
+        Some(File::open(input).with_context(|| format!("opening {}", input.display()))?)
+    };
+    // the original size the header declares: the progress bar's total and auto's estimate
+    let declared = file.as_ref().and_then(declared_size);
     // `auto`: the GPU only where it is expected to finish first (its start-up is paid once per
     // process); standard input streams on the CPU
-    let device = match device {
-        Device::Auto if input.as_os_str() == "-" || !gpu_expected_faster(input) => Device::Cpu,
-        d => d,
+    let device = match (device, &file, declared) {
+        (Device::Auto, Some(f), Some(n)) if gpu_expected_faster(n, f) => Device::Auto,
+        (Device::Auto, ..) => Device::Cpu,
+        (d, ..) => d,
     };
     if let Some(gpu) = open_gpu(device)? {
         let (bytes, _) = read_input_checked(input, true)?;
@@ -184,26 +192,27 @@ fn decode_to(
             .context("writing the output")?;
         return Ok((data.len() as u64, used, t.elapsed().as_secs_f64()));
     }
-    let n = if input.as_os_str() == "-" {
-        let stdin = std::io::stdin();
-        if stdin.is_terminal() {
-            bail!("refusing to read an archive from a terminal: pipe it in or name the file");
-        }
-        stream_to(stdin, 0, out)
-    } else {
-        let f = File::open(input).with_context(|| format!("opening {}", input.display()))?;
-        // the original size for the progress bar: header bytes 8..16 (FORMAT.md §2)
-        let mut head = [0u8; 16];
-        let total = match f.read_exact_at(&mut head, 0) {
-            Ok(()) if head[..4] == aceapex::device::format::MAGIC => {
-                u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"))
+    let n = match file {
+        Some(f) => stream_to(f, declared.unwrap_or(0), out),
+        None => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                bail!("refusing to read an archive from a terminal: pipe it in or name the file");
             }
-            _ => 0,
-        };
-        stream_to(f, total, out)
+            stream_to(stdin, 0, out)
+        }
     };
     let n = n.with_context(|| format!("decoding {}", input.display()))?;
     Ok((n, cpu_name(), t.elapsed().as_secs_f64()))
+}
+
+/// The original size an archive file declares (header bytes 8..16, FORMAT.md §2); `None`
+/// where its first bytes are not an archive header (the decoder then says what is wrong).
+fn declared_size(f: &File) -> Option<u64> {
+    let mut head = [0u8; 16];
+    f.read_exact_at(&mut head, 0).ok()?;
+    (head[..4] == aceapex::device::format::MAGIC)
+        .then(|| u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")))
 }
 
 /// What `--device auto` expects of a one-shot GPU decode: starting CUDA and loading the
@@ -216,22 +225,13 @@ const GPU_ARCHIVE_BPS: f64 = 8e9;
 const GPU_OUTPUT_BPS: f64 = 10e9;
 const CPU_THREAD_BPS: f64 = 0.8e9;
 
-/// Whether a GPU decode of the archive file `input` is expected to finish before a CPU decode
-/// on this process's threads ([`GPU_START_S`]); false where the header cannot be read.
-fn gpu_expected_faster(input: &Path) -> bool {
-    let Ok(f) = File::open(input) else {
-        return false;
-    };
-    let mut head = [0u8; 16];
-    let (Ok(()), Ok(meta)) = (f.read_exact_at(&mut head, 0), f.metadata()) else {
-        return false;
-    };
-    if head[..4] != aceapex::device::format::MAGIC {
-        return false;
-    }
-    let original = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")) as f64;
+/// Whether a GPU decode of the archive `file`, of `original` bytes, is expected to finish
+/// before a CPU decode on this process's threads ([`GPU_START_S`]).
+fn gpu_expected_faster(original: u64, file: &File) -> bool {
+    let archive = file.metadata().map_or(0, |m| m.len()) as f64;
+    let original = original as f64;
     let cpu = original / (CPU_THREAD_BPS * rayon::current_num_threads() as f64);
-    let gpu = GPU_START_S + meta.len() as f64 / GPU_ARCHIVE_BPS + original / GPU_OUTPUT_BPS;
+    let gpu = GPU_START_S + archive / GPU_ARCHIVE_BPS + original / GPU_OUTPUT_BPS;
     gpu < cpu
 }
 

@@ -19,6 +19,10 @@ use crate::device::status::Status;
 use crate::format::Archive;
 use cudarc::driver::{CudaSlice, DevicePtr};
 
+/// Why an archive whose window crosses blocks is not read here.
+pub(crate) const CROSS_BLOCK: &str =
+    "random access on the GPU needs independent blocks (this archive's window crosses blocks)";
+
 /// Per block of `a`: whether the dense kernel decodes it from the data section alone (a
 /// two-bit literal slice and raw match streams, `device::own::own_slice`).
 pub(crate) fn own_blocks(a: &Archive<'_>) -> Vec<bool> {
@@ -186,13 +190,6 @@ impl GpuArchive {
         ranges: &[(u64, u64)],
         out: &mut CudaSlice<u8>,
     ) -> Result<Vec<RangeStatus>, GpuError> {
-        if self.cross_block {
-            return Err(GpuError::Unsupported(
-                "random access on the GPU needs independent blocks (this archive's window \
-                 crosses blocks)"
-                    .into(),
-            ));
-        }
         let p = plan(
             ranges,
             self.block_size,
@@ -263,11 +260,7 @@ impl GpuArchive {
         out: &mut CudaSlice<u8>,
     ) -> Result<&'s mut SeekState, GpuError> {
         if self.cross_block {
-            return Err(GpuError::Unsupported(
-                "random access on the GPU needs independent blocks (this archive's window \
-                 crosses blocks)"
-                    .into(),
-            ));
+            return Err(GpuError::Unsupported(CROSS_BLOCK.into()));
         }
         if (out.len() as u64) < p.out_len {
             return Err(GpuError::Status(format!(
