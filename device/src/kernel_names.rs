@@ -65,7 +65,7 @@ pub const LAUNCH_BOUNDS: [(&str, u32, u32); 9] = [
     (
         "decode_blocks_seek",
         crate::dense_layout::THREADS,
-        crate::dense_layout::MIN_CTAS_PER_SM,
+        crate::dense_layout::SEEK_CTAS_PER_SM,
     ),
     (
         "rans_decode_slices",
