@@ -34,7 +34,10 @@ fn moved_blocks_fail_in_every_cpu_read_path() {
                 assert!(c.moved.contains(&b), "{what}: {path} named block {b}");
             };
             // the whole decode
-            any(block_error(aceapex::decompress(&c.archive), what), "decompress");
+            any(
+                block_error(aceapex::decompress(&c.archive), what),
+                "decompress",
+            );
             // the streaming decode (what the command line's CPU decompress uses)
             let mut sink = Vec::new();
             let r = aceapex::decompress_to(&c.archive[..], &mut sink);
@@ -89,7 +92,10 @@ fn moved_blocks_fail_on_the_command_line() {
             };
             let o = run(d, &["decompress", "--device", "cpu", "m.acx", "-o", "out"]);
             names_moved(&fails(&o), "decompress");
-            assert!(!d.join("out").exists(), "{what}: decompress left its output");
+            assert!(
+                !d.join("out").exists(),
+                "{what}: decompress left its output"
+            );
             let o = run(d, &["decompress", "--device", "cpu", "-t", "m.acx"]);
             names_moved(&fails(&o), "decompress -t");
             for &m in &c.moved {
@@ -102,7 +108,9 @@ fn moved_blocks_fail_on_the_command_line() {
                 );
                 assert!(!d.join("x").exists(), "{what}: extract left its output");
             }
-            let kept = (0..BLOCKS).find(|&i| !c.moved.contains(&(i as u32))).unwrap();
+            let kept = (0..BLOCKS)
+                .find(|&i| !c.moved.contains(&(i as u32)))
+                .unwrap();
             let range = format!("{}:{}", kept * BLOCK, BLOCK);
             let o = run(d, &["extract", "m.acx", "--range", &range, "-c"]);
             ok(&o);
