@@ -30,7 +30,9 @@
 //!   the lowest block with a status, else the lowest checksum block, else the content
 //!   checksum. Where the CPU's first failing block fails only its checksum and a later block
 //!   breaks a rule, the two decoders name different first blocks (the GPU reports statuses
-//!   before it hashes): counted apart, with every block's verdict still compared.
+//!   before it hashes): counted apart, with every block's verdict still compared. (A
+//!   mutant whose header now makes blocks cross goes to neither: only the wavefront takes
+//!   such archives; it is counted apart too.)
 //! - Wavefront (cross-block): the same up to and including the first block that breaks a
 //!   rule; later blocks are not compared, since a block that copies from a failed block
 //!   reports `BadDistance` on the GPU ("the source block failed", `device/src/wave.rs`)
@@ -565,10 +567,13 @@ fn seek_one(dec: &GpuDecoder, mu: &Mutant<'_>, t: &mut Tally) {
             if let Err(why) = check(f, got) {
                 return t.disagree(ctx, m, format!("whole original: {why}"));
             }
-            *t.first_reason
-                .entry(format!("{:?}", v.blocks[f].unwrap()))
-                .or_default() += 1;
-            t.count("refused: same first block and reason");
+            let reason = v.blocks[f].unwrap();
+            *t.first_reason.entry(format!("{reason:?}")).or_default() += 1;
+            t.count(if reason == Status::Checksum {
+                "refused: same first block, its checksum"
+            } else {
+                "refused: same first block and reason"
+            });
         }
         (None, Err(e)) => return t.disagree(ctx, m, format!("whole original: {e}")),
     }
