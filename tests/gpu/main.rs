@@ -18,6 +18,7 @@ use std::io::Write;
 mod common;
 mod decoders;
 mod fail_closed;
+mod hostile;
 mod kernels;
 mod seek;
 
