@@ -18,7 +18,8 @@ Every file of the corpus (the folder and its subfolders; hidden files, archives 
 claims need (the command line's defaults; --no-rep; depth caps by the command line's method
 and by the paper's, forced literals to a fixed point; level 9; lz4, zstd -3, brotli -9 and
 zstd -19 on independent 16 KiB blocks), the archives are measured as 'analyze' measures them,
-and each claim gets one record per file:
+the full CPU decode is timed repeatedly (its spread: bench noise) and the Reader's 16 KiB tiles
+and 5,000-byte regions on one thread (seek latency), and each claim gets one record per file:
 
   id         the claim (docs/STUDY.md lists them);
   level      R reproducible (a property our code must have), M measured (a number that depends
@@ -29,12 +30,14 @@ and each claim gets one record per file:
   command    a command line that reproduces the measurement; corpus: the file; note.
 
 The GPU claims (parse share of the device-resident decode, the scan-parser estimate, the
-period-aware fill, the coalesced write, wavefront time against the depth cap) run with --gpu on
-a machine with an NVIDIA GPU and a build with kernels; otherwise they are recorded as not run.
---quick (for CI): the 4 largest files, 64 KiB of each, depth caps 4 and 17 only. The JSON is
-{\"tool\", \"version\", \"corpus\", \"quick\", \"gpu\", \"files\", \"records\": [...]}; a summary of the
-verdicts goes to standard error. Four SVG charts go next to it (for -o r.json: r.ratio_vs_L.svg,
-r.depth_histogram.svg, r.match_length_cdf.svg, r.table_vi.svg).";
+period-aware fill, the coalesced write, wavefront time against the depth cap, the spread of the
+device-resident decode, GpuReader's 16 KiB tile latency and batches of 8 KiB windows) run with
+--gpu on a machine with an NVIDIA GPU and a build with kernels; otherwise they are recorded as
+not run.
+--quick (for CI): the 4 largest files, 64 KiB of each, depth caps 4 and 17 only, fewer timings.
+The JSON is {\"tool\", \"version\", \"corpus\", \"quick\", \"gpu\", \"files\", \"records\": [...]};
+a summary of the verdicts goes to standard error. Four SVG charts go next to it (for -o r.json:
+r.ratio_vs_L.svg, r.depth_histogram.svg, r.match_length_cdf.svg, r.table_vi.svg).";
 
 /// The arguments of `aceapex reproduce` (help text on [`crate::Cmd::Reproduce`]).
 #[derive(clap::Args)]
@@ -341,7 +344,7 @@ fn write_plots(records: &[Record], out: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// The CPU claims on one file.
-fn cpu_records(file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
+fn cpu_records(file: &str, data: &[u8], caps: &[u32], quick: bool) -> Result<Vec<Record>> {
     let mut out = Vec::new();
     let ours = Ours::new(data)?;
     let base = measure(&ours.base)?;
@@ -606,6 +609,9 @@ fn cpu_records(file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
         ));
     }
 
+    // bench noise and seek latency on the CPU
+    out.extend(cpu_timing(file, data, &ours.cli, quick)?);
+
     // Table VI: the command line's archives at the default level and at -l 9
     let strongest = aceapex::compress(data, &Options::default().with_level(9))?;
     #[cfg(feature = "study")]
@@ -648,6 +654,142 @@ fn cpu_records(file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
     Ok(out)
 }
 
+/// Timings of one measurement repeated for `cpu.bench_noise` (`--quick`: fewer).
+const NOISE_RUNS: [usize; 2] = [11, 5];
+/// Requests of each kind timed for `cpu.seek` (`--quick`: fewer).
+const SEEK_REQUESTS: [usize; 2] = [2_000, 200];
+/// Bytes of a region request of `cpu.seek` (the reference's 5,000-base regions).
+const SEEK_REGION: usize = 5_000;
+/// The reference's CPU reader on one thread (EPYC 4344P): a 5,000-base region p50 and p99,
+/// microseconds.
+const REF_REGION_US: (f64, f64) = (41.8, 111.0);
+/// The paper's 16 KiB region on the CPU: 50-80 us; the verdict takes the upper end.
+const REF_TILE_US: f64 = 80.0;
+
+/// A record of a timing claim on `file` (the fields of [`Record`]).
+#[allow(clippy::too_many_arguments)]
+fn timing_record(
+    file: &str,
+    id: &str,
+    expected: Value,
+    tolerance: &str,
+    measured: Value,
+    verdict: &'static str,
+    command: String,
+    note: &str,
+) -> Record {
+    Record {
+        id: id.to_string(),
+        level: "M",
+        expected,
+        tolerance: tolerance.to_string(),
+        measured,
+        verdict,
+        command,
+        corpus: file.to_string(),
+        note: note.to_string(),
+    }
+}
+
+/// The spread of timings `t` as JSON, in milliseconds, with the median's throughput over
+/// `bytes`.
+fn spread_json(t_s: &[f64], bytes: usize) -> Value {
+    use aceapex::study::timing::Spread;
+    match Spread::of(t_s) {
+        None => Value::Null,
+        Some(s) => json!({
+            "runs": s.runs,
+            "median_ms": round6(s.median * 1e3),
+            "min_ms": round6(s.min * 1e3),
+            "max_ms": round6(s.max * 1e3),
+            "cv_percent": round6(s.cv_percent),
+            "range_percent": round6(s.range_percent),
+            "median_gb_per_s": round6(bytes as f64 / s.median.max(1e-12) / 1e9),
+            "timings_ms": t_s.iter().map(|t| round6(t * 1e3)).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// Latency quantiles as JSON (microseconds).
+fn latency_json(l: &aceapex::study::timing::Latency) -> Value {
+    json!({"requests": l.requests, "bytes": l.bytes, "p50_us": round6(l.p50_us), "p90_us": round6(l.p90_us), "p99_us": round6(l.p99_us), "max_us": round6(l.max_us)})
+}
+
+/// The CPU's timing claims on one file: `cpu.bench_noise` (the full decode of the command
+/// line's archive `cli` repeated) and `cpu.seek` (the Reader's 16 KiB tiles and 5,000-byte
+/// regions on this thread).
+fn cpu_timing(file: &str, data: &[u8], cli: &[u8], quick: bool) -> Result<Vec<Record>> {
+    use aceapex::study::timing::{offsets, region_latency, CheckedLatency};
+    let q = shell_quote(file);
+    let mut out = Vec::new();
+    let runs = NOISE_RUNS[quick as usize];
+    let mut t = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let t0 = std::time::Instant::now();
+        let back = aceapex::decompress(cli)?;
+        t.push(t0.elapsed().as_secs_f64());
+        if i == 0 && back != data {
+            bail!("the decode of the archive differs from the original");
+        }
+    }
+    out.push(timing_record(
+        file,
+        "cpu.bench_noise",
+        json!("no figure: the paper reports each speed as one number, without its spread"),
+        "none: the spread is the result",
+        spread_json(&t, data.len()),
+        "measured",
+        format!("aceapex compress {q} -o a.acx && for i in $(seq {runs}); do /usr/bin/time -f %e aceapex decompress -c a.acx > /dev/null; done"),
+        "wall time of aceapex::decompress (all threads) on the archive in memory, the first \
+         decode checked against the original; the spread says how far one timing on this \
+         machine can be trusted: compare speeds only where they differ by more than it",
+    ));
+
+    let n = SEEK_REQUESTS[quick as usize];
+    let reader = aceapex::Reader::new(cli)?;
+    let size = data.len() as u64;
+    let mut kinds = serde_json::Map::new();
+    let mut ok = true;
+    for (kind, len, align) in [
+        ("tile16k", TABLE_REGION, TABLE_REGION as u64),
+        ("region5000", SEEK_REGION, 1),
+    ] {
+        let at = offsets(size, len as u64, align, n);
+        match region_latency(&reader, data, &at, len)? {
+            CheckedLatency::Timed(l) => {
+                ok &= if kind == "tile16k" {
+                    l.p50_us <= REF_TILE_US
+                } else {
+                    l.p50_us <= REF_REGION_US.0
+                };
+                kinds.insert(kind.into(), latency_json(&l));
+            }
+            CheckedLatency::Differs(o) => {
+                bail!("a {len}-byte read at {o} returned other bytes than the original")
+            }
+            CheckedLatency::NoRequest => {}
+        }
+    }
+    if kinds.len() == 2 {
+        kinds.insert("block_size".into(), json!(reader.block_size()));
+        out.push(timing_record(
+            file,
+            "cpu.seek",
+            json!({"region5000_us": {"p50": REF_REGION_US.0, "p99": REF_REGION_US.1}, "tile16k_us": [50, 80], "note": "the reference's CPU reader on one thread, EPYC 4344P"}),
+            "5,000-byte region p50 <= 41.8 us and 16 KiB tile p50 <= 80 us, one thread (machine-dependent)",
+            Value::Object(kinds),
+            verdict(ok),
+            format!("aceapex compress {q} -o a.acx && ACEAPEX_REQUESTS={n} cargo run --release --example region_latency -- a.acx"),
+            "Reader::read_range on the archive in memory, one request at a time on one thread \
+             (fixed pseudo-random places: tiles at multiples of 16 KiB, regions at any byte), \
+             after a warm-up pass checked against the original; p99 is reported, not judged: \
+             on a shared machine a descheduled request lands there (issue 38's own target: \
+             5,000 bytes in 15 us p50, 40 us p99)",
+        ));
+    }
+    Ok(out)
+}
+
 /// `s` quoted for a POSIX shell where needed.
 fn shell_quote(s: &str) -> String {
     if s.bytes()
@@ -660,7 +802,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// The GPU claims' ids, levels, expected values and rules.
-const GPU_CLAIMS: [(&str, &str, &str, &str); 5] = [
+const GPU_CLAIMS: [(&str, &str, &str, &str); 7] = [
     (
         "gpu.parse_share",
         "M",
@@ -691,7 +833,27 @@ const GPU_CLAIMS: [(&str, &str, &str, &str); 5] = [
         "capping 51 to 17 waves saved only 2.6 % of wavefront time",
         "the wavefront at L = 17 within 25 % of the uncapped time",
     ),
+    (
+        "gpu.bench_noise",
+        "M",
+        "no figure: the paper reports each speed as one number, without its spread",
+        "none: the spread is the result",
+    ),
+    (
+        "gpu.seek",
+        "M",
+        "ACEAPEX on an H100: one 16 KiB window in 777 us; 1.3-2.6 M windows/s of 8 KiB in batches",
+        "one 16 KiB tile p50 below 777 us and at least 1.3 M windows/s of 8 KiB",
+    ),
 ];
+
+/// The reference's one 16 KiB window on an H100 (microseconds) and its slowest batch rate of
+/// 8 KiB windows (windows per second), issue 38's anchors.
+#[cfg(feature = "gpu")]
+const REF_GPU_SEEK: (f64, f64) = (777.0, 1.3e6);
+/// `gpu.seek`'s tiles timed and windows per batch (`--quick`: fewer).
+#[cfg(feature = "gpu")]
+const GPU_SEEK: [(usize, usize); 2] = [(2_000, 10_000), (200, 1_000)];
 
 /// The GPU claims of every file as "not run", with `why`.
 fn gpu_not_run(files: &[(String, Vec<u8>)], why: &str) -> Vec<Record> {
@@ -719,16 +881,15 @@ fn gpu_not_run(files: &[(String, Vec<u8>)], why: &str) -> Vec<Record> {
 
 /// The GPU claims on every file: `not run` with the reason where no GPU opens.
 #[cfg(feature = "gpu")]
-fn gpu_records(files: &[(String, Vec<u8>)], caps: &[u32]) -> Vec<Record> {
-    use aceapex::gpu::Gpu;
-    let g = match Gpu::open() {
+fn gpu_records(files: &[(String, Vec<u8>)], caps: &[u32], quick: bool) -> Vec<Record> {
+    let g = match aceapex::GpuDecoder::open() {
         Ok(g) => g,
         Err(e) => return gpu_not_run(files, &format!("no GPU run: {e}")),
     };
     let device = format!("device: {}", g.name());
     let mut out = Vec::new();
     for (file, data) in files {
-        match gpu_file(&g, file, data, caps) {
+        match gpu_file(&g, file, data, caps, quick) {
             Ok(mut r) => {
                 for x in &mut r {
                     x.note = if x.note.is_empty() {
@@ -750,8 +911,15 @@ fn gpu_records(files: &[(String, Vec<u8>)], caps: &[u32]) -> Vec<Record> {
 
 /// The GPU claims on one file.
 #[cfg(feature = "gpu")]
-fn gpu_file(g: &aceapex::gpu::Gpu, file: &str, data: &[u8], caps: &[u32]) -> Result<Vec<Record>> {
-    use aceapex::study::gpu::{copy_times, stage_times, wavefront_time};
+fn gpu_file(
+    dec: &aceapex::GpuDecoder,
+    file: &str,
+    data: &[u8],
+    caps: &[u32],
+    quick: bool,
+) -> Result<Vec<Record>> {
+    use aceapex::study::gpu::{copy_times, decode_spread, seek_times, stage_times, wavefront_time};
+    let g = dec.gpu();
     let ours = Ours::new(data)?;
     let a = Archive::parse(&ours.base)?;
     let st = stage_times(g, &a)?;
@@ -774,7 +942,7 @@ fn gpu_file(g: &aceapex::gpu::Gpu, file: &str, data: &[u8], caps: &[u32]) -> Res
     let q = shell_quote(file);
     let cmd = format!("aceapex reproduce --gpu --corpus DIR -o out.json # {q}");
     let ms = |t: f64| round6(t * 1e3);
-    let mk = |i: usize, measured: Value, ok: bool| {
+    let mk = |i: usize, measured: Value, verdict: &'static str| {
         let (id, level, expected, tol) = GPU_CLAIMS[i];
         Record {
             id: id.to_string(),
@@ -782,7 +950,7 @@ fn gpu_file(g: &aceapex::gpu::Gpu, file: &str, data: &[u8], caps: &[u32]) -> Res
             expected: json!(expected),
             tolerance: tol.to_string(),
             measured,
-            verdict: verdict(ok),
+            verdict,
             command: cmd.clone(),
             corpus: file.to_string(),
             note: String::new(),
@@ -797,29 +965,74 @@ fn gpu_file(g: &aceapex::gpu::Gpu, file: &str, data: &[u8], caps: &[u32]) -> Res
         mk(
             0,
             json!({"parallel_parse_share_percent": round6(100.0 * st.parse_share()), "sequential_parse_share_percent": round6(100.0 * seq), "dense_ms": ms(st.dense), "load_ms": ms(st.load), "parse_ms": ms(st.parse), "parse_sequential_ms": ms(st.parse_sequential)}),
-            (0.4..=0.9).contains(&seq),
+            verdict((0.4..=0.9).contains(&seq)),
         ),
-        mk(1, json!({"speedup": round6(scan)}), scan >= 2.0),
+        mk(1, json!({"speedup": round6(scan)}), verdict(scan >= 2.0)),
         mk(
             2,
             json!({"speedup": round6(fill), "thread_per_match_ms": ms(ct.thread_per_match), "warp_period_aware_ms": ms(ct.warp_period_aware)}),
-            fill >= 2.0,
+            verdict(fill >= 2.0),
         ),
         mk(
             3,
             json!({"ratio": round6(coal), "thread_per_match_ms": ms(ct.thread_per_match), "coalesced_ms": ms(ct.coalesced), "match_bytes": ct.match_bytes}),
-            coal >= 10.0,
+            verdict(coal >= 10.0),
         ),
         mk(
             4,
             json!({"curve": wave, "change_at_17_percent": round6(100.0 * wave_change)}),
-            at_paper.is_some() && wave_change.abs() <= 0.25,
+            verdict(at_paper.is_some() && wave_change.abs() <= 0.25),
         ),
     ];
     r[0].note = "our dense pipe parses in parallel; the paper's leader lane parses alone, which \
                  the one-lane stage variant stands in for"
         .into();
     r[3].note = "the coalesced write is a memset of the match bytes' count".into();
+
+    // the spread of the device-resident dense decode
+    let runs = NOISE_RUNS[quick as usize];
+    let spread = decode_spread(g, &a, runs)?;
+    let mut noise = mk(5, spread_json(&spread, data.len()), "measured");
+    noise.note = format!(
+        "{runs} timings of the dense decode, each the mean of 5 runs between CUDA events, \
+         after a decode verified on the host; the spread says how far one GPU timing can be \
+         trusted"
+    );
+    r.push(noise);
+
+    // random access through GpuReader, device-resident
+    let (tiles, batch) = GPU_SEEK[quick as usize];
+    let seek = dec
+        .upload(&ours.cli)
+        .and_then(|reader| seek_times(&reader, data, tiles, batch));
+    let (ref_tile, ref_rate) = REF_GPU_SEEK;
+    let mut sk = match seek {
+        Ok(Some(s)) => mk(
+            6,
+            json!({"tile16k": latency_json(&s.tile), "batch_windows": s.batch, "window_bytes": s.window, "batch_ms": round6(s.batch_s * 1e3), "windows_per_s": round6(s.windows_per_s()), "gb_per_s": round6(s.windows_per_s() * s.window as f64 / 1e9)}),
+            verdict(s.tile.p50_us < ref_tile && s.windows_per_s() >= ref_rate),
+        ),
+        Ok(None) => {
+            let mut x = mk(6, Value::Null, "not run");
+            x.note = "the file is shorter than one 16 KiB tile (no GPU seek measured)".into();
+            x
+        }
+        Err(e) => {
+            let mut x = mk(6, Value::Null, "not run");
+            x.note = format!("the GPU seek failed: {e}");
+            x
+        }
+    };
+    if sk.verdict != "not run" {
+        sk.note = format!(
+            "GpuReader::read_ranges into a device buffer, host wall time from the call to the \
+             bytes in place, every block verified on the device; {tiles} single tiles at \
+             aligned pseudo-random places, then the median of 5 batches of {batch} random \
+             8 KiB windows, both checked against the original first (issue 38's own target: \
+             20 us p50 and 10 M windows/s)"
+        );
+    }
+    r.push(sk);
     Ok(r)
 }
 
@@ -859,14 +1072,17 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
     let mut records = Vec::new();
     for (file, data) in &files {
         crate::output::note(format!("reproduce: {file} ({} bytes)", data.len()));
-        records.extend(cpu_records(file, data, caps).with_context(|| format!("measuring {file}"))?);
+        records.extend(
+            cpu_records(file, data, caps, args.quick)
+                .with_context(|| format!("measuring {file}"))?,
+        );
     }
     let gpu_records = if !args.gpu {
         gpu_not_run(&files, "--gpu not given")
     } else {
         #[cfg(feature = "gpu")]
         {
-            gpu_records(&files, caps)
+            gpu_records(&files, caps, args.quick)
         }
         #[cfg(not(feature = "gpu"))]
         {

@@ -2,13 +2,16 @@
 //! and its token lists are uploaded once and the output stays on the GPU; each time is the
 //! median of five means of `ITERS` runs between two CUDA events ([`Gpu::time`]). Only what
 //! `host/gpu` offers is used (the dense pipe's stage split, the match-copy kernels, the
-//! wavefront decoder); every decode is verified on the host before it is timed.
+//! wavefront decoder, [`crate::GpuReader`] for random access); every decode is verified on
+//! the host before it is timed.
 
 use crate::device::dense_layout::STAGE_SEQ_PARSE;
 use crate::format::Archive;
 use crate::gpu::decoder::{check_status, verify, Decoder, GpuArchive};
 use crate::gpu::launch::{match_copy, CopyVariant};
 use crate::gpu::{Ctx, Gpu, GpuError};
+use crate::study::timing::{offsets, Latency, Rng, SEED};
+use std::time::Instant;
 
 /// Runs per timing event pair.
 const ITERS: u32 = 5;
@@ -167,4 +170,106 @@ pub fn wavefront_time(g: &Gpu, a: &Archive<'_>) -> Result<(f64, u32), GpuError> 
         ga.decode_all_with(g, Decoder::Wavefront, &mut out, &mut status)
     })?;
     Ok((t, levels))
+}
+
+/// `k` timings of the dense decode of `a` (seconds per whole-archive decode, each the mean of
+/// `ITERS` runs between CUDA events), in run order, after a decode verified on the host: the
+/// spread of a device-resident measurement (`bench.noise`).
+///
+/// Errors: any [`GpuError`] of upload, decode or verification.
+pub fn decode_spread(g: &Gpu, a: &Archive<'_>, k: usize) -> Result<Vec<f64>, GpuError> {
+    let ga = GpuArchive::upload(g, a)?;
+    verified(g, a, &ga, Decoder::Dense)?;
+    let (mut out, mut status) = ga.output_buffers(g)?;
+    (0..k)
+        .map(|_| {
+            g.time(ITERS, || {
+                ga.decode_all_with(g, Decoder::Dense, &mut out, &mut status)
+            })
+        })
+        .collect()
+}
+
+/// Random access through [`crate::GpuReader`], device-resident (`seek.gpu`).
+#[derive(Clone, Copy, Debug)]
+pub struct SeekTimes {
+    /// One aligned 16 KiB tile per request, host wall time from the call to the bytes in the
+    /// device buffer.
+    pub tile: Latency,
+    /// Windows in one batch.
+    pub batch: usize,
+    /// Bytes per window.
+    pub window: usize,
+    /// Median seconds of one batch (of five).
+    pub batch_s: f64,
+}
+
+impl SeekTimes {
+    /// Windows per second of a batch.
+    pub fn windows_per_s(&self) -> f64 {
+        self.batch as f64 / self.batch_s.max(1e-12)
+    }
+}
+
+/// Bytes of a tile and of a window of [`seek_times`].
+pub const TILE: usize = 16 << 10;
+pub const WINDOW: usize = 8 << 10;
+
+/// Times `reader` (an upload of an archive whose original is `original`): `tiles` requests
+/// of one aligned 16 KiB tile each, then five batches of `batch` random 8 KiB windows. The
+/// first pass over the tiles and one batch are checked against the original byte for byte
+/// before anything is timed. `None` when the original is shorter than a tile.
+///
+/// Errors: the reader's errors; answers that differ from the original are
+/// [`crate::Error::Gpu`] with [`GpuError::Status`].
+pub fn seek_times(
+    reader: &crate::GpuReader<'_>,
+    original: &[u8],
+    tiles: usize,
+    batch: usize,
+) -> Result<Option<SeekTimes>, crate::Error> {
+    let size = original.len() as u64;
+    let tile_at = offsets(size, TILE as u64, TILE as u64, tiles.max(1));
+    if tile_at.is_empty() {
+        return Ok(None);
+    }
+    let differs = |what: &str| GpuError::Status(format!("{what} differ from the original"));
+    let ranges: Vec<(u64, u64)> = tile_at.iter().map(|&o| (o, TILE as u64)).collect();
+    let back = reader.read_ranges_to_vec(&ranges)?;
+    for (i, &o) in tile_at.iter().enumerate() {
+        if back[i * TILE..][..TILE] != original[o as usize..][..TILE] {
+            return Err(differs("tiles read on the GPU").into());
+        }
+    }
+    let mut buf = reader.alloc(TILE.max(batch * WINDOW))?;
+    let mut t = Vec::with_capacity(tile_at.len());
+    for &o in &tile_at {
+        let t0 = Instant::now();
+        reader.read_ranges(&[(o, TILE as u64)], &mut buf)?;
+        t.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    let tile = Latency::of(t, TILE);
+    let mut r = Rng(SEED ^ 0x5EEC);
+    let windows: Vec<(u64, u64)> = (0..batch.max(1))
+        .map(|_| (r.below(size - WINDOW as u64 + 1), WINDOW as u64))
+        .collect();
+    let back = reader.read_ranges_to_vec(&windows)?;
+    for (i, &(o, _)) in windows.iter().enumerate() {
+        if back[i * WINDOW..][..WINDOW] != original[o as usize..][..WINDOW] {
+            return Err(differs("windows read on the GPU").into());
+        }
+    }
+    let mut bt = Vec::with_capacity(5);
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        reader.read_ranges(&windows, &mut buf)?;
+        bt.push(t0.elapsed().as_secs_f64());
+    }
+    bt.sort_by(f64::total_cmp);
+    Ok(Some(SeekTimes {
+        tile,
+        batch: windows.len(),
+        window: WINDOW,
+        batch_s: bt[2],
+    }))
 }
