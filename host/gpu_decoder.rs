@@ -6,6 +6,7 @@ use crate::gpu;
 use crate::gpu::seek::RangeStatus;
 use crate::Reader;
 use cudarc::driver::{CudaSlice, DevicePtr};
+use std::sync::Arc;
 
 /// An NVIDIA GPU opened for decoding: one CUDA context and stream, the decoder kernels
 /// loaded once. Decodes whole archives; every output is verified on the host against every
@@ -56,12 +57,7 @@ impl GpuDecoder {
     /// device memory runs out, the archive's window crosses blocks (the CPU [`Reader`]
     /// reads those), or a CUDA call fails.
     pub fn upload<'a>(&'a self, archive: &'a [u8]) -> Result<GpuReader<'a>, Error> {
-        let cpu = Reader::new(archive)?;
-        if cpu.archive().cross_block() {
-            return Err(gpu::GpuError::Unsupported(gpu::seek::CROSS_BLOCK.into()).into());
-        }
-        let ga = gpu::decoder::GpuArchive::upload(&self.gpu, cpu.archive())?;
-        Ok(GpuReader { dec: self, ga, cpu })
+        GpuReader::upload(DecoderRef::Borrowed(self), Reader::new(archive)?)
     }
 
     /// The runtime underneath, for the crate's own tools.
@@ -87,9 +83,13 @@ impl std::fmt::Debug for GpuDecoder {
 /// device, the ranges gathered into the caller's buffer); only per-range status words come
 /// back. A block the GPU's dense kernel cannot take (rare: blocks with more commands or
 /// matches than its shared memory holds) is read on the CPU for the ranges that need it.
+///
+/// A `GpuReader` is `Send` and `Sync`: reads from several threads queue on the decoder's one
+/// stream, each batch whole. [`GpuDecoder::upload_owned`] makes one that borrows nothing
+/// (`GpuReader<'static>`), for holders that outlive any borrow.
 pub struct GpuReader<'a> {
-    dec: &'a GpuDecoder,
-    ga: gpu::decoder::GpuArchive,
+    dec: DecoderRef<'a>,
+    ga: SeekArchive,
     cpu: Reader<'a>,
 }
 
@@ -129,7 +129,7 @@ impl GpuReader<'_> {
 
     /// Bytes of the archive held in device memory.
     pub fn resident_bytes(&self) -> u64 {
-        self.ga.resident_bytes
+        self.ga.0.resident_bytes
     }
 
     /// A device buffer of `len` bytes (zeroed), for [`GpuReader::read_ranges`].
@@ -265,3 +265,107 @@ impl std::fmt::Debug for DeviceBuffer {
             .finish()
     }
 }
+
+// The owned form of the random-access reader: a separate impl block (and the two types below)
+// so that it stands apart from the whole-archive decode above.
+
+impl GpuDecoder {
+    /// [`GpuDecoder::upload`] into a reader that borrows nothing: it shares this decoder (one
+    /// `Arc` reference) and owns `reader` (a file's memory map from [`Reader::open`], or
+    /// [`Reader::new`] of bytes that live as long as the program). For holders that outlive
+    /// any borrow, such as a Python object or a server's shared state; the reader can move to
+    /// and be shared by other threads. The device holds the compressed archive only
+    /// ([`GpuReader::resident_bytes`]); ranges are decoded on request.
+    ///
+    /// Errors: as [`GpuDecoder::upload`].
+    pub fn upload_owned(
+        self: &Arc<Self>,
+        reader: Reader<'static>,
+    ) -> Result<GpuReader<'static>, Error> {
+        GpuReader::upload(DecoderRef::Shared(Arc::clone(self)), reader)
+    }
+}
+
+impl<'a> GpuReader<'a> {
+    /// Uploads `cpu`'s archive with `dec` (one definition for both forms of the reader).
+    ///
+    /// Errors: as [`GpuDecoder::upload`].
+    fn upload(dec: DecoderRef<'a>, cpu: Reader<'a>) -> Result<GpuReader<'a>, Error> {
+        if cpu.archive().cross_block() {
+            return Err(gpu::GpuError::Unsupported(gpu::seek::CROSS_BLOCK.into()).into());
+        }
+        let ga = gpu::decoder::GpuArchive::upload(&dec.gpu, cpu.archive())?;
+        Ok(GpuReader {
+            dec,
+            ga: SeekArchive(ga),
+            cpu,
+        })
+    }
+}
+
+impl DeviceBuffer {
+    /// The device allocation underneath (at least one byte, also for an empty buffer), for
+    /// callers that hand it on with cudarc, the same version as this crate's: a buffer that
+    /// must outlive the reader that filled it (its stream and context go with it).
+    pub fn into_cuda_slice(self) -> CudaSlice<u8> {
+        self.buf
+    }
+}
+
+/// The decoder a [`GpuReader`] reads with: borrowed ([`GpuDecoder::upload`]) or shared
+/// ([`GpuDecoder::upload_owned`]).
+enum DecoderRef<'a> {
+    Borrowed(&'a GpuDecoder),
+    Shared(Arc<GpuDecoder>),
+}
+
+impl std::ops::Deref for DecoderRef<'_> {
+    type Target = GpuDecoder;
+
+    fn deref(&self) -> &GpuDecoder {
+        match self {
+            DecoderRef::Borrowed(d) => d,
+            DecoderRef::Shared(d) => d,
+        }
+    }
+}
+
+/// An archive resident on the GPU that is read only through its random-access path
+/// (`GpuArchive::read_ranges`, `gpu/seek.rs`): nothing else is reachable through this type.
+struct SeekArchive(gpu::decoder::GpuArchive);
+
+impl SeekArchive {
+    /// `GpuArchive::read_ranges`: the only call made on the archive.
+    fn read_ranges(
+        &self,
+        gpu: &gpu::Gpu,
+        ranges: &[(u64, u64)],
+        out: &mut CudaSlice<u8>,
+    ) -> Result<Vec<RangeStatus>, gpu::GpuError> {
+        self.0.read_ranges(gpu, ranges, out)
+    }
+}
+
+// SAFETY: a `GpuArchive` is neither Send nor Sync through one field only, the wavefront
+// decoder's state (`GpuArchive::wave`), which holds a CUDA graph (raw driver handles that
+// cudarc does not mark Send). A `SeekArchive` is read only through `GpuArchive::read_ranges`,
+// which never makes that state (it stays `None`: an archive whose window crosses blocks, the
+// only kind the wavefront decoder reads, is refused before the upload). The other fields are
+// device buffers, page-locked buffers and handles that cudarc marks Send + Sync, plain host
+// data, atomics, and mutexes of those; the random-access path's mutable state (request,
+// slots, status words) sits behind its mutex from a request's upload to the read of its
+// status words, and the CUDA stream it queues work on may be used from any thread.
+unsafe impl Send for SeekArchive {}
+// SAFETY: as for Send above: `&SeekArchive` reaches only `read_ranges`, whose shared state is
+// behind a mutex.
+unsafe impl Sync for SeekArchive {}
+
+/// The parts of a [`GpuReader`] other than its archive are Send + Sync on their own (so the
+/// reader is exactly as thread-safe as the SAFETY notes above say).
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<GpuDecoder>();
+    send_sync::<Reader<'static>>();
+    send_sync::<DeviceBuffer>();
+    send_sync::<GpuReader<'static>>();
+};

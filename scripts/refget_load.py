@@ -3,14 +3,16 @@
 
 N concurrent clients (processes, one persistent HTTP/1.1 connection each) fetch random regions
 of LENGTH bases (`/sequence/MD5?start=&end=`) of a FASTA file's sequences for a fixed time,
-first from the server reading an archive of the file, then from the same server reading the
-plain FASTA file through its index. Every answer is checked against the original bases. Prints
-requests/s and the p50/p99 latencies of each, as a Markdown table.
+from the server reading an archive of the file on the CPU ("cpu"), the same archive resident
+on the GPU (`serve --device gpu`: "gpu"), and the plain FASTA file through its index
+("fasta"), one server at a time. Every answer is checked against the original bases. Prints
+requests/s and the p50/p99 latencies of each source at each client count, as a Markdown
+table.
 
-Usage: scripts/refget_load.py FASTA [--archive ACX] [--clients N] [--seconds S]
-       [--length L] [--aceapex BIN] [--threads T]
+Usage: scripts/refget_load.py FASTA [--archive ACX] [--sources cpu,gpu,fasta]
+       [--clients 4,16] [--seconds S] [--length L] [--aceapex BIN] [--threads T]
 Without --archive, FASTA is compressed with `aceapex compress` (default options) into a
-temporary archive. Standard library only.
+temporary archive. Standard library only (it runs on a machine with only Python 3).
 """
 
 import argparse
@@ -43,10 +45,10 @@ def sequences(path):
     return [(n, s.upper()) for n, s in out if s.isalpha()]
 
 
-def start_server(binary, inputs, threads, log_path):
-    """Starts `aceapex serve` on a free loopback port, its standard error (the access log)
-    going to `log_path`; returns the process, host and port."""
-    args = [binary, "serve", *inputs, "--listen", "127.0.0.1:0"]
+def start_server(binary, inputs, threads, log_path, device="cpu"):
+    """Starts `aceapex serve --device DEVICE` on a free loopback port, its standard error (the
+    access log) going to `log_path`; returns the process, host and port."""
+    args = [binary, "serve", *inputs, "--listen", "127.0.0.1:0", "--device", device]
     if threads:
         args += ["-T", str(threads)]
     log = open(log_path, "wb")
@@ -60,7 +62,9 @@ def start_server(binary, inputs, threads, log_path):
         if proc.poll() is not None:
             break
         time.sleep(0.1)
-    raise SystemExit(f"the server did not start: {open(log_path).read()}")
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"the server did not start: {open(log_path).read().strip()}")
 
 
 def client(host, port, ids, seconds, length, seed, out):
@@ -115,7 +119,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("fasta")
     ap.add_argument("--archive")
-    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--clients", default="8", help="client counts, comma-separated (4,16)")
+    ap.add_argument("--sources", default="cpu,fasta", help="of cpu, gpu, fasta (comma-separated)")
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--length", type=int, default=5000)
     ap.add_argument("--aceapex", default=os.environ.get("ACEAPEX", "aceapex"))
@@ -132,23 +137,44 @@ def main():
         archive = os.path.join(tmp.name, os.path.basename(a.fasta) + ".acx")
         subprocess.run([a.aceapex, "compress", "-q", a.fasta, "-o", archive], check=True)
 
-    rows = []
-    for label, path in (("archive (CPU)", archive), ("plain FASTA (.fai)", a.fasta)):
-        log_path = os.path.join(tmp.name, "serve.log")
-        proc, host, port = start_server(a.aceapex, [path], a.threads, log_path)
+    known = {
+        "cpu": ("archive (CPU)", archive, "cpu"),
+        "gpu": ("archive (GPU-resident)", archive, "gpu"),
+        "fasta": ("plain FASTA (.fai)", a.fasta, "cpu"),
+    }
+    sources = a.sources.split(",")
+    for s in sources:
+        if s not in known:
+            raise SystemExit(f"--sources: {s!r} is not one of {', '.join(known)}")
+    client_counts = [int(c) for c in a.clients.split(",")]
+
+    print(f"{a.seconds:g} s a row, random {a.length}-base regions of {a.fasta}", flush=True)
+    print("| clients | source | requests/s | p50 ms | p99 ms | requests |")
+    print("|---|---|---|---|---|---|", flush=True)
+    failed = False
+    for s in sources:
+        label, path, device = known[s]
+        log_path = os.path.join(tmp.name, f"serve-{s}.log")
         try:
-            run_load(host, port, ids, a.clients, 1, a.length, 0)  # warm-up
-            lat = sorted(run_load(host, port, ids, a.clients, a.seconds, a.length, 1))
+            proc, host, port = start_server(a.aceapex, [path], a.threads, log_path, device)
+        except RuntimeError as e:
+            # the other sources still run (a machine without a GPU, say)
+            print(f"| - | {label} | {e} | | | |", flush=True)
+            failed = True
+            continue
+        try:
+            for clients in client_counts:
+                run_load(host, port, ids, clients, 1, a.length, 0)  # warm-up
+                lat = sorted(run_load(host, port, ids, clients, a.seconds, a.length, 1))
+                print(
+                    f"| {clients} | {label} | {len(lat) / a.seconds:.0f} | {pct(lat, 50) * 1e3:.2f} "
+                    f"| {pct(lat, 99) * 1e3:.2f} | {len(lat)} |",
+                    flush=True,
+                )
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait()
-        rows.append((label, len(lat) / a.seconds, pct(lat, 50) * 1e3, pct(lat, 99) * 1e3, len(lat)))
-
-    print(f"{a.clients} clients, {a.seconds:g} s, random {a.length}-base regions of {a.fasta}")
-    print("| source | requests/s | p50 ms | p99 ms | requests |")
-    print("|---|---|---|---|---|")
-    for label, rps, p50, p99, n in rows:
-        print(f"| {label} | {rps:.0f} | {p50:.2f} | {p99:.2f} | {n} |")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

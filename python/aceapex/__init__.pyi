@@ -16,9 +16,11 @@ class DeviceError(RuntimeError):
     kernels, or a failed GPU call."""
 
 def open(path: _Path, device: Literal["cpu", "cuda", "cuda:0"] = "cpu") -> Archive:
-    """Opens the archive file `path` (memory-mapped). `device="cuda"` decodes it once on the
-    first GPU into a buffer that stays there (verified on the host once), for `read` and
-    `read_ranges` results in GPU memory.
+    """Opens the archive file `path` (memory-mapped). `device="cuda"` uploads the compressed
+    archive to the first GPU, where it stays; `read` and `read_ranges` then decode the blocks
+    the ranges lie in there (each verified against its checksum on the GPU) and return GPU
+    memory. An archive whose window crosses blocks is decoded whole once instead, and that
+    stays resident (see `Archive.resident`).
 
     Raises OSError (FileNotFoundError, ...) when the file cannot be read, ArchiveError when it
     is not a valid archive, DeviceError when device="cuda" cannot be used, ValueError for an
@@ -112,8 +114,16 @@ class Archive:
     def block_size(self) -> int: ...
     @property
     def closed(self) -> bool: ...
+    @property
+    def resident(self) -> Optional[Literal["compressed", "decoded"]]:
+        """On device="cuda", what GPU memory holds: "compressed" (the archive; ranges decoded
+        on request) or "decoded" (the whole original, for an archive whose window crosses
+        blocks). None on the CPU."""
+    @property
+    def resident_bytes(self) -> Optional[int]:
+        """On device="cuda", bytes of GPU memory the archive holds. None on the CPU."""
     def close(self) -> None:
-        """Unmaps the file; later reads raise ValueError."""
+        """Unmaps the file and frees its GPU memory; later reads raise ValueError."""
     def __enter__(self) -> "Archive": ...
     def __exit__(self, *args: Any) -> None: ...
     def read(self, offset: int, length: int) -> Union[bytes, DeviceBuffer]:
@@ -123,7 +133,8 @@ class Archive:
         self, ranges: Sequence[Tuple[int, int]], *, join: bool = False
     ) -> Union[List[Union[bytes, DeviceBuffer]], bytes, DeviceBuffer]:
         """The original bytes of each (offset, length), in order: bytes decoded in parallel,
-        or DeviceBuffers (one device allocation) on device="cuda". With join=True, one bytes
+        or DeviceBuffers (one device allocation, decoded on the GPU) on device="cuda". With
+        join=True, one bytes
         or DeviceBuffer holding the ranges end to end."""
     def decompress(self) -> bytes:
         """The whole original data, every checksum verified."""

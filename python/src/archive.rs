@@ -38,9 +38,10 @@ pub struct Archive {
     /// The FASTA index: the archive's own record, or one built on first use from the whole
     /// decoded data; `Err` with the reason when the original is not FASTA.
     index: OnceLock<Result<FastaIndex, String>>,
-    /// The decoded data resident on the GPU (`device="cuda"`).
+    /// The archive resident on the GPU (`device="cuda"`); `None` on the CPU and once closed.
+    /// Reads hold the read lock (without the GIL).
     #[cfg(feature = "gpu")]
-    pub(crate) cuda: Option<crate::cuda::Resident>,
+    pub(crate) cuda: RwLock<Option<crate::cuda::Resident>>,
 }
 
 impl Archive {
@@ -57,6 +58,25 @@ impl Archive {
                 None => Err(PyValueError::new_err("I/O operation on a closed archive")),
             }
         })
+    }
+
+    /// Runs `f` on the GPU-resident archive without the GIL; `None` on `device="cpu"`.
+    #[cfg(feature = "gpu")]
+    fn with_cuda<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&crate::cuda::Resident) -> PyResult<T> + Send,
+    ) -> Option<PyResult<T>> {
+        if self.device != Device::Cuda {
+            return None;
+        }
+        Some(py.detach(|| {
+            let guard = self.cuda.read().unwrap_or_else(|e| e.into_inner());
+            match guard.as_ref() {
+                Some(r) => f(r),
+                None => Err(PyValueError::new_err("I/O operation on a closed archive")),
+            }
+        }))
     }
 
     /// The FASTA index, built from the decoded data on first use when the archive carries
@@ -175,7 +195,7 @@ impl Archive {
         }
         #[cfg(feature = "gpu")]
         let cuda = match device {
-            Device::Cuda => Some(py.detach(|| crate::cuda::Resident::load(&reader))?),
+            Device::Cuda => Some(py.detach(|| crate::cuda::Resident::load(&path, &reader))?),
             Device::Cpu => None,
         };
         #[cfg(not(feature = "gpu"))]
@@ -191,7 +211,7 @@ impl Archive {
             device,
             index,
             #[cfg(feature = "gpu")]
-            cuda,
+            cuda: RwLock::new(cuda),
         })
     }
 
@@ -231,10 +251,41 @@ impl Archive {
             .is_none()
     }
 
-    /// Unmaps the file; later reads raise ValueError. Idempotent.
+    /// Bytes of GPU memory the archive holds on `device="cuda"` (the compressed archive and
+    /// its decode tables; the decoded data for an archive whose window crosses blocks);
+    /// `None` on the CPU.
+    #[getter]
+    fn resident_bytes(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        #[cfg(feature = "gpu")]
+        if let Some(n) = self.with_cuda(py, |r| Ok(r.resident_bytes())) {
+            return n.map(Some);
+        }
+        let _ = py;
+        Ok(None)
+    }
+
+    /// What `device="cuda"` keeps in GPU memory: "compressed" (the archive, ranges decoded on
+    /// request) or "decoded" (the whole original, for an archive whose window crosses
+    /// blocks); `None` on the CPU.
+    #[getter]
+    fn resident(&self, py: Python<'_>) -> PyResult<Option<&'static str>> {
+        #[cfg(feature = "gpu")]
+        if let Some(f) = self.with_cuda(py, |r| Ok(r.form())) {
+            return f.map(Some);
+        }
+        let _ = py;
+        Ok(None)
+    }
+
+    /// Unmaps the file and frees the GPU memory it held; later reads raise ValueError.
+    /// Idempotent.
     fn close(&self, py: Python<'_>) {
         py.detach(|| {
             *self.reader.write().unwrap_or_else(|e| e.into_inner()) = None;
+            #[cfg(feature = "gpu")]
+            {
+                *self.cuda.write().unwrap_or_else(|e| e.into_inner()) = None;
+            }
         });
     }
 
@@ -251,9 +302,8 @@ impl Archive {
     /// `DeviceBuffer` in GPU memory.
     fn read<'py>(&self, py: Python<'py>, offset: u64, length: u64) -> PyResult<Bound<'py, PyAny>> {
         #[cfg(feature = "gpu")]
-        if let Some(cuda) = &self.cuda {
-            let mut one = py.detach(|| cuda.gather(&[(offset, length)], true))?;
-            return Ok(Bound::new(py, one.remove(0))?.into_any());
+        if let Some(one) = self.with_cuda(py, |r| r.gather(&[(offset, length)], true)) {
+            return Ok(Bound::new(py, one?.remove(0))?.into_any());
         }
         let length = usize::try_from(length)
             .map_err(|_| PyValueError::new_err("length too large for this machine"))?;
@@ -270,7 +320,7 @@ impl Archive {
 
     /// The original bytes of each `(offset, length)` of `ranges`: a list of `bytes` decoded in
     /// parallel, or on `device="cuda"` a list of `DeviceBuffer`s (views of one new device
-    /// allocation, copied from the resident data on the GPU). With `join=True`, one `bytes`
+    /// allocation, the blocks the ranges lie in decoded and verified on the GPU). With `join=True`, one `bytes`
     /// or `DeviceBuffer` holding the ranges end to end (one tensor for a whole batch).
     #[pyo3(signature = (ranges, *, join = false))]
     fn read_ranges<'py>(
@@ -281,8 +331,8 @@ impl Archive {
     ) -> PyResult<Bound<'py, PyAny>> {
         use rayon::prelude::*;
         #[cfg(feature = "gpu")]
-        if let Some(cuda) = &self.cuda {
-            let mut buffers = py.detach(|| cuda.gather(&ranges, join))?;
+        if let Some(buffers) = self.with_cuda(py, |r| r.gather(&ranges, join)) {
+            let mut buffers = buffers?;
             if join {
                 return Ok(Bound::new(py, buffers.remove(0))?.into_any());
             }

@@ -1,17 +1,19 @@
-//! `device="cuda"`: the archive decoded once on the GPU into a buffer that stays resident,
-//! read by byte ranges on the device, the results handed to Python as [`DeviceBuffer`]s that
-//! PyTorch, CuPy and JAX take through DLPack (`__dlpack__`, `__dlpack_device__`) without a
-//! copy through the host.
+//! `device="cuda"`: the compressed archive resident on the GPU, the ranges asked for decoded
+//! there on request, the results handed to Python as [`DeviceBuffer`]s that PyTorch, CuPy and
+//! JAX take through DLPack (`__dlpack__`, `__dlpack_device__`) without a copy through the host.
 //!
-//! The decode runs through the library's GPU internals (`aceapex::gpu`, the same path as
-//! `GpuDecoder::decompress`): upload, the dense or wavefront decoder, the per-block status
-//! words; the decoded bytes are then verified once on the host against every block checksum
-//! and the content checksum (FORMAT.md §6), as every GPU decode of the library is. An archive
-//! the GPU decoder does not take (`GpuError::Unsupported`) is decoded on the CPU and uploaded.
+//! The reads go through the library's [`GpuReader`] (`GpuDecoder::upload_owned`): a batch of
+//! ranges is one submission that decodes only the blocks the ranges lie in, verifies each of
+//! them against its checksum on the device (FORMAT.md §6) and gathers the ranges into one new
+//! device allocation. An archive whose window crosses blocks cannot be read that way (a
+//! block's matches reach into earlier blocks): such an archive is decoded whole once (the
+//! library's GPU decoders, verified on the host, or the CPU where the GPU decoder does not
+//! take it) and the ranges are copied out of the decoded data, which stays resident.
 
 use crate::errors::{to_py, DeviceError};
 use aceapex::gpu::decoder::{check_status, verify, Decoder, GpuArchive};
 use aceapex::gpu::{Gpu, GpuError};
+use aceapex::{GpuDecoder, GpuReader};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use pyo3::exceptions::{PyBufferError, PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -19,8 +21,20 @@ use pyo3::types::PyBytes;
 use std::ffi::{c_void, CStr};
 use std::sync::Arc;
 
+/// An archive resident on the GPU (each form boxed: both are large).
+pub enum Resident {
+    /// The compressed archive in device memory; ranges decoded on request.
+    Compressed {
+        /// The decoder (its stream and device), shared with `reader`.
+        dec: Arc<GpuDecoder>,
+        reader: Box<GpuReader<'static>>,
+    },
+    /// An archive whose window crosses blocks: its decoded data in device memory.
+    Decoded(Box<Decoded>),
+}
+
 /// The decoded data of an archive, resident in GPU memory.
-pub struct Resident {
+pub struct Decoded {
     gpu: Gpu,
     /// The original data (`len` bytes; at least one byte is allocated).
     data: CudaSlice<u8>,
@@ -31,18 +45,122 @@ fn gpu_err(e: GpuError) -> PyErr {
     to_py(aceapex::Error::Gpu(e))
 }
 
+/// `DeviceError` for a GPU that cannot be used, with the way round it.
+fn no_gpu(e: &(dyn std::error::Error + 'static)) -> PyErr {
+    DeviceError::new_err(format!(
+        "device=\"cuda\": {} (device=\"cpu\" reads the archive on the CPU)",
+        crate::errors::message(e)
+    ))
+}
+
 impl Resident {
+    /// Opens the first GPU and makes the archive of `path` (already opened as `reader` on the
+    /// CPU) resident there: compressed, or decoded when its window crosses blocks.
+    ///
+    /// Errors: `DeviceError` when there is no CUDA driver or GPU, the build has no kernels,
+    /// device memory runs out, a CUDA call fails or (decoded whole) a block is damaged;
+    /// `OSError` or `ArchiveError` when the file cannot be opened again.
+    pub fn load(path: &std::path::Path, reader: &aceapex::Reader<'static>) -> PyResult<Resident> {
+        if reader.archive().cross_block() {
+            return Decoded::load(reader).map(|d| Resident::Decoded(Box::new(d)));
+        }
+        let dec = Arc::new(GpuDecoder::open().map_err(|e| no_gpu(&e))?);
+        // a second map of the file: the GPU reader owns its own (the CPU reader's can be
+        // closed on its own)
+        let own = aceapex::Reader::open(path).map_err(to_py)?;
+        let reader = Box::new(dec.upload_owned(own).map_err(to_py)?);
+        Ok(Resident::Compressed { dec, reader })
+    }
+
+    /// Bytes of device memory the archive keeps (compressed archive and tables, or the
+    /// decoded data).
+    pub fn resident_bytes(&self) -> u64 {
+        match self {
+            Resident::Compressed { reader, .. } => reader.resident_bytes(),
+            Resident::Decoded(d) => d.len.max(1),
+        }
+    }
+
+    /// "compressed" or "decoded".
+    pub fn form(&self) -> &'static str {
+        match self {
+            Resident::Compressed { .. } => "compressed",
+            Resident::Decoded(_) => "decoded",
+        }
+    }
+
+    /// Reads each `(offset, length)` of `ranges` on the GPU into one new device allocation,
+    /// back to back, and returns the buffers (views of it), in order, or with `join` one
+    /// buffer of them all. Waits for the reads: the buffers are ready for any stream.
+    ///
+    /// Errors: `IndexError` for a range past the end of the data; `ArchiveError` for a
+    /// damaged block; `DeviceError` when allocating, decoding or copying fails.
+    pub fn gather(&self, ranges: &[(u64, u64)], join: bool) -> PyResult<Vec<DeviceBuffer>> {
+        let size = match self {
+            Resident::Compressed { reader, .. } => reader.len(),
+            Resident::Decoded(d) => d.len,
+        };
+        let mut total = 0u64;
+        for &(offset, length) in ranges {
+            if offset.checked_add(length).is_none_or(|end| end > size) {
+                return Err(PyIndexError::new_err(format!(
+                    "bytes {offset}..{} lie outside the original data ({size} bytes)",
+                    offset as u128 + length as u128,
+                )));
+            }
+            total += length;
+        }
+        let total = usize::try_from(total)
+            .map_err(|_| PyValueError::new_err("ranges too large for this machine"))?;
+        let batch = match self {
+            Resident::Compressed { dec, reader } => {
+                let mut out = reader.alloc(total).map_err(to_py)?;
+                // the reader takes ranges of at least one byte; an empty range adds nothing
+                // to the output's layout, so leaving it out keeps every other in place
+                let asked: Vec<(u64, u64)> = ranges.iter().copied().filter(|r| r.1 > 0).collect();
+                if !asked.is_empty() {
+                    reader.read_ranges(&asked, &mut out).map_err(to_py)?;
+                }
+                let gpu = dec.gpu();
+                Batch {
+                    data: out.into_cuda_slice(),
+                    stream: gpu.stream().clone(),
+                    ordinal: gpu.context().ordinal() as i32,
+                }
+            }
+            Resident::Decoded(d) => d.gather(ranges, total)?,
+        };
+        let batch = Arc::new(batch);
+        if join {
+            return Ok(vec![DeviceBuffer {
+                batch,
+                offset: 0,
+                len: total,
+            }]);
+        }
+        let mut at = 0usize;
+        Ok(ranges
+            .iter()
+            .map(|&(_, length)| {
+                let b = DeviceBuffer {
+                    batch: batch.clone(),
+                    offset: at,
+                    len: length as usize,
+                };
+                at += length as usize;
+                b
+            })
+            .collect())
+    }
+}
+
+impl Decoded {
     /// Opens the first GPU, decodes `reader`'s archive there and keeps the result.
     ///
     /// Errors: `DeviceError` when there is no CUDA driver or GPU, the build has no kernels,
     /// a CUDA call fails or a block is damaged (its status word or checksum).
-    pub fn load(reader: &aceapex::Reader<'static>) -> PyResult<Resident> {
-        let gpu = Gpu::open().map_err(|e| {
-            DeviceError::new_err(format!(
-                "device=\"cuda\": {} (device=\"cpu\" reads the archive on the CPU)",
-                crate::errors::message(&e)
-            ))
-        })?;
+    fn load(reader: &aceapex::Reader<'static>) -> PyResult<Decoded> {
+        let gpu = Gpu::open().map_err(|e| no_gpu(&e))?;
         let a = reader.archive();
         let len = reader.len();
         let data = match GpuArchive::upload(&gpu, a) {
@@ -67,30 +185,15 @@ impl Resident {
             Err(e) => return Err(gpu_err(e)),
         };
         gpu.sync().map_err(gpu_err)?;
-        Ok(Resident { gpu, data, len })
+        Ok(Decoded { gpu, data, len })
     }
 
-    /// Copies each `(offset, length)` of `ranges` out of the resident data into one new device
-    /// allocation, one after the other, and returns the buffers (views of it), in order, or
-    /// with `join` one buffer of them all. Waits for the copies: the buffers are ready for any
-    /// stream.
+    /// Copies each `(offset, length)` of `ranges` (inside the data; `total` bytes in all) out
+    /// of the resident data into one new device allocation, one after the other; waits for
+    /// the copies.
     ///
-    /// Errors: `IndexError` for a range past the end of the data; `DeviceError` when
-    /// allocating or copying fails.
-    pub fn gather(&self, ranges: &[(u64, u64)], join: bool) -> PyResult<Vec<DeviceBuffer>> {
-        let mut total = 0u64;
-        for &(offset, length) in ranges {
-            if offset.checked_add(length).is_none_or(|end| end > self.len) {
-                return Err(PyIndexError::new_err(format!(
-                    "bytes {offset}..{} lie outside the original data ({} bytes)",
-                    offset as u128 + length as u128,
-                    self.len
-                )));
-            }
-            total += length;
-        }
-        let total = usize::try_from(total)
-            .map_err(|_| PyValueError::new_err("ranges too large for this machine"))?;
+    /// Errors: `DeviceError` when allocating or copying fails.
+    fn gather(&self, ranges: &[(u64, u64)], total: usize) -> PyResult<Batch> {
         let stream = self.gpu.stream().clone();
         let fail = |what: &str, e: cudarc::driver::DriverError| {
             DeviceError::new_err(format!("{what}: {e}"))
@@ -112,47 +215,26 @@ impl Resident {
                 }
                 at += length;
             }
-            // SAFETY: every source range lies inside the resident allocation (checked above),
-            // every destination inside `out` (`at + length <= total`); both live until the
-            // synchronize below, and the copies are ordered on `stream` after every write to
-            // either buffer.
+            // SAFETY: every source range lies inside the resident allocation (checked by the
+            // caller), every destination inside `out` (`at + length <= total`); both live
+            // until the synchronize below, and the copies are ordered on `stream` after every
+            // write to either buffer.
             unsafe { copy_on_device(&copies, &stream) }
                 .map_err(|e| fail("copying the ranges on the device", e))?;
         }
         stream
             .synchronize()
             .map_err(|e| fail("waiting for the copies", e))?;
-        let batch = Arc::new(Batch {
+        Ok(Batch {
             data: out,
             stream,
             ordinal: self.gpu.context().ordinal() as i32,
-        });
-        if join {
-            return Ok(vec![DeviceBuffer {
-                batch,
-                offset: 0,
-                len: total,
-            }]);
-        }
-        let mut at = 0usize;
-        Ok(ranges
-            .iter()
-            .map(|&(_, length)| {
-                let b = DeviceBuffer {
-                    batch: batch.clone(),
-                    offset: at,
-                    len: length as usize,
-                };
-                at += length as usize;
-                b
-            })
-            .collect())
+        })
     }
 }
 
 /// Queues the device-to-device copies `(dst, src, bytes)` on `stream`, one driver call a copy
-/// (one launch for a whole batch would need a gather kernel, which the device crate does not
-/// have; the driver's batched copy, `cuMemcpyBatchAsync`, costs as much a copy).
+/// (used for archives decoded whole only; the compressed form gathers in its own kernel).
 ///
 /// # Safety
 /// Every range must lie inside a live allocation of the stream's context, and stay alive and

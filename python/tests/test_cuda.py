@@ -114,3 +114,76 @@ def test_fasta_on_cuda_archive(tmp_path):
         assert a[name][10:500] == str(f[name][10:500])
     raw = path.read_bytes()
     assert a.read(0, len(raw)).to_bytes() == raw
+
+
+def test_compressed_archive_is_what_stays_resident(archive, data, request):
+    # independent blocks: the compressed archive on the GPU, ranges decoded there on request;
+    # a window across blocks: the decoded data (the GPU cannot read those blocks one by one)
+    if "cross_block" in request.node.callspec.id:
+        assert archive.resident == "decoded"
+        assert archive.resident_bytes >= len(data)
+    else:
+        assert archive.resident == "compressed"
+        assert 0 < archive.resident_bytes < len(data)
+    assert aceapex.open(archive.path).resident is None
+
+
+def test_large_batch_of_windows_across_blocks(archive, data):
+    # 8 KiB and 16 KiB windows at random offsets: most span two 16 KiB blocks, many blocks
+    # serve several windows of the batch
+    rng = random.Random(8)
+    for length in (8192, 16384):
+        ranges = [(rng.randrange(len(data) - length), length) for _ in range(20_000)]
+        t = torch.from_dlpack(archive.read_ranges(ranges, join=True))
+        got = t.cpu().numpy().tobytes()
+        assert len(got) == 20_000 * length
+        for i in range(0, 20_000, 97):
+            off = ranges[i][0]
+            assert got[i * length : (i + 1) * length] == data[off : off + length], i
+
+
+def test_reads_from_threads(archive, data):
+    import threading
+
+    errors = []
+
+    def reader(seed):
+        rng = random.Random(seed)
+        for _ in range(20):
+            ranges = random_ranges(rng, len(data), 50)
+            got = archive.read_ranges(ranges, join=True).to_bytes()
+            if got != b"".join(data[o : o + n] for o, n in ranges):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_close_frees_and_refuses(data, tmp_path):
+    path = tmp_path / "c.acx"
+    path.write_bytes(aceapex.compress(data))
+    a = aceapex.open(str(path), device="cuda")
+    b = a.read(10, 100)
+    a.close()
+    assert a.closed
+    with pytest.raises(ValueError):
+        a.read(0, 1)
+    with pytest.raises(ValueError):
+        a.read_ranges([(0, 1)])
+    # a buffer read before the close keeps its own memory
+    assert b.to_bytes() == data[10:110]
+
+
+def test_damaged_block_is_an_archive_error(data, tmp_path):
+    raw = bytearray(aceapex.compress(data))
+    # a byte in the data section, past the header and tables at the front
+    raw[len(raw) * 2 // 3] ^= 0x5A
+    path = tmp_path / "bad.acx"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(aceapex.ArchiveError):
+        a = aceapex.open(str(path), device="cuda")
+        a.read_ranges([(0, len(data))], join=True)
