@@ -19,6 +19,7 @@ mod common;
 mod decoders;
 mod fail_closed;
 mod kernels;
+mod pieces;
 mod seek;
 
 #[allow(unused_imports)]
