@@ -227,3 +227,83 @@ pub(crate) fn a_wrong_content_checksum_fails_at_the_end_and_cross_block_is_refus
     );
     assert!(out.is_empty());
 }
+
+/// The `aceapex` binary: where cargo built it, else beside the test binary's directory
+/// (`target/release/deps/gpu-*` -> `target/release/aceapex`), for a test tree carried to
+/// the GPU machine.
+fn aceapex_bin() -> std::path::PathBuf {
+    let built = std::path::PathBuf::from(common::cli::BIN);
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let beside = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("aceapex"));
+    match beside {
+        Some(p) if p.exists() => p,
+        _ => panic!(
+            "the aceapex binary is neither at {} nor beside {}",
+            common::cli::BIN,
+            exe.display()
+        ),
+    }
+}
+
+/// `decompress --device gpu` of an archive whose output is larger than one piece (600 MiB)
+/// decodes it in pieces (the note says how many), and the restored file, `-c` on standard
+/// output and `-t` agree with the original; an archive with a damaged block in its last
+/// piece fails and leaves no output file.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn cli_decompress_on_the_gpu_streams_large_outputs_in_pieces() {
+    let n = 600usize << 20;
+    assert!(n as u64 > aceapex::gpu::pieces::MAX_PIECE_OUTPUT);
+    let data = tiled_sample(n);
+    let opts = Settings {
+        level: 1,
+        ..Default::default()
+    };
+    let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.acx"), &packed).unwrap();
+    let bin = aceapex_bin();
+    let run = |args: &[&str]| {
+        std::process::Command::new(&bin)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("the binary runs")
+    };
+    let o = run(&["decompress", "--device", "gpu", "big.acx", "-o", "big"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("pieces"), "the note names the pieces: {err}");
+    assert!(
+        std::fs::read(dir.path().join("big")).unwrap() == data,
+        "restored file differs"
+    );
+    let o = run(&["decompress", "--device", "gpu", "-c", "big.acx"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout == data, "standard output differs");
+    let o = run(&["decompress", "--device", "gpu", "-t", "big.acx"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // a damaged block near the end: the command fails and no output file remains
+    let a = Archive::parse(&packed).unwrap();
+    let block = a.block_count() - 3;
+    let at = a.data_offset() as usize + a.block_offsets()[block] as usize + 2;
+    let mut bad = packed.clone();
+    for b in &mut bad[at..at + 8] {
+        *b ^= 0xFF;
+    }
+    std::fs::write(dir.path().join("bad.acx"), &bad).unwrap();
+    let o = run(&["decompress", "--device", "gpu", "bad.acx", "-o", "bad"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "a damaged block must fail");
+    assert!(err.contains(&format!("block {block}")), "{err}");
+    assert!(
+        !dir.path().join("bad").exists(),
+        "no output file after a failure"
+    );
+}
