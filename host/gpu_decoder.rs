@@ -15,6 +15,8 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 /// returns an error (callers then use [`crate::decompress`]).
 pub struct GpuDecoder {
     gpu: gpu::Gpu,
+    /// The page-locked buffers of [`GpuDecoder::decompress_to`], kept between decodes.
+    staging: std::sync::Mutex<gpu::pieces::Staging>,
 }
 
 impl GpuDecoder {
@@ -25,6 +27,7 @@ impl GpuDecoder {
     pub fn open() -> Result<GpuDecoder, Error> {
         Ok(GpuDecoder {
             gpu: gpu::Gpu::open()?,
+            staging: Default::default(),
         })
     }
 
@@ -52,7 +55,9 @@ impl GpuDecoder {
     /// sized from the free device memory, at most [`gpu::pieces::MAX_PIECE_OUTPUT`] bytes of
     /// output) is uploaded while the one before decodes, and written once every one of its
     /// blocks passed its status and checksum; the content checksum is checked after the last
-    /// piece (`gpu::pieces` tells the memory). Returns the number of bytes written.
+    /// piece (`gpu::pieces` tells the memory; the page-locked host buffers, up to twice the
+    /// largest piece's output and data section, are kept for the next call). Returns the
+    /// number of bytes written.
     ///
     /// Errors: [`Error::Format`] when `archive` is not a valid archive; [`Error::Gpu`] with
     /// `GpuError::Unsupported` for an archive whose window crosses blocks (decode it with
@@ -78,7 +83,8 @@ impl GpuDecoder {
         plan: gpu::pieces::PiecePlan,
     ) -> Result<gpu::pieces::PieceStats, Error> {
         let a = Archive::parse(archive)?;
-        gpu::pieces::decompress_to(&self.gpu, &a, out, plan)
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        gpu::pieces::decompress_to_staged(&self.gpu, &a, out, plan, &mut staging)
     }
 
     /// Uploads `archive` to the GPU and keeps it there for random access: a [`GpuReader`]

@@ -506,6 +506,7 @@ impl<'a> Archive<'a> {
     /// those of the blocks; the content checksum, the table section's size and the extension
     /// area are not carried (the caller checks the whole content). `blocks` must start on a table group (FORMAT.md §5.1)
     /// and lie inside the archive.
+    #[cfg(feature = "gpu")]
     pub(crate) fn piece(&self, blocks: std::ops::Range<usize>) -> Archive<'a> {
         let gb = self.header.group_blocks as usize;
         debug_assert!(blocks.start.is_multiple_of(gb) && blocks.end <= self.entries.len());

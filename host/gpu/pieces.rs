@@ -37,7 +37,7 @@ use std::ops::Range;
 
 /// Output bytes of a piece, at most: enough blocks to fill the GPU many times over, and a
 /// bound on the page-locked host memory (two output buffers of this size).
-pub const MAX_PIECE_OUTPUT: u64 = 512 << 20;
+pub const MAX_PIECE_OUTPUT: u64 = 256 << 20;
 
 /// Device memory left free, at least: the larger of this and an eighth of the free memory
 /// (the driver, the kernels' local memory and other processes' allocations).
@@ -224,8 +224,23 @@ fn data_range(a: &Archive<'_>, blocks: Range<usize>) -> Range<usize> {
 pub fn decompress_to<W: Write>(
     gpu: &Gpu,
     a: &Archive<'_>,
+    out: W,
+    plan: PiecePlan,
+) -> Result<PieceStats, Error> {
+    decompress_to_staged(gpu, a, out, plan, &mut Staging::default())
+}
+
+/// [`decompress_to`] with the page-locked staging buffers of `staging`, grown as the pieces
+/// need and kept for the next decode (page-locking memory costs about as much as copying
+/// it a few times).
+///
+/// Errors: as [`decompress_to`].
+pub fn decompress_to_staged<W: Write>(
+    gpu: &Gpu,
+    a: &Archive<'_>,
     mut out: W,
     plan: PiecePlan,
+    staging: &mut Staging,
 ) -> Result<PieceStats, Error> {
     if a.cross_block() {
         return Err(GpuError::Unsupported(CROSS_BLOCK_PIECES.into()).into());
@@ -256,76 +271,115 @@ pub fn decompress_to<W: Write>(
     let max_data = pieces.iter().map(|p| data_range(a, p.clone()).len()).max();
     let max_blocks = pieces.iter().map(|p| p.len()).max().unwrap_or(1);
     let upload = upload_gpu(gpu)?;
-    let pinned = |n: usize| -> Result<PinnedHostSlice<u8>, GpuError> {
-        // SAFETY: the bytes are written (a memcpy or a device copy) before they are read;
-        // flags 0: cached page-locked memory, which the host reads at full speed
-        unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(n.max(1), 0) }
-            .ctx("allocating page-locked staging memory")
-    };
-    let mut stage_in = [
-        pinned(max_data.unwrap_or(1))?,
-        pinned(max_data.unwrap_or(1))?,
-    ];
-    let max_out = stats.max_piece_output as usize;
-    let mut stage_out = [pinned(max_out)?, pinned(max_out)?];
-    let pinned_status = || -> Result<PinnedHostSlice<u32>, GpuError> {
-        // SAFETY: as above; the status words are copied in before they are read
-        unsafe { gpu.ctx.alloc_pinned_with_flags::<u32>(max_blocks.max(1), 0) }
-            .ctx("allocating page-locked status words")
-    };
-    let mut stage_status = [pinned_status()?, pinned_status()?];
+    let stage_in = Staging::grow(gpu, &mut staging.input, max_data.unwrap_or(1))?;
+    let stage_out = Staging::grow(gpu, &mut staging.output, stats.max_piece_output as usize)?;
+    let stage_status = Staging::grow(gpu, &mut staging.status, max_blocks)?;
 
-    let ga = upload_piece(&upload, a, pieces[0].clone(), &mut stage_in[0])?;
-    let mut cur = Some(queue_decode(
-        gpu,
-        &upload,
-        ga,
-        pieces[0].clone(),
-        &mut stage_out[0],
-        &mut stage_status[0],
-    )?);
-    for k in 0..pieces.len() {
-        let slot = k % 2;
-        let next_slot = (k + 1) % 2;
-        // piece k+1 goes up on the upload stream while piece k decodes
-        let next_ga = match pieces.get(k + 1) {
-            Some(p) => Some(upload_piece(
-                &upload,
-                a,
-                p.clone(),
-                &mut stage_in[next_slot],
-            )?),
-            None => None,
-        };
-        let d = cur
-            .take()
-            .expect("queued before the loop or by the last round");
-        d.done.synchronize().ctx("waiting for a piece's decode")?;
-        let blocks = d.blocks.clone();
-        let len = out_len(a, blocks.clone()) as usize;
-        // the status words first: a block a kernel refused is named with its reason
-        let status = &stage_status[slot]
-            .as_slice()
-            .ctx("reading the status words")?[..blocks.len()];
-        check_status(a, blocks.start, status)?;
-        // piece k+1 decodes while the host checks and writes piece k
-        if let Some(ga) = next_ga {
-            cur = Some(queue_decode(
-                gpu,
-                &upload,
-                ga,
-                pieces[k + 1].clone(),
-                &mut stage_out[next_slot],
-                &mut stage_status[next_slot],
-            )?);
+    let mut run = || -> Result<(), Error> {
+        let ga = upload_piece(&upload, a, pieces[0].clone(), &mut stage_in[0])?;
+        let mut cur = Some(queue_decode(
+            gpu,
+            &upload,
+            ga,
+            pieces[0].clone(),
+            &mut stage_out[0],
+            &mut stage_status[0],
+        )?);
+        for k in 0..pieces.len() {
+            let slot = k % 2;
+            let next_slot = (k + 1) % 2;
+            // piece k+1 goes up on the upload stream while piece k decodes
+            let next_ga = match pieces.get(k + 1) {
+                Some(p) => Some(upload_piece(
+                    &upload,
+                    a,
+                    p.clone(),
+                    &mut stage_in[next_slot],
+                )?),
+                None => None,
+            };
+            let d = cur
+                .take()
+                .expect("queued before the loop or by the last round");
+            d.done.synchronize().ctx("waiting for a piece's decode")?;
+            let blocks = d.blocks.clone();
+            let len = out_len(a, blocks.clone()) as usize;
+            // the status words first: a block a kernel refused is named with its reason
+            let status = &stage_status[slot]
+                .as_slice()
+                .ctx("reading the status words")?[..blocks.len()];
+            check_status(a, blocks.start, status)?;
+            // piece k+1 decodes while the host checks and writes piece k
+            if let Some(ga) = next_ga {
+                cur = Some(queue_decode(
+                    gpu,
+                    &upload,
+                    ga,
+                    pieces[k + 1].clone(),
+                    &mut stage_out[next_slot],
+                    &mut stage_status[next_slot],
+                )?);
+            }
+            let bytes = &stage_out[slot].as_slice().ctx("reading a piece's output")?[..len];
+            host.piece(blocks.start, bytes)?;
+            out.write_all(bytes).map_err(Error::Write)?;
+            // (piece k's device buffers are freed here, in stream order, after its decode)
+            drop(d);
         }
-        let bytes = &stage_out[slot].as_slice().ctx("reading a piece's output")?[..len];
-        host.piece(blocks.start, bytes)?;
-        out.write_all(bytes).map_err(Error::Write)?;
-        // (piece k's device buffers are freed here, in stream order, after its decode)
-        drop(d);
-    }
+        Ok(())
+    };
+    let ran = run();
+    // no copy may use the staging buffers past the return (the next decode reuses them, or
+    // they are freed): the decodes were waited for as their `Decoding`s dropped (also on an
+    // error), the uploads here
+    let synced = upload.sync();
+    ran?;
+    synced?;
     host.finish(out).map(|()| stats)
+}
+
+/// The page-locked host buffers of piecewise decodes, two of each kind (one for the piece
+/// the host reads or writes, one for the piece in flight): the data sections going up, the
+/// outputs and the status words coming back. Empty until a decode grows them
+/// ([`decompress_to_staged`]); they hold the largest pieces decoded so far, up to twice
+/// [`MAX_PIECE_OUTPUT`] and twice a piece's data section, until dropped.
+#[derive(Default)]
+pub struct Staging {
+    input: Option<[PinnedHostSlice<u8>; 2]>,
+    output: Option<[PinnedHostSlice<u8>; 2]>,
+    status: Option<[PinnedHostSlice<u32>; 2]>,
+}
+
+impl Staging {
+    /// The pair of buffers `slot`, reallocated to `n` elements where they hold fewer.
+    fn grow<'s, T: cudarc::driver::DeviceRepr>(
+        gpu: &Gpu,
+        slot: &'s mut Option<[PinnedHostSlice<T>; 2]>,
+        n: usize,
+    ) -> Result<&'s mut [PinnedHostSlice<T>; 2], GpuError> {
+        if slot.as_ref().is_none_or(|s| s[0].len() < n) {
+            // (the old pair freed first)
+            *slot = None;
+            let one = || {
+                // SAFETY: every element is written (a memcpy or a device copy) before it is
+                // read; flags 0: cached page-locked memory, which the host reads at full speed
+                unsafe { gpu.ctx.alloc_pinned_with_flags::<T>(n.max(1), 0) }
+                    .ctx("allocating page-locked staging memory")
+            };
+            *slot = Some([one()?, one()?]);
+        }
+        Ok(slot.as_mut().expect("allocated above"))
+    }
+}
+
+impl std::fmt::Debug for Staging {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let len = |s: &Option<[PinnedHostSlice<u8>; 2]>| s.as_ref().map_or(0, |s| s[0].len());
+        f.debug_struct("Staging")
+            .field("input", &len(&self.input))
+            .field("output", &len(&self.output))
+            .finish()
+    }
 }
 
 /// A GPU for uploads: the same context, module and device facts as `gpu`, on a stream of its
@@ -374,6 +428,17 @@ struct Decoding {
     /// Recorded on the decode stream after the piece's output and status words are copied
     /// to the host.
     done: CudaEvent,
+}
+
+impl Drop for Decoding {
+    /// Waits for the piece's decode and copies (at once where they are done, as after a
+    /// successful round; on an error, a piece still in flight), so that its device buffers,
+    /// freed in the upload stream's order for the archive's part, and the staging buffers
+    /// it copies into are not freed under it.
+    fn drop(&mut self) {
+        // (an error here is the context's, and the next CUDA call reports it)
+        let _ = self.done.synchronize();
+    }
 }
 
 /// Queues on `gpu`'s stream, after everything queued so far on `upload`'s: the decode of
