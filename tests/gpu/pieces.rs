@@ -45,6 +45,22 @@ fn tiled_sample(n: usize) -> Vec<u8> {
     v
 }
 
+/// `packed` with up to 8 bytes in the middle of block `block`'s stored slices inverted (the
+/// data section is outside the meta checksum: the archive still parses).
+fn damage_block(packed: &[u8], block: usize) -> Vec<u8> {
+    let a = Archive::parse(packed).unwrap();
+    let stored: u32 = a.entries()[block].stored_len.iter().sum();
+    let span = (stored as usize).min(8);
+    assert!(span > 0, "block {block} stores no byte");
+    let at =
+        a.data_offset() as usize + a.block_offsets()[block] as usize + (stored as usize - span) / 2;
+    let mut bad = packed.to_vec();
+    for b in &mut bad[at..at + span] {
+        *b ^= 0xFF;
+    }
+    bad
+}
+
 /// Decodes `packed` in `plan`'s pieces into a fresh vector.
 fn in_pieces(
     dec: &GpuDecoder,
@@ -147,16 +163,16 @@ pub(crate) fn a_damaged_block_fails_naming_it_after_the_pieces_before() {
     let n_groups = a.block_count().div_ceil(gb);
     assert!(n_groups >= 17, "{n_groups} groups");
     let bs = a.header().block_size as usize;
-    // a block inside piece k of 8 (pieces of whole groups: group g is in piece g * 8 / n_groups)
-    for (k, group) in [(0usize, 0usize), (3, 7), (7, n_groups - 1)] {
-        assert_eq!(group * 8 / n_groups, k, "group {group} lies in piece {k}");
-        let block = group * gb + (gb / 2).min(a.block_count() - 1 - group * gb);
-        let stored: u32 = a.entries()[block].stored_len.iter().sum();
-        let at = a.data_offset() as usize + a.block_offsets()[block] as usize + stored as usize / 2;
-        let mut bad = packed.clone();
-        for b in &mut bad[at..at + 8] {
-            *b ^= 0xFF;
-        }
+    // piece i of 8 holds groups i * n_groups / 8 .. (i + 1) * n_groups / 8 (PiecePlan::Count)
+    let first_group = |i: usize| i * n_groups / 8;
+    // a block inside piece k of 8: the middle block of a group of that piece
+    for (k, group) in [(0usize, 0usize), (3, first_group(3) + 1), (7, n_groups - 2)] {
+        assert!(
+            (first_group(k)..first_group(k + 1)).contains(&group),
+            "group {group} lies in piece {k}"
+        );
+        let block = group * gb + gb / 2;
+        let bad = damage_block(&packed, block);
         let cpu_block = match aceapex::decompress(&bad) {
             Err(Error::Decode(DecodeError::Block { block, .. })) => block as usize,
             other => panic!("piece {k}: the CPU decoder gives {other:?}"),
@@ -173,7 +189,7 @@ pub(crate) fn a_damaged_block_fails_naming_it_after_the_pieces_before() {
             other => panic!("piece {k}: expected a damaged block, got {other:?}"),
         }
         // the pieces before k, whole and intact; nothing of piece k
-        let piece_start = (k * n_groups).div_ceil(8) * gb * bs;
+        let piece_start = first_group(k) * gb * bs;
         assert_eq!(
             out.len(),
             piece_start,
@@ -292,11 +308,7 @@ pub(crate) fn cli_decompress_on_the_gpu_streams_large_outputs_in_pieces() {
     // a damaged block near the end: the command fails and no output file remains
     let a = Archive::parse(&packed).unwrap();
     let block = a.block_count() - 3;
-    let at = a.data_offset() as usize + a.block_offsets()[block] as usize + 2;
-    let mut bad = packed.clone();
-    for b in &mut bad[at..at + 8] {
-        *b ^= 0xFF;
-    }
+    let bad = damage_block(&packed, block);
     std::fs::write(dir.path().join("bad.acx"), &bad).unwrap();
     let o = run(&["decompress", "--device", "gpu", "bad.acx", "-o", "bad"]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
