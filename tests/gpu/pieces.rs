@@ -244,27 +244,29 @@ pub(crate) fn a_wrong_content_checksum_fails_at_the_end_and_cross_block_is_refus
     assert!(out.is_empty());
 }
 
-/// The `aceapex` binary: where cargo built it, else beside the test binary's directory
-/// (`target/release/deps/gpu-*` -> `target/release/aceapex`), for a test tree carried to
-/// the GPU machine.
+/// The `aceapex` binary: `ACEAPEX_BIN` where set, else where cargo built it, else the first
+/// `aceapex` file in a directory above the test binary (`target/release/aceapex` above
+/// `target/release/.../gpu-*`), for a test tree carried to the GPU machine.
 fn aceapex_bin() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("ACEAPEX_BIN") {
+        return p.into();
+    }
     let built = std::path::PathBuf::from(common::cli::BIN);
-    if built.exists() {
+    if built.is_file() {
         return built;
     }
     let exe = std::env::current_exe().unwrap();
-    let beside = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("aceapex"));
-    match beside {
-        Some(p) if p.exists() => p,
-        _ => panic!(
-            "the aceapex binary is neither at {} nor beside {}",
-            common::cli::BIN,
-            exe.display()
-        ),
-    }
+    exe.ancestors()
+        .skip(1)
+        .map(|d| d.join("aceapex"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no aceapex binary at {} nor above {} (set ACEAPEX_BIN)",
+                common::cli::BIN,
+                exe.display()
+            )
+        })
 }
 
 /// `decompress --device gpu` of an archive whose output is larger than one piece (600 MiB)
