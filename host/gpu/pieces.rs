@@ -3,7 +3,7 @@
 //! or whose output should not be held whole in host memory.
 //!
 //! The blocks are split into pieces of whole table groups (FORMAT.md §5.1), each decoded as
-//! an archive of its own ([`crate::format::Archive::piece`]) by the dense decoder. Two
+//! an archive of its own (`Archive::piece`) by the dense decoder. Two
 //! streams overlap the work: piece k+1 is uploaded on a second stream (its data section from
 //! one of two page-locked staging buffers) while piece k decodes on the GPU's stream; piece
 //! k's output comes back into one of two page-locked output buffers, and while the host
@@ -79,7 +79,7 @@ pub struct PieceStats {
 /// Device bytes a piece of blocks `blocks` of `a` needs on a GPU of `sms` multiprocessors,
 /// estimated from its block table: the data section (padded), the block table and slice
 /// offsets, the expanded decode tables of its groups, the decoded-stream scratch of the dense
-/// pipe, the output ([`piece_bytes_by_block`]), and the lane kernel's scratch
+/// pipe, the output (`piece_bytes_by_block`), and the lane kernel's scratch
 /// ([`lane_scratch_bytes`]).
 pub fn piece_device_bytes(a: &Archive<'_>, blocks: Range<usize>, sms: u32) -> u64 {
     piece_bytes_by_block(a, blocks.clone()) + lane_scratch_bytes(a, blocks.len(), sms)
@@ -131,7 +131,7 @@ pub fn lane_scratch_bytes(a: &Archive<'_>, n_blocks: usize, sms: u32) -> u64 {
 
 /// Device bytes one piece may take when `free` bytes are free: two pieces are resident at
 /// once (one decoding, the next uploaded), under a margin of the larger of
-/// [`MARGIN_BYTES`] and an eighth of `free`.
+/// `MARGIN_BYTES` and an eighth of `free`.
 pub fn piece_budget(free: u64) -> u64 {
     free.saturating_sub(MARGIN_BYTES.max(free / 8)) / 2
 }
