@@ -16,6 +16,8 @@ use std::sync::Arc;
 /// returns an error (callers then use [`crate::decompress`]).
 pub struct GpuDecoder {
     gpu: gpu::Gpu,
+    /// The page-locked buffers of [`GpuDecoder::decompress_to`], kept between decodes.
+    staging: std::sync::Mutex<gpu::pieces::Staging>,
 }
 
 impl GpuDecoder {
@@ -26,6 +28,7 @@ impl GpuDecoder {
     pub fn open() -> Result<GpuDecoder, Error> {
         Ok(GpuDecoder {
             gpu: gpu::Gpu::open()?,
+            staging: Default::default(),
         })
     }
 
@@ -45,6 +48,44 @@ impl GpuDecoder {
     pub fn decompress(&self, archive: &[u8]) -> Result<Vec<u8>, Error> {
         let a = Archive::parse(archive)?;
         Ok(gpu::decoder::decompress(&self.gpu, &a)?)
+    }
+
+    /// Decodes the archive `archive` (all of its bytes) on the GPU in pieces and writes the
+    /// original to `out`, in order: for archives whose output does not fit the device's free
+    /// memory, or should not be held whole in host memory. Each piece (whole table groups,
+    /// sized from the free device memory, at most [`gpu::pieces::MAX_PIECE_OUTPUT`] bytes of
+    /// output) is uploaded while the one before decodes, and written once every one of its
+    /// blocks passed its status and checksum; the content checksum is checked after the last
+    /// piece (`gpu::pieces` tells the memory; the page-locked host buffers, up to twice the
+    /// largest piece's output and data section, are kept for the next call). Returns the
+    /// number of bytes written.
+    ///
+    /// Errors: [`Error::Format`] when `archive` is not a valid archive; [`Error::Gpu`] with
+    /// `GpuError::Unsupported` for an archive whose window crosses blocks (decode it with
+    /// [`crate::decompress_to`], which streams it on the CPU) or a table group larger than
+    /// the free device memory allows, or for a CUDA failure; [`Error::Decode`] naming the
+    /// first damaged block (nothing of its piece written) or the content checksum (after all
+    /// was written); [`Error::Write`] when `out` fails. On any error the bytes already
+    /// written are not the original and must be discarded.
+    pub fn decompress_to(&self, archive: &[u8], out: impl std::io::Write) -> Result<u64, Error> {
+        self.decompress_to_with(archive, out, gpu::pieces::PiecePlan::Auto)
+            .map(|s| s.bytes)
+    }
+
+    /// [`GpuDecoder::decompress_to`] with the pieces chosen by `plan` (tests force a count),
+    /// returning what it did.
+    ///
+    /// Errors: as [`GpuDecoder::decompress_to`].
+    #[doc(hidden)]
+    pub fn decompress_to_with(
+        &self,
+        archive: &[u8],
+        out: impl std::io::Write,
+        plan: gpu::pieces::PiecePlan,
+    ) -> Result<gpu::pieces::PieceStats, Error> {
+        let a = Archive::parse(archive)?;
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        gpu::pieces::decompress_to_staged(&self.gpu, &a, out, plan, &mut staging)
     }
 
     /// Uploads `archive` to the GPU and keeps it there for random access: a [`GpuReader`]

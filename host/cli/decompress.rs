@@ -161,7 +161,8 @@ fn test_one(input: &Path, device: Device) -> Result<()> {
 /// Decodes (verified) the archive `input` ('-' = standard input) into `out`: the number of
 /// bytes, the device used and the decode time in seconds. On the CPU the archive is streamed
 /// ([`aceapex::decompress_to`]: memory bounded by the batch and the window, output written
-/// as blocks verify); on the GPU it is read whole.
+/// as blocks verify); on the GPU it is read whole, and an output larger than one piece or
+/// than the GPU's free memory is decoded in pieces and streamed ([`decode_on_gpu_in_pieces`]).
 fn decode_to(
     input: &Path,
     device: Device,
@@ -185,6 +186,12 @@ fn decode_to(
     if let Some(gpu) = open_gpu(device)? {
         let (bytes, _) = read_input_checked(input, true)?;
         let a = Archive::parse(&bytes).with_context(|| format!("reading {}", input.display()))?;
+        // large outputs stream to `out` in pieces, verified piece by piece
+        if let Some((n, used)) = decode_on_gpu_in_pieces(&gpu, &a, &bytes, device, out)
+            .with_context(|| format!("decoding {}", input.display()))?
+        {
+            return Ok((n, used, t.elapsed().as_secs_f64()));
+        }
         let (data, used) = decode_on_gpu(&gpu, &a, device)
             .with_context(|| format!("decoding {}", input.display()))?;
         out.write_all(&data)
@@ -305,6 +312,75 @@ fn decode_on_gpu(
         }
         Err(e) => Err(e).context("GPU decode"),
     }
+}
+
+/// Decodes the archive `a` (the file's bytes `bytes`) on the GPU `g` in pieces into `out`
+/// where its output is larger than one piece ([`aceapex::gpu::pieces::MAX_PIECE_OUTPUT`]:
+/// host memory stays bounded) or than the GPU's free memory allows whole: the bytes written
+/// and the device's description, or `None` where the whole-archive decode takes it. An
+/// archive whose window crosses blocks is decoded whole where it fits and otherwise
+/// streamed on the CPU (the GPU does not decode it in pieces:
+/// [`aceapex::gpu::pieces::CROSS_BLOCK_PIECES`]); so is one the pieces cannot take under
+/// `--device auto`.
+#[cfg(feature = "gpu")]
+fn decode_on_gpu_in_pieces(
+    g: &aceapex::gpu::Gpu,
+    a: &Archive<'_>,
+    bytes: &[u8],
+    device: Device,
+    out: &mut (impl std::io::Write + Send),
+) -> Result<Option<(u64, String)>> {
+    use aceapex::gpu::{pieces, GpuError};
+    let size = a.header().original_size;
+    let (free, _) = g
+        .context()
+        .mem_get_info()
+        .context("reading the GPU's free memory")?;
+    // the whole archive as one piece, against what two pieces may take
+    let whole = pieces::piece_device_bytes(a, 0..a.block_count(), g.sm_count());
+    let fits = whole <= 2 * pieces::piece_budget(free as u64);
+    if fits && (size <= pieces::MAX_PIECE_OUTPUT || a.cross_block()) {
+        return Ok(None);
+    }
+    if a.cross_block() {
+        return on_cpu(&pieces::CROSS_BLOCK_PIECES, bytes, size, out);
+    }
+    match pieces::decompress_to(g, a, &mut *out, pieces::PiecePlan::Auto) {
+        Ok(s) => Ok(Some((
+            s.bytes,
+            format!("GPU ({}, dense decoder, {} pieces)", g.name(), s.pieces),
+        ))),
+        // (refused before any byte is written)
+        Err(aceapex::Error::Gpu(e @ GpuError::Unsupported(_))) if device == Device::Auto => {
+            on_cpu(&e, bytes, size, out)
+        }
+        Err(e) => Err(e).context("GPU decode in pieces"),
+    }
+}
+
+/// The archive `bytes` (of `size` original bytes) streamed on the CPU into `out`, with a
+/// note of why the GPU did not take it.
+#[cfg(feature = "gpu")]
+fn on_cpu(
+    why: &dyn std::fmt::Display,
+    bytes: &[u8],
+    size: u64,
+    out: &mut (impl std::io::Write + Send),
+) -> Result<Option<(u64, String)>> {
+    note(format_args!("aceapex: {why}; decoding on the CPU"));
+    Ok(Some((stream_to(bytes, size, out)?, cpu_name())))
+}
+
+/// [`decode_on_gpu_in_pieces`] in a build without the `gpu` feature: never called.
+#[cfg(not(feature = "gpu"))]
+fn decode_on_gpu_in_pieces(
+    g: &NoGpu,
+    _: &Archive<'_>,
+    _: &[u8],
+    _: Device,
+    _: &mut (impl std::io::Write + Send),
+) -> Result<Option<(u64, String)>> {
+    match *g {}
 }
 
 /// No GPU in a build without the `gpu` feature (an uninhabited type).

@@ -500,6 +500,66 @@ impl<'a> Archive<'a> {
         }
     }
 
+    /// Blocks `blocks` of an archive of independent blocks as an archive of their own, for a
+    /// GPU decode in pieces (`crate::gpu::pieces`): the header's sizes and counts, the entries
+    /// (their source block rebased), the slice offsets, the data and the table groups are
+    /// those of the blocks; the content checksum, the table section's size and the extension
+    /// area are not carried (the caller checks the whole content). `blocks` must start on a table group (FORMAT.md §5.1)
+    /// and lie inside the archive.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn piece(&self, blocks: std::ops::Range<usize>) -> Archive<'a> {
+        let gb = self.header.group_blocks as usize;
+        debug_assert!(blocks.start.is_multiple_of(gb) && blocks.end <= self.entries.len());
+        debug_assert!(!self.cross_block());
+        let first = blocks.start as u32;
+        let entries: Vec<BlockEntry> = self.entries[blocks.clone()]
+            .iter()
+            .map(|e| BlockEntry {
+                lowest_source_block: e.lowest_source_block - first,
+                ..*e
+            })
+            .collect();
+        let base = self.block_offsets.get(blocks.start).copied().unwrap_or(0);
+        let end = self
+            .block_offsets
+            .get(blocks.end)
+            .copied()
+            .unwrap_or(self.data.len() as u64);
+        let block_offsets: Vec<u64> = self.block_offsets[blocks.clone()]
+            .iter()
+            .map(|o| o - base)
+            .collect();
+        let tables = self.tables[blocks.start / gb..blocks.end.div_ceil(gb)]
+            .iter()
+            .map(|g| {
+                g.each_ref()
+                    .map(|t| t.as_deref().map(|t| Box::new(StreamTable::new(t.record()))))
+            })
+            .collect::<Vec<_>>();
+        let bs = self.header.block_size as u64;
+        let original_size = (blocks.end as u64 * bs).min(self.header.original_size)
+            - (blocks.start as u64 * bs).min(self.header.original_size);
+        let header = FileHeader {
+            original_size,
+            block_count: entries.len() as u32,
+            group_count: tables.len() as u32,
+            data_bytes: end - base,
+            content_checksum: 0,
+            ..self.header
+        };
+        Archive {
+            header,
+            entries,
+            block_offsets,
+            tables,
+            data: &self.data[base as usize..end as usize],
+            data_offset: self.data_offset + base,
+            extension_area: &[],
+            extensions: Vec::new(),
+            table_cache_left: AtomicU64::new(table_cache_budget(original_size)),
+        }
+    }
+
     /// Bytes of one block-table entry on disk (FORMAT.md §3.1), from the header's widths.
     pub fn entry_size(&self) -> usize {
         super::entry::packed_size(&self.header.entry_bits)

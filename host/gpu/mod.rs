@@ -5,6 +5,7 @@
 pub mod decoder;
 pub mod kernels;
 pub mod launch;
+pub mod pieces;
 mod resident;
 pub mod schedule;
 pub mod seek;
@@ -110,9 +111,11 @@ impl Gpu {
         }
         let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))?;
         // SAFETY: every buffer and launch of this crate uses the one stream created below, so
-        // stream order alone orders all work; the per-buffer events cudarc would otherwise
-        // record (and wait on inside CUDA graph capture, where that is not allowed) are not
-        // needed. Called before any buffer is allocated.
+        // stream order alone orders all work (but for the piecewise decode's upload stream,
+        // which orders its copies before the decodes with a stream wait, `pieces.rs`); the
+        // per-buffer events cudarc would otherwise record (and wait on inside CUDA graph
+        // capture, where that is not allowed) are not needed. Called before any buffer is
+        // allocated.
         unsafe { ctx.disable_event_tracking() };
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let sm_count = ctx

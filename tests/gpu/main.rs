@@ -20,6 +20,7 @@ mod decoders;
 mod fail_closed;
 mod hostile;
 mod kernels;
+mod pieces;
 mod seek;
 
 #[allow(unused_imports)]
