@@ -9,9 +9,10 @@
 #   suffixes K M G T; KB MB GB TB decimal), at most that many bytes, cut at a line end.
 # Environment:
 #   BIN     folder holding aceapex, synth_genome and scale_check built with the kernels
-#           (default gpu-bundle/bin)
+#           (default: bin/ next to this script if there is one, else gpu-bundle/bin)
 #   DATA    folder of .acx archives of the source genomes, restored here with the CPU decoder
-#           (default gpu-bundle/data); every *.fa.acx / *.fna.acx / *.fasta.acx, by name
+#           (default: data/ beside BIN's default); every *.fa.acx / *.fna.acx / *.fasta.acx
+#   OUT     where set, a copy of the output goes to $OUT/scale50.log
 #   WORK    scratch folder for the restored genomes and the archive (default /tmp/scale)
 #   THREADS compress threads (default: all cores); SEED the mutations' key (default 1)
 #   DEVICE  gpu (default) or cpu, for scale_check
@@ -20,8 +21,11 @@ set -euo pipefail
 SIZE=50G
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then SIZE=$1; shift; fi
 if [ "${1:-}" = "--" ]; then shift; fi
-BIN=${BIN:-gpu-bundle/bin}
-DATA=${DATA:-gpu-bundle/data}
+# a copy of this script in a bundle folder (next to its bin/ and data/) finds them there
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -d "$here/bin" ]; then dflt=$here; else dflt=gpu-bundle; fi
+BIN=${BIN:-$dflt/bin}
+DATA=${DATA:-$dflt/data}
 WORK=${WORK:-/tmp/scale}
 THREADS=${THREADS:-$(nproc)}
 SEED=${SEED:-1}
@@ -29,6 +33,11 @@ DEVICE=${DEVICE:-gpu}
 for b in aceapex synth_genome scale_check; do
   [ -x "$BIN/$b" ] || { echo "scale50: $BIN/$b is missing (set BIN)" >&2; exit 2; }
 done
+# everything also goes to $OUT/scale50.log where $OUT is set (the GPU machine's result folder)
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  exec > >(tee "$OUT/scale50.log") 2>&1
+fi
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 t_all=$(now)
@@ -51,7 +60,16 @@ ls -l "${sources[@]}"
 echo "restore: $(since "$t") s"
 
 echo "== generate $SIZE | compress --target gpu -T $THREADS"
-"$BIN/synth_genome" --info --size "$SIZE" --seed "$SEED" "${sources[@]}"
+info=$("$BIN/synth_genome" --info --size "$SIZE" --seed "$SEED" "${sources[@]}")
+echo "$info"
+# a compressor that reads its input whole peaks at about twice the input (measured at 250 and
+# 500 MB); one that streams needs far less
+bytes=${info#bytes=}
+bytes=${bytes%% *}
+avail=$(awk '/MemAvailable:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
+if [ $((bytes / 1000 * 21 / 10)) -gt $((avail / 1000)) ]; then
+  echo "scale50: note: $bytes bytes may not fit memory ($avail available) if compress reads its input whole; if it is killed, give a smaller SIZE"
+fi
 t=$(now)
 # two generator threads: it makes several GB/s, the compressor is the slower side of the pipe
 "$BIN/synth_genome" --size "$SIZE" --seed "$SEED" -j 2 "${sources[@]}" |
