@@ -5,12 +5,13 @@ use crate::io::{
     check_derived_from_file, check_input, check_not_same, each_input, like_input, one_output_name,
     read_input_checked, OutFile,
 };
-use crate::output::{mbps, note, progress_bar};
+use crate::output::{chatty, mbps, note, progress_bar};
 use crate::{set_threads, usage};
+use aceapex::encode::stream::{StreamConfig, IN_MEMORY_BYTES};
 use aceapex::format::Archive;
 use aceapex::{Options, Target};
-use anyhow::{bail, Result};
-use std::io::IsTerminal;
+use anyhow::{bail, Context, Result};
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -137,6 +138,9 @@ fn compress_one(
         );
     }
     let out = OutFile::open_like(&out_path, force, like_input(input))?;
+    if is_stream(input)? {
+        return compress_stream(input, &out_path, out, opts);
+    }
     let (data, opened) = read_input_checked(input, false)?;
     if data.starts_with(&aceapex::device::format::MAGIC) && Archive::parse(&data).is_ok() {
         // as gzip warns of a .gz input: compressed data does not shrink again
@@ -194,6 +198,79 @@ fn compress_one(
                 mbps(data.len() as u64, secs)
             ));
         }
+    }
+    Ok(())
+}
+
+/// Whether `input` is standard input or another stream (a pipe, a process substitution, a
+/// character device): read a batch at a time, in bounded memory ([`compress_stream`]).
+fn is_stream(input: &Path) -> Result<bool> {
+    if input.as_os_str() == "-" {
+        return Ok(true);
+    }
+    let meta = std::fs::metadata(input).with_context(|| format!("opening {}", input.display()))?;
+    Ok(!meta.is_file())
+}
+
+/// `compress` of a stream: through [`aceapex::encode::stream::compress_stream`], in memory
+/// bounded independently of the input's size, the data section spooled beside the output
+/// (or in `TMPDIR` for standard output or a device). A terminal shows the bytes read (the
+/// total is not known).
+fn compress_stream(input: &Path, out_path: &Path, mut out: OutFile, opts: &Options) -> Result<()> {
+    let (name, reader): (String, Box<dyn Read + Send>) = if input.as_os_str() == "-" {
+        ("standard input".into(), Box::new(std::io::stdin()))
+    } else {
+        let f =
+            std::fs::File::open(input).with_context(|| format!("opening {}", input.display()))?;
+        (input.display().to_string(), Box::new(f))
+    };
+    // the spool beside a regular output file, on the disk the archive goes to
+    let dir = out_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let spool_dir = (out_path.as_os_str() != "-"
+        && std::fs::metadata(out_path).map_or(true, |m| m.is_file()))
+    .then_some(dir);
+    let pb = if std::io::stderr().is_terminal() && chatty() {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{msg} {bytes} read, {bytes_per_sec}")
+                .expect("a valid template"),
+        );
+        pb.set_message(format!("compress {name}:"));
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let t = Instant::now();
+    let cfg = StreamConfig {
+        spool_dir,
+        ..Default::default()
+    };
+    let r = aceapex::encode::stream::compress_stream(reader, &mut out, opts, &cfg, &|n| pb.inc(n));
+    pb.finish_and_clear();
+    let summary = r.with_context(|| format!("compressing {name}"))?;
+    let secs = t.elapsed().as_secs_f64();
+    out.commit()?;
+    if summary.fasta_left_out {
+        note(format_args!(
+            "{name} looks like FASTA: a streamed input over {} MiB gets no FASTA index \
+             record (compress it as a file for one)",
+            IN_MEMORY_BYTES >> 20
+        ));
+    }
+    if out_path.as_os_str() != "-" {
+        note(format_args!(
+            "{name} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {} MB/s",
+            out_path.display(),
+            summary.input_bytes,
+            summary.archive_bytes,
+            summary.input_bytes as f64 / summary.archive_bytes.max(1) as f64,
+            secs,
+            mbps(summary.input_bytes, secs)
+        ));
     }
     Ok(())
 }
