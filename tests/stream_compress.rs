@@ -1,0 +1,248 @@
+//! The streaming encoder (`aceapex::compress_to`, `encode::stream::compress_stream`): the
+//! archive of an input read a batch at a time is byte for byte `aceapex::compress` of the
+//! same bytes, under options that reach every batch and two-bit rule (raw match streams,
+//! cross-block windows, larger blocks, a minimum match left to its trial), on the golden
+//! originals, generated data and corpus slices when the corpora are present.
+
+mod common;
+
+use aceapex::encode::stream::{compress_stream, StreamConfig, StreamSummary};
+use aceapex::format::Archive;
+use aceapex::{Options, Target};
+use common::Rng;
+use std::io::Read;
+
+/// DNA-like data with repeats near and far (so cross-block windows find matches), `n` bytes.
+fn dna(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    let mut v: Vec<u8> = Vec::with_capacity(n);
+    while v.len() < n {
+        if v.len() > 20_000 && r.below(3) == 0 {
+            let len = r.range(50, 3_000) as usize;
+            let from = r.below((v.len() - len) as u64) as usize;
+            v.extend_from_within(from..from + len);
+        } else {
+            for _ in 0..r.range(1, 500) {
+                v.push(b"ACGT"[r.below(4) as usize]);
+            }
+        }
+    }
+    v.truncate(n);
+    v
+}
+
+/// A reader that hands out at most `step` bytes per call.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(out.len()).min(self.bytes.len());
+        out[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+/// `data` through the streaming encoder, streamed beyond `in_memory` bytes (raised to what
+/// the options need), read `step` bytes at a time; with `min_match`, the caller's result of
+/// the minimum match trial.
+fn streamed(
+    data: &[u8],
+    opts: &Options,
+    in_memory: usize,
+    step: usize,
+    min_match: Option<u32>,
+) -> (StreamSummary, Vec<u8>) {
+    let cfg = StreamConfig {
+        in_memory_bytes: Some(in_memory),
+        min_match,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    let input = Trickle { bytes: data, step };
+    let s = compress_stream(input, &mut out, opts, &cfg, &|_| {}).expect("streamed");
+    assert_eq!(s.input_bytes, data.len() as u64);
+    assert_eq!(s.archive_bytes, out.len() as u64);
+    (s, out)
+}
+
+/// The option sets of the identity tests: the minimum match fixed where the target would
+/// try both (the trial's sample depends on the input's length: see
+/// `a_minimum_match_trial_on_the_first_bytes_still_restores`).
+fn option_sets() -> Vec<(&'static str, Options)> {
+    let b4k = Options::new().with_block_size(4096);
+    vec![
+        (
+            "size l1",
+            Options::new().with_level(1).with_min_match(Some(6)),
+        ),
+        ("size l6 b4k", b4k.clone().with_min_match(Some(4))),
+        (
+            "gpu l2 b4k",
+            b4k.clone().with_level(2).with_target(Target::Gpu),
+        ),
+        (
+            "window 64K b4k",
+            b4k.clone()
+                .with_level(3)
+                .with_window(Some(64 << 10))
+                .with_min_match(Some(6)),
+        ),
+        (
+            "size l2 b64k",
+            Options::new()
+                .with_level(2)
+                .with_block_size(64 << 10)
+                .with_min_match(Some(6)),
+        ),
+    ]
+}
+
+/// Golden originals, generated DNA and text, and corpus slices where `/work/corpora` (or
+/// `ACEAPEX_CORPORA`) holds them: several MB in all, beyond the smallest in-memory limit of
+/// every option set but the GPU target's (8 MiB at 4 KiB blocks).
+fn inputs() -> Vec<(String, Vec<u8>)> {
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut v: Vec<(String, Vec<u8>)> = ["dna.fa", "moby_dick_64k.txt", "records.csv"]
+        .iter()
+        .map(|n| (n.to_string(), std::fs::read(golden.join(n)).unwrap()))
+        .collect();
+    // text and DNA together: two-bit slices in some blocks only
+    let mut mixed = std::fs::read(golden.join("moby_dick_64k.txt"))
+        .unwrap()
+        .repeat(20);
+    mixed.extend_from_slice(&dna(3 << 20, 7));
+    v.push(("text+dna".into(), mixed));
+    v.push(("dna 9 MiB".into(), dna(9 << 20, 3)));
+    let corpora = std::env::var("ACEAPEX_CORPORA").unwrap_or_else(|_| "/work/corpora".into());
+    for (name, len) in [("text/gcide.txt", 5 << 20), ("dna/dm3_chr2R.fa", 10 << 20)] {
+        if let Ok(b) = std::fs::read(std::path::Path::new(&corpora).join(name)) {
+            // from the middle: no FASTA header, whose records a stream leaves out
+            let start = b.len() / 2 - len / 2;
+            v.push((name.into(), b[start..start + len].to_vec()));
+        }
+    }
+    v
+}
+
+#[test]
+fn streamed_archives_are_the_bytes_of_compress() {
+    let mut streamed_any = 0;
+    for (name, data) in inputs() {
+        for (what, opts) in option_sets() {
+            let whole = aceapex::compress(&data, &opts).unwrap();
+            let (s, out) = streamed(&data, &opts, 0, 100_003, None);
+            if s.fasta_left_out {
+                continue;
+            }
+            streamed_any += s.streamed as usize;
+            assert!(out == whole, "{name}, {what}: the streamed archive differs");
+        }
+    }
+    // every input but the golden ones over the floor of 4 blocks or 256 KiB
+    assert!(streamed_any >= 10, "only {streamed_any} inputs streamed");
+}
+
+#[test]
+fn a_minimum_match_trial_given_by_the_caller_gives_the_same_bytes() {
+    let mut data = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/moby_dick_64k.txt"),
+    )
+    .unwrap()
+    .repeat(40);
+    data.extend_from_slice(&dna(1 << 20, 11));
+    for opts in [
+        Options::new().with_level(1),
+        Options::new().with_level(8).with_target(Target::Gpu),
+    ] {
+        assert!(opts.tries_min_match());
+        let whole = aceapex::compress(&data, &opts).unwrap();
+        let m = aceapex::encode::default_min_match(&opts, &data);
+        let (s, out) = streamed(&data, &opts, 0, 1 << 20, Some(m));
+        assert!(s.streamed);
+        assert!(out == whole);
+    }
+}
+
+#[test]
+fn a_minimum_match_trial_on_the_first_bytes_still_restores() {
+    let mut data = dna(2 << 20, 5);
+    data.extend_from_slice(
+        &std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/moby_dick_64k.txt"),
+        )
+        .unwrap()
+        .repeat(30),
+    );
+    let opts = Options::new().with_level(2);
+    let (s, out) = streamed(&data, &opts, 0, 1 << 16, None);
+    assert!(s.streamed);
+    assert!(aceapex::decompress(&out).unwrap() == data);
+}
+
+#[test]
+fn small_inputs_are_compressed_whole() {
+    for n in [0usize, 1, 100, 70_000] {
+        let data = dna(n.max(1), 9)[..n].to_vec();
+        let opts = Options::new();
+        let mut out = Vec::new();
+        let s = aceapex::compress_to(&data[..], &mut out, &opts).unwrap();
+        assert!(!s.streamed);
+        assert_eq!(out, aceapex::compress(&data, &opts).unwrap());
+    }
+}
+
+/// A FASTA input streamed: its data and block table are those of `compress`, its FASTA
+/// records are left out (and said so).
+#[test]
+fn a_streamed_fasta_input_leaves_out_only_its_records() {
+    let mut data = b">chr1 test\n".to_vec();
+    for line in dna(3 << 20, 13).chunks(60) {
+        data.extend_from_slice(line);
+        data.push(b'\n');
+    }
+    let opts = Options::new().with_level(1).with_min_match(Some(6));
+    let whole = aceapex::compress(&data, &opts).unwrap();
+    let (s, out) = streamed(&data, &opts, 0, 1 << 20, None);
+    assert!(s.streamed && s.fasta_left_out);
+    let (a, b) = (
+        Archive::parse(&whole).unwrap(),
+        Archive::parse(&out).unwrap(),
+    );
+    assert!(a.extensions().count() >= 1);
+    assert_eq!(b.extensions().count(), 0);
+    assert!(a.data() == b.data());
+    assert_eq!(a.entries(), b.entries());
+    assert!(aceapex::decompress(&out).unwrap() == data);
+}
+
+/// More than one batch (64 MiB of input): batches read while the previous one is coded,
+/// a cross-block window's segments cut at the same places as in `compress`.
+#[test]
+fn several_batches_give_the_bytes_of_compress() {
+    let data = dna(150 << 20, 21);
+    for opts in [
+        Options::new().with_level(1).with_min_match(Some(6)),
+        Options::new()
+            .with_level(1)
+            .with_window(Some(1 << 20))
+            .with_min_match(Some(6)),
+    ] {
+        let whole = aceapex::compress(&data, &opts).unwrap();
+        let mut out = Vec::new();
+        let s = aceapex::compress_to(
+            Trickle {
+                bytes: &data,
+                step: 3 << 20,
+            },
+            &mut out,
+            &opts,
+        )
+        .unwrap();
+        assert!(s.streamed);
+        assert!(out == whole);
+    }
+}
