@@ -199,8 +199,10 @@ pub fn compress_with_progress(
 /// `min_match`, the default), the trial samples the first 64 MiB rather than four pieces
 /// spread over the whole input, whose length a stream does not tell in advance (set
 /// [`Options::with_min_match`] for bytes that never depend on how the input was read); and a
-/// FASTA input gets no FASTA index or sequence checksums record (FORMAT.md §3.5, §3.6),
-/// which this version builds from a whole input only ([`StreamSummary::fasta_left_out`]).
+/// FASTA input gets its FASTA index and sequence checksums records (FORMAT.md §3.5, §3.6),
+/// built as the input passes, only in plain form (`\n` line ends, no blank line, graphic
+/// sequence bytes, each record wrapped at one width): other FASTA gets none
+/// ([`StreamSummary::fasta_left_out`]).
 ///
 /// The container puts the header (original size, content checksum), block table and
 /// tables before the data (FORMAT.md §1), so nothing reaches `output` until `input` ends:

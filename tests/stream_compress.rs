@@ -195,16 +195,55 @@ fn small_inputs_are_compressed_whole() {
     }
 }
 
-/// A FASTA input streamed: its data and block table are those of `compress`, its FASTA
-/// records are left out (and said so).
-#[test]
-fn a_streamed_fasta_input_leaves_out_only_its_records() {
-    let mut data = b">chr1 test\n".to_vec();
-    for line in dna(3 << 20, 13).chunks(60) {
-        data.extend_from_slice(line);
-        data.push(b'\n');
+/// Plain FASTA of `records` sequences (some names repeated, which samtools indexes once),
+/// wrapped at several widths with short last lines, soft-masked runs and N runs;
+/// `line_end` ends every line.
+fn fasta(records: usize, line_end: &[u8], seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    let mut v = Vec::new();
+    for i in 0..records {
+        let name = format!(
+            ">seq{} description {i}",
+            i % records.saturating_sub(2).max(1)
+        );
+        v.extend_from_slice(name.as_bytes());
+        v.extend_from_slice(line_end);
+        let len = r.range(1, 400_000) as usize + if i == 0 { 300_000 } else { 0 };
+        let mut seq = dna(len, seed + i as u64);
+        let at = r.below(len as u64) as usize;
+        let end = (at + 5_000).min(len);
+        seq[at..end].make_ascii_lowercase();
+        let at = r.below(len as u64) as usize;
+        let end = (at + 3_000).min(len);
+        seq[at..end].fill(b'N');
+        let width = *[50usize, 60, 61, 80].get(r.below(4) as usize).unwrap();
+        for line in seq.chunks(width) {
+            v.extend_from_slice(line);
+            v.extend_from_slice(line_end);
+        }
     }
+    v
+}
+
+/// Plain FASTA streamed gets the records of `compress` (index and checksums: the same
+/// bytes); with carriage returns its data and block table are those of `compress`, its
+/// records left out (and said so).
+#[test]
+fn a_streamed_fasta_input_gets_the_records_of_compress() {
     let opts = Options::new().with_level(1).with_min_match(Some(6));
+    for (records, seed) in [(1, 1), (12, 2), (30, 3)] {
+        let data = fasta(records, b"\n", seed);
+        let whole = aceapex::compress(&data, &opts).unwrap();
+        assert!(Archive::parse(&whole).unwrap().extensions().count() >= 1);
+        // batches cut lines anywhere
+        let (s, out) = streamed(&data, &opts, 0, 77_777, None);
+        assert!(s.streamed && !s.fasta_left_out);
+        assert!(
+            out == whole,
+            "{records} records: the streamed archive differs"
+        );
+    }
+    let data = fasta(5, b"\r\n", 4);
     let whole = aceapex::compress(&data, &opts).unwrap();
     let (s, out) = streamed(&data, &opts, 0, 1 << 20, None);
     assert!(s.streamed && s.fasta_left_out);
@@ -217,6 +256,40 @@ fn a_streamed_fasta_input_leaves_out_only_its_records() {
     assert!(a.data() == b.data());
     assert_eq!(a.entries(), b.entries());
     assert!(aceapex::decompress(&out).unwrap() == data);
+}
+
+/// Inputs that are not plain FASTA: not FASTA at all (records of neither), FASTA whose
+/// index `compress` refuses (a blank line in a sequence), or a last line without a line
+/// end: never records that differ from those of `compress`.
+#[test]
+fn fasta_outside_the_plain_form_never_gets_other_records() {
+    let opts = Options::new().with_level(1).with_min_match(Some(6));
+    let plain = fasta(8, b"\n", 9);
+    let mut blank = plain.clone();
+    let at = blank.len() / 2;
+    let at = at + blank[at..].iter().position(|&b| b == b'\n').unwrap();
+    blank.insert(at, b'\n');
+    let mut no_end = plain.clone();
+    no_end.pop();
+    let mut not_fasta = b"@read\n".to_vec();
+    not_fasta.extend_from_slice(&plain);
+    for (what, data) in [
+        ("blank", blank),
+        ("no end", no_end),
+        ("not fasta", not_fasta),
+    ] {
+        let whole = aceapex::compress(&data, &opts).unwrap();
+        let (_, out) = streamed(&data, &opts, 0, 1 << 20, None);
+        let (a, b) = (
+            Archive::parse(&whole).unwrap(),
+            Archive::parse(&out).unwrap(),
+        );
+        assert!(a.data() == b.data(), "{what}");
+        // the stream's records, when it has any, are those of compress
+        if b.extensions().count() > 0 {
+            assert!(out == whole, "{what}");
+        }
+    }
 }
 
 /// More than one batch (64 MiB of input): batches read while the previous one is coded,

@@ -6,6 +6,7 @@
 pub mod entropy;
 pub mod lz;
 pub mod stream;
+mod stream_fasta;
 
 use crate::device::format::*;
 use crate::format::write::assemble;

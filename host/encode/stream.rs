@@ -7,6 +7,7 @@
 //! anonymous temporary file while the input is coded, and the archive is written once the
 //! input has ended: header, block table, tables, the spooled data section, extension area.
 
+use super::stream_fasta::FastaStream;
 use super::{file_header, Plan, Settings, TwoBit};
 use crate::device::format::*;
 use crate::error::Error;
@@ -32,9 +33,11 @@ pub struct StreamSummary {
     /// Whether the input was coded a batch at a time through a spool (`false`: it was small
     /// enough to be compressed whole in memory).
     pub streamed: bool,
-    /// Whether a streamed input starts as FASTA (its first byte after line ends is `>`) and
-    /// its archive therefore lacks the FASTA records [`crate::compress`] may attach
-    /// (FORMAT.md §3.5, §3.6), which this build makes from a whole input only.
+    /// Whether a streamed input starts as FASTA (its first byte after line ends is `>`) but
+    /// is not plain FASTA (`\n` line ends, no blank line, graphic sequence bytes, wrapped
+    /// lines of one width a record), so that its archive lacks the FASTA records
+    /// [`crate::compress`] may attach (FORMAT.md §3.5, §3.6): those come from samtools'
+    /// automaton over a whole input, which a stream indexes only in its plain form.
     pub fasta_left_out: bool,
 }
 
@@ -189,7 +192,7 @@ pub fn compress_stream<R: Read + Send>(
         alts: Vec::new(),
         original: 0,
         content: Xxh3::new(),
-        fasta: FastaStream::new(&head),
+        fasta: FastaStream::new(),
     };
     if matches!(settings.two_bit, TwoBit::Smaller | TwoBit::EveryBlock) {
         s.alt = Some(BufWriter::with_capacity(1 << 20, spool("literal slice")?));
@@ -225,8 +228,7 @@ pub fn compress_stream<R: Read + Send>(
     })?;
     drop(input);
     let input_bytes = s.original;
-    let fasta_left_out = s.fasta.looks_fasta;
-    let archive_bytes = s.finish(output)?;
+    let (archive_bytes, fasta_left_out) = s.finish(output)?;
     Ok(StreamSummary {
         input_bytes,
         archive_bytes,
@@ -360,13 +362,14 @@ impl Spool {
 
     /// Writes the archive to `out`: header, block table, tables, the data section from the
     /// spool (with the other literal slices where the two-bit ones do not stay), extension
-    /// area. Returns its length in bytes.
-    fn finish(mut self, out: &mut dyn Write) -> Result<u64, Error> {
+    /// area. Returns its length in bytes, and whether the input looked like FASTA but its
+    /// records were left out ([`StreamSummary::fasta_left_out`]).
+    fn finish(mut self, out: &mut dyn Write) -> Result<(u64, bool), Error> {
         let keep = self.keep_two_bit();
         let data_bytes: u64 = (self.entries.iter())
             .flat_map(|e| e.stored_len.iter().map(|&n| u64::from(n)))
             .sum();
-        let records = self.fasta.finish(self.original);
+        let (records, fasta_left_out) = self.fasta.finish(self.original);
         let area = extension_area(records.as_ref());
         let (mut h, block_table) = file_header(
             &self.plan.opts,
@@ -422,11 +425,12 @@ impl Spool {
         }
         w(&mut out, &area)?;
         out.flush().map_err(Error::Write)?;
-        Ok(crate::format::HEADER_SIZE as u64
+        let archive_bytes = crate::format::HEADER_SIZE as u64
             + block_table.len() as u64
             + self.tables.len() as u64
             + data_bytes
-            + area.len() as u64)
+            + area.len() as u64;
+        Ok((archive_bytes, fasta_left_out))
     }
 }
 
@@ -451,26 +455,4 @@ fn extension_area(records: Option<&(FastaIndex, Option<Vec<SequenceDigests>>)>) 
         }
     }
     area
-}
-
-/// The FASTA records of a streamed input: none in this build (the index is built from a
-/// whole input, `crate::fasta_record::auto_fasta_records`); it notes whether the input
-/// looks like FASTA, for [`StreamSummary::fasta_left_out`].
-struct FastaStream {
-    looks_fasta: bool,
-}
-
-impl FastaStream {
-    fn new(head: &[u8]) -> FastaStream {
-        let first = head.iter().find(|&&b| b != b'\n' && b != b'\r');
-        FastaStream {
-            looks_fasta: first == Some(&b'>'),
-        }
-    }
-
-    fn update(&mut self, _batch: &[u8]) {}
-
-    fn finish(self, _len: u64) -> Option<(FastaIndex, Option<Vec<SequenceDigests>>)> {
-        None
-    }
 }
