@@ -258,9 +258,9 @@ fn a_streamed_fasta_input_gets_the_records_of_compress() {
     assert!(aceapex::decompress(&out).unwrap() == data);
 }
 
-/// Inputs that are not plain FASTA: not FASTA at all (records of neither), FASTA whose
-/// index `compress` refuses (a blank line in a sequence), or a last line without a line
-/// end: never records that differ from those of `compress`.
+/// Inputs at the edges of plain FASTA: not FASTA at all (records of neither), FASTA whose
+/// index `compress` refuses (a blank line in a sequence), a last line without a line end
+/// (records, as samtools): never records that differ from those of `compress`.
 #[test]
 fn fasta_outside_the_plain_form_never_gets_other_records() {
     let opts = Options::new().with_level(1).with_min_match(Some(6));
@@ -286,7 +286,7 @@ fn fasta_outside_the_plain_form_never_gets_other_records() {
         );
         assert!(a.data() == b.data(), "{what}");
         // the stream's records, when it has any, are those of compress
-        if b.extensions().count() > 0 {
+        if b.extensions().count() > 0 || what == "no end" {
             assert!(out == whole, "{what}");
         }
     }

@@ -7,8 +7,9 @@
 //! that automaton's result is simple: every line ends in `\n`; the first byte is `>`; each
 //! header line `>` then the name (its first run of non-space bytes) and anything; each
 //! record has sequence lines of graphic bytes only, all as long as its first but the last,
-//! which may be shorter. Anything else (carriage returns, blank lines, spaces in sequence,
-//! a record without sequence, a line longer than the first, no final line end) makes the
+//! which may be shorter (the last line of the input may lack its `\n`, as samtools
+//! allows). Anything else (carriage returns, blank lines, spaces in sequence, a record
+//! without sequence, a line longer than the first) makes the
 //! stream [`FastaStream::abandoned`]: no records, said to the caller, rather than records
 //! that might differ from samtools'. An input whose first byte is neither `>` nor a line
 //! end is not FASTA, as [`crate::auto_fasta_index`] decides.
@@ -220,9 +221,9 @@ impl FastaStream {
             return None;
         }
         if !self.carry.is_empty() {
-            // no line end after the last line
-            self.abandon();
-            return None;
+            // a last line without its line end counts as one with it (samtools' `ll`)
+            let line = std::mem::take(&mut self.carry);
+            self.line(&line, self.pos - line.len() as u64);
         }
         self.close();
         if self.state != State::Fasta || self.records.is_empty() {
