@@ -207,9 +207,9 @@ pub fn compress_with_progress(
 /// The container puts the header (original size, content checksum), block table and
 /// tables before the data (FORMAT.md §1), so nothing reaches `output` until `input` ends:
 /// the data section is spooled to an anonymous temporary file in the system's temporary
-/// folder (`TMPDIR`), removed however the call ends; the spool holds about the archive's
-/// size, and up to twice that where two-bit literal slices (FORMAT.md §5.7) are in doubt
-/// until the end.
+/// folder (`TMPDIR`), removed however the call ends; the spool holds at most about the
+/// archive's size (two-bit literal slices, FORMAT.md §5.7, are spooled and the blocks'
+/// other slices coded again from them where the end drops them).
 ///
 /// Memory: inputs up to 64 MiB are held whole (larger ones under [`Target::Gpu`] at levels
 /// 1-7 up to 2,048 blocks, whose wide slices depend on the block count); beyond that, two

@@ -319,3 +319,37 @@ fn several_batches_give_the_bytes_of_compress() {
         assert!(out == whole);
     }
 }
+
+/// Under `--target gpu` two-bit literal slices stay only where every block with literals
+/// has one (FORMAT.md §5.7): on text followed by DNA the DNA blocks' slices are dropped at
+/// the end, and the stream codes their other slices again from the two-bit ones (packed
+/// and not) rather than keeping them: the same bytes.
+#[test]
+fn dropped_two_bit_slices_are_coded_again_to_the_same_bytes() {
+    use aceapex::device::format::{LANES_TWO_BIT, STREAM_LITERALS};
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut data = std::fs::read(golden.join("moby_dick_64k.txt"))
+        .unwrap()
+        .repeat(4);
+    data.extend_from_slice(&dna(12 << 20, 17));
+    for opts in [
+        Options::new()
+            .with_level(2)
+            .with_target(Target::Gpu)
+            .with_block_size(4096),
+        Options::new()
+            .with_level(8)
+            .with_target(Target::Gpu)
+            .with_min_match(Some(6)),
+    ] {
+        let whole = aceapex::compress(&data, &opts).unwrap();
+        let a = Archive::parse(&whole).unwrap();
+        assert!(a
+            .entries()
+            .iter()
+            .all(|e| e.lanes[STREAM_LITERALS] != LANES_TWO_BIT));
+        let (s, out) = streamed(&data, &opts, 0, 1 << 20, None);
+        assert!(s.streamed);
+        assert!(out == whole);
+    }
+}

@@ -50,7 +50,7 @@ pub struct StreamConfig<'a> {
     /// whose length is known, [`sample_min_match`]). `None`: the trial samples the first
     /// [`in_memory_limit`] bytes of an input longer than that.
     pub min_match: Option<u32>,
-    /// Folder of the spool files (`None`: the system's temporary folder, `TMPDIR`).
+    /// Folder of the spool file (`None`: the system's temporary folder, `TMPDIR`).
     pub spool_dir: Option<&'a Path>,
     /// Inputs up to this many bytes are compressed whole in memory (`None`:
     /// [`in_memory_limit`]); never less than the options need for identical bytes.
@@ -130,10 +130,11 @@ fn fill(r: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<()
 /// (64 MiB, or 4 windows with a window larger than the block: one batch coded while the
 /// next is read, each with about 3x its size of parse buffers), beside 64 bytes per block
 /// of block entries and the table section (both precede the data section and are written
-/// last), and the FASTA index and checksums of a FASTA input. The data section, and the
-/// other literal slice of every block given a two-bit slice (FORMAT.md §5.7: kept until the
-/// end decides between them), go to anonymous spool files in `cfg.spool_dir`, removed
-/// however the call ends.
+/// last), 24 bytes per block given a two-bit literal slice, and the FASTA index and
+/// checksums of a FASTA input. The data section goes to an anonymous spool file in
+/// `cfg.spool_dir`, removed however the call ends: with the two-bit slices, which the end
+/// decides to keep or not (FORMAT.md §5.7), the others then coded again from them, so the
+/// spool is never larger than the data section written.
 ///
 /// Errors: [`Error::Options`] for options out of range or more than 2^32 blocks,
 /// [`Error::Read`] when reading `input` fails, [`Error::Write`] when writing `output` or the
@@ -188,15 +189,12 @@ pub fn compress_stream<R: Read + Send>(
         entries: Vec::new(),
         tables: Vec::new(),
         data: BufWriter::with_capacity(1 << 20, spool("data section")?),
-        alt: None,
+        group_tables: Vec::new(),
         alts: Vec::new(),
         original: 0,
         content: Xxh3::new(),
         fasta: FastaStream::new(),
     };
-    if matches!(settings.two_bit, TwoBit::Smaller | TwoBit::EveryBlock) {
-        s.alt = Some(BufWriter::with_capacity(1 << 20, spool("literal slice")?));
-    }
     let batch_bytes = s.plan.batch_bytes;
     // one batch is coded while the next is read
     let mut current = head;
@@ -258,10 +256,12 @@ struct Spool {
     tables: Vec<u8>,
     /// The data section so far, with the two-bit slices.
     data: BufWriter<std::fs::File>,
-    /// The other literal slice of each block that took a two-bit one, in block order.
-    alt: Option<BufWriter<std::fs::File>>,
-    /// Per block of `alt`: its index, its other slice's lane code and length, and its
-    /// two-bit slice's length.
+    /// Where each group's table records start in `tables`.
+    group_tables: Vec<usize>,
+    /// Per block that took a two-bit literal slice, in block order: its index, the lane
+    /// code and length of the literal slice it had before (coded again from the two-bit
+    /// slice if the two-bit slices do not stay: [`Spool::other_slice`]), and its two-bit
+    /// slice's length.
     alts: Vec<(usize, u8, u32, u32)>,
     /// Input bytes so far.
     original: u64,
@@ -292,14 +292,13 @@ impl Spool {
             },
         );
         for (g, _) in groups {
+            self.group_tables.push(self.tables.len());
             self.tables.extend_from_slice(&g.tables);
             let first = self.entries.len();
             let mut alts = g.two_bit_alt.into_iter().peekable();
             for (i, (e, bytes)) in g.blocks.into_iter().enumerate() {
                 self.data.write_all(&bytes).map_err(Error::Write)?;
                 if let Some((_, lanes, other)) = alts.next_if(|a| a.0 == i) {
-                    let spool = self.alt.as_mut().expect("a spool for the other slices");
-                    spool.write_all(&other).map_err(Error::Write)?;
                     self.alts.push((
                         first + i,
                         lanes,
@@ -360,6 +359,51 @@ impl Spool {
         keep
     }
 
+    /// The literal slice block `b` (entry `e`, its two-bit slice `two_bit`) had before its
+    /// two-bit slice, with lane code `lanes`: the literals, decoded from the two-bit slice
+    /// (FORMAT.md §5.7), stored raw, or coded again as `encode_group` coded them, under
+    /// the group's literal record (packed to its alphabet where it has one, §5.6).
+    /// `coder`: the last group's coder and alphabet, kept for its next block.
+    #[allow(clippy::too_many_arguments)]
+    fn other_slice(
+        tables: &[u8],
+        group_tables: &[usize],
+        group_blocks: usize,
+        b: usize,
+        e: &BlockEntry,
+        lanes: u8,
+        two_bit: &[u8],
+        coder: &mut Option<(usize, super::entropy::SliceCoder, Option<Vec<u8>>)>,
+    ) -> Result<Vec<u8>, Error> {
+        let bad = |why: String| Error::Write(std::io::Error::other(format!("block {b}: {why}")));
+        let mut literals = vec![0u8; e.decoded_len[STREAM_LITERALS] as usize];
+        crate::device::two_bit::decode(two_bit, &mut literals)
+            .map_err(|s| bad(format!("its two-bit slice does not decode ({s:?})")))?;
+        if lanes == LANES_RAW {
+            return Ok(literals);
+        }
+        let g = b / group_blocks;
+        if coder.as_ref().is_none_or(|c| c.0 != g) {
+            let mut pos = group_tables[g];
+            let record = crate::format::tables::TableRecord::deserialize(tables, &mut pos, 0)
+                .map_err(|f| bad(format!("its group's literal record: {f}")))?
+                .ok_or_else(|| bad("its group has no literal record".into()))?;
+            let alphabet = record.alphabet.clone();
+            *coder = Some((g, super::entropy::SliceCoder::new(&record), alphabet));
+        }
+        let (_, c, alphabet) = coder.as_ref().expect("set above");
+        let mut out = Vec::new();
+        match alphabet {
+            Some(a) => {
+                let mut packed = Vec::new();
+                super::entropy::pack_literals(&literals, a, &mut packed);
+                c.encode(&packed, lanes as usize, &mut out);
+            }
+            None => c.encode(&literals, lanes as usize, &mut out),
+        }
+        Ok(out)
+    }
+
     /// Writes the archive to `out`: header, block table, tables, the data section from the
     /// spool (with the other literal slices where the two-bit ones do not stay), extension
     /// area. Returns its length in bytes, and whether the input looked like FASTA but its
@@ -397,8 +441,8 @@ impl Spool {
         } else {
             // each block that took a two-bit slice gets its other one (its literal slice,
             // `STREAM_LITERALS`, comes first in its bytes)
-            let mut alt = rewind(self.alt.take().expect("a spool")).map_err(Error::Write)?;
             let mut alts = self.alts.iter().peekable();
+            let mut coder = None;
             let copy = |r: &mut BufReader<std::fs::File>, n: u64, to: Option<&mut dyn Write>| {
                 let mut taken = r.take(n);
                 let got = match to {
@@ -413,10 +457,28 @@ impl Spool {
             for (b, e) in self.entries.iter().enumerate() {
                 let all: u64 = e.stored_len.iter().map(|&n| u64::from(n)).sum();
                 match alts.next_if(|a| a.0 == b) {
-                    Some(&(_, _, other, two)) => {
+                    Some(&(_, lanes, other, two)) => {
                         let rest = all - u64::from(other);
-                        copy(&mut data, two.into(), None).map_err(Error::Write)?;
-                        copy(&mut alt, other.into(), Some(&mut out)).map_err(Error::Write)?;
+                        let mut two_bit = vec![0u8; two as usize];
+                        data.read_exact(&mut two_bit).map_err(Error::Write)?;
+                        let slice = Spool::other_slice(
+                            &self.tables,
+                            &self.group_tables,
+                            self.plan.group_blocks,
+                            b,
+                            e,
+                            lanes,
+                            &two_bit,
+                            &mut coder,
+                        )?;
+                        if slice.len() != other as usize {
+                            return Err(Error::Write(std::io::Error::other(format!(
+                                "block {b}: its literal slice coded again is {} bytes, \
+                                 not {other}",
+                                slice.len()
+                            ))));
+                        }
+                        w(&mut out, &slice)?;
                         copy(&mut data, rest, Some(&mut out)).map_err(Error::Write)?;
                     }
                     None => copy(&mut data, all, Some(&mut out)).map_err(Error::Write)?,
