@@ -20,6 +20,8 @@ use std::time::Instant;
 pub struct CompressArgs {
     /// Input files, or '-' for standard input; several files are each compressed to
     /// their default name (FILE.acx), and an error in one does not stop the others.
+    /// Standard input, pipes and files over 1 GiB are read a batch at a time, in memory
+    /// bounded whatever their size (the data section is spooled beside the output).
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Output file [default: INPUT.acx; standard output for '-' input]; '-' for standard
