@@ -115,7 +115,9 @@ impl FastaStream {
                     let mut line = std::mem::take(&mut self.carry);
                     line.extend_from_slice(&rest[..n]);
                     let at = self.pos - (line.len() - n) as u64;
-                    self.line(&line, at);
+                    if self.line(&line, at) {
+                        self.digest(&line);
+                    }
                     self.pos += n as u64 + 1;
                     rest = &rest[n + 1..];
                 }
@@ -129,13 +131,27 @@ impl FastaStream {
                 }
             }
         }
+        // the open record's sequence lines in this batch so far, hashed in one piece (their
+        // line ends fall out of the canonical form)
+        let mut span: Option<(usize, usize)> = None;
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', rest) {
             if self.state != State::Fasta {
                 return;
             }
-            self.line(&rest[start..end], self.pos + start as u64);
+            let line = &rest[start..end];
+            if line.first() == Some(&b'>') {
+                if let Some((a, b)) = span.take() {
+                    self.digest(&rest[a..b]);
+                }
+            }
+            if self.line(line, self.pos + start as u64) {
+                span = Some((span.map_or(start, |(a, _)| a), end));
+            }
             start = end + 1;
+        }
+        if let Some((a, b)) = span {
+            self.digest(&rest[a..b]);
         }
         self.pos += rest.len() as u64;
         if self.state == State::Fasta && start < rest.len() {
@@ -146,12 +162,21 @@ impl FastaStream {
         }
     }
 
-    /// One line (without its `\n`) that starts at byte `at` of the input.
-    fn line(&mut self, line: &[u8], at: u64) {
+    /// Adds `bytes` (sequence lines of the open record) to its checksums.
+    fn digest(&mut self, bytes: &[u8]) {
+        if let Some(open) = self.open.as_mut() {
+            open.digest.update(bytes);
+        }
+    }
+
+    /// One line (without its `\n`) that starts at byte `at` of the input; returns whether it
+    /// is a sequence line of the open record, whose bytes the caller adds to its checksums
+    /// ([`FastaStream::digest`]).
+    fn line(&mut self, line: &[u8], at: u64) -> bool {
         if line.first() == Some(&b'>') {
             self.close();
             if self.state != State::Fasta {
-                return;
+                return false;
             }
             let name = line[1..]
                 .split(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
@@ -170,26 +195,28 @@ impl FastaStream {
                 short: false,
                 digest: Digester::new(),
             });
-            return;
+            return false;
         }
         let plain = !line.is_empty()
             && line.iter().all(|&b| (0x21..=0x7e).contains(&b))
             && line.len() < u32::MAX as usize;
         let Some(open) = self.open.as_mut().filter(|o| plain && !o.short) else {
-            return self.abandon();
+            self.abandon();
+            return false;
         };
         let n = line.len() as u64;
         if open.lines == 0 {
             open.record.line_bases = n as u32;
             open.record.line_width = n as u32 + 1;
         } else if n > u64::from(open.record.line_bases) {
-            return self.abandon();
+            self.abandon();
+            return false;
         } else if n < u64::from(open.record.line_bases) {
             open.short = true;
         }
         open.lines += 1;
         open.record.length += n;
-        open.digest.update(line);
+        true
     }
 
     /// Ends the open record: kept unless its name was seen (samtools keeps the first); a
@@ -223,7 +250,9 @@ impl FastaStream {
         if !self.carry.is_empty() {
             // a last line without its line end counts as one with it (samtools' `ll`)
             let line = std::mem::take(&mut self.carry);
-            self.line(&line, self.pos - line.len() as u64);
+            if self.line(&line, self.pos - line.len() as u64) {
+                self.digest(&line);
+            }
         }
         self.close();
         if self.state != State::Fasta || self.records.is_empty() {
