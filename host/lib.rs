@@ -221,8 +221,8 @@ pub fn compress_with_progress(
 /// Runs on the current rayon thread pool, and reads `input` on one more thread.
 ///
 /// Errors: [`Error::Options`] for options out of range or more than 2^32 blocks,
-/// [`Error::Read`] when reading `input` fails, [`Error::Write`] when writing `output` or the
-/// spool fails (a full disk).
+/// [`Error::Io`] (path `the input`) when reading `input` fails, [`Error::Write`] when writing
+/// `output` or the spool fails (a full disk).
 pub fn compress_to<R: std::io::Read + Send, W: std::io::Write>(
     input: R,
     mut output: W,

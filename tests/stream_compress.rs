@@ -353,3 +353,55 @@ fn dropped_two_bit_slices_are_coded_again_to_the_same_bytes() {
         assert!(out == whole);
     }
 }
+
+/// A reader that fails after `ok` bytes, and a writer that always fails.
+struct FailAfter {
+    ok: usize,
+}
+
+impl Read for FailAfter {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.ok == 0 {
+            return Err(std::io::Error::other("disk gone"));
+        }
+        let n = self.ok.min(out.len());
+        out[..n].fill(b'A');
+        self.ok -= n;
+        Ok(n)
+    }
+}
+
+struct Broken;
+
+impl std::io::Write for Broken {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Failing I/O is named: the input's read (before and after streaming started) as
+/// `Error::Io` on "the input", the output's write as `Error::Write` with its kind.
+#[test]
+fn failing_input_and_output_are_named() {
+    let opts = Options::new().with_level(1).with_min_match(Some(6));
+    for ok in [1000, 70 << 20] {
+        let e = aceapex::compress_to(FailAfter { ok }, Vec::new(), &opts).unwrap_err();
+        match e {
+            aceapex::Error::Io { path, source } => {
+                assert_eq!(path, std::path::Path::new("the input"));
+                assert_eq!(source.to_string(), "disk gone");
+            }
+            e => panic!("{ok}: {e:?}"),
+        }
+    }
+    for data in [vec![b'A'; 1000], dna(70 << 20, 2)] {
+        let e = aceapex::compress_to(&data[..], Broken, &opts).unwrap_err();
+        match e {
+            aceapex::Error::Write(e) => assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe),
+            e => panic!("{e:?}"),
+        }
+    }
+}

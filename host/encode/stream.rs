@@ -103,6 +103,15 @@ pub fn sample_min_match(
     }
 }
 
+/// A failed read of the input: [`Error::Io`] naming it "the input" ([`Error::Read`] is the
+/// archive of a streaming decode).
+fn read_error(source: std::io::Error) -> Error {
+    Error::Io {
+        path: "the input".into(),
+        source,
+    }
+}
+
 /// Reads from `r` into `buf` until it holds `want` bytes or the input ends.
 fn fill(r: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<()> {
     if buf.len() < want {
@@ -137,8 +146,8 @@ fn fill(r: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<()
 /// spool is never larger than the data section written.
 ///
 /// Errors: [`Error::Options`] for options out of range or more than 2^32 blocks,
-/// [`Error::Read`] when reading `input` fails, [`Error::Write`] when writing `output` or the
-/// spool fails.
+/// [`Error::Io`] (path `the input`) when reading `input` fails, [`Error::Write`] when writing
+/// `output` or the spool fails.
 pub fn compress_stream<R: Read + Send>(
     mut input: R,
     output: &mut dyn Write,
@@ -152,7 +161,7 @@ pub fn compress_stream<R: Read + Send>(
         None => in_memory_limit(opts),
     };
     let mut head = Vec::new();
-    fill(&mut input, &mut head, limit + 1).map_err(Error::Read)?;
+    fill(&mut input, &mut head, limit + 1).map_err(read_error)?;
     if head.len() <= limit {
         let archive = crate::compress_with_progress(&head, opts, progress)?;
         output.write_all(&archive).map_err(Error::Write)?;
@@ -199,7 +208,7 @@ pub fn compress_stream<R: Read + Send>(
     // one batch is coded while the next is read
     let mut current = head;
     let mut rest = current.split_off(batch_bytes.min(current.len()));
-    fill(&mut input, &mut current, batch_bytes).map_err(Error::Read)?;
+    fill(&mut input, &mut current, batch_bytes).map_err(read_error)?;
     let mut input = Some(input);
     std::thread::scope(|scope| -> Result<(), Error> {
         loop {
@@ -218,7 +227,7 @@ pub fn compress_stream<R: Read + Send>(
             if let Some(h) = reader {
                 let (r, read) = h.join().expect("the reader thread does not panic");
                 input = Some(r);
-                rest = read.map_err(Error::Read)?;
+                rest = read.map_err(read_error)?;
             }
             let tail = rest.split_off(batch_bytes.min(rest.len()));
             current = std::mem::replace(&mut rest, tail);
