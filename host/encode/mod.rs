@@ -747,6 +747,10 @@ pub const PACK_MIN_LITERALS: usize = 4096;
 /// Builds a group's tables from its blocks' streams and stores every slice
 /// (`opts.raw_match_streams`: tables for the literals only, every other slice raw).
 ///
+/// `data` holds the group's first block at `first_block * bs` (the whole input, or a batch
+/// of it with blocks counted from the batch's start: only the block checksums read it);
+/// the parses' `lowest_source` is a position in the whole input.
+///
 /// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block
 /// size). `opts.context_tables`: allow context pairs ([`entropy::choose_record`]), where they
 /// save what the level asks ([`entropy::context_min_gain`]); `opts.packed_literals`: allow a
