@@ -9,6 +9,8 @@
 //! # Contents
 //!
 //! - [`compress`] (and [`compress_with_progress`]): bytes to an archive, under [`Options`].
+//! - [`compress_to`]: the same from any reader to any writer, in memory bounded
+//!   independently of the input's size.
 //! - [`decompress`]: an archive back to its bytes on the CPU, every checksum verified.
 //! - [`decompress_to`]: the same from any reader to any writer, streamed in memory bounded
 //!   independently of the original's size.
@@ -106,6 +108,7 @@ mod options;
 pub mod study;
 
 pub use decode::stream::decompress_to;
+pub use encode::stream::StreamSummary;
 pub use error::{DecodeError, Error, FormatError};
 pub use fasta_record::{
     auto_fasta_index, sequence_checksums, with_fasta_index, with_sequence_checksums,
@@ -184,6 +187,48 @@ pub fn compress_with_progress(
         }
         None => Ok(packed),
     }
+}
+
+/// Compresses everything `input` yields (standard input, a pipe, a file of any size) into an
+/// archive written to `output`, in memory bounded independently of the input's size, and
+/// returns the input and archive sizes in bytes ([`StreamSummary`]).
+///
+/// The archive is byte for byte [`compress`] of the same bytes, with two exceptions for an
+/// input longer than 64 MiB (which is coded a batch at a time): where the options leave the
+/// minimum match to a trial ([`Options::tries_min_match`]: [`Target::Size`] without
+/// `min_match`, the default), the trial samples the first 64 MiB rather than four pieces
+/// spread over the whole input, whose length a stream does not tell in advance (set
+/// [`Options::with_min_match`] for bytes that never depend on how the input was read); and a
+/// FASTA input gets its FASTA index and sequence checksums records (FORMAT.md §3.5, §3.6),
+/// built as the input passes, only in plain form (`\n` line ends, no blank line, graphic
+/// sequence bytes, each record wrapped at one width): other FASTA gets none
+/// ([`StreamSummary::fasta_left_out`]).
+///
+/// The container puts the header (original size, content checksum), block table and
+/// tables before the data (FORMAT.md §1), so nothing reaches `output` until `input` ends:
+/// the data section is spooled to an anonymous temporary file in the system's temporary
+/// folder (`TMPDIR`), removed however the call ends; the spool holds at most about the
+/// archive's size (two-bit literal slices, FORMAT.md §5.7, are spooled and the blocks'
+/// other slices coded again from them where the end drops them).
+///
+/// Memory: inputs up to 64 MiB are held whole (larger ones under [`Target::Gpu`] at levels
+/// 1-7 up to 2,048 blocks, whose wide slices depend on the block count); beyond that, two
+/// batches of 64 MiB of input (or 4 windows, with a window larger than the block), about 3x
+/// a batch of parse buffers, and the block entries (64 bytes a block) and table section,
+/// which precede the data section and are written last: the last two are the only part
+/// that grows with the input (about 5 MB per GB at 16 KiB blocks).
+///
+/// Runs on the current rayon thread pool, and reads `input` on one more thread.
+///
+/// Errors: [`Error::Options`] for options out of range or more than 2^32 blocks,
+/// [`Error::Io`] (path `the input`) when reading `input` fails, [`Error::Write`] when writing
+/// `output` or the spool fails (a full disk).
+pub fn compress_to<R: std::io::Read + Send, W: std::io::Write>(
+    input: R,
+    mut output: W,
+    options: &Options,
+) -> Result<StreamSummary, Error> {
+    encode::stream::compress_stream(input, &mut output, options, &Default::default(), &|_| {})
 }
 
 /// Decodes the archive `archive` (all of its bytes) back to the original data on the CPU,

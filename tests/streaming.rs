@@ -333,3 +333,56 @@ fn io_errors_are_named() {
         r => panic!("{r:?}"),
     }
 }
+
+/// `compress` of standard input beyond the in-memory limit (64 MiB): streamed a batch at a
+/// time, the archive byte for byte that of the same bytes compressed as a file, and it
+/// restores them.
+#[test]
+fn compress_of_standard_input_is_the_archive_of_the_file() {
+    use std::process::{Command, Stdio};
+    let bin = env!("CARGO_BIN_EXE_aceapex");
+    let dir = tempfile::tempdir().unwrap();
+    let original = data(70 << 20, 0x5EED);
+    let file = dir.path().join("in.bin");
+    std::fs::write(&file, &original).unwrap();
+    let opts = ["-q", "-l", "1", "--min-match", "6", "-T", "2"];
+    let from_file = dir.path().join("file.acx");
+    let st = Command::new(bin)
+        .arg("compress")
+        .args(opts)
+        .arg(&file)
+        .arg("-o")
+        .arg(&from_file)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let from_pipe = dir.path().join("pipe.acx");
+    let mut child = Command::new(bin)
+        .arg("compress")
+        .args(opts)
+        .args(["-", "-o"])
+        .arg(&from_pipe)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // in pieces, as a pipe delivers them
+    for piece in original.chunks(1 << 20) {
+        stdin.write_all(piece).unwrap();
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let (a, b) = (
+        std::fs::read(&from_file).unwrap(),
+        std::fs::read(&from_pipe).unwrap(),
+    );
+    assert!(a == b, "the piped archive differs from the file's");
+    assert!(aceapex::decompress(&b).unwrap() == original);
+    // nothing left beside the output: the spool files are anonymous
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["file.acx", "in.bin", "pipe.acx"]);
+}

@@ -3,14 +3,15 @@
 use crate::args::{parse_block_size, parse_level, parse_min_match, parse_threads, parse_window};
 use crate::io::{
     check_derived_from_file, check_input, check_not_same, each_input, like_input, one_output_name,
-    read_input_checked, OutFile,
+    read_input_checked, OpenInput, OutFile,
 };
-use crate::output::{mbps, note, progress_bar};
+use crate::output::{chatty, mbps, note, progress_bar};
 use crate::{set_threads, usage};
+use aceapex::encode::stream::{StreamConfig, IN_MEMORY_BYTES};
 use aceapex::format::Archive;
 use aceapex::{Options, Target};
-use anyhow::{bail, Result};
-use std::io::IsTerminal;
+use anyhow::{bail, Context, Result};
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -19,6 +20,8 @@ use std::time::Instant;
 pub struct CompressArgs {
     /// Input files, or '-' for standard input; several files are each compressed to
     /// their default name (FILE.acx), and an error in one does not stop the others.
+    /// Standard input, pipes and files over 1 GiB are read a batch at a time, in memory
+    /// bounded whatever their size (the data section is spooled beside the output).
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Output file [default: INPUT.acx; standard output for '-' input]; '-' for standard
@@ -137,6 +140,14 @@ fn compress_one(
         );
     }
     let out = OutFile::open_like(&out_path, force, like_input(input))?;
+    if is_stream(input)? {
+        return compress_stream(input, &out_path, out, opts, None);
+    }
+    let opened = OpenInput::open(input)?;
+    if opened.len() > STREAM_FILE_BYTES {
+        return compress_stream(input, &out_path, out, opts, Some(opened));
+    }
+    drop(opened);
     let (data, opened) = read_input_checked(input, false)?;
     if data.starts_with(&aceapex::device::format::MAGIC) && Archive::parse(&data).is_ok() {
         // as gzip warns of a .gz input: compressed data does not shrink again
@@ -194,6 +205,112 @@ fn compress_one(
                 mbps(data.len() as u64, secs)
             ));
         }
+    }
+    Ok(())
+}
+
+/// Whether `input` is standard input or another stream (a pipe, a process substitution, a
+/// character device): read a batch at a time, in bounded memory ([`compress_stream`]).
+fn is_stream(input: &Path) -> Result<bool> {
+    if input.as_os_str() == "-" {
+        return Ok(true);
+    }
+    let meta = std::fs::metadata(input).with_context(|| format!("opening {}", input.display()))?;
+    Ok(!meta.is_file())
+}
+
+/// Regular files larger than this are compressed a batch at a time ([`compress_stream`]),
+/// in bounded memory; smaller ones are read whole.
+const STREAM_FILE_BYTES: u64 = 1 << 30;
+
+/// `compress` of a stream, or of the large regular file `file` (opened, its `stat` taken):
+/// through [`aceapex::encode::stream::compress_stream`], in memory bounded independently of
+/// the input's size, the data section spooled beside the output (or in `TMPDIR` for
+/// standard output or a device). A file's minimum match trial reads its sample by position
+/// (the bytes of the whole-file path), and a file that changed meanwhile is an error and
+/// leaves no output. A terminal shows the bytes read (a stream's total is not known).
+fn compress_stream(
+    input: &Path,
+    out_path: &Path,
+    mut out: OutFile,
+    opts: &Options,
+    file: Option<OpenInput>,
+) -> Result<()> {
+    let mut min_match = None;
+    let (name, reader): (String, Box<dyn Read + Send + '_>) = match &file {
+        None if input.as_os_str() == "-" => ("standard input".into(), Box::new(std::io::stdin())),
+        None => {
+            let f = std::fs::File::open(input)
+                .with_context(|| format!("opening {}", input.display()))?;
+            (input.display().to_string(), Box::new(f))
+        }
+        Some(f) => {
+            use std::os::unix::fs::FileExt;
+            let mut read_at = |at: u64, buf: &mut [u8]| f.file().read_exact_at(buf, at);
+            let m = aceapex::encode::stream::sample_min_match(opts, f.len(), &mut read_at)
+                .with_context(|| format!("reading {}", input.display()))?;
+            min_match = Some(m);
+            (input.display().to_string(), Box::new(f.file()))
+        }
+    };
+    // the spool beside a regular output file, on the disk the archive goes to
+    let dir = out_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let spool_dir = (out_path.as_os_str() != "-"
+        && std::fs::metadata(out_path).map_or(true, |m| m.is_file()))
+    .then_some(dir);
+    let pb = if let Some(f) = &file {
+        progress_bar(f.len(), "compress", false)
+    } else if std::io::stderr().is_terminal() && chatty() {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{msg} {bytes} read, {bytes_per_sec}")
+                .expect("a valid template"),
+        );
+        pb.set_message(format!("compress {name}:"));
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let t = Instant::now();
+    let cfg = StreamConfig {
+        spool_dir,
+        min_match,
+        ..Default::default()
+    };
+    let r = aceapex::encode::stream::compress_stream(reader, &mut out, opts, &cfg, &|n| pb.inc(n));
+    pb.finish_and_clear();
+    let summary = r.with_context(|| format!("compressing {name}"))?;
+    let secs = t.elapsed().as_secs_f64();
+    if let Some(f) = &file {
+        // a file written to meanwhile: its archive would not be its contents at any moment
+        if summary.input_bytes != f.len() {
+            bail!("{name} changed while it was being read: no output written");
+        }
+        f.check_unchanged()?;
+    }
+    out.commit()?;
+    if summary.fasta_left_out {
+        note(format_args!(
+            "{name} looks like FASTA but not plain FASTA (one line end `\\n`, no blank \
+             line, wrapped lines of one width): its archive gets no FASTA index record, \
+             which a stream over {} MiB gets only in that form",
+            IN_MEMORY_BYTES >> 20
+        ));
+    }
+    if out_path.as_os_str() != "-" {
+        note(format_args!(
+            "{name} -> {}: {} -> {} bytes (ratio {:.3}) in {:.2} s, {} MB/s",
+            out_path.display(),
+            summary.input_bytes,
+            summary.archive_bytes,
+            summary.input_bytes as f64 / summary.archive_bytes.max(1) as f64,
+            secs,
+            mbps(summary.input_bytes, secs)
+        ));
     }
     Ok(())
 }

@@ -105,6 +105,30 @@ pub struct OpenInput {
 }
 
 impl OpenInput {
+    /// Opens the regular file `path` and takes its `stat`, for a read by the caller (the
+    /// streaming `compress`) that ends with [`OpenInput::check_unchanged`].
+    pub fn open(path: &Path) -> Result<OpenInput> {
+        let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        let before = file
+            .metadata()
+            .with_context(|| format!("reading {}", path.display()))?;
+        Ok(OpenInput {
+            file,
+            path: path.to_owned(),
+            before,
+        })
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Its size when it was opened, in bytes.
+    pub fn len(&self) -> u64 {
+        self.before.len()
+    }
+
     /// Fails if the file changed since it was opened: its size, modification or change
     /// time, or (through its name) the file the name points to.
     pub fn check_unchanged(&self) -> Result<()> {

@@ -5,6 +5,8 @@
 
 pub mod entropy;
 pub mod lz;
+pub mod stream;
+mod stream_fasta;
 
 use crate::device::format::*;
 use crate::format::write::assemble;
@@ -151,20 +153,29 @@ const SHORT_MATCH_PIECES: usize = 4;
 /// a piece), `SHORT_MATCH_SAMPLE` bytes or one block in all; `None` when that is not smaller
 /// than `data` (then the trial is the whole input).
 fn short_match_sample(data: &[u8], block_size: u32) -> Option<Vec<u8>> {
-    let bs = block_size.max(1) as usize;
-    let pieces = (SHORT_MATCH_SAMPLE / bs).clamp(1, SHORT_MATCH_PIECES);
-    let piece = (SHORT_MATCH_SAMPLE / pieces).div_ceil(bs) * bs;
-    if data.len() <= pieces * piece {
-        return None;
-    }
-    // block-aligned starts from 0 to the last one that leaves a whole piece
-    let last = (data.len() - piece) / bs;
-    let mut v = Vec::with_capacity(pieces * piece);
-    for i in 0..pieces {
-        let at = last * i / (pieces - 1).max(1) * bs;
+    let (piece, starts) = short_match_pieces(data.len(), block_size)?;
+    let mut v = Vec::with_capacity(starts.len() * piece);
+    for at in starts {
         v.extend_from_slice(&data[at..at + piece]);
     }
     Some(v)
+}
+
+/// Where [`short_match_sample`] takes its pieces in an input of `len` bytes: the length of
+/// a piece and the start of each; `None` when the sample would be the whole input.
+fn short_match_pieces(len: usize, block_size: u32) -> Option<(usize, Vec<usize>)> {
+    let bs = block_size.max(1) as usize;
+    let pieces = (SHORT_MATCH_SAMPLE / bs).clamp(1, SHORT_MATCH_PIECES);
+    let piece = (SHORT_MATCH_SAMPLE / pieces).div_ceil(bs) * bs;
+    if len <= pieces * piece {
+        return None;
+    }
+    // block-aligned starts from 0 to the last one that leaves a whole piece
+    let last = (len - piece) / bs;
+    let starts = (0..pieces)
+        .map(|i| last * i / (pieces - 1).max(1) * bs)
+        .collect();
+    Some((piece, starts))
 }
 
 /// `opts` with minimum match 4 and with 6.
@@ -348,37 +359,10 @@ pub fn compress_settings(
             block_size: opts.block_size,
         });
     }
-    // wide slices only where every block's pair of GPU warps is in flight at once
-    let wide_lanes = opts.wide_lanes && block_count <= WIDE_MAX_BLOCKS;
-    let opts = &Settings {
-        wide_lanes,
-        ..opts.clone()
-    };
-    let group_blocks = group_blocks_for(opts.block_size) as usize;
-    let group_count = block_count.div_ceil(group_blocks);
-    let window = opts.window();
-    let per_lane = entropy::symbols_per_lane(opts.level, opts.block_size);
-    let params = ParseParams {
-        level: opts.level,
-        min_match: opts.min_match,
-        window,
-        repeat_codes: opts.repeat_codes,
-        depth_cap: opts.depth_cap,
-        depth_cap_method: opts.depth_cap_method,
-        raw_match_streams: opts.raw_match_streams,
-    };
-    // A segment is parsed by one thread in order; sources never cross segment starts.
-    let seg_bytes = if opts.cross_block() {
-        // capped at 1 GiB: the parser indexes a segment with 32-bit positions
-        (BATCH_BYTES / 4)
-            .max(4 * window as usize)
-            .min(MAX_SEGMENT_BYTES)
-            .div_ceil(bs)
-            * bs
-    } else {
-        bs
-    };
-    let batch_bytes = BATCH_BYTES.max(seg_bytes).div_ceil(group_blocks * bs) * group_blocks * bs;
+    let plan = Plan::new(opts, block_count);
+    let opts = &plan.opts;
+    let (bs, group_blocks) = (plan.bs, plan.group_blocks);
+    let per_lane = plan.per_lane;
 
     let mut entries: Vec<BlockEntry> = Vec::with_capacity(block_count);
     let mut tables_out: Vec<u8> = Vec::new();
@@ -392,77 +376,8 @@ pub fn compress_settings(
     let mut parsed_groups: Vec<Vec<BlockParse>> = Vec::new();
     let mut batch_start = 0usize;
     while batch_start < data.len() {
-        let batch_end = (batch_start + batch_bytes).min(data.len());
-        let first_block = batch_start / bs;
-        let group_bytes = group_blocks * bs;
-        let keep = |out: &GroupOut, parses: Vec<BlockParse>| match out.packable {
-            true => parses,
-            false => Vec::new(),
-        };
-        let groups: Vec<(GroupOut, Vec<BlockParse>)> = if seg_bytes == bs {
-            // Independent blocks: each task parses one group and codes it at once, while
-            // its streams are still in cache.
-            (batch_start..batch_end)
-                .step_by(group_bytes)
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(|g| {
-                    let g_end = (g + group_bytes).min(batch_end);
-                    let mut stats = lz::GroupStats::default();
-                    let parses: Vec<BlockParse> = (g..g_end)
-                        .step_by(bs)
-                        .flat_map(|s| {
-                            let seg = s..(s + bs).min(g_end);
-                            lz::parse_segment_in_group(data, seg, bs, &params, &mut stats)
-                        })
-                        .collect();
-                    let out = encode_group(data, bs, g / bs, &parses, per_lane, opts, false);
-                    progress((g_end - g) as u64);
-                    let parses = keep(&out, parses);
-                    (out, parses)
-                })
-                .collect()
-        } else {
-            let segs: Vec<(usize, usize)> = (batch_start..batch_end)
-                .step_by(seg_bytes)
-                .map(|s| (s, (s + seg_bytes).min(batch_end)))
-                .collect();
-            // half of the progress while parsing (block by block: a segment of a slow level
-            // can take minutes), the rest once the batch is coded
-            let parsed = std::sync::atomic::AtomicU64::new(0);
-            let parses: Vec<BlockParse> = segs
-                .par_iter()
-                .flat_map_iter(|&(s, e)| {
-                    lz::parse_segment_progress(data, s..e, bs, &params, &|n| {
-                        parsed.fetch_add(n / 2, std::sync::atomic::Ordering::Relaxed);
-                        progress(n / 2);
-                    })
-                })
-                .collect();
-            // per group: tables, then the slices of its blocks
-            let groups = parses
-                .par_chunks(group_blocks)
-                .enumerate()
-                .map(|(gi, blocks)| {
-                    let out = encode_group(
-                        data,
-                        bs,
-                        first_block + gi * group_blocks,
-                        blocks,
-                        per_lane,
-                        opts,
-                        false,
-                    );
-                    let parses = match out.packable {
-                        true => blocks.to_vec(),
-                        false => Vec::new(),
-                    };
-                    (out, parses)
-                })
-                .collect();
-            progress((batch_end - batch_start) as u64 - parsed.into_inner());
-            groups
-        };
+        let batch_end = (batch_start + plan.batch_bytes).min(data.len());
+        let groups = plan.encode_batch(&data[batch_start..batch_end], batch_start, progress);
         for (g, parses) in groups {
             if hold {
                 coded.push(g);
@@ -492,6 +407,29 @@ pub fn compress_settings(
     }
     debug_assert_eq!(entries.len(), block_count);
 
+    let (h, block_table) = file_header(
+        opts,
+        data.len() as u64,
+        &entries,
+        tables_out.len() as u64,
+        data_out.len() as u64,
+        xxh3_64(data),
+    );
+    Ok(assemble(h, &block_table, &tables_out, &data_out, &[]))
+}
+
+/// The header (FORMAT.md §2; its meta checksum left 0 for [`assemble`]) and packed block
+/// table of an archive of `original_size` bytes under `opts` whose blocks are `entries`
+/// (block order), whose table section is `table_bytes` long and data section `data_bytes`,
+/// and whose content checksum is `content_checksum`.
+fn file_header(
+    opts: &Settings,
+    original_size: u64,
+    entries: &[BlockEntry],
+    table_bytes: u64,
+    data_bytes: u64,
+    content_checksum: u64,
+) -> (FileHeader, Vec<u8>) {
     let mut flags = 0;
     if opts.repeat_codes {
         flags |= FLAG_REPEAT_CODES;
@@ -499,31 +437,182 @@ pub fn compress_settings(
     if opts.cross_block() {
         flags |= FLAG_CROSS_BLOCK;
     }
-    let mut entry_bits = crate::format::entry::bits_for(&entries);
+    let group_blocks = group_blocks_for(opts.block_size) as usize;
+    let mut entry_bits = crate::format::entry::bits_for(entries);
     entry_bits.match_base = opts.match_base() as u8;
     let h = FileHeader {
         magic: MAGIC,
         version: FORMAT_VERSION,
         flags,
-        original_size: data.len() as u64,
+        original_size,
         block_size: opts.block_size,
-        block_count: block_count as u32,
+        block_count: entries.len() as u32,
         group_blocks: group_blocks as u32,
-        group_count: group_count as u32,
+        group_count: entries.len().div_ceil(group_blocks) as u32,
         min_match: opts.min_match,
-        window,
+        window: opts.window(),
         depth_cap: opts.depth_cap,
         level: opts.level,
-        table_bytes: tables_out.len() as u64,
-        data_bytes: data_out.len() as u64,
-        content_checksum: xxh3_64(data),
+        table_bytes,
+        data_bytes,
+        content_checksum,
         entry_bits,
         meta_checksum: 0,
     };
     let mut block_table =
         Vec::with_capacity(entries.len() * crate::format::entry::packed_size(&h.entry_bits));
-    crate::format::entry::pack(&entries, &h.entry_bits, &mut block_table);
-    Ok(assemble(h, &block_table, &tables_out, &data_out, &[]))
+    crate::format::entry::pack(entries, &h.entry_bits, &mut block_table);
+    (h, block_table)
+}
+
+/// How [`compress_settings`] and the streaming encoder ([`stream`]) cut an input into
+/// batches, segments and groups, and code each batch: one definition, so that both write
+/// the same bytes.
+struct Plan {
+    /// The settings, `wide_lanes` cleared for an input of more than [`WIDE_MAX_BLOCKS`]
+    /// blocks.
+    opts: Settings,
+    bs: usize,
+    group_blocks: usize,
+    /// Bytes one thread parses in order; sources never cross a segment start.
+    seg_bytes: usize,
+    /// Input bytes coded at a time, a whole number of groups.
+    batch_bytes: usize,
+    per_lane: usize,
+    params: ParseParams,
+}
+
+impl Plan {
+    /// The plan of an input of `block_count` blocks under `opts` (validated).
+    fn new(opts: &Settings, block_count: usize) -> Plan {
+        // wide slices only where every block's pair of GPU warps is in flight at once
+        let opts = Settings {
+            wide_lanes: opts.wide_lanes && block_count <= WIDE_MAX_BLOCKS,
+            ..opts.clone()
+        };
+        let bs = opts.block_size as usize;
+        let group_blocks = group_blocks_for(opts.block_size) as usize;
+        let window = opts.window();
+        let per_lane = entropy::symbols_per_lane(opts.level, opts.block_size);
+        let params = ParseParams {
+            level: opts.level,
+            min_match: opts.min_match,
+            window,
+            repeat_codes: opts.repeat_codes,
+            depth_cap: opts.depth_cap,
+            depth_cap_method: opts.depth_cap_method,
+            raw_match_streams: opts.raw_match_streams,
+        };
+        // A segment is parsed by one thread in order; sources never cross segment starts.
+        let seg_bytes = if opts.cross_block() {
+            // capped at 1 GiB: the parser indexes a segment with 32-bit positions
+            (BATCH_BYTES / 4)
+                .max(4 * window as usize)
+                .min(MAX_SEGMENT_BYTES)
+                .div_ceil(bs)
+                * bs
+        } else {
+            bs
+        };
+        let batch_bytes =
+            BATCH_BYTES.max(seg_bytes).div_ceil(group_blocks * bs) * group_blocks * bs;
+        Plan {
+            opts,
+            bs,
+            group_blocks,
+            seg_bytes,
+            batch_bytes,
+            per_lane,
+            params,
+        }
+    }
+
+    /// Parses and codes one batch, `batch` = the input's bytes from `base` (a multiple of
+    /// `batch_bytes`; `batch` is `batch_bytes` long but for the input's last batch): its
+    /// groups in order, each with the parses [`repack_longest_groups`] may code again (those
+    /// of packable groups, else none). Positions are relative to `base` while parsing (no
+    /// source lies before a segment start, which is in the batch) and absolute in the
+    /// entries.
+    fn encode_batch(
+        &self,
+        batch: &[u8],
+        base: usize,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Vec<(GroupOut, Vec<BlockParse>)> {
+        let (bs, group_blocks, params, opts) =
+            (self.bs, self.group_blocks, &self.params, &self.opts);
+        let per_lane = self.per_lane;
+        let group_bytes = group_blocks * bs;
+        // block positions of the parses made absolute
+        let absolute = |mut p: Vec<BlockParse>| {
+            for b in &mut p {
+                b.lowest_source += base;
+            }
+            p
+        };
+        let keep = |out: &GroupOut, parses: Vec<BlockParse>| match out.packable {
+            true => parses,
+            false => Vec::new(),
+        };
+        if self.seg_bytes == bs {
+            // Independent blocks: each task parses one group and codes it at once, while
+            // its streams are still in cache.
+            return (0..batch.len())
+                .step_by(group_bytes)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|g| {
+                    let g_end = (g + group_bytes).min(batch.len());
+                    let mut stats = lz::GroupStats::default();
+                    let parses: Vec<BlockParse> = absolute(
+                        (g..g_end)
+                            .step_by(bs)
+                            .flat_map(|s| {
+                                let seg = s..(s + bs).min(g_end);
+                                lz::parse_segment_in_group(batch, seg, bs, params, &mut stats)
+                            })
+                            .collect(),
+                    );
+                    let out = encode_group(batch, bs, g / bs, &parses, per_lane, opts, false);
+                    progress((g_end - g) as u64);
+                    let parses = keep(&out, parses);
+                    (out, parses)
+                })
+                .collect();
+        }
+        let segs: Vec<(usize, usize)> = (0..batch.len())
+            .step_by(self.seg_bytes)
+            .map(|s| (s, (s + self.seg_bytes).min(batch.len())))
+            .collect();
+        // half of the progress while parsing (block by block: a segment of a slow level
+        // can take minutes), the rest once the batch is coded
+        let parsed = AtomicU64::new(0);
+        let parses: Vec<BlockParse> = absolute(
+            segs.par_iter()
+                .flat_map_iter(|&(s, e)| {
+                    lz::parse_segment_progress(batch, s..e, bs, params, &|n| {
+                        parsed.fetch_add(n / 2, Ordering::Relaxed);
+                        progress(n / 2);
+                    })
+                })
+                .collect(),
+        );
+        // per group: tables, then the slices of its blocks
+        let groups = parses
+            .par_chunks(group_blocks)
+            .enumerate()
+            .map(|(gi, blocks)| {
+                let out = encode_group(batch, bs, gi * group_blocks, blocks, per_lane, opts, false);
+                let parses = match out.packable {
+                    true => blocks.to_vec(),
+                    false => Vec::new(),
+                };
+                (out, parses)
+            })
+            .collect();
+        progress(batch.len() as u64 - parsed.into_inner());
+        groups
+    }
 }
 
 /// One encoded table group.
@@ -657,6 +746,10 @@ pub const PACK_MIN_LITERALS: usize = 4096;
 
 /// Builds a group's tables from its blocks' streams and stores every slice
 /// (`opts.raw_match_streams`: tables for the literals only, every other slice raw).
+///
+/// `data` holds the group's first block at `first_block * bs` (the whole input, or a batch
+/// of it with blocks counted from the batch's start: only the block checksums read it);
+/// the parses' `lowest_source` is a position in the whole input.
 ///
 /// `per_lane`: symbols per rANS lane ([`entropy::symbols_per_lane`] of the level and block
 /// size). `opts.context_tables`: allow context pairs ([`entropy::choose_record`]), where they
@@ -863,8 +956,7 @@ fn encode_group(
         .zip(&lanes)
         .enumerate()
         .map(|(i, (b, lanes))| {
-            let index = first_block + i;
-            let start = index * bs;
+            let start = (first_block + i) * bs;
             let end = (start + bs).min(data.len());
             let mut bytes = Vec::new();
             let mut alt = None;

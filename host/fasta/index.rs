@@ -221,6 +221,19 @@ impl FastaIndex {
         Builder::new(data).run()
     }
 
+    /// The FASTA index of `records` (file order, distinct names), as the streaming encoder
+    /// builds them (`crate::encode::stream`).
+    pub(crate) fn from_fasta_records(records: Vec<FaiRecord>) -> FastaIndex {
+        let by_name = (records.iter().enumerate())
+            .map(|(i, r)| (r.name.clone(), i))
+            .collect();
+        FastaIndex {
+            format: SeqFormat::Fasta,
+            records,
+            by_name,
+        }
+    }
+
     /// Whether the indexed file is FASTA or FASTQ.
     pub fn format(&self) -> SeqFormat {
         self.format
