@@ -315,9 +315,10 @@ fn decode_on_gpu(
 }
 
 /// Decodes the archive `a` (the file's bytes `bytes`) on the GPU `g` in pieces into `out`
-/// where its output is larger than one piece ([`aceapex::gpu::pieces::MAX_PIECE_OUTPUT`]:
-/// host memory stays bounded) or than the GPU's free memory allows whole: the bytes written
-/// and the device's description, or `None` where the whole-archive decode takes it. An
+/// where the GPU's free memory does not hold its whole-archive decode: the bytes written and
+/// the device's description, or `None` where the whole-archive decode takes it (it holds the
+/// output in host memory; the pieces, not yet measured against it on a GPU, take over only
+/// where it cannot run). An
 /// archive whose window crosses blocks is decoded whole where it fits and otherwise
 /// streamed on the CPU (the GPU does not decode it in pieces:
 /// [`aceapex::gpu::pieces::CROSS_BLOCK_PIECES`]); so is one the pieces cannot take under
@@ -339,7 +340,7 @@ fn decode_on_gpu_in_pieces(
     // the whole archive as one piece, against what two pieces may take
     let whole = pieces::piece_device_bytes(a, 0..a.block_count(), g.sm_count());
     let fits = whole <= 2 * pieces::piece_budget(free as u64);
-    if fits && (size <= pieces::MAX_PIECE_OUTPUT || a.cross_block()) {
+    if fits {
         return Ok(None);
     }
     if a.cross_block() {

@@ -269,10 +269,10 @@ fn aceapex_bin() -> std::path::PathBuf {
         })
 }
 
-/// `decompress --device gpu` of an archive whose output is larger than one piece (600 MiB)
-/// decodes it in pieces (the note says how many), and the restored file, `-c` on standard
-/// output and `-t` agree with the original; an archive with a damaged block in its last
-/// piece fails and leaves no output file.
+/// `decompress --device gpu` of an archive whose output is larger than one piece (600 MiB;
+/// decoded whole where the GPU's free memory holds it, else in pieces): the restored file,
+/// `-c` on standard output and `-t` agree with the original; an archive with a damaged block
+/// in its last piece fails and leaves no output file.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn cli_decompress_on_the_gpu_streams_large_outputs_in_pieces() {
@@ -297,7 +297,6 @@ pub(crate) fn cli_decompress_on_the_gpu_streams_large_outputs_in_pieces() {
     let o = run(&["decompress", "--device", "gpu", "big.acx", "-o", "big"]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("pieces"), "the note names the pieces: {err}");
     assert!(
         std::fs::read(dir.path().join("big")).unwrap() == data,
         "restored file differs"
