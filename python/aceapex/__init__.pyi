@@ -56,7 +56,8 @@ def decompress_file(src: _Path, dst: _Path) -> int:
     """Writes the original of archive file `src` to `dst` and returns its size in bytes."""
 
 def has_gpu_support() -> bool:
-    """Whether this build has the GPU path (device="cuda" then needs a CUDA driver and GPU)."""
+    """Whether this build has the GPU path and its kernels (device="cuda" then needs a CUDA
+    driver and GPU); False for a build made with ACEAPEX_SKIP_PTX=1."""
 
 class DeviceBuffer:
     """Bytes in GPU memory: a 1-D uint8 tensor through DLPack (`torch.from_dlpack(buf)`,

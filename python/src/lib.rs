@@ -135,11 +135,19 @@ fn decompress_file(py: Python<'_>, src: PathBuf, dst: PathBuf) -> PyResult<u64> 
     })
 }
 
-/// Whether this build has the GPU path (`device="cuda"` then needs a CUDA driver and GPU at
-/// run time).
+/// Whether this build has the GPU path with its kernels (`device="cuda"` then needs a CUDA
+/// driver and GPU at run time); false for a build without the `gpu` feature or built with
+/// `ACEAPEX_SKIP_PTX=1`, which embeds no kernels.
 #[pyfunction]
 fn has_gpu_support() -> bool {
-    cfg!(feature = "gpu")
+    #[cfg(feature = "gpu")]
+    {
+        !aceapex::gpu::PTX.is_empty()
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        false
+    }
 }
 
 #[pymodule]
