@@ -755,50 +755,6 @@ fn packed_source_distance_and_padding_are_checked() {
     assert_eq!(entry_err_block(&b), 3);
 }
 
-/// 6 blocks of 4 KiB of random bytes (no match crosses a block, so every entry's source
-/// distance is 0 and a block's entry and slices can move), with and without a cross-block
-/// window (the whole-file decode then takes its dependency-ordered path).
-fn movable_archive(cross: bool) -> (Vec<u8>, Vec<u8>) {
-    let mut r = XorShift(0x5EED_B10C);
-    let data: Vec<u8> = (0..6 * 4096).map(|_| r.next() as u8).collect();
-    let opts = Settings {
-        block_size: 4096,
-        window: cross.then_some(16384),
-        ..Default::default()
-    };
-    let a = compress_settings(&data, &opts, &|_| {}).unwrap();
-    decodes_to(&a, &data);
-    (data, a)
-}
-
-/// The archive with its blocks in the order `order` (block `i` of the result is block
-/// `order[i]` of `a`): each block's stored entry bytes and slices moved together, the content
-/// checksum set to the moved blocks' bytes and the meta checksum recomputed, so that only the
-/// block checksums' binding to their position (FORMAT.md §6) can tell.
-fn with_blocks_moved(a: &[u8], data: &[u8], order: &[usize]) -> Vec<u8> {
-    let p = Archive::parse(a).unwrap();
-    let size = common::packed_entry_size(a);
-    let n = p.block_count();
-    assert_eq!(order.len(), n);
-    let bt_end = HEADER + n * size;
-    let data_start = p.data_offset() as usize;
-    let mut out = a[..HEADER].to_vec();
-    for &j in order {
-        out.extend_from_slice(&a[HEADER + j * size..HEADER + (j + 1) * size]);
-    }
-    out.extend_from_slice(&a[bt_end..data_start]);
-    let mut moved = Vec::new();
-    for &j in order {
-        let start = data_start + p.block_offsets()[j] as usize;
-        let len: u32 = p.entries()[j].stored_len.iter().sum();
-        out.extend_from_slice(&a[start..start + len as usize]);
-        moved.extend_from_slice(&data[j * 4096..(j + 1) * 4096]);
-    }
-    put_u64(&mut out, H_CONTENT, xxh3_64(&moved));
-    common::reseal_packed(&mut out);
-    out
-}
-
 /// Every CPU read path fails a moved block with a checksum error naming it: the whole-file
 /// decode (one of the moved blocks), an extract of one block's range, and an extract of a
 /// range that covers it among others.
@@ -853,6 +809,7 @@ fn assert_moved_blocks_fail(b: &[u8], moved: &[u32], what: &str) {
 
 #[test]
 fn swapped_and_duplicated_blocks_fail_their_position_bound_checksums() {
+    use crate::moved::{movable_archive, with_blocks_moved};
     for cross in [false, true] {
         let (data, a) = movable_archive(cross);
         // the identity order rebuilds the same archive (the helper moves nothing else)

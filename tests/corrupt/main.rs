@@ -22,6 +22,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../moved/mod.rs"]
+mod moved;
 mod container;
 mod context_pairs;
 mod entropy;
