@@ -32,29 +32,24 @@
 #[path = "synth/genome.rs"]
 mod genome;
 
+// the command line's size parser, so that sizes read as `aceapex` reads them
+#[allow(dead_code, unused_imports, unused_macros)]
+#[path = "../host/cli/args.rs"]
+mod args;
+
 use aceapex::gpu::decoder::GpuArchive;
 use aceapex::gpu::seek::RangeStatus;
+use aceapex::gpu::tokens::Rng;
 use aceapex::gpu::Gpu;
 use aceapex::{Reader, Status};
-use genome::{parse_size, Synth};
+use args::parse_size;
+use genome::Synth;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 const TILE: u64 = 16_384;
 const WINDOW: u64 = 8_192;
-
-/// A small xorshift generator: the same requests on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
-}
 
 /// What a read found for one range, before the bytes are compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,7 +370,7 @@ fn main() {
     // evenly spaced spans, the first at byte 0 and the last ending at the end (they overlap
     // when the spans add up to more than the data)
     let positions = if size > span { positions } else { 1 };
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     // warm-up: the request buffers grow to the largest request once, outside the timings
     {
         let w = WINDOW.min(size);

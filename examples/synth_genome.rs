@@ -17,7 +17,13 @@
 #[path = "synth/genome.rs"]
 mod genome;
 
-use genome::{parse_size, Synth};
+// the command line's size parser, so that sizes read as `aceapex` reads them
+#[allow(dead_code, unused_imports, unused_macros)]
+#[path = "../host/cli/args.rs"]
+mod args;
+
+use args::parse_size;
+use genome::Synth;
 use std::io::Write;
 use std::time::Instant;
 

@@ -85,36 +85,6 @@ fn substitute(b: u8, k: u64) -> Option<u8> {
     })
 }
 
-/// Parses a size: digits with an optional suffix K, M, G, T (binary, also KiB...) or KB,
-/// MB, GB, TB (decimal), as `aceapex`'s options take them.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(digits);
-    let mul: u64 = match suffix.to_ascii_lowercase().as_str() {
-        _ if num.is_empty() => 0,
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        "t" | "tib" => 1 << 40,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
-        _ => 0,
-    };
-    if mul == 0 {
-        return Err(format!(
-            "'{s}' is not a size (bytes, or a number with K, M, G, T, KB, MB, GB, TB)"
-        ));
-    }
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mul))
-        .ok_or_else(|| format!("'{s}' is too large"))
-}
-
 /// A source record as read: its name, its bases and its first line's width.
 type SourceRecord = (Vec<u8>, Vec<u8>, u64);
 

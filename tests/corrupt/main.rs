@@ -22,12 +22,12 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../moved/mod.rs"]
-mod moved;
 mod container;
 mod context_pairs;
 mod entropy;
 mod match_layer;
+#[path = "../moved/mod.rs"]
+mod moved;
 mod packed_literals;
 mod wide_slices;
 
