@@ -9,27 +9,8 @@ mod common;
 use aceapex::encode::stream::{compress_stream, StreamConfig, StreamSummary};
 use aceapex::format::Archive;
 use aceapex::{Options, Target};
-use common::Rng;
+use common::{dna_with_repeats, Rng};
 use std::io::Read;
-
-/// DNA-like data with repeats near and far (so cross-block windows find matches), `n` bytes.
-fn dna(n: usize, seed: u64) -> Vec<u8> {
-    let mut r = Rng(seed);
-    let mut v: Vec<u8> = Vec::with_capacity(n);
-    while v.len() < n {
-        if v.len() > 20_000 && r.below(3) == 0 {
-            let len = r.range(50, 3_000) as usize;
-            let from = r.below((v.len() - len) as u64) as usize;
-            v.extend_from_within(from..from + len);
-        } else {
-            for _ in 0..r.range(1, 500) {
-                v.push(b"ACGT"[r.below(4) as usize]);
-            }
-        }
-    }
-    v.truncate(n);
-    v
-}
 
 /// A reader that hands out at most `step` bytes per call.
 struct Trickle<'a> {
@@ -114,9 +95,9 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
     let mut mixed = std::fs::read(golden.join("moby_dick_64k.txt"))
         .unwrap()
         .repeat(20);
-    mixed.extend_from_slice(&dna(3 << 20, 7));
+    mixed.extend_from_slice(&dna_with_repeats(3 << 20, 7));
     v.push(("text+dna".into(), mixed));
-    v.push(("dna 9 MiB".into(), dna(9 << 20, 3)));
+    v.push(("dna 9 MiB".into(), dna_with_repeats(9 << 20, 3)));
     let corpora = std::env::var("ACEAPEX_CORPORA").unwrap_or_else(|_| "/work/corpora".into());
     for (name, len) in [("text/gcide.txt", 5 << 20), ("dna/dm3_chr2R.fa", 10 << 20)] {
         if let Ok(b) = std::fs::read(std::path::Path::new(&corpora).join(name)) {
@@ -153,7 +134,7 @@ fn a_minimum_match_trial_given_by_the_caller_gives_the_same_bytes() {
     )
     .unwrap()
     .repeat(40);
-    data.extend_from_slice(&dna(1 << 20, 11));
+    data.extend_from_slice(&dna_with_repeats(1 << 20, 11));
     for opts in [
         Options::new().with_level(1),
         Options::new().with_level(8).with_target(Target::Gpu),
@@ -169,7 +150,7 @@ fn a_minimum_match_trial_given_by_the_caller_gives_the_same_bytes() {
 
 #[test]
 fn a_minimum_match_trial_on_the_first_bytes_still_restores() {
-    let mut data = dna(2 << 20, 5);
+    let mut data = dna_with_repeats(2 << 20, 5);
     data.extend_from_slice(
         &std::fs::read(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/moby_dick_64k.txt"),
@@ -186,7 +167,7 @@ fn a_minimum_match_trial_on_the_first_bytes_still_restores() {
 #[test]
 fn small_inputs_are_compressed_whole() {
     for n in [0usize, 1, 100, 70_000] {
-        let data = dna(n.max(1), 9)[..n].to_vec();
+        let data = dna_with_repeats(n.max(1), 9)[..n].to_vec();
         let opts = Options::new();
         let mut out = Vec::new();
         let s = aceapex::compress_to(&data[..], &mut out, &opts).unwrap();
@@ -209,7 +190,7 @@ fn fasta(records: usize, line_end: &[u8], seed: u64) -> Vec<u8> {
         v.extend_from_slice(name.as_bytes());
         v.extend_from_slice(line_end);
         let len = r.range(1, 400_000) as usize + if i == 0 { 300_000 } else { 0 };
-        let mut seq = dna(len, seed + i as u64);
+        let mut seq = dna_with_repeats(len, seed + i as u64);
         let at = r.below(len as u64) as usize;
         let end = (at + 5_000).min(len);
         seq[at..end].make_ascii_lowercase();
@@ -296,7 +277,7 @@ fn fasta_outside_the_plain_form_never_gets_other_records() {
 /// a cross-block window's segments cut at the same places as in `compress`.
 #[test]
 fn several_batches_give_the_bytes_of_compress() {
-    let data = dna(150 << 20, 21);
+    let data = dna_with_repeats(150 << 20, 21);
     for opts in [
         Options::new().with_level(1).with_min_match(Some(6)),
         Options::new()
@@ -331,7 +312,7 @@ fn dropped_two_bit_slices_are_coded_again_to_the_same_bytes() {
     let mut data = std::fs::read(golden.join("moby_dick_64k.txt"))
         .unwrap()
         .repeat(4);
-    data.extend_from_slice(&dna(12 << 20, 17));
+    data.extend_from_slice(&dna_with_repeats(12 << 20, 17));
     for opts in [
         Options::new()
             .with_level(2)
@@ -397,7 +378,7 @@ fn failing_input_and_output_are_named() {
             e => panic!("{ok}: {e:?}"),
         }
     }
-    for data in [vec![b'A'; 1000], dna(70 << 20, 2)] {
+    for data in [vec![b'A'; 1000], dna_with_repeats(70 << 20, 2)] {
         let e = aceapex::compress_to(&data[..], Broken, &opts).unwrap_err();
         match e {
             aceapex::Error::Write(e) => assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe),

@@ -7,31 +7,8 @@ mod common;
 
 use aceapex::decode::stream::decompress_stream;
 use aceapex::{DecodeError, Error, FormatError, Options};
-use common::{put_u64, reseal_packed, Rng};
+use common::{dna_with_repeats, put_u64, reseal_packed, Rng};
 use std::io::{Read, Write};
-
-/// DNA-like data with repeats at distances from a few bytes to far beyond a 4 KiB block
-/// (so a cross-block window has matches to use), `n` bytes.
-fn data(n: usize, seed: u64) -> Vec<u8> {
-    let mut r = Rng(seed);
-    let mut v: Vec<u8> = Vec::with_capacity(n);
-    while v.len() < n {
-        if v.len() > 20_000 && r.below(3) == 0 {
-            let len = r.range(50, 3_000) as usize;
-            let from = r.below((v.len() - len) as u64) as usize;
-            v.extend_from_within(from..from + len);
-            // a base changed in the copy
-            let at = v.len() - 1 - r.below(len as u64) as usize;
-            v[at] = b"ACGT"[r.below(4) as usize];
-        } else {
-            for _ in 0..r.range(1, 500) {
-                v.push(b"ACGT"[r.below(4) as usize]);
-            }
-        }
-    }
-    v.truncate(n);
-    v
-}
 
 fn small_blocks() -> Options {
     Options::new().with_block_size(4096)
@@ -84,7 +61,7 @@ fn every_size_and_batch_comes_back() {
         ("window over a batch", wide_window()),
     ] {
         for &n in &sizes {
-            let d = data(n, n as u64 + 7);
+            let d = dna_with_repeats(n, n as u64 + 7);
             let archive = aceapex::compress(&d, &opts).unwrap();
             if o != "default" && o != "4K blocks" && n > 100_000 {
                 let a = aceapex::format::Archive::parse(&archive).unwrap();
@@ -127,7 +104,7 @@ fn an_archive_with_an_extension_record_comes_back() {
     let mut fasta = Vec::new();
     for i in 0..40 {
         fasta.extend_from_slice(format!(">seq{i}\n").as_bytes());
-        let d = data(5_000 + i * 100, i as u64);
+        let d = dna_with_repeats(5_000 + i * 100, i as u64);
         for line in d.chunks(60) {
             fasta.extend_from_slice(line);
             fasta.push(b'\n');
@@ -157,7 +134,7 @@ fn an_archive_with_an_extension_record_comes_back() {
 /// end.
 #[test]
 fn output_starts_before_the_archive_is_read() {
-    let d = data(3_000_000, 3);
+    let d = dna_with_repeats(3_000_000, 3);
     let archive = aceapex::compress(&d, &small_blocks()).unwrap();
     let read = std::sync::atomic::AtomicUsize::new(0);
     struct Counting<'a>(&'a [u8], &'a std::sync::atomic::AtomicUsize);
@@ -204,7 +181,7 @@ fn output_starts_before_the_archive_is_read() {
 #[test]
 fn a_damaged_block_stops_the_output_before_it() {
     for opts in [small_blocks(), cross_block(), wide_window()] {
-        let d = data(3_000_000, 11);
+        let d = dna_with_repeats(3_000_000, 11);
         let mut archive = aceapex::compress(&d, &opts).unwrap();
         let (start, end) = {
             let a = aceapex::format::Archive::parse(&archive).unwrap();
@@ -233,7 +210,7 @@ fn a_damaged_block_stops_the_output_before_it() {
 /// and the result is still an error.
 #[test]
 fn a_wrong_content_checksum_fails_at_the_end() {
-    let d = data(200_000, 5);
+    let d = dna_with_repeats(200_000, 5);
     let mut archive = aceapex::compress(&d, &small_blocks()).unwrap();
     let c = u64::from_le_bytes(archive[64..72].try_into().unwrap());
     put_u64(&mut archive, 64, c ^ 1);
@@ -254,7 +231,7 @@ fn a_wrong_content_checksum_fails_at_the_end() {
 /// ends before its header, or before its data section ends), never a panic.
 #[test]
 fn truncation_anywhere_is_the_parse_error() {
-    let d = data(100_000, 9);
+    let d = dna_with_repeats(100_000, 9);
     for opts in [small_blocks(), cross_block()] {
         let archive = aceapex::compress(&d, &opts).unwrap();
         let mut r = Rng(1);
@@ -282,7 +259,7 @@ fn truncation_anywhere_is_the_parse_error() {
 /// and what it accepts is the original.
 #[test]
 fn mutants_are_refused_as_the_whole_decode_refuses_them() {
-    let d = data(120_000, 21);
+    let d = dna_with_repeats(120_000, 21);
     for opts in [small_blocks(), cross_block()] {
         let archive = aceapex::compress(&d, &opts).unwrap();
         let mut r = Rng(77);
@@ -303,7 +280,7 @@ fn mutants_are_refused_as_the_whole_decode_refuses_them() {
 /// I/O errors come back as `Error::Read` and `Error::Write` with their kind.
 #[test]
 fn io_errors_are_named() {
-    let d = data(200_000, 2);
+    let d = dna_with_repeats(200_000, 2);
     let archive = aceapex::compress(&d, &small_blocks()).unwrap();
     struct Closed;
     impl Write for Closed {
@@ -342,7 +319,7 @@ fn compress_of_standard_input_is_the_archive_of_the_file() {
     use std::process::{Command, Stdio};
     let bin = env!("CARGO_BIN_EXE_aceapex");
     let dir = tempfile::tempdir().unwrap();
-    let original = data(70 << 20, 0x5EED);
+    let original = dna_with_repeats(70 << 20, 0x5EED);
     let file = dir.path().join("in.bin");
     std::fs::write(&file, &original).unwrap();
     let opts = ["-q", "-l", "1", "--min-match", "6", "-T", "2"];

@@ -45,6 +45,29 @@ impl Rng {
     }
 }
 
+/// DNA-like data, `n` bytes: runs of random bases and, past the first 20,000 bytes, copies of
+/// earlier stretches (50 to 3,000 bytes, from anywhere before, so near and far beyond a 4 KiB
+/// block: a cross-block window has matches to use) with one base changed in each copy.
+pub fn dna_with_repeats(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    let mut v: Vec<u8> = Vec::with_capacity(n);
+    while v.len() < n {
+        if v.len() > 20_000 && r.below(3) == 0 {
+            let len = r.range(50, 3_000) as usize;
+            let from = r.below((v.len() - len) as u64) as usize;
+            v.extend_from_within(from..from + len);
+            let at = v.len() - 1 - r.below(len as u64) as usize;
+            v[at] = b"ACGT"[r.below(4) as usize];
+        } else {
+            for _ in 0..r.range(1, 500) {
+                v.push(b"ACGT"[r.below(4) as usize]);
+            }
+        }
+    }
+    v.truncate(n);
+    v
+}
+
 pub fn get_u32(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
 }
