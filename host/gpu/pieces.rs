@@ -465,13 +465,23 @@ fn queue_decode(
     let (mut out, mut status) = ga.output_buffers(gpu)?;
     ga.decode_all(gpu, &mut out, &mut status)?;
     let len = ga.original_size() as usize;
+    // The destinations are the staging buffers' first `len` and `blocks.len()` elements:
+    // cudarc copies as many bytes as its destination holds, and a staging buffer sized for
+    // the largest piece is longer than a smaller piece's output. (The host reads them only
+    // after `done`, which orders them.)
     if len > 0 {
+        let dst = &mut stage_out
+            .as_mut_slice()
+            .ctx("reaching the output staging buffer")?[..len];
         gpu.stream()
-            .memcpy_dtoh(&out.slice(..len), stage_out)
+            .memcpy_dtoh(&out.slice(..len), dst)
             .ctx("copying a piece's output to the host")?;
     }
+    let dst = &mut stage_status
+        .as_mut_slice()
+        .ctx("reaching the status staging buffer")?[..blocks.len()];
     gpu.stream()
-        .memcpy_dtoh(&status.slice(..blocks.len()), stage_status)
+        .memcpy_dtoh(&status.slice(..blocks.len()), dst)
         .ctx("copying a piece's status words to the host")?;
     let done = gpu
         .stream()
