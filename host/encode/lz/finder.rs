@@ -336,6 +336,32 @@ impl<'a, S: ChainSlot> Finder<'a, S> {
         }
     }
 
+    /// Takes the chains back to before position `to` (at most `next_insert`) was inserted:
+    /// every hash head again names the newest position below `to` with its hash, so that a
+    /// later trial parse of the same block walks the positions before it, as the first trial
+    /// did, instead of stepping over every position of the block after it that has the same
+    /// hash (which took time quadratic in the block's length on repetitive data). The links
+    /// of the positions taken back get the same values when they are inserted again, so the
+    /// parses find the same candidates. Does nothing where those positions span more than
+    /// the ring (their links may be overwritten).
+    pub(super) fn rewind_inserts(&mut self, to: usize) {
+        let hi = self.next_insert.min(self.end.saturating_sub(7));
+        if self.next_insert <= to || hi.saturating_sub(to) > self.rmask + 1 {
+            return;
+        }
+        for q in (to..hi).rev() {
+            // SAFETY: q < hi <= end - 7, so q + 8 <= end.
+            let h = unsafe { self.hash(q) };
+            let r = q - self.base;
+            // only a position that was inserted heads its chain here (the later ones are
+            // taken back already); a skipped one leaves the head as it is
+            if self.head_at(h).get() == r + 1 {
+                self.set_head(h, self.prev_at(r));
+            }
+        }
+        self.next_insert = to;
+    }
+
     /// The chain head for `p` (0 = empty chain); if `p` is the next position to insert,
     /// also inserts it, so that the hash and the head-table load (the likeliest cache miss
     /// of the finder) are paid once per position.

@@ -426,7 +426,12 @@ fn parse_block_best<S: ChainSlot>(
         vals: Vec::new(),
         is_last: false,
     };
-    for &t in trials {
+    // each trial and pass parses the block with the chains as they were before it
+    let inserted_to = f.next_insert;
+    for (k, &t) in trials.iter().enumerate() {
+        if k > 0 {
+            f.rewind_inserts(inserted_to);
+        }
         f.val_upto = bs;
         let b = match t {
             Trial::Lazy => {
@@ -458,6 +463,7 @@ fn parse_block_best<S: ChainSlot>(
         let mut seen = chooser.clone();
         seen.add(b0);
         let prices = StatPrices::new(&seen.counts, f.cm.match_base);
+        f.rewind_inserts(inserted_to);
         f.val_upto = bs;
         let b = parse_block_opt(f, bs, be, opt, Some(&prices));
         best.keep(f, chooser, b);
