@@ -37,6 +37,13 @@ pub(crate) fn own_blocks(a: &Archive<'_>) -> Vec<bool> {
         .collect()
 }
 
+/// Blocks a CTA of the seek's rANS stage decodes: the blocks from a chunk's first (a block
+/// asked for) on that lie in its table group, one warp (or pair) each, so that they share the
+/// group's tables staged once in shared memory. Blocks of a chunk not asked for are decoded
+/// into the scratch too and never read: with a CTA per block asked for, a batch of random
+/// tiles held a group's tables per warp and ran in several rounds of CTAs.
+pub const SEEK_RANS_BLOCKS: u32 = 8;
+
 /// A planned request: the request buffer's bytes and its layout.
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -46,7 +53,9 @@ pub struct Plan {
     pub n_order: u32,
     /// Where the rANS list starts.
     pub rans_at: u64,
-    /// Blocks of the order that need the rANS stage.
+    /// Chunks of the rANS stage (their first blocks, ascending): every block of the order
+    /// that needs that stage lies in one, [`SEEK_RANS_BLOCKS`] blocks from its first within
+    /// its table group; chunks do not overlap.
     pub n_rans: u32,
     /// Where the ranges start.
     pub ranges_at: u64,
@@ -64,9 +73,10 @@ fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
 }
 
 /// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
-/// byte, inside the original): the sorted, distinct blocks they lie in, those of them not
-/// in `own` (the rANS list), and each range's place in the output (back to back, in
-/// request order) and its first slot.
+/// byte, inside the original): the sorted, distinct blocks they lie in, the rANS stage's
+/// chunks covering those of them not in `own` (tables shared by `group_blocks` blocks,
+/// FORMAT.md §5.1), and each range's place in the output (back to back, in request order)
+/// and its first slot.
 ///
 /// Errors: [`GpuError::Status`] naming the first range that is empty or reaches past
 /// `original_size`.
@@ -75,6 +85,7 @@ pub fn plan(
     block_size: u32,
     original_size: u64,
     own: &[bool],
+    group_blocks: u32,
 ) -> Result<Plan, GpuError> {
     let bs = block_size as u64;
     // the blocks asked for, as a bit set over the archive's blocks: sorted and each once
@@ -90,15 +101,27 @@ pub fn plan(
         }
         out_len += len;
     }
+    let group = group_blocks.max(1) as u64;
+    // the next chunk's first block: the first block needing the rANS stage at or past the
+    // end of the chunk before (`cover`), whose chunk then ends SEEK_RANS_BLOCKS on or at
+    // its group's end
+    let starts_chunk = |b: u64, cover: &mut u64| {
+        if own[b as usize] || b < *cover {
+            return false;
+        }
+        *cover = (b + SEEK_RANS_BLOCKS as u64).min((b / group + 1) * group);
+        true
+    };
     let mut rank = Vec::with_capacity(bits.len());
     let mut n_order = 0u32;
     let mut n_rans = 0u32;
+    let mut cover = 0u64;
     for (w, &word) in bits.iter().enumerate() {
         rank.push(n_order);
         n_order += word.count_ones();
         let mut m = word;
         while m != 0 {
-            n_rans += !own[w * 64 + m.trailing_zeros() as usize] as u32;
+            n_rans += starts_chunk((w * 64) as u64 + m.trailing_zeros() as u64, &mut cover) as u32;
             m &= m - 1;
         }
     }
@@ -109,13 +132,14 @@ pub fn plan(
     let (order, rest) = bytes.split_at_mut(rans_at);
     let (rans, rs) = rest.split_at_mut(ranges_at - rans_at);
     let (mut o, mut r) = (0, 0);
+    let mut cover = 0u64;
     for (w, &word) in bits.iter().enumerate() {
         let mut m = word;
         while m != 0 {
             let b = (w * 64) as u32 + m.trailing_zeros();
             order[4 * o..4 * o + 4].copy_from_slice(&b.to_le_bytes());
             o += 1;
-            if !own[b as usize] {
+            if starts_chunk(b as u64, &mut cover) {
                 rans[4 * r..4 * r + 4].copy_from_slice(&b.to_le_bytes());
                 r += 1;
             }
@@ -170,6 +194,11 @@ impl GpuArchive {
         &self.own_blocks
     }
 
+    /// Blocks that share a table group (FORMAT.md §5.1; for [`plan`]).
+    pub fn group_blocks(&self) -> u32 {
+        self.group_blocks
+    }
+
     /// The archive's block size in bytes (FORMAT.md §2).
     pub fn block_size(&self) -> u32 {
         self.block_size
@@ -195,6 +224,7 @@ impl GpuArchive {
             self.block_size,
             self.original_size,
             &self.own_blocks,
+            self.group_blocks,
         )?;
         self.read_planned(gpu, &p, out)
     }
@@ -388,6 +418,28 @@ impl GpuArchive {
 mod tests {
     use super::*;
 
+    fn rans_of(p: &Plan) -> Vec<u32> {
+        bytemuck::pod_collect_to_vec(
+            &p.bytes[p.rans_at as usize..p.rans_at as usize + 4 * p.n_rans as usize],
+        )
+    }
+
+    /// Chunks of 8 blocks within groups of 16: blocks 0, 3, 8, 9, 15, 16, 30, 40 asked for,
+    /// block 3 self-contained; by hand: 0 covers 0-7, 8 covers 8-15, 16 covers 16-23, 30
+    /// covers 30-31 (its group ends at 32), 40 covers 40-47.
+    #[test]
+    fn plan_covers_the_rans_blocks_with_chunks_inside_groups() {
+        let mut own = vec![false; 64];
+        own[3] = true;
+        let r: Vec<(u64, u64)> = [0u64, 3, 8, 9, 15, 16, 30, 40]
+            .iter()
+            .map(|&b| (b * 4096 + 7, 10))
+            .collect();
+        let p = plan(&r, 4096, 64 * 4096, &own, 16).unwrap();
+        assert_eq!(p.n_order, 8);
+        assert_eq!(rans_of(&p), [0, 8, 16, 30, 40]);
+    }
+
     fn ranges_of(p: &Plan) -> Vec<SeekRange> {
         bytemuck::pod_collect_to_vec(&p.bytes[p.ranges_at as usize..])
     }
@@ -402,13 +454,14 @@ mod tests {
             (5 * 4096 + 4090, 20),
             (0, 1),
         ];
-        let p = plan(&r, 4096, 8 * 4096, &own).unwrap();
+        // tables shared by 4 blocks: block 1's chunk ends at its group's end (4), so block 5
+        // starts one
+        let p = plan(&r, 4096, 8 * 4096, &own, 4).unwrap();
         let order: Vec<u32> = bytemuck::pod_collect_to_vec(&p.bytes[..4 * p.n_order as usize]);
         assert_eq!(order, [0, 1, 2, 5, 6]);
-        let rans: Vec<u32> = bytemuck::pod_collect_to_vec(
-            &p.bytes[p.rans_at as usize..p.rans_at as usize + 4 * p.n_rans as usize],
-        );
-        assert_eq!(rans, [1, 5]);
+        assert_eq!(rans_of(&p), [1, 5]);
+        // one group of 64: block 1's chunk (blocks 1 to 8) covers block 5
+        assert_eq!(rans_of(&plan(&r, 4096, 8 * 4096, &own, 64).unwrap()), [1]);
         let rs = ranges_of(&p);
         assert_eq!(
             rs.iter().map(|g| g.first_slot).collect::<Vec<_>>(),
@@ -491,9 +544,9 @@ mod tests {
     #[test]
     fn plan_refuses_empty_and_out_of_range() {
         let own = vec![true; 2];
-        assert!(plan(&[(0, 0)], 4096, 8192, &own).is_err());
-        assert!(plan(&[(8000, 193)], 4096, 8192, &own).is_err());
-        assert!(plan(&[(u64::MAX, 2)], 4096, 8192, &own).is_err());
-        assert!(plan(&[(8000, 192)], 4096, 8192, &own).is_ok());
+        assert!(plan(&[(0, 0)], 4096, 8192, &own, 64).is_err());
+        assert!(plan(&[(8000, 193)], 4096, 8192, &own, 64).is_err());
+        assert!(plan(&[(u64::MAX, 2)], 4096, 8192, &own, 64).is_err());
+        assert!(plan(&[(8000, 192)], 4096, 8192, &own, 64).is_ok());
     }
 }
