@@ -283,6 +283,10 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 count_fallback(queue, st as u32);
             }
             b = if SEEK {
+                // every thread's reads of the control words (C_EARLY, C_READY) before thread
+                // 0 rewrites them at the next block's take (the full decode's `next_block`
+                // has this barrier)
+                sync();
                 pos += ncta;
                 seek_block(order, pos, n_order)
             } else {
@@ -563,6 +567,13 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
             count_fallback(queue, st);
         }
         b = if SEEK {
+            // a block that failed before its write (or a stage-bit run without the write)
+            // read control words (C_STATUS, C_EARLY, C_OWN_OFF) after its last barrier, and
+            // thread 0 rewrites them at the next block's take: a barrier first (a block
+            // written and hashed had one after those reads; st and stages are block-uniform)
+            if st != 0 || stages & 3 != 3 {
+                sync();
+            }
             pos += ncta;
             seek_block(order, pos, n_order)
         } else {
