@@ -172,8 +172,8 @@ pub(crate) fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
 /// The hand-made blocks of tests/first_rule/ (a broken length varint, and another rule
 /// broken before the command that reads it, or none): the dense pipe (its parallel parse,
 /// which turns the lengths into values before it parses, and its one-lane parse), the lane
-/// kernel and the seek each name the status FORMAT.md §4.5 gives, which the CPU decoder
-/// gives too (tests/corrupt/match_layer.rs).
+/// kernel, the wavefront decoder and the seek each name the status FORMAT.md §4.5 gives,
+/// which the CPU decoder gives too (tests/corrupt/match_layer.rs).
 #[test]
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn a_broken_length_varint_yields_to_the_first_rule_broken() {
@@ -187,6 +187,7 @@ pub(crate) fn a_broken_length_varint_yields_to_the_first_rule_broken() {
             decoder::Decoder::Dense,
             decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
             decoder::Decoder::Lane,
+            decoder::Decoder::Wavefront,
         ] {
             let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
             let (mut out, mut status) = ga.output_buffers(&g).unwrap();
