@@ -421,11 +421,20 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
         let st = if warp == 0 {
             let n = e.decoded_len[STREAM_LENGTHS] as usize;
             let ends = count_bit7(s.lenb(), 0, n, lane, false);
+            let (st, broken) = varints_to_values(s.lenb(), n, 0, n, 0, s.lenv(), LENV_CAP, lane);
             if lane == 0 {
+                // the values a command may take: all, or those before the first broken
+                // varint, marked so that the parse names the rule the CPU decoder names
+                // (BadVarint where a command takes it, else an earlier rule or Trailing)
+                let w = if broken == u32::MAX {
+                    ends
+                } else {
+                    broken | NLENV_BROKEN
+                };
                 // SAFETY: a shared control word.
-                unsafe { *s.ctrl(C_NLENV) = ends };
+                unsafe { *s.ctrl(C_NLENV) = w };
             }
-            varints_to_values(s.lenb(), n, 0, n, 0, s.lenv(), LENV_CAP, lane)
+            st
         } else {
             let mut before = 0usize;
             let mut total = 0usize;
