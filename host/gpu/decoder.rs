@@ -551,6 +551,11 @@ pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>
 /// [`crate::decode::checksum`], AVX2 when the CPU has it), hashing each byte once: the blocks in
 /// parallel into per-KiB sums, which give each block's checksum and, folded in order, the
 /// content checksum (as the CPU decoder does; windows of 64 MiB bound the sums' memory).
+///
+/// # Errors
+/// [`GpuError::Status`] naming the lowest block whose checksum fails (the same block
+/// whatever the threads' timing, as the reference decoder names it), else the content
+/// checksum.
 pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     use rayon::prelude::*;
     // block sizes are whole KiBs (FORMAT.md §2), so every block starts on a KiB
@@ -561,22 +566,24 @@ pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     for (w, win) in bytes.chunks(window).enumerate() {
         let sums = &mut sums[..win.len().div_ceil(KIB)];
         let first = w * (window / bs);
-        win.par_chunks(bs)
+        // the lowest failing block, not the first a thread finds (`try_for_each` stops at
+        // any): the error must not depend on the threads' timing
+        let bad = win
+            .par_chunks(bs)
             .zip(sums.par_chunks_mut(bs / KIB))
             .zip(a.entries[first..].par_iter())
             .enumerate()
-            .try_for_each(|(j, ((chunk, s), e))| {
+            .find_map_first(|(j, ((chunk, s), e))| {
                 let s = &mut s[..chunk.len() / KIB];
                 checksum::kib_sums(chunk, s);
-                if checksum::hash_with_sums(chunk, s) != e.checksum {
-                    return Err(GpuError::Status(format!(
-                        "block {}: {}",
-                        first + j,
-                        Status::Checksum.describe()
-                    )));
-                }
-                Ok(())
-            })?;
+                (checksum::hash_with_sums(chunk, s) != e.checksum).then_some(first + j)
+            });
+        if let Some(b) = bad {
+            return Err(GpuError::Status(format!(
+                "block {b}: {}",
+                Status::Checksum.describe()
+            )));
+        }
         content.absorb(w * (window / KIB), sums);
     }
     if content.finish(bytes) != a.header.content_checksum {
@@ -676,5 +683,38 @@ mod tests {
         a.header.content_checksum ^= 1;
         let e = verify(&a, &data).expect_err("content checksum").to_string();
         assert!(e.contains("content checksum"), "{e}");
+    }
+
+    /// Several damaged blocks: the check names the lowest, whatever the threads' timing (the
+    /// reference decoder's first failing block, which the GPU decode's report must name).
+    /// Every block from the eighth on is damaged, so a thread that starts anywhere but the
+    /// first block finds a damaged one after one block, while the first thread hashes seven;
+    /// many threads, several rounds.
+    #[test]
+    fn verify_names_the_lowest_damaged_block() {
+        let bs = 64usize << 10;
+        let data = text(128 * bs);
+        let opts = Settings {
+            block_size: bs as u32,
+            level: 1,
+            ..Default::default()
+        };
+        let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
+        let a = Archive::parse(&packed).unwrap();
+        let mut bad = data.clone();
+        for b in 7..128 {
+            bad[b * bs + 100] ^= 0x40;
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(16)
+            .build()
+            .unwrap();
+        for round in 0..20 {
+            let e = pool
+                .install(|| verify(&a, &bad))
+                .expect_err("damaged blocks")
+                .to_string();
+            assert!(e.contains("block 7:"), "round {round}: {e}");
+        }
     }
 }

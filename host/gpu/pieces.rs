@@ -561,24 +561,27 @@ impl<'x, 'a> HostSide<'x, 'a> {
             let sums = &mut self.sums[..win.len().div_ceil(KIB)];
             let b0 = first + w * (window / bs);
             let a = self.a;
-            win.par_chunks(bs)
+            // the lowest failing block, not the first a thread finds (`try_for_each` stops
+            // at any): the error must not depend on the threads' timing
+            let bad = win
+                .par_chunks(bs)
                 .zip(sums.par_chunks_mut(bs / KIB))
                 .zip(a.entries[b0..].par_iter())
                 .enumerate()
-                .try_for_each(|(j, ((chunk, s), e))| {
+                .find_map_first(|(j, ((chunk, s), e))| {
                     let s = &mut s[..chunk.len() / KIB];
                     checksum::kib_sums(chunk, s);
-                    if checksum::hash_with_sums(chunk, s) == e.checksum {
-                        return Ok(());
-                    }
-                    let r = a.block_range(b0 + j);
-                    Err(Error::from(DecodeError::Block {
-                        block: (b0 + j) as u32,
-                        start: r.start,
-                        end: r.end,
-                        status: Status::Checksum,
-                    }))
-                })?;
+                    (checksum::hash_with_sums(chunk, s) != e.checksum).then_some(b0 + j)
+                });
+            if let Some(b) = bad {
+                let r = a.block_range(b);
+                return Err(Error::from(DecodeError::Block {
+                    block: b as u32,
+                    start: r.start,
+                    end: r.end,
+                    status: Status::Checksum,
+                }));
+            }
             self.content.absorb(kib0 + w * (window / KIB), sums);
         }
         // the last KiB of the output so far

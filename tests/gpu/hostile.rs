@@ -275,6 +275,61 @@ struct Mutant<'m> {
     ctx: String,
 }
 
+/// One mutant as [`mutants`] makes it: its base (an index of the bases), its bytes, and
+/// whether its script only XORs bytes of the data section and whether its block checksums
+/// were resealed.
+struct Made {
+    base: usize,
+    m: Vec<u8>,
+    data_only: bool,
+    resealed: bool,
+}
+
+/// Mutant number `it` of `bases` (module docs), its base and script drawn from `r`, which
+/// must have made mutants `0..it` before (each takes the same number of draws, so
+/// [`nth_mutant`] can skip to one).
+fn make_mutant(bases: &[Base], r: &mut common::Rng, it: usize) -> Made {
+    let base = r.below(bases.len() as u64) as usize;
+    let mut script: Vec<u8> = (0..64).map(|_| r.next() as u8).collect();
+    let data_only = it % 4 != 3;
+    let resealed = it % 2 == 1;
+    if data_only {
+        // each operation a byte of the data section XORed (operation 9, section 3 of
+        // `checks::mutate`), as examples/hostile_campaign.rs does
+        for op in script[1..].chunks_mut(7) {
+            op[0] = 9;
+            if op.len() > 1 {
+                op[1] = 3;
+            }
+        }
+    }
+    let mut m = checks::mutate(&bases[base].archive, &mut checks::Cursor(&script));
+    checks::reseal_meta(&mut m);
+    if resealed {
+        checks::reseal_blocks(&mut m);
+    }
+    Made {
+        base,
+        m,
+        data_only,
+        resealed,
+    }
+}
+
+/// Mutant number `it` of a campaign over `bases` from `seed` (the `-{it}` of its label in a
+/// disagreement), made again without a GPU.
+fn nth_mutant(bases: &[Base], seed: u64, it: usize) -> Made {
+    let mut r = common::Rng(seed);
+    for _ in 0..it {
+        // an earlier mutant's draws (make_mutant's), without making it
+        r.below(bases.len() as u64);
+        for _ in 0..64 {
+            r.next();
+        }
+    }
+    make_mutant(bases, &mut r, it)
+}
+
 /// Makes mutants of `bases` from `seed` (module docs) until `n` of them parse, handing each
 /// to `each`; returns how many were made.
 fn mutants(
@@ -294,25 +349,13 @@ fn mutants(
             "{what}: too few mutants parse ({parsed} of {tried})"
         );
         let it = tried - 1;
-        let base = &bases[r.below(bases.len() as u64) as usize];
-        let mut script: Vec<u8> = (0..64).map(|_| r.next() as u8).collect();
-        let data_only = it % 4 != 3;
-        let resealed = it % 2 == 1;
-        if data_only {
-            // each operation a byte of the data section XORed (operation 9, section 3 of
-            // `checks::mutate`), as examples/hostile_campaign.rs does
-            for op in script[1..].chunks_mut(7) {
-                op[0] = 9;
-                if op.len() > 1 {
-                    op[1] = 3;
-                }
-            }
-        }
-        let mut m = checks::mutate(&base.archive, &mut checks::Cursor(&script));
-        checks::reseal_meta(&mut m);
-        if resealed {
-            checks::reseal_blocks(&mut m);
-        }
+        let Made {
+            base,
+            m,
+            data_only,
+            resealed,
+        } = make_mutant(bases, &mut r, it);
+        let base = &bases[base];
         let Ok(a) = Archive::parse(&m) else {
             t.count("(parse error: not sent to the GPU, not counted)");
             continue;
@@ -803,5 +846,57 @@ pub(crate) fn moved_blocks_fail_on_every_gpu_path() {
                 );
             }
         }
+    }
+}
+
+/// Mutant 496 of the `--target gpu` dense campaign (seed `SEED + 1`), made again without a
+/// GPU ([`nth_mutant`]): bytes of the data section of "fasta gpu-4K" XORed, the block
+/// checksums not resealed. Blocks 0-2 decode to the original's bytes; block 3 decodes to other
+/// bytes under its original checksum, so it fails its checksum (FORMAT.md §4.5 step 4, §6),
+/// and so do later blocks. The decode's report must name block 3, the lowest failing block
+/// (the reference decoder's verdict), whatever the threads' timing: the host's check after a
+/// GPU decode (`decoder::verify`, here on the reference's bytes, which the GPU decode
+/// writes), run with many threads; a check that stops at the first failing block any
+/// thread finds names a later one on a many-core host.
+#[test]
+fn a_target_gpu_mutant_is_refused_naming_its_lowest_damaged_block() {
+    let bases = bases(Kind::TargetGpu);
+    let mu = nth_mutant(&bases, SEED + 1, 496);
+    let base = &bases[mu.base];
+    assert_eq!(base.name, "fasta gpu-4K");
+    assert!(mu.data_only && !mu.resealed);
+    let a = Archive::parse(&mu.m).unwrap();
+    let orig = Archive::parse(&base.archive).unwrap();
+    let v = Verdict::of(&a);
+    let block = |b: usize| {
+        let r = a.block_range(b);
+        r.start as usize..r.end as usize
+    };
+    for b in 0..3 {
+        assert_eq!(v.blocks[b], None, "block {b}");
+        assert!(v.out[block(b)] == base.original[block(b)], "block {b}");
+    }
+    // block 3: other bytes, the original's checksum
+    assert!(v.out[block(3)] != base.original[block(3)]);
+    assert_eq!(a.entries()[3].checksum, orig.entries()[3].checksum);
+    assert_eq!(v.blocks[3], Some(Status::Checksum));
+    assert_eq!(v.first_rule(), None, "{:?}", v.blocks);
+    assert!(v.blocks[4..].iter().any(|x| x.is_some()), "{:?}", v.blocks);
+    // the GPU decode's report, from the bytes it decoded (the reference's): block 3, every
+    // time, with many threads
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(16)
+        .build()
+        .unwrap();
+    for round in 0..20 {
+        let e = pool.install(|| decoder::verify(&a, &v.out)).unwrap_err();
+        let msg = e.to_string();
+        assert!(moved::names_block(&msg, 3), "round {round}: {msg}");
+    }
+    match aceapex::decompress(mu.m.as_slice()) {
+        Err(Error::Decode(DecodeError::Block { block, status, .. })) => {
+            assert_eq!((block, status), (3, Status::Checksum))
+        }
+        other => panic!("the CPU decode: {:?}", other.map(|x| x.len())),
     }
 }
