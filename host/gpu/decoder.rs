@@ -687,13 +687,13 @@ mod tests {
 
     /// Several damaged blocks: the check names the lowest, whatever the threads' timing (the
     /// reference decoder's first failing block, which the GPU decode's report must name).
-    /// Every block from the eighth on is damaged, so a thread that starts anywhere but the
-    /// first block finds a damaged one after one block, while the first thread hashes seven;
-    /// many threads, several rounds.
+    /// Every block from block 100 on is damaged: the thread that hashes block 100 hashes
+    /// the blocks before it in its part first, while the threads given the later parts find
+    /// a damaged block at once; many threads, several rounds.
     #[test]
     fn verify_names_the_lowest_damaged_block() {
         let bs = 64usize << 10;
-        let data = text(128 * bs);
+        let data = text(256 * bs);
         let opts = Settings {
             block_size: bs as u32,
             level: 1,
@@ -702,7 +702,7 @@ mod tests {
         let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
         let a = Archive::parse(&packed).unwrap();
         let mut bad = data.clone();
-        for b in 7..128 {
+        for b in 100..256 {
             bad[b * bs + 100] ^= 0x40;
         }
         let pool = rayon::ThreadPoolBuilder::new()
@@ -714,7 +714,7 @@ mod tests {
                 .install(|| verify(&a, &bad))
                 .expect_err("damaged blocks")
                 .to_string();
-            assert!(e.contains("block 7:"), "round {round}: {e}");
+            assert!(e.contains("block 100:"), "round {round}: {e}");
         }
     }
 }
