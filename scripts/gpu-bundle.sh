@@ -3,6 +3,9 @@
 #   bin/aceapex            the release CLI
 #   bin/test-*             release test binaries (tests/gpu.rs and the others)
 #   bin/bench-*            criterion bench binaries whose names start with "gpu"
+#   bin/test-racecheck-gpu tests/gpu.rs with the kernels' `racecheck` build (device crate
+#                          feature: stage 3 without its by-design races), for
+#                          scripts/gpu-sanitizer.sh's racecheck
 #   data/*.acx             archives of real corpora, made here by the CPU encoder at level
 #                          $BUNDLE_LEVEL (default 6) with $BUNDLE_FLAGS (e.g. "--target gpu");
 #                          run.sh restores the originals from them with the CPU decoder
@@ -32,6 +35,7 @@ for line in sys.stdin:
 }
 collect test test --release --no-run
 collect bench bench --no-run
+ACEAPEX_DEVICE_FEATURES=racecheck collect test-racecheck test --release --no-run --test gpu
 strip "$B"/bin/*
 cp scripts/gpu-run.sh "$B/run.sh"
 CORPORA=${CORPORA:-corpora}

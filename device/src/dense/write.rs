@@ -26,15 +26,19 @@ use super::*;
 /// store is one transaction, so a racing 16-bit load of one of its slots reads either the
 /// old pointer or the new one, both on that slot's chain. (A vector access, which the model
 /// takes element by element, comes out of LLVM as the same 64-bit access.)
-/// `compute-sanitizer --tool racecheck` reports these loads and stores as write-after-read
-/// hazards, with the decode bit-exact; making every access of the chain volatile makes the
-/// write stage several times slower. Only the first hop's loads are volatile, so that LLVM
-/// keeps them unconditional.
+/// `compute-sanitizer --tool racecheck` reports these loads and stores as hazards (the 8-byte
+/// store back against the four first-hop loads and the four chain loops' loads, on every
+/// block with matches), with the decode bit-exact; making every access of the chain volatile
+/// makes the write stage several times slower. Only the first hop's loads are volatile, so
+/// that LLVM keeps them unconditional. The device crate's `racecheck` feature builds this
+/// stage without the races (`write_phased`), for the sanitizer's run
+/// (scripts/gpu-sanitizer.sh), so that it reports only hazards of the rest of the kernel.
 ///
 /// `LIT_RUNS` ([`decode_blocks_dense_sc`]'s): a word whose four pointers are consecutive
 /// literal pointers (a literal run, most of a block of DNA) takes its four literals in one or
 /// two aligned 4-byte loads of the literal region instead of four pointer hops and four
 /// byte loads.
+#[cfg_attr(feature = "racecheck", allow(unreachable_code, unused_variables))]
 pub(super) fn write_memo<const LIT_RUNS: bool>(
     s: &Smem,
     out: *mut u8,
@@ -42,6 +46,9 @@ pub(super) fn write_memo<const LIT_RUNS: bool>(
     block_len: u32,
     tid: u32,
 ) {
+    // the sanitizer build's race-free form (the device crate's `racecheck` feature)
+    #[cfg(feature = "racecheck")]
+    return write_phased(s, out, start, block_len, tid);
     let ptr = s.ptr();
     let lit = s.lit();
     let byte = |i: u32| -> u32 {
@@ -146,5 +153,54 @@ pub(super) fn write_memo<const LIT_RUNS: bool>(
         // SAFETY: start + i < start + block_len <= out_len.
         unsafe { *out.add((start + i as u64) as usize) = b };
         i += THREADS;
+    }
+}
+
+/// Stage 3 without [`write_memo`]'s racing accesses, in the device crate's `racecheck` build
+/// (scripts/gpu-sanitizer.sh), so that `compute-sanitizer --tool racecheck` reports a hazard
+/// only where the rest of the kernel has one: the block in rounds of `4 * THREADS` bytes; in
+/// each round every thread follows the chains of its (up to) four bytes with loads alone,
+/// then, after a barrier, stores their literal pointers back into its own slots and writes
+/// the bytes, and a barrier orders those stores before the next round's loads. A chain
+/// leaves its round in one hop (earlier rounds hold literal pointers), so it stays short as
+/// in `write_memo`. The same bytes as `write_memo`, with two barriers per round: called by
+/// every thread of the CTA (block-uniform `block_len`).
+#[cfg(feature = "racecheck")]
+fn write_phased(s: &Smem, out: *mut u8, start: u64, block_len: u32, tid: u32) {
+    let ptr = s.ptr();
+    let lit = s.lit();
+    let mut base = 0u32;
+    while base < block_len {
+        let mut v = [0u16; 4];
+        for (k, x) in v.iter_mut().enumerate() {
+            let i = base + 4 * tid + k as u32;
+            if i < block_len {
+                // SAFETY: i < block_len pointer slots; a match pointer names a lower
+                // position (parse checks), so every hop stays in the region and the chain
+                // ends at a literal pointer.
+                let mut p = unsafe { *ptr.add(i as usize) };
+                while p & 0x8000 == 0 {
+                    p = unsafe { *ptr.add(p as usize) };
+                }
+                *x = p;
+            }
+        }
+        // every load of the round before any of its stores
+        sync();
+        for (k, &x) in v.iter().enumerate() {
+            let i = base + 4 * tid + k as u32;
+            if i < block_len {
+                // SAFETY: slot i is this thread's own; x is a literal pointer, 0x8000 + an
+                // index below the block's literal count (<= LIT_CAP, in the literal region);
+                // start + i < start + block_len <= out_len.
+                unsafe {
+                    *ptr.add(i as usize) = x;
+                    *out.add((start + i as u64) as usize) = *lit.add((x & 0x7FFF) as usize);
+                }
+            }
+        }
+        // the round's stores before the next round's loads
+        sync();
+        base += 4 * THREADS;
     }
 }
