@@ -108,8 +108,8 @@ impl Digester {
     /// Adds `bytes` to the sequence: its ASCII letters, uppercased; every other byte is
     /// dropped (refget's canonical form).
     ///
-    /// With more than one rayon thread, a long input's two hashes run side by side, a
-    /// [`JOINED_CHUNK`] at a time (the two take about as long each, and hashing is the
+    /// With more than one rayon thread, a long input's two hashes run side by side, one MiB
+    /// (`JOINED_CHUNK`) at a time (the two take about as long each, and hashing is the
     /// serial part of a streamed compress of FASTA).
     pub fn update(&mut self, bytes: &[u8]) {
         let joined = bytes.len() >= JOINED_CHUNK && rayon::current_num_threads() > 1;
