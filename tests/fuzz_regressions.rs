@@ -137,7 +137,7 @@ fn depth_cap_periodic_input_is_not_quadratic() {
 /// timed out the fuzzer (60 s) under AddressSanitizer: about 500 KiB of nearly constant or
 /// periodic bytes on which the encoder's later trial parses were quadratic in a block's
 /// length. Each must replay in under 2 s at opt-level 3. Ignored because it is timed: run it
-/// on an idle machine (`cargo test --release --test fuzz_regressions -- --ignored`).
+/// on an idle machine (`cargo test --release --test fuzz_regressions -- --ignored --nocapture`).
 #[test]
 #[ignore = "timed: run on an idle machine"]
 fn slow_inputs_compress_in_time() {
@@ -159,6 +159,8 @@ fn slow_inputs_compress_in_time() {
         let t = std::time::Instant::now();
         check(&bytes);
         let secs = t.elapsed().as_secs_f64();
+        // each input's time, for docs/RELIABILITY.md (shown with --nocapture)
+        println!("{name}: {secs:.2} s");
         assert!(secs < 2.0, "{name} took {secs:.1} s");
     }
 }

@@ -140,36 +140,6 @@ impl Digester {
     }
 }
 
-/// The hash `H` of the canonical form of `bytes`, and the canonical form's length.
-fn hash_canonical<H: Digest>(bytes: &[u8]) -> (md5::digest::Output<H>, u64) {
-    let mut h = H::new();
-    let mut buf = Vec::with_capacity(CHUNK);
-    let mut length = 0u64;
-    for piece in bytes.chunks(CHUNK) {
-        canonicalise(piece, &mut buf);
-        h.update(&buf);
-        length += buf.len() as u64;
-    }
-    (h.finalize(), length)
-}
-
-/// [`hash_canonical`] for MD5 and SHA-512 at once, each piece made canonical once.
-#[allow(clippy::type_complexity)]
-fn hash_canonical_both(
-    bytes: &[u8],
-) -> ((md5::digest::Output<Md5>, u64), md5::digest::Output<Sha512>) {
-    let (mut m, mut h) = (Md5::new(), Sha512::new());
-    let mut buf = Vec::with_capacity(CHUNK);
-    let mut length = 0u64;
-    for piece in bytes.chunks(CHUNK) {
-        canonicalise(piece, &mut buf);
-        m.update(&buf);
-        h.update(&buf);
-        length += buf.len() as u64;
-    }
-    ((m.finalize(), length), h.finalize())
-}
-
 /// `piece`'s ASCII letters, uppercased, into `buf` (cleared first): refget's canonical form.
 fn canonicalise(piece: &[u8], buf: &mut Vec<u8>) {
     buf.clear();
@@ -181,7 +151,8 @@ fn canonicalise(piece: &[u8], buf: &mut Vec<u8>) {
 }
 
 /// The digests of every sequence of `index` (a FASTA index of `data`), in index order,
-/// computed in parallel (one task a sequence and hash, on the current rayon pool).
+/// computed in parallel on the current rayon pool (a task a sequence; a long one's two hashes
+/// side by side, as [`Digester::update`] runs them).
 ///
 /// Each sequence's bytes run from its OFFSET to its last base (FORMAT.md §3.5); line ends
 /// between them fall out of the canonical form.
@@ -213,24 +184,10 @@ pub fn sequence_digests(
                 data.get(s..e)
             })
             .ok_or(ChecksumsError::Unlocatable { sequence: i })?;
-            // the two hashes of a long sequence run side by side; on one thread, both from one
-            // canonical copy
-            let ((md5, length), sha) = if rayon::current_num_threads() == 1 {
-                hash_canonical_both(bytes)
-            } else {
-                let ((md5, length), (sha, _)) = rayon::join(
-                    || hash_canonical::<Md5>(bytes),
-                    || hash_canonical::<Sha512>(bytes),
-                );
-                ((md5, length), sha)
-            };
-            let mut sha512t24 = [0u8; 24];
-            sha512t24.copy_from_slice(&sha[..24]);
-            Ok(SequenceDigests {
-                length,
-                md5: md5.into(),
-                sha512t24,
-            })
+            // (a long sequence's two hashes run side by side: `Digester::update`)
+            let mut d = Digester::new();
+            d.update(bytes);
+            Ok(d.finish())
         })
         .collect()
 }

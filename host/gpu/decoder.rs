@@ -15,7 +15,7 @@ use crate::decode::checksum::{self, KIB};
 use crate::device::format::{
     packed_table_index_entry, table_index_entry, NO_TABLE, TABLE_CTX_SHIFT,
 };
-use crate::device::format::{DecodeTable, STREAM_COUNT};
+use crate::device::format::{BlockEntry, DecodeTable, STREAM_COUNT};
 use crate::device::status::Status;
 use crate::format::Archive;
 use cudarc::driver::CudaSlice;
@@ -173,7 +173,7 @@ impl GpuArchive {
         let dense_order = upload_order(gpu, &dense_order, "uploading the dense block order")?;
         let rans_order = upload_order(gpu, &order, "uploading the rANS chunk order")?;
         let resident_bytes = (a.data.len()
-            + a.entries.len() * std::mem::size_of::<crate::device::format::BlockEntry>()
+            + a.entries.len() * std::mem::size_of::<BlockEntry>()
             + a.block_offsets.len() * 8
             + tables.len() * 16384
             + index.len() * 4) as u64;
@@ -557,7 +557,6 @@ pub fn decompress_with(gpu: &Gpu, a: &Archive<'_>, d: Decoder) -> Result<Vec<u8>
 /// whatever the threads' timing, as the reference decoder names it), else the content
 /// checksum.
 pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
-    use rayon::prelude::*;
     // block sizes are whole KiBs (FORMAT.md §2), so every block starts on a KiB
     let bs = a.header.block_size as usize;
     let window = bs * (WINDOW_BYTES / bs).max(1);
@@ -566,21 +565,10 @@ pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
     for (w, win) in bytes.chunks(window).enumerate() {
         let sums = &mut sums[..win.len().div_ceil(KIB)];
         let first = w * (window / bs);
-        // the lowest failing block, not the first a thread finds (`try_for_each` stops at
-        // any): the error must not depend on the threads' timing
-        let bad = win
-            .par_chunks(bs)
-            .zip(sums.par_chunks_mut(bs / KIB))
-            .zip(a.entries[first..].par_iter())
-            .enumerate()
-            .find_map_first(|(j, ((chunk, s), e))| {
-                let s = &mut s[..chunk.len() / KIB];
-                checksum::kib_sums(chunk, s);
-                (checksum::hash_with_sums(chunk, s) != e.checksum).then_some(first + j)
-            });
-        if let Some(b) = bad {
+        if let Some(j) = lowest_bad_block(win, bs, sums, &a.entries[first..]) {
             return Err(GpuError::Status(format!(
-                "block {b}: {}",
+                "block {}: {}",
+                first + j,
                 Status::Checksum.describe()
             )));
         }
@@ -590,6 +578,29 @@ pub fn verify(a: &Archive<'_>, bytes: &[u8]) -> Result<(), GpuError> {
         return Err(GpuError::Status("content checksum mismatch".into()));
     }
     Ok(())
+}
+
+/// Hashes the blocks of `win` (block `j` is `win[j * bs..]`, `bs` bytes but the last; whole
+/// KiBs, FORMAT.md §2) in parallel into their per-KiB sums in `sums` (kept for the content
+/// checksum) and returns the lowest `j` whose XXH3-64 is not `entries[j]`'s checksum (§6):
+/// the lowest, not the first a thread finds, so that the block an error names does not
+/// depend on the threads' timing. For [`verify`] and the decode in pieces.
+pub(super) fn lowest_bad_block(
+    win: &[u8],
+    bs: usize,
+    sums: &mut [checksum::KibSums],
+    entries: &[BlockEntry],
+) -> Option<usize> {
+    use rayon::prelude::*;
+    win.par_chunks(bs)
+        .zip(sums.par_chunks_mut(bs / KIB))
+        .zip(entries.par_iter())
+        .enumerate()
+        .find_map_first(|(j, ((chunk, s), e))| {
+            let s = &mut s[..chunk.len() / KIB];
+            checksum::kib_sums(chunk, s);
+            (checksum::hash_with_sums(chunk, s) != e.checksum).then_some(j)
+        })
 }
 
 /// Wall-time laps printed to standard error when [`GpuTuning::print_phases`] is set; only

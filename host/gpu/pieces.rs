@@ -24,9 +24,9 @@
 //! the pieces before it and the wavefront decoder would have to start past them; callers
 //! decode those with the CPU streaming decoder instead.
 
-use super::decoder::GpuArchive;
+use super::decoder::{lowest_bad_block, GpuArchive};
 use super::{kernels, schedule, Ctx, Gpu, GpuError};
-use crate::decode::checksum::{self, Folder, KibSums, KIB};
+use crate::decode::checksum::{Folder, KibSums, KIB};
 use crate::device::format::{BlockEntry, DecodeTable, STREAM_COUNT};
 use crate::device::status::Status;
 use crate::error::{DecodeError, Error};
@@ -544,10 +544,9 @@ impl<'x, 'a> HostSide<'x, 'a> {
     /// Checks the output `bytes` of the piece whose first block is `first` (the next piece
     /// in order): each block against its checksum, then folds them into the content checksum.
     ///
-    /// Errors: [`DecodeError::Block`] with [`Status::Checksum`] naming the first damaged
+    /// Errors: [`DecodeError::Block`] with [`Status::Checksum`] naming the lowest damaged
     /// block.
     fn piece(&mut self, first: usize, bytes: &[u8]) -> Result<(), Error> {
-        use rayon::prelude::*;
         let bs = self.a.header.block_size as usize;
         debug_assert_eq!(first as u64 * bs as u64, self.done);
         // block sizes are whole KiBs (FORMAT.md §2), so every block and piece starts on a KiB
@@ -561,19 +560,8 @@ impl<'x, 'a> HostSide<'x, 'a> {
             let sums = &mut self.sums[..win.len().div_ceil(KIB)];
             let b0 = first + w * (window / bs);
             let a = self.a;
-            // the lowest failing block, not the first a thread finds (`try_for_each` stops
-            // at any): the error must not depend on the threads' timing
-            let bad = win
-                .par_chunks(bs)
-                .zip(sums.par_chunks_mut(bs / KIB))
-                .zip(a.entries[b0..].par_iter())
-                .enumerate()
-                .find_map_first(|(j, ((chunk, s), e))| {
-                    let s = &mut s[..chunk.len() / KIB];
-                    checksum::kib_sums(chunk, s);
-                    (checksum::hash_with_sums(chunk, s) != e.checksum).then_some(b0 + j)
-                });
-            if let Some(b) = bad {
+            if let Some(j) = lowest_bad_block(win, bs, sums, &a.entries[b0..]) {
+                let b = b0 + j;
                 let r = a.block_range(b);
                 return Err(Error::from(DecodeError::Block {
                     block: b as u32,
