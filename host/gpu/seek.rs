@@ -47,6 +47,12 @@ pub(crate) fn own_blocks(a: &Archive<'_>) -> Vec<bool> {
 /// point whose launch bounds allow fewer warps takes fewer ([`seek_chunk_blocks`]).
 pub const SEEK_RANS_BLOCKS: u32 = 8;
 
+/// Blocks needing the seek's rANS stage up to which a request gives each its own CTA (chunks
+/// of one block): so few CTAs run at once on the GPU, and a chunk would only add its other
+/// blocks' chains to the asked block's (a block of N runs, whose chain is short, then waits
+/// for its neighbours' chains of bases). Past it, chunks share their group's staged tables.
+pub const SEEK_LONE_BLOCKS: u32 = 128;
+
 /// Most warps per CTA of the rANS entry point `entry`: its launch bounds' `.maxntid` over 32
 /// (`device::kernel_names::LAUNCH_BOUNDS`, written into the PTX by `build.rs`). A launch of
 /// more threads than that is refused by the driver (`CUDA_ERROR_INVALID_VALUE`); up to it,
@@ -77,6 +83,19 @@ pub struct SeekChunks {
     pub group_blocks: u32,
     /// Most blocks of a chunk: [`seek_chunk_blocks`] of the archive (0 taken as 1).
     pub blocks: u32,
+    /// Up to this many blocks needing the rANS stage, a request's chunks are of one block
+    /// ([`SEEK_LONE_BLOCKS`] for an archive).
+    pub lone_blocks: u32,
+}
+
+impl SeekChunks {
+    /// Whether a request [`plan`]ned with `planned` fits an archive of these chunks: the
+    /// same groups and rule, and chunks of this size or of one block.
+    pub fn admits(&self, planned: &SeekChunks) -> bool {
+        planned.group_blocks == self.group_blocks
+            && planned.lone_blocks == self.lone_blocks
+            && (planned.blocks == self.blocks || planned.blocks == 1)
+    }
 }
 
 /// A planned request: the request buffer's bytes and its layout.
@@ -92,8 +111,9 @@ pub struct Plan {
     /// that needs that stage lies in one, `chunks.blocks` blocks from its first within its
     /// table group; chunks do not overlap.
     pub n_rans: u32,
-    /// The chunk geometry the rANS list was laid out for (the archive's
-    /// [`GpuArchive::seek_chunks`]).
+    /// The chunk geometry the rANS list was laid out for: the archive's
+    /// [`GpuArchive::seek_chunks`], with chunks of one block where few blocks need the
+    /// stage ([`SeekChunks::lone_blocks`]).
     pub chunks: SeekChunks,
     /// Where the ranges start.
     pub ranges_at: u64,
@@ -139,6 +159,24 @@ pub fn plan(
         }
         out_len += len;
     }
+    let need: u32 = bits
+        .iter()
+        .enumerate()
+        .map(|(w, &word)| {
+            let mut m = word;
+            let mut n = 0;
+            while m != 0 {
+                n += !own[w * 64 + m.trailing_zeros() as usize] as u32;
+                m &= m - 1;
+            }
+            n
+        })
+        .sum();
+    let chunks = if need <= chunks.lone_blocks {
+        SeekChunks { blocks: 1, ..chunks }
+    } else {
+        chunks
+    };
     let group = chunks.group_blocks.max(1) as u64;
     let chunk = chunks.blocks.max(1) as u64;
     // the next chunk's first block: the first block needing the rANS stage at or past the
@@ -240,6 +278,7 @@ impl GpuArchive {
         SeekChunks {
             group_blocks: self.group_blocks.max(1),
             blocks: seek_chunk_blocks(self.rans.entry, self.rans.halves),
+            lone_blocks: SEEK_LONE_BLOCKS,
         }
     }
 
@@ -345,7 +384,7 @@ impl GpuArchive {
         }
         // (the rANS launch's CTA size comes from the plan's chunks: another archive's could
         // exceed this entry point's launch bounds or overlap this archive's groups)
-        if p.n_rans > 0 && p.chunks != self.seek_chunks() {
+        if p.n_rans > 0 && !self.seek_chunks().admits(&p.chunks) {
             return Err(GpuError::Status(format!(
                 "the request was planned for rANS chunks {:?}, this archive takes {:?}",
                 p.chunks,
@@ -476,7 +515,31 @@ mod tests {
         SeekChunks {
             group_blocks,
             blocks,
+            lone_blocks: 0,
         }
+    }
+
+    /// Up to `lone_blocks` blocks needing the rANS stage, chunks of one block: blocks 0, 3,
+    /// 4 (3 self-contained) in groups of 64 with chunks of 8 and the rule at 2: by hand, two
+    /// blocks need the stage, so chunks 0 and 4 of one block each; at 1, one chunk (0-7).
+    #[test]
+    fn few_blocks_get_a_chunk_each() {
+        let mut own = vec![false; 64];
+        own[3] = true;
+        let r: Vec<(u64, u64)> = [0u64, 3, 4].iter().map(|&b| (b * 4096, 10)).collect();
+        let rule = |lone_blocks| SeekChunks {
+            lone_blocks,
+            ..chunks(64, 8)
+        };
+        let p = plan(&r, 4096, 64 * 4096, &own, rule(2)).unwrap();
+        assert_eq!(rans_of(&p), [0, 4]);
+        assert_eq!(p.chunks.blocks, 1);
+        assert!(rule(2).admits(&p.chunks));
+        let p = plan(&r, 4096, 64 * 4096, &own, rule(1)).unwrap();
+        assert_eq!(rans_of(&p), [0]);
+        assert_eq!(p.chunks, rule(1));
+        assert!(!rule(1).admits(&chunks(64, 4)));
+        assert!(!rule(1).admits(&chunks(32, 8)));
     }
 
     /// Each rANS entry point's most warps per CTA, by hand from its launch bounds (16 for
