@@ -119,6 +119,7 @@ impl Bench<'_> {
                     self.ga.block_size(),
                     self.ga.original_size(),
                     self.ga.own_blocks(),
+                    self.ga.seek_chunks(),
                 );
                 let _ = std::hint::black_box(p);
                 t.elapsed().as_secs_f64() * 1e6
@@ -130,6 +131,7 @@ impl Bench<'_> {
             self.ga.block_size(),
             self.ga.original_size(),
             self.ga.own_blocks(),
+            self.ga.seek_chunks(),
         )
         .unwrap();
         self.gpu.sync().unwrap();

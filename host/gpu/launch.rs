@@ -685,15 +685,18 @@ pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(
 }
 
 /// The device buffers of one random-access read ([`super::seek`]), laid out by it: `order`
-/// (`n_order` block indices, each once), `rans` (`n_rans` of them, those not decodable from
-/// the data section alone), `ranges` (`n_ranges` [`SeekRange`]s) inside `req`, the slots, the
-/// per-block status words and the per-range status words.
+/// (`n_order` block indices, each once), `rans` (`n_rans` chunk starts of the rANS stage,
+/// ascending, whose chunks of up to `chunk_blocks` blocks cover the blocks of the order not
+/// decodable from the data section alone, `seek::plan`), `ranges` (`n_ranges`
+/// [`SeekRange`]s) inside `req`, the slots, the per-block status words and the per-range
+/// status words.
 pub(crate) struct SeekLaunch<'a> {
     pub req: &'a CudaSlice<u8>,
     pub order_at: u64,
     pub n_order: u32,
     pub rans_at: u64,
     pub n_rans: u32,
+    pub chunk_blocks: u32,
     pub ranges_at: u64,
     pub n_ranges: u32,
     pub slots: &'a mut CudaSlice<u8>,
@@ -702,10 +705,11 @@ pub(crate) struct SeekLaunch<'a> {
 }
 
 /// Launches a random-access read's kernels on the stream, one after the other: the rANS
-/// stage on the blocks that need it (one CTA per block: `32 * halves` threads, so the kernel's
-/// chunk is the one block), `decode_blocks_seek` (each block of the order to its slot, its
-/// XXH3-64 checked on the device) and `seek_gather` (the ranges to `out`, back to back from
-/// byte 0, and their status words).
+/// stage on the chunks that cover the blocks that need it (one CTA per chunk of
+/// `chunk_blocks` blocks, `seek::seek_chunk_blocks`: `32 * halves` threads a block),
+/// `decode_blocks_seek` (each block of the order to its slot, its XXH3-64 checked on the
+/// device) and `seek_gather` (the ranges to `out`, back to back from byte 0, and their
+/// status words).
 pub(crate) fn seek(
     gpu: &Gpu,
     ga: &super::resident::GpuArchive,
@@ -757,17 +761,30 @@ pub(crate) fn seek(
             halves: halves as u64,
             ..rans_archive_params(gpu, ga, decoded_ptr)
         };
+        // (within the entry point's launch bounds, `.maxntid`: a CTA of more threads is
+        // refused; the narrow entry points hold 4 blocks of pairs of warps)
+        let warps = halves * l.chunk_blocks;
+        assert!(
+            l.chunk_blocks >= 1 && warps <= super::seek::rans_max_warps(ga.rans.entry),
+            "seek chunks of {} blocks over the rANS entry point's launch bounds",
+            l.chunk_blocks
+        );
         let cfg = LaunchConfig {
             grid_dim: (l.n_rans.min(cap), 1, 1),
-            block_dim: (32 * halves, 1, 1),
+            block_dim: (32 * warps, 1, 1),
             shared_mem_bytes: ga.rans.smem_bytes(),
         };
         // SAFETY: `p` is the rANS entry points' parameter list; the chunk order is the
-        // request's n_rans block indices below n_blocks, each once (`seek::plan`), and with
-        // 32 * halves threads a CTA's chunk is its one block, so each block's slices and
-        // status word have one writer; no dense queue (0) and no hand-off (epoch 0); the
-        // other buffers are the archive's, as for `rans_decode_slices`, with its shared
-        // memory (the plan's, within the raised limit).
+        // request's n_rans ascending block indices below n_blocks, each a chunk's first
+        // block, the chunks (chunk_blocks blocks from it within its table group, the CTA's
+        // warps / halves, the plan's chunks, which `submit_locked` checked are the
+        // archive's) not overlapping (`seek::plan`), so each block's slices and status word
+        // have one writer (a block of a chunk not in the order is decoded into its own
+        // scratch area and its status word, which nothing of this request reads); at most
+        // the entry point's launch-bound warps (asserted), which also bound the pair slots
+        // (KERNEL_PAIR_BYTES holds KERNEL_SOLO_WARPS / 2 pairs); no dense queue (0) and no
+        // hand-off (epoch 0); the other buffers are the archive's, as for
+        // `rans_decode_slices`, with its shared memory (the plan's, within the raised limit).
         unsafe {
             launch_after(
                 gpu,

@@ -13,8 +13,10 @@
 //! sources decoded first): the CPU [`crate::Reader`] reads them.
 
 use super::resident::{GpuArchive, SeekState};
+use super::schedule::RansEntry;
 use super::{launch, Ctx, Gpu, GpuError};
 use crate::device::format::{SeekRange, LANES_TWO_BIT, STREAM_LITERALS};
+use crate::device::rans::{KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS, KERNEL_SOLO_WARPS};
 use crate::device::status::Status;
 use crate::format::Archive;
 use cudarc::driver::{CudaSlice, DevicePtr};
@@ -37,6 +39,46 @@ pub(crate) fn own_blocks(a: &Archive<'_>) -> Vec<bool> {
         .collect()
 }
 
+/// Blocks a CTA of the seek's rANS stage decodes at most: the blocks from a chunk's first (a
+/// block asked for) on that lie in its table group, one warp (or pair) each, so that they
+/// share the group's tables staged once in shared memory. Blocks of a chunk not asked for are
+/// decoded into the scratch too and never read: with a CTA per block asked for, a batch of
+/// random tiles held a group's tables per warp and ran in several rounds of CTAs. An entry
+/// point whose launch bounds allow fewer warps takes fewer ([`seek_chunk_blocks`]).
+pub const SEEK_RANS_BLOCKS: u32 = 8;
+
+/// Most warps per CTA of the rANS entry point `entry`: its launch bounds' `.maxntid` over 32
+/// (`device::kernel_names::LAUNCH_BOUNDS`, written into the PTX by `build.rs`). A launch of
+/// more threads than that is refused by the driver (`CUDA_ERROR_INVALID_VALUE`); up to it,
+/// the registers `ptxas` gave the kernel fit the SM.
+pub fn rans_max_warps(entry: RansEntry) -> u32 {
+    match entry {
+        RansEntry::Plain | RansEntry::Context | RansEntry::Packed => KERNEL_MAX_WARPS,
+        RansEntry::PackedNarrow | RansEntry::TwoBit => KERNEL_NARROW_WARPS,
+        RansEntry::PackedSolo => KERNEL_SOLO_WARPS,
+    }
+}
+
+/// Blocks per chunk of the seek's rANS stage for an archive decoded by `entry` with `halves`
+/// warps per block (`schedule::rans_halves`; 0 taken as 1): [`SEEK_RANS_BLOCKS`], or as many
+/// as [`rans_max_warps`] holds when that is fewer (4 for the 8-warp entry points on an
+/// archive with wide slices), at least 1.
+pub fn seek_chunk_blocks(entry: RansEntry, halves: u32) -> u32 {
+    (rans_max_warps(entry) / halves.max(1)).clamp(1, SEEK_RANS_BLOCKS)
+}
+
+/// The chunks of a seek's rANS stage for one archive: a chunk is up to `blocks` blocks from
+/// its first, within its table group of `group_blocks` (FORMAT.md §5.1), one CTA of
+/// `32 * halves * blocks` threads (`launch::seek`). [`plan`] lays chunks out with it and the
+/// launch takes its CTA size from the plan's, so the two agree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SeekChunks {
+    /// Blocks that share a table group (0 taken as 1).
+    pub group_blocks: u32,
+    /// Most blocks of a chunk: [`seek_chunk_blocks`] of the archive (0 taken as 1).
+    pub blocks: u32,
+}
+
 /// A planned request: the request buffer's bytes and its layout.
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -46,8 +88,13 @@ pub struct Plan {
     pub n_order: u32,
     /// Where the rANS list starts.
     pub rans_at: u64,
-    /// Blocks of the order that need the rANS stage.
+    /// Chunks of the rANS stage (their first blocks, ascending): every block of the order
+    /// that needs that stage lies in one, `chunks.blocks` blocks from its first within its
+    /// table group; chunks do not overlap.
     pub n_rans: u32,
+    /// The chunk geometry the rANS list was laid out for (the archive's
+    /// [`GpuArchive::seek_chunks`]).
+    pub chunks: SeekChunks,
     /// Where the ranges start.
     pub ranges_at: u64,
     /// Ranges.
@@ -64,8 +111,9 @@ fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
 }
 
 /// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
-/// byte, inside the original): the sorted, distinct blocks they lie in, those of them not
-/// in `own` (the rANS list), and each range's place in the output (back to back, in
+/// byte, inside the original): the sorted, distinct blocks they lie in, the rANS stage's
+/// chunks covering those of them not in `own` (`chunks`: the archive's
+/// [`GpuArchive::seek_chunks`]), and each range's place in the output (back to back, in
 /// request order) and its first slot.
 ///
 /// Errors: [`GpuError::Status`] naming the first range that is empty or reaches past
@@ -75,6 +123,7 @@ pub fn plan(
     block_size: u32,
     original_size: u64,
     own: &[bool],
+    chunks: SeekChunks,
 ) -> Result<Plan, GpuError> {
     let bs = block_size as u64;
     // the blocks asked for, as a bit set over the archive's blocks: sorted and each once
@@ -90,15 +139,28 @@ pub fn plan(
         }
         out_len += len;
     }
+    let group = chunks.group_blocks.max(1) as u64;
+    let chunk = chunks.blocks.max(1) as u64;
+    // the next chunk's first block: the first block needing the rANS stage at or past the
+    // end of the chunk before (`cover`), whose chunk then ends `chunk` blocks on or at its
+    // group's end
+    let starts_chunk = |b: u64, cover: &mut u64| {
+        if own[b as usize] || b < *cover {
+            return false;
+        }
+        *cover = (b + chunk).min((b / group + 1) * group);
+        true
+    };
     let mut rank = Vec::with_capacity(bits.len());
     let mut n_order = 0u32;
     let mut n_rans = 0u32;
+    let mut cover = 0u64;
     for (w, &word) in bits.iter().enumerate() {
         rank.push(n_order);
         n_order += word.count_ones();
         let mut m = word;
         while m != 0 {
-            n_rans += !own[w * 64 + m.trailing_zeros() as usize] as u32;
+            n_rans += starts_chunk((w * 64) as u64 + m.trailing_zeros() as u64, &mut cover) as u32;
             m &= m - 1;
         }
     }
@@ -109,13 +171,14 @@ pub fn plan(
     let (order, rest) = bytes.split_at_mut(rans_at);
     let (rans, rs) = rest.split_at_mut(ranges_at - rans_at);
     let (mut o, mut r) = (0, 0);
+    let mut cover = 0u64;
     for (w, &word) in bits.iter().enumerate() {
         let mut m = word;
         while m != 0 {
             let b = (w * 64) as u32 + m.trailing_zeros();
             order[4 * o..4 * o + 4].copy_from_slice(&b.to_le_bytes());
             o += 1;
-            if !own[b as usize] {
+            if starts_chunk(b as u64, &mut cover) {
                 rans[4 * r..4 * r + 4].copy_from_slice(&b.to_le_bytes());
                 r += 1;
             }
@@ -141,6 +204,7 @@ pub fn plan(
         n_order,
         rans_at: rans_at as u64,
         n_rans,
+        chunks,
         ranges_at: ranges_at as u64,
         n_ranges: ranges.len() as u32,
         out_len,
@@ -170,6 +234,15 @@ impl GpuArchive {
         &self.own_blocks
     }
 
+    /// The chunks of this archive's seek rANS stage (for [`plan`]): its table groups, and
+    /// [`seek_chunk_blocks`] of the rANS entry point and warps per block it was uploaded with.
+    pub fn seek_chunks(&self) -> SeekChunks {
+        SeekChunks {
+            group_blocks: self.group_blocks.max(1),
+            blocks: seek_chunk_blocks(self.rans.entry, self.rans.halves),
+        }
+    }
+
     /// The archive's block size in bytes (FORMAT.md §2).
     pub fn block_size(&self) -> u32 {
         self.block_size
@@ -195,12 +268,13 @@ impl GpuArchive {
             self.block_size,
             self.original_size,
             &self.own_blocks,
+            self.seek_chunks(),
         )?;
         self.read_planned(gpu, &p, out)
     }
 
     /// [`GpuArchive::read_ranges`] of a request [`plan`]ned by the caller (with this archive's
-    /// block size, original size and `own_blocks`).
+    /// block size, original size, `own_blocks` and `seek_chunks`).
     ///
     /// Errors: as [`GpuArchive::read_ranges`].
     pub fn read_planned(
@@ -269,6 +343,15 @@ impl GpuArchive {
                 p.out_len
             )));
         }
+        // (the rANS launch's CTA size comes from the plan's chunks: another archive's could
+        // exceed this entry point's launch bounds or overlap this archive's groups)
+        if p.n_rans > 0 && p.chunks != self.seek_chunks() {
+            return Err(GpuError::Status(format!(
+                "the request was planned for rANS chunks {:?}, this archive takes {:?}",
+                p.chunks,
+                self.seek_chunks()
+            )));
+        }
         let st = self.seek_buffers(gpu, guard, p)?;
         let stream = gpu.stream();
         // (as_mut_slice waits for the pinned buffer's last copy: none is in flight but a
@@ -301,6 +384,7 @@ impl GpuArchive {
                 n_order: p.n_order,
                 rans_at: p.rans_at,
                 n_rans: p.n_rans,
+                chunk_blocks: p.chunks.blocks.max(1),
                 ranges_at: p.ranges_at,
                 n_ranges: p.n_ranges,
                 slots: &mut st.slots,
@@ -388,6 +472,108 @@ impl GpuArchive {
 mod tests {
     use super::*;
 
+    fn chunks(group_blocks: u32, blocks: u32) -> SeekChunks {
+        SeekChunks {
+            group_blocks,
+            blocks,
+        }
+    }
+
+    /// Each rANS entry point's most warps per CTA, by hand from its launch bounds (16 for
+    /// the usual kernels, 8 for the narrow ones, 24 for the solo one), and the same as
+    /// `.maxntid` / 32 of its kernel name in the bounds `build.rs` writes into the PTX.
+    #[test]
+    fn rans_max_warps_are_the_entry_points_launch_bounds() {
+        use crate::device::kernel_names::LAUNCH_BOUNDS;
+        for (entry, name, warps) in [
+            (RansEntry::Plain, "rans_decode_slices", 16),
+            (RansEntry::Context, "rans_decode_slices_ctx", 16),
+            (RansEntry::Packed, "rans_decode_slices_pack", 16),
+            (RansEntry::PackedNarrow, "rans_decode_slices_pack_narrow", 8),
+            (RansEntry::TwoBit, "rans_decode_slices_two_bit", 8),
+            (RansEntry::PackedSolo, "rans_decode_slices_pack_solo", 24),
+        ] {
+            assert_eq!(rans_max_warps(entry), warps, "{entry:?}");
+            let bound = LAUNCH_BOUNDS.iter().find(|b| b.0 == name).expect(name);
+            assert_eq!(bound.1, 32 * warps, "{name}");
+        }
+    }
+
+    /// Blocks per seek chunk, by hand: 8 wherever 8 blocks' warps fit the entry point's
+    /// bounds; 4 for the 8-warp entry points with a pair of warps per block (wide slices,
+    /// the archive whose launch of 16 warps the narrow kernel's `.maxntid 256` refused).
+    #[test]
+    fn seek_chunks_fit_the_entry_points_launch_bounds() {
+        use RansEntry as E;
+        assert_eq!(seek_chunk_blocks(E::PackedNarrow, 2), 4);
+        assert_eq!(seek_chunk_blocks(E::TwoBit, 2), 4);
+        assert_eq!(seek_chunk_blocks(E::PackedNarrow, 1), 8);
+        assert_eq!(seek_chunk_blocks(E::TwoBit, 1), 8);
+        assert_eq!(seek_chunk_blocks(E::Plain, 2), 8);
+        assert_eq!(seek_chunk_blocks(E::Context, 2), 8);
+        assert_eq!(seek_chunk_blocks(E::Packed, 2), 8);
+        assert_eq!(seek_chunk_blocks(E::PackedSolo, 2), 8);
+        assert_eq!(seek_chunk_blocks(E::Plain, 1), 8);
+        assert_eq!(seek_chunk_blocks(E::Plain, 0), 8);
+        for e in [
+            E::Plain,
+            E::Context,
+            E::Packed,
+            E::PackedNarrow,
+            E::TwoBit,
+            E::PackedSolo,
+        ] {
+            for halves in [1, 2] {
+                let threads = 32 * halves * seek_chunk_blocks(e, halves);
+                let bound = if matches!(e, E::PackedNarrow | E::TwoBit) {
+                    256
+                } else {
+                    512
+                };
+                assert!(threads <= bound, "{e:?} halves {halves}: {threads} threads");
+            }
+        }
+    }
+
+    /// Chunks of 4 blocks (a narrow entry point with pairs of warps) in groups of 64: blocks
+    /// 0, 3, 4, 9, 10, 13 asked for; by hand: 0 covers 0-3, 4 covers 4-7, 9 covers 9-12, 13
+    /// covers 13-16. With chunks of 8: 0 covers 0-7, 9 covers 9-16.
+    #[test]
+    fn plan_lays_out_chunks_of_the_given_size() {
+        let own = vec![false; 64];
+        let r: Vec<(u64, u64)> = [0u64, 3, 4, 9, 10, 13]
+            .iter()
+            .map(|&b| (b * 4096 + 100, 5))
+            .collect();
+        let p = plan(&r, 4096, 64 * 4096, &own, chunks(64, 4)).unwrap();
+        assert_eq!(rans_of(&p), [0, 4, 9, 13]);
+        assert_eq!(p.chunks, chunks(64, 4));
+        let p = plan(&r, 4096, 64 * 4096, &own, chunks(64, 8)).unwrap();
+        assert_eq!(rans_of(&p), [0, 9]);
+    }
+
+    fn rans_of(p: &Plan) -> Vec<u32> {
+        bytemuck::pod_collect_to_vec(
+            &p.bytes[p.rans_at as usize..p.rans_at as usize + 4 * p.n_rans as usize],
+        )
+    }
+
+    /// Chunks of 8 blocks within groups of 16: blocks 0, 3, 8, 9, 15, 16, 30, 40 asked for,
+    /// block 3 self-contained; by hand: 0 covers 0-7, 8 covers 8-15, 16 covers 16-23, 30
+    /// covers 30-31 (its group ends at 32), 40 covers 40-47.
+    #[test]
+    fn plan_covers_the_rans_blocks_with_chunks_inside_groups() {
+        let mut own = vec![false; 64];
+        own[3] = true;
+        let r: Vec<(u64, u64)> = [0u64, 3, 8, 9, 15, 16, 30, 40]
+            .iter()
+            .map(|&b| (b * 4096 + 7, 10))
+            .collect();
+        let p = plan(&r, 4096, 64 * 4096, &own, chunks(16, 8)).unwrap();
+        assert_eq!(p.n_order, 8);
+        assert_eq!(rans_of(&p), [0, 8, 16, 30, 40]);
+    }
+
     fn ranges_of(p: &Plan) -> Vec<SeekRange> {
         bytemuck::pod_collect_to_vec(&p.bytes[p.ranges_at as usize..])
     }
@@ -402,13 +588,17 @@ mod tests {
             (5 * 4096 + 4090, 20),
             (0, 1),
         ];
-        let p = plan(&r, 4096, 8 * 4096, &own).unwrap();
+        // tables shared by 4 blocks: block 1's chunk ends at its group's end (4), so block 5
+        // starts one
+        let p = plan(&r, 4096, 8 * 4096, &own, chunks(4, 8)).unwrap();
         let order: Vec<u32> = bytemuck::pod_collect_to_vec(&p.bytes[..4 * p.n_order as usize]);
         assert_eq!(order, [0, 1, 2, 5, 6]);
-        let rans: Vec<u32> = bytemuck::pod_collect_to_vec(
-            &p.bytes[p.rans_at as usize..p.rans_at as usize + 4 * p.n_rans as usize],
+        assert_eq!(rans_of(&p), [1, 5]);
+        // one group of 64: block 1's chunk (blocks 1 to 8) covers block 5
+        assert_eq!(
+            rans_of(&plan(&r, 4096, 8 * 4096, &own, chunks(64, 8)).unwrap()),
+            [1]
         );
-        assert_eq!(rans, [1, 5]);
         let rs = ranges_of(&p);
         assert_eq!(
             rs.iter().map(|g| g.first_slot).collect::<Vec<_>>(),
@@ -491,9 +681,9 @@ mod tests {
     #[test]
     fn plan_refuses_empty_and_out_of_range() {
         let own = vec![true; 2];
-        assert!(plan(&[(0, 0)], 4096, 8192, &own).is_err());
-        assert!(plan(&[(8000, 193)], 4096, 8192, &own).is_err());
-        assert!(plan(&[(u64::MAX, 2)], 4096, 8192, &own).is_err());
-        assert!(plan(&[(8000, 192)], 4096, 8192, &own).is_ok());
+        assert!(plan(&[(0, 0)], 4096, 8192, &own, chunks(64, 8)).is_err());
+        assert!(plan(&[(8000, 193)], 4096, 8192, &own, chunks(64, 8)).is_err());
+        assert!(plan(&[(u64::MAX, 2)], 4096, 8192, &own, chunks(64, 8)).is_err());
+        assert!(plan(&[(8000, 192)], 4096, 8192, &own, chunks(64, 8)).is_ok());
     }
 }

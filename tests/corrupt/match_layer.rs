@@ -5,6 +5,9 @@
 
 use super::*;
 
+#[path = "../first_rule/mod.rs"]
+mod first_rule;
+
 /// A two-block cross-block archive: block 1 copies from block 0.
 fn cross_spec(lowest1: u32, flags: u16, window: u32) -> Spec {
     let mut original: Vec<u8> = (0..4096u32).map(|i| (i * 31 % 251) as u8).collect();
@@ -88,6 +91,18 @@ fn varint_cut_off_at_stream_end_is_bad() {
         ),
         Status::BadVarint
     );
+}
+
+/// A broken length varint (tests/first_rule/): the block's status is the first rule broken
+/// in FORMAT.md §4.5's order, whether the varint is read, read after another rule breaks,
+/// or never read (a leftover).
+#[test]
+fn a_broken_length_varint_yields_to_the_first_rule_broken() {
+    let cases = first_rule::cases();
+    assert_eq!(cases.len(), 24);
+    for (what, archive, want) in cases {
+        assert_eq!(block_status(&archive), (0, want), "{what}");
+    }
 }
 
 #[test]

@@ -5,6 +5,9 @@
 #[allow(unused_imports)]
 use super::*;
 
+#[path = "../first_rule/mod.rs"]
+mod first_rule;
+
 #[test]
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn gpu_decoders_fail_closed_on_corrupt_data() {
@@ -163,6 +166,41 @@ pub(crate) fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
             Err(e) => panic!("flip at {at}, block {b}: {e}"),
         };
         assert_eq!(got, want, "flip at {at}, block {b}: the GPU's status");
+    }
+}
+
+/// The hand-made blocks of tests/first_rule/ (a broken length varint, and another rule
+/// broken before the command that reads it, or none): the dense pipe (its parallel parse,
+/// which turns the lengths into values before it parses, and its one-lane parse), the lane
+/// kernel, the wavefront decoder and the seek each name the status FORMAT.md §4.5 gives,
+/// which the CPU decoder gives too (tests/corrupt/match_layer.rs).
+#[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn a_broken_length_varint_yields_to_the_first_rule_broken() {
+    use aceapex::{DecodeError, Error};
+    let g = gpu();
+    let dec = aceapex::GpuDecoder::open().unwrap();
+    let size = first_rule::ORIGINAL.len() as u64;
+    for (what, archive, want) in first_rule::cases() {
+        let a = Archive::parse(&archive).unwrap();
+        for d in [
+            decoder::Decoder::Dense,
+            decoder::Decoder::DenseStages(STAGES_ALL | STAGE_SEQ_PARSE),
+            decoder::Decoder::Lane,
+            decoder::Decoder::Wavefront,
+        ] {
+            let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
+            let (mut out, mut status) = ga.output_buffers(&g).unwrap();
+            let st = ga.decode_all_status(&g, d, &mut out, &mut status).unwrap();
+            assert_eq!(st[0], want as u32, "{what}: {d:?}");
+        }
+        let reader = dec.upload(&archive).unwrap();
+        match reader.read_ranges_to_vec(&[(0, size)]) {
+            Err(Error::Decode(DecodeError::Block {
+                block: 0, status, ..
+            })) => assert_eq!(status, want, "{what}: seek"),
+            other => panic!("{what}: seek: {:?}", other.map(|x| x.len())),
+        }
     }
 }
 

@@ -166,3 +166,48 @@ pub(crate) fn shards_on_one_gpu_read_the_original() {
         }
     }
 }
+
+/// Without a GPU: the seek's rANS CTA (`seek_chunk_blocks` blocks of `halves` warps) of
+/// every sample archive stays within the `.maxntid` of the entry point the upload picks (by
+/// hand: 256 threads for the narrow packed and two-bit kernels, 768 for the solo one, 512
+/// for the others), on GPUs of 132 and 16 SMs. The dna-like archive at 16 KiB blocks with
+/// packed literals and wide slices takes the narrow packed kernel with pairs of warps:
+/// chunks of 4 blocks, where 8 would launch 512 threads and the driver refuse them.
+#[test]
+pub(crate) fn seek_rans_ctas_fit_the_launch_bounds_of_the_sample_archives() {
+    use aceapex::gpu::schedule::{rans_plan, RansEntry, RansFacts};
+    use aceapex::gpu::seek::seek_chunk_blocks;
+    let mut narrow_pairs = 0;
+    for (name, data) in sample_inputs().into_iter().take(3) {
+        for (block_size, _, opts) in sample_options() {
+            let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
+            let a = Archive::parse(&packed).unwrap();
+            let facts = RansFacts::of(&a);
+            for sms in [132, 16] {
+                let p = rans_plan(&facts, sms, &GpuTuning::default());
+                let chunk = seek_chunk_blocks(p.entry, p.halves);
+                let max_threads = match p.entry {
+                    RansEntry::PackedNarrow | RansEntry::TwoBit => 256,
+                    RansEntry::PackedSolo => 768,
+                    _ => 512,
+                };
+                let threads = 32 * p.halves * chunk;
+                assert!(
+                    (1..=8).contains(&chunk) && threads <= max_threads,
+                    "{name} bs {block_size} {sms} SMs: {:?} halves {}: {threads} threads",
+                    p.entry,
+                    p.halves
+                );
+                if p.entry == RansEntry::PackedNarrow && p.halves == 2 {
+                    assert_eq!(chunk, 4, "{name} bs {block_size}");
+                    narrow_pairs += 1;
+                }
+            }
+        }
+    }
+    // (the case that needs chunks of fewer than 8 blocks is among the samples)
+    assert!(
+        narrow_pairs > 0,
+        "no sample takes the narrow kernel with pairs of warps"
+    );
+}

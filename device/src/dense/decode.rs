@@ -283,6 +283,10 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 count_fallback(queue, st as u32);
             }
             b = if SEEK {
+                // every thread's reads of the control words (C_EARLY, C_READY) before thread
+                // 0 rewrites them at the next block's take (the full decode's `next_block`
+                // has this barrier)
+                sync();
                 pos += ncta;
                 seek_block(order, pos, n_order)
             } else {
@@ -417,11 +421,20 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
         let st = if warp == 0 {
             let n = e.decoded_len[STREAM_LENGTHS] as usize;
             let ends = count_bit7(s.lenb(), 0, n, lane, false);
+            let (st, broken) = varints_to_values(s.lenb(), n, 0, n, 0, s.lenv(), LENV_CAP, lane);
             if lane == 0 {
+                // the values a command may take: all, or those before the first broken
+                // varint, marked so that the parse names the rule the CPU decoder names
+                // (BadVarint where a command takes it, else an earlier rule or Trailing)
+                let w = if broken == u32::MAX {
+                    ends
+                } else {
+                    broken | NLENV_BROKEN
+                };
                 // SAFETY: a shared control word.
-                unsafe { *s.ctrl(C_NLENV) = ends };
+                unsafe { *s.ctrl(C_NLENV) = w };
             }
-            varints_to_values(s.lenb(), n, 0, n, 0, s.lenv(), LENV_CAP, lane)
+            st
         } else {
             let mut before = 0usize;
             let mut total = 0usize;
@@ -563,6 +576,13 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
             count_fallback(queue, st);
         }
         b = if SEEK {
+            // a block that failed before its write (or a stage-bit run without the write)
+            // read control words (C_STATUS, C_EARLY, C_OWN_OFF) after its last barrier, and
+            // thread 0 rewrites them at the next block's take: a barrier first (a block
+            // written and hashed had one after those reads; st and stages are block-uniform)
+            if st != 0 || stages & 3 != 3 {
+                sync();
+            }
             pos += ncta;
             seek_block(order, pos, n_order)
         } else {

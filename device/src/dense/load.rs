@@ -209,8 +209,14 @@ pub(super) fn join_offsets(
 /// Turns the varints ending in bytes `[c0, c1)` of the `n` varint bytes at `bytes` into
 /// values: the one ending at byte `i` is value number `first` + (varints ending in
 /// `[c0, i)`), stored at `vals` (at most `cap`; more give `Fallback`). A varint may start in
-/// an earlier chunk (the look-back reads the bytes before `c0`). Checks FORMAT.md §4.2: at
-/// most 5 bytes, fits u32, no cut-off varint at the end of the stream.
+/// an earlier chunk (the look-back reads the bytes before `c0`). Checks FORMAT.md §4.2 (at
+/// most 5 bytes, fits u32, no cut-off varint at the end of the stream) but does not fail
+/// the block on it: returns the status (`Fallback` or `Ok`) and the number of the first
+/// value whose varint breaks a rule (a cut-off varint at the end: the number after the
+/// last value), `u32::MAX` where none does. The values before it are the ones a sequential
+/// reader gets; the parse reports `BadVarint` at the command that takes that value, as the
+/// CPU decoder does (FORMAT.md §4.5 step 2), and not where an earlier rule breaks first or
+/// no command takes it (§7: the first rule broken). Called by the whole warp.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn varints_to_values(
@@ -222,11 +228,12 @@ pub(super) fn varints_to_values(
     vals: *mut u32,
     cap: usize,
     lane: u32,
-) -> Status {
+) -> (Status, u32) {
     let below = (1u32 << lane) - 1;
     let mut base = c0;
     let mut idx = first;
-    let mut bad = false;
+    // warp-uniform: the first broken varint's value number
+    let mut first_bad = u32::MAX;
     let mut over = false;
     while base < c1 {
         let i = base + lane as usize;
@@ -238,6 +245,7 @@ pub(super) fn varints_to_values(
         };
         let is_end = i < c1 && byte & 0x80 == 0;
         let m = ballot(is_end);
+        let mut bad = false;
         if is_end {
             // look back over at most 4 continuation bytes
             let mut v: u32 = 0;
@@ -265,21 +273,30 @@ pub(super) fn varints_to_values(
                 over = true;
             }
         }
+        let bads = ballot(bad);
+        if first_bad == u32::MAX && bads != 0 {
+            // the lowest broken lane's value number (lanes hold values in order)
+            let j = bads.trailing_zeros();
+            first_bad = (idx + (m & ((1u32 << j) - 1)).count_ones() as usize) as u32;
+        }
         idx += m.count_ones() as usize;
         base += 32;
     }
-    // the stream's last byte must end a varint (checked by the chunk holding it)
+    // the stream's last byte must end a varint (checked by the chunk holding it): the
+    // cut-off varint is the value after the last one
     // SAFETY: n >= 1 and n - 1 < c1 <= n.
-    if n > 0 && c1 == n && c0 < n && unsafe { *bytes.add(n - 1) } & 0x80 != 0 {
-        bad = true;
+    if first_bad == u32::MAX
+        && n > 0
+        && c1 == n
+        && c0 < n
+        && unsafe { *bytes.add(n - 1) } & 0x80 != 0
+    {
+        first_bad = idx as u32;
     }
     if ballot(over) != 0 {
         // more values than the region holds (a valid block may have them): the lane
         // kernel decodes the block
-        return Status::Fallback;
+        return (Status::Fallback, first_bad);
     }
-    if ballot(bad) != 0 {
-        return Status::BadVarint;
-    }
-    Status::Ok
+    (Status::Ok, first_bad)
 }

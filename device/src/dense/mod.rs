@@ -272,7 +272,13 @@ impl Smem {
 
 // control words
 pub(super) const C_STATUS: usize = 0;
+/// The length values the parse may take (`varints_to_values`), with [`NLENV_BROKEN`] set
+/// where a broken varint follows them.
 pub(super) const C_NLENV: usize = 1;
+/// In [`C_NLENV`]: the lengths stream holds a varint that breaks a rule of FORMAT.md §4.2
+/// after the values counted, so a command that takes it fails `BadVarint` and a block whose
+/// commands take fewer fails `Trailing` (its bytes are left over).
+pub(super) const NLENV_BROKEN: u32 = 1 << 31;
 pub(super) const C_NOFFV: usize = 2;
 /// 1 when the block's streams are published by the rANS stage (handoff.rs) or the CTA knows
 /// the whole stage complete, 0 when thread 0's wait for them gave up (and, for a block

@@ -442,7 +442,8 @@ pub(super) fn parse_fill(
 ) -> Status {
     let ncmd = e.decoded_len[STREAM_COMMANDS] as usize;
     let nlit = e.decoded_len[STREAM_LITERALS];
-    let nlenv = ctrl_get(s, C_NLENV);
+    let lenw = ctrl_get(s, C_NLENV);
+    let nlenv = lenw & !NLENV_BROKEN;
     let noffv = ctrl_get(s, C_NOFFV);
     // SAFETY: ncmd >= 1 is checked first.
     if ncmd == 0 || unsafe { *s.cmd() } != CMD_RESET {
@@ -715,7 +716,13 @@ pub(super) fn parse_fill(
         len_all += ctrl_get(s, W_LEN + w);
         off_all += ctrl_get(s, W_OFF + w);
     }
-    if out_all != block_len || lit_all != nlit || len_all != nlenv || off_all != noffv {
+    // a broken length varint no command took: its bytes are left over (FORMAT.md §4.5 step 3)
+    if out_all != block_len
+        || lit_all != nlit
+        || len_all != nlenv
+        || lenw & NLENV_BROKEN != 0
+        || off_all != noffv
+    {
         return Status::Trailing;
     }
     Status::Ok
