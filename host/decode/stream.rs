@@ -579,10 +579,11 @@ const SMALL_RANGE: u64 = 1 << 20;
 /// the blocks it needs ([`SeekableArchive::write_ranges`]).
 ///
 /// Unlike [`crate::Reader`], which holds or maps the whole archive for the lowest latency per
-/// read, this holds only the metadata (about 100 bytes per block and 3 KiB per table group)
-/// and, while a range is written, what [`decompress_to`] holds for a batch; so any range of
-/// an archive of any size, the whole original included, is written in that memory. A file
-/// changed or truncated while it is read gives an error, never a signal.
+/// read, this holds only the metadata (about 100 bytes per block and 3 KiB per table group),
+/// at most 16 MiB of expanded decode tables kept for reuse (past that a table is expanded
+/// for each use) and, while a range is written, what [`decompress_to`] holds for a batch; so
+/// any range of an archive of any size, the whole original included, is written in that
+/// memory. A file changed or truncated while it is read gives an error, never a signal.
 ///
 /// ```
 /// let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(20_000);
@@ -635,6 +636,10 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             return Err(FormatError::MetaChecksum.into());
         }
         records?;
+        // expanded tables kept for reuse: a bounded cache, not a share of the original (the
+        // ranges of a large file may touch every group)
+        a.table_cache_left
+            .store(MIN_TABLE_CACHE as u64, Ordering::Relaxed);
         Ok(SeekableArchive {
             offsets: a.block_offsets.clone(),
             archive: Some(a),
@@ -797,6 +802,11 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             decode_data(r, a, out, scope, &|_| {}, None, data_end, span)
         })?;
         a.block_offsets.copy_from_slice(&self.offsets);
+        // back to the bounded cache of `open`, empty
+        let all = a.tables.len() * a.header.group_blocks as usize;
+        release_tables(&mut a, &mut 0, all, true);
+        a.table_cache_left
+            .store(MIN_TABLE_CACHE as u64, Ordering::Relaxed);
         if whole && content.finish_tail(self.len() as usize, &tail) != self.header.content_checksum
         {
             return Err(DecodeError::ContentChecksum.into());
