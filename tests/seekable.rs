@@ -53,7 +53,9 @@ fn random_ranges_of_every_kind_of_archive_come_back() {
         ("4 KiB blocks", Options::new().with_block_size(4096)),
         (
             "cross-block window",
-            Options::new().with_block_size(4096).with_window(Some(256 << 10)),
+            Options::new()
+                .with_block_size(4096)
+                .with_window(Some(256 << 10)),
         ),
         ("level 1", Options::new().with_level(1)),
     ] {
@@ -71,8 +73,11 @@ fn random_ranges_of_every_kind_of_archive_come_back() {
             (16_383, 2),
         ];
         for _ in 0..40 {
-            let len = [r.below(6_000), r.below(70_000), 1_048_576 + r.below(200_000)]
-                [r.below(3) as usize];
+            let len = [
+                r.below(6_000),
+                r.below(70_000),
+                1_048_576 + r.below(200_000),
+            ][r.below(3) as usize];
             let off = r.below(size - len + 1);
             ranges.push((off, len));
         }
@@ -95,7 +100,11 @@ fn a_small_range_reads_only_its_blocks() {
         read: read.clone(),
     };
     let mut s = SeekableArchive::open(source).unwrap();
-    assert_eq!(read.load(Ordering::Relaxed), meta, "open reads the metadata and the extension area");
+    assert_eq!(
+        read.load(Ordering::Relaxed),
+        meta,
+        "open reads the metadata and the extension area"
+    );
     let mut out = Vec::new();
     let off = 7_900_000;
     s.write_ranges(&[(off, 5_000)], &mut out).unwrap();
@@ -103,11 +112,19 @@ fn a_small_range_reads_only_its_blocks() {
     let blocks = (off / 16_384) as usize..=((off + 4_999) / 16_384) as usize;
     let stored: u64 = blocks
         .map(|b| {
-            let end = a.block_offsets().get(b + 1).copied().unwrap_or(a.header().data_bytes);
+            let end = a
+                .block_offsets()
+                .get(b + 1)
+                .copied()
+                .unwrap_or(a.header().data_bytes);
             end - a.block_offsets()[b]
         })
         .sum();
-    assert_eq!(read.load(Ordering::Relaxed) - meta, stored, "bytes read for the range");
+    assert_eq!(
+        read.load(Ordering::Relaxed) - meta,
+        stored,
+        "bytes read for the range"
+    );
 }
 
 #[test]
@@ -123,7 +140,11 @@ fn a_damaged_block_is_named_and_ranges_outside_are_refused() {
         )
     };
     archive[(start + end) / 2] ^= 0x10;
-    for range in [(300 * 4096 + 10, 100), (0, 2_000_000), (200 * 4096, 1_100_000)] {
+    for range in [
+        (300 * 4096 + 10, 100),
+        (0, 2_000_000),
+        (200 * 4096, 1_100_000),
+    ] {
         match ranges_of(&archive, &[range]) {
             Err(Error::Decode(DecodeError::Block { block, .. })) => assert_eq!(block, 300),
             r => panic!("{range:?}: {:?}", r.map(|v| v.len())),
@@ -136,12 +157,22 @@ fn a_damaged_block_is_named_and_ranges_outside_are_refused() {
     let mut out = Vec::new();
     let r = s.write_ranges(&[(0, 10), (1_999_990, 11)], &mut out);
     assert!(
-        matches!(r, Err(Error::Decode(DecodeError::Region { offset: 1_999_990, length: 11, .. }))),
+        matches!(
+            r,
+            Err(Error::Decode(DecodeError::Region {
+                offset: 1_999_990,
+                length: 11,
+                ..
+            }))
+        ),
         "{r:?}"
     );
     assert!(out.is_empty());
     let r = s.write_ranges(&[(u64::MAX, 2)], &mut out);
-    assert!(matches!(r, Err(Error::Decode(DecodeError::Region { .. }))), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::Decode(DecodeError::Region { .. }))),
+        "{r:?}"
+    );
 }
 
 /// A source cut anywhere: an error at open (the metadata, or a size below the header's) or,

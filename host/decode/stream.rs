@@ -351,7 +351,11 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
     // (indexed from the span's first block; none reads before it, so none is below it)
     let mut keep_from: Vec<u32> = Vec::new();
     if cross {
-        keep_from = span.blocks.clone().map(|b| floor_block(&a, b) as u32).collect();
+        keep_from = span
+            .blocks
+            .clone()
+            .map(|b| floor_block(&a, b) as u32)
+            .collect();
         for i in (0..keep_from.len().saturating_sub(1)).rev() {
             keep_from[i] = keep_from[i].min(keep_from[i + 1]);
         }
@@ -365,7 +369,11 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
     let mut writer_stopped = false;
     let mut released = first_block / a.header.group_blocks as usize;
     while b0 < blocks {
-        let n = if b0 == first_block { first_blocks } else { batch_blocks };
+        let n = if b0 == first_block {
+            first_blocks
+        } else {
+            batch_blocks
+        };
         let b1 = (b0 + n).min(blocks);
         let out_start = b0 * bs;
         let out_end = (b1 * bs).min(size);
@@ -450,7 +458,8 @@ fn release_tables(a: &mut Archive<'static>, released: &mut usize, next: usize, k
                 slot.take().and_then(|t| t.expanded.into_inner())
             };
             if let Some(x) = expanded {
-                let bytes = std::mem::size_of_val::<[crate::device::format::DecodeTable]>(&x) as u64;
+                let bytes =
+                    std::mem::size_of_val::<[crate::device::format::DecodeTable]>(&x) as u64;
                 a.table_cache_left.fetch_add(bytes, Ordering::Relaxed);
             }
         }
@@ -722,7 +731,10 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
     /// Positions the source at byte `at` of the data section.
     fn seek_data(&mut self, at: u64) -> Result<(), Error> {
         self.r.pos = self.data_start + at;
-        self.r.r.seek(SeekFrom::Start(self.r.pos)).map_err(Error::Read)?;
+        self.r
+            .r
+            .seek(SeekFrom::Start(self.r.pos))
+            .map_err(Error::Read)?;
         Ok(())
     }
 

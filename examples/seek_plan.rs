@@ -1,0 +1,39 @@
+//! Planning a GPU random-access request (`gpu::seek::plan`) on the CPU alone: the time for
+//! one tile, 1,000 tiles and 100,000 tiles at random positions of an archive of BLOCKS 16 KiB
+//! blocks (default 3,276,800: a 53.7 GB original), best of 20. No GPU needed.
+//!
+//!     cargo run --release --example seek_plan [BLOCKS]
+
+use aceapex::gpu::seek::{plan, SeekChunks};
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .map_or(3_276_800, |s| s.parse().expect("BLOCKS: a block count"));
+    const BS: u64 = 16 << 10;
+    let own = vec![false; n];
+    let size = n as u64 * BS;
+    let chunks = SeekChunks {
+        group_blocks: 64,
+        blocks: 8,
+    };
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for k in [1usize, 1_000, 100_000] {
+        let ranges: Vec<(u64, u64)> = (0..k)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ((x % n as u64) * BS, BS)
+            })
+            .collect();
+        let mut best = f64::MAX;
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            let p = plan(&ranges, BS as u32, size, &own, chunks).expect("ranges inside");
+            std::hint::black_box(&p);
+            best = best.min(t.elapsed().as_secs_f64() * 1e6);
+        }
+        println!("{n} blocks, {k} tiles: plan {best:.1} us");
+    }
+}
