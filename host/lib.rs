@@ -107,7 +107,7 @@ mod options;
 #[allow(rustdoc::private_intra_doc_links)]
 pub mod study;
 
-pub use decode::stream::decompress_to;
+pub use decode::stream::{decompress_to, SeekableArchive};
 pub use encode::stream::StreamSummary;
 pub use error::{DecodeError, Error, FormatError};
 pub use fasta_record::{

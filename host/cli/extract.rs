@@ -3,12 +3,13 @@
 
 use crate::args::{parse_size, parse_threads};
 use crate::decompress::Device;
-use crate::io::{check_input, check_not_same, read_input, OutFile};
+use crate::io::{check_input, check_not_same, OutFile};
 use crate::output::note;
 use crate::{set_threads, usage};
-use aceapex::Reader;
+use aceapex::SeekableArchive;
 use anyhow::{bail, Context, Result};
-use rayon::prelude::*;
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal};
 use std::path::{Path, PathBuf};
 
 /// The arguments of `aceapex extract` (help text on [`crate::Cmd::Extract`]).
@@ -97,11 +98,7 @@ fn read_ranges_file(path: &Path) -> Result<Vec<Request>> {
     Ok(out)
 }
 
-/// Bytes decoded per piece of a large range (rounded up to whole blocks): pieces decode in
-/// parallel and are written in order, so memory stays near a few pieces per thread.
-const PIECE_BYTES: u64 = 1 << 20;
-
-/// Small ranges are gathered up to this many bytes before a write.
+/// Output is written in pieces of this many bytes (many small ranges in one write).
 const WRITE_BYTES: usize = 1 << 20;
 
 /// Runs `aceapex extract`.
@@ -154,10 +151,11 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     check_input(&input, true)?;
     set_threads(threads)?;
     let mut out = OutFile::open(&out_path, force)?;
-    let bytes = read_input(&input, true)?;
-    let reader = Reader::new(&bytes).with_context(|| format!("reading {}", input.display()))?;
+    let source = open_archive(&input)?;
+    let mut archive =
+        SeekableArchive::open(source).with_context(|| format!("reading {}", input.display()))?;
     // every range checked before anything is written
-    let size = reader.len();
+    let size = archive.len();
     let mut resolved = Vec::with_capacity(requests.len());
     for r in &requests {
         let length = match r.length {
@@ -186,61 +184,25 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     if device == Device::Gpu {
         note("aceapex: --device gpu: extract has no GPU range path yet; reading on the CPU");
     }
-    let mut pending: Vec<u8> = Vec::new();
-    let ctx = || format!("decoding {}", input.display());
-    for &(offset, length) in &resolved {
-        if length <= PIECE_BYTES && pending.len() + length as usize <= WRITE_BYTES {
-            let at = pending.len();
-            pending.resize(at + length as usize, 0);
-            reader
-                .read_range(offset, &mut pending[at..])
-                .with_context(ctx)?;
-            continue;
-        }
-        out.write_all(&pending)?;
-        pending.clear();
-        write_range(&reader, offset, length, &mut out).with_context(ctx)?;
-    }
-    out.finish(&pending)
+    let mut w = BufWriter::with_capacity(WRITE_BYTES, &mut out);
+    archive
+        .write_ranges(&resolved, &mut w)
+        .with_context(|| format!("decoding {}", input.display()))?;
+    drop(w);
+    out.commit()
 }
 
-/// Writes original bytes `offset..offset + length` to `out`, in pieces of about
-/// [`PIECE_BYTES`] cut at block boundaries, a round of pieces decoded in parallel then
-/// written in order. An archive whose window crosses blocks reads the range in one piece (its
-/// blocks decode in order after the blocks they copy from).
-fn write_range(reader: &Reader<'_>, offset: u64, length: u64, out: &mut OutFile) -> Result<()> {
-    if length == 0 {
-        return Ok(());
+/// The archive to read ranges from: the file, or standard input copied to an unlinked
+/// temporary file first (ranges are read out of order, and memory must not hold the archive).
+fn open_archive(input: &Path) -> Result<File> {
+    if input.as_os_str() != "-" {
+        return File::open(input).with_context(|| format!("opening {}", input.display()));
     }
-    let end = offset + length;
-    let bs = u64::from(reader.block_size());
-    let piece = if reader.archive().cross_block() {
-        length
-    } else {
-        PIECE_BYTES.div_ceil(bs) * bs
-    };
-    // piece boundaries at multiples of `piece`, so that no block is decoded twice
-    let mut cuts = Vec::new();
-    let mut at = offset;
-    while at < end {
-        let next = ((at / piece + 1) * piece).min(end);
-        cuts.push((at, (next - at) as usize));
-        at = next;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        bail!("refusing to read an archive from a terminal: pipe it in or name the file");
     }
-    let round = rayon::current_num_threads().max(1) * 2;
-    let mut bufs: Vec<Vec<u8>> = Vec::new();
-    for chunk in cuts.chunks(round) {
-        bufs.resize_with(chunk.len(), Vec::new);
-        chunk
-            .par_iter()
-            .zip(bufs.par_iter_mut())
-            .try_for_each(|(&(o, n), buf)| {
-                buf.resize(n, 0);
-                reader.read_range(o, buf)
-            })?;
-        for buf in &bufs[..chunk.len()] {
-            out.write_all(buf)?;
-        }
-    }
-    Ok(())
+    let mut t = tempfile::tempfile().context("creating a temporary file for standard input")?;
+    std::io::copy(&mut stdin.lock(), &mut t).context("copying standard input")?;
+    Ok(t)
 }

@@ -25,7 +25,7 @@ use crate::error::{DecodeError, Error, FormatError};
 use crate::format::archive::{check_extension_area, parse_header, section_sizes};
 use crate::format::{Archive, HEADER_SIZE};
 use rayon::prelude::*;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use xxhash_rust::xxh3::Xxh3;
@@ -85,6 +85,36 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
     batch_bytes: Option<usize>,
 ) -> Result<u64, Error> {
     let mut r = Counted { r: archive, pos: 0 };
+    let (h, a, mut meta, data_end) = read_metadata(&mut r)?;
+    let blocks = a.block_count();
+    let size = h.original_size;
+    let (_, content, tail) = std::thread::scope(|scope| {
+        let span = Span {
+            blocks: 0..blocks,
+            bytes: 0..size,
+            keep_tables: false,
+        };
+        decode_data(&mut r, a, out, scope, progress, batch_bytes, data_end, span)
+    })?;
+
+    // FORMAT.md §3.4, §6: the extension area (the rest of the stream), under the meta checksum
+    let records = read_extension_area(&mut r, &mut meta)?;
+    if meta.digest() != h.meta_checksum {
+        return Err(FormatError::MetaChecksum.into());
+    }
+    records?;
+    if content.finish_tail(h.original_size as usize, &tail) != h.content_checksum {
+        return Err(DecodeError::ContentChecksum.into());
+    }
+    Ok(h.original_size)
+}
+
+/// Reads the header, the block table and the table section (FORMAT.md §2, §3.1, §5.1) from
+/// the start of `r`; returns the header, the archive they make (no data section), the meta
+/// checksum's hash so far and the offset where the data section ends.
+fn read_metadata<R: Read>(
+    r: &mut Counted<R>,
+) -> Result<(FileHeader, Archive<'static>, Xxh3, u64), Error> {
     // the magic first, so that a stream of something else fails at once instead of after
     // the 92 more bytes of a header (FORMAT.md §2)
     let mut head = Vec::with_capacity(HEADER_SIZE);
@@ -107,22 +137,7 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
     meta.update(&block_table);
     meta.update(&table_section);
     let a = Archive::from_sections(h, &block_table, &table_section)?;
-    drop((block_table, table_section));
-
-    let (content, tail) = std::thread::scope(|scope| {
-        decode_data(&mut r, a, out, scope, progress, batch_bytes, data_end)
-    })?;
-
-    // FORMAT.md §3.4, §6: the extension area (the rest of the stream), under the meta checksum
-    let records = read_extension_area(&mut r, &mut meta)?;
-    if meta.digest() != h.meta_checksum {
-        return Err(FormatError::MetaChecksum.into());
-    }
-    records?;
-    if content.finish_tail(h.original_size as usize, &tail) != h.content_checksum {
-        return Err(DecodeError::ContentChecksum.into());
-    }
-    Ok(h.original_size)
+    Ok((h, a, meta, data_end))
 }
 
 /// A reader that counts the bytes read so far (for the size in a truncation error).
@@ -276,8 +291,24 @@ fn batch_target(h: &FileHeader, threads: usize, batch_bytes: Option<usize>) -> (
     (groups(first), groups(full))
 }
 
-/// Decodes the data section batch by batch and hands each batch's output to a writer thread
-/// (spawned in `scope`); returns the content hash's fold and the output's last KiB.
+/// What [`decode_data`] decodes and writes.
+struct Span {
+    /// The blocks to decode, in order; the reader stands at the first one's stored bytes.
+    /// With a cross-block window no block of the span may read a block before it.
+    blocks: Range<usize>,
+    /// The original bytes to write (inside the blocks' bytes).
+    bytes: Range<u64>,
+    /// Keep each group's compact tables once its blocks are done (later spans may need them;
+    /// only the expanded forms are dropped), instead of dropping them.
+    keep_tables: bool,
+}
+
+/// Decodes the data section batch by batch over `span`'s blocks and hands the output bytes
+/// inside `span.bytes` to a writer thread (spawned in `scope`); returns the archive, its
+/// block offsets rebased for the span's batches, and the fold of the content hash and the
+/// last KiB of the blocks' whole output (the content checksum's parts, meaningful for a span
+/// of every block).
+#[allow(clippy::too_many_arguments)]
 fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
     r: &mut Counted<R>,
     mut a: Archive<'static>,
@@ -286,10 +317,12 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
     progress: &(dyn Fn(u64) + Sync),
     batch_bytes: Option<usize>,
     data_end: u64,
-) -> Result<(Folder, Vec<u8>), Error> {
+    span: Span,
+) -> Result<(Archive<'static>, Folder, Vec<u8>), Error> {
     let size = a.header.original_size as usize;
     let bs = a.header.block_size as usize;
-    let blocks = a.block_count();
+    let blocks = span.blocks.end;
+    let first_block = span.blocks.start;
     let cross = a.cross_block();
     let (first_blocks, batch_blocks) =
         batch_target(&a.header, rayon::current_num_threads(), batch_bytes);
@@ -315,23 +348,33 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
     );
     // cross-block archives: per block, the lowest block it or any later block may read, so
     // that the bytes before it are never needed again
+    // (indexed from the span's first block; none reads before it, so none is below it)
     let mut keep_from: Vec<u32> = Vec::new();
     if cross {
-        keep_from = (0..blocks).map(|b| floor_block(&a, b) as u32).collect();
-        for b in (0..blocks.saturating_sub(1)).rev() {
-            keep_from[b] = keep_from[b].min(keep_from[b + 1]);
+        keep_from = span
+            .blocks
+            .clone()
+            .map(|b| floor_block(&a, b) as u32)
+            .collect();
+        for i in (0..keep_from.len().saturating_sub(1)).rev() {
+            keep_from[i] = keep_from[i].min(keep_from[i + 1]);
         }
     }
     let mut stored = Vec::new();
     let mut sums: Vec<KibSums> = Vec::new();
     // cross-block archives: the decoded bytes from `win_base` on (history, then the batch)
     let mut win: Vec<u8> = Vec::new();
-    let mut win_base = 0usize;
-    let mut b0 = 0usize;
+    let mut win_base = first_block * bs;
+    let mut b0 = first_block;
     let mut writer_stopped = false;
-    let mut released = 0usize;
+    let mut released = first_block / a.header.group_blocks as usize;
     while b0 < blocks {
-        let b1 = (b0 + if b0 == 0 { first_blocks } else { batch_blocks }).min(blocks);
+        let n = if b0 == first_block {
+            first_blocks
+        } else {
+            batch_blocks
+        };
+        let b1 = (b0 + n).min(blocks);
         let out_start = b0 * bs;
         let out_end = (b1 * bs).min(size);
         // this batch's stored slices, and the archive's offsets rebased onto them
@@ -355,7 +398,7 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
             decode_batch(&ab, b0, &mut buf, &mut sums, progress)
         } else {
             // keep from the lowest block this batch or a later one may read
-            let keep = keep_from[b0] as usize * bs;
+            let keep = keep_from[b0 - first_block] as usize * bs;
             debug_assert!(keep >= win_base && keep <= out_start);
             win.drain(..keep - win_base);
             win_base = keep;
@@ -375,13 +418,21 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
         folder.absorb(out_start / KIB, &sums[..buf.len() / KIB]);
         tail.extend_from_slice(&buf[buf.len().saturating_sub(KIB)..]);
         tail.drain(..tail.len().saturating_sub(KIB));
-        release_tables(&mut a, &mut released, b1);
+        release_tables(&mut a, &mut released, b1, span.keep_tables);
+        b0 = b1;
+        // only the bytes asked for go out
+        let lo = (span.bytes.start as usize).clamp(out_start, out_end);
+        let hi = (span.bytes.end as usize).clamp(lo, out_end);
+        buf.truncate(hi - out_start);
+        buf.drain(..lo - out_start);
+        if buf.is_empty() {
+            continue;
+        }
         if to_writer.send(buf).is_err() {
             // the writer stopped on an error, returned below
             writer_stopped = true;
             break;
         }
-        b0 = b1;
     }
     drop(to_writer);
     let written = writer.join().expect("the writer thread does not panic");
@@ -391,18 +442,24 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
             "the output writer stopped",
         )));
     }
-    Ok((folder, tail))
+    Ok((a, folder, tail))
 }
 
 /// Drops the tables of the groups from `*released` to those that end before block `next`
-/// (later batches never use them), giving their expanded tables' bytes back to the archive's
-/// cache budget; advances `*released`.
-fn release_tables(a: &mut Archive<'static>, released: &mut usize, next: usize) {
+/// (later batches never use them), or with `keep_compact` only their expanded forms, giving
+/// the expanded tables' bytes back to the archive's cache budget; advances `*released`.
+fn release_tables(a: &mut Archive<'static>, released: &mut usize, next: usize, keep_compact: bool) {
     let done = next / a.header.group_blocks as usize;
     for g in a.tables.iter_mut().take(done).skip(*released) {
-        for t in g.iter_mut().filter_map(Option::take) {
-            if let Some(x) = t.expanded.get() {
-                let bytes = std::mem::size_of_val::<[crate::device::format::DecodeTable]>(x) as u64;
+        for slot in g.iter_mut() {
+            let expanded = if keep_compact {
+                slot.as_mut().and_then(|t| t.expanded.take())
+            } else {
+                slot.take().and_then(|t| t.expanded.into_inner())
+            };
+            if let Some(x) = expanded {
+                let bytes =
+                    std::mem::size_of_val::<[crate::device::format::DecodeTable]>(&x) as u64;
                 a.table_cache_left.fetch_add(bytes, Ordering::Relaxed);
             }
         }
@@ -519,4 +576,253 @@ fn decode_block_window(
         b,
         checksum::xxh3_64(&out[frame.dst_start..frame.dst_end]),
     )
+}
+
+/// Ranges at most this long in an archive of independent blocks are read block by block
+/// (only the blocks they lie in); longer ones, and every range of a cross-block archive, go
+/// through the batch decoder of [`decompress_to`], in parallel and in bounded memory.
+const SMALL_RANGE: u64 = 1 << 20;
+
+/// An archive on a seekable source, typically a file larger than memory, read in part: its
+/// metadata once ([`SeekableArchive::open`]), then for each range only the stored bytes of
+/// the blocks it needs ([`SeekableArchive::write_ranges`]).
+///
+/// Unlike [`crate::Reader`], which holds or maps the whole archive for the lowest latency per
+/// read, this holds only the metadata (about 100 bytes per block and 3 KiB per table group),
+/// at most 16 MiB of expanded decode tables kept for reuse (past that a table is expanded
+/// for each use) and, while a range is written, what [`decompress_to`] holds for a batch; so
+/// any range of an archive of any size, the whole original included, is written in that
+/// memory. A file changed or truncated while it is read gives an error, never a signal.
+///
+/// ```
+/// let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(20_000);
+/// let archive = aceapex::compress(&data, &aceapex::Options::default())?;
+/// let mut file = aceapex::SeekableArchive::open(std::io::Cursor::new(archive))?;
+/// let mut out = Vec::new();
+/// file.write_ranges(&[(100_000, 27), (5, 10)], &mut out)?;
+/// assert_eq!(&out[..27], &data[100_000..100_027]);
+/// assert_eq!(&out[27..], &data[5..15]);
+/// # Ok::<(), aceapex::Error>(())
+/// ```
+pub struct SeekableArchive<R> {
+    r: Counted<R>,
+    /// The metadata (`None` only while a range is decoded, or after a failed one).
+    archive: Option<Archive<'static>>,
+    /// The data section's offset in the source and the end the header declares for it.
+    data_start: u64,
+    data_end: u64,
+    /// Per block, the offset of its stored bytes inside the data section (the archive's own
+    /// offsets are rebased onto the bytes read for a range).
+    offsets: Vec<u64>,
+    header: FileHeader,
+}
+
+impl<R: Read + Seek + Send> SeekableArchive<R> {
+    /// Reads and checks the archive's metadata from `source`: the header, block table and
+    /// table section (FORMAT.md §2, §3.1, §5.1-§5.2, checked as [`Archive::parse`] checks
+    /// them), and the extension area with the meta checksum over all of them (§3.4, §6).
+    /// The data section is not read.
+    ///
+    /// Errors: [`Error::Format`] for a damaged container or a source shorter than the size
+    /// the header declares; [`Error::Read`] for the I/O.
+    pub fn open(mut source: R) -> Result<Self, Error> {
+        source.seek(SeekFrom::Start(0)).map_err(Error::Read)?;
+        let mut r = Counted { r: source, pos: 0 };
+        let (h, a, mut meta, data_end) = read_metadata(&mut r)?;
+        let data_start = r.pos;
+        let len = r.r.seek(SeekFrom::End(0)).map_err(Error::Read)?;
+        if len < data_end {
+            return Err(FormatError::Size {
+                expected: data_end,
+                got: len,
+            }
+            .into());
+        }
+        r.r.seek(SeekFrom::Start(data_end)).map_err(Error::Read)?;
+        r.pos = data_end;
+        let records = read_extension_area(&mut r, &mut meta)?;
+        if meta.digest() != h.meta_checksum {
+            return Err(FormatError::MetaChecksum.into());
+        }
+        records?;
+        // expanded tables kept for reuse: a bounded cache, not a share of the original (the
+        // ranges of a large file may touch every group)
+        a.table_cache_left
+            .store(MIN_TABLE_CACHE as u64, Ordering::Relaxed);
+        Ok(SeekableArchive {
+            offsets: a.block_offsets.clone(),
+            archive: Some(a),
+            r,
+            data_start,
+            data_end,
+            header: h,
+        })
+    }
+
+    /// The original data's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.header.original_size
+    }
+
+    /// True when the original data is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the original bytes of every range `(offset, length)` to `out`, one after the
+    /// other in the order given, decoding only the blocks each range lies in (and, with a
+    /// cross-block window, the blocks those read from), every block verified against its
+    /// checksum (FORMAT.md §6) before any of its bytes is written; a range that is the whole
+    /// original data is also checked against the content checksum, at its end. Returns the
+    /// number of bytes written.
+    ///
+    /// Ranges up to 1 MiB of an archive of independent blocks are decoded on the calling
+    /// thread, one block after another; longer ones batch by batch on the rayon pool as
+    /// [`decompress_to`] does, in its memory bound.
+    ///
+    /// Errors: [`DecodeError::Region`] for the first range that does not lie inside the data
+    /// (checked for every range before anything is written); [`Error::Decode`] naming a
+    /// damaged block or [`DecodeError::ContentChecksum`]; [`Error::Format`] when the source
+    /// is shorter than its block table says; [`Error::Read`] and [`Error::Write`] for the
+    /// I/O. The bytes written before an error are not the ranges and must be discarded; the
+    /// archive cannot be read again after one.
+    pub fn write_ranges<W: Write + Send>(
+        &mut self,
+        ranges: &[(u64, u64)],
+        mut out: W,
+    ) -> Result<u64, Error> {
+        let size = self.len();
+        for &(offset, length) in ranges {
+            if offset.checked_add(length).is_none_or(|e| e > size) {
+                return Err(DecodeError::Region {
+                    offset,
+                    length,
+                    size,
+                }
+                .into());
+            }
+        }
+        let mut written = 0;
+        let mut buf = Vec::new();
+        for &(offset, length) in ranges {
+            if length == 0 {
+                continue;
+            }
+            let a = self.archive.take().ok_or(DecodeError::Region {
+                offset,
+                length,
+                size,
+            })?;
+            let a = if !a.cross_block() && length <= SMALL_RANGE {
+                buf.resize(length as usize, 0);
+                let a = self.read_small(a, offset, &mut buf)?;
+                out.write_all(&buf).map_err(Error::Write)?;
+                a
+            } else {
+                self.write_span(a, offset..offset + length, &mut out)?
+            };
+            self.archive = Some(a);
+            written += length;
+        }
+        out.flush().map_err(Error::Write)?;
+        Ok(written)
+    }
+
+    /// Positions the source at byte `at` of the data section.
+    fn seek_data(&mut self, at: u64) -> Result<(), Error> {
+        self.r.pos = self.data_start + at;
+        self.r
+            .r
+            .seek(SeekFrom::Start(self.r.pos))
+            .map_err(Error::Read)?;
+        Ok(())
+    }
+
+    /// The stored offset of block `b`'s end (the next block's start, or the section's end).
+    fn stored_end(&self, b: usize) -> u64 {
+        self.offsets
+            .get(b + 1)
+            .copied()
+            .unwrap_or(self.header.data_bytes)
+    }
+
+    /// A range of an archive of independent blocks, into `buf`: its blocks' stored bytes
+    /// read in one piece and decoded by the region reader.
+    fn read_small(
+        &mut self,
+        mut a: Archive<'static>,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<Archive<'static>, Error> {
+        let bs = self.header.block_size as u64;
+        let (first, last) = (
+            (offset / bs) as usize,
+            ((offset + buf.len() as u64 - 1) / bs) as usize,
+        );
+        let d0 = self.offsets[first];
+        let d1 = self.stored_end(last);
+        self.seek_data(d0)?;
+        let mut stored = Vec::new();
+        self.r.fill_vec(&mut stored, d1 - d0, self.data_end)?;
+        for b in first..=last {
+            a.block_offsets[b] = self.offsets[b] - d0;
+        }
+        let ab = a.with_data(&stored);
+        let read = super::region::read_range(&ab, offset, buf);
+        let mut a = ab.with_data(&[]);
+        a.block_offsets[first..=last].copy_from_slice(&self.offsets[first..=last]);
+        read?;
+        Ok(a)
+    }
+
+    /// A range through the batch decoder: from the first block of its decoder group (or,
+    /// across blocks, the lowest block it reads from, transitively) to its last block.
+    fn write_span<W: Write + Send>(
+        &mut self,
+        a: Archive<'static>,
+        bytes: Range<u64>,
+        out: &mut W,
+    ) -> Result<Archive<'static>, Error> {
+        let bs = self.header.block_size as u64;
+        let (first, last) = ((bytes.start / bs) as usize, ((bytes.end - 1) / bs) as usize);
+        let from = if a.cross_block() {
+            // a block reads only from its lowest source block on (FORMAT.md §3.3)
+            let mut lowest = first;
+            let mut b = last;
+            loop {
+                lowest = lowest.min(a.entries[b].lowest_source_block as usize);
+                if b == 0 || b <= lowest {
+                    break;
+                }
+                b -= 1;
+            }
+            lowest
+        } else {
+            let group = streams::group_blocks(bs as usize);
+            first - first % group
+        };
+        let whole = bytes.start == 0 && bytes.end == self.len();
+        self.seek_data(self.offsets[from])?;
+        let span = Span {
+            blocks: from..last + 1,
+            bytes,
+            keep_tables: true,
+        };
+        let data_end = self.data_end;
+        let r = &mut self.r;
+        let (mut a, content, tail) = std::thread::scope(|scope| {
+            decode_data(r, a, out, scope, &|_| {}, None, data_end, span)
+        })?;
+        a.block_offsets.copy_from_slice(&self.offsets);
+        // back to the bounded cache of `open`, empty
+        let all = a.tables.len() * a.header.group_blocks as usize;
+        release_tables(&mut a, &mut 0, all, true);
+        a.table_cache_left
+            .store(MIN_TABLE_CACHE as u64, Ordering::Relaxed);
+        if whole && content.finish_tail(self.len() as usize, &tail) != self.header.content_checksum
+        {
+            return Err(DecodeError::ContentChecksum.into());
+        }
+        Ok(a)
+    }
 }

@@ -1,0 +1,198 @@
+//! `aceapex::SeekableArchive`: ranges of an archive read from a seekable source (a file), in
+//! any order and of any length, equal to the original's bytes, reading only the stored bytes
+//! of the blocks a range needs; damage, truncation and ranges outside the data as errors.
+
+mod common;
+
+use aceapex::{DecodeError, Error, FormatError, Options, SeekableArchive};
+use common::{dna_with_repeats, Rng};
+use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A seekable source that counts the bytes read from it.
+struct Counting {
+    inner: Cursor<Vec<u8>>,
+    read: Arc<AtomicU64>,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl Seek for Counting {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+fn ranges_of(archive: &[u8], ranges: &[(u64, u64)]) -> Result<Vec<u8>, Error> {
+    let mut s = SeekableArchive::open(Cursor::new(archive.to_vec()))?;
+    let mut out = Vec::new();
+    let n = s.write_ranges(ranges, &mut out)?;
+    assert_eq!(n, out.len() as u64);
+    Ok(out)
+}
+
+fn want(data: &[u8], ranges: &[(u64, u64)]) -> Vec<u8> {
+    ranges
+        .iter()
+        .flat_map(|&(o, l)| data[o as usize..(o + l) as usize].iter().copied())
+        .collect()
+}
+
+#[test]
+fn random_ranges_of_every_kind_of_archive_come_back() {
+    let data = dna_with_repeats(3_500_000, 21);
+    for (name, opts) in [
+        ("default", Options::default()),
+        ("4 KiB blocks", Options::new().with_block_size(4096)),
+        (
+            "cross-block window",
+            Options::new()
+                .with_block_size(4096)
+                .with_window(Some(256 << 10)),
+        ),
+        ("level 1", Options::new().with_level(1)),
+    ] {
+        let archive = aceapex::compress(&data, &opts).unwrap();
+        let size = data.len() as u64;
+        let mut r = Rng(7);
+        // small, block-sized, over a MiB (the batch path), the whole, empty, at the edges
+        let mut ranges = vec![
+            (0, 1),
+            (size - 1, 1),
+            (0, size),
+            (size / 2, 0),
+            (size - 1_500_000, 1_500_000),
+            (16_384, 16_384),
+            (16_383, 2),
+        ];
+        for _ in 0..40 {
+            let len = [
+                r.below(6_000),
+                r.below(70_000),
+                1_048_576 + r.below(200_000),
+            ][r.below(3) as usize];
+            let off = r.below(size - len + 1);
+            ranges.push((off, len));
+        }
+        let got = ranges_of(&archive, &ranges).unwrap();
+        assert!(got == want(&data, &ranges), "{name}: wrong bytes");
+    }
+}
+
+/// A small range near the end of a large archive reads its metadata and the stored bytes of
+/// its one block, not the data before it.
+#[test]
+fn a_small_range_reads_only_its_blocks() {
+    let data = dna_with_repeats(8_000_000, 3);
+    let archive = aceapex::compress(&data, &Options::default()).unwrap();
+    let a = aceapex::format::Archive::parse(&archive).unwrap();
+    let meta = a.data_offset() + (archive.len() as u64 - a.data_offset() - a.header().data_bytes);
+    let read = Arc::new(AtomicU64::new(0));
+    let source = Counting {
+        inner: Cursor::new(archive.clone()),
+        read: read.clone(),
+    };
+    let mut s = SeekableArchive::open(source).unwrap();
+    assert_eq!(
+        read.load(Ordering::Relaxed),
+        meta,
+        "open reads the metadata and the extension area"
+    );
+    let mut out = Vec::new();
+    let off = 7_900_000;
+    s.write_ranges(&[(off, 5_000)], &mut out).unwrap();
+    assert!(out == data[off as usize..off as usize + 5_000]);
+    let blocks = (off / 16_384) as usize..=((off + 4_999) / 16_384) as usize;
+    let stored: u64 = blocks
+        .map(|b| {
+            let end = a
+                .block_offsets()
+                .get(b + 1)
+                .copied()
+                .unwrap_or(a.header().data_bytes);
+            end - a.block_offsets()[b]
+        })
+        .sum();
+    assert_eq!(
+        read.load(Ordering::Relaxed) - meta,
+        stored,
+        "bytes read for the range"
+    );
+}
+
+#[test]
+fn a_damaged_block_is_named_and_ranges_outside_are_refused() {
+    let data = dna_with_repeats(2_000_000, 5);
+    let mut archive = aceapex::compress(&data, &Options::new().with_block_size(4096)).unwrap();
+    let (start, end) = {
+        let a = aceapex::format::Archive::parse(&archive).unwrap();
+        let off = a.data_offset() as usize;
+        (
+            off + a.block_offsets()[300] as usize,
+            off + a.block_offsets()[301] as usize,
+        )
+    };
+    archive[(start + end) / 2] ^= 0x10;
+    for range in [
+        (300 * 4096 + 10, 100),
+        (0, 2_000_000),
+        (200 * 4096, 1_100_000),
+    ] {
+        match ranges_of(&archive, &[range]) {
+            Err(Error::Decode(DecodeError::Block { block, .. })) => assert_eq!(block, 300),
+            r => panic!("{range:?}: {:?}", r.map(|v| v.len())),
+        }
+    }
+    // block 299 is intact
+    assert!(ranges_of(&archive, &[(299 * 4096, 4096)]).unwrap() == data[299 * 4096..300 * 4096]);
+    // every range is checked before anything is written
+    let mut s = SeekableArchive::open(Cursor::new(archive)).unwrap();
+    let mut out = Vec::new();
+    let r = s.write_ranges(&[(0, 10), (1_999_990, 11)], &mut out);
+    assert!(
+        matches!(
+            r,
+            Err(Error::Decode(DecodeError::Region {
+                offset: 1_999_990,
+                length: 11,
+                ..
+            }))
+        ),
+        "{r:?}"
+    );
+    assert!(out.is_empty());
+    let r = s.write_ranges(&[(u64::MAX, 2)], &mut out);
+    assert!(
+        matches!(r, Err(Error::Decode(DecodeError::Region { .. }))),
+        "{r:?}"
+    );
+}
+
+/// A source cut anywhere: an error at open (the metadata, or a size below the header's) or,
+/// for a cut the open cannot see, none at all: every cut is seen at open.
+#[test]
+fn a_truncated_source_is_refused_at_open() {
+    let data = dna_with_repeats(300_000, 9);
+    let archive = aceapex::compress(&data, &Options::new().with_block_size(4096)).unwrap();
+    let mut r = Rng(3);
+    let mut cuts = vec![0, 4, 96, archive.len() - 1];
+    cuts.extend((0..30).map(|_| r.below(archive.len() as u64) as usize));
+    for cut in cuts {
+        match SeekableArchive::open(Cursor::new(archive[..cut].to_vec())) {
+            Err(Error::Format(_)) => {}
+            Err(e) => panic!("cut at {cut}: {e}"),
+            Ok(_) => panic!("cut at {cut}: opened"),
+        }
+    }
+    assert!(matches!(
+        SeekableArchive::open(Cursor::new(b"JUNK and more".to_vec())),
+        Err(Error::Format(FormatError::BadMagic { .. }))
+    ));
+}
