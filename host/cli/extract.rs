@@ -4,12 +4,11 @@
 use crate::args::{parse_size, parse_threads};
 use crate::decompress::Device;
 use crate::io::{check_input, check_not_same, OutFile};
-use crate::output::note;
 use crate::{set_threads, usage};
 use aceapex::SeekableArchive;
 use anyhow::{bail, Context, Result};
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// The arguments of `aceapex extract` (help text on [`crate::Cmd::Extract`]).
@@ -38,8 +37,9 @@ pub struct ExtractArgs {
     /// Write to standard output (same as -o -).
     #[arg(short = 'c', long, conflicts_with = "output")]
     pub stdout: bool,
-    /// Where to decode, as for decompress. Ranges are read on the CPU: there is no GPU range
-    /// path yet, so '--device gpu' says so and reads on the CPU.
+    /// Where the ranges are decoded: cpu (in bounded memory, the archive read in part), gpu
+    /// (the archive read whole and uploaded, the ranges read in batches of 256 MiB), or auto
+    /// (the GPU where one is present and the ranges touch enough blocks to repay its start-up).
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
     /// Worker threads for large ranges, 1 to 1024; 0 = all cores [default: all cores].
@@ -152,6 +152,9 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     set_threads(threads)?;
     let mut out = OutFile::open(&out_path, force)?;
     let source = open_archive(&input)?;
+    let mut whole = source
+        .try_clone()
+        .with_context(|| format!("reading {}", input.display()))?;
     let mut archive =
         SeekableArchive::open(source).with_context(|| format!("reading {}", input.display()))?;
     // every range checked before anything is written
@@ -181,15 +184,103 @@ pub fn run(args: ExtractArgs) -> Result<()> {
             Some(_) => resolved.push((r.offset, length)),
         }
     }
-    if device == Device::Gpu {
-        note("aceapex: --device gpu: extract has no GPU range path yet; reading on the CPU");
-    }
     let mut w = BufWriter::with_capacity(WRITE_BYTES, &mut out);
-    archive
-        .write_ranges(&resolved, &mut w)
-        .with_context(|| format!("decoding {}", input.display()))?;
+    let on_gpu = device != Device::Cpu
+        && gpu_extract(&mut whole, &resolved, archive.block_size(), device, &mut w)
+            .with_context(|| format!("decoding {}", input.display()))?;
+    if !on_gpu {
+        archive
+            .write_ranges(&resolved, &mut w)
+            .with_context(|| format!("decoding {}", input.display()))?;
+    }
+    w.flush()?;
     drop(w);
     out.commit()
+}
+
+/// Output bytes of one GPU batch: ranges are cut into pieces of at most this and gathered
+/// into batches up to it, so the device's output buffer stays bounded.
+#[cfg(feature = "gpu")]
+const GPU_BATCH_BYTES: u64 = 256 << 20;
+
+/// Writes the ranges read on the GPU (the archive `file` read whole and uploaded), in
+/// batches; false where `device` is auto and the CPU is to read them (too few blocks to
+/// repay the GPU's start-up, no GPU, an archive the GPU decoder cannot take).
+#[cfg(feature = "gpu")]
+fn gpu_extract(
+    file: &mut File,
+    ranges: &[(u64, u64)],
+    block_size: u32,
+    device: Device,
+    out: &mut impl Write,
+) -> Result<bool> {
+    use crate::output::note;
+    use std::io::{Read, Seek, SeekFrom};
+    let bs = u64::from(block_size);
+    let blocks: u64 = ranges
+        .iter()
+        .filter(|r| r.1 > 0)
+        .map(|&(o, l)| (o + l - 1) / bs - o / bs + 1)
+        .sum();
+    if device == Device::Auto && blocks < crate::faidx::AUTO_GPU_MIN_BLOCKS {
+        return Ok(false);
+    }
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(0))?;
+    file.read_to_end(&mut bytes)?;
+    let dec = aceapex::GpuDecoder::open();
+    let reader = match dec
+        .as_ref()
+        .map_err(|e| e.to_string())
+        .and_then(|d| d.upload(&bytes).map_err(|e| e.to_string()))
+    {
+        Ok(r) => r,
+        Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
+        Err(e) => {
+            note(format_args!(
+                "aceapex: the GPU is not used ({e}); reading on the CPU"
+            ));
+            return Ok(false);
+        }
+    };
+    let mut batch: Vec<(u64, u64)> = Vec::new();
+    let mut batch_bytes = 0;
+    let mut flush = |batch: &mut Vec<(u64, u64)>| -> Result<()> {
+        if !batch.is_empty() {
+            out.write_all(&reader.read_ranges_to_vec(batch)?)?;
+            batch.clear();
+        }
+        Ok(())
+    };
+    for &(offset, length) in ranges {
+        let (mut at, end) = (offset, offset + length);
+        while at < end {
+            let n = (end - at).min(GPU_BATCH_BYTES);
+            if batch_bytes + n > GPU_BATCH_BYTES {
+                flush(&mut batch)?;
+                batch_bytes = 0;
+            }
+            batch.push((at, n));
+            batch_bytes += n;
+            at += n;
+        }
+    }
+    flush(&mut batch)?;
+    Ok(true)
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_extract(
+    _: &mut File,
+    _: &[(u64, u64)],
+    _: u32,
+    device: Device,
+    _: &mut impl Write,
+) -> Result<bool> {
+    if device == Device::Gpu {
+        bail!("--device gpu: this aceapex was built without the `gpu` feature");
+    }
+    Ok(false)
 }
 
 /// The archive to read ranges from: the file, or standard input copied to an unlinked

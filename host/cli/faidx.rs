@@ -81,7 +81,7 @@ pub struct FaidxArgs {
 /// reads, one block after another, in the time a GPU takes to start and take the archive
 /// (a CUDA context, the kernels, the upload: about 0.7 s against 12 us a block on the CPU for
 /// 20,000 regions of hs37 on an H100 machine, docs/PERFORMANCE.md).
-const AUTO_GPU_MIN_BLOCKS: u64 = 60_000;
+pub(crate) const AUTO_GPU_MIN_BLOCKS: u64 = 60_000;
 
 /// The bytes of every region of `list` that names bases (parsed and clipped as
 /// [`faidx`] does; the others are left to it), sorted by offset, each once.

@@ -669,6 +669,11 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
         self.len() == 0
     }
 
+    /// The archive's block size in bytes (FORMAT.md §2).
+    pub fn block_size(&self) -> u32 {
+        self.header.block_size
+    }
+
     /// Writes the original bytes of every range `(offset, length)` to `out`, one after the
     /// other in the order given, decoding only the blocks each range lies in (and, with a
     /// cross-block window, the blocks those read from), every block verified against its

@@ -320,3 +320,71 @@ pub(crate) fn cli_decompress_on_the_gpu_streams_large_outputs_in_pieces() {
         "no output file after a failure"
     );
 }
+
+/// `extract --device gpu` (the archive uploaded, the ranges read in batches on the GPU, every
+/// block verified on the device) writes the bytes `--device cpu` writes and the original
+/// holds, for ranges in any order, overlapping, at the edges and over many blocks; a range
+/// over a damaged block fails naming it and leaves no output file.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run with --ignored"]
+pub(crate) fn cli_extract_on_the_gpu_writes_the_cpus_bytes() {
+    let _ = gpu();
+    let n = 6usize << 20;
+    let data = tiled_sample(n);
+    let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.acx"), &packed).unwrap();
+    let bin = aceapex_bin();
+    let run = |args: &[&str]| {
+        std::process::Command::new(&bin)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("the binary runs")
+    };
+    let ranges: [(usize, usize); 6] = [
+        (5_000_000, 70_000),
+        (0, 1),
+        (n - 1, 1),
+        (16_380, 10),
+        (1_000_000, 3_000_000),
+        (5_000_100, 100),
+    ];
+    let mut args = vec!["extract".to_string(), "a.acx".into(), "-c".into()];
+    for &(o, l) in &ranges {
+        args.push("--range".into());
+        args.push(format!("{o}:{l}"));
+    }
+    let want: Vec<u8> = ranges
+        .iter()
+        .flat_map(|&(o, l)| data[o..o + l].iter().copied())
+        .collect();
+    for device in ["gpu", "cpu"] {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["--device", device]);
+        let o = run(&a);
+        assert!(
+            o.status.success(),
+            "{device}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.stdout == want, "{device}: the ranges' bytes differ");
+    }
+    let a = Archive::parse(&packed).unwrap();
+    let block = a.block_count() / 2;
+    std::fs::write(dir.path().join("bad.acx"), damage_block(&packed, block)).unwrap();
+    let range = format!(
+        "{}:100000",
+        block as u64 * u64::from(a.header().block_size) - 50_000
+    );
+    let o = run(&[
+        "extract", "bad.acx", "--device", "gpu", "--range", &range, "-o", "x",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "a damaged block must fail");
+    assert!(err.contains(&format!("block {block}")), "{err}");
+    assert!(
+        !dir.path().join("x").exists(),
+        "no output file after a failure"
+    );
+}
