@@ -415,7 +415,10 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
         };
         a = ab.with_data(&[]);
         decoded?;
-        folder.absorb(out_start / KIB, &sums[..buf.len() / KIB]);
+        // (the content hash folds the output in order from its first byte)
+        if first_block == 0 {
+            folder.absorb(out_start / KIB, &sums[..buf.len() / KIB]);
+        }
         tail.extend_from_slice(&buf[buf.len().saturating_sub(KIB)..]);
         tail.drain(..tail.len().saturating_sub(KIB));
         release_tables(&mut a, &mut released, b1, span.keep_tables);
