@@ -196,3 +196,38 @@ fn a_truncated_source_is_refused_at_open() {
         Err(Error::Format(FormatError::BadMagic { .. }))
     ));
 }
+
+/// Damage in the metadata without a matching meta checksum is reported as the checksum
+/// mismatch, as `aceapex::decompress` reports it (FORMAT.md §6: the checksum is checked
+/// before the sections it covers are parsed), not as whichever field the damage broke.
+#[test]
+fn unsealed_metadata_damage_is_a_meta_checksum_mismatch() {
+    let data = dna_with_repeats(60_000, 13);
+    let archive = aceapex::compress(&data, &Options::new().with_block_size(4096)).unwrap();
+    let data_offset = aceapex::format::Archive::parse(&archive)
+        .unwrap()
+        .data_offset() as usize;
+    // every byte of the block table and the table section, and the extension area
+    let mut positions: Vec<usize> = (96..data_offset).collect();
+    positions.push(archive.len());
+    for p in positions {
+        let mut m = archive.clone();
+        if p < m.len() {
+            m[p] ^= 0x41;
+        } else {
+            m.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+        }
+        assert!(
+            matches!(
+                aceapex::decompress(&m),
+                Err(Error::Format(FormatError::MetaChecksum))
+            ),
+            "byte {p}: the reference"
+        );
+        match SeekableArchive::open(Cursor::new(m)) {
+            Err(Error::Format(FormatError::MetaChecksum)) => {}
+            Err(e) => panic!("byte {p}: {e}"),
+            Ok(_) => panic!("byte {p}: opened"),
+        }
+    }
+}

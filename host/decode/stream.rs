@@ -115,6 +115,18 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
 fn read_metadata<R: Read>(
     r: &mut Counted<R>,
 ) -> Result<(FileHeader, Archive<'static>, Xxh3, u64), Error> {
+    let (h, block_table, table_section, meta, data_end) = read_sections(r)?;
+    let a = Archive::from_sections(h, &block_table, &table_section)?;
+    Ok((h, a, meta, data_end))
+}
+
+/// The header (checked), the block table and the table section (not yet parsed) read from
+/// the start of `r`, the meta checksum's hash over them and the offset where the data
+/// section ends.
+#[allow(clippy::type_complexity)]
+fn read_sections<R: Read>(
+    r: &mut Counted<R>,
+) -> Result<(FileHeader, Vec<u8>, Vec<u8>, Xxh3, u64), Error> {
     // the magic first, so that a stream of something else fails at once instead of after
     // the 92 more bytes of a header (FORMAT.md §2)
     let mut head = Vec::with_capacity(HEADER_SIZE);
@@ -136,8 +148,7 @@ fn read_metadata<R: Read>(
     meta.update(&head[..META_CHECKSUM_OFFSET]);
     meta.update(&block_table);
     meta.update(&table_section);
-    let a = Archive::from_sections(h, &block_table, &table_section)?;
-    Ok((h, a, meta, data_end))
+    Ok((h, block_table, table_section, meta, data_end))
 }
 
 /// A reader that counts the bytes read so far (for the size in a truncation error).
@@ -620,15 +631,16 @@ pub struct SeekableArchive<R> {
 impl<R: Read + Seek + Send> SeekableArchive<R> {
     /// Reads and checks the archive's metadata from `source`: the header, block table and
     /// table section (FORMAT.md §2, §3.1, §5.1-§5.2, checked as [`Archive::parse`] checks
-    /// them), and the extension area with the meta checksum over all of them (§3.4, §6).
-    /// The data section is not read.
+    /// them), and the extension area with the meta checksum over all of them (§3.4, §6),
+    /// the checksum first, as [`Archive::parse`] does (damaged metadata is
+    /// [`FormatError::MetaChecksum`]). The data section is not read.
     ///
     /// Errors: [`Error::Format`] for a damaged container or a source shorter than the size
     /// the header declares; [`Error::Read`] for the I/O.
     pub fn open(mut source: R) -> Result<Self, Error> {
         source.seek(SeekFrom::Start(0)).map_err(Error::Read)?;
         let mut r = Counted { r: source, pos: 0 };
-        let (h, a, mut meta, data_end) = read_metadata(&mut r)?;
+        let (h, block_table, table_section, mut meta, data_end) = read_sections(&mut r)?;
         let data_start = r.pos;
         let len = r.r.seek(SeekFrom::End(0)).map_err(Error::Read)?;
         if len < data_end {
@@ -645,6 +657,10 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             return Err(FormatError::MetaChecksum.into());
         }
         records?;
+        // the sections parsed once the checksum that covers them matched, as `Archive::parse`
+        // does (FORMAT.md §6): damage is reported as the mismatch, not as a broken field
+        let a = Archive::from_sections(h, &block_table, &table_section)?;
+        drop((block_table, table_section));
         // expanded tables kept for reuse: a bounded cache, not a share of the original (the
         // ranges of a large file may touch every group)
         a.table_cache_left
