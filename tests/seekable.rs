@@ -231,3 +231,38 @@ fn unsealed_metadata_damage_is_a_meta_checksum_mismatch() {
         }
     }
 }
+
+/// Many small ranges in one block (sorted ranges of a BED file, say) read and decode that
+/// block once, not once per range: the source is read for the block's stored bytes once.
+#[test]
+fn small_ranges_in_one_block_read_it_once() {
+    let data = dna_with_repeats(4_300_000, 17);
+    let opts = Options::new().with_block_size(4 << 20).with_level(1);
+    let archive = aceapex::compress(&data, &opts).unwrap();
+    let stored = {
+        let a = aceapex::format::Archive::parse(&archive).unwrap();
+        [
+            a.block_offsets()[1],
+            a.header().data_bytes - a.block_offsets()[1],
+        ]
+    };
+    let read = Arc::new(AtomicU64::new(0));
+    let source = Counting {
+        inner: Cursor::new(archive),
+        read: read.clone(),
+    };
+    let mut s = SeekableArchive::open(source).unwrap();
+    let meta = read.load(Ordering::Relaxed);
+    // 500 ranges in block 0, then 500 in block 1 (the last, shorter one), then block 0 again
+    let mut ranges: Vec<(u64, u64)> = (0..500).map(|i| (i * 8_000 + 7, 1 + i % 50)).collect();
+    ranges.extend((0..500).map(|i| (4_194_304 + i * 200, 1 + i % 9)));
+    ranges.push((4_194_303, 1));
+    let mut out = Vec::new();
+    s.write_ranges(&ranges, &mut out).unwrap();
+    assert!(out == want(&data, &ranges), "wrong bytes");
+    assert_eq!(
+        read.load(Ordering::Relaxed) - meta,
+        2 * stored[0] + stored[1],
+        "bytes read: each block's stored bytes once per run of ranges in it"
+    );
+}

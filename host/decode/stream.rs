@@ -601,9 +601,10 @@ const SMALL_RANGE: u64 = 1 << 20;
 /// Unlike [`crate::Reader`], which holds or maps the whole archive for the lowest latency per
 /// read, this holds only the metadata (about 100 bytes per block and 3 KiB per table group),
 /// at most 16 MiB of expanded decode tables kept for reuse (past that a table is expanded
-/// for each use) and, while a range is written, what [`decompress_to`] holds for a batch; so
-/// any range of an archive of any size, the whole original included, is written in that
-/// memory. A file changed or truncated while it is read gives an error, never a signal.
+/// for each use), the last block decoded for a range inside one block (at most 4 MiB: the
+/// next ranges in that block copy from it) and, while a range is written, what
+/// [`decompress_to`] holds for a batch; so any range of an archive of any size, the whole
+/// original included, is written in that memory. A file changed or truncated while it is read gives an error, never a signal.
 ///
 /// ```
 /// let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(20_000);
@@ -626,6 +627,11 @@ pub struct SeekableArchive<R> {
     /// offsets are rebased onto the bytes read for a range).
     offsets: Vec<u64>,
     header: FileHeader,
+    /// The last block decoded whole for a range inside it (independent blocks only), kept
+    /// so that the next ranges in the same block copy from it instead of reading and
+    /// decoding it again: its index and bytes (at most one block).
+    cached: Option<usize>,
+    block: Vec<u8>,
 }
 
 impl<R: Read + Seek + Send> SeekableArchive<R> {
@@ -672,6 +678,8 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             data_start,
             data_end,
             header: h,
+            cached: None,
+            block: Vec::new(),
         })
     }
 
@@ -762,9 +770,40 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             .unwrap_or(self.header.data_bytes)
     }
 
+    /// A range of an archive of independent blocks, into `buf`: a range inside one block
+    /// copied from that block decoded whole (kept for the next ranges in it), a longer one
+    /// read as [`SeekableArchive::read_blocks`] reads it.
+    fn read_small(
+        &mut self,
+        a: Archive<'static>,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<Archive<'static>, Error> {
+        let bs = self.header.block_size as u64;
+        let b = (offset / bs) as usize;
+        if (offset + buf.len() as u64 - 1) / bs != b as u64 {
+            return self.read_blocks(a, offset, buf);
+        }
+        let start = b as u64 * bs;
+        let a = if self.cached == Some(b) {
+            a
+        } else {
+            self.cached = None;
+            let mut block = std::mem::take(&mut self.block);
+            block.resize((self.len() - start).min(bs) as usize, 0);
+            let a = self.read_blocks(a, start, &mut block)?;
+            self.block = block;
+            self.cached = Some(b);
+            a
+        };
+        let at = (offset - start) as usize;
+        buf.copy_from_slice(&self.block[at..at + buf.len()]);
+        Ok(a)
+    }
+
     /// A range of an archive of independent blocks, into `buf`: its blocks' stored bytes
     /// read in one piece and decoded by the region reader.
-    fn read_small(
+    fn read_blocks(
         &mut self,
         mut a: Archive<'static>,
         offset: u64,
