@@ -233,3 +233,35 @@ fn a_damaged_block_fails_the_extract() {
     let o = run(d, &["extract", "bad.acx", "--range", "0:4096"]);
     ok(&o);
 }
+
+/// An archive that cannot be sought (a FIFO, as `<(curl ...)` gives) is read as standard
+/// input is: copied to a temporary file first, not refused with "Illegal seek".
+#[cfg(unix)]
+#[test]
+fn an_archive_from_a_fifo_is_read() {
+    let (t, data) = setup();
+    let d = t.path();
+    let st = std::process::Command::new("mkfifo")
+        .arg(d.join("pipe"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(st.success());
+    let archive = std::fs::read(d.join("x.acx")).unwrap();
+    let fifo = d.join("pipe");
+    // (a run that stops reading early closes the FIFO: the error is the run's, below)
+    let writer = std::thread::spawn(move || std::fs::write(fifo, archive).is_ok());
+    let o = run(
+        d,
+        &[
+            "extract",
+            "pipe",
+            "--range",
+            "40000:30000",
+            "--range",
+            "3:4",
+        ],
+    );
+    writer.join().unwrap();
+    ok(&o);
+    assert!(o.stdout == slices(&data, &[(40_000, 30_000), (3, 4)]));
+}
