@@ -266,3 +266,121 @@ fn small_ranges_in_one_block_read_it_once() {
         "bytes read: each block's stored bytes once per run of ranges in it"
     );
 }
+
+/// A source shared with the test, which may change it after open, and that reads at most
+/// `max_read` bytes a call, fails with Interrupted every third call and, past `fail_after`
+/// bytes, with an error, or reports `end` as its length.
+#[derive(Default)]
+struct Shifty {
+    data: Arc<std::sync::Mutex<Vec<u8>>>,
+    pos: u64,
+    max_read: usize,
+    calls: usize,
+    fail_after: Option<u64>,
+    end: Option<u64>,
+}
+
+impl Read for Shifty {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.calls % 3 == 0 {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        if self.fail_after.is_some_and(|f| self.pos >= f) {
+            return Err(std::io::Error::other("disk gone"));
+        }
+        let d = self.data.lock().unwrap();
+        let p = (self.pos as usize).min(d.len());
+        let n = (d.len() - p).min(buf.len()).min(self.max_read);
+        buf[..n].copy_from_slice(&d[p..p + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Shifty {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let len = self.data.lock().unwrap().len() as u64;
+        self.pos = match to {
+            SeekFrom::Start(p) => p,
+            SeekFrom::End(o) => return Ok(self.end.unwrap_or(len.saturating_add_signed(o))),
+            SeekFrom::Current(o) => self.pos.saturating_add_signed(o),
+        };
+        Ok(self.pos)
+    }
+}
+
+/// Short and interrupted reads give the right bytes; a read error is [`Error::Read`]; a
+/// source that reports a short length, or is truncated after open, is [`FormatError::Size`]
+/// with its real length; one rewritten after open fails its block checksums; one that grew
+/// still gives the right bytes.
+#[test]
+fn a_source_that_misbehaves_or_changes_gives_an_error_or_the_right_bytes() {
+    let data = dna_with_repeats(1_500_000, 23);
+    for opts in [
+        Options::new().with_block_size(4096).with_level(1),
+        Options::new()
+            .with_block_size(4096)
+            .with_window(Some(64 << 10))
+            .with_level(1),
+    ] {
+        let archive = aceapex::compress(&data, &opts).unwrap();
+        let n = archive.len() as u64;
+        let ranges = [(10, 100), (1_499_000, 1_000), (100_000, 1_200_000)];
+        let run = |src: Shifty, change: &dyn Fn(&mut Vec<u8>)| -> Result<Vec<u8>, Error> {
+            let shared = src.data.clone();
+            let mut s = SeekableArchive::open(src)?;
+            change(&mut shared.lock().unwrap());
+            let mut out = Vec::new();
+            s.write_ranges(&ranges, &mut out)?;
+            Ok(out)
+        };
+        let src = |max_read: usize| Shifty {
+            data: Arc::new(std::sync::Mutex::new(archive.clone())),
+            max_read,
+            ..Default::default()
+        };
+        for max_read in [1, 7, usize::MAX] {
+            let got = run(src(max_read), &|_| {}).unwrap();
+            assert!(got == want(&data, &ranges), "reads of {max_read}");
+        }
+        let grown = run(src(usize::MAX), &|v| v.extend_from_slice(&[9; 100_000])).unwrap();
+        assert!(grown == want(&data, &ranges), "grown");
+        for fail_after in [0, 500, n / 2] {
+            let r = run(
+                Shifty {
+                    fail_after: Some(fail_after),
+                    ..src(usize::MAX)
+                },
+                &|_| {},
+            );
+            assert!(matches!(r, Err(Error::Read(_))), "{fail_after}: {r:?}");
+        }
+        let r = run(
+            Shifty {
+                end: Some(1_000),
+                ..src(usize::MAX)
+            },
+            &|_| {},
+        );
+        assert!(
+            matches!(r, Err(Error::Format(FormatError::Size { expected, got: 1_000 })) if expected <= n),
+            "{r:?}"
+        );
+        for cut in [0, n / 2] {
+            let r = run(src(usize::MAX), &|v| v.truncate(cut as usize));
+            assert!(
+                matches!(r, Err(Error::Format(FormatError::Size { expected, got })) if expected <= n && got == cut),
+                "cut at {cut}: {r:?}"
+            );
+        }
+        let r = run(src(usize::MAX), &|v| {
+            let len = v.len();
+            v[len / 2..].fill(0)
+        });
+        assert!(
+            matches!(r, Err(Error::Decode(DecodeError::Block { .. }))),
+            "{r:?}"
+        );
+    }
+}

@@ -739,17 +739,34 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             })?;
             let a = if !a.cross_block() && length <= SMALL_RANGE {
                 buf.resize(length as usize, 0);
-                let a = self.read_small(a, offset, &mut buf)?;
+                let a = self
+                    .read_small(a, offset, &mut buf)
+                    .map_err(|e| self.with_length(e))?;
                 out.write_all(&buf).map_err(Error::Write)?;
                 a
             } else {
-                self.write_span(a, offset..offset + length, &mut out)?
+                self.write_span(a, offset..offset + length, &mut out)
+                    .map_err(|e| self.with_length(e))?
             };
             self.archive = Some(a);
             written += length;
         }
         out.flush().map_err(Error::Write)?;
         Ok(written)
+    }
+
+    /// `e`, a source found shorter than its block table says while a range was read,
+    /// with the source's length now (it shrank after [`SeekableArchive::open`]) instead of
+    /// the position of the short read.
+    fn with_length(&mut self, e: Error) -> Error {
+        match e {
+            Error::Format(FormatError::Size { expected, got }) => FormatError::Size {
+                expected,
+                got: self.r.r.seek(SeekFrom::End(0)).unwrap_or(got),
+            }
+            .into(),
+            e => e,
+        }
     }
 
     /// Positions the source at byte `at` of the data section.
