@@ -384,3 +384,77 @@ fn a_source_that_misbehaves_or_changes_gives_an_error_or_the_right_bytes() {
         );
     }
 }
+
+/// A ~1 MB archive declaring ~63 GB (15,000 empty entries of 4 MiB blocks): opening it
+/// and asking for small, large and whole ranges costs a block, not the declared size; each
+/// fails at the first block it needs, with nothing written.
+#[test]
+fn an_archive_declaring_gigabytes_fails_at_its_first_block() {
+    let archive = common::huge_original_archive();
+    let size = 15_000u64 << 22;
+    for (range, block) in [
+        ((0, 10), 0),
+        ((size - 1, 1), 14_999),
+        ((7_500 << 22, 1 << 30), 7_500),
+        ((0, size), 0),
+    ] {
+        let mut s = SeekableArchive::open(Cursor::new(archive.clone())).unwrap();
+        assert_eq!(s.len(), size);
+        let mut out = Vec::new();
+        match s.write_ranges(&[range], &mut out) {
+            Err(Error::Decode(DecodeError::Block { block: b, .. })) => assert_eq!(b, block),
+            r => panic!("{range:?}: {r:?}"),
+        }
+        assert!(out.is_empty(), "{range:?}");
+    }
+}
+
+/// Single damage anywhere, with the meta checksum resealed over damaged metadata: the
+/// whole range fails as `aceapex::decompress` fails (a format error, or the same damaged
+/// block for damage in the data section) or both give the same bytes; small ranges give
+/// an error or the original's bytes.
+#[test]
+fn damage_anywhere_fails_as_decompress_fails() {
+    let data = dna_with_repeats(200_000, 29);
+    let archive = aceapex::compress(&data, &Options::new().with_block_size(4096)).unwrap();
+    let data_offset = aceapex::format::Archive::parse(&archive)
+        .unwrap()
+        .data_offset() as usize;
+    let mut r = Rng(41);
+    for i in 0..400 {
+        let mut m = archive.clone();
+        let p = [
+            r.range(96, data_offset as u64 - 1),
+            r.range(data_offset as u64, archive.len() as u64 - 1),
+        ][i % 2] as usize;
+        m[p] ^= 1 << r.below(8);
+        if p < data_offset {
+            common::reseal_packed(&mut m);
+        }
+        let reference = aceapex::decompress(&m);
+        let whole = SeekableArchive::open(Cursor::new(m.clone())).and_then(|mut s| {
+            let mut out = Vec::new();
+            s.write_ranges(&[(0, data.len() as u64)], &mut out)?;
+            Ok(out)
+        });
+        match (&reference, &whole) {
+            (Ok(a), Ok(b)) => assert!(a == b, "byte {p}: different bytes"),
+            (Err(Error::Format(_)), Err(Error::Format(_))) => {}
+            (
+                Err(Error::Decode(DecodeError::Block { block: a, .. })),
+                Err(Error::Decode(DecodeError::Block { block: b, .. })),
+            ) => assert!(p < data_offset || a == b, "byte {p}: block {a} / {b}"),
+            (a, b) => panic!(
+                "byte {p}: reference {a:?}, seekable {:?}",
+                b.as_ref().map(|v| v.len())
+            ),
+        }
+        if let Ok(mut s) = SeekableArchive::open(Cursor::new(m)) {
+            let (off, len) = (r.below(190_000), r.below(10_000));
+            let mut out = Vec::new();
+            if s.write_ranges(&[(off, len)], &mut out).is_ok() {
+                assert!(out == want(&data, &[(off, len)]), "byte {p}: wrong bytes");
+            }
+        }
+    }
+}
