@@ -152,6 +152,16 @@ fn a_damaged_block_is_named_and_ranges_outside_are_refused() {
     }
     // block 299 is intact
     assert!(ranges_of(&archive, &[(299 * 4096, 4096)]).unwrap() == data[299 * 4096..300 * 4096]);
+    // after a failed read the archive says it must be opened again (not that a range that
+    // lies inside the data lies outside it)
+    let mut s = SeekableArchive::open(Cursor::new(archive.clone())).unwrap();
+    assert!(s
+        .write_ranges(&[(300 * 4096, 10)], &mut Vec::new())
+        .is_err());
+    match s.write_ranges(&[(0, 10)], &mut Vec::new()) {
+        Err(Error::Read(e)) => assert!(e.to_string().contains("open it again"), "{e}"),
+        r => panic!("after a failure: {r:?}"),
+    }
     // every range is checked before anything is written
     let mut s = SeekableArchive::open(Cursor::new(archive)).unwrap();
     let mut out = Vec::new();

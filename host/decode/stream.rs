@@ -709,7 +709,7 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
     /// damaged block or [`DecodeError::ContentChecksum`]; [`Error::Format`] when the source
     /// is shorter than its block table says; [`Error::Read`] and [`Error::Write`] for the
     /// I/O. The bytes written before an error are not the ranges and must be discarded; the
-    /// archive cannot be read again after one.
+    /// archive cannot be read again after one (a later call is [`Error::Read`], saying so).
     pub fn write_ranges<W: Write + Send>(
         &mut self,
         ranges: &[(u64, u64)],
@@ -732,10 +732,10 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             if length == 0 {
                 continue;
             }
-            let a = self.archive.take().ok_or(DecodeError::Region {
-                offset,
-                length,
-                size,
+            let a = self.archive.take().ok_or_else(|| {
+                Error::Read(std::io::Error::other(
+                    "an earlier read of this archive failed: open it again",
+                ))
             })?;
             let a = if !a.cross_block() && length <= SMALL_RANGE {
                 buf.resize(length as usize, 0);
