@@ -155,10 +155,8 @@ fn a_damaged_block_is_named_and_ranges_outside_are_refused() {
     // after a failed read the archive says it must be opened again (not that a range that
     // lies inside the data lies outside it)
     let mut s = SeekableArchive::open(Cursor::new(archive.clone())).unwrap();
-    assert!(s
-        .write_ranges(&[(300 * 4096, 10)], &mut Vec::new())
-        .is_err());
-    match s.write_ranges(&[(0, 10)], &mut Vec::new()) {
+    assert!(s.write_ranges(&[(300 * 4096, 10)], Vec::new()).is_err());
+    match s.write_ranges(&[(0, 10)], Vec::new()) {
         Err(Error::Read(e)) => assert!(e.to_string().contains("open it again"), "{e}"),
         r => panic!("after a failure: {r:?}"),
     }
@@ -293,7 +291,7 @@ struct Shifty {
 impl Read for Shifty {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.calls += 1;
-        if self.calls % 3 == 0 {
+        if self.calls.is_multiple_of(3) {
             return Err(std::io::ErrorKind::Interrupted.into());
         }
         if self.fail_after.is_some_and(|f| self.pos >= f) {
