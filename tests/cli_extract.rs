@@ -84,7 +84,10 @@ fn repeated_ranges_come_out_in_request_order() {
         a.extend(args.iter().map(String::as_str));
         let o = run(d, &a);
         if !cfg!(feature = "gpu") || aceapex::GpuDecoder::open().is_err() {
-            assert!(!o.status.success() && o.stdout.is_empty(), "{arc} --device gpu");
+            assert!(
+                !o.status.success() && o.stdout.is_empty(),
+                "{arc} --device gpu"
+            );
             assert!(stderr(&o).contains("--device gpu"), "{}", stderr(&o));
         }
         // to a file with -o
@@ -238,4 +241,78 @@ fn a_damaged_block_fails_the_extract() {
     // a range that avoids the block reads
     let o = run(d, &["extract", "bad.acx", "--range", "0:4096"]);
     ok(&o);
+}
+
+/// An archive that cannot be sought (a FIFO, as `<(curl ...)` gives) is read as standard
+/// input is: copied to a temporary file first, not refused with "Illegal seek".
+#[cfg(unix)]
+#[test]
+fn an_archive_from_a_fifo_is_read() {
+    let (t, data) = setup();
+    let d = t.path();
+    let st = std::process::Command::new("mkfifo")
+        .arg(d.join("pipe"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(st.success());
+    let archive = std::fs::read(d.join("x.acx")).unwrap();
+    let fifo = d.join("pipe");
+    // (a run that stops reading early closes the FIFO: the error is the run's, below)
+    let writer = std::thread::spawn(move || std::fs::write(fifo, archive).is_ok());
+    let o = run(
+        d,
+        &[
+            "extract",
+            "pipe",
+            "--range",
+            "40000:30000",
+            "--range",
+            "3:4",
+        ],
+    );
+    writer.join().unwrap();
+    ok(&o);
+    assert!(o.stdout == slices(&data, &[(40_000, 30_000), (3, 4)]));
+}
+
+/// The archive on standard input (copied to a temporary file) gives the same bytes; it and
+/// --ranges cannot both be standard input; an existing output is kept without -f and
+/// replaced with it; a reader that goes away ends the run quietly with status 141.
+#[test]
+fn standard_streams_and_an_existing_output() {
+    let (t, data) = setup();
+    let d = t.path();
+    let n = data.len();
+    let archive = std::fs::read(d.join("xw.acx")).unwrap();
+    let want = slices(&data, &[(n - 5, 5), (0, n)]);
+    let all = format!("0:{n}");
+    let last = format!("{}:5", n - 5);
+    let o = run_stdin(
+        d,
+        &["extract", "-", "--range", &last, "--range", &all],
+        &archive,
+    );
+    ok(&o);
+    assert!(o.stdout == want);
+    let o = run_stdin(d, &["extract", "-", "--ranges", "-"], &archive);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot both come from standard input"));
+    std::fs::write(d.join("out"), "keep").unwrap();
+    let o = run(d, &["extract", "x.acx", "--range", &all, "-o", "out"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(fails(&o).contains("already exists"));
+    assert_eq!(std::fs::read(d.join("out")).unwrap(), b"keep");
+    ok(&run(
+        d,
+        &["extract", "x.acx", "--range", &all, "-o", "out", "-f"],
+    ));
+    assert!(std::fs::read(d.join("out")).unwrap() == data);
+    // far more output than a pipe holds, its reader closed at once
+    std::fs::write(d.join("r.txt"), format!("0:{n}\n").repeat(300)).unwrap();
+    let mut child = spawn_piped(d, &["extract", "x.acx", "--ranges", "r.txt"]);
+    drop(child.stdout.take());
+    drop(child.stdin.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
 }

@@ -363,3 +363,31 @@ fn compress_of_standard_input_is_the_archive_of_the_file() {
     names.sort();
     assert_eq!(names, ["file.acx", "in.bin", "pipe.acx"]);
 }
+
+/// The whole decode (`aceapex::decompress`, groups of blocks in parallel) names the lowest
+/// damaged block whichever thread fails first: blocks 250 and 512 of 4 KiB blocks (groups of
+/// 256) damaged, independent and cross-block archives, twenty decodes each.
+#[test]
+fn the_whole_decode_names_the_lowest_damaged_block() {
+    for opts in [small_blocks(), cross_block()] {
+        let d = dna_with_repeats(3_000_000, 13);
+        let mut archive = aceapex::compress(&d, &opts).unwrap();
+        for b in [512, 250] {
+            let (start, end) = {
+                let a = aceapex::format::Archive::parse(&archive).unwrap();
+                let off = a.data_offset() as usize;
+                (
+                    off + a.block_offsets()[b] as usize,
+                    off + a.block_offsets()[b + 1] as usize,
+                )
+            };
+            archive[(start + end) / 2] ^= 0x10;
+        }
+        for _ in 0..20 {
+            match aceapex::decompress(&archive) {
+                Err(Error::Decode(DecodeError::Block { block, .. })) => assert_eq!(block, 250),
+                r => panic!("{:?}", r.map(|v| v.len())),
+            }
+        }
+    }
+}

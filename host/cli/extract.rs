@@ -8,7 +8,7 @@ use crate::{set_threads, usage};
 use aceapex::SeekableArchive;
 use anyhow::{bail, Context, Result};
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// The arguments of `aceapex extract` (help text on [`crate::Cmd::Extract`]).
@@ -215,7 +215,7 @@ fn gpu_extract(
     out: &mut impl Write,
 ) -> Result<bool> {
     use crate::output::note;
-    use std::io::{Read, Seek, SeekFrom};
+    use std::io::SeekFrom;
     let bs = u64::from(block_size);
     let blocks: u64 = ranges
         .iter()
@@ -283,17 +283,28 @@ fn gpu_extract(
     Ok(false)
 }
 
-/// The archive to read ranges from: the file, or standard input copied to an unlinked
-/// temporary file first (ranges are read out of order, and memory must not hold the archive).
+/// The archive to read ranges from: the file, or standard input or a file that cannot be
+/// sought (a FIFO, as `<(...)` gives) copied to an unlinked temporary file first (ranges are
+/// read out of order, and memory must not hold the archive).
 fn open_archive(input: &Path) -> Result<File> {
     if input.as_os_str() != "-" {
-        return File::open(input).with_context(|| format!("opening {}", input.display()));
+        let mut f = File::open(input).with_context(|| format!("opening {}", input.display()))?;
+        if f.stream_position().is_ok() {
+            return Ok(f);
+        }
+        return spool(&mut f, &input.display().to_string());
     }
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         bail!("refusing to read an archive from a terminal: pipe it in or name the file");
     }
-    let mut t = tempfile::tempfile().context("creating a temporary file for standard input")?;
-    std::io::copy(&mut stdin.lock(), &mut t).context("copying standard input")?;
+    spool(&mut stdin.lock(), "standard input")
+}
+
+/// `r` copied to an unlinked temporary file (`name` for the errors).
+fn spool(r: &mut impl Read, name: &str) -> Result<File> {
+    let mut t =
+        tempfile::tempfile().with_context(|| format!("creating a temporary file for {name}"))?;
+    std::io::copy(r, &mut t).with_context(|| format!("copying {name}"))?;
     Ok(t)
 }

@@ -248,14 +248,20 @@ fn decompress_windows(
         for (w, win) in out.chunks_mut(window).enumerate() {
             let sums = &mut sums[..win.len().div_ceil(KIB)];
             let first = w * (window / bs);
-            win.par_chunks_mut(group_bytes)
+            // the lowest failing group's error (a group names its lowest failing block), as
+            // a decode in block order would report, whichever thread fails first
+            let failed = win
+                .par_chunks_mut(group_bytes)
                 .zip(sums.par_chunks_mut(group_bytes / KIB))
                 .enumerate()
-                .try_for_each(|(g, (chunk, s))| {
-                    decode_group_at(a, first + g * group, chunk, s)?;
+                .find_map_first(|(g, (chunk, s))| {
+                    let r = decode_group_at(a, first + g * group, chunk, s);
                     progress(chunk.len() as u64);
-                    Ok::<(), DecodeError>(())
-                })?;
+                    r.err()
+                });
+            if let Some(e) = failed {
+                return Err(e);
+            }
             content.absorb(w * (window / KIB), sums);
         }
         content.finish(out)
@@ -272,14 +278,19 @@ fn decompress_windows(
             consumed = end;
             rest = tail;
         }
-        pieces.into_par_iter().try_for_each(|(r, piece, base)| {
+        let failed = pieces.into_par_iter().find_map_first(|(r, piece, base)| {
             for b in r {
-                decode_block_at(a, b, piece, base)?;
+                if let Err(e) = decode_block_at(a, b, piece, base) {
+                    return Some(e);
+                }
                 let range = a.block_range(b);
                 progress(range.end - range.start);
             }
-            Ok::<(), DecodeError>(())
-        })?;
+            None
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
         checksum::xxh3_64(out)
     };
     if content != a.header.content_checksum {

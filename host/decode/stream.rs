@@ -115,6 +115,18 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
 fn read_metadata<R: Read>(
     r: &mut Counted<R>,
 ) -> Result<(FileHeader, Archive<'static>, Xxh3, u64), Error> {
+    let (h, block_table, table_section, meta, data_end) = read_sections(r)?;
+    let a = Archive::from_sections(h, &block_table, &table_section)?;
+    Ok((h, a, meta, data_end))
+}
+
+/// The header (checked), the block table and the table section (not yet parsed) read from
+/// the start of `r`, the meta checksum's hash over them and the offset where the data
+/// section ends.
+#[allow(clippy::type_complexity)]
+fn read_sections<R: Read>(
+    r: &mut Counted<R>,
+) -> Result<(FileHeader, Vec<u8>, Vec<u8>, Xxh3, u64), Error> {
     // the magic first, so that a stream of something else fails at once instead of after
     // the 92 more bytes of a header (FORMAT.md §2)
     let mut head = Vec::with_capacity(HEADER_SIZE);
@@ -136,8 +148,7 @@ fn read_metadata<R: Read>(
     meta.update(&head[..META_CHECKSUM_OFFSET]);
     meta.update(&block_table);
     meta.update(&table_section);
-    let a = Archive::from_sections(h, &block_table, &table_section)?;
-    Ok((h, a, meta, data_end))
+    Ok((h, block_table, table_section, meta, data_end))
 }
 
 /// A reader that counts the bytes read so far (for the size in a truncation error).
@@ -593,9 +604,10 @@ const SMALL_RANGE: u64 = 1 << 20;
 /// Unlike [`crate::Reader`], which holds or maps the whole archive for the lowest latency per
 /// read, this holds only the metadata (about 100 bytes per block and 3 KiB per table group),
 /// at most 16 MiB of expanded decode tables kept for reuse (past that a table is expanded
-/// for each use) and, while a range is written, what [`decompress_to`] holds for a batch; so
-/// any range of an archive of any size, the whole original included, is written in that
-/// memory. A file changed or truncated while it is read gives an error, never a signal.
+/// for each use), the last block decoded for a range inside one block (at most 4 MiB: the
+/// next ranges in that block copy from it) and, while a range is written, what
+/// [`decompress_to`] holds for a batch; so any range of an archive of any size, the whole
+/// original included, is written in that memory. A file changed or truncated while it is read gives an error, never a signal.
 ///
 /// ```
 /// let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(20_000);
@@ -618,20 +630,26 @@ pub struct SeekableArchive<R> {
     /// offsets are rebased onto the bytes read for a range).
     offsets: Vec<u64>,
     header: FileHeader,
+    /// The last block decoded whole for a range inside it (independent blocks only), kept
+    /// so that the next ranges in the same block copy from it instead of reading and
+    /// decoding it again: its index and bytes (at most one block).
+    cached: Option<usize>,
+    block: Vec<u8>,
 }
 
 impl<R: Read + Seek + Send> SeekableArchive<R> {
     /// Reads and checks the archive's metadata from `source`: the header, block table and
     /// table section (FORMAT.md §2, §3.1, §5.1-§5.2, checked as [`Archive::parse`] checks
-    /// them), and the extension area with the meta checksum over all of them (§3.4, §6).
-    /// The data section is not read.
+    /// them), and the extension area with the meta checksum over all of them (§3.4, §6),
+    /// the checksum first, as [`Archive::parse`] does (damaged metadata is
+    /// [`FormatError::MetaChecksum`]). The data section is not read.
     ///
     /// Errors: [`Error::Format`] for a damaged container or a source shorter than the size
     /// the header declares; [`Error::Read`] for the I/O.
     pub fn open(mut source: R) -> Result<Self, Error> {
         source.seek(SeekFrom::Start(0)).map_err(Error::Read)?;
         let mut r = Counted { r: source, pos: 0 };
-        let (h, a, mut meta, data_end) = read_metadata(&mut r)?;
+        let (h, block_table, table_section, mut meta, data_end) = read_sections(&mut r)?;
         let data_start = r.pos;
         let len = r.r.seek(SeekFrom::End(0)).map_err(Error::Read)?;
         if len < data_end {
@@ -648,6 +666,10 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             return Err(FormatError::MetaChecksum.into());
         }
         records?;
+        // the sections parsed once the checksum that covers them matched, as `Archive::parse`
+        // does (FORMAT.md §6): damage is reported as the mismatch, not as a broken field
+        let a = Archive::from_sections(h, &block_table, &table_section)?;
+        drop((block_table, table_section));
         // expanded tables kept for reuse: a bounded cache, not a share of the original (the
         // ranges of a large file may touch every group)
         a.table_cache_left
@@ -659,6 +681,8 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             data_start,
             data_end,
             header: h,
+            cached: None,
+            block: Vec::new(),
         })
     }
 
@@ -693,7 +717,7 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
     /// damaged block or [`DecodeError::ContentChecksum`]; [`Error::Format`] when the source
     /// is shorter than its block table says; [`Error::Read`] and [`Error::Write`] for the
     /// I/O. The bytes written before an error are not the ranges and must be discarded; the
-    /// archive cannot be read again after one.
+    /// archive cannot be read again after one (a later call is [`Error::Read`], saying so).
     pub fn write_ranges<W: Write + Send>(
         &mut self,
         ranges: &[(u64, u64)],
@@ -716,24 +740,41 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             if length == 0 {
                 continue;
             }
-            let a = self.archive.take().ok_or(DecodeError::Region {
-                offset,
-                length,
-                size,
+            let a = self.archive.take().ok_or_else(|| {
+                Error::Read(std::io::Error::other(
+                    "an earlier read of this archive failed: open it again",
+                ))
             })?;
             let a = if !a.cross_block() && length <= SMALL_RANGE {
                 buf.resize(length as usize, 0);
-                let a = self.read_small(a, offset, &mut buf)?;
+                let a = self
+                    .read_small(a, offset, &mut buf)
+                    .map_err(|e| self.with_length(e))?;
                 out.write_all(&buf).map_err(Error::Write)?;
                 a
             } else {
-                self.write_span(a, offset..offset + length, &mut out)?
+                self.write_span(a, offset..offset + length, &mut out)
+                    .map_err(|e| self.with_length(e))?
             };
             self.archive = Some(a);
             written += length;
         }
         out.flush().map_err(Error::Write)?;
         Ok(written)
+    }
+
+    /// `e`, a source found shorter than its block table says while a range was read,
+    /// with the source's length now (it shrank after [`SeekableArchive::open`]) instead of
+    /// the position of the short read.
+    fn with_length(&mut self, e: Error) -> Error {
+        match e {
+            Error::Format(FormatError::Size { expected, got }) => FormatError::Size {
+                expected,
+                got: self.r.r.seek(SeekFrom::End(0)).unwrap_or(got),
+            }
+            .into(),
+            e => e,
+        }
     }
 
     /// Positions the source at byte `at` of the data section.
@@ -754,9 +795,40 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
             .unwrap_or(self.header.data_bytes)
     }
 
+    /// A range of an archive of independent blocks, into `buf`: a range inside one block
+    /// copied from that block decoded whole (kept for the next ranges in it), a longer one
+    /// read as [`SeekableArchive::read_blocks`] reads it.
+    fn read_small(
+        &mut self,
+        a: Archive<'static>,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<Archive<'static>, Error> {
+        let bs = self.header.block_size as u64;
+        let b = (offset / bs) as usize;
+        if (offset + buf.len() as u64 - 1) / bs != b as u64 {
+            return self.read_blocks(a, offset, buf);
+        }
+        let start = b as u64 * bs;
+        let a = if self.cached == Some(b) {
+            a
+        } else {
+            self.cached = None;
+            let mut block = std::mem::take(&mut self.block);
+            block.resize((self.len() - start).min(bs) as usize, 0);
+            let a = self.read_blocks(a, start, &mut block)?;
+            self.block = block;
+            self.cached = Some(b);
+            a
+        };
+        let at = (offset - start) as usize;
+        buf.copy_from_slice(&self.block[at..at + buf.len()]);
+        Ok(a)
+    }
+
     /// A range of an archive of independent blocks, into `buf`: its blocks' stored bytes
     /// read in one piece and decoded by the region reader.
-    fn read_small(
+    fn read_blocks(
         &mut self,
         mut a: Archive<'static>,
         offset: u64,
