@@ -7,7 +7,7 @@ mod common;
 
 use aceapex::decode::stream::decompress_stream;
 use aceapex::{DecodeError, Error, FormatError, Options};
-use common::{dna_with_repeats, put_u64, reseal_packed, Rng};
+use common::{damage_block_middle, dna_with_repeats, put_u64, reseal_packed, Rng};
 use std::io::{Read, Write};
 
 fn small_blocks() -> Options {
@@ -183,15 +183,7 @@ fn a_damaged_block_stops_the_output_before_it() {
     for opts in [small_blocks(), cross_block(), wide_window()] {
         let d = dna_with_repeats(3_000_000, 11);
         let mut archive = aceapex::compress(&d, &opts).unwrap();
-        let (start, end) = {
-            let a = aceapex::format::Archive::parse(&archive).unwrap();
-            let off = a.data_offset() as usize;
-            (
-                off + a.block_offsets()[600] as usize,
-                off + a.block_offsets()[601] as usize,
-            )
-        };
-        archive[(start + end) / 2] ^= 0x10;
+        damage_block_middle(&mut archive, 600);
         let (r, out) = stream(&archive, Some(1));
         match r {
             Err(Error::Decode(DecodeError::Block { block, .. })) => assert_eq!(block, 600),
@@ -373,15 +365,7 @@ fn the_whole_decode_names_the_lowest_damaged_block() {
         let d = dna_with_repeats(3_000_000, 13);
         let mut archive = aceapex::compress(&d, &opts).unwrap();
         for b in [512, 250] {
-            let (start, end) = {
-                let a = aceapex::format::Archive::parse(&archive).unwrap();
-                let off = a.data_offset() as usize;
-                (
-                    off + a.block_offsets()[b] as usize,
-                    off + a.block_offsets()[b + 1] as usize,
-                )
-            };
-            archive[(start + end) / 2] ^= 0x10;
+            damage_block_middle(&mut archive, b);
         }
         for _ in 0..20 {
             match aceapex::decompress(&archive) {

@@ -150,6 +150,22 @@ fn decode_block(
     verify_block(a, b, checksum::xxh3_64(out))
 }
 
+/// The lowest block that blocks `first..=last` of a cross-block archive read from,
+/// transitively: a block copies only from blocks at or after its lowest source block and
+/// before itself (FORMAT.md §3.3), so walking down from the last block finds it.
+pub(super) fn lowest_source(a: &Archive<'_>, first: usize, last: usize) -> usize {
+    let mut lowest = first;
+    let mut b = last;
+    loop {
+        lowest = lowest.min(a.entries[b].lowest_source_block as usize);
+        if b == 0 || b <= lowest {
+            break;
+        }
+        b -= 1;
+    }
+    lowest
+}
+
 /// [`read_range`] with cross-block sources: the span from the lowest block the range's
 /// blocks copy from (transitively) to its last block, decoded in order into a new buffer.
 fn read_range_cross(
@@ -161,17 +177,7 @@ fn read_range_cross(
     let bs = a.header.block_size as u64;
     let first = (offset / bs) as usize;
     let last = ((end - 1) / bs) as usize;
-    // a block copies only from blocks at or after its lowest source block and before itself
-    // (FORMAT.md §3.3), so walking down from the last block finds the lowest one
-    let mut lowest = first;
-    let mut b = last;
-    loop {
-        lowest = lowest.min(a.entries[b].lowest_source_block as usize);
-        if b == 0 || b <= lowest {
-            break;
-        }
-        b -= 1;
-    }
+    let lowest = lowest_source(a, first, last);
     let base = lowest as u64 * bs;
     let span_end = ((last as u64 + 1) * bs).min(a.header.original_size);
     let mut span = zeroed_output(span_end - base)?;

@@ -607,7 +607,8 @@ const SMALL_RANGE: u64 = 1 << 20;
 /// for each use), the last block decoded for a range inside one block (at most 4 MiB: the
 /// next ranges in that block copy from it) and, while a range is written, what
 /// [`decompress_to`] holds for a batch; so any range of an archive of any size, the whole
-/// original included, is written in that memory. A file changed or truncated while it is read gives an error, never a signal.
+/// original included, is written in that memory. A file changed or truncated while it is
+/// read gives an error, never a signal.
 ///
 /// ```
 /// let data = b"GATTACA, GATTACA, CATTAGA. ".repeat(20_000);
@@ -866,17 +867,7 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
         let bs = self.header.block_size as u64;
         let (first, last) = ((bytes.start / bs) as usize, ((bytes.end - 1) / bs) as usize);
         let from = if a.cross_block() {
-            // a block reads only from its lowest source block on (FORMAT.md §3.3)
-            let mut lowest = first;
-            let mut b = last;
-            loop {
-                lowest = lowest.min(a.entries[b].lowest_source_block as usize);
-                if b == 0 || b <= lowest {
-                    break;
-                }
-                b -= 1;
-            }
-            lowest
+            super::region::lowest_source(&a, first, last)
         } else {
             let group = streams::group_blocks(bs as usize);
             first - first % group

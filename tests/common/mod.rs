@@ -433,3 +433,19 @@ pub fn huge_original_archive() -> Vec<u8> {
     let gc = nb.div_ceil(h.group_blocks as usize);
     assemble(&h, &bt, &vec![0u8; STREAMS * gc], &[])
 }
+
+/// Flips a bit in the middle of block `b`'s stored bytes (its slices in the data section),
+/// leaving every checksum as it was: the block then fails to decode or its checksum.
+pub fn damage_block_middle(archive: &mut [u8], b: usize) {
+    let (start, end) = {
+        let a = aceapex::format::Archive::parse(archive).unwrap();
+        let off = a.data_offset();
+        let next = a
+            .block_offsets()
+            .get(b + 1)
+            .copied()
+            .unwrap_or(a.header().data_bytes);
+        (off + a.block_offsets()[b], off + next)
+    };
+    archive[((start + end) / 2) as usize] ^= 0x10;
+}
