@@ -130,14 +130,21 @@ fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
     ))
 }
 
+/// Requests of at least this many ranges are planned on the rayon pool: 100,000 ranges took
+/// 2.3 ms on one thread (`cargo run --release --example seek_plan`), the GPU's part of such a
+/// request about as long; a one-tile request stays on the calling thread.
+pub const PLAN_PAR_RANGES: usize = 16_384;
+
 /// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
 /// byte, inside the original): the sorted, distinct blocks they lie in, the rANS stage's
 /// chunks covering those of them not in `own` (`chunks`: the archive's
 /// [`GpuArchive::seek_chunks`]), and each range's place in the output (back to back, in
-/// request order) and its first slot.
+/// request order) and its first slot. `block_size` is a power of two (FORMAT.md §2). From
+/// [`PLAN_PAR_RANGES`] ranges on, the work is shared over the rayon pool; the plan is the
+/// same either way.
 ///
 /// Errors: [`GpuError::Status`] naming the first range that is empty or reaches past
-/// `original_size`.
+/// `original_size`, or for a block size that is not a power of two.
 pub fn plan(
     ranges: &[(u64, u64)],
     block_size: u32,
@@ -145,22 +152,67 @@ pub fn plan(
     own: &[bool],
     chunks: SeekChunks,
 ) -> Result<Plan, GpuError> {
-    let bs = block_size as u64;
-    let mut out_len = 0u64;
-    let mut asked = 0usize;
-    for (i, &(off, len)) in ranges.iter().enumerate() {
-        if len == 0 || off > original_size || len > original_size - off {
-            return Err(range_error(i, off, len, original_size));
-        }
-        asked += ((off + len - 1) / bs - off / bs + 1) as usize;
-        out_len += len;
+    plan_with(
+        ranges,
+        block_size,
+        original_size,
+        own,
+        chunks,
+        ranges.len() >= PLAN_PAR_RANGES,
+    )
+}
+
+/// [`plan`], on the rayon pool where `par`.
+fn plan_with(
+    ranges: &[(u64, u64)],
+    block_size: u32,
+    original_size: u64,
+    own: &[bool],
+    chunks: SeekChunks,
+    par: bool,
+) -> Result<Plan, GpuError> {
+    use rayon::prelude::*;
+    if !block_size.is_power_of_two() {
+        return Err(GpuError::Status(format!(
+            "block size {block_size} is not a power of two (FORMAT.md §2)"
+        )));
     }
+    let shift = block_size.trailing_zeros();
+    let bad =
+        |&(off, len): &(u64, u64)| len == 0 || off > original_size || len > original_size - off;
+    let first_bad = match par {
+        true => ranges.par_iter().position_first(bad),
+        false => ranges.iter().position(bad),
+    };
+    if let Some(i) = first_bad {
+        let (off, len) = ranges[i];
+        return Err(range_error(i, off, len, original_size));
+    }
+    // (blocks touched, with repeats; bytes)
+    let count = |&(off, len): &(u64, u64)| (((off + len - 1) >> shift) - (off >> shift) + 1, len);
+    let add = |a: (u64, u64), b: (u64, u64)| (a.0 + b.0, a.1 + b.1);
+    let (asked, out_len) = match par {
+        true => ranges.par_iter().map(count).reduce(|| (0, 0), add),
+        false => ranges.iter().map(count).fold((0, 0), add),
+    };
     // a bit set over the archive's blocks where the request touches many of them, else a
     // sort: the work follows the request, not the archive's size
-    let dense = asked.saturating_mul(64) >= own.len();
-    let (order, bits) = asked_blocks(ranges, bs, own.len(), dense);
-    let need = order.iter().filter(|&&b| !own[b as usize]).count();
-    let chunks = if need <= chunks.lone_blocks as usize {
+    let dense = asked.saturating_mul(64) >= own.len() as u64;
+    let (order, bits) = asked_blocks(ranges, shift, own.len(), dense, par);
+    // the blocks that need the rANS stage, ascending
+    let needs: Vec<u32> = match par {
+        true => order
+            .par_iter()
+            .copied()
+            .filter(|&b| !own[b as usize])
+            .collect(),
+        false => order
+            .iter()
+            .copied()
+            .filter(|&b| !own[b as usize])
+            .collect(),
+    };
+    let chunks = if needs.len() <= chunks.lone_blocks as usize {
         SeekChunks {
             blocks: 1,
             ..chunks
@@ -173,12 +225,11 @@ pub fn plan(
     // a chunk starts at the first block needing the rANS stage at or past the end of the
     // chunk before (`cover`), and ends `chunk` blocks on or at its group's end
     let mut cover = 0u64;
-    let rans: Vec<u32> = order
-        .iter()
-        .copied()
+    let rans: Vec<u32> = needs
+        .into_iter()
         .filter(|&b| {
             let b = b as u64;
-            if own[b as usize] || b < cover {
+            if b < cover {
                 return false;
             }
             cover = (b + chunk).min((b / group + 1) * group);
@@ -209,21 +260,42 @@ pub fn plan(
         }
         false => order.partition_point(|&x| (x as u64) < b) as u32,
     };
-    let mut out_at = 0u64;
-    for (&(off, len), g) in ranges
-        .iter()
-        .zip(bytes[ranges_at..].as_chunks_mut::<32>().0)
-    {
-        let first_block = off / bs;
-        let first_slot = slot(first_block);
-        g.copy_from_slice(bytemuck::bytes_of(&SeekRange {
-            offset: off,
-            len,
-            out_at,
-            first_slot,
-            first_block: first_block as u32,
-        }));
-        out_at += len;
+    // each piece of ranges is written from its first byte in the output (`out_at`), the
+    // pieces' lengths summed before them
+    let fill = |piece: &[(u64, u64)], out: &mut [u8], mut out_at: u64| {
+        for (&(off, len), g) in piece.iter().zip(out.as_chunks_mut::<32>().0) {
+            let first_block = off >> shift;
+            g.copy_from_slice(bytemuck::bytes_of(&SeekRange {
+                offset: off,
+                len,
+                out_at,
+                first_slot: slot(first_block),
+                first_block: first_block as u32,
+            }));
+            out_at += len;
+        }
+    };
+    let out = &mut bytes[ranges_at..];
+    if par {
+        const PIECE: usize = 4096;
+        let starts: Vec<u64> = ranges
+            .par_chunks(PIECE)
+            .map(|p| p.iter().map(|r| r.1).sum::<u64>())
+            .collect::<Vec<u64>>()
+            .into_iter()
+            .scan(0u64, |n, l| {
+                let at = *n;
+                *n += l;
+                Some(at)
+            })
+            .collect();
+        ranges
+            .par_chunks(PIECE)
+            .zip(out.par_chunks_mut(32 * PIECE))
+            .zip(starts)
+            .for_each(|((piece, out), at)| fill(piece, out, at));
+    } else {
+        fill(ranges, out, 0);
     }
     Ok(Plan {
         bytes,
@@ -237,29 +309,80 @@ pub fn plan(
     })
 }
 
-/// The distinct blocks `ranges` lie in, ascending, of an archive of `n_blocks` blocks of `bs`
-/// bytes: through a bit set over the archive's blocks (`dense`; returned too) or a sort of
-/// the request's (the bit set then empty).
+/// Copies a plan's bytes into the page-locked request buffer, a large plan on the rayon pool
+/// (100,000 ranges are 3.2 MB).
+fn copy_plan(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 20;
+    if src.len() <= PIECE {
+        dst.copy_from_slice(src);
+    } else {
+        dst.par_chunks_mut(PIECE)
+            .zip(src.par_chunks(PIECE))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    }
+}
+
+/// Words of a request's bit set up to which [`asked_blocks`] gives each piece of the request on
+/// the pool a copy of its own (32 KiB).
+const PLAN_LOCAL_WORDS: usize = 4096;
+
+/// The distinct blocks `ranges` lie in, ascending, of an archive of `n_blocks` blocks of
+/// `1 << shift` bytes: through a bit set over the archive's blocks (`dense`; returned too) or
+/// a sort of the request's (the bit set then empty); on the rayon pool where `par`.
 fn asked_blocks(
     ranges: &[(u64, u64)],
-    bs: u64,
+    shift: u32,
     n_blocks: usize,
     dense: bool,
+    par: bool,
 ) -> (Vec<u32>, Vec<u64>) {
-    let each = ranges
-        .iter()
-        .flat_map(|&(off, len)| off / bs..=(off + len - 1) / bs)
-        .map(|b| b as u32);
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let blocks =
+        |&(off, len): &(u64, u64)| (off >> shift) as u32..=((off + len - 1) >> shift) as u32;
     if !dense {
-        let mut v: Vec<u32> = each.collect();
-        v.sort_unstable();
+        let mut v: Vec<u32> = match par {
+            true => ranges.par_iter().flat_map_iter(blocks).collect(),
+            false => ranges.iter().flat_map(blocks).collect(),
+        };
+        match par {
+            true => v.par_sort_unstable(),
+            false => v.sort_unstable(),
+        }
         v.dedup();
         return (v, Vec::new());
     }
-    let mut bits = vec![0u64; n_blocks.div_ceil(64)];
-    for b in each {
+    let words = n_blocks.div_ceil(64);
+    let set = |mut bits: Vec<u64>, b: u32| {
         bits[(b / 64) as usize] |= 1 << (b % 64);
-    }
+        bits
+    };
+    let bits: Vec<u64> = match par {
+        // a small set: a copy per piece of the request, joined (atomics on a few words
+        // would have every thread contend for the same cache lines)
+        true if words <= PLAN_LOCAL_WORDS => ranges
+            .par_iter()
+            .with_min_len(4096)
+            .flat_map_iter(blocks)
+            .fold(|| vec![0u64; words], set)
+            .reduce(
+                || vec![0u64; words],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+                    a
+                },
+            ),
+        // a large one: one copy, set bit by bit with atomic ORs that rarely meet
+        true => {
+            let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+            ranges.par_iter().flat_map_iter(blocks).for_each(|b| {
+                bits[(b / 64) as usize].fetch_or(1 << (b % 64), Ordering::Relaxed);
+            });
+            bits.into_iter().map(AtomicU64::into_inner).collect()
+        }
+        false => ranges.iter().flat_map(blocks).fold(vec![0u64; words], set),
+    };
     let mut v = Vec::new();
     for (w, &word) in bits.iter().enumerate() {
         let mut m = word;
@@ -421,7 +544,7 @@ impl GpuArchive {
             .req_host
             .as_mut_slice()
             .ctx("the request's host buffer")?;
-        req_host[..p.bytes.len()].copy_from_slice(&p.bytes);
+        copy_plan(&mut req_host[..p.bytes.len()], &p.bytes);
         gpu.context().bind_to_thread().ctx("binding the context")?;
         // SAFETY: the source is the first p.bytes.len() bytes of the page-locked request
         // buffer, which nothing writes again before the stream's synchronize (in
@@ -659,8 +782,9 @@ mod tests {
         assert_eq!(rans_of(&p), [0, 8, 16, 30, 40]);
     }
 
-    /// The bit set and the sort give the same blocks: random requests of 1 to 3,000 ranges of
-    /// up to 40 KiB over 5,000 blocks of 4 KiB, against a `BTreeSet` of every block touched.
+    /// The bit set and the sort, on one thread and on the pool, give the same blocks: random
+    /// requests of 1 to 3,000 ranges of up to 40 KiB over 5,000 blocks of 4 KiB, against a
+    /// `BTreeSet` of every block touched.
     #[test]
     fn asked_blocks_are_the_same_by_bit_set_and_by_sort() {
         let mut r = crate::gpu::tokens::Rng::new(17);
@@ -679,8 +803,9 @@ mod tests {
                 .collect::<std::collections::BTreeSet<u32>>()
                 .into_iter()
                 .collect();
-            assert_eq!(asked_blocks(&ranges, 4096, 5_000, true).0, want);
-            assert_eq!(asked_blocks(&ranges, 4096, 5_000, false).0, want);
+            for (dense, par) in [(true, false), (false, false), (true, true), (false, true)] {
+                assert_eq!(asked_blocks(&ranges, 12, 5_000, dense, par).0, want);
+            }
         }
     }
 
@@ -715,6 +840,54 @@ mod tests {
                 (b.n_order, b.n_rans, b.chunks)
             );
         }
+    }
+
+    /// A request planned on the pool lays out the bytes one thread does, through the bit set
+    /// and through the sort, over pieces of ranges whose lengths differ: random requests of
+    /// up to 3 * 4096 + 5 ranges over archives of 3,000 and 3,000,000 blocks of 4 KiB; and
+    /// both name the same first bad range.
+    #[test]
+    fn plans_on_the_pool_and_on_one_thread_are_the_same() {
+        let mut r = crate::gpu::tokens::Rng::new(41);
+        let mut own: Vec<bool> = (0..3_000).map(|_| r.below(4) == 0).collect();
+        for n_blocks in [3_000usize, 3_000_000] {
+            own.resize(n_blocks, false);
+            let size = n_blocks as u64 * 4096;
+            for _ in 0..6 {
+                let n = 1 + r.below(3 * 4096 + 5) as usize;
+                let ranges: Vec<(u64, u64)> = (0..n)
+                    .map(|_| {
+                        let len = 1 + r.below(30_000);
+                        (r.below(size - len + 1), len)
+                    })
+                    .collect();
+                let ch = SeekChunks {
+                    lone_blocks: r.below(3) as u32 * 64,
+                    ..chunks(16, 8)
+                };
+                let a = plan_with(&ranges, 4096, size, &own, ch, false).unwrap();
+                let b = plan_with(&ranges, 4096, size, &own, ch, true).unwrap();
+                assert!(a.bytes == b.bytes, "{n} ranges over {n_blocks} blocks");
+                assert_eq!(
+                    (a.n_order, a.n_rans, a.chunks, a.out_len),
+                    (b.n_order, b.n_rans, b.chunks, b.out_len)
+                );
+                let mut broken = ranges.clone();
+                let at = r.below(n as u64) as usize;
+                broken[at] = (size, 1);
+                broken[n - 1] = (0, 0);
+                for par in [false, true] {
+                    let e = plan_with(&broken, 4096, size, &own, ch, par).unwrap_err();
+                    assert!(e.to_string().contains(&format!("range {at} ")), "{e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plan_refuses_a_block_size_not_a_power_of_two() {
+        let e = plan(&[(0, 1)], 12_288, 1 << 20, &[false; 86], chunks(16, 8)).unwrap_err();
+        assert!(e.to_string().contains("power of two"), "{e}");
     }
 
     fn ranges_of(p: &Plan) -> Vec<SeekRange> {
