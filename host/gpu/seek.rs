@@ -130,9 +130,10 @@ fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
     ))
 }
 
-/// Requests of at least this many ranges are planned on the rayon pool: 100,000 ranges took
-/// 2.3 ms on one thread (`cargo run --release --example seek_plan`), the GPU's part of such a
-/// request about as long; a one-tile request stays on the calling thread.
+/// Requests of at least this many ranges are planned on the rayon pool: on one thread the plan
+/// of 100,000 ranges took 2-3 ms (`cargo run --release --example seek_plan`), longer than the
+/// GPU's part of such a request on a small archive; smaller requests stay on the calling
+/// thread, where a pool would cost more than it saves.
 pub const PLAN_PAR_RANGES: usize = 16_384;
 
 /// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
