@@ -22,7 +22,8 @@
 //! bytes land in the output buffer; the copy back for the check is not timed): p50, p99;
 //! (b) one request of `--tiles` random aligned 16 KiB tiles and one of `--windows` random
 //! 8 KiB windows in the span, each the median of `--reps` runs (windows/s, GB/s of window
-//! bytes). Every tile and window is copied back and compared with the generator's bytes.
+//! bytes; on the GPU also the windows' plan alone, the host's part of the request). Every
+//! tile and window is copied back and compared with the generator's bytes.
 //!
 //! Prints a line per position (`GB` is the position's first byte in units of 10^9 bytes) and
 //! totals; exits with status 1 on any mismatch, bad block status or read error, 2 on bad
@@ -95,6 +96,29 @@ struct Totals {
 }
 
 impl Check<'_> {
+    /// The host's part of a GPU read of `ranges`: the median time of `reps` plans
+    /// (`gpu::seek::plan`), in microseconds; 0 for the CPU.
+    fn plan_us(&self, ranges: &[(u64, u64)], reps: usize) -> f64 {
+        let Backend::Gpu { ga, .. } = &self.backend else {
+            return 0.0;
+        };
+        let mut t: Vec<f64> = (0..reps.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                let p = aceapex::gpu::seek::plan(
+                    ranges,
+                    ga.block_size(),
+                    ga.original_size(),
+                    ga.own_blocks(),
+                    ga.seek_chunks(),
+                );
+                std::hint::black_box(p).expect("ranges inside the archive");
+                t.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        quantile(&mut t, 0.5)
+    }
+
     /// Reads `ranges` into the output (device buffer or `host`); returns the wall time in
     /// microseconds and what was found per range (the bytes are not yet in `host` for GPU).
     fn read(&mut self, ranges: &[(u64, u64)]) -> (f64, Vec<Found>) {
@@ -379,13 +403,14 @@ fn main() {
         c.verify(&r, &f);
     }
     println!(
-        "{:>8} {:>11} {:>11} {:>13} {:>12} {:>9} {:>9} {:>6}",
+        "{:>8} {:>11} {:>11} {:>13} {:>12} {:>9} {:>12} {:>9} {:>6}",
         "GB",
         "tile_p50_us",
         "tile_p99_us",
         "tiles1k_us",
         "Mwindows/s",
         "win_GB/s",
+        "win_plan_us",
         "ranges",
         "wrong"
     );
@@ -435,10 +460,11 @@ fn main() {
             .map(|_| (start + rng.below(span - w + 1), w))
             .collect();
         let win_us = batch(&mut c, &r, &mut wrong);
+        let plan_us = c.plan_us(&r, reps);
         checked += r.len() as u64;
         let wps = windows as f64 / (win_us * 1e-6);
         println!(
-            "{:>8.3} {p50:>11.1} {p99:>11.1} {tiles_us:>13.1} {:>12.3} {:>9.2} {checked:>9} {wrong:>6}",
+            "{:>8.3} {p50:>11.1} {p99:>11.1} {tiles_us:>13.1} {:>12.3} {:>9.2} {plan_us:>12.1} {checked:>9} {wrong:>6}",
             start as f64 / 1e9,
             wps / 1e6,
             wps * w as f64 / 1e9
