@@ -130,10 +130,11 @@ fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
     ))
 }
 
-/// Requests of at least this many ranges are planned on the rayon pool: on one thread the plan
-/// of 100,000 ranges took 2-3 ms (`cargo run --release --example seek_plan`), longer than the
-/// GPU's part of such a request on a small archive; smaller requests stay on the calling
-/// thread, where a pool would cost more than it saves.
+/// Requests of at least this many ranges are planned on the rayon pool: on one thread of the
+/// 2-core VM the plan of 100,000 ranges took 1-3 ms (`cargo run --release --example
+/// seek_plan`), as long as the GPU's part of such a request on a small archive; smaller
+/// requests stay on the calling thread. [`plan`] runs before the seek buffers are locked, so
+/// a caller on the pool never waits for that lock inside it.
 pub const PLAN_PAR_RANGES: usize = 16_384;
 
 /// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
@@ -310,22 +311,9 @@ fn plan_with(
     })
 }
 
-/// Copies a plan's bytes into the page-locked request buffer, a large plan on the rayon pool
-/// (100,000 ranges are 3.2 MB).
-fn copy_plan(dst: &mut [u8], src: &[u8]) {
-    use rayon::prelude::*;
-    const PIECE: usize = 1 << 20;
-    if src.len() <= PIECE {
-        dst.copy_from_slice(src);
-    } else {
-        dst.par_chunks_mut(PIECE)
-            .zip(src.par_chunks(PIECE))
-            .for_each(|(d, s)| d.copy_from_slice(s));
-    }
-}
-
-/// Words of a request's bit set up to which [`asked_blocks`] gives each piece of the request on
-/// the pool a copy of its own (32 KiB).
+/// Largest bit set, in 64-bit words (4,096: 32 KiB), for which [`asked_blocks`] on the pool
+/// gives each piece of the request a copy of its own and ORs the copies; a larger set is
+/// shared and set with atomic ORs.
 const PLAN_LOCAL_WORDS: usize = 4096;
 
 /// The distinct blocks `ranges` lie in, ascending, of an archive of `n_blocks` blocks of
@@ -545,7 +533,7 @@ impl GpuArchive {
             .req_host
             .as_mut_slice()
             .ctx("the request's host buffer")?;
-        copy_plan(&mut req_host[..p.bytes.len()], &p.bytes);
+        req_host[..p.bytes.len()].copy_from_slice(&p.bytes);
         gpu.context().bind_to_thread().ctx("binding the context")?;
         // SAFETY: the source is the first p.bytes.len() bytes of the page-locked request
         // buffer, which nothing writes again before the stream's synchronize (in
@@ -874,7 +862,7 @@ mod tests {
                     (b.n_order, b.n_rans, b.chunks, b.out_len)
                 );
                 let mut broken = ranges.clone();
-                let at = r.below(n as u64) as usize;
+                let at = r.below(n.max(2) as u64 - 1) as usize;
                 broken[at] = (size, 1);
                 broken[n - 1] = (0, 0);
                 for par in [false, true] {
@@ -882,6 +870,30 @@ mod tests {
                     assert!(e.to_string().contains(&format!("range {at} ")), "{e}");
                 }
             }
+        }
+    }
+
+    /// `plan` takes the pool from `PLAN_PAR_RANGES` ranges on and gives what one thread
+    /// gives, through a small bit set, a large one and the sort.
+    #[test]
+    fn plan_over_the_threshold_is_one_threads_plan() {
+        let mut r = crate::gpu::tokens::Rng::new(43);
+        for (n_blocks, n) in [
+            (3_000usize, PLAN_PAR_RANGES),
+            (3_000_000, PLAN_PAR_RANGES + 9),
+            (30_000_000, PLAN_PAR_RANGES),
+        ] {
+            let own: Vec<bool> = (0..n_blocks).map(|b| b % 3 == 0).collect();
+            let size = n_blocks as u64 * 4096;
+            let ranges: Vec<(u64, u64)> = (0..n)
+                .map(|_| {
+                    let len = 1 + r.below(9_000);
+                    (r.below(size - len + 1), len)
+                })
+                .collect();
+            let a = plan(&ranges, 4096, size, &own, chunks(16, 8)).unwrap();
+            let b = plan_with(&ranges, 4096, size, &own, chunks(16, 8), false).unwrap();
+            assert!(a.bytes == b.bytes, "{n} ranges over {n_blocks} blocks");
         }
     }
 
