@@ -214,15 +214,8 @@ fn gpu_extract(
     device: Device,
     out: &mut impl Write,
 ) -> Result<bool> {
-    use crate::output::note;
     use std::io::SeekFrom;
-    let bs = u64::from(block_size);
-    let blocks: u64 = ranges
-        .iter()
-        .filter(|r| r.1 > 0)
-        .map(|&(o, l)| (o + l - 1) / bs - o / bs + 1)
-        .sum();
-    if device == Device::Auto && blocks < crate::faidx::AUTO_GPU_MIN_BLOCKS {
+    if !crate::faidx::gpu_repays(ranges, u64::from(block_size), device) {
         return Ok(false);
     }
     let mut bytes = Vec::new();
@@ -237,9 +230,7 @@ fn gpu_extract(
         Ok(r) => r,
         Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
         Err(e) => {
-            note(format_args!(
-                "aceapex: the GPU is not used ({e}); reading on the CPU"
-            ));
+            crate::faidx::note_cpu_instead(e);
             return Ok(false);
         }
     };

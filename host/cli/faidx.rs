@@ -81,7 +81,35 @@ pub struct FaidxArgs {
 /// reads, one block after another, in the time a GPU takes to start and take the archive
 /// (a CUDA context, the kernels, the upload: about 0.7 s against 12 us a block on the CPU for
 /// 20,000 regions of hs37 on an H100 machine, docs/PERFORMANCE.md).
-pub(crate) const AUTO_GPU_MIN_BLOCKS: u64 = 60_000;
+const AUTO_GPU_MIN_BLOCKS: u64 = 60_000;
+
+/// Whether `device` has the GPU read `ranges` (`(offset, length)` in original bytes, blocks
+/// of `block_size` bytes): always with gpu, never with cpu, with auto where they touch at
+/// least [`AUTO_GPU_MIN_BLOCKS`] blocks (an empty range touches none). `faidx` and `extract`.
+#[cfg(feature = "gpu")]
+pub(crate) fn gpu_repays(ranges: &[(u64, u64)], block_size: u64, device: Device) -> bool {
+    let blocks = || -> u64 {
+        ranges
+            .iter()
+            .filter(|r| r.1 > 0)
+            .map(|&(o, l)| (o + l - 1) / block_size - o / block_size + 1)
+            .sum()
+    };
+    match device {
+        Device::Gpu => true,
+        Device::Cpu => false,
+        Device::Auto => blocks() >= AUTO_GPU_MIN_BLOCKS,
+    }
+}
+
+/// Says, where `--device auto` falls back to the CPU, why the GPU is not used (`faidx`,
+/// `extract`).
+#[cfg(feature = "gpu")]
+pub(crate) fn note_cpu_instead(why: impl std::fmt::Display) {
+    note(format_args!(
+        "the GPU is not used ({why}); reading on the CPU"
+    ));
+}
 
 /// The bytes of every region of `list` that names bases (parsed and clipped as
 /// [`faidx`] does; the others are left to it), sorted by offset, each once.
@@ -114,11 +142,7 @@ fn gpu_prefetch(
     block_size: u64,
     device: Device,
 ) -> Result<Option<Prefetched>> {
-    let blocks: u64 = ranges
-        .iter()
-        .map(|&(o, l)| (o + l - 1) / block_size - o / block_size + 1)
-        .sum();
-    if device == Device::Auto && blocks < AUTO_GPU_MIN_BLOCKS {
+    if !gpu_repays(ranges, block_size, device) {
         return Ok(None);
     }
     let read = || -> Result<Vec<u8>, aceapex::Error> {
@@ -130,9 +154,7 @@ fn gpu_prefetch(
         Ok(d) => d,
         Err(e) if device == Device::Gpu => bail!("--device gpu: {e}"),
         Err(e) => {
-            note(format_args!(
-                "the GPU is not used ({e}); reading on the CPU"
-            ));
+            note_cpu_instead(e);
             return Ok(None);
         }
     };

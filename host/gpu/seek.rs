@@ -780,12 +780,7 @@ mod tests {
         for _ in 0..200 {
             let n = 1 + r.below(3_000) as usize;
             let size = 5_000 * 4096u64;
-            let ranges: Vec<(u64, u64)> = (0..n)
-                .map(|_| {
-                    let len = 1 + r.below(40 << 10);
-                    (r.below(size - len + 1), len)
-                })
-                .collect();
+            let ranges = random_ranges(&mut r, n, size, 40 << 10);
             let want: Vec<u32> = ranges
                 .iter()
                 .flat_map(|&(o, l)| (o / 4096) as u32..=((o + l - 1) / 4096) as u32)
@@ -811,12 +806,7 @@ mod tests {
         let size = 2_000 * 4096u64;
         for _ in 0..300 {
             let n = 1 + r.below(40) as usize;
-            let ranges: Vec<(u64, u64)> = (0..n)
-                .map(|_| {
-                    let len = 1 + r.below(20_000);
-                    (r.below(size - len + 1), len)
-                })
-                .collect();
+            let ranges = random_ranges(&mut r, n, size, 20_000);
             let ch = SeekChunks {
                 lone_blocks: r.below(3) as u32 * 8,
                 ..chunks(16, 8)
@@ -844,12 +834,7 @@ mod tests {
             let size = n_blocks as u64 * 4096;
             for _ in 0..6 {
                 let n = 1 + r.below(3 * 4096 + 5) as usize;
-                let ranges: Vec<(u64, u64)> = (0..n)
-                    .map(|_| {
-                        let len = 1 + r.below(30_000);
-                        (r.below(size - len + 1), len)
-                    })
-                    .collect();
+                let ranges = random_ranges(&mut r, n, size, 30_000);
                 let ch = SeekChunks {
                     lone_blocks: r.below(3) as u32 * 64,
                     ..chunks(16, 8)
@@ -885,12 +870,7 @@ mod tests {
         ] {
             let own: Vec<bool> = (0..n_blocks).map(|b| b % 3 == 0).collect();
             let size = n_blocks as u64 * 4096;
-            let ranges: Vec<(u64, u64)> = (0..n)
-                .map(|_| {
-                    let len = 1 + r.below(9_000);
-                    (r.below(size - len + 1), len)
-                })
-                .collect();
+            let ranges = random_ranges(&mut r, n, size, 9_000);
             let a = plan(&ranges, 4096, size, &own, chunks(16, 8)).unwrap();
             let b = plan_with(&ranges, 4096, size, &own, chunks(16, 8), false).unwrap();
             assert!(a.bytes == b.bytes, "{n} ranges over {n_blocks} blocks");
@@ -901,6 +881,21 @@ mod tests {
     fn plan_refuses_a_block_size_not_a_power_of_two() {
         let e = plan(&[(0, 1)], 12_288, 1 << 20, &[false; 86], chunks(16, 8)).unwrap_err();
         assert!(e.to_string().contains("power of two"), "{e}");
+    }
+
+    /// `n` ranges at random places of `size` bytes, each of 1 to `max_len` bytes.
+    fn random_ranges(
+        r: &mut crate::gpu::tokens::Rng,
+        n: usize,
+        size: u64,
+        max_len: u64,
+    ) -> Vec<(u64, u64)> {
+        (0..n)
+            .map(|_| {
+                let len = 1 + r.below(max_len);
+                (r.below(size - len + 1), len)
+            })
+            .collect()
     }
 
     fn ranges_of(p: &Plan) -> Vec<SeekRange> {

@@ -269,6 +269,18 @@ fn aceapex_bin() -> std::path::PathBuf {
         })
 }
 
+/// Runs the `aceapex` binary ([`aceapex_bin`]) in `dir` with the given arguments.
+fn run_in(dir: &std::path::Path) -> impl Fn(&[&str]) -> std::process::Output + '_ {
+    let bin = aceapex_bin();
+    move |args| {
+        std::process::Command::new(&bin)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("the binary runs")
+    }
+}
+
 /// `decompress --device gpu` of an archive whose output is larger than one piece (600 MiB;
 /// decoded whole where the GPU's free memory holds it, else in pieces): the restored file,
 /// `-c` on standard output and `-t` agree with the original; an archive with a damaged block
@@ -286,14 +298,7 @@ pub(crate) fn cli_decompress_on_the_gpu_streams_large_outputs_in_pieces() {
     let packed = compress_settings(&data, &opts, &|_| {}).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("big.acx"), &packed).unwrap();
-    let bin = aceapex_bin();
-    let run = |args: &[&str]| {
-        std::process::Command::new(&bin)
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .expect("the binary runs")
-    };
+    let run = run_in(dir.path());
     let o = run(&["decompress", "--device", "gpu", "big.acx", "-o", "big"]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{err}");
@@ -334,14 +339,7 @@ pub(crate) fn cli_extract_on_the_gpu_writes_the_cpus_bytes() {
     let packed = compress_settings(&data, &Settings::default(), &|_| {}).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.acx"), &packed).unwrap();
-    let bin = aceapex_bin();
-    let run = |args: &[&str]| {
-        std::process::Command::new(&bin)
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .expect("the binary runs")
-    };
+    let run = run_in(dir.path());
     let ranges: [(usize, usize); 6] = [
         (5_000_000, 70_000),
         (0, 1),
