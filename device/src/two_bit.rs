@@ -163,3 +163,115 @@ pub fn decode(s: &[u8], out: &mut [u8]) -> Result<(), Status> {
     }
     Ok(())
 }
+
+/// Lane count that marks a two-bit literal slice with runs (the `two-bit-runs` branch's
+/// draft of FORMAT.md §5.8; allowed only in an archive with a type-3 extension record).
+pub const LANES_TWO_BIT_RUNS: u8 = 126;
+
+/// Most runs, and most lower-case intervals, of a slice with runs: the GPU keeps them in
+/// shared memory, and a decoder's work per slice stays in proportion to its literals.
+pub const MAX_RUNS: usize = 256;
+
+/// Decodes a two-bit literal slice with runs `s` into `out` (its `n = out.len()` literals),
+/// the reference decoder of the draft §5.8. Layout, offsets from the slice's start:
+///
+/// | bytes | field |
+/// |---|---|
+/// | 4 | `sym[0..4]` |
+/// | varint | `r`, the runs, at most [`MAX_RUNS`] |
+/// | per run | varints `gap` (its first position minus the previous run's; the first run's: its first position), `stride - 1`, `count - 1`; then its value byte |
+/// | varint | `c`, the lower-case intervals, at most [`MAX_RUNS`] |
+/// | per interval | varints `gap` (its start minus the previous interval's end; the first: its start), `len - 1` |
+/// | `ceil(m / 4)` | the codes of the `m` literals outside every run, in order |
+///
+/// Run `k` covers the positions `first + j * stride`, `j < count`, each below `n`; no
+/// position lies in two runs. The literal at a run position is the run's value; literal `i`
+/// outside every run is `sym[code]` of the next code in order. Then every literal of an
+/// interval (`start + len <= n`) that is an upper-case ASCII letter becomes its lower-case
+/// form. The varints (LEB128, at most [`MAX_VARINT_BYTES`] bytes) end exactly where the
+/// codes begin; bits of the last code byte past code `m - 1` are ignored. Any broken rule is
+/// `TwoBitSlice`, with `out` then partly written. Work: `O(n + r + c)`.
+pub fn decode_runs(s: &[u8], out: &mut [u8]) -> Result<(), Status> {
+    let n = out.len();
+    if n == 0 || s.len() < 4 {
+        return Err(Status::TwoBitSlice);
+    }
+    let sym = [s[0], s[1], s[2], s[3]];
+    let end = s.len();
+    let mut at = 4;
+    // 1: mark the run positions (1), the others 0, refusing overlaps
+    out.fill(0);
+    let r = varint(s, &mut at, end)? as usize;
+    if r > MAX_RUNS {
+        return Err(Status::TwoBitSlice);
+    }
+    let runs_at = at;
+    let (mut first, mut marked) = (0usize, 0usize);
+    for _ in 0..r {
+        first += varint(s, &mut at, end)? as usize;
+        let stride = varint(s, &mut at, end)? as usize + 1;
+        let count = varint(s, &mut at, end)? as usize + 1;
+        if at >= end || first >= n || (count - 1) > (n - 1 - first) / stride {
+            return Err(Status::TwoBitSlice);
+        }
+        at += 1;
+        for j in 0..count {
+            let p = first + j * stride;
+            if out[p] != 0 {
+                return Err(Status::TwoBitSlice);
+            }
+            out[p] = 1;
+        }
+        marked += count;
+    }
+    let c = varint(s, &mut at, end)? as usize;
+    if c > MAX_RUNS {
+        return Err(Status::TwoBitSlice);
+    }
+    let intervals_at = at;
+    for _ in 0..c {
+        varint(s, &mut at, end)?;
+        varint(s, &mut at, end)?;
+    }
+    let m = n - marked;
+    if end - at != m.div_ceil(4) {
+        return Err(Status::TwoBitSlice);
+    }
+    // 2: the codes, in order, at the unmarked positions
+    let codes = &s[at..];
+    let mut k = 0usize;
+    for o in out.iter_mut() {
+        if *o == 0 {
+            *o = sym[((codes[k / 4] >> (2 * (k % 4))) & 3) as usize];
+            k += 1;
+        } else {
+            *o = 0;
+        }
+    }
+    // 3: the runs' values (the head was checked above)
+    let (mut at, mut first) = (runs_at, 0usize);
+    for _ in 0..r {
+        first += varint(s, &mut at, end)? as usize;
+        let stride = varint(s, &mut at, end)? as usize + 1;
+        let count = varint(s, &mut at, end)? as usize + 1;
+        let v = s[at];
+        at += 1;
+        for j in 0..count {
+            out[first + j * stride] = v;
+        }
+    }
+    // 4: lower case
+    let (mut at, mut start) = (intervals_at, 0usize);
+    for _ in 0..c {
+        start += varint(s, &mut at, end)? as usize;
+        let len = varint(s, &mut at, end)? as usize + 1;
+        if start > n || len > n - start {
+            return Err(Status::TwoBitSlice);
+        }
+        for o in &mut out[start..start + len] {
+            o.make_ascii_lowercase();
+        }
+        start += len;
+    }
+    Ok(())
+}

@@ -5,6 +5,7 @@
 
 pub mod entropy;
 pub mod lz;
+pub mod runs;
 pub mod stream;
 mod stream_fasta;
 

@@ -1,0 +1,225 @@
+//! The writer of two-bit literal slices with runs (`device::two_bit::decode_runs`, the
+//! draft FORMAT.md §5.8 of the `two-bit-runs` branch): not yet used by the encoder.
+
+use crate::device::two_bit::MAX_RUNS;
+
+fn put_varint(mut v: usize, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7F) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends the slice with runs of `lits` to `out` and returns its length, or `None` (and
+/// `out` unchanged) where `lits` is empty or needs more than `MAX_RUNS` runs or lower-case
+/// intervals. The codes' four bytes are the four most frequent literals after case folding
+/// (ties to the lower byte); every other literal is a run entry, each value's positions cut
+/// greedily into arithmetic progressions; maximal stretches of lower-case letters are the
+/// intervals, coded as their upper-case letters.
+pub fn encode_two_bit_runs(lits: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let n = lits.len();
+    if n == 0 || n >= 1 << 28 {
+        return None;
+    }
+    let mut intervals: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < n {
+        if lits[i].is_ascii_lowercase() {
+            let s = i;
+            while i < n && lits[i].is_ascii_lowercase() {
+                i += 1;
+            }
+            intervals.push((s, i - s));
+        } else {
+            i += 1;
+        }
+    }
+    if intervals.len() > MAX_RUNS {
+        return None;
+    }
+    let mut hist = [0usize; 256];
+    for &b in lits {
+        hist[b.to_ascii_uppercase() as usize] += 1;
+    }
+    let mut order: Vec<usize> = (0..256).collect();
+    order.sort_by_key(|&b| (std::cmp::Reverse(hist[b]), b));
+    let sym: [u8; 4] = std::array::from_fn(|c| order[c] as u8);
+    let code_of = |b: u8| sym.iter().position(|&s| s == b);
+    // each value's positions, then cut into progressions (first, stride, count, value)
+    let mut by_value: Vec<Vec<usize>> = vec![Vec::new(); 256];
+    for (p, &b) in lits.iter().enumerate() {
+        let f = b.to_ascii_uppercase();
+        if code_of(f).is_none() {
+            by_value[f as usize].push(p);
+        }
+    }
+    let mut runs: Vec<(usize, usize, usize, u8)> = Vec::new();
+    for (v, ps) in by_value.iter().enumerate().filter(|(_, ps)| !ps.is_empty()) {
+        let mut k = 0;
+        while k < ps.len() {
+            if k + 1 == ps.len() {
+                runs.push((ps[k], 1, 1, v as u8));
+                break;
+            }
+            let stride = ps[k + 1] - ps[k];
+            let mut j = k + 1;
+            while j + 1 < ps.len() && ps[j + 1] - ps[j] == stride {
+                j += 1;
+            }
+            runs.push((ps[k], stride, j - k + 1, v as u8));
+            k = j + 1;
+        }
+        if runs.len() > MAX_RUNS {
+            return None;
+        }
+    }
+    runs.sort_unstable();
+    let start = out.len();
+    out.extend_from_slice(&sym);
+    put_varint(runs.len(), out);
+    let mut prev = 0;
+    for &(first, stride, count, v) in &runs {
+        put_varint(first - prev, out);
+        put_varint(stride - 1, out);
+        put_varint(count - 1, out);
+        out.push(v);
+        prev = first;
+    }
+    put_varint(intervals.len(), out);
+    let mut end = 0;
+    for &(s, len) in &intervals {
+        put_varint(s - end, out);
+        put_varint(len - 1, out);
+        end = s + len;
+    }
+    // the codes of the literals outside every run, four to a byte, the first in the low bits
+    let (mut byte, mut k) = (0u8, 0usize);
+    for &b in lits {
+        if let Some(c) = code_of(b.to_ascii_uppercase()) {
+            byte |= (c as u8) << (2 * (k % 4));
+            k += 1;
+            if k % 4 == 0 {
+                out.push(byte);
+                byte = 0;
+            }
+        }
+    }
+    if k % 4 != 0 {
+        out.push(byte);
+    }
+    Some(out.len() - start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::two_bit::decode_runs;
+    use crate::Status;
+
+    fn round_trip(lits: &[u8]) -> Option<usize> {
+        let mut s = Vec::new();
+        let len = encode_two_bit_runs(lits, &mut s)?;
+        assert_eq!(len, s.len());
+        let mut back = vec![0xA5; lits.len()];
+        decode_runs(&s, &mut back).unwrap();
+        assert!(back == lits, "{:?}", String::from_utf8_lossy(lits));
+        Some(len)
+    }
+
+    /// FASTA-like literals (60-base lines, an N run over line ends, a soft-masked stretch, a
+    /// header), random bytes of small alphabets, and single literals come back exactly.
+    #[test]
+    fn slices_with_runs_restore_their_literals() {
+        let mut r = crate::gpu::tokens::Rng::new(5);
+        let mut fasta = b">chr1 test\n".to_vec();
+        for line in 0..200 {
+            for col in 0..60 {
+                let b = match (line, col) {
+                    (20..=30, _) => b'N',
+                    (50..=60, _) => b"acgt"[r.below(4) as usize],
+                    _ => b"ACGT"[r.below(4) as usize],
+                };
+                fasta.push(b);
+            }
+            fasta.push(b'\n');
+        }
+        let len = round_trip(&fasta).expect("few runs");
+        // the codes of the non-exception literals plus a few dozen bytes of runs
+        let bases = fasta.iter().filter(|b| b"ACGTacgt".contains(b)).count();
+        assert!(len < bases / 4 + 200, "{len} bytes for {bases} bases");
+        for n in [1usize, 2, 3, 4, 5, 7, 100] {
+            for alphabet in [1u64, 4, 6, 20] {
+                let lits: Vec<u8> = (0..n).map(|_| b'A' + r.below(alphabet) as u8).collect();
+                if let Some(l) = round_trip(&lits) {
+                    assert!(l >= 4 + 2 + n.div_ceil(4).min(1));
+                }
+            }
+        }
+    }
+
+    /// A slice that breaks a rule is refused: runs overlapping or past the end, more than
+    /// `MAX_RUNS` runs, intervals past the end, codes too short or too long, an empty output.
+    #[test]
+    fn broken_slices_are_refused() {
+        let head = |runs: &[(usize, usize, usize, u8)], ivs: &[(usize, usize)], codes: usize| {
+            let mut s = b"ACGT".to_vec();
+            put_varint(runs.len(), &mut s);
+            for &(g, st, c, v) in runs {
+                put_varint(g, &mut s);
+                put_varint(st - 1, &mut s);
+                put_varint(c - 1, &mut s);
+                s.push(v);
+            }
+            put_varint(ivs.len(), &mut s);
+            for &(g, l) in ivs {
+                put_varint(g, &mut s);
+                put_varint(l - 1, &mut s);
+            }
+            s.extend(std::iter::repeat_n(0u8, codes));
+            s
+        };
+        let dec = |s: &[u8], n: usize| decode_runs(s, &mut vec![0; n]);
+        // 8 literals: a run of 3 at 0, 2, 4 leaves 5 codes (2 bytes)
+        assert_eq!(dec(&head(&[(0, 2, 3, b'N')], &[], 2), 8), Ok(()));
+        let mut out = vec![0; 8];
+        decode_runs(&head(&[(0, 2, 3, b'N')], &[(1, 3)], 2), &mut out).unwrap();
+        assert_eq!(&out, b"NanaNAAA", "run values lower-cased too");
+        let bad = Err(Status::TwoBitSlice);
+        assert_eq!(
+            dec(&head(&[(0, 2, 3, b'N')], &[], 1), 8),
+            bad,
+            "codes short"
+        );
+        assert_eq!(dec(&head(&[(0, 2, 3, b'N')], &[], 3), 8), bad, "codes long");
+        assert_eq!(
+            dec(&head(&[(0, 2, 5, b'N')], &[], 1), 8),
+            bad,
+            "run past the end"
+        );
+        assert_eq!(
+            dec(&head(&[(0, 2, 3, b'N'), (2, 1, 1, b'X')], &[], 1), 8),
+            bad,
+            "overlap"
+        );
+        assert_eq!(
+            dec(&head(&[(8, 1, 1, b'N')], &[], 2), 8),
+            bad,
+            "first past the end"
+        );
+        assert_eq!(
+            dec(&head(&[], &[(5, 4)], 2), 8),
+            bad,
+            "interval past the end"
+        );
+        let many: Vec<_> = (0..MAX_RUNS + 1)
+            .map(|k| (usize::from(k > 0), 1, 1, b'N'))
+            .collect();
+        assert_eq!(
+            dec(&head(&many, &[], 0), MAX_RUNS + 1),
+            bad,
+            "too many runs"
+        );
+        assert_eq!(dec(&head(&[], &[], 0), 0), bad, "no literals");
+    }
+}
