@@ -37,6 +37,7 @@ fn default_settings() -> Settings {
         packed_literals: false,
         raw_match_streams: false,
         wide_lanes: false,
+        two_bit_runs: false,
         two_bit: TwoBit::Off,
     }
 }

@@ -375,11 +375,19 @@ fn roundtrip(data: &[u8], opts: &Settings, regions: &[(u64, u64)]) -> Vec<u8> {
         (opts.two_bit != TwoBit::Off) || !two_bit,
         "a two-bit slice without two-bit literals"
     );
+    let runs =
+        (a.entries().iter()).any(|e| e.lanes[0] == aceapex::device::format::LANES_TWO_BIT_RUNS);
+    assert!(
+        opts.two_bit_runs || !runs,
+        "a slice with runs without two_bit_runs"
+    );
     // wide slices: 64 lanes, the literal slice only (the others raw: raw match streams);
     // two-bit slices: the literal slice only
     for e in a.entries() {
         assert!(
-            e.lanes.iter().all(|&l| l <= 32 || l == 64) || e.lanes[0] == LANES_TWO_BIT,
+            e.lanes.iter().all(|&l| l <= 32 || l == 64)
+                || e.lanes[0] == LANES_TWO_BIT
+                || e.lanes[0] == aceapex::device::format::LANES_TWO_BIT_RUNS,
             "{:?}",
             e.lanes
         );
@@ -613,6 +621,8 @@ proptest! {
             // (with raw match streams only, as `Options::settings` asks for them)
             wide_lanes: wide_lanes && raw_match_streams && level <= 7,
             two_bit,
+            // slices with runs (the draft §5.8) beside two-bit slices, in half the cases
+            two_bit_runs: two_bit != TwoBit::Off && seed % 2 == 1,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));
     }
@@ -654,6 +664,7 @@ fn each_parser_option_alone() {
         roundtrip(
             &data,
             &Settings {
+                two_bit_runs: false,
                 two_bit: TwoBit::WithinLoss,
                 ..opts(5, bs)
             },

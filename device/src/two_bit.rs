@@ -164,10 +164,6 @@ pub fn decode(s: &[u8], out: &mut [u8]) -> Result<(), Status> {
     Ok(())
 }
 
-/// Lane count that marks a two-bit literal slice with runs (the `two-bit-runs` branch's
-/// draft of FORMAT.md §5.8; allowed only in an archive with a type-3 extension record).
-pub const LANES_TWO_BIT_RUNS: u8 = 126;
-
 /// Most runs, and most lower-case intervals, of a slice with runs: the GPU keeps them in
 /// shared memory, and a decoder's work per slice stays in proportion to its literals.
 pub const MAX_RUNS: usize = 256;

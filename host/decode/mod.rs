@@ -49,6 +49,11 @@ pub fn decode_streams(
                 buf.resize(e.decoded_len[k] as usize, 0);
                 crate::device::two_bit::decode(slices[k], buf)?;
             }
+            // the draft §5.8 (Archive::parse allows it for the literals only)
+            LANES_TWO_BIT_RUNS => {
+                buf.resize(e.decoded_len[k] as usize, 0);
+                crate::device::two_bit::decode_runs(slices[k], buf)?;
+            }
             lanes => {
                 buf.resize(e.decoded_len[k] as usize, 0);
                 // Archive::parse guarantees a table for every rANS slice

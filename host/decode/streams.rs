@@ -45,6 +45,7 @@ pub fn decode_streams<'s>(
             }
             // FORMAT.md §5.7 (Archive::parse allows it for the literals only)
             LANES_TWO_BIT => crate::device::two_bit::decode(slices[k], out)?,
+            LANES_TWO_BIT_RUNS => crate::device::two_bit::decode_runs(slices[k], out)?,
             lanes => {
                 // Archive::parse guarantees a table for every rANS slice
                 let t = a.table(b, k).ok_or(Status::SliceMode)?;
@@ -112,6 +113,7 @@ fn decode_one_stream(a: &Archive<'_>, b: usize, k: usize, buf: &mut [u8]) -> Res
         }
         // FORMAT.md §5.7 (Archive::parse allows it for the literals only)
         LANES_TWO_BIT => crate::device::two_bit::decode(slice, out),
+        LANES_TWO_BIT_RUNS => crate::device::two_bit::decode_runs(slice, out),
         lanes => {
             // Archive::parse guarantees a table for every rANS slice
             let t = a.table(b, k).ok_or(Status::SliceMode)?;
@@ -157,7 +159,8 @@ pub fn decode_streams_group(
                 let b = first + j;
                 (j < scratch.len()
                     && a.entries[b].lanes[k] != LANES_RAW
-                    && a.entries[b].lanes[k] != LANES_TWO_BIT)
+                    && a.entries[b].lanes[k] != LANES_TWO_BIT
+                    && a.entries[b].lanes[k] != LANES_TWO_BIT_RUNS)
                     .then(|| a.table(b, k))
                     .flatten()
             })
@@ -170,7 +173,7 @@ pub fn decode_streams_group(
         size_buffers(e, s);
         for (k, buf) in s.bufs.iter_mut().enumerate() {
             let lanes = e.lanes[k];
-            if lanes == LANES_RAW || lanes == LANES_TWO_BIT {
+            if lanes == LANES_RAW || lanes == LANES_TWO_BIT || lanes == LANES_TWO_BIT_RUNS {
                 status[j][k] = decode_one_stream(a, b, k, buf);
                 continue;
             }

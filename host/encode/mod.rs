@@ -82,6 +82,10 @@ pub struct Settings {
     pub wide_lanes: bool,
     /// Two-bit literal slices (FORMAT.md §5.7), per block.
     pub two_bit: TwoBit,
+    /// Also two-bit literal slices with runs (the draft §5.8), where `two_bit` would take a
+    /// two-bit slice and the one with runs is shorter; the archive then carries the type-3
+    /// record. Not asked for by `Options` yet: no GPU decoder reads them.
+    pub two_bit_runs: bool,
 }
 
 impl Default for Settings {
@@ -101,6 +105,7 @@ impl Default for Settings {
             raw_match_streams: false,
             wide_lanes: false,
             two_bit: TwoBit::Off,
+            two_bit_runs: false,
         }
     }
 }
@@ -243,6 +248,7 @@ impl Options {
                 Target::Gpu => TwoBit::EveryBlock,
                 _ => TwoBit::Smaller,
             },
+            two_bit_runs: false,
         }
     }
 }
@@ -416,7 +422,17 @@ pub fn compress_settings(
         data_out.len() as u64,
         xxh3_64(data),
     );
-    Ok(assemble(h, &block_table, &tables_out, &data_out, &[]))
+    // the draft type-3 record where a block took a slice with runs
+    let mut area = Vec::new();
+    if entries
+        .iter()
+        .any(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS)
+    {
+        area.extend_from_slice(&EXTENSION_TYPE_TWO_BIT_RUNS.to_le_bytes());
+        area.extend_from_slice(&EXTENSION_MUST_UNDERSTAND.to_le_bytes());
+        area.extend_from_slice(&0u32.to_le_bytes());
+    }
+    Ok(assemble(h, &block_table, &tables_out, &data_out, &area))
 }
 
 /// The header (FORMAT.md §2; its meta checksum left 0 for [`assemble`]) and packed block
@@ -999,15 +1015,27 @@ fn encode_group(
                         _ => other.saturating_sub(1),
                     };
                     let h = &literal_hists[i];
-                    if entropy::two_bit_len_floor_counted(h) <= most
-                        && entropy::encode_two_bit_counted(s, h, &mut two) <= most
-                    {
+                    let mut len = match entropy::two_bit_len_floor_counted(h) <= most {
+                        true => entropy::encode_two_bit_counted(s, h, &mut two),
+                        false => usize::MAX,
+                    };
+                    let mut lanes_two = LANES_TWO_BIT;
+                    // the draft §5.8: a slice with runs where shorter still
+                    let mut runs = Vec::new();
+                    if opts.two_bit_runs {
+                        if let Some(l) = runs::encode_two_bit_runs(s, &mut runs) {
+                            if l < len {
+                                (two, len, lanes_two) = (runs, l, LANES_TWO_BIT_RUNS);
+                            }
+                        }
+                    }
+                    if len <= most {
                         if matches!(opts.two_bit, TwoBit::Smaller | TwoBit::EveryBlock) {
                             alt = Some((i, e.lanes[k], bytes[before..].to_vec()));
                         }
                         bytes.truncate(before);
                         bytes.extend_from_slice(&two);
-                        e.lanes[k] = LANES_TWO_BIT;
+                        e.lanes[k] = lanes_two;
                     }
                 }
                 e.stored_len[k] = (bytes.len() - before) as u32;
@@ -1022,7 +1050,11 @@ fn encode_group(
     // the stored slices' chains: rANS slices only, packed literals in symbols
     let chain = (out.iter())
         .map(|(e, _)| {
-            let rans = |k: usize| e.lanes[k] != LANES_RAW && e.lanes[k] != LANES_TWO_BIT;
+            let rans = |k: usize| {
+                e.lanes[k] != LANES_RAW
+                    && e.lanes[k] != LANES_TWO_BIT
+                    && e.lanes[k] != LANES_TWO_BIT_RUNS
+            };
             let n = std::array::from_fn(|k| {
                 let w = if k == STREAM_LITERALS {
                     literal_width
@@ -1082,7 +1114,8 @@ fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
 fn keep_two_bit_if_every_block(groups: &mut [GroupOut]) {
     let every = groups.iter().all(|g| {
         (g.blocks.iter()).all(|(e, _)| {
-            e.decoded_len[STREAM_LITERALS] == 0 || e.lanes[STREAM_LITERALS] == LANES_TWO_BIT
+            e.decoded_len[STREAM_LITERALS] == 0
+                || matches!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT | LANES_TWO_BIT_RUNS)
         })
     });
     if every {

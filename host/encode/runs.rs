@@ -158,6 +158,65 @@ mod tests {
         }
     }
 
+    /// An archive whose blocks take slices with runs (FASTA of 60-base lines, soft-masked
+    /// stretches and N runs: a two-bit slice pays a byte per line feed there) carries the
+    /// type-3 record, parses, and restores its input on the CPU; a second record is refused.
+    #[test]
+    fn archives_with_runs_restore_on_the_cpu() {
+        use crate::device::format::{
+            EXTENSION_MUST_UNDERSTAND, EXTENSION_TYPE_TWO_BIT_RUNS, LANES_TWO_BIT_RUNS,
+        };
+        let mut r = crate::gpu::tokens::Rng::new(9);
+        let mut fasta = b">chrT test sequence\n".to_vec();
+        for line in 0..4_000u32 {
+            for _ in 0..60 {
+                let b = b"ACGT"[r.below(4) as usize];
+                fasta.push(match line % 97 {
+                    0..=9 => b'N',
+                    10..=30 => b.to_ascii_lowercase(),
+                    _ => b,
+                });
+            }
+            fasta.push(b'\n');
+        }
+        let opts = crate::encode::Settings {
+            level: 5,
+            raw_match_streams: true,
+            two_bit: crate::encode::TwoBit::EveryBlock,
+            two_bit_runs: true,
+            ..Default::default()
+        };
+        let archive = crate::encode::compress_settings(&fasta, &opts, &|_| {}).unwrap();
+        let a = crate::format::Archive::parse(&archive).unwrap();
+        let with_runs = a
+            .entries()
+            .iter()
+            .filter(|e| e.lanes[0] == LANES_TWO_BIT_RUNS)
+            .count();
+        assert!(
+            with_runs * 10 >= a.entries().len() * 9,
+            "{with_runs} of {}",
+            a.entries().len()
+        );
+        assert_eq!(
+            a.extensions()
+                .filter(|x| x.kind == EXTENSION_TYPE_TWO_BIT_RUNS)
+                .count(),
+            1
+        );
+        assert!(crate::decode::decompress(&a).unwrap() == fasta);
+        let twice = crate::format::with_extensions(
+            &archive,
+            &[crate::format::Extension {
+                kind: EXTENSION_TYPE_TWO_BIT_RUNS,
+                flags: EXTENSION_MUST_UNDERSTAND,
+                payload: &[],
+            }],
+        )
+        .unwrap();
+        assert!(crate::format::Archive::parse(&twice).is_err());
+    }
+
     /// A slice that breaks a rule is refused: runs overlapping or past the end, more than
     /// `MAX_RUNS` runs, intervals past the end, codes too short or too long, an empty output.
     #[test]

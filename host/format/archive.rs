@@ -315,6 +315,38 @@ pub(crate) fn check_extension_area(area: &[u8]) -> Result<(), FormatError> {
     parse_extensions(area).map(|_| ())
 }
 
+/// The draft type-3 record: at most one, with an empty payload, and present exactly where a
+/// block has a two-bit literal slice with runs.
+fn check_two_bit_runs(a: &Archive<'_>) -> Result<(), FormatError> {
+    let records = a
+        .extensions
+        .iter()
+        .filter(|r| r.kind == EXTENSION_TYPE_TWO_BIT_RUNS)
+        .count();
+    let bad = |why: &str| FormatError::Extension {
+        offset: 0,
+        why: why.into(),
+    };
+    if records > 1
+        || a.extensions
+            .iter()
+            .any(|r| r.kind == EXTENSION_TYPE_TWO_BIT_RUNS && !r.payload.is_empty())
+    {
+        return Err(bad("a second two-bit runs record, or one with a payload"));
+    }
+    let used = a
+        .entries
+        .iter()
+        .position(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS);
+    match (used, records) {
+        (Some(block), 0) => Err(FormatError::BlockEntry {
+            block: block as u32,
+            why: "a two-bit slice with runs in an archive without the two-bit runs record".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl<'a> Archive<'a> {
     /// Parses and validates an archive.
     ///
@@ -342,6 +374,7 @@ impl<'a> Archive<'a> {
         a.data_offset = tables_end as u64;
         a.extension_area = extension_area;
         a.extensions = extensions;
+        check_two_bit_runs(&a)?;
         Ok(a)
     }
 
@@ -433,8 +466,8 @@ impl<'a> Archive<'a> {
                             )));
                         }
                     }
-                    // FORMAT.md §3.1 rule 4, §5.7: the literals only
-                    LANES_TWO_BIT if k == STREAM_LITERALS => {
+                    // FORMAT.md §3.1 rule 4, §5.7 (and the draft §5.8): the literals only
+                    LANES_TWO_BIT | LANES_TWO_BIT_RUNS if k == STREAM_LITERALS => {
                         if e.decoded_len[k] == 0 {
                             return Err(berr(
                                 "an empty literal stream is stored as a two-bit slice".into(),

@@ -23,9 +23,10 @@ impl Extension<'_> {
     }
 }
 
-/// Record types this build interprets (FORMAT.md §3.4): none yet. A record of another type
-/// with the must-understand flag makes [`Archive::parse`] fail.
-const UNDERSTOOD_EXTENSIONS: &[u16] = &[];
+/// Record types this build interprets with the must-understand flag (FORMAT.md §3.4): the
+/// draft type 3 (two-bit slices with runs). A record of another type with the flag makes
+/// [`Archive::parse`] fail.
+const UNDERSTOOD_EXTENSIONS: &[u16] = &[EXTENSION_TYPE_TWO_BIT_RUNS];
 
 /// The archive `archive` with `records` appended to its extension area (after the records it
 /// already has) and its meta checksum recomputed (FORMAT.md §3.4, §6). The other sections

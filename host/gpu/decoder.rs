@@ -76,6 +76,14 @@ impl GpuArchive {
         a: &Archive<'_>,
         tuning: &GpuTuning,
     ) -> Result<GpuArchive, GpuError> {
+        if a.extensions()
+            .any(|r| r.kind == crate::device::format::EXTENSION_TYPE_TWO_BIT_RUNS)
+        {
+            return Err(GpuError::Unsupported(
+                "two-bit literal slices with runs (the draft FORMAT.md §5.8) are read on the CPU only"
+                    .into(),
+            ));
+        }
         let mut phases = Phases::new(tuning.print_phases);
         let n_tables: usize = a
             .tables

@@ -202,6 +202,7 @@ pub(crate) fn sample_options() -> Vec<(u32, u32, Settings)> {
                 packed_literals,
                 raw_match_streams,
                 wide_lanes,
+                two_bit_runs: false,
                 two_bit: if two_bit_literals {
                     TwoBit::WithinLoss
                 } else {

@@ -86,6 +86,7 @@ pub(crate) fn two_bit_slices_fail_closed_on_corrupt_bytes() {
     for raw_match_streams in [true, false] {
         let opts = Settings {
             raw_match_streams,
+            two_bit_runs: false,
             two_bit: TwoBit::WithinLoss,
             ..Default::default()
         };
@@ -219,6 +220,7 @@ pub(crate) fn two_bit_negative_positions_fail_closed() {
     data[4] = b'N';
     let opts = Settings {
         raw_match_streams: true,
+        two_bit_runs: false,
         two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
@@ -265,6 +267,7 @@ pub(crate) fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams(
     for (raw_match_streams, two_bit_literals) in [(true, true), (true, false), (false, true)] {
         let opts = Settings {
             raw_match_streams,
+            two_bit_runs: false,
             two_bit: if two_bit_literals {
                 TwoBit::WithinLoss
             } else {
@@ -411,6 +414,7 @@ pub(crate) fn dense_pipe_decodes_mixed_self_contained_blocks() {
     }
     let opts = Settings {
         raw_match_streams: true,
+        two_bit_runs: false,
         two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
@@ -805,6 +809,7 @@ pub(crate) fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall
         },
         Settings {
             raw_match_streams: true,
+            two_bit_runs: false,
             two_bit: TwoBit::WithinLoss,
             ..Default::default()
         },

@@ -191,6 +191,19 @@ fn encoder_archives() {
                 let (parsed, ok) = never_wrong_grouped(&bytes, &data, &mut r, &w);
                 assert!(parsed, "{w}");
                 stats[1 + ok as usize] += 1;
+            } else if l == aceapex::device::format::LANES_TWO_BIT_RUNS && k == STREAM_LITERALS {
+                // the draft §5.8's lane count needs the type-3 record, which these lack
+                match Archive::parse(&bytes) {
+                    Err(FormatError::BlockEntry { block, why }) => {
+                        assert_eq!(block as usize, b, "{w}");
+                        assert!(
+                            why.contains("without the two-bit runs record"),
+                            "{w}: {why}"
+                        );
+                    }
+                    other => panic!("{w}: {:?}", other.err()),
+                }
+                stats[0] += 1;
             } else if l as usize > MOST_LANES {
                 match Archive::parse(&bytes) {
                     Err(FormatError::BlockEntry { block, why }) => {
