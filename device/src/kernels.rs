@@ -458,6 +458,11 @@ fn decode_one_lane(
             if let Err(s) = crate::two_bit::decode(src, dst) {
                 return s;
             }
+        } else if e.lanes[k] == LANES_TWO_BIT_RUNS && k == STREAM_LITERALS {
+            // FORMAT.md §5.8
+            if let Err(s) = crate::two_bit::decode_runs(src, dst) {
+                return s;
+            }
         } else {
             // SAFETY: the host passes group_count * STREAM_COUNT indices and n_tables tables.
             let Some(t) =

@@ -6,7 +6,8 @@
 
 use crate::dense_layout::{CMD_REGION, LIT_CAP, THREADS};
 use crate::format::{
-    BlockEntry, LANES_RAW, LANES_TWO_BIT, STREAM_COMMANDS, STREAM_COUNT, STREAM_LITERALS,
+    BlockEntry, LANES_RAW, LANES_TWO_BIT, LANES_TWO_BIT_RUNS, STREAM_COMMANDS, STREAM_COUNT,
+    STREAM_LITERALS,
 };
 
 /// Where block entry `e`'s match streams (lengths, offsets, commands, offset tails, stored
@@ -56,27 +57,46 @@ pub struct OwnSlice {
     pub at: u32,
 }
 
+/// Whether a block of `n` literals, `commands` command bytes and raw match streams whose
+/// literal slice of `stored` bytes is a slice with runs (FORMAT.md §5.8) is one the dense
+/// kernel decodes alone ([`own_slice`]) wherever its data offset falls: the encoder's test
+/// before it writes one.
+pub fn runs_slice_fits(n: u64, stored: u64, commands: u64) -> bool {
+    // (own_slice's copy: from the offset rounded down to 16, at most 15 bytes more)
+    let words = (15 + stored).div_ceil(16);
+    (1..=LIT_CAP as u64).contains(&n)
+        && stored >= 4 + 2
+        && words + commands.div_ceil(16) <= (CMD_REGION / 16) as u64
+}
+
 /// Whether the dense kernel decodes block entry `e` (data offset `off`, in a data section of
 /// `data_len` bytes) from the data section alone, without the rANS stage (`dense/`,
 /// `decode_blocks_dense_sc`), and where its literal slice then goes in shared memory: a
 /// two-bit literal slice (FORMAT.md §5.7) of `1..=LIT_CAP` literals with room for its counts
-/// and at most [`OWN_PRE_CAP`] bytes before its codes, raw match streams inside the data
-/// section ([`raw_match_streams_at`]), and the slice's copy fits in the command region after
-/// the commands (where the parse leaves it alone; the literals take the region after the
-/// parse). One function for the rANS stage, the dense kernel and the host, so that the
+/// and at most [`OWN_PRE_CAP`] bytes before its codes, or a slice with runs (§5.8) of
+/// `1..=LIT_CAP` literals and room for its symbols and counts; raw match streams inside the
+/// data section ([`raw_match_streams_at`]); and the slice's copy fits in the command region
+/// after the commands (where the parse leaves it alone; the literals take the region after
+/// the parse). One function for the rANS stage, the dense kernel and the host, so that the
 /// blocks the stage leaves are exactly those the dense kernel takes, and the host's count of
 /// them (its launch choices) is theirs.
 #[inline(always)]
 pub fn own_slice(e: &BlockEntry, off: u64, data_len: u64) -> Option<OwnSlice> {
-    if e.lanes[STREAM_LITERALS] != LANES_TWO_BIT {
-        return None;
-    }
+    let runs = match e.lanes[STREAM_LITERALS] {
+        LANES_TWO_BIT => false,
+        LANES_TWO_BIT_RUNS => true,
+        _ => return None,
+    };
     raw_match_streams_at(e, || off, data_len)?;
     let n = e.decoded_len[STREAM_LITERALS] as u64;
     let stored = e.stored_len[STREAM_LITERALS] as u64;
     let m = n.div_ceil(4);
-    // (two varints of at least a byte after the symbols: FORMAT.md §5.7)
-    if n == 0 || n > LIT_CAP as u64 || stored < 4 + 2 + m || stored - m > OWN_PRE_CAP {
+    // (two varints of at least a byte after the symbols: FORMAT.md §5.7, §5.8)
+    let short = match runs {
+        false => stored < 4 + 2 + m || stored - m > OWN_PRE_CAP,
+        true => stored < 4 + 2,
+    };
+    if n == 0 || n > LIT_CAP as u64 || short {
         return None;
     }
     let from16 = off & !15;

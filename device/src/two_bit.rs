@@ -164,53 +164,62 @@ pub fn decode(s: &[u8], out: &mut [u8]) -> Result<(), Status> {
     Ok(())
 }
 
-/// Most runs, and most lower-case intervals, of a slice with runs: the GPU keeps them in
-/// shared memory, and a decoder's work per slice stays in proportion to its literals.
-pub const MAX_RUNS: usize = 256;
+/// Most runs of a slice with runs (FORMAT.md §5.8).
+pub const MAX_RUNS: usize = 128;
+/// Most lower-case intervals of a slice with runs (FORMAT.md §5.8).
+pub const MAX_INTERVALS: usize = 256;
+/// Most bytes of a slice with runs before its codes (FORMAT.md §5.8): the GPU parses them
+/// four a thread in one pass (`dense/`, `expand_own_runs`).
+pub const RUNS_HEAD_CAP: usize = 1024;
 
 /// Decodes a two-bit literal slice with runs `s` into `out` (its `n = out.len()` literals),
-/// the reference decoder of the draft §5.8. Layout, offsets from the slice's start:
+/// the reference decoder of FORMAT.md §5.8, used by the CPU decoders and the lane kernel.
+/// Layout, offsets from the slice's start:
 ///
 /// | bytes | field |
 /// |---|---|
 /// | 4 | `sym[0..4]` |
 /// | varint | `r`, the runs, at most [`MAX_RUNS`] |
-/// | per run | varints `gap` (its first position minus the previous run's; the first run's: its first position), `stride - 1`, `count - 1`; then its value byte |
-/// | varint | `c`, the lower-case intervals, at most [`MAX_RUNS`] |
-/// | per interval | varints `gap` (its start minus the previous interval's end; the first: its start), `len - 1` |
+/// | varint | `c`, the lower-case intervals, at most [`MAX_INTERVALS`] |
+/// | `r` | the runs' values, one byte each |
+/// | `3r` varints | per run: `gap` (its first position minus the previous run's; the first run's: its first position), `stride - 1`, `count - 1` |
+/// | `2c` varints | per interval: `gap` (its start minus the previous interval's end; the first: its start), `len - 1` |
 /// | `ceil(m / 4)` | the codes of the `m` literals outside every run, in order |
 ///
-/// Run `k` covers the positions `first + j * stride`, `j < count`, each below `n`; no
-/// position lies in two runs. The literal at a run position is the run's value; literal `i`
-/// outside every run is `sym[code]` of the next code in order. Then every literal of an
-/// interval (`start + len <= n`) that is an upper-case ASCII letter becomes its lower-case
-/// form. The varints (LEB128, at most [`MAX_VARINT_BYTES`] bytes) end exactly where the
-/// codes begin; bits of the last code byte past code `m - 1` are ignored. Any broken rule is
-/// `TwoBitSlice`, with `out` then partly written. Work: `O(n + r + c)`.
+/// Run `k` covers the positions `first + j * stride`, `j < count`, each below `n`, with
+/// `stride <= n`; no position lies in two runs. The literal at a run position is the run's
+/// value; the literals outside every run are `sym[code]` of the codes in order. Then every
+/// literal of an interval (`start + len <= n`) that is an upper-case ASCII letter becomes
+/// its lower-case form. The varints (LEB128, at most [`MAX_VARINT_BYTES`] bytes) end exactly
+/// where the codes begin, at most [`RUNS_HEAD_CAP`] bytes into the slice; bits of the last
+/// code byte past code `m - 1` are ignored. Any broken rule is `TwoBitSlice`, with `out` then
+/// partly written. Work: `O(n + r + c)`.
 pub fn decode_runs(s: &[u8], out: &mut [u8]) -> Result<(), Status> {
     let n = out.len();
     if n == 0 || s.len() < 4 {
         return Err(Status::TwoBitSlice);
     }
     let sym = [s[0], s[1], s[2], s[3]];
-    let end = s.len();
+    let end = s.len().min(RUNS_HEAD_CAP);
     let mut at = 4;
-    // 1: mark the run positions (1), the others 0, refusing overlaps
-    out.fill(0);
     let r = varint(s, &mut at, end)? as usize;
-    if r > MAX_RUNS {
+    let c = varint(s, &mut at, end)? as usize;
+    if r > MAX_RUNS || c > MAX_INTERVALS || r > end - at {
         return Err(Status::TwoBitSlice);
     }
+    let values_at = at;
+    at += r;
+    // 1: mark the run positions (1), the others 0, refusing overlaps
+    out.fill(0);
     let runs_at = at;
     let (mut first, mut marked) = (0usize, 0usize);
     for _ in 0..r {
         first += varint(s, &mut at, end)? as usize;
         let stride = varint(s, &mut at, end)? as usize + 1;
         let count = varint(s, &mut at, end)? as usize + 1;
-        if at >= end || first >= n || (count - 1) > (n - 1 - first) / stride {
+        if first >= n || stride > n || (count - 1) > (n - 1 - first) / stride {
             return Err(Status::TwoBitSlice);
         }
-        at += 1;
         for j in 0..count {
             let p = first + j * stride;
             if out[p] != 0 {
@@ -220,17 +229,13 @@ pub fn decode_runs(s: &[u8], out: &mut [u8]) -> Result<(), Status> {
         }
         marked += count;
     }
-    let c = varint(s, &mut at, end)? as usize;
-    if c > MAX_RUNS {
-        return Err(Status::TwoBitSlice);
-    }
     let intervals_at = at;
     for _ in 0..c {
         varint(s, &mut at, end)?;
         varint(s, &mut at, end)?;
     }
     let m = n - marked;
-    if end - at != m.div_ceil(4) {
+    if s.len() - at != m.div_ceil(4) {
         return Err(Status::TwoBitSlice);
     }
     // 2: the codes, in order, at the unmarked positions
@@ -246,14 +251,12 @@ pub fn decode_runs(s: &[u8], out: &mut [u8]) -> Result<(), Status> {
     }
     // 3: the runs' values (the head was checked above)
     let (mut at, mut first) = (runs_at, 0usize);
-    for _ in 0..r {
+    for v in &s[values_at..values_at + r] {
         first += varint(s, &mut at, end)? as usize;
         let stride = varint(s, &mut at, end)? as usize + 1;
         let count = varint(s, &mut at, end)? as usize + 1;
-        let v = s[at];
-        at += 1;
         for j in 0..count {
-            out[first + j * stride] = v;
+            out[first + j * stride] = *v;
         }
     }
     // 4: lower case

@@ -19,10 +19,15 @@
 
 use super::checksum::{self, Folder, KibSums, KIB};
 use super::{block_error, decode_group_at, streams, verify_block, FAST_SCRATCH};
-use crate::device::format::{FileHeader, EXTENSION_HEADER_BYTES, META_CHECKSUM_OFFSET};
+use crate::device::format::{
+    BlockEntry, FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_TYPE_TWO_BIT_RUNS,
+    LANES_TWO_BIT_RUNS, META_CHECKSUM_OFFSET, STREAM_LITERALS,
+};
 use crate::device::lz::BlockFrame;
 use crate::error::{DecodeError, Error, FormatError};
-use crate::format::archive::{check_extension_area, parse_header, section_sizes};
+use crate::format::archive::{
+    check_extension_area, check_two_bit_runs, parse_header, section_sizes,
+};
 use crate::format::{Archive, HEADER_SIZE};
 use rayon::prelude::*;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -88,6 +93,12 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
     let (h, a, mut meta, data_end) = read_metadata(&mut r)?;
     let blocks = a.block_count();
     let size = h.original_size;
+    // (the slices with runs, whose record comes last: FORMAT.md §3.4, §5.8)
+    let uses_runs: Vec<BlockEntry> = (a.entries.iter())
+        .find(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS)
+        .copied()
+        .into_iter()
+        .collect();
     let (_, content, tail) = std::thread::scope(|scope| {
         let span = Span {
             blocks: 0..blocks,
@@ -102,7 +113,8 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
     if meta.digest() != h.meta_checksum {
         return Err(FormatError::MetaChecksum.into());
     }
-    records?;
+    let (runs, with_payload) = records?;
+    check_two_bit_runs(&uses_runs, runs, with_payload)?;
     if content.finish_tail(h.original_size as usize, &tail) != h.content_checksum {
         return Err(DecodeError::ContentChecksum.into());
     }
@@ -192,7 +204,7 @@ impl<R: Read> Counted<R> {
 fn read_extension_area<R: Read>(
     r: &mut Counted<R>,
     meta: &mut Xxh3,
-) -> Result<Result<(), FormatError>, Error> {
+) -> Result<Result<(usize, bool), FormatError>, Error> {
     let mut walk = RecordWalk::default();
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -222,6 +234,8 @@ struct RecordWalk {
     payload_left: u64,
     /// The first bad record.
     bad: Option<FormatError>,
+    /// Two-bit runs records (FORMAT.md §5.8) seen, and whether one had a payload.
+    runs: (usize, bool),
 }
 
 impl RecordWalk {
@@ -244,6 +258,10 @@ impl RecordWalk {
             if self.head.len() == EXTENSION_HEADER_BYTES {
                 let h = std::mem::take(&mut self.head);
                 self.payload_left = u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as u64;
+                if u16::from_le_bytes([h[0], h[1]]) == EXTENSION_TYPE_TWO_BIT_RUNS {
+                    self.runs.0 += 1;
+                    self.runs.1 |= self.payload_left > 0;
+                }
                 // type and flags, checked on the header alone (an empty payload)
                 let mut alone = h;
                 alone[4..8].fill(0);
@@ -260,8 +278,9 @@ impl RecordWalk {
         }
     }
 
-    /// The first bad record, or a record cut short by the end of the stream.
-    fn finish(self) -> Result<(), FormatError> {
+    /// The first bad record, or a record cut short by the end of the stream; else the two-bit
+    /// runs records seen (`runs`).
+    fn finish(self) -> Result<(usize, bool), FormatError> {
         let err = |why: String| FormatError::Extension {
             offset: self.record,
             why,
@@ -276,7 +295,7 @@ impl RecordWalk {
                 "a record's payload ends {} bytes early",
                 self.payload_left
             ))),
-            None => Ok(()),
+            None => Ok(self.runs),
         }
     }
 }
@@ -666,10 +685,11 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
         if meta.digest() != h.meta_checksum {
             return Err(FormatError::MetaChecksum.into());
         }
-        records?;
+        let (runs, with_payload) = records?;
         // the sections parsed once the checksum that covers them matched, as `Archive::parse`
         // does (FORMAT.md §6): damage is reported as the mismatch, not as a broken field
         let a = Archive::from_sections(h, &block_table, &table_section)?;
+        check_two_bit_runs(&a.entries, runs, with_payload)?;
         drop((block_table, table_section));
         // expanded tables kept for reuse: a bounded cache, not a share of the original (the
         // ranges of a large file may touch every group)

@@ -37,11 +37,12 @@ pub enum TwoBit {
     Smaller,
     /// Where it is at most `1 / TWO_BIT_MAX_LOSS` longer than that slice.
     WithinLoss,
-    /// As [`TwoBit::WithinLoss`] where every block with literals takes one, else nowhere:
-    /// the GPU decodes an archive of such blocks with raw match streams without its rANS
-    /// stage, while a few two-bit slices put every block on the slower two-bit rANS entry
-    /// point (docs/PERFORMANCE.md).
-    EveryBlock,
+    /// As [`TwoBit::WithinLoss`] where all but at most `1 / TWO_BIT_MAX_LEFT` of the blocks
+    /// with literals take one, else nowhere: the GPU decodes the blocks of two-bit slices and
+    /// raw match streams without its rANS stage, which then decodes the few others, while a
+    /// few two-bit slices put every block on the slower two-bit rANS entry point
+    /// (docs/PERFORMANCE.md).
+    MostBlocks,
 }
 
 /// The encoder's decisions that [`Options`](crate::Options) lowers to
@@ -82,9 +83,10 @@ pub struct Settings {
     pub wide_lanes: bool,
     /// Two-bit literal slices (FORMAT.md §5.7), per block.
     pub two_bit: TwoBit,
-    /// Also two-bit literal slices with runs (the draft §5.8), where `two_bit` would take a
-    /// two-bit slice and the one with runs is shorter; the archive then carries the type-3
-    /// record. Not asked for by `Options` yet: no GPU decoder reads them.
+    /// Also two-bit literal slices with runs (FORMAT.md §5.8), where `two_bit` would take a
+    /// two-bit slice, the one with runs is shorter, and the block is one the GPU's dense
+    /// kernel decodes alone (raw match streams, independent blocks of at most 16 KiB); the
+    /// archive then carries the type-3 record (§3.4).
     pub two_bit_runs: bool,
 }
 
@@ -245,10 +247,10 @@ impl Options {
             raw_match_streams: raw,
             wide_lanes: raw,
             two_bit: match self.target {
-                Target::Gpu => TwoBit::EveryBlock,
+                Target::Gpu => TwoBit::MostBlocks,
                 _ => TwoBit::Smaller,
             },
-            two_bit_runs: false,
+            two_bit_runs: gpu,
         }
     }
 }
@@ -335,6 +337,12 @@ pub fn group_blocks_for(block_size: u32) -> u32 {
 /// of upper-case DNA is often a little shorter, and a decode waits for its slowest block.
 pub const TWO_BIT_MAX_LOSS: usize = 100;
 
+/// With [`TwoBit::MostBlocks`], two-bit slices are kept where at most one in
+/// `TWO_BIT_MAX_LEFT` of the blocks with literals lacks one (a FASTA block of more than
+/// `MAX_INTERVALS` soft-masked stretches, or whose rANS slice is much shorter): the rANS stage
+/// decodes those few while the dense kernel decodes the rest alone (docs/PERFORMANCE.md).
+pub const TWO_BIT_MAX_LEFT: usize = 16;
+
 /// Most blocks of an input that `Settings::wide_lanes` gives wide slices: on an H200 the
 /// rANS stage holds 132 SMs x 2 CTAs x 16 warps, 4,224 warps, at once, so up to ~2,100 blocks
 /// of two warps each are all in flight and the halved chains are the stage's time; with more,
@@ -376,9 +384,9 @@ pub fn compress_settings(
     let mut data_out: Vec<u8> = Vec::new();
     // with wide lanes every group, in order, held back for `repack_longest_groups`, and the
     // parses of those it may code again (the packable ones; none otherwise); with
-    // `TwoBit::Smaller` and `TwoBit::EveryBlock` every group, for `keep_two_bit_if_smaller`
-    // and `keep_two_bit_if_every_block`
-    let hold = opts.wide_lanes || matches!(opts.two_bit, TwoBit::Smaller | TwoBit::EveryBlock);
+    // `TwoBit::Smaller` and `TwoBit::MostBlocks` every group, for `keep_two_bit_if_smaller`
+    // and `keep_two_bit_if_most_blocks`
+    let hold = opts.wide_lanes || matches!(opts.two_bit, TwoBit::Smaller | TwoBit::MostBlocks);
     let mut coded: Vec<GroupOut> = Vec::new();
     let mut parsed_groups: Vec<Vec<BlockParse>> = Vec::new();
     let mut batch_start = 0usize;
@@ -404,7 +412,7 @@ pub fn compress_settings(
     drop(parsed_groups);
     match opts.two_bit {
         TwoBit::Smaller => keep_two_bit_if_smaller(&mut coded),
-        TwoBit::EveryBlock => keep_two_bit_if_every_block(&mut coded),
+        TwoBit::MostBlocks => keep_two_bit_if_most_blocks(&mut coded),
         _ => {}
     }
     if hold {
@@ -422,7 +430,7 @@ pub fn compress_settings(
         data_out.len() as u64,
         xxh3_64(data),
     );
-    // the draft type-3 record where a block took a slice with runs
+    // the type-3 record where a block took a slice with runs (FORMAT.md §3.4, §5.8)
     let mut area = Vec::new();
     if entries
         .iter()
@@ -968,6 +976,12 @@ fn encode_group(
             None => table_bytes.push(entropy::TABLE_KIND_NONE),
         }
     }
+    // slices with runs only where every block can be one the dense kernel decodes alone:
+    // raw match streams, independent blocks the dense kernel holds (own.rs)
+    let runs_ok = opts.two_bit_runs
+        && opts.raw_match_streams
+        && !opts.cross_block()
+        && bs <= crate::device::dense_layout::DENSE_MAX_BLOCK as usize;
     let out = blocks
         .iter()
         .zip(&lanes)
@@ -1011,7 +1025,7 @@ fn encode_group(
                     let mut two = Vec::new();
                     let other = bytes.len() - before;
                     let most = match opts.two_bit {
-                        TwoBit::WithinLoss | TwoBit::EveryBlock => other + other / TWO_BIT_MAX_LOSS,
+                        TwoBit::WithinLoss | TwoBit::MostBlocks => other + other / TWO_BIT_MAX_LOSS,
                         _ => other.saturating_sub(1),
                     };
                     let h = &literal_hists[i];
@@ -1020,17 +1034,24 @@ fn encode_group(
                         false => usize::MAX,
                     };
                     let mut lanes_two = LANES_TWO_BIT;
-                    // the draft §5.8: a slice with runs where shorter still
+                    // FORMAT.md §5.8: a slice with runs where shorter still, in a block the
+                    // GPU's dense kernel decodes alone (own.rs)
                     let mut runs = Vec::new();
-                    if opts.two_bit_runs {
+                    if runs_ok {
                         if let Some(l) = runs::encode_two_bit_runs(s, &mut runs) {
-                            if l < len {
+                            let commands = b.stream_slices()[STREAM_COMMANDS].len() as u64;
+                            let fits = crate::device::own::runs_slice_fits(
+                                s.len() as u64,
+                                l as u64,
+                                commands,
+                            );
+                            if l < len && fits {
                                 (two, len, lanes_two) = (runs, l, LANES_TWO_BIT_RUNS);
                             }
                         }
                     }
                     if len <= most {
-                        if matches!(opts.two_bit, TwoBit::Smaller | TwoBit::EveryBlock) {
+                        if matches!(opts.two_bit, TwoBit::Smaller | TwoBit::MostBlocks) {
                             alt = Some((i, e.lanes[k], bytes[before..].to_vec()));
                         }
                         bytes.truncate(before);
@@ -1108,17 +1129,21 @@ fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
     revert_two_bit(groups);
 }
 
-/// [`TwoBit::EveryBlock`]'s pass over the coded groups: the two-bit literal slices (FORMAT.md
-/// §5.7) are kept only where every block with literals has one; otherwise every such block
-/// gets its other slice back.
-fn keep_two_bit_if_every_block(groups: &mut [GroupOut]) {
-    let every = groups.iter().all(|g| {
-        (g.blocks.iter()).all(|(e, _)| {
-            e.decoded_len[STREAM_LITERALS] == 0
-                || matches!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT | LANES_TWO_BIT_RUNS)
-        })
-    });
-    if every {
+/// [`TwoBit::MostBlocks`]'s pass over the coded groups: the two-bit literal slices (FORMAT.md
+/// §5.7, §5.8) are kept only where at most `1 / TWO_BIT_MAX_LEFT` of the blocks with literals
+/// lack one; otherwise every block that has one gets its other slice back.
+fn keep_two_bit_if_most_blocks(groups: &mut [GroupOut]) {
+    let (mut with, mut without) = (0usize, 0usize);
+    for (e, _) in groups.iter().flat_map(|g| &g.blocks) {
+        if e.decoded_len[STREAM_LITERALS] == 0 {
+            continue;
+        }
+        match e.lanes[STREAM_LITERALS] {
+            LANES_TWO_BIT | LANES_TWO_BIT_RUNS => with += 1,
+            _ => without += 1,
+        }
+    }
+    if without * TWO_BIT_MAX_LEFT <= with + without {
         return;
     }
     revert_two_bit(groups);
@@ -1150,14 +1175,14 @@ mod tests {
         assert_eq!(size.level, 6);
         let gpu = Options::new().with_target(Target::Gpu).settings();
         assert!(gpu.raw_match_streams && gpu.wide_lanes);
-        assert_eq!(gpu.two_bit, TwoBit::EveryBlock);
+        assert_eq!(gpu.two_bit, TwoBit::MostBlocks);
         // levels 8-9 keep entropy-coded match streams under the GPU target
         let gpu9 = Options::new()
             .with_target(Target::Gpu)
             .with_level(9)
             .settings();
         assert!(!gpu9.raw_match_streams && !gpu9.wide_lanes);
-        assert_eq!(gpu9.two_bit, TwoBit::EveryBlock);
+        assert_eq!(gpu9.two_bit, TwoBit::MostBlocks);
         assert!(gpu9.validate().is_ok());
         assert!(Options::new().tries_min_match());
         assert!(!Options::new().with_target(Target::Gpu).tries_min_match());

@@ -1,7 +1,7 @@
-//! The writer of two-bit literal slices with runs (`device::two_bit::decode_runs`, the
-//! draft FORMAT.md §5.8 of the `two-bit-runs` branch): not yet used by the encoder.
+//! The writer of two-bit literal slices with runs (FORMAT.md §5.8,
+//! `device::two_bit::decode_runs` the reference decoder).
 
-use crate::device::two_bit::MAX_RUNS;
+use crate::device::two_bit::{MAX_INTERVALS, MAX_RUNS, RUNS_HEAD_CAP};
 
 fn put_varint(mut v: usize, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -12,8 +12,8 @@ fn put_varint(mut v: usize, out: &mut Vec<u8>) {
 }
 
 /// Appends the slice with runs of `lits` to `out` and returns its length, or `None` (and
-/// `out` unchanged) where `lits` is empty or needs more than `MAX_RUNS` runs or lower-case
-/// intervals. The codes' four bytes are the four most frequent literals after case folding
+/// `out` unchanged) where `lits` is empty or needs more than `MAX_RUNS` runs,
+/// `MAX_INTERVALS` lower-case intervals or `RUNS_HEAD_CAP` bytes before the codes. The codes' four bytes are the four most frequent literals after case folding
 /// (ties to the lower byte); every other literal is a run entry, each value's positions cut
 /// greedily into arithmetic progressions; maximal stretches of lower-case letters are the
 /// intervals, coded as their upper-case letters.
@@ -35,7 +35,7 @@ pub fn encode_two_bit_runs(lits: &[u8], out: &mut Vec<u8>) -> Option<usize> {
             i += 1;
         }
     }
-    if intervals.len() > MAX_RUNS {
+    if intervals.len() > MAX_INTERVALS {
         return None;
     }
     let mut hist = [0usize; 256];
@@ -78,20 +78,24 @@ pub fn encode_two_bit_runs(lits: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     let start = out.len();
     out.extend_from_slice(&sym);
     put_varint(runs.len(), out);
+    put_varint(intervals.len(), out);
+    out.extend(runs.iter().map(|r| r.3));
     let mut prev = 0;
-    for &(first, stride, count, v) in &runs {
+    for &(first, stride, count, _) in &runs {
         put_varint(first - prev, out);
         put_varint(stride - 1, out);
         put_varint(count - 1, out);
-        out.push(v);
         prev = first;
     }
-    put_varint(intervals.len(), out);
     let mut end = 0;
     for &(s, len) in &intervals {
         put_varint(s - end, out);
         put_varint(len - 1, out);
         end = s + len;
+    }
+    if out.len() - start > RUNS_HEAD_CAP {
+        out.truncate(start);
+        return None;
     }
     // the codes of the literals outside every run, four to a byte, the first in the low bits
     let (mut byte, mut k) = (0u8, 0usize);
@@ -182,7 +186,7 @@ mod tests {
         let opts = crate::encode::Settings {
             level: 5,
             raw_match_streams: true,
-            two_bit: crate::encode::TwoBit::EveryBlock,
+            two_bit: crate::encode::TwoBit::MostBlocks,
             two_bit_runs: true,
             ..Default::default()
         };
@@ -217,6 +221,17 @@ mod tests {
         assert!(crate::format::Archive::parse(&twice).is_err());
     }
 
+    /// FORMAT.md §5.8's example, written by hand, decodes to its literals.
+    #[test]
+    fn the_format_example_decodes() {
+        let slice = [
+            0x41, 0x43, 0x47, 0x54, 0x01, 0x01, 0x0A, 0x04, 0x04, 0x01, 0x05, 0x03, 0xE4, 0xE4,
+        ];
+        let mut out = [0u8; 10];
+        decode_runs(&slice, &mut out).unwrap();
+        assert_eq!(&out, b"ACGT\nacgt\n");
+    }
+
     /// A slice that breaks a rule is refused: runs overlapping or past the end, more than
     /// `MAX_RUNS` runs, intervals past the end, codes too short or too long, an empty output.
     #[test]
@@ -224,13 +239,13 @@ mod tests {
         let head = |runs: &[(usize, usize, usize, u8)], ivs: &[(usize, usize)], codes: usize| {
             let mut s = b"ACGT".to_vec();
             put_varint(runs.len(), &mut s);
-            for &(g, st, c, v) in runs {
+            put_varint(ivs.len(), &mut s);
+            s.extend(runs.iter().map(|r| r.3));
+            for &(g, st, c, _) in runs {
                 put_varint(g, &mut s);
                 put_varint(st - 1, &mut s);
                 put_varint(c - 1, &mut s);
-                s.push(v);
             }
-            put_varint(ivs.len(), &mut s);
             for &(g, l) in ivs {
                 put_varint(g, &mut s);
                 put_varint(l - 1, &mut s);
@@ -280,5 +295,25 @@ mod tests {
             "too many runs"
         );
         assert_eq!(dec(&head(&[], &[], 0), 0), bad, "no literals");
+        assert_eq!(
+            dec(&head(&[(0, 9, 1, b'N')], &[], 2), 8),
+            bad,
+            "a stride past n"
+        );
+        // intervals (gap 200, len 201) of four varint bytes each: 254 end the head at byte
+        // 1,023, 255 at 1,027, past RUNS_HEAD_CAP
+        let ivs = |c: usize| vec![(200usize, 201usize); c];
+        assert_eq!(RUNS_HEAD_CAP, 1024);
+        let n = |c: usize| 401 * c;
+        assert_eq!(
+            dec(&head(&[], &ivs(254), n(254).div_ceil(4)), n(254)),
+            Ok(()),
+            "a head of 1,023"
+        );
+        assert_eq!(
+            dec(&head(&[], &ivs(255), n(255).div_ceil(4)), n(255)),
+            bad,
+            "a head of 1,027"
+        );
     }
 }

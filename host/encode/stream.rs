@@ -269,9 +269,9 @@ struct Spool {
     group_tables: Vec<usize>,
     /// Per block that took a two-bit literal slice, in block order: its index, the lane
     /// code and length of the literal slice it had before (coded again from the two-bit
-    /// slice if the two-bit slices do not stay: [`Spool::other_slice`]), and its two-bit
-    /// slice's length.
-    alts: Vec<(usize, u8, u32, u32)>,
+    /// slice if the two-bit slices do not stay: [`Spool::other_slice`]), its two-bit
+    /// slice's length and lane code (FORMAT.md §5.7 or §5.8).
+    alts: Vec<(usize, u8, u32, u32, u8)>,
     /// Input bytes so far.
     original: u64,
     /// XXH3-64 of the input so far.
@@ -313,6 +313,7 @@ impl Spool {
                         lanes,
                         other.len() as u32,
                         e.stored_len[STREAM_LITERALS],
+                        e.lanes[STREAM_LITERALS],
                     ));
                 }
                 self.entries.push(e);
@@ -323,7 +324,7 @@ impl Spool {
     }
 
     /// Whether the two-bit slices stay, by the rule of the settings' [`TwoBit`]
-    /// (`keep_two_bit_if_smaller`, `keep_two_bit_if_every_block`); where they do not, every
+    /// (`keep_two_bit_if_smaller`, `keep_two_bit_if_most_blocks`); where they do not, every
     /// entry of [`Spool::alts`] is given its other slice here.
     fn keep_two_bit(&mut self) -> bool {
         if self.alts.is_empty() {
@@ -334,13 +335,16 @@ impl Spool {
                 as isize
         };
         let keep = match self.plan.opts.two_bit {
-            TwoBit::EveryBlock => self.entries.iter().all(|e| {
-                e.decoded_len[STREAM_LITERALS] == 0 || e.lanes[STREAM_LITERALS] == LANES_TWO_BIT
-            }),
+            TwoBit::MostBlocks => {
+                let with_literals = (self.entries.iter())
+                    .filter(|e| e.decoded_len[STREAM_LITERALS] > 0)
+                    .count();
+                (with_literals - self.alts.len()) * super::TWO_BIT_MAX_LEFT <= with_literals
+            }
             _ => {
                 let with = table(&self.entries);
                 let mut saved = 0isize;
-                for &(b, lanes, other, _) in &self.alts {
+                for &(b, lanes, other, _, _) in &self.alts {
                     let e = &mut self.entries[b];
                     saved += other as isize - e.stored_len[STREAM_LITERALS] as isize;
                     e.lanes[STREAM_LITERALS] = lanes;
@@ -348,9 +352,9 @@ impl Spool {
                 }
                 let without = table(&self.entries);
                 if saved > with - without {
-                    for &(b, _, _, two) in &self.alts {
+                    for &(b, _, _, two, two_lanes) in &self.alts {
                         let e = &mut self.entries[b];
-                        e.lanes[STREAM_LITERALS] = LANES_TWO_BIT;
+                        e.lanes[STREAM_LITERALS] = two_lanes;
                         e.stored_len[STREAM_LITERALS] = two;
                     }
                     return true;
@@ -359,7 +363,7 @@ impl Spool {
             }
         };
         if !keep {
-            for &(b, lanes, other, _) in &self.alts {
+            for &(b, lanes, other, _, _) in &self.alts {
                 let e = &mut self.entries[b];
                 e.lanes[STREAM_LITERALS] = lanes;
                 e.stored_len[STREAM_LITERALS] = other;
@@ -382,12 +386,16 @@ impl Spool {
         e: &BlockEntry,
         lanes: u8,
         two_bit: &[u8],
+        two_lanes: u8,
         coder: &mut Option<(usize, super::entropy::SliceCoder, Option<Vec<u8>>)>,
     ) -> Result<Vec<u8>, Error> {
         let bad = |why: String| Error::Write(std::io::Error::other(format!("block {b}: {why}")));
         let mut literals = vec![0u8; e.decoded_len[STREAM_LITERALS] as usize];
-        crate::device::two_bit::decode(two_bit, &mut literals)
-            .map_err(|s| bad(format!("its two-bit slice does not decode ({s:?})")))?;
+        match two_lanes {
+            LANES_TWO_BIT_RUNS => crate::device::two_bit::decode_runs(two_bit, &mut literals),
+            _ => crate::device::two_bit::decode(two_bit, &mut literals),
+        }
+        .map_err(|s| bad(format!("its two-bit slice does not decode ({s:?})")))?;
         if lanes == LANES_RAW {
             return Ok(literals);
         }
@@ -423,7 +431,8 @@ impl Spool {
             .flat_map(|e| e.stored_len.iter().map(|&n| u64::from(n)))
             .sum();
         let (records, fasta_left_out) = self.fasta.finish(self.original);
-        let area = extension_area(records.as_ref());
+        let runs = (self.entries.iter()).any(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS);
+        let area = extension_area(runs, records.as_ref());
         let (mut h, block_table) = file_header(
             &self.plan.opts,
             self.original,
@@ -466,7 +475,7 @@ impl Spool {
             for (b, e) in self.entries.iter().enumerate() {
                 let all: u64 = e.stored_len.iter().map(|&n| u64::from(n)).sum();
                 match alts.next_if(|a| a.0 == b) {
-                    Some(&(_, lanes, other, two)) => {
+                    Some(&(_, lanes, other, two, two_lanes)) => {
                         let rest = all - u64::from(other);
                         let mut two_bit = vec![0u8; two as usize];
                         data.read_exact(&mut two_bit).map_err(Error::Write)?;
@@ -478,6 +487,7 @@ impl Spool {
                             e,
                             lanes,
                             &two_bit,
+                            two_lanes,
                             &mut coder,
                         )?;
                         if slice.len() != other as usize {
@@ -505,24 +515,31 @@ impl Spool {
     }
 }
 
-/// The extension area of the FASTA records, as [`crate::compress`] attaches them
-/// (`crate::format::with_extensions`: per record its type, flags, payload length and
-/// payload, FORMAT.md §3.4): the index (type 1), then the checksums (type 2) where given.
-fn extension_area(records: Option<&(FastaIndex, Option<Vec<SequenceDigests>>)>) -> Vec<u8> {
+/// The extension area as [`crate::compress`] writes it (`crate::format::with_extensions`:
+/// per record its type, flags, payload length and payload, FORMAT.md §3.4): the two-bit runs
+/// record (type 3) where `runs`, then the FASTA index (type 1) and the checksums (type 2)
+/// where given.
+fn extension_area(
+    runs: bool,
+    records: Option<&(FastaIndex, Option<Vec<SequenceDigests>>)>,
+) -> Vec<u8> {
     let mut area = Vec::new();
-    let Some((index, digests)) = records else {
-        return area;
-    };
-    let mut add = |kind: u16, payload: &[u8]| {
+    let mut add = |kind: u16, flags: u16, payload: &[u8]| {
         area.extend_from_slice(&kind.to_le_bytes());
-        area.extend_from_slice(&0u16.to_le_bytes());
+        area.extend_from_slice(&flags.to_le_bytes());
         area.extend_from_slice(&(payload.len() as u32).to_le_bytes());
         area.extend_from_slice(payload);
     };
-    add(EXTENSION_TYPE_FASTA_INDEX, &index.to_bytes());
+    if runs {
+        add(EXTENSION_TYPE_TWO_BIT_RUNS, EXTENSION_MUST_UNDERSTAND, &[]);
+    }
+    let Some((index, digests)) = records else {
+        return area;
+    };
+    add(EXTENSION_TYPE_FASTA_INDEX, 0, &index.to_bytes());
     if let Some(d) = digests {
         if let Some(p) = crate::fasta::checksums::to_bytes(d) {
-            add(EXTENSION_TYPE_SEQUENCE_CHECKSUMS, &p);
+            add(EXTENSION_TYPE_SEQUENCE_CHECKSUMS, 0, &p);
         }
     }
     area

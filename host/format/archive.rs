@@ -315,29 +315,21 @@ pub(crate) fn check_extension_area(area: &[u8]) -> Result<(), FormatError> {
     parse_extensions(area).map(|_| ())
 }
 
-/// The draft type-3 record: at most one, with an empty payload, and present exactly where a
-/// block has a two-bit literal slice with runs.
-fn check_two_bit_runs(a: &Archive<'_>) -> Result<(), FormatError> {
-    let records = a
-        .extensions
-        .iter()
-        .filter(|r| r.kind == EXTENSION_TYPE_TWO_BIT_RUNS)
-        .count();
-    let bad = |why: &str| FormatError::Extension {
-        offset: 0,
-        why: why.into(),
-    };
-    if records > 1
-        || a.extensions
-            .iter()
-            .any(|r| r.kind == EXTENSION_TYPE_TWO_BIT_RUNS && !r.payload.is_empty())
-    {
-        return Err(bad("a second two-bit runs record, or one with a payload"));
+/// FORMAT.md §3.4, §5.8: the type-3 record (two-bit slices with runs) at most once, with an
+/// empty payload, and present where a block has a slice with runs. `records`: how many
+/// type-3 records the area holds, `with_payload` whether one has a payload.
+pub(crate) fn check_two_bit_runs(
+    entries: &[BlockEntry],
+    records: usize,
+    with_payload: bool,
+) -> Result<(), FormatError> {
+    if records > 1 || with_payload {
+        return Err(FormatError::Extension {
+            offset: 0,
+            why: "a second two-bit runs record, or one with a payload".into(),
+        });
     }
-    let used = a
-        .entries
-        .iter()
-        .position(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS);
+    let used = (entries.iter()).position(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS);
     match (used, records) {
         (Some(block), 0) => Err(FormatError::BlockEntry {
             block: block as u32,
@@ -374,7 +366,12 @@ impl<'a> Archive<'a> {
         a.data_offset = tables_end as u64;
         a.extension_area = extension_area;
         a.extensions = extensions;
-        check_two_bit_runs(&a)?;
+        let runs = (a.extensions.iter()).filter(|r| r.kind == EXTENSION_TYPE_TWO_BIT_RUNS);
+        check_two_bit_runs(
+            &a.entries,
+            runs.clone().count(),
+            runs.clone().any(|r| !r.payload.is_empty()),
+        )?;
         Ok(a)
     }
 

@@ -15,7 +15,7 @@ use crate::decode::checksum::{self, KIB};
 use crate::device::format::{
     packed_table_index_entry, table_index_entry, NO_TABLE, TABLE_CTX_SHIFT,
 };
-use crate::device::format::{BlockEntry, DecodeTable, STREAM_COUNT};
+use crate::device::format::{BlockEntry, DecodeTable, STREAM_COUNT, STREAM_LITERALS};
 use crate::device::status::Status;
 use crate::format::Archive;
 use cudarc::driver::CudaSlice;
@@ -76,11 +76,14 @@ impl GpuArchive {
         a: &Archive<'_>,
         tuning: &GpuTuning,
     ) -> Result<GpuArchive, GpuError> {
-        if a.extensions()
-            .any(|r| r.kind == crate::device::format::EXTENSION_TYPE_TWO_BIT_RUNS)
-        {
+        let runs = (a.entries.iter())
+            .any(|e| e.lanes[STREAM_LITERALS] == crate::device::format::LANES_TWO_BIT_RUNS);
+        if runs && a.cross_block() {
+            // (the wavefront's rANS stage leaves slices with runs to the dense kernel or the
+            // lane kernel, neither of which takes a window across blocks)
             return Err(GpuError::Unsupported(
-                "two-bit literal slices with runs (the draft FORMAT.md §5.8) are read on the CPU only"
+                "two-bit literal slices with runs (FORMAT.md §5.8) in an archive whose window \
+                 crosses blocks are read on the CPU only"
                     .into(),
             ));
         }
@@ -215,6 +218,7 @@ impl GpuArchive {
             rans_order,
             self_contained,
             lane_after_dense: !schedule::dense_leaves_no_fallback(a),
+            two_bit_runs: runs,
             host_entries: a.entries.to_vec(),
             own_blocks: super::seek::own_blocks(a),
             wave: std::sync::Mutex::new(None),
@@ -252,6 +256,13 @@ impl GpuArchive {
         if self.cross_block && d != Decoder::Wavefront {
             return Err(GpuError::Status(
                 "this archive's window crosses blocks; only the wavefront decoder handles it"
+                    .into(),
+            ));
+        }
+        if self.two_bit_runs && d == Decoder::Wavefront {
+            return Err(GpuError::Unsupported(
+                "the wavefront decoder does not read two-bit literal slices with runs \
+                 (FORMAT.md §5.8)"
                     .into(),
             ));
         }
@@ -308,7 +319,7 @@ impl GpuArchive {
                 let mut q = queue();
                 let overlap = dense(&mut q, out, status, STAGES_ALL)?;
                 // (none where no block can be handed back: schedule::dense_leaves_no_fallback)
-                if !self.lane_after_dense {
+                if !self.lane_after(STAGES_ALL) {
                     return Ok(());
                 }
                 launch::decode_blocks_lane(gpu, self, out, status, &q, true, overlap)
@@ -317,7 +328,7 @@ impl GpuArchive {
             Decoder::DenseStages(st) => {
                 let mut q = queue();
                 let overlap = dense(&mut q, out, status, st)?;
-                if st & STAGES_ALL == STAGES_ALL && self.lane_after_dense {
+                if st & STAGES_ALL == STAGES_ALL && self.lane_after(st) {
                     // a complete decode (e.g. with the sequential parse): as `Dense`
                     launch::decode_blocks_lane(gpu, self, out, status, &q, true, overlap)?;
                 }
@@ -404,6 +415,14 @@ impl GpuArchive {
             stages,
             self.rans.entry,
         )
+    }
+
+    /// Whether a dense decode with stage bits `stages` needs the lane kernel after it: where a
+    /// block can come out of the dense kernel as `Status::Fallback`
+    /// (`schedule::dense_leaves_no_fallback`), and where the rANS stage hands back the slices
+    /// with runs (FORMAT.md §5.8) it decodes no self-contained block for (`dense/rans.rs`).
+    pub(crate) fn lane_after(&self, stages: u32) -> bool {
+        self.lane_after_dense || self.two_bit_runs && !self.leaves_self_contained(stages)
     }
 
     /// Whether a dense decode with the answer `leave` of

@@ -69,6 +69,9 @@ pub struct GpuArchive {
     /// Whether a dense decode launches the lane kernel after the dense kernel: false where no
     /// block can come out `Fallback` (`schedule::dense_leaves_no_fallback`).
     pub(crate) lane_after_dense: bool,
+    /// Whether some block's literals are a two-bit slice with runs (FORMAT.md §5.8), which
+    /// only the dense kernel (self-contained blocks) and the lane kernel decode.
+    pub(crate) two_bit_runs: bool,
     /// Blocks the dense kernel can decode from the data section alone
     /// (`device::own::own_slice`), which a dense decode leaves out of the rANS stage
     /// (`schedule::leaves_self_contained`).

@@ -7,7 +7,8 @@
 use super::tuning::GpuTuning;
 use crate::device::dense_layout::{DENSE_MAX_BLOCK, STAGE_LATE_PARSE, STAGE_SEQ_PARSE};
 use crate::device::format::{
-    BlockEntry, DecodeTable, LANES_TWO_BIT, STREAM_COMMANDS, STREAM_COUNT, STREAM_LITERALS,
+    BlockEntry, DecodeTable, LANES_TWO_BIT, LANES_TWO_BIT_RUNS, STREAM_COMMANDS, STREAM_COUNT,
+    STREAM_LITERALS,
 };
 use crate::device::rans::{
     KERNEL_CTAS_PER_SM, KERNEL_EXPAND_BYTES, KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS,
@@ -92,7 +93,8 @@ pub struct RansFacts {
     pub halves: u32,
     /// The table kinds' entry point family: [`RansKernel::for_archive`].
     pub kernel: RansKernel,
-    /// Whether some block's literals are a two-bit slice (FORMAT.md §5.7).
+    /// Whether some block's literals are a two-bit slice (FORMAT.md §5.7, §5.8): the rANS
+    /// stage's entry point that leaves self-contained blocks to the dense kernel.
     pub two_bit: bool,
     /// The rule of [`stage_pair_tables`] for the archive.
     pub pair_tables_rule: bool,
@@ -106,7 +108,8 @@ impl RansFacts {
             group_blocks: a.header.group_blocks,
             halves: rans_halves(&a.entries),
             kernel: RansKernel::for_archive(a),
-            two_bit: (a.entries.iter()).any(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT),
+            two_bit: (a.entries.iter())
+                .any(|e| matches!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT | LANES_TWO_BIT_RUNS)),
             pair_tables_rule: stage_pair_tables(a),
         }
     }
@@ -504,7 +507,7 @@ pub fn rans_block_steps_split(e: &BlockEntry, literal_width: u32, parts: u32) ->
             raw += e.decoded_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
             continue;
         }
-        if e.lanes[k] == LANES_TWO_BIT {
+        if e.lanes[k] == LANES_TWO_BIT || e.lanes[k] == LANES_TWO_BIT_RUNS {
             // expanded, not decoded (FORMAT.md §5.7): its codes' bytes, like a raw slice's
             raw += e.stored_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
             continue;
@@ -649,7 +652,11 @@ pub fn dense_leaves_no_fallback(a: &Archive<'_>) -> bool {
         let raw =
             crate::device::own::raw_match_streams_at(e, || a.block_offsets[b], a.data.len() as u64)
                 .is_some();
-        if !fits || !raw {
+        // a slice with runs (FORMAT.md §5.8) of a block not self-contained: the rANS stage
+        // hands it back
+        let runs_left = e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS
+            && crate::device::own::own_slice(e, a.block_offsets[b], a.data.len() as u64).is_none();
+        if !fits || !raw || runs_left {
             return false;
         }
         let s = a.slices(b);

@@ -15,7 +15,7 @@
 use super::resident::{GpuArchive, SeekState};
 use super::schedule::RansEntry;
 use super::{launch, Ctx, Gpu, GpuError};
-use crate::device::format::{SeekRange, LANES_TWO_BIT, STREAM_LITERALS};
+use crate::device::format::SeekRange;
 use crate::device::rans::{KERNEL_MAX_WARPS, KERNEL_NARROW_WARPS, KERNEL_SOLO_WARPS};
 use crate::device::status::Status;
 use crate::format::Archive;
@@ -32,10 +32,7 @@ pub(crate) fn own_blocks(a: &Archive<'_>) -> Vec<bool> {
     a.entries
         .iter()
         .zip(&a.block_offsets)
-        .map(|(e, &off)| {
-            e.lanes[STREAM_LITERALS] == LANES_TWO_BIT
-                && crate::device::own::own_slice(e, off, data_len).is_some()
-        })
+        .map(|(e, &off)| crate::device::own::own_slice(e, off, data_len).is_some())
         .collect()
 }
 

@@ -21,6 +21,7 @@ mod fail_closed;
 mod hostile;
 mod kernels;
 mod pieces;
+mod runs;
 mod seek;
 
 #[allow(unused_imports)]

@@ -9,7 +9,7 @@ use aceapex::{Error, GpuDecoder, Reader};
 
 /// `n` ranges of `data` (a mix of single bytes, ranges inside one block, ranges over block
 /// edges and a few long ones), seeded.
-fn random_ranges(len: u64, block: u64, n: usize, seed: u64) -> Vec<(u64, u64)> {
+pub(crate) fn random_ranges(len: u64, block: u64, n: usize, seed: u64) -> Vec<(u64, u64)> {
     let mut r = aceapex::gpu::tokens::Rng::new(seed);
     let mut v = vec![(0, 1), (len - 1, 1), (0, len)];
     while v.len() < n {

@@ -206,7 +206,7 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
             // load less on the way to its copies)
             let own = SC
                 && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
-                && e.lanes[STREAM_LITERALS] == LANES_TWO_BIT
+                && matches!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT | LANES_TWO_BIT_RUNS)
                 && {
                     // SAFETY: b < n_blocks; the host passes n_blocks data offsets.
                     let off = unsafe { *offsets.add(b as usize) };
@@ -281,6 +281,9 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 // SAFETY: one status word per block.
                 unsafe { *status.add(b as usize) = st as u32 };
                 count_fallback(queue, st as u32);
+            } else if tid == 0 {
+                // (the rANS stage hands back a slice with runs it left undecoded)
+                count_fallback(queue, prior);
             }
             b = if SEEK {
                 // every thread's reads of the control words (C_EARLY, C_READY) before thread
@@ -527,15 +530,18 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 // the place it left in C_LIT_LO; own_slice's checks: the sizes
                 // expand_own_literals asks for); the commands are dead after the parse's
                 // barrier.
+                let (at, stored, n) = (
+                    ctrl_get(&s, C_LIT_LO),
+                    e.stored_len[STREAM_LITERALS],
+                    e.decoded_len[STREAM_LITERALS],
+                );
+                // (FORMAT.md §5.8 or §5.7, by the entry's lane count as own_slice read it)
                 let fine = unsafe {
-                    expand_own_literals::<SEEK>(
-                        &s,
-                        ctrl_get(&s, C_LIT_LO),
-                        e.stored_len[STREAM_LITERALS],
-                        e.decoded_len[STREAM_LITERALS],
-                        b,
-                        tid,
-                    )
+                    if e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS {
+                        expand_own_runs::<SEEK>(&s, at, stored, n, b, tid)
+                    } else {
+                        expand_own_literals::<SEEK>(&s, at, stored, n, b, tid)
+                    }
                 };
                 if !fine {
                     st = Status::TwoBitSlice as u32;

@@ -38,7 +38,7 @@ pub(super) unsafe fn self_contained(
     b: u32,
     data_len: u64,
 ) -> Option<crate::own::OwnSlice> {
-    if e.lanes[STREAM_LITERALS] != LANES_TWO_BIT {
+    if !matches!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT | LANES_TWO_BIT_RUNS) {
         return None;
     }
     // SAFETY: the caller's contract.

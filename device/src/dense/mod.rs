@@ -601,3 +601,397 @@ pub(super) unsafe fn expand_own_literals<const SEEK: bool>(
     sync();
     ctrl_get(s, C_OWN_OFF) == 0
 }
+
+/// Bitmap words of a block's literal positions (one bit each) in [`expand_own_runs`].
+const RUN_WORDS: usize = LIT_CAP / 32;
+const _: () = assert!(
+    RUN_WORDS == 2 * THREADS as usize
+        && LENV_CAP * 4 >= RUN_WORDS * 4
+        && OFFV_CAP * 2
+            >= RUN_WORDS * 4 + crate::two_bit::MAX_RUNS * 8 + crate::two_bit::MAX_INTERVALS * 4
+        && crate::two_bit::RUNS_HEAD_CAP == 4 * THREADS as usize
+        && crate::two_bit::MAX_INTERVALS <= THREADS as usize
+        && crate::two_bit::MAX_RUNS <= THREADS as usize
+        && OFFV_OFF.is_multiple_of(4)
+        && LENV_OFF.is_multiple_of(4)
+);
+
+/// Inclusive prefix XOR of the bits of `x`, bit 0 first: bit `i` of the result is the
+/// parity of bits `0..=i`.
+#[inline(always)]
+fn prefix_xor(mut x: u32) -> u32 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x
+}
+
+/// The four bytes of `w` with each upper-case ASCII letter whose byte has its bit set in the
+/// low four bits of `sel` turned lower case (FORMAT.md §5.8's intervals).
+#[inline(always)]
+fn lower_bytes(w: u32, sel: u32) -> u32 {
+    // bytes >= 'A' and >= '[' (bit 7 of each byte after the subtraction, for bytes < 0x80)
+    let ge_a = (w | 0x8080_8080).wrapping_sub(0x4141_4141);
+    let ge_z1 = (w | 0x8080_8080).wrapping_sub(0x5B5B_5B5B);
+    let upper = ge_a & !ge_z1 & !w & 0x8080_8080;
+    let pick = (sel & 1) * 0xFF
+        | (sel >> 1 & 1) * 0xFF00
+        | (sel >> 2 & 1) * 0xFF_0000
+        | (sel >> 3 & 1) * 0xFF00_0000;
+    w | (upper >> 2) & pick
+}
+
+/// Expands the literal slice with runs of a [`self_contained`] block (FORMAT.md §5.8,
+/// [`crate::two_bit::decode_runs`] the reference), copied to byte `at` of the command region
+/// during the load (`stored` bytes, `n` literals), into the literal region with the whole
+/// CTA, and returns whether the slice keeps every rule (false: `TwoBitSlice`; the region is
+/// then partly written, and the block is not). From shared memory; the length and offset
+/// value regions, dead after the parse, hold a bitmap of the run positions, one of the
+/// intervals' ends (then the lower-case mask) and the runs' and intervals' fields:
+/// 1. the counts (every thread reads them), then the varints: thread `t` takes head bytes
+///    `4t .. 4t + 4` after the runs' values (the head is at most `RUNS_HEAD_CAP` bytes); a
+///    byte that ends a varint reads the three before it for its value and a prefix sum over
+///    the CTA ([`cta_scan`]) gives its index, hence its run or interval field;
+/// 2. thread `t` takes run `t` and interval `t`: prefix sums give each run's first position
+///    and each interval's start, checked as the reference checks them; an interval toggles
+///    the bits of its start and end;
+/// 3. each warp marks its runs' positions (a position marked twice is an overlap);
+/// 4. thread `t` takes literals `64t .. 64t + 64`: a prefix sum of the marked positions
+///    before them gives the index of its first code, one of the toggles' parity gives the
+///    lower-case mask, and it reads its codes (two aligned words per 16 literals);
+/// 5. after a barrier (the copy lies where the literals go), it writes its literals, 16 a
+///    store (byte permutes where none of the 16 is a run position), lower case applied;
+/// 6. after a barrier, each warp stores its runs' values.
+///
+/// # Safety
+/// The slice's `stored` bytes lie at `[at, at + stored)` of the command region, `1 <= n <=
+/// LIT_CAP` (own_slice); the parse is done (the commands and match values are dead).
+#[inline(never)]
+pub(super) unsafe fn expand_own_runs<const SEEK: bool>(
+    s: &Smem,
+    at: u32,
+    stored: u32,
+    n: u32,
+    b: u32,
+    tid: u32,
+) -> bool {
+    use crate::two_bit::{MAX_INTERVALS, MAX_RUNS, RUNS_HEAD_CAP};
+    use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    if at as usize + stored as usize > CMD_REGION || n == 0 || n as usize > LIT_CAP {
+        return false;
+    }
+    // SAFETY (the region pointers): inside the length and offset value regions (the asserts
+    // above), 4-aligned.
+    let ex = s.lenv();
+    let tg = s.offv() as *mut u32;
+    // runs: [gap, then first; stride - 1, then stride; count - 1; value], u16 each
+    let rt = unsafe { tg.add(RUN_WORDS) } as *mut u16;
+    // intervals: [gap, then start; len - 1], u16 each
+    let it = unsafe { rt.add(4 * MAX_RUNS) };
+    for i in 0..2 {
+        // SAFETY: 2 tid + 1 < RUN_WORDS words of each bitmap.
+        unsafe {
+            *ex.add(2 * tid as usize + i) = 0;
+            *tg.add(2 * tid as usize + i) = 0;
+        }
+    }
+    if tid == 0 {
+        // SAFETY: the failure flag, a control word free after the parse (C_OWN_OFF's);
+        // every later writer stores 1, after the first barrier below.
+        unsafe { *s.ctrl(C_OWN_OFF) = 0 };
+    }
+    // SAFETY: the failure flag (above).
+    let fail = || unsafe { *s.ctrl(C_OWN_OFF) = 1 };
+    // SAFETY: the slice's bytes lie at [at, at + stored) of the command region.
+    let sl = unsafe { s.cmd().add(at as usize) } as *const u8;
+    let head_end = stored.min(RUNS_HEAD_CAP as u32);
+    // SAFETY (every read through it): j < head_end <= stored, inside the slice.
+    let rd = |j: u32| -> u32 {
+        if j < head_end {
+            (unsafe { *sl.add(j as usize) }) as u32
+        } else {
+            0x80
+        }
+    };
+    let sym = rd(0) | rd(1) << 8 | rd(2) << 16 | rd(3) << 24;
+    let mut fine = stored >= 4;
+    // 1. the counts, then the varints
+    let mut pos = 4u32;
+    let mut leb = || {
+        let mut v = 0u32;
+        for i in 0..crate::two_bit::MAX_VARINT_BYTES {
+            let b = rd(pos);
+            pos += 1;
+            v |= (b & 0x7F) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    };
+    let (r, c) = match (leb(), leb()) {
+        (Some(r), Some(c)) if r as usize <= MAX_RUNS && c as usize <= MAX_INTERVALS => (r, c),
+        _ => {
+            fine = false;
+            (0, 0)
+        }
+    };
+    let values = pos;
+    let vs = values + r;
+    fine &= vs <= head_end;
+    let total = 3 * r + 2 * c;
+    // a byte before the area reads as a varint's end, so the first varint starts at vs
+    let byte = |j: u32| if j < vs { 0 } else { rd(j) };
+    const PER: usize = crate::two_bit::RUNS_HEAD_CAP / THREADS as usize;
+    let mut ends = [false; PER];
+    let mut e = [0u32; PER];
+    let mut long = [false; PER];
+    for i in 0..PER as u32 {
+        let j = vs + PER as u32 * tid + i;
+        if j < head_end && rd(j) < 0x80 {
+            let bs = [rd(j), byte(j - 1), byte(j - 2), byte(j - 3), byte(j - 4)];
+            e[i as usize] = if bs[1] < 0x80 {
+                bs[0]
+            } else if bs[2] < 0x80 {
+                bs[1] & 0x7F | bs[0] << 7
+            } else if bs[3] < 0x80 {
+                bs[2] & 0x7F | (bs[1] & 0x7F) << 7 | bs[0] << 14
+            } else {
+                long[i as usize] = bs[4] >= 0x80;
+                bs[3] & 0x7F | (bs[2] & 0x7F) << 7 | (bs[1] & 0x7F) << 14 | bs[0] << 21
+            };
+            ends[i as usize] = true;
+        }
+    }
+    const _: () = assert!(crate::two_bit::MAX_VARINT_BYTES == 4);
+    let count = ends.iter().map(|&x| x as u32).sum::<u32>();
+    let ([k_before], [k_total]) = cta_scan(s, [W_LEN], [count], tid);
+    fine &= k_total >= total;
+    let mut k = k_before;
+    let mut end_at = 0u32;
+    for i in 0..PER {
+        if ends[i] {
+            if k < total {
+                fine &= !long[i] && e[i] <= 0xFFFF;
+                let v = e[i] as u16;
+                // SAFETY: k < 3r + 2c with r <= MAX_RUNS, c <= MAX_INTERVALS: inside the
+                // tables.
+                unsafe {
+                    if k < 3 * r {
+                        *rt.add((4 * (k / 3) + k % 3) as usize) = v;
+                    } else {
+                        let q = k - 3 * r;
+                        *it.add((2 * (q / 2) + q % 2) as usize) = v;
+                    }
+                }
+                if k + 1 == total {
+                    end_at = vs + PER as u32 * tid + i as u32 + 1;
+                }
+            }
+            k += 1;
+        }
+    }
+    // the tables' stores before their reads (and the scan's slots before their reuse)
+    sync();
+    // 2. run t and interval t
+    let rf = |t: u32, f: u32| -> u32 {
+        // SAFETY: t < r <= MAX_RUNS, f < 4: inside the run table.
+        (unsafe { *rt.add((4 * t + f) as usize) }) as u32
+    };
+    let (gap, stride, count1) = if tid < r {
+        (rf(tid, 0), rf(tid, 1) + 1, rf(tid, 2))
+    } else {
+        (0, 1, 0)
+    };
+    let (igap, ilen) = if tid < c {
+        // SAFETY: tid < c <= MAX_INTERVALS: inside the interval table.
+        unsafe {
+            (
+                *it.add(2 * tid as usize) as u32,
+                *it.add(2 * tid as usize + 1) as u32 + 1,
+            )
+        }
+    } else {
+        (0, 0)
+    };
+    let (before, totals) = cta_scan(
+        s,
+        [W_LEN, W_OFF, W_OUT, W_LIT],
+        [
+            gap,
+            igap + ilen,
+            if tid < r { count1 + 1 } else { 0 },
+            end_at,
+        ],
+        tid,
+    );
+    let marked = totals[2];
+    let codes_at = if total == 0 { vs } else { totals[3] };
+    let m = n.wrapping_sub(marked);
+    let codes_ok = fine && marked <= n && codes_at <= stored && stored - codes_at == m.div_ceil(4);
+    if tid < r {
+        let first = before[0] + gap;
+        // (stride, count1 and first below 2^16 and n <= LIT_CAP: no product overflows)
+        let ok = first < n && stride <= n && count1 * stride <= n - 1 - first;
+        fine &= ok;
+        // SAFETY: tid < r: this thread's run.
+        unsafe {
+            *rt.add(4 * tid as usize) = first as u16;
+            *rt.add(4 * tid as usize + 1) = stride as u16;
+            *rt.add(4 * tid as usize + 2) = if ok { count1 as u16 } else { u16::MAX };
+            *rt.add(4 * tid as usize + 3) = rd(values + tid) as u16;
+        }
+    }
+    if tid < c {
+        let start = before[1] + igap;
+        if start <= n && ilen <= n - start {
+            let tog = |p: u32| {
+                // SAFETY: p < n <= LIT_CAP: a word of the bitmap; generic atomics work on
+                // shared memory.
+                unsafe {
+                    AtomicU32::from_ptr(tg.add(p as usize / 32)).fetch_xor(1 << (p % 32), Relaxed)
+                };
+            };
+            tog(start);
+            if start + ilen < n {
+                tog(start + ilen);
+            }
+        } else {
+            fine = false;
+        }
+    }
+    if !fine || !codes_ok {
+        fail();
+    }
+    sync();
+    // 3. the runs' positions, a warp a run
+    let lane = tid % 32;
+    let mut run = tid / 32;
+    while run < r {
+        let (first, stride, count1) = (rf(run, 0), rf(run, 1), rf(run, 2));
+        if count1 != u16::MAX as u32 {
+            let mut j = lane;
+            while j <= count1 {
+                let p = first + j * stride;
+                let bit = 1u32 << (p % 32);
+                // SAFETY: p < n (the run's check): a word of the bitmap.
+                let old =
+                    unsafe { AtomicU32::from_ptr(ex.add(p as usize / 32)).fetch_or(bit, Relaxed) };
+                if old & bit != 0 {
+                    fail();
+                }
+                j += 32;
+            }
+        }
+        run += WARPS as u32;
+    }
+    sync();
+    // 4. literals 64t .. 64t + 64: their run positions, lower-case mask and codes
+    // SAFETY: words 2 tid, 2 tid + 1 < RUN_WORDS of each bitmap.
+    let (e0, e1, t0, t1) = unsafe {
+        (
+            *ex.add(2 * tid as usize),
+            *ex.add(2 * tid as usize + 1),
+            *tg.add(2 * tid as usize),
+            *tg.add(2 * tid as usize + 1),
+        )
+    };
+    let ([rank, par], _) = cta_scan(
+        s,
+        [W_LEN, W_OFF],
+        [
+            e0.count_ones() + e1.count_ones(),
+            (t0 ^ t1).count_ones() & 1,
+        ],
+        tid,
+    );
+    let flip = |p: u32| if p & 1 != 0 { u32::MAX } else { 0 };
+    let l0 = prefix_xor(t0) ^ flip(par);
+    let l1 = prefix_xor(t1) ^ flip(par ^ t0.count_ones());
+    // SAFETY: this thread's words; others read them only after the barriers below.
+    unsafe {
+        *tg.add(2 * tid as usize) = l0;
+        *tg.add(2 * tid as usize + 1) = l1;
+    }
+    let region = s.cmd() as *const u32;
+    let mut cw = [0u32; 4];
+    let mut eb = [0u32; 4];
+    let mut lb = [0u32; 4];
+    let mut below = rank;
+    for q in 0..4usize {
+        let ew = if q < 2 { e0 } else { e1 };
+        let lw = if q < 2 { l0 } else { l1 };
+        eb[q] = ew >> (16 * (q % 2)) & 0xFFFF;
+        lb[q] = lw >> (16 * (q % 2)) & 0xFFFF;
+        let p0 = 64 * tid + 16 * q as u32;
+        let k0 = p0.wrapping_sub(below);
+        if codes_ok && p0 < n && k0 <= m {
+            let a = at + codes_at + k0 / 4;
+            let sh = 8 * (a & 3) + 2 * (k0 & 3);
+            // SAFETY: a <= at + codes_at + m / 4 <= at + stored <= CMD_REGION (codes_ok,
+            // k0 <= m), so words a / 4 and a / 4 + 1 lie in the command region or the first
+            // two words after it (the length values), inside shared memory.
+            let (lo, hi) =
+                unsafe { (*region.add(a as usize / 4), *region.add(a as usize / 4 + 1)) };
+            cw[q] = ((hi as u64) << 32 | lo as u64).wrapping_shr(sh) as u32;
+        }
+        below += eb[q].count_ones();
+    }
+    const _: () = assert!(LENV_OFF == CMD_OFF + CMD_REGION && CMD_OFF == 0);
+    // 5. every read of the copy (which the literals overwrite) before the stores
+    sync();
+    if tid == 0 {
+        crate::trace::mark(b as u64, crate::trace::DENSE_CODES);
+    }
+    let lit = s.lit();
+    for q in 0..4usize {
+        let p0 = 64 * tid + 16 * q as u32;
+        if p0 >= n {
+            break;
+        }
+        let mut w = if eb[q] == 0 {
+            expand_codes(sym, cw[q])
+        } else {
+            let mut w = [0u32; 4];
+            let mut k = 0u32;
+            for i in 0..16u32 {
+                if eb[q] >> i & 1 == 0 {
+                    let code = cw[q] >> (2 * k) & 3;
+                    w[(i / 4) as usize] |= (sym >> (8 * code) & 0xFF) << (8 * (i % 4));
+                    k += 1;
+                }
+            }
+            w
+        };
+        if lb[q] != 0 {
+            for (i, x) in w.iter_mut().enumerate() {
+                *x = lower_bytes(*x, lb[q] >> (4 * i) & 0xF);
+            }
+        }
+        // SAFETY: p0 < n <= LIT_CAP, 16-aligned (LIT_CAP a multiple of 16): a word of the
+        // literal region.
+        unsafe { *(lit.add(p0 as usize) as *mut u128) = join16(w) };
+    }
+    // 6. the runs' values, after the codes' stores (which wrote zeros at their positions)
+    sync();
+    let mut run = tid / 32;
+    while run < r {
+        let (first, stride, count1) = (rf(run, 0), rf(run, 1), rf(run, 2));
+        let v = rf(run, 3);
+        if count1 != u16::MAX as u32 {
+            let mut j = lane;
+            while j <= count1 {
+                let p = first + j * stride;
+                // SAFETY: p < n: a word of the mask and a byte of the literal region.
+                let lower = unsafe { *tg.add(p as usize / 32) } >> (p % 32) & 1;
+                unsafe { *lit.add(p as usize) = lower_bytes(v, lower) as u8 };
+                j += 32;
+            }
+        }
+        run += WARPS as u32;
+    }
+    sync();
+    ctrl_get(s, C_OWN_OFF) == 0
+}

@@ -625,6 +625,10 @@ pub(super) fn slice_info(src: &Sources, b: u64, k: usize) -> SliceInfo {
         }
     } else if lanes == LANES_TWO_BIT as u32 && k == STREAM_LITERALS {
         // FORMAT.md §5.7: the rest is checked where it is expanded
+    } else if lanes == LANES_TWO_BIT_RUNS as u32 && k == STREAM_LITERALS {
+        // FORMAT.md §5.8: the dense kernel expands such a slice of a self-contained block
+        // (own.rs), which this stage leaves; any other goes to the lane kernel
+        pre = Status::Fallback;
     } else if lanes > MAX_LANES as u32 {
         pre = Status::SliceMode;
     } else if stored < slice_head(lanes) || (stored - slice_head(lanes)) % 2 != 0 {
