@@ -20,13 +20,12 @@
 use super::checksum::{self, Folder, KibSums, KIB};
 use super::{block_error, decode_group_at, streams, verify_block, FAST_SCRATCH};
 use crate::device::format::{
-    BlockEntry, FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_TYPE_TWO_BIT_RUNS,
-    LANES_TWO_BIT_RUNS, META_CHECKSUM_OFFSET, STREAM_LITERALS,
+    FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_TYPE_TWO_BIT_RUNS, META_CHECKSUM_OFFSET,
 };
 use crate::device::lz::BlockFrame;
 use crate::error::{DecodeError, Error, FormatError};
 use crate::format::archive::{
-    check_extension_area, check_two_bit_runs, parse_header, section_sizes,
+    check_extension_area, check_two_bit_runs, first_two_bit_runs, parse_header, section_sizes,
 };
 use crate::format::{Archive, HEADER_SIZE};
 use rayon::prelude::*;
@@ -94,11 +93,7 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
     let blocks = a.block_count();
     let size = h.original_size;
     // (the slices with runs, whose record comes last: FORMAT.md §3.4, §5.8)
-    let uses_runs: Vec<BlockEntry> = (a.entries.iter())
-        .find(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS)
-        .copied()
-        .into_iter()
-        .collect();
+    let uses_runs = first_two_bit_runs(&a.entries);
     let (_, content, tail) = std::thread::scope(|scope| {
         let span = Span {
             blocks: 0..blocks,
@@ -114,7 +109,7 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
         return Err(FormatError::MetaChecksum.into());
     }
     let (runs, with_payload) = records?;
-    check_two_bit_runs(&uses_runs, runs, with_payload)?;
+    check_two_bit_runs(uses_runs, runs, with_payload)?;
     if content.finish_tail(h.original_size as usize, &tail) != h.content_checksum {
         return Err(DecodeError::ContentChecksum.into());
     }
@@ -689,7 +684,7 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
         // the sections parsed once the checksum that covers them matched, as `Archive::parse`
         // does (FORMAT.md §6): damage is reported as the mismatch, not as a broken field
         let a = Archive::from_sections(h, &block_table, &table_section)?;
-        check_two_bit_runs(&a.entries, runs, with_payload)?;
+        check_two_bit_runs(first_two_bit_runs(&a.entries), runs, with_payload)?;
         drop((block_table, table_section));
         // expanded tables kept for reuse: a bounded cache, not a share of the original (the
         // ranges of a large file may touch every group)

@@ -316,4 +316,87 @@ mod tests {
             "a head of 1,027"
         );
     }
+    fn fasta(lines: usize, seed: u64) -> Vec<u8> {
+        let mut r = crate::gpu::tokens::Rng::new(seed);
+        let mut f = b">chrT test sequence\n".to_vec();
+        for line in 0..lines {
+            for _ in 0..60 {
+                let b = b"ACGT"[r.below(4) as usize];
+                f.push(match line % 97 {
+                    0..=3 => b'N',
+                    10..=20 => b.to_ascii_lowercase(),
+                    _ => b,
+                });
+            }
+            f.push(b'\n');
+        }
+        f
+    }
+
+    /// A `--target gpu` archive of slices with runs larger than a grid of 8-warp CTAs holds
+    /// (4,000 blocks on 132 SMs) still gets the rANS entry point that leaves its
+    /// self-contained blocks to the dense kernel (the others would hand every slice with
+    /// runs to the lane kernel).
+    #[test]
+    fn large_archives_with_runs_leave_their_blocks_to_the_dense_kernel() {
+        use crate::gpu::schedule::{leaves_self_contained, rans_plan, RansEntry, RansFacts};
+        let data = fasta(270_000, 3);
+        let opts = crate::Options::new()
+            .with_target(crate::Target::Gpu)
+            .with_block_size(4096);
+        let archive = crate::compress(&data, &opts).unwrap();
+        let a = crate::format::Archive::parse(&archive).unwrap();
+        assert!(a.block_count() > 4000, "{} blocks", a.block_count());
+        let own = (a.entries().iter().zip(a.block_offsets()))
+            .filter(|(e, &off)| {
+                crate::device::own::own_slice(e, off, a.data().len() as u64).is_some()
+            })
+            .count();
+        assert!(own * 16 >= a.block_count() * 15, "{own} self-contained");
+        let plan = rans_plan(&RansFacts::of(&a), 132, &crate::gpu::GpuTuning::default());
+        assert_eq!(plan.entry, RansEntry::TwoBit);
+        let stages = crate::device::dense_layout::STAGES_ALL;
+        assert!(leaves_self_contained(own as u32, true, stages, plan.entry));
+    }
+
+    /// Without its type-3 record (meta checksum resealed), an archive whose first slice with
+    /// runs is in block 1 is refused naming block 1, by the whole-archive parse and by the
+    /// streaming decoder, which meets the record's absence at the end (FORMAT.md §3.7).
+    #[test]
+    fn a_missing_runs_record_names_the_first_block_that_needs_it() {
+        use crate::device::format::{LANES_TWO_BIT_RUNS, META_CHECKSUM_OFFSET};
+        let mut r = crate::gpu::tokens::Rng::new(1);
+        let mut data: Vec<u8> = (0..16384).map(|_| r.below(256) as u8).collect();
+        data.extend(fasta(20_000, 5));
+        let opts = crate::encode::Settings {
+            level: 5,
+            raw_match_streams: true,
+            two_bit: crate::encode::TwoBit::MostBlocks,
+            two_bit_runs: true,
+            ..Default::default()
+        };
+        let archive = crate::encode::compress_settings(&data, &opts, &|_| {}).unwrap();
+        let a = crate::format::Archive::parse(&archive).unwrap();
+        let first = (a.entries().iter()).position(|e| e.lanes[0] == LANES_TWO_BIT_RUNS);
+        assert_eq!(first, Some(1));
+        // the type-3 record (8 bytes, empty) is the whole extension area
+        assert_eq!(a.extensions().count(), 1);
+        let mut bad = archive[..archive.len() - 8].to_vec();
+        let mut x = xxhash_rust::xxh3::Xxh3::new();
+        x.update(&bad[..META_CHECKSUM_OFFSET]);
+        x.update(&bad[crate::format::HEADER_SIZE..a.data_offset() as usize]);
+        let d = x.digest().to_le_bytes();
+        bad[META_CHECKSUM_OFFSET..META_CHECKSUM_OFFSET + 8].copy_from_slice(&d);
+        for e in [
+            crate::format::Archive::parse(&bad)
+                .err()
+                .unwrap()
+                .to_string(),
+            crate::decompress_to(&bad[..], std::io::sink())
+                .unwrap_err()
+                .to_string(),
+        ] {
+            assert!(e.contains("entry 1") && e.contains("runs record"), "{e}");
+        }
+    }
 }

@@ -315,11 +315,12 @@ pub(crate) fn check_extension_area(area: &[u8]) -> Result<(), FormatError> {
     parse_extensions(area).map(|_| ())
 }
 
-/// FORMAT.md §3.4, §5.8: the type-3 record (two-bit slices with runs) at most once, with an
-/// empty payload, and present where a block has a slice with runs. `records`: how many
-/// type-3 records the area holds, `with_payload` whether one has a payload.
+/// FORMAT.md §3.7: the type-3 record (two-bit slices with runs) at most once, with an empty
+/// payload, and present where a block has a slice with runs: `first_use`, the first such
+/// block ([`first_two_bit_runs`]). `records`: how many type-3 records the area holds,
+/// `with_payload` whether one has a payload.
 pub(crate) fn check_two_bit_runs(
-    entries: &[BlockEntry],
+    first_use: Option<usize>,
     records: usize,
     with_payload: bool,
 ) -> Result<(), FormatError> {
@@ -329,14 +330,18 @@ pub(crate) fn check_two_bit_runs(
             why: "a second two-bit runs record, or one with a payload".into(),
         });
     }
-    let used = (entries.iter()).position(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS);
-    match (used, records) {
+    match (first_use, records) {
         (Some(block), 0) => Err(FormatError::BlockEntry {
             block: block as u32,
             why: "a two-bit slice with runs in an archive without the two-bit runs record".into(),
         }),
         _ => Ok(()),
     }
+}
+
+/// The first block of `entries` whose literals are a slice with runs (FORMAT.md §5.8).
+pub(crate) fn first_two_bit_runs(entries: &[BlockEntry]) -> Option<usize> {
+    (entries.iter()).position(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS)
 }
 
 impl<'a> Archive<'a> {
@@ -368,7 +373,7 @@ impl<'a> Archive<'a> {
         a.extensions = extensions;
         let runs = (a.extensions.iter()).filter(|r| r.kind == EXTENSION_TYPE_TWO_BIT_RUNS);
         check_two_bit_runs(
-            &a.entries,
+            first_two_bit_runs(&a.entries),
             runs.clone().count(),
             runs.clone().any(|r| !r.payload.is_empty()),
         )?;

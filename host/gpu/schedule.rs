@@ -162,16 +162,21 @@ impl RansPlan {
 /// more blocks than a table group (warps past it would idle). The context pairs' second
 /// tables are staged where [`GpuTuning::stage_pair_tables`] (default: the archive's rule)
 /// says so and a pair of warps' status slots leave room for them beside an expansion table.
-/// Two-bit literals on a grid of up to 8 warps per CTA take the two-bit entry point (the
-/// narrow packed one has no two-bit code), except on a solo grid.
+/// Two-bit literals (FORMAT.md §5.7, §5.8) take the two-bit entry point on a grid of up to 8
+/// warps per CTA, whatever the archive's size: the one entry point that expands them and
+/// leaves the self-contained blocks to the dense kernel (`leaves_self_contained`; the others
+/// would fail the first and hand the slices with runs to the lane kernel).
 pub fn rans_plan(f: &RansFacts, sms: u32, tuning: &GpuTuning) -> RansPlan {
     let halves = f.halves.max(1);
     let solo_bpc = match f.kernel {
-        RansKernel::Packed => rans_solo_blocks(f.n_blocks, f.group_blocks, halves, sms),
+        RansKernel::Packed if !f.two_bit => {
+            rans_solo_blocks(f.n_blocks, f.group_blocks, halves, sms)
+        }
         _ => None,
     };
     let warps = match solo_bpc {
         Some(bpc) => bpc * halves,
+        None if f.two_bit => rans_warps_per_cta(f.n_blocks, halves, sms).min(KERNEL_NARROW_WARPS),
         None => rans_warps_per_cta(f.n_blocks, halves, sms),
     };
     let blocks_per_chunk = (warps / halves).min(f.group_blocks.max(1));
@@ -1080,9 +1085,17 @@ mod tests {
             (p.warps_per_cta, p.grid, p.entry),
             (8, 13, RansEntry::TwoBit)
         );
-        // 5,000 such blocks need 625 CTAs of 8 > 264: 16 warps, not narrow: the plain entry
+        // 5,000 such blocks need 625 CTAs of 8 > 264, yet keep 8-warp CTAs and the two-bit
+        // entry (the one that leaves self-contained blocks); without two-bit slices: 16
+        // warps, the plain entry
         let p = rans_plan(
             &facts(5000, 64, 1, RansKernel::Plain, true, false),
+            132,
+            &dflt,
+        );
+        assert_eq!((p.warps_per_cta, p.entry), (8, RansEntry::TwoBit));
+        let p = rans_plan(
+            &facts(5000, 64, 1, RansKernel::Plain, false, false),
             132,
             &dflt,
         );
@@ -1094,13 +1107,17 @@ mod tests {
             &dflt,
         );
         assert_eq!((p.solo, p.entry), (false, RansEntry::PackedNarrow));
-        // packed two-bit on a solo grid keeps the solo entry (dm3's counts)
+        // packed two-bit where the solo grid would fit (dm3's counts): 8-warp CTAs of 4 blocks
+        // of two warps, the two-bit entry
         let p = rans_plan(
             &facts(1317, 64, 2, RansKernel::Packed, true, false),
             132,
             &dflt,
         );
-        assert_eq!(p.entry, RansEntry::PackedSolo);
+        assert_eq!(
+            (p.solo, p.warps_per_cta, p.blocks_per_chunk, p.entry),
+            (false, 8, 4, RansEntry::TwoBit)
+        );
         // groups of 3 blocks: chunks of at most 3 (33 groups, 1 block left): 34 CTAs of 3
         let p = rans_plan(
             &facts(100, 3, 1, RansKernel::Plain, false, false),

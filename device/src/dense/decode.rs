@@ -222,9 +222,12 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                     own
                 };
             // SAFETY: as above.
+            // (not a slice with runs, FORMAT.md §5.8, of a block not self-contained: the rANS
+            // stage hands it back to the lane kernel, which the take then counts)
             let eligible = !own
                 && !grid_done
                 && fits
+                && e.lanes[STREAM_LITERALS] != LANES_TWO_BIT_RUNS
                 && stages & (STAGE_SEQ_PARSE | STAGE_LATE_PARSE) == 0
                 && unsafe { early_match_streams(&e, offsets, b, data_len) }.is_some();
             // SAFETY: word QUEUE_READY + b < queue_words(n_blocks) of the queue.
