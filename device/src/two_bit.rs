@@ -65,6 +65,26 @@ pub fn varint(s: &[u8], at: &mut usize, end: usize) -> Result<u32, Status> {
     Err(Status::TwoBitSlice)
 }
 
+/// The value of the varint that ends with byte `b[0]` (bit 7 clear), from it and the bytes
+/// before it, `b[i]` the `i`-th before (a byte before the varint's area given as 0, which
+/// ends a varint), and whether it is longer than [`MAX_VARINT_BYTES`] (`b[4]` a continuation
+/// byte too): how a GPU thread that holds one byte of a run of varints reads the varint it
+/// ends without the ones before (`dense/`).
+#[inline(always)]
+pub fn varint_ending_with(b: [u32; 5]) -> (u32, bool) {
+    const _: () = assert!(MAX_VARINT_BYTES == 4);
+    if b[1] < 0x80 {
+        (b[0], false)
+    } else if b[2] < 0x80 {
+        (b[1] & 0x7F | b[0] << 7, false)
+    } else if b[3] < 0x80 {
+        (b[2] & 0x7F | (b[1] & 0x7F) << 7 | b[0] << 14, false)
+    } else {
+        let v = b[3] & 0x7F | (b[2] & 0x7F) << 7 | (b[1] & 0x7F) << 14 | b[0] << 21;
+        (v, b[4] >= 0x80)
+    }
+}
+
 /// The gap difference `d_k` of an exception varint `e` (its bits above bit 0, zigzag-coded).
 #[inline]
 pub fn gap_delta(e: u32) -> i32 {

@@ -170,19 +170,7 @@ mod tests {
         use crate::device::format::{
             EXTENSION_MUST_UNDERSTAND, EXTENSION_TYPE_TWO_BIT_RUNS, LANES_TWO_BIT_RUNS,
         };
-        let mut r = crate::gpu::tokens::Rng::new(9);
-        let mut fasta = b">chrT test sequence\n".to_vec();
-        for line in 0..4_000u32 {
-            for _ in 0..60 {
-                let b = b"ACGT"[r.below(4) as usize];
-                fasta.push(match line % 97 {
-                    0..=9 => b'N',
-                    10..=30 => b.to_ascii_lowercase(),
-                    _ => b,
-                });
-            }
-            fasta.push(b'\n');
-        }
+        let fasta = fasta(4_000, 9);
         let opts = crate::encode::Settings {
             level: 5,
             raw_match_streams: true,
@@ -219,6 +207,35 @@ mod tests {
         )
         .unwrap();
         assert!(crate::format::Archive::parse(&twice).is_err());
+    }
+
+    /// `varint_ending_with` (the GPU's reading of a varint from its last byte) gives what
+    /// `varint` reads from its first, for every length and the longer-than-four case.
+    #[test]
+    fn a_varint_read_from_its_end_is_the_varint() {
+        use crate::device::two_bit::{varint, varint_ending_with};
+        for v in [
+            0u32,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            1 << 21,
+            (1 << 28) - 1,
+        ] {
+            let mut s = vec![0x05u8];
+            put_varint(v as usize, &mut s);
+            let mut at = 1;
+            assert_eq!(varint(&s, &mut at, s.len()), Ok(v));
+            let end = s.len() - 1;
+            // (s[0], before the varint, ends another)
+            let b = std::array::from_fn(|i| if i <= end { s[end - i] as u32 } else { 0 });
+            assert_eq!(varint_ending_with(b), (v, false), "{v}");
+        }
+        // five bytes: too long
+        assert!(varint_ending_with([0x01, 0x80, 0x80, 0x80, 0x80]).1);
     }
 
     /// FORMAT.md §5.8's example, written by hand, decodes to its literals.

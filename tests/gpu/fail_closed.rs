@@ -394,7 +394,6 @@ pub(crate) fn lane_kernel_left_out_only_where_no_block_falls_back() {
 #[test]
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn dense_pipe_decodes_mixed_self_contained_blocks() {
-    use aceapex::device::status::Status;
     let samples = sample_inputs();
     let text = &samples.iter().find(|(n, _)| n == "text-like").unwrap().1;
     let mut r = aceapex::gpu::tokens::Rng::new(31);
@@ -465,31 +464,47 @@ pub(crate) fn dense_pipe_decodes_mixed_self_contained_blocks() {
         // the lane kernel would take)
         let alone = fasta_blocks == a.block_count();
         assert_eq!(ga.self_contained_path(&g), (true, alone), "{what}");
-        let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
-        let mut status = g.stream().alloc_zeros::<u32>(a.block_count()).unwrap();
-        for (sc, overlap) in [(true, true), (false, true), (true, false), (false, false)] {
-            ga.set_self_contained(sc);
-            ga.set_overlap(overlap);
-            ga.poison_scratch(&g, 0x5A).unwrap();
-            g.fill(&mut out, 0xA5).unwrap();
-            // (a status word nobody writes shows)
-            g.stream()
-                .memcpy_htod(&vec![0xDEAD_u32; a.block_count()], &mut status)
-                .unwrap();
-            ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
-                .unwrap();
-            let st = g.stream().clone_dtoh(&status).unwrap();
-            assert!(
-                st.iter().all(|&s| s == Status::Ok as u32),
-                "{what}, self-contained {sc} overlap {overlap}: statuses {:?}",
-                st.iter().filter(|&&s| s != 0).take(4).collect::<Vec<_>>()
-            );
-            assert!(
-                g.download(&out).unwrap()[..data.len()] == data[..],
-                "{what}, self-contained {sc} overlap {overlap}: output differs"
-            );
-        }
+        dense_decodes_every_way(&g, &ga, &a, data, what);
     }
+}
+
+/// The dense decode of `ga` (archive `a` of `data`) with the self-contained path on and off,
+/// overlapping the rANS stage and not: every status word `Ok` (status words and output
+/// poisoned first) and the output `data`. `what` names the case in failures.
+pub(crate) fn dense_decodes_every_way(
+    g: &Gpu,
+    ga: &decoder::GpuArchive,
+    a: &Archive<'_>,
+    data: &[u8],
+    what: &str,
+) {
+    use aceapex::device::status::Status;
+    let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
+    let mut status = g.stream().alloc_zeros::<u32>(a.block_count()).unwrap();
+    for (sc, overlap) in [(true, true), (false, true), (true, false), (false, false)] {
+        ga.set_self_contained(sc);
+        ga.set_overlap(overlap);
+        ga.poison_scratch(g, 0x5A).unwrap();
+        g.fill(&mut out, 0xA5).unwrap();
+        // (a status word nobody writes shows)
+        g.stream()
+            .memcpy_htod(&vec![0xDEAD_u32; a.block_count()], &mut status)
+            .unwrap();
+        ga.decode_all_with(g, decoder::Decoder::Dense, &mut out, &mut status)
+            .unwrap();
+        let st = g.stream().clone_dtoh(&status).unwrap();
+        assert!(
+            st.iter().all(|&s| s == Status::Ok as u32),
+            "{what}, self-contained {sc} overlap {overlap}: statuses {:?}",
+            st.iter().filter(|&&s| s != 0).take(4).collect::<Vec<_>>()
+        );
+        assert!(
+            g.download(&out).unwrap()[..data.len()] == data[..],
+            "{what}, self-contained {sc} overlap {overlap}: output differs"
+        );
+    }
+    ga.set_self_contained(true);
+    ga.set_overlap(true);
 }
 
 /// A copy of `packed` (raw match streams) with every block's literals stored as a two-bit

@@ -4,7 +4,6 @@
 
 use super::*;
 use aceapex::device::format::LANES_TWO_BIT_RUNS;
-use aceapex::device::status::Status;
 use aceapex::Options;
 
 /// FASTA of `width` bases a line (a header per 1,000 lines), with soft-masked stretches
@@ -70,31 +69,7 @@ pub(crate) fn slices_with_runs_decode_on_every_gpu_path() {
         );
         let ga = decoder::GpuArchive::upload(&g, &a).unwrap();
         assert!(ga.self_contained_blocks() as usize >= runs, "width {width}");
-        let mut out = g.alloc_filled(data.len(), 0xA5).unwrap();
-        let mut status = g.stream().alloc_zeros::<u32>(a.block_count()).unwrap();
-        for (sc, overlap) in [(true, true), (false, true), (true, false), (false, false)] {
-            ga.set_self_contained(sc);
-            ga.set_overlap(overlap);
-            ga.poison_scratch(&g, 0x5A).unwrap();
-            g.fill(&mut out, 0xA5).unwrap();
-            g.stream()
-                .memcpy_htod(&vec![0xDEAD_u32; a.block_count()], &mut status)
-                .unwrap();
-            ga.decode_all_with(&g, decoder::Decoder::Dense, &mut out, &mut status)
-                .unwrap();
-            let st = g.stream().clone_dtoh(&status).unwrap();
-            assert!(
-                st.iter().all(|&s| s == Status::Ok as u32),
-                "width {width}, self-contained {sc} overlap {overlap}: statuses {:?}",
-                st.iter().filter(|&&s| s != 0).take(4).collect::<Vec<_>>()
-            );
-            assert!(
-                g.download(&out).unwrap()[..data.len()] == data[..],
-                "width {width}, self-contained {sc} overlap {overlap}: output differs"
-            );
-        }
-        ga.set_self_contained(true);
-        ga.set_overlap(true);
+        super::fail_closed::dense_decodes_every_way(&g, &ga, &a, &data, &format!("width {width}"));
         for d in [decoder::Decoder::Dense, decoder::Decoder::Lane] {
             let got = decoder::decompress_with(&g, &a, d).unwrap();
             assert!(got == data, "width {width}: {d:?} differs");

@@ -473,17 +473,9 @@ pub(super) unsafe fn expand_own_literals<const SEEK: bool>(
         if j < codes && rd(j) < 0x80 {
             // (j >= exc >= 6: the four bytes before it are the slice's)
             let c = [rd(j), byte(j - 1), byte(j - 2), byte(j - 3), byte(j - 4)];
-            let v = if c[1] < 0x80 {
-                c[0]
-            } else if c[2] < 0x80 {
-                c[1] & 0x7F | c[0] << 7
-            } else if c[3] < 0x80 {
-                c[2] & 0x7F | (c[1] & 0x7F) << 7 | c[0] << 14
-            } else {
-                // a fifth byte: longer than MAX_VARINT_BYTES
-                fine &= c[4] < 0x80;
-                c[3] & 0x7F | (c[2] & 0x7F) << 7 | (c[1] & 0x7F) << 14 | c[0] << 21
-            };
+            // (long: a fifth byte, longer than MAX_VARINT_BYTES)
+            let (v, long) = crate::two_bit::varint_ending_with(c);
+            fine &= !long;
             ends[i as usize] = true;
             e[i as usize] = v;
         }
@@ -752,16 +744,7 @@ pub(super) unsafe fn expand_own_runs<const SEEK: bool>(
         let j = vs + PER as u32 * tid + i;
         if j < head_end && rd(j) < 0x80 {
             let bs = [rd(j), byte(j - 1), byte(j - 2), byte(j - 3), byte(j - 4)];
-            e[i as usize] = if bs[1] < 0x80 {
-                bs[0]
-            } else if bs[2] < 0x80 {
-                bs[1] & 0x7F | bs[0] << 7
-            } else if bs[3] < 0x80 {
-                bs[2] & 0x7F | (bs[1] & 0x7F) << 7 | bs[0] << 14
-            } else {
-                long[i as usize] = bs[4] >= 0x80;
-                bs[3] & 0x7F | (bs[2] & 0x7F) << 7 | (bs[1] & 0x7F) << 14 | bs[0] << 21
-            };
+            (e[i as usize], long[i as usize]) = crate::two_bit::varint_ending_with(bs);
             ends[i as usize] = true;
         }
     }
