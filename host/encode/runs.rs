@@ -171,13 +171,7 @@ mod tests {
             EXTENSION_MUST_UNDERSTAND, EXTENSION_TYPE_TWO_BIT_RUNS, LANES_TWO_BIT_RUNS,
         };
         let fasta = fasta(4_000, 9);
-        let opts = crate::encode::Settings {
-            level: 5,
-            raw_match_streams: true,
-            two_bit: crate::encode::TwoBit::MostBlocks,
-            two_bit_runs: true,
-            ..Default::default()
-        };
+        let opts = runs_settings();
         let archive = crate::encode::compress_settings(&fasta, &opts, &|_| {}).unwrap();
         let a = crate::format::Archive::parse(&archive).unwrap();
         let with_runs = a
@@ -333,6 +327,17 @@ mod tests {
             "a head of 1,027"
         );
     }
+    /// Level 5 with raw match streams and slices with runs wherever two-bit slices stay.
+    fn runs_settings() -> crate::encode::Settings {
+        crate::encode::Settings {
+            level: 5,
+            raw_match_streams: true,
+            two_bit: crate::encode::TwoBit::MostBlocks,
+            two_bit_runs: true,
+            ..Default::default()
+        }
+    }
+
     fn fasta(lines: usize, seed: u64) -> Vec<u8> {
         let mut r = crate::gpu::tokens::Rng::new(seed);
         let mut f = b">chrT test sequence\n".to_vec();
@@ -385,13 +390,7 @@ mod tests {
         let mut r = crate::gpu::tokens::Rng::new(1);
         let mut data: Vec<u8> = (0..16384).map(|_| r.below(256) as u8).collect();
         data.extend(fasta(20_000, 5));
-        let opts = crate::encode::Settings {
-            level: 5,
-            raw_match_streams: true,
-            two_bit: crate::encode::TwoBit::MostBlocks,
-            two_bit_runs: true,
-            ..Default::default()
-        };
+        let opts = runs_settings();
         let archive = crate::encode::compress_settings(&data, &opts, &|_| {}).unwrap();
         let a = crate::format::Archive::parse(&archive).unwrap();
         let first = (a.entries().iter()).position(|e| e.lanes[0] == LANES_TWO_BIT_RUNS);
