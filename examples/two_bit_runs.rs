@@ -1,5 +1,5 @@
-//! What two-bit literal slices whose exceptions are *runs* give an archive, measured before
-//! the encoder writes them (the draft FORMAT.md §5.8 of this branch).
+//! What two-bit literal slices whose exceptions are *runs* (FORMAT.md §5.8) give an archive
+//! written without them, block by block.
 //!
 //! A two-bit literal slice (FORMAT.md §5.7) codes every literal in two bits and lists the
 //! literals that are none of its four bytes one by one, a byte or more each: a FASTA line feed

@@ -621,7 +621,7 @@ proptest! {
             // (with raw match streams only, as `Options::settings` asks for them)
             wide_lanes: wide_lanes && raw_match_streams && level <= 7,
             two_bit,
-            // slices with runs (the draft §5.8) beside two-bit slices, in half the cases
+            // slices with runs (FORMAT.md §5.8) beside two-bit slices, in half the cases
             two_bit_runs: two_bit != TwoBit::Off && seed % 2 == 1,
         };
         roundtrip(&data, &o, &regions(n, bs as usize, &picks));

@@ -87,10 +87,17 @@ pub const LANES_RAW: u8 = 0;
 /// Lane count that marks a two-bit literal slice (FORMAT.md §5.7): only
 /// the literal stream may have it; it is no rANS slice and needs no table.
 pub const LANES_TWO_BIT: u8 = 127;
-/// Lane count that marks a two-bit literal slice with runs (the draft FORMAT.md §5.8 of the
-/// `two-bit-runs` branch, `two_bit::decode_runs`): the literal stream only, in an archive
-/// with an [`EXTENSION_TYPE_TWO_BIT_RUNS`] record.
+/// Lane count that marks a two-bit literal slice with runs (FORMAT.md §5.8,
+/// `two_bit::decode_runs`): the literal stream only, in an archive with an
+/// [`EXTENSION_TYPE_TWO_BIT_RUNS`] record (§3.7).
 pub const LANES_TWO_BIT_RUNS: u8 = 126;
+
+/// Whether lane count `lanes` marks a two-bit literal slice, with or without runs
+/// (FORMAT.md §5.7, §5.8): no rANS slice, no table.
+#[inline(always)]
+pub const fn is_two_bit(lanes: u8) -> bool {
+    lanes == LANES_TWO_BIT || lanes == LANES_TWO_BIT_RUNS
+}
 
 /// Header flag: the encoder used repeat codes (informational).
 pub const FLAG_REPEAT_CODES: u16 = 1 << 0;
@@ -282,7 +289,7 @@ pub const EXTENSION_TYPE_FASTA_INDEX: u16 = 1;
 /// Extension record type 2: the refget checksums of the FASTA index's sequences (FORMAT.md
 /// §3.4, §3.6; read by the host crate, never must-understand).
 pub const EXTENSION_TYPE_SEQUENCE_CHECKSUMS: u16 = 2;
-/// Extension record type 3 (draft): the archive has two-bit literal slices with runs
+/// Extension record type 3 (FORMAT.md §3.7): the archive has two-bit literal slices with runs
 /// ([`LANES_TWO_BIT_RUNS`]); written with [`EXTENSION_MUST_UNDERSTAND`], empty payload.
 pub const EXTENSION_TYPE_TWO_BIT_RUNS: u16 = 3;
 

@@ -189,8 +189,8 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
     let wide_blocks = a.entries().iter().filter(|e| e.has_wide_slice()).count();
     let two_bit_blocks = (a.entries().iter())
         .filter(|e| {
-            use aceapex::device::format::{LANES_TWO_BIT, LANES_TWO_BIT_RUNS, STREAM_LITERALS};
-            matches!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT | LANES_TWO_BIT_RUNS)
+            use aceapex::device::format::{is_two_bit, STREAM_LITERALS};
+            is_two_bit(e.lanes[STREAM_LITERALS])
         })
         .count();
     let ratio = h.original_size as f64 / archive_len.max(1) as f64;

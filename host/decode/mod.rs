@@ -49,7 +49,7 @@ pub fn decode_streams(
                 buf.resize(e.decoded_len[k] as usize, 0);
                 crate::device::two_bit::decode(slices[k], buf)?;
             }
-            // the draft §5.8 (Archive::parse allows it for the literals only)
+            // FORMAT.md §5.8 (Archive::parse allows it for the literals only)
             LANES_TWO_BIT_RUNS => {
                 buf.resize(e.decoded_len[k] as usize, 0);
                 crate::device::two_bit::decode_runs(slices[k], buf)?;

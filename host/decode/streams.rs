@@ -159,10 +159,9 @@ pub fn decode_streams_group(
                 let b = first + j;
                 (j < scratch.len()
                     && a.entries[b].lanes[k] != LANES_RAW
-                    && a.entries[b].lanes[k] != LANES_TWO_BIT
-                    && a.entries[b].lanes[k] != LANES_TWO_BIT_RUNS)
-                    .then(|| a.table(b, k))
-                    .flatten()
+                    && !is_two_bit(a.entries[b].lanes[k]))
+                .then(|| a.table(b, k))
+                .flatten()
             })
         });
     let mut decs = Vec::with_capacity(GROUP_BLOCKS * STREAM_COUNT);
@@ -173,7 +172,7 @@ pub fn decode_streams_group(
         size_buffers(e, s);
         for (k, buf) in s.bufs.iter_mut().enumerate() {
             let lanes = e.lanes[k];
-            if lanes == LANES_RAW || lanes == LANES_TWO_BIT || lanes == LANES_TWO_BIT_RUNS {
+            if lanes == LANES_RAW || is_two_bit(lanes) {
                 status[j][k] = decode_one_stream(a, b, k, buf);
                 continue;
             }

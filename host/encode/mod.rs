@@ -4,7 +4,9 @@
 //! ([`crate::format::write`]).
 
 pub mod entropy;
+mod keep_two_bit;
 pub mod lz;
+use keep_two_bit::{keep_two_bit_if_most_blocks, keep_two_bit_if_smaller};
 pub mod runs;
 pub mod stream;
 mod stream_fasta;
@@ -430,16 +432,8 @@ pub fn compress_settings(
         data_out.len() as u64,
         xxh3_64(data),
     );
-    // the type-3 record where a block took a slice with runs (FORMAT.md §3.4, §5.8)
     let mut area = Vec::new();
-    if entries
-        .iter()
-        .any(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS)
-    {
-        area.extend_from_slice(&EXTENSION_TYPE_TWO_BIT_RUNS.to_le_bytes());
-        area.extend_from_slice(&EXTENSION_MUST_UNDERSTAND.to_le_bytes());
-        area.extend_from_slice(&0u32.to_le_bytes());
-    }
+    crate::format::extension::write_two_bit_runs_record(&entries, &mut area);
     Ok(assemble(h, &block_table, &tables_out, &data_out, &area))
 }
 
@@ -654,7 +648,7 @@ struct GroupOut {
     packable: bool,
     /// With [`TwoBit::Smaller`], per block that took a two-bit literal slice: its index in
     /// the group, and the lane code and bytes of the literal slice it had before
-    /// ([`keep_two_bit_if_smaller`]).
+    /// ([`keep_two_bit::keep_two_bit_if_smaller`]).
     two_bit_alt: Vec<(usize, u8, Vec<u8>)>,
 }
 
@@ -1071,11 +1065,7 @@ fn encode_group(
     // the stored slices' chains: rANS slices only, packed literals in symbols
     let chain = (out.iter())
         .map(|(e, _)| {
-            let rans = |k: usize| {
-                e.lanes[k] != LANES_RAW
-                    && e.lanes[k] != LANES_TWO_BIT
-                    && e.lanes[k] != LANES_TWO_BIT_RUNS
-            };
+            let rans = |k: usize| e.lanes[k] != LANES_RAW && !is_two_bit(e.lanes[k]);
             let n = std::array::from_fn(|k| {
                 let w = if k == STREAM_LITERALS {
                     literal_width
@@ -1095,70 +1085,6 @@ fn encode_group(
         chain,
         packable: wide && !force_pack && widest_width as usize > literal_width,
         two_bit_alt,
-    }
-}
-
-/// [`TwoBit::Smaller`]'s pass over the coded groups: the two-bit literal slices (FORMAT.md
-/// §5.7) are kept only where, all of them together, they shorten the archive, the block
-/// table included, whose lane fields their lane code may widen for every block
-/// ([`crate::format::entry::bits_for`]); otherwise every such block gets its other slice back.
-fn keep_two_bit_if_smaller(groups: &mut [GroupOut]) {
-    if groups.iter().all(|g| g.two_bit_alt.is_empty()) {
-        return;
-    }
-    let with: Vec<BlockEntry> = (groups.iter())
-        .flat_map(|g| g.blocks.iter().map(|(e, _)| *e))
-        .collect();
-    let mut without = with.clone();
-    let (mut first, mut saved) = (0usize, 0isize);
-    for g in groups.iter() {
-        for (i, lanes, other) in &g.two_bit_alt {
-            let e = &mut without[first + i];
-            saved += other.len() as isize - e.stored_len[STREAM_LITERALS] as isize;
-            e.lanes[STREAM_LITERALS] = *lanes;
-            e.stored_len[STREAM_LITERALS] = other.len() as u32;
-        }
-        first += g.blocks.len();
-    }
-    let table = |es: &[BlockEntry]| {
-        (crate::format::entry::packed_size(&crate::format::entry::bits_for(es)) * es.len()) as isize
-    };
-    if saved > table(&with) - table(&without) {
-        return;
-    }
-    revert_two_bit(groups);
-}
-
-/// [`TwoBit::MostBlocks`]'s pass over the coded groups: the two-bit literal slices (FORMAT.md
-/// §5.7, §5.8) are kept only where at most `1 / TWO_BIT_MAX_LEFT` of the blocks with literals
-/// lack one; otherwise every block that has one gets its other slice back.
-fn keep_two_bit_if_most_blocks(groups: &mut [GroupOut]) {
-    let (mut with, mut without) = (0usize, 0usize);
-    for (e, _) in groups.iter().flat_map(|g| &g.blocks) {
-        if e.decoded_len[STREAM_LITERALS] == 0 {
-            continue;
-        }
-        match e.lanes[STREAM_LITERALS] {
-            LANES_TWO_BIT | LANES_TWO_BIT_RUNS => with += 1,
-            _ => without += 1,
-        }
-    }
-    if without * TWO_BIT_MAX_LEFT <= with + without {
-        return;
-    }
-    revert_two_bit(groups);
-}
-
-/// Gives every block that took a two-bit literal slice its other slice back.
-fn revert_two_bit(groups: &mut [GroupOut]) {
-    for g in groups.iter_mut() {
-        for (i, lanes, other) in std::mem::take(&mut g.two_bit_alt) {
-            let (e, bytes) = &mut g.blocks[i];
-            let two = e.stored_len[STREAM_LITERALS] as usize;
-            bytes.splice(..two, other.iter().copied());
-            e.lanes[STREAM_LITERALS] = lanes;
-            e.stored_len[STREAM_LITERALS] = other.len() as u32;
-        }
     }
 }
 

@@ -336,10 +336,7 @@ impl Spool {
         };
         let keep = match self.plan.opts.two_bit {
             TwoBit::MostBlocks => {
-                let with_literals = (self.entries.iter())
-                    .filter(|e| e.decoded_len[STREAM_LITERALS] > 0)
-                    .count();
-                (with_literals - self.alts.len()) * super::TWO_BIT_MAX_LEFT <= with_literals
+                super::keep_two_bit::most_blocks_keep_two_bit(self.entries.iter())
             }
             _ => {
                 let with = table(&self.entries);
@@ -431,8 +428,7 @@ impl Spool {
             .flat_map(|e| e.stored_len.iter().map(|&n| u64::from(n)))
             .sum();
         let (records, fasta_left_out) = self.fasta.finish(self.original);
-        let runs = (self.entries.iter()).any(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS);
-        let area = extension_area(runs, records.as_ref());
+        let area = extension_area(&self.entries, records.as_ref());
         let (mut h, block_table) = file_header(
             &self.plan.opts,
             self.original,
@@ -515,31 +511,30 @@ impl Spool {
     }
 }
 
-/// The extension area as [`crate::compress`] writes it (`crate::format::with_extensions`:
-/// per record its type, flags, payload length and payload, FORMAT.md §3.4): the two-bit runs
-/// record (type 3) where `runs`, then the FASTA index (type 1) and the checksums (type 2)
-/// where given.
+/// The extension area as [`crate::compress`] writes it (FORMAT.md §3.4): the two-bit runs
+/// record (type 3) where a block of `entries` needs it, then the FASTA index (type 1) and the
+/// checksums (type 2) where given (`crate::format::with_extensions` appends them there).
 fn extension_area(
-    runs: bool,
+    entries: &[BlockEntry],
     records: Option<&(FastaIndex, Option<Vec<SequenceDigests>>)>,
 ) -> Vec<u8> {
     let mut area = Vec::new();
-    let mut add = |kind: u16, flags: u16, payload: &[u8]| {
-        area.extend_from_slice(&kind.to_le_bytes());
-        area.extend_from_slice(&flags.to_le_bytes());
-        area.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        area.extend_from_slice(payload);
-    };
-    if runs {
-        add(EXTENSION_TYPE_TWO_BIT_RUNS, EXTENSION_MUST_UNDERSTAND, &[]);
-    }
+    crate::format::extension::write_two_bit_runs_record(entries, &mut area);
     let Some((index, digests)) = records else {
         return area;
     };
-    add(EXTENSION_TYPE_FASTA_INDEX, 0, &index.to_bytes());
+    let mut add = |kind: u16, payload: &[u8]| {
+        let record = crate::format::Extension {
+            kind,
+            flags: 0,
+            payload,
+        };
+        record.write_to(&mut area)
+    };
+    add(EXTENSION_TYPE_FASTA_INDEX, &index.to_bytes());
     if let Some(d) = digests {
         if let Some(p) = crate::fasta::checksums::to_bytes(d) {
-            add(EXTENSION_TYPE_SEQUENCE_CHECKSUMS, 0, &p);
+            add(EXTENSION_TYPE_SEQUENCE_CHECKSUMS, &p);
         }
     }
     area

@@ -468,7 +468,7 @@ impl<'a> Archive<'a> {
                             )));
                         }
                     }
-                    // FORMAT.md §3.1 rule 4, §5.7 (and the draft §5.8): the literals only
+                    // FORMAT.md §3.1 rule 4, §5.7, §5.8: the literals only
                     LANES_TWO_BIT | LANES_TWO_BIT_RUNS if k == STREAM_LITERALS => {
                         if e.decoded_len[k] == 0 {
                             return Err(berr(

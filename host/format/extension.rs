@@ -21,10 +21,33 @@ impl Extension<'_> {
     pub fn must_understand(&self) -> bool {
         self.flags & EXTENSION_MUST_UNDERSTAND != 0
     }
+
+    /// Appends the record (type, flags, payload length, payload: FORMAT.md §3.4) to `area`.
+    /// The payload must be at most `u32::MAX` bytes (the callers' check or their payloads').
+    pub(crate) fn write_to(&self, area: &mut Vec<u8>) {
+        area.extend_from_slice(&self.kind.to_le_bytes());
+        area.extend_from_slice(&self.flags.to_le_bytes());
+        area.extend_from_slice(&(self.payload.len() as u32).to_le_bytes());
+        area.extend_from_slice(self.payload);
+    }
+}
+
+/// Appends to `area` the type-3 record (FORMAT.md §3.7: empty, must-understand) where a
+/// block of `entries` has a slice with runs (§5.8), as both encoders write it, first in the
+/// area.
+pub(crate) fn write_two_bit_runs_record(entries: &[BlockEntry], area: &mut Vec<u8>) {
+    if super::archive::first_two_bit_runs(entries).is_some() {
+        let record = Extension {
+            kind: EXTENSION_TYPE_TWO_BIT_RUNS,
+            flags: EXTENSION_MUST_UNDERSTAND,
+            payload: &[],
+        };
+        record.write_to(area);
+    }
 }
 
 /// Record types this build interprets with the must-understand flag (FORMAT.md §3.4): the
-/// draft type 3 (two-bit slices with runs). A record of another type with the flag makes
+/// type 3 (two-bit slices with runs, §3.7). A record of another type with the flag makes
 /// [`Archive::parse`] fail.
 const UNDERSTOOD_EXTENSIONS: &[u16] = &[EXTENSION_TYPE_TWO_BIT_RUNS];
 
@@ -42,14 +65,13 @@ pub fn with_extensions(archive: &[u8], records: &[Extension<'_>]) -> Result<Vec<
     for r in records {
         let offset = area.len() as u64;
         check_extension(r.kind, r.flags).map_err(|why| FormatError::Extension { offset, why })?;
-        let len = u32::try_from(r.payload.len()).map_err(|_| FormatError::Extension {
-            offset,
-            why: format!("payload of {} bytes (at most 2^32 - 1)", r.payload.len()),
-        })?;
-        area.extend_from_slice(&r.kind.to_le_bytes());
-        area.extend_from_slice(&r.flags.to_le_bytes());
-        area.extend_from_slice(&len.to_le_bytes());
-        area.extend_from_slice(r.payload);
+        if u32::try_from(r.payload.len()).is_err() {
+            return Err(FormatError::Extension {
+                offset,
+                why: format!("payload of {} bytes (at most 2^32 - 1)", r.payload.len()),
+            });
+        }
+        r.write_to(&mut area);
     }
     let bt_end = HEADER_SIZE + a.block_count() * a.entry_size();
     let tables_end = a.data_offset as usize;

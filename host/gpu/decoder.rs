@@ -15,7 +15,7 @@ use crate::decode::checksum::{self, KIB};
 use crate::device::format::{
     packed_table_index_entry, table_index_entry, NO_TABLE, TABLE_CTX_SHIFT,
 };
-use crate::device::format::{BlockEntry, DecodeTable, STREAM_COUNT, STREAM_LITERALS};
+use crate::device::format::{BlockEntry, DecodeTable, STREAM_COUNT};
 use crate::device::status::Status;
 use crate::format::Archive;
 use cudarc::driver::CudaSlice;
@@ -76,8 +76,7 @@ impl GpuArchive {
         a: &Archive<'_>,
         tuning: &GpuTuning,
     ) -> Result<GpuArchive, GpuError> {
-        let runs = (a.entries.iter())
-            .any(|e| e.lanes[STREAM_LITERALS] == crate::device::format::LANES_TWO_BIT_RUNS);
+        let runs = crate::format::archive::first_two_bit_runs(&a.entries).is_some();
         if runs && a.cross_block() {
             // (the wavefront's rANS stage leaves slices with runs to the dense kernel or the
             // lane kernel, neither of which takes a window across blocks)

@@ -7,7 +7,7 @@
 use super::tuning::GpuTuning;
 use crate::device::dense_layout::{DENSE_MAX_BLOCK, STAGE_LATE_PARSE, STAGE_SEQ_PARSE};
 use crate::device::format::{
-    BlockEntry, DecodeTable, LANES_TWO_BIT, LANES_TWO_BIT_RUNS, STREAM_COMMANDS, STREAM_COUNT,
+    is_two_bit, BlockEntry, DecodeTable, LANES_TWO_BIT_RUNS, STREAM_COMMANDS, STREAM_COUNT,
     STREAM_LITERALS,
 };
 use crate::device::rans::{
@@ -108,8 +108,7 @@ impl RansFacts {
             group_blocks: a.header.group_blocks,
             halves: rans_halves(&a.entries),
             kernel: RansKernel::for_archive(a),
-            two_bit: (a.entries.iter())
-                .any(|e| matches!(e.lanes[STREAM_LITERALS], LANES_TWO_BIT | LANES_TWO_BIT_RUNS)),
+            two_bit: (a.entries.iter()).any(|e| is_two_bit(e.lanes[STREAM_LITERALS])),
             pair_tables_rule: stage_pair_tables(a),
         }
     }
@@ -512,7 +511,7 @@ pub fn rans_block_steps_split(e: &BlockEntry, literal_width: u32, parts: u32) ->
             raw += e.decoded_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
             continue;
         }
-        if e.lanes[k] == LANES_TWO_BIT || e.lanes[k] == LANES_TWO_BIT_RUNS {
+        if is_two_bit(e.lanes[k]) {
             // expanded, not decoded (FORMAT.md §5.7): its codes' bytes, like a raw slice's
             raw += e.stored_len[k].div_ceil(32 * crate::device::rans::RAW_COPY_UNROLL as u32);
             continue;

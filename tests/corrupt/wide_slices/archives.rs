@@ -192,7 +192,7 @@ fn encoder_archives() {
                 assert!(parsed, "{w}");
                 stats[1 + ok as usize] += 1;
             } else if l == aceapex::device::format::LANES_TWO_BIT_RUNS && k == STREAM_LITERALS {
-                // the draft §5.8's lane count needs the type-3 record, which these lack
+                // §5.8's lane count needs the type-3 record (§3.7), which these lack
                 match Archive::parse(&bytes) {
                     Err(FormatError::BlockEntry { block, why }) => {
                         assert_eq!(block as usize, b, "{w}");
