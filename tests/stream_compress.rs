@@ -123,8 +123,10 @@ fn streamed_archives_are_the_bytes_of_compress() {
             assert!(out == whole, "{name}, {what}: the streamed archive differs");
         }
     }
-    // every input but the golden ones over the floor of 4 blocks or 256 KiB
-    assert!(streamed_any >= 10, "only {streamed_any} inputs streamed");
+    // the two generated inputs stream under every option set but the GPU target's, whose
+    // floor (8 MiB at 4 KiB blocks) the 4.4 MB of text and DNA lie under: 9 without the
+    // corpora, which add their slices; the golden originals lie under every floor
+    assert!(streamed_any >= 9, "only {streamed_any} inputs streamed");
 }
 
 #[test]

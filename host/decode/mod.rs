@@ -112,7 +112,7 @@ pub fn decode_block_at(
 ) -> Result<(), DecodeError> {
     let frame = block_frame(a, b, out.len(), base);
     FAST_SCRATCH
-        .with(|s| streams::decode_archive_block(a, b, out, &frame, &mut s.borrow_mut()))
+        .with(|s| streams::decode_archive_block(a, b, out, &frame, &mut s.borrow_mut(), false))
         .map_err(|st| block_error(a, b, st))?;
     verify_block(
         a,

@@ -394,7 +394,9 @@ fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
 }
 
 /// Expands packed symbols of `W` literals in place, back to front: the last (possibly
-/// partial) symbol by the reference, every other with one `W`-byte copy.
+/// partial) symbol by the reference, then four symbols a step, their `4 * W` literals put
+/// together in registers and stored in one or two words (a store per symbol was the loop's
+/// bound), the first few symbols one `W`-byte copy each.
 #[inline(always)]
 fn expand_width<const W: usize>(out: &mut [u8], expand: &DecodeTable) {
     let full = out.len() / W;
@@ -404,7 +406,20 @@ fn expand_width<const W: usize>(out: &mut [u8], expand: &DecodeTable) {
         let rest = out.len() - full * W;
         out[full * W..].copy_from_slice(&lits[..rest]);
     }
-    for j in (0..full).rev() {
+    let mask = u32::MAX >> (32 - 8 * W);
+    let mut j = full;
+    while j >= 4 {
+        j -= 4;
+        // symbols j..j + 4 are read before their literals are stored at W * j.., which lies
+        // at or above them; every symbol below j lies below W * j, so it is still there
+        let s: [u8; 4] = out[j..j + 4].try_into().expect("four symbols");
+        let mut v = 0u128;
+        for (i, &sym) in s.iter().enumerate() {
+            v |= ((expand.slots[sym as usize] & mask) as u128) << (8 * W * i);
+        }
+        out[W * j..W * j + 4 * W].copy_from_slice(&v.to_le_bytes()[..4 * W]);
+    }
+    for j in (0..j).rev() {
         let lits = expand.slots[out[j] as usize].to_le_bytes();
         out[W * j..W * j + W].copy_from_slice(&lits[..W]);
     }
@@ -677,6 +692,28 @@ mod tests {
     };
 
     use crate::gpu::tokens::Rng;
+
+    /// The fast expansion of packed literals gives the reference's bytes
+    /// (`rans::expand_in_place`, symbol by symbol) for each pack width and every length up
+    /// to 70, so the four-symbol steps, the first symbols and a partial last symbol all run.
+    #[test]
+    fn packed_literals_expand_as_the_reference_does() {
+        let mut r = Rng::new(11);
+        for letters in [&b"ACGT"[..], b"ACGTNn", b"ACGTNRYKMSWBDHVa"] {
+            let t = crate::format::tables::expansion_table(letters);
+            let w = rans::pack_width_of(&t);
+            let symbols = crate::format::tables::packed_symbols(letters.len()) as u64;
+            for n in 0..70usize {
+                let mut fast: Vec<u8> = (0..n).map(|_| r.below(symbols) as u8).collect();
+                fast[n.div_ceil(w)..].fill(0xA5);
+                let mut want = fast.clone();
+                rans::expand_in_place(&mut want, &t);
+                expand_in_place(&mut fast, &t);
+                assert_eq!(fast, want, "width {w}, {n} literals");
+                assert!(fast.iter().all(|c| letters.contains(c)), "width {w}, {n}");
+            }
+        }
+    }
 
     /// A context pair for `data` coded with `lanes` lanes and context bit `bit` (FORMAT.md
     /// §5.4): both tables hold symbol 0 too, so neither is empty.

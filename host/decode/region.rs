@@ -145,7 +145,7 @@ fn decode_block(
 ) -> Result<(), DecodeError> {
     debug_assert!(!a.cross_block());
     let frame = block_frame(a, b, out.len(), a.block_range(b).start);
-    streams::decode_archive_block(a, b, out, &frame, stream_bufs)
+    streams::decode_archive_block(a, b, out, &frame, stream_bufs, true)
         .map_err(|st| block_error(a, b, st))?;
     verify_block(a, b, checksum::xxh3_64(out))
 }

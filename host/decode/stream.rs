@@ -597,7 +597,7 @@ fn decode_block_window(
         match_base: a.header.match_base(),
     };
     FAST_SCRATCH
-        .with(|s| streams::decode_archive_block(a, b, out, &frame, &mut s.borrow_mut()))
+        .with(|s| streams::decode_archive_block(a, b, out, &frame, &mut s.borrow_mut(), false))
         .map_err(|st| block_error(a, b, st))?;
     verify_block(
         a,

@@ -29,8 +29,41 @@ pub fn decode_streams<'s>(
     b: usize,
     scratch: &'s mut Scratch,
 ) -> Result<PaddedStreams<'s>, Status> {
+    decode_streams_with(a, b, scratch, false)
+}
+
+/// [`decode_streams`]; with `cold_tables`, the decode tables of the block's rANS slices are
+/// first pulled into the cache all at once ([`prefetch_slots`]).
+fn decode_streams_with<'s>(
+    a: &Archive<'_>,
+    b: usize,
+    scratch: &'s mut Scratch,
+    cold_tables: bool,
+) -> Result<PaddedStreams<'s>, Status> {
     let e = &a.entries[b];
     let slices = a.slices(b);
+    // Archive::parse guarantees a table for every rANS slice; the handles are taken before
+    // any slice is decoded so that their prefetches overlap
+    let handles: [Option<crate::format::TableHandle<'_>>; STREAM_COUNT] =
+        std::array::from_fn(|k| {
+            (e.lanes[k] != LANES_RAW && !is_two_bit(e.lanes[k]))
+                .then(|| a.table(b, k))
+                .flatten()
+        });
+    if cold_tables {
+        for (k, t) in handles.iter().enumerate() {
+            // a slice whose lanes decode only a few symbols each misses a few times at most
+            let chain = e.decoded_len[k] as usize / (e.lanes[k] as usize).max(1);
+            if let Some(t) = t.as_ref().filter(|_| chain >= PREFETCH_MIN_CHAIN) {
+                let t = t.get();
+                t.tables.iter().for_each(|t| prefetch_slots(&t.slots));
+                // (an expansion table's slots past the width are never read)
+                if let Some(p) = t.pack {
+                    prefetch_slots(&p.slots[..=PACK_WIDTH_SLOT]);
+                }
+            }
+        }
+    }
     for (k, buf) in scratch.bufs.iter_mut().enumerate() {
         let n = e.decoded_len[k] as usize;
         size_buffer(buf, n);
@@ -47,8 +80,7 @@ pub fn decode_streams<'s>(
             LANES_TWO_BIT => crate::device::two_bit::decode(slices[k], out)?,
             LANES_TWO_BIT_RUNS => crate::device::two_bit::decode_runs(slices[k], out)?,
             lanes => {
-                // Archive::parse guarantees a table for every rANS slice
-                let t = a.table(b, k).ok_or(Status::SliceMode)?;
+                let t = handles[k].as_ref().ok_or(Status::SliceMode)?;
                 rans::decode_slice(slices[k], lanes as usize, t.get(), out)?;
             }
         }
@@ -200,15 +232,41 @@ pub fn decode_streams_group(
     status.map(|s| s.into_iter().find(|r| r.is_err()).unwrap_or(Ok(())))
 }
 
+/// Decoded bytes per lane from which a slice's tables are prefetched for a region read: a
+/// shorter chain takes fewer misses than the 256 lines of a table cost to fetch.
+const PREFETCH_MIN_CHAIN: usize = 16;
+
+/// Asks for every cache line of `slots` at once. A region read decodes a block whose group's
+/// tables are likely out of the cache (16 KiB a stream, one slot per rANS state), and a
+/// slice of one or two lanes is one dependency chain: unprefetched, each of its symbols can
+/// wait for a miss of its own, where the prefetches overlap.
+#[inline]
+fn prefetch_slots(slots: &[u32]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in slots.chunks(16) {
+        // SAFETY: a prefetch is a hint that never faults; the address lies in `t`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line.as_ptr() as *const i8
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = slots;
+}
+
 /// Entropy- and match-decodes block `b` into `out` as placed by `frame` (no checksum check).
+/// `cold_tables`: the block is read alone (a region read), its decode tables likely out of
+/// the cache, which are then prefetched first ([`prefetch_slots`]).
 pub fn decode_archive_block(
     a: &Archive<'_>,
     b: usize,
     out: &mut [u8],
     frame: &BlockFrame,
     scratch: &mut Scratch,
+    cold_tables: bool,
 ) -> Result<(), Status> {
-    let streams = decode_streams(a, b, scratch)?;
+    let streams = decode_streams_with(a, b, scratch, cold_tables)?;
     lz::decode_block_fast(&streams, out, frame)
 }
 
