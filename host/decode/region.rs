@@ -6,7 +6,10 @@
 //! verified). What a read saves is everything else: the decode tables are expanded once per
 //! archive ([`Archive::table`]), the stream buffers and the buffers of partly read blocks are
 //! per-thread scratch kept between reads, blocks wholly inside the range decode straight into
-//! the caller's buffer. Blocks are decoded one after the other: entropy-decoding several
+//! the caller's buffer. A random read's block belongs to a group whose decode tables are
+//! likely out of the cache: they are prefetched all at once before its slices are decoded
+//! (`streams::decode_archive_block`), where a one-lane slice would otherwise wait for a miss
+//! per symbol. Blocks are decoded one after the other: entropy-decoding several
 //! blocks' streams together, as the whole-file decoder does, measured no faster for the one
 //! to three blocks of a typical read (its bookkeeping outweighs the overlap of the rANS
 //! chains, and blocks with two-bit literals have little to overlap), and it allocates.
