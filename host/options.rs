@@ -32,11 +32,15 @@ pub enum Target {
     /// nucleotide sequence, and only by [`crate::encode::SHORT_MATCH_MIN_GAIN`]).
     #[default]
     Size,
-    /// GPU decode speed first (FORMAT.md §5.5-§5.7): at levels 1-7 the match streams are
+    /// GPU decode speed first (FORMAT.md §5.5-§5.8): at levels 1-7 the match streams are
     /// stored raw, so that a block's literals have the rANS warp to themselves; two-bit
-    /// literal slices where every block's cost at most 1 % more than rANS, and none
-    /// otherwise (an archive of such blocks with raw streams decodes without the rANS stage,
-    /// while a few two-bit blocks slow the rest); for inputs of at most
+    /// literal slices (with runs, FORMAT.md §5.8, where the block is one the GPU's dense
+    /// kernel decodes alone) where all but a sixteenth of the blocks take one at a cost of at
+    /// most 1 % more than rANS, and none otherwise (an archive of such blocks with raw
+    /// streams decodes without the rANS stage, while a few two-bit blocks slow the rest). On
+    /// line-wrapped or soft-masked DNA FASTA this makes the archive smaller than under
+    /// [`Target::Size`], whose blocks, with coded match streams, take no slices with runs
+    /// (a GPU would decode those only with its lane kernel). For inputs of at most
     /// [`crate::encode::WIDE_MAX_BLOCKS`] blocks, 64-lane literal slices where they halve a
     /// chain of at least 64 steps. Minimum match 6 at levels 1-7 (fewer, longer matches).
     /// Levels 8-9 code for size with few rANS lanes, so raw match streams would cost bytes
