@@ -244,7 +244,7 @@ const PREFETCH_MIN_CHAIN: usize = 16;
 fn prefetch_slots(slots: &[u32]) {
     #[cfg(target_arch = "x86_64")]
     for line in slots.chunks(16) {
-        // SAFETY: a prefetch is a hint that never faults; the address lies in `t`.
+        // SAFETY: a prefetch is a hint that never faults; the address lies in `slots`.
         unsafe {
             std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
                 line.as_ptr() as *const i8
