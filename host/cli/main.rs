@@ -32,7 +32,7 @@ use signal::install_signal_cleanup;
 /// after the blocks they read from); every block carries an XXH3-64 checksum, so a whole
 /// file or any byte range can be restored and verified on the CPU or on an NVIDIA GPU.
 #[derive(Parser)]
-#[command(name = "aceapex", version, about, long_about, after_help = AFTER_HELP, args_override_self = true)]
+#[command(name = "aceapex", version, after_help = AFTER_HELP, args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
