@@ -32,6 +32,20 @@ pub fn decode_streams<'s>(
     decode_streams_with(a, b, scratch, false)
 }
 
+/// The decode tables of block `b`'s rANS slices, by stream (`None` for a raw or two-bit
+/// slice; Archive::parse guarantees a table for every rANS slice).
+fn rans_tables<'a>(
+    a: &'a Archive<'_>,
+    b: usize,
+) -> [Option<crate::format::TableHandle<'a>>; STREAM_COUNT] {
+    let e = &a.entries[b];
+    std::array::from_fn(|k| {
+        (e.lanes[k] != LANES_RAW && !is_two_bit(e.lanes[k]))
+            .then(|| a.table(b, k))
+            .flatten()
+    })
+}
+
 /// [`decode_streams`]; with `cold_tables`, the decode tables of the block's rANS slices are
 /// first pulled into the cache all at once ([`prefetch_slots`]).
 fn decode_streams_with<'s>(
@@ -42,14 +56,8 @@ fn decode_streams_with<'s>(
 ) -> Result<PaddedStreams<'s>, Status> {
     let e = &a.entries[b];
     let slices = a.slices(b);
-    // Archive::parse guarantees a table for every rANS slice; the handles are taken before
-    // any slice is decoded so that their prefetches overlap
-    let handles: [Option<crate::format::TableHandle<'_>>; STREAM_COUNT] =
-        std::array::from_fn(|k| {
-            (e.lanes[k] != LANES_RAW && !is_two_bit(e.lanes[k]))
-                .then(|| a.table(b, k))
-                .flatten()
-        });
+    // taken before any slice is decoded, so that their prefetches overlap
+    let handles = rans_tables(a, b);
     if cold_tables {
         for (k, t) in handles.iter().enumerate() {
             // a slice whose lanes decode only a few symbols each misses a few times at most
@@ -187,14 +195,11 @@ pub fn decode_streams_group(
     // the rANS slices' tables first, held while their decoders run (`Archive::table`)
     let handles: [[Option<crate::format::TableHandle<'_>>; STREAM_COUNT]; GROUP_BLOCKS] =
         std::array::from_fn(|j| {
-            std::array::from_fn(|k| {
-                let b = first + j;
-                (j < scratch.len()
-                    && a.entries[b].lanes[k] != LANES_RAW
-                    && !is_two_bit(a.entries[b].lanes[k]))
-                .then(|| a.table(b, k))
-                .flatten()
-            })
+            if j < scratch.len() {
+                rans_tables(a, first + j)
+            } else {
+                Default::default()
+            }
         });
     let mut decs = Vec::with_capacity(GROUP_BLOCKS * STREAM_COUNT);
     let mut owner = [(0usize, 0usize); GROUP_BLOCKS * STREAM_COUNT];

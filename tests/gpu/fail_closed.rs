@@ -139,6 +139,22 @@ pub(crate) fn two_bit_slices_fail_closed_on_corrupt_bytes() {
     }
 }
 
+/// Decodes `ga` with the dense pipe into `out` (poisoned by the caller), its status words
+/// first set to 0xDEAD so that a word nobody writes shows, and returns them.
+fn dense_statuses(
+    g: &Gpu,
+    ga: &decoder::GpuArchive,
+    out: &mut cudarc::driver::CudaSlice<u8>,
+    status: &mut cudarc::driver::CudaSlice<u32>,
+) -> Vec<u32> {
+    g.stream()
+        .memcpy_htod(&vec![0xDEAD_u32; status.len()], status)
+        .unwrap();
+    ga.decode_all_with(g, decoder::Decoder::Dense, out, status)
+        .unwrap();
+    g.stream().clone_dtoh(status).unwrap()
+}
+
 /// Decodes `a` (damaged at byte `at`) with the dense pipe into a poisoned output and status,
 /// and checks each block's status word against the CPU reference decoder's verdict on that
 /// block (`decode::decode_block_reference`): the same rule where it names one, 0 where it
@@ -148,12 +164,7 @@ pub(crate) fn same_rule_as_the_cpu(g: &Gpu, a: &Archive<'_>, at: usize) {
     let ga = decoder::GpuArchive::upload(g, a).unwrap();
     let (mut out, mut status) = ga.output_buffers(g).unwrap();
     g.fill(&mut out, 0xA5).unwrap();
-    g.stream()
-        .memcpy_htod(&vec![0xDEAD_u32; a.block_count()], &mut status)
-        .unwrap();
-    ga.decode_all_with(g, decoder::Decoder::Dense, &mut out, &mut status)
-        .unwrap();
-    let st = g.stream().clone_dtoh(&status).unwrap();
+    let st = dense_statuses(g, &ga, &mut out, &mut status);
     for (b, &got) in st.iter().enumerate() {
         let r = a.block_range(b);
         let mut o = vec![0u8; (r.end - r.start) as usize];
@@ -486,13 +497,7 @@ pub(crate) fn dense_decodes_every_way(
         ga.set_overlap(overlap);
         ga.poison_scratch(g, 0x5A).unwrap();
         g.fill(&mut out, 0xA5).unwrap();
-        // (a status word nobody writes shows)
-        g.stream()
-            .memcpy_htod(&vec![0xDEAD_u32; a.block_count()], &mut status)
-            .unwrap();
-        ga.decode_all_with(g, decoder::Decoder::Dense, &mut out, &mut status)
-            .unwrap();
-        let st = g.stream().clone_dtoh(&status).unwrap();
+        let st = dense_statuses(g, ga, &mut out, &mut status);
         assert!(
             st.iter().all(|&s| s == Status::Ok as u32),
             "{what}, self-contained {sc} overlap {overlap}: statuses {:?}",
