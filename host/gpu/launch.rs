@@ -825,8 +825,18 @@ pub(crate) fn seek(
     // puts exactly those in the rANS list); epoch 0: no hand-off, no queue ticket (the queue
     // is the archive's, locked, and only its fallback count is touched); the other buffers
     // are the archive's as for `decode_blocks_dense`.
-    unsafe { launch_after(gpu, &gpu.k.decode_blocks_seek, cfg, params(&p), false) }
-        .ctx("launching decode_blocks_seek")?;
+    // (after the rANS stage a programmatic launch: the kernel's CTAs start while that grid
+    // runs and wait for it, epoch 0, before they read anything; nothing to overlap without)
+    unsafe {
+        launch_after(
+            gpu,
+            &gpu.k.decode_blocks_seek,
+            cfg,
+            params(&p),
+            gpu.overlap() && l.n_rans > 0,
+        )
+    }
+    .ctx("launching decode_blocks_seek")?;
     drop(queue);
     let p = SeekGatherParams {
         slots,
@@ -847,6 +857,8 @@ pub(crate) fn seek(
     // consecutive slots from first_slot (the order is sorted and each range's blocks are in
     // it) and out_at + len <= the sum of the lengths <= out.len() (checked by the kernel
     // too); a status word per block; two words per range (asserted).
-    unsafe { launch_after(gpu, &gpu.k.seek_gather, cfg, params(&p), false) }
+    // (a programmatic launch: its CTAs start while the dense kernel runs, which lets them
+    // from its start, and wait for its grid before they read a slot or status word)
+    unsafe { launch_after(gpu, &gpu.k.seek_gather, cfg, params(&p), gpu.overlap()) }
         .ctx("launching seek_gather")
 }

@@ -168,6 +168,9 @@ unsafe fn gather_ranges(
             _grid_dim_x(),
         )
     };
+    // launched as a programmatic dependent of the dense kernel: its slots and status words
+    // are read only once that grid has completed (at once without such a launch)
+    crate::handoff::wait_prerequisite_grids();
     let shift = block_size.trailing_zeros();
     let mask = block_size as u64 - 1;
     let mut r = cta;
