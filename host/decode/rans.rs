@@ -394,9 +394,10 @@ fn expand_in_place(out: &mut [u8], expand: &DecodeTable) {
 }
 
 /// Expands packed symbols of `W` literals in place, back to front: the last (possibly
-/// partial) symbol by the reference, then four symbols a step, their `4 * W` literals put
-/// together in registers and stored in one or two words (a store per symbol was the loop's
-/// bound), the first few symbols one `W`-byte copy each.
+/// partial) symbol by the reference, then eight symbols a step with AVX2
+/// ([`avx2::expand_packed`]) or else four, their literals put together in registers and
+/// stored in one or two stores (a store per symbol was the loop's bound), the first few
+/// symbols one `W`-byte copy each.
 #[inline(always)]
 fn expand_width<const W: usize>(out: &mut [u8], expand: &DecodeTable) {
     let full = out.len() / W;
@@ -408,6 +409,11 @@ fn expand_width<const W: usize>(out: &mut [u8], expand: &DecodeTable) {
     }
     let mask = u32::MAX >> (32 - 8 * W);
     let mut j = full;
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2; W * full <= out.len().
+        j = unsafe { avx2::expand_packed::<W>(out, j, &expand.slots) };
+    }
     while j >= 4 {
         j -= 4;
         // symbols j..j + 4 are read before their literals are stored at W * j.., which lies

@@ -545,3 +545,59 @@ pub unsafe fn rows_pairs4<const P: usize, const S: usize>(decs: [&mut super::Sli
         d.done += r * 4;
     }
 }
+
+/// Expands packed symbols of `W` literals (2-4) in place, back to front, eight symbols a
+/// step from symbol `j` down: their eight entries of the expansion table `slots`, the low
+/// `W` bytes of each put together by a byte shuffle and stored in one or two stores of `8 W`
+/// bytes in all. Symbols `j - 8 .. j` are read before their literals go to `W (j - 8) ..`,
+/// which lies at or above them, and below every literal already stored. Returns the symbol
+/// at which it stopped (below 8), whose lower symbols the caller expands.
+///
+/// # Safety
+/// The CPU must support AVX2; `W * j <= out.len()`.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub unsafe fn expand_packed<const W: usize>(out: &mut [u8], mut j: usize, slots: &[u32]) -> usize {
+    const { assert!(W >= 2 && W <= 4) };
+    debug_assert!(W * j <= out.len() && slots.len() >= 256);
+    // per 128-bit half: the low W bytes of each of its four entries, packed from byte 0
+    let pick = match W {
+        2 => _mm256_setr_epi8(
+            0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5, 8, 9, 12, 13, -1,
+            -1, -1, -1, -1, -1, -1, -1,
+        ),
+        _ => _mm256_setr_epi8(
+            0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8, 9, 10, 12,
+            13, 14, -1, -1, -1, -1,
+        ),
+    };
+    // the halves' packed words side by side: W words of each
+    let join = match W {
+        2 => _mm256_setr_epi32(0, 1, 4, 5, 0, 0, 0, 0),
+        _ => _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 0, 0),
+    };
+    let base = out.as_mut_ptr();
+    while j >= 8 {
+        j -= 8;
+        // SAFETY: j + 8 <= the caller's j, whose W j bytes lie in `out`; every symbol is
+        // below 256 <= slots.len().
+        unsafe {
+            let at = |i: usize| *slots.get_unchecked(*base.add(j + i) as usize) as i32;
+            let v = _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
+            let dst = base.add(W * j);
+            if W == 4 {
+                _mm256_storeu_si256(dst as *mut __m256i, v);
+            } else {
+                let q = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, pick), join);
+                _mm_storeu_si128(dst as *mut __m128i, _mm256_castsi256_si128(q));
+                if W == 3 {
+                    _mm_storel_epi64(
+                        dst.add(16) as *mut __m128i,
+                        _mm256_extracti128_si256::<1>(q),
+                    );
+                }
+            }
+        }
+    }
+    j
+}
