@@ -557,9 +557,13 @@ pub unsafe fn rows_pairs4<const P: usize, const S: usize>(decs: [&mut super::Sli
 /// The CPU must support AVX2; `W * j <= out.len()`.
 #[target_feature(enable = "avx2")]
 #[inline]
-pub unsafe fn expand_packed<const W: usize>(out: &mut [u8], mut j: usize, slots: &[u32]) -> usize {
+pub unsafe fn expand_packed<const W: usize>(
+    out: &mut [u8],
+    mut j: usize,
+    slots: &[u32; PROB_SCALE as usize],
+) -> usize {
     const { assert!(W >= 2 && W <= 4) };
-    debug_assert!(W * j <= out.len() && slots.len() >= 256);
+    debug_assert!(W * j <= out.len());
     // per 128-bit half: the low W bytes of each of its four entries, packed from byte 0
     let pick = match W {
         2 => _mm256_setr_epi8(
@@ -579,8 +583,8 @@ pub unsafe fn expand_packed<const W: usize>(out: &mut [u8], mut j: usize, slots:
     let base = out.as_mut_ptr();
     while j >= 8 {
         j -= 8;
-        // SAFETY: j + 8 <= the caller's j, whose W j bytes lie in `out`; every symbol is
-        // below 256 <= slots.len().
+        // SAFETY: j + 8 <= the caller's j, whose W j bytes lie in `out`; a symbol (a byte)
+        // indexes one of the table's PROB_SCALE slots.
         unsafe {
             let at = |i: usize| *slots.get_unchecked(*base.add(j + i) as usize) as i32;
             let v = _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
