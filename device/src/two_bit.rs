@@ -47,6 +47,31 @@ pub struct Head {
     pub codes_at: usize,
 }
 
+/// The 16 bytes `v` (byte `i` of the little-endian word is position `i`) with a gap opened
+/// at every set bit `p` of `mask` (bits 0-15), lowest first: the bytes from `p` on move up
+/// one position and the top byte drops out. Applied to the literals of 16 consecutive codes,
+/// it puts code `k` at the `k`-th position whose bit is clear, as a slice with runs places
+/// them (FORMAT.md §5.8 rule 2); the bytes left at the set positions are unspecified (the
+/// runs' values go there). Work: one step per set bit.
+#[inline(always)]
+pub fn open_gaps(v: u128, mut mask: u32) -> u128 {
+    let (mut lo, mut hi) = (v as u64, (v >> 64) as u64);
+    mask &= 0xFFFF;
+    while mask != 0 {
+        let p = mask.trailing_zeros();
+        if p < 8 {
+            let keep = (1u64 << (8 * p)) - 1;
+            hi = hi << 8 | lo >> 56;
+            lo = lo & keep | (lo & !keep) << 8;
+        } else {
+            let keep = (1u64 << (8 * (p - 8))) - 1;
+            hi = hi & keep | (hi & !keep) << 8;
+        }
+        mask &= mask - 1;
+    }
+    lo as u128 | (hi as u128) << 64
+}
+
 /// Reads a varint of at most [`MAX_VARINT_BYTES`] bytes at `s[*at..end]`, advancing `at`.
 #[inline]
 pub fn varint(s: &[u8], at: &mut usize, end: usize) -> Result<u32, Status> {

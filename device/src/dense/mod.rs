@@ -654,7 +654,8 @@ fn lower_bytes(w: u32, sel: u32) -> u32 {
 ///    before them gives the index of its first code, one of the toggles' parity gives the
 ///    lower-case mask, and it reads its codes (two aligned words per 16 literals);
 /// 5. after a barrier (the copy lies where the literals go), it writes its literals, 16 a
-///    store (byte permutes where none of the 16 is a run position), lower case applied;
+///    store (byte permutes, then a gap opened at each run position among the 16,
+///    `two_bit::open_gaps`), lower case applied;
 /// 6. after a barrier, each warp stores its runs' values.
 ///
 /// # Safety
@@ -934,20 +935,12 @@ pub(super) unsafe fn expand_own_runs<const SEEK: bool>(
         if p0 >= n {
             break;
         }
-        let mut w = if eb[q] == 0 {
-            expand_codes(sym, cw[q])
-        } else {
-            let mut w = [0u32; 4];
-            let mut k = 0u32;
-            for i in 0..16u32 {
-                if eb[q] >> i & 1 == 0 {
-                    let code = cw[q] >> (2 * k) & 3;
-                    w[(i / 4) as usize] |= (sym >> (8 * code) & 0xFF) << (8 * (i % 4));
-                    k += 1;
-                }
-            }
-            w
-        };
+        // the 16 literals of the next 16 codes, moved past the run positions among them
+        let mut w = expand_codes(sym, cw[q]);
+        if eb[q] != 0 {
+            let v = crate::two_bit::open_gaps(join16(w), eb[q]);
+            w = core::array::from_fn(|i| (v >> (32 * i)) as u32);
+        }
         if lb[q] != 0 {
             for (i, x) in w.iter_mut().enumerate() {
                 *x = lower_bytes(*x, lb[q] >> (4 * i) & 0xF);
@@ -957,7 +950,7 @@ pub(super) unsafe fn expand_own_runs<const SEEK: bool>(
         // literal region.
         unsafe { *(lit.add(p0 as usize) as *mut u128) = join16(w) };
     }
-    // 6. the runs' values, after the codes' stores (which wrote zeros at their positions)
+    // 6. the runs' values, after the codes' stores (which left other bytes at their positions)
     sync();
     let mut run = tid / 32;
     while run < r {
