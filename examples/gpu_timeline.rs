@@ -11,6 +11,13 @@
 //! gives a binary built without the trace kernels the same ones: `GpuTuning::ptx`.) Marks cover an archive's first 4,096 blocks
 //! (`trace::TRACE_BLOCKS`); the report says how many it traced.
 //!
+//! With `--tile`, the random-access path instead: for each archive, one 16 KiB tile at its
+//! middle read through `GpuArchive::read_ranges` (2,000 times after half a second of reads:
+//! p50 and p99 from the call to the status words back), the GPU's time per request with 200
+//! queued back to back (events), a bare round trip of the same stream (a 64-byte upload and
+//! download, no kernel), and the marks of the tile's block in one read, from the dense
+//! kernel's take to the gather's end.
+//!
 //! For each archive: half a second of untimed decodes, then one decode between CUDA events whose marks
 //! are read back. Printed, in microseconds from the earliest `rans_start`: each mark's
 //! minimum, median, 90th percentile and maximum over the traced blocks, and the per-block
@@ -28,11 +35,11 @@ use aceapex::format::Archive;
 use aceapex::gpu::decoder::{check_status, verify, GpuArchive};
 use aceapex::gpu::{Gpu, GpuTuning};
 
-const USAGE: &str = "usage: gpu_timeline [--ptx FILE] ARCHIVE.acx...\n\
+const USAGE: &str = "usage: gpu_timeline [--ptx FILE] [--tile] ARCHIVE.acx...\n\
     Timeline marks of one dense-pipe decode per archive; needs a GPU and a binary built with\n\
     ACEAPEX_DEVICE_FEATURES=trace (it embeds the trace kernels; see the file's header), or\n\
     --ptx FILE naming such a build's PTX.\n\
-    Marks cover the first 4,096 blocks of an archive.";
+    Marks cover the first 4,096 blocks of an archive. --tile: one 16 KiB tile's path instead.";
 
 fn fail(msg: &str) -> ! {
     eprintln!("gpu_timeline: {msg}");
@@ -50,6 +57,8 @@ fn main() {
         tuning = tuning.with_ptx(Some(ptx));
         paths.drain(i..i + 2);
     }
+    let tile = paths.iter().any(|p| p == "--tile");
+    paths.retain(|p| p != "--tile");
     if paths.iter().any(|p| p == "-h" || p == "--help") {
         println!("{USAGE}");
         return;
@@ -75,7 +84,12 @@ fn main() {
         .collect();
     let g = Gpu::open_with(&tuning).unwrap_or_else(|e| fail(&format!("needs an NVIDIA GPU: {e}")));
     for (p, a) in &parsed {
-        if let Err(e) = timeline(&g, p, a) {
+        let r = if tile {
+            tile_timeline(&g, p, a)
+        } else {
+            timeline(&g, p, a)
+        };
+        if let Err(e) = r {
             fail(&format!("{p}: {e}"));
         }
     }
@@ -115,6 +129,98 @@ fn timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuEr
     };
     let n = a.block_count().min(TRACE_BLOCKS);
     report(p, size, n, a.block_count(), secs, &marks);
+    Ok(())
+}
+
+/// One 16 KiB tile at the middle of `a`, read through the seek: wall p50 and p99, the GPU's
+/// time per request queued back to back, a bare round trip, and the tile block's marks.
+fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuError> {
+    use aceapex::gpu::seek::{plan, RangeStatus};
+    use std::time::Instant;
+    let ga = GpuArchive::upload(g, a)?;
+    let size = a.header().original_size;
+    let bs = ga.block_size() as u64;
+    let off = size / 2 / bs * bs;
+    let len = bs.min(size - off).min(16_384);
+    let mut out = g.alloc_filled(len as usize, 0xA5)?;
+    let ranges = [(off, len)];
+    let read = |out: &mut _| -> Result<(), aceapex::gpu::GpuError> {
+        let st = ga.read_ranges(g, &ranges, out)?;
+        assert_eq!(st, [RangeStatus::Ok], "the tile's block verified");
+        Ok(())
+    };
+    let warm = Instant::now();
+    while warm.elapsed().as_secs_f64() < 0.5 {
+        read(&mut out)?;
+    }
+    let mut wall = Vec::with_capacity(2_000);
+    for _ in 0..2_000 {
+        let t = Instant::now();
+        read(&mut out)?;
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    wall.sort_by(f64::total_cmp);
+    let pl = plan(
+        &ranges,
+        ga.block_size(),
+        ga.original_size(),
+        ga.own_blocks(),
+        ga.seek_chunks(),
+    )?;
+    g.sync()?;
+    let queued = g.time(200, || ga.submit_planned(g, &pl, &mut out))? * 1e6;
+    // a round trip with no kernel: what the copies and the wait cost alone
+    let mut dev = g.alloc_filled(64, 0)?;
+    let (up, mut down) = ([7u8; 64], [0u8; 64]);
+    let mut bare = Vec::with_capacity(2_000);
+    for _ in 0..2_000 {
+        let t = Instant::now();
+        let s = g.stream();
+        s.memcpy_htod(&up, &mut dev)
+            .and_then(|_| s.memcpy_dtoh(&dev, &mut down))
+            .and_then(|_| s.synchronize())
+            .map_err(|source| aceapex::gpu::GpuError::Driver {
+                what: "a bare round trip",
+                source,
+            })?;
+        bare.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    bare.sort_by(f64::total_cmp);
+    g.clear_trace()?;
+    read(&mut out)?;
+    let b = (off / bs) as usize;
+    println!(
+        "TILE {p}: block {b} ({len} bytes at {off}), own {}: read p50 {:.1} us, p99 {:.1}; GPU queued back to back {queued:.1} us a request; bare round trip p50 {:.1} us",
+        ga.own_blocks().get(b).copied().unwrap_or(false),
+        quantile(&wall, 0.5),
+        quantile(&wall, 0.99),
+        quantile(&bare, 0.5),
+    );
+    let marks = match g.trace_marks()? {
+        Some(m) if b < TRACE_BLOCKS => m,
+        Some(_) => {
+            println!("  block {b} is past the traced blocks");
+            return Ok(());
+        }
+        None => {
+            println!("  the loaded kernels have no trace marks (build with ACEAPEX_DEVICE_FEATURES=trace)");
+            return Ok(());
+        }
+    };
+    let row = &marks[b * TRACE_SLOTS..(b + 1) * TRACE_SLOTS];
+    let t0 = row.iter().copied().filter(|&t| t != 0).min().unwrap_or(0);
+    let mut v: Vec<(u64, &str)> = row
+        .iter()
+        .zip(SLOT_NAMES)
+        .filter(|(&t, _)| t != 0)
+        .map(|(&t, n)| (t, n))
+        .collect();
+    v.sort();
+    let line: Vec<String> = v
+        .iter()
+        .map(|(t, n)| format!("{n} {:.2}", (t - t0) as f64 / 1e3))
+        .collect();
+    println!("  marks, us after the first: {}", line.join(", "));
     Ok(())
 }
 

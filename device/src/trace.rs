@@ -12,7 +12,7 @@
 /// Blocks whose marks are kept (later blocks are not traced).
 pub const TRACE_BLOCKS: usize = 4096;
 /// Marks per block: the `RANS_*` and `DENSE_*` slots below.
-pub const TRACE_SLOTS: usize = 14;
+pub const TRACE_SLOTS: usize = 16;
 /// Name of the `u64` array of `TRACE_BLOCKS * TRACE_SLOTS` marks in a trace build's PTX.
 pub const TRACE_SYMBOL: &str = "ACEAPEX_TRACE";
 
@@ -50,6 +50,12 @@ pub const DENSE_END: usize = 11;
 pub const DENSE_CODES: usize = 12;
 /// The dense kernel: the parse's deferred long commands filled (after [`DENSE_FILLED`]).
 pub const DENSE_DEFERRED: usize = 13;
+/// The seek's gather: a CTA took a range whose first block this is (after waiting for the
+/// dense kernel's grid).
+pub const GATHER_START: usize = 14;
+/// The seek's gather: the range's status words written and its bytes copied (thread 0's
+/// share).
+pub const GATHER_END: usize = 15;
 
 /// Names of the slots, in slot order, for reports.
 pub const SLOT_NAMES: [&str; TRACE_SLOTS] = [
@@ -67,6 +73,8 @@ pub const SLOT_NAMES: [&str; TRACE_SLOTS] = [
     "dense_end",
     "dense_codes",
     "dense_deferred",
+    "gather_start",
+    "gather_end",
 ];
 
 #[cfg(all(target_arch = "nvptx64", feature = "trace"))]

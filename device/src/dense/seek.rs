@@ -178,6 +178,7 @@ unsafe fn gather_ranges(
         // SAFETY: r < n_ranges.
         let g = unsafe { *ranges.add(r as usize) };
         if tid == 0 {
+            crate::trace::mark(g.first_block as u64, crate::trace::GATHER_START);
             let last = ((g.offset + g.len.max(1) - 1) >> shift) as u32;
             let (mut st, mut bad) = (0u32, 0u32);
             let mut b = g.first_block;
@@ -211,6 +212,9 @@ unsafe fn gather_ranges(
                     bdim,
                 )
             };
+        }
+        if tid == 0 {
+            crate::trace::mark(g.first_block as u64, crate::trace::GATHER_END);
         }
         r += ncta;
     }
