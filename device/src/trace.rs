@@ -50,11 +50,11 @@ pub const DENSE_END: usize = 11;
 pub const DENSE_CODES: usize = 12;
 /// The dense kernel: the parse's deferred long commands filled (after [`DENSE_FILLED`]).
 pub const DENSE_DEFERRED: usize = 13;
-/// The seek's gather: a CTA took a range whose first block this is (after waiting for the
-/// dense kernel's grid).
+/// The seek's gather: the CTA of a range's first piece took it (after waiting for the dense
+/// kernel's grid); the mark is the range's first block's.
 pub const GATHER_START: usize = 14;
-/// The seek's gather: the range's status words written and its bytes copied (thread 0's
-/// share).
+/// The seek's gather: the range's status words written and its first piece copied (thread
+/// 0's share).
 pub const GATHER_END: usize = 15;
 
 /// Names of the slots, in slot order, for reports.

@@ -690,8 +690,19 @@ pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(
 /// decodable from the data section alone, `seek::plan`), `ranges` (`n_ranges`
 /// [`SeekRange`]s) inside `req`, the slots, the per-block status words and the per-range
 /// status words.
+/// Threads of a `seek_gather` CTA.
+const GATHER_THREADS: u32 = 256;
+/// Bytes of a range `seek_gather` gives a CTA when there are fewer ranges than CTAs: two
+/// 4-byte words a thread, one round of loads.
+const GATHER_PIECE: u64 = 2 * 4 * GATHER_THREADS as u64;
+
+/// One seek's buffers and request layout. The request and the range status words are
+/// device buffers, or for a small request page-locked host memory the kernels reach through
+/// its device address (`seek`'s zero-copy path: no copy in either direction).
 pub(crate) struct SeekLaunch<'a> {
-    pub req: &'a CudaSlice<u8>,
+    /// The request's device address (`req_len` bytes: block order, rANS list, ranges).
+    pub req: u64,
+    pub req_len: u64,
     pub order_at: u64,
     pub n_order: u32,
     pub rans_at: u64,
@@ -699,9 +710,13 @@ pub(crate) struct SeekLaunch<'a> {
     pub chunk_blocks: u32,
     pub ranges_at: u64,
     pub n_ranges: u32,
+    /// The ranges' bytes in all.
+    pub range_bytes: u64,
     pub slots: &'a mut CudaSlice<u8>,
     pub status: &'a mut CudaSlice<u32>,
-    pub range_status: &'a mut CudaSlice<u32>,
+    /// The range status words' device address (`range_status_len` words).
+    pub range_status: u64,
+    pub range_status_len: u64,
 }
 
 /// Launches a random-access read's kernels on the stream, one after the other: the rANS
@@ -727,10 +742,10 @@ pub(crate) fn seek(
         "a status word per block"
     );
     assert!(
-        l.range_status.len() >= 2 * l.n_ranges as usize,
+        l.range_status_len >= 2 * l.n_ranges as u64,
         "two words per range"
     );
-    let req_len = l.req.len() as u64;
+    let req_len = l.req_len;
     assert!(
         l.order_at + 4 * l.n_order as u64 <= req_len
             && l.rans_at + 4 * l.n_rans as u64 <= req_len
@@ -741,8 +756,7 @@ pub(crate) fn seek(
     if l.n_order == 0 {
         return Ok(());
     }
-    let stream = gpu.stream();
-    let req = l.req.device_ptr(stream).0;
+    let req = l.req;
     ga.ensure_decoded(gpu)?;
     let mut guard = ga.decoded.lock().unwrap_or_else(|e| e.into_inner());
     let decoded = guard.as_mut().expect("ensure_decoded allocated it");
@@ -846,11 +860,19 @@ pub(crate) fn seek(
         status,
         out: addr(gpu, out),
         out_len: out.len() as u64,
-        range_status: addr(gpu, l.range_status),
+        range_status: l.range_status,
+    };
+    // fewer ranges than the cap are cut into pieces of about GATHER_PIECE bytes, a CTA each
+    // (`seek_gather`), so that one long range is not copied by one CTA's chain of loads
+    let pieces = if l.n_ranges < cap {
+        (l.range_bytes / l.n_ranges.max(1) as u64 / GATHER_PIECE)
+            .clamp(1, (cap / l.n_ranges.max(1)) as u64) as u32
+    } else {
+        1
     };
     let cfg = LaunchConfig {
-        grid_dim: (l.n_ranges.clamp(1, cap), 1, 1),
-        block_dim: (256, 1, 1),
+        grid_dim: ((l.n_ranges * pieces).clamp(1, cap), 1, 1),
+        block_dim: (GATHER_THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
     // SAFETY: `seek_gather`'s contract: `seek::plan` gave every range its blocks in

@@ -121,8 +121,13 @@ pub(crate) struct SeekState {
     pub(crate) status: CudaSlice<u32>,
     /// Two words per range.
     pub(crate) range_status: CudaSlice<u32>,
-    /// Page-locked host copies of the request and the range status words, so that both
-    /// copies are asynchronous and short.
+    /// Page-locked host copies of the request and the range status words, mapped into the
+    /// device's address space: a large request is copied to and from the device buffers
+    /// above (asynchronous, short copies), a small one read and written by the kernels where
+    /// it lies (`seek::ZERO_COPY_BYTES`).
     pub(crate) req_host: cudarc::driver::PinnedHostSlice<u8>,
     pub(crate) range_status_host: cudarc::driver::PinnedHostSlice<u32>,
+    /// The device addresses of `req_host` and `range_status_host`.
+    pub(crate) req_host_addr: u64,
+    pub(crate) range_status_host_addr: u64,
 }

@@ -2,12 +2,14 @@
 //! in one submission per batch (one range or a hundred thousand).
 //!
 //! A request is planned on the host ([`plan`]: the blocks the ranges lie in, sorted and each
-//! once, and which of them need the rANS stage), uploaded in one copy from page-locked
-//! memory, and decoded by at most three kernels on the stream (`launch::seek`): the rANS
-//! stage for the blocks whose streams are entropy-coded, `decode_blocks_seek` (each block
-//! into its slot, its XXH3-64 checked on the device, FORMAT.md §6) and `seek_gather` (each
-//! range from the slots into the caller's device buffer, with its status). Only the status
-//! words come back to the host. A block the dense kernel cannot take (`Status::Fallback`)
+//! once, and which of them need the rANS stage), written to page-locked host memory (where
+//! the kernels read a small request, [`ZERO_COPY_BYTES`], and from where a larger one is
+//! uploaded in one copy), and decoded by at most three kernels on the stream
+//! (`launch::seek`): the rANS stage for the blocks whose streams are entropy-coded,
+//! `decode_blocks_seek` (each block into its slot, its XXH3-64 checked on the device,
+//! FORMAT.md §6) and `seek_gather` (each range from the slots into the caller's device
+//! buffer, with its status). Only the status words come back to the host (written there by
+//! `seek_gather` for a small request, copied for a larger one). A block the dense kernel cannot take (`Status::Fallback`)
 //! is reported for its ranges; [`crate::GpuReader`] reads those ranges on the CPU instead.
 //! Archives whose window crosses blocks are not supported here (their blocks need their
 //! sources decoded first): the CPU [`crate::Reader`] reads them.
@@ -24,6 +26,24 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 /// Why an archive whose window crosses blocks is not read here.
 pub(crate) const CROSS_BLOCK: &str =
     "random access on the GPU needs independent blocks (this archive's window crosses blocks)";
+
+/// Bytes of request, and of range status words, up to which a seek is read and answered in
+/// place in page-locked host memory, with no copy either way (a request of up to about 100
+/// ranges); a larger one is copied, as the kernels' reads across the bus would cost more than
+/// the copy.
+pub const ZERO_COPY_BYTES: usize = 4096;
+
+/// The device address of page-locked host memory allocated mapped
+/// (`CU_MEMHOSTALLOC_DEVICEMAP`) in the context bound to this thread.
+fn device_address<T>(p: *mut T) -> Result<u64, GpuError> {
+    let mut d: cudarc::driver::sys::CUdeviceptr = 0;
+    // SAFETY: `p` is the start of a mapped page-locked allocation of the bound context (the
+    // callers' allocations, which bind it); `d` is a valid out-pointer.
+    unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut d, p.cast(), 0) }
+        .result()
+        .ctx("the host buffer's device address")?;
+    Ok(d)
+}
 
 /// Per block of `a`: whether the dense kernel decodes it from the data section alone (a
 /// two-bit literal slice and raw match streams, `device::own::own_slice`).
@@ -524,6 +544,9 @@ impl GpuArchive {
         }
         let st = self.seek_buffers(gpu, guard, p)?;
         let stream = gpu.stream();
+        let n_words = 2 * p.n_ranges as usize;
+        // a small request is read and answered where it lies in host memory
+        let zero_copy = p.bytes.len() <= ZERO_COPY_BYTES && 4 * n_words <= ZERO_COPY_BYTES;
         // (as_mut_slice waits for the pinned buffer's last copy: none is in flight but a
         // `submit_planned` of the same bytes)
         let req_host = st
@@ -532,24 +555,38 @@ impl GpuArchive {
             .ctx("the request's host buffer")?;
         req_host[..p.bytes.len()].copy_from_slice(&p.bytes);
         gpu.context().bind_to_thread().ctx("binding the context")?;
-        // SAFETY: the source is the first p.bytes.len() bytes of the page-locked request
-        // buffer, which nothing writes again before the stream's synchronize (in
-        // `read_planned`; `submit_planned` writes the same bytes again); the
-        // destination is the device request buffer of at least that many bytes
-        // (seek_buffers).
-        unsafe {
-            cudarc::driver::result::memcpy_htod_async(
-                st.req.device_ptr(stream).0,
-                &req_host[..p.bytes.len()],
-                stream.cu_stream(),
+        let (req, req_len) = if zero_copy {
+            (st.req_host_addr, req_host.len() as u64)
+        } else {
+            // SAFETY: the source is the first p.bytes.len() bytes of the page-locked request
+            // buffer, which nothing writes again before the stream's synchronize (in
+            // `read_planned`; `submit_planned` writes the same bytes again); the
+            // destination is the device request buffer of at least that many bytes
+            // (seek_buffers).
+            unsafe {
+                cudarc::driver::result::memcpy_htod_async(
+                    st.req.device_ptr(stream).0,
+                    &req_host[..p.bytes.len()],
+                    stream.cu_stream(),
+                )
+            }
+            .ctx("uploading the request")?;
+            (st.req.device_ptr(stream).0, st.req.len() as u64)
+        };
+        let (range_status, range_status_len) = if zero_copy {
+            (st.range_status_host_addr, st.range_status_host.len() as u64)
+        } else {
+            (
+                st.range_status.device_ptr(stream).0,
+                st.range_status.len() as u64,
             )
-        }
-        .ctx("uploading the request")?;
+        };
         launch::seek(
             gpu,
             self,
             launch::SeekLaunch {
-                req: &st.req,
+                req,
+                req_len,
                 order_at: 0,
                 n_order: p.n_order,
                 rans_at: p.rans_at,
@@ -557,13 +594,17 @@ impl GpuArchive {
                 chunk_blocks: p.chunks.blocks.max(1),
                 ranges_at: p.ranges_at,
                 n_ranges: p.n_ranges,
+                range_bytes: p.out_len,
                 slots: &mut st.slots,
                 status: &mut st.status,
-                range_status: &mut st.range_status,
+                range_status,
+                range_status_len,
             },
             out,
         )?;
-        let n_words = 2 * p.n_ranges as usize;
+        if zero_copy {
+            return Ok(st);
+        }
         let words = st
             .range_status_host
             .as_mut_slice()
@@ -611,17 +652,30 @@ impl GpuArchive {
                     .ctx("allocating the seek status")?,
             };
             let ctx = gpu.context();
+            // mapped (the zero-copy path's kernels reach them), cached on the host (which
+            // writes the request and reads the status words)
+            let mapped = cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP;
             // SAFETY (both): page-locked host memory, written before it is read (the request
-            // by the host, the status words by a copy from the device).
-            let req_host = unsafe { ctx.alloc_pinned::<u8>(grow(p.bytes.len(), req0)) }
-                .ctx("allocating the request's host buffer")?;
-            let range_status_host = unsafe {
-                ctx.alloc_pinned_with_flags::<u32>(grow(2 * p.n_ranges as usize, rs0), 0)
+            // by the host, the status words by a copy from the device or by `seek_gather`).
+            let mut req_host =
+                unsafe { ctx.alloc_pinned_with_flags::<u8>(grow(p.bytes.len(), req0), mapped) }
+                    .ctx("allocating the request's host buffer")?;
+            let mut range_status_host = unsafe {
+                ctx.alloc_pinned_with_flags::<u32>(grow(2 * p.n_ranges as usize, rs0), mapped)
             }
             .ctx("allocating the status host buffer")?;
+            let req_host_addr =
+                device_address(req_host.as_mut_ptr().ctx("the request's host buffer")?)?;
+            let range_status_host_addr = device_address(
+                range_status_host
+                    .as_mut_ptr()
+                    .ctx("the status host buffer")?,
+            )?;
             *guard = Some(SeekState {
                 req_host,
                 range_status_host,
+                req_host_addr,
+                range_status_host_addr,
                 req: stream
                     .alloc_zeros::<u8>(grow(p.bytes.len(), req0))
                     .ctx("allocating the seek request")?,

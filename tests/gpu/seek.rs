@@ -59,6 +59,19 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
                 }
                 at += len as usize;
             }
+            // ranges alone (the whole input among them): the gather cuts each into as many
+            // pieces as its length gives, a CTA each
+            for (i, &(off, len)) in ranges.iter().enumerate().take(12) {
+                g.fill(&mut out, 0xA5).unwrap();
+                let found = ga.read_ranges(&g, &[(off, len)], &mut out).unwrap();
+                let host = g.download(&out).unwrap();
+                if found[0] == RangeStatus::Ok {
+                    assert!(
+                        host[..len as usize] == data[off as usize..(off + len) as usize],
+                        "{name} bs {block_size} mm {min_match}: range {i} ({off}+{len}) alone differs"
+                    );
+                }
+            }
             // the public reader: the same ranges, the fallback ones read on the CPU
             let reader = dec.upload(&packed).unwrap();
             let got = reader.read_ranges_to_vec(&ranges[..50]).unwrap();

@@ -128,6 +128,14 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
     let lane = tid % 32;
     // the lane kernel after this one may start its CTAs (it waits for this grid to complete)
     crate::handoff::launch_dependents();
+    // the seek's first block, from the host's request, which no kernel writes: read before
+    // any wait, so that its latency (across the bus for a small request) overlaps the rANS
+    // stage's
+    let first = if SEEK {
+        seek_block(order, cta, n_order)
+    } else {
+        0
+    };
     // whether the rANS grid is complete and its writes visible to this CTA (block-uniform):
     // at once with epoch 0 (no hand-off; the kernels one after the other, so the wait returns
     // at once), else once a wait for a hand-off word gave up and the CTA waited for the grid
@@ -156,7 +164,7 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
     // SAFETY: cta < grid <= n_blocks entries of the order (the host's launch); a seek checks
     // against its n_order entries.
     let mut b = if SEEK {
-        seek_block(order, pos, n_order)
+        first
     } else if order.is_null() {
         cta
     } else {

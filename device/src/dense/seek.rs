@@ -21,9 +21,13 @@ macro_rules! seek_entry {
 
 crate::with_seek_gather_params!(
     seek_entry;
-    /// Copies each range of a seek from its slots to the caller's buffer (CTA `c` takes
-    /// ranges `c`, `c + grid`, ...) and writes its two status words: the status of its first
-    /// block whose status is not 0, and that block (0 and 0 when every block verified).
+    /// Copies each range of a seek from its slots to the caller's buffer and writes its two
+    /// status words: the status of its first block whose status is not 0, and that block (0
+    /// and 0 when every block verified). With a grid of at most `n_ranges` CTAs, CTA `c`
+    /// takes ranges `c`, `c + grid`, ...; with a larger one, each range is cut into
+    /// `grid / n_ranges` pieces of a CTA each (CTA `c` takes piece `c % pieces` of range
+    /// `c / pieces`; the first piece's CTA writes the status), so that a few long ranges are
+    /// copied by many CTAs.
     ///
     /// # Safety
     /// Every range's blocks lie in consecutive slots from its `first_slot` inside `slots`;
@@ -168,16 +172,30 @@ unsafe fn gather_ranges(
             _grid_dim_x(),
         )
     };
+    let shift = block_size.trailing_zeros();
+    let mask = block_size as u64 - 1;
+    // pieces a range: one, or the CTAs a range when there are more CTAs than ranges (then
+    // r + ncta >= n_ranges after the first range: one range a CTA)
+    let pieces = if ncta > n_ranges { ncta / n_ranges } else { 1 };
+    let piece = cta % pieces;
+    let mut r = cta / pieces;
+    // (the request is the host's, which no kernel writes: the first range is read before
+    // the wait below, so that its latency, across the bus for a small request, overlaps the
+    // dense kernel)
+    let read = |r: u32| {
+        if r < n_ranges {
+            // SAFETY: r < n_ranges.
+            unsafe { *ranges.add(r as usize) }
+        } else {
+            SeekRange::default()
+        }
+    };
+    let mut g = read(r);
     // launched as a programmatic dependent of the dense kernel: its slots and status words
     // are read only once that grid has completed (at once without such a launch)
     crate::handoff::wait_prerequisite_grids();
-    let shift = block_size.trailing_zeros();
-    let mask = block_size as u64 - 1;
-    let mut r = cta;
     while r < n_ranges {
-        // SAFETY: r < n_ranges.
-        let g = unsafe { *ranges.add(r as usize) };
-        if tid == 0 {
+        if tid == 0 && piece == 0 {
             crate::trace::mark(g.first_block as u64, crate::trace::GATHER_START);
             let last = ((g.offset + g.len.max(1) - 1) >> shift) as u32;
             let (mut st, mut bad) = (0u32, 0u32);
@@ -198,25 +216,31 @@ unsafe fn gather_ranges(
             }
         }
         if g.out_at <= out_len && g.len <= out_len - g.out_at {
-            // the range's first byte in the slots: its block's slot, then its place in it
-            let base = (g.first_slot as u64) << shift | (g.offset & mask);
+            // this piece of the range: 16-byte multiples, the last one short
+            let step = g.len.div_ceil(pieces as u64).next_multiple_of(16);
+            let from = (piece as u64 * step).min(g.len);
+            let to = (from + step).min(g.len);
+            // the piece's first byte in the slots: its block's slot, then its place in it
+            let base = ((g.first_slot as u64) << shift | (g.offset & mask)) + from;
             // SAFETY: the range's bytes lie in its slots (consecutive from first_slot: the
             // host's contract), whole slots of block_size bytes (a multiple of 4) from a
-            // 4-aligned buffer; out_at + len <= out_len (checked above).
+            // 4-aligned buffer, and [from, to) lies in the range; out_at + len <= out_len
+            // (checked above).
             unsafe {
                 cta_copy(
-                    out.add(g.out_at as usize),
+                    out.add((g.out_at + from) as usize),
                     slots.add(base as usize),
-                    g.len,
+                    to - from,
                     tid,
                     bdim,
                 )
             };
         }
-        if tid == 0 {
+        if tid == 0 && piece == 0 {
             crate::trace::mark(g.first_block as u64, crate::trace::GATHER_END);
         }
         r += ncta;
+        g = read(r);
     }
 }
 
