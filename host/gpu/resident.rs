@@ -113,7 +113,8 @@ pub(crate) struct WaveState {
 /// Device buffers of the random-access reads (`seek.rs`), kept between requests and grown
 /// to the largest so far.
 pub(crate) struct SeekState {
-    /// The request: block order, rANS list and ranges, one upload per request.
+    /// The request: block order, rANS list and ranges, one upload per request not small
+    /// enough to be read in host memory (`seek::ZERO_COPY_BYTES`).
     pub(crate) req: CudaSlice<u8>,
     /// One slot of `block_size` bytes per block of a request.
     pub(crate) slots: CudaSlice<u8>,

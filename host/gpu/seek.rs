@@ -441,8 +441,9 @@ impl GpuArchive {
     /// Reads `ranges` (`(offset, length)` in original bytes) of this resident archive into
     /// `out`, back to back in request order from byte 0 (`out` must hold the sum of the
     /// lengths), decoding only the blocks they lie in, each verified by its XXH3-64 on the
-    /// device; returns one [`RangeStatus`] per range. One upload of the request, the
-    /// launches of `launch::seek`, one download of the status words.
+    /// device; returns one [`RangeStatus`] per range. The launches of `launch::seek`, with one
+    /// upload of the request and one download of the status words unless the request is
+    /// small ([`ZERO_COPY_BYTES`]: the kernels read and answer it in host memory).
     ///
     /// Errors: [`GpuError::Status`] for a range that is empty or past the end, or an `out`
     /// too small; [`GpuError::Unsupported`] for an archive whose window crosses blocks; a
