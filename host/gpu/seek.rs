@@ -9,10 +9,11 @@
 //! `decode_blocks_seek` (each block into its slot, its XXH3-64 checked on the device,
 //! FORMAT.md §6) and `seek_gather` (each range from the slots into the caller's device
 //! buffer, with its status). Only the status words come back to the host (written there by
-//! `seek_gather` for a small request, copied for a larger one). A block the dense kernel cannot take (`Status::Fallback`)
-//! is reported for its ranges; [`crate::GpuReader`] reads those ranges on the CPU instead.
-//! Archives whose window crosses blocks are not supported here (their blocks need their
-//! sources decoded first): the CPU [`crate::Reader`] reads them.
+//! `seek_gather` for a small request, copied for a larger one). A block the dense kernel
+//! cannot take (`Status::Fallback`) is reported for its ranges; [`crate::GpuReader`] reads
+//! those ranges on the CPU instead. Archives whose window crosses blocks are not supported
+//! here (their blocks need their sources decoded first): the CPU [`crate::Reader`] reads
+//! them.
 
 use super::resident::{GpuArchive, SeekState};
 use super::schedule::RansEntry;
