@@ -36,9 +36,9 @@ use signal::install_signal_cleanup;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-    /// Print nothing but errors on standard error: no summary line, no progress bar, no note
-    /// from decompress that the CPU decodes because there is no GPU (a command's output, such
-    /// as info's report, still goes to standard output).
+    /// Print nothing but errors on standard error: no summary line, no progress bar, no notes
+    /// (such as that the CPU decodes because there is no GPU); a command's own output, such as
+    /// info's report, still goes to standard output.
     #[arg(short, long, global = true)]
     quiet: bool,
 }
