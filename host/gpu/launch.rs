@@ -684,21 +684,20 @@ pub(crate) fn wave_copy(gpu: &Gpu, args: &CudaSlice<u8>, level: u32) -> Result<(
         .map(|_| ())
 }
 
-/// The device buffers of one random-access read ([`super::seek`]), laid out by it: `order`
-/// (`n_order` block indices, each once), `rans` (`n_rans` chunk starts of the rANS stage,
-/// ascending, whose chunks of up to `chunk_blocks` blocks cover the blocks of the order not
-/// decodable from the data section alone, `seek::plan`), `ranges` (`n_ranges`
-/// [`SeekRange`]s) inside `req`, the slots, the per-block status words and the per-range
-/// status words.
 /// Threads of a `seek_gather` CTA.
 const GATHER_THREADS: u32 = 256;
 /// Bytes of a range `seek_gather` gives a CTA when there are fewer ranges than CTAs: two
 /// 4-byte words a thread, one round of loads.
 const GATHER_PIECE: u64 = 2 * 4 * GATHER_THREADS as u64;
 
-/// One seek's buffers and request layout. The request and the range status words are
-/// device buffers, or for a small request page-locked host memory the kernels reach through
-/// its device address (`seek`'s zero-copy path: no copy in either direction).
+/// The buffers of one random-access read ([`super::seek`]), laid out by it: `order`
+/// (`n_order` block indices, each once), `rans` (`n_rans` chunk starts of the rANS stage,
+/// ascending, whose chunks of up to `chunk_blocks` blocks cover the blocks of the order not
+/// decodable from the data section alone, `seek::plan`), `ranges` (`n_ranges`
+/// [`SeekRange`]s) inside `req`, the slots, the per-block status words and the per-range
+/// status words. The request and the range status words are device buffers, or for a small
+/// request page-locked host memory the kernels reach through its device address (`seek`'s
+/// zero-copy path: no copy in either direction).
 pub(crate) struct SeekLaunch<'a> {
     /// The request's device address (`req_len` bytes: block order, rANS list, ranges).
     pub req: u64,

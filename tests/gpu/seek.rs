@@ -65,11 +65,16 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
                 g.fill(&mut out, 0xA5).unwrap();
                 let found = ga.read_ranges(&g, &[(off, len)], &mut out).unwrap();
                 let host = g.download(&out).unwrap();
-                if found[0] == RangeStatus::Ok {
-                    assert!(
+                match found[0] {
+                    RangeStatus::Ok => assert!(
                         host[..len as usize] == data[off as usize..(off + len) as usize],
                         "{name} bs {block_size} mm {min_match}: range {i} ({off}+{len}) alone differs"
-                    );
+                    ),
+                    RangeStatus::Bad { status, block } => assert_eq!(
+                        status,
+                        aceapex::Status::Fallback,
+                        "{name} bs {block_size} mm {min_match}: range {i} alone, block {block}"
+                    ),
                 }
             }
             // the public reader: the same ranges, the fallback ones read on the CPU
