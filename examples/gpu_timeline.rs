@@ -16,7 +16,9 @@
 //! p50 and p99 from the call to the status words back), the GPU's time per request with 200
 //! queued back to back (events), a bare round trip of the same stream (a 64-byte upload and
 //! download, no kernel), and the marks of the tile's block in one read, from the dense
-//! kernel's take to the gather's end.
+//! kernel's take to the gather's end. With `--tiles N`, one request of N random aligned 16 KiB
+//! tiles instead (as `benches/gpu_seek.rs`'s 1,000 tiles): its p50 and p99, the GPU's time per
+//! request queued back to back, and the marks of every block it decoded, as for a full decode.
 //!
 //! For each archive: half a second of untimed decodes, then one decode between CUDA events whose marks
 //! are read back. Printed, in microseconds from the earliest `rans_start`: each mark's
@@ -35,11 +37,12 @@ use aceapex::format::Archive;
 use aceapex::gpu::decoder::{check_status, verify, GpuArchive};
 use aceapex::gpu::{Gpu, GpuTuning};
 
-const USAGE: &str = "usage: gpu_timeline [--ptx FILE] [--tile] ARCHIVE.acx...\n\
+const USAGE: &str = "usage: gpu_timeline [--ptx FILE] [--tile | --tiles N] ARCHIVE.acx...\n\
     Timeline marks of one dense-pipe decode per archive; needs a GPU and a binary built with\n\
     ACEAPEX_DEVICE_FEATURES=trace (it embeds the trace kernels; see the file's header), or\n\
     --ptx FILE naming such a build's PTX.\n\
-    Marks cover the first 4,096 blocks of an archive. --tile: one 16 KiB tile's path instead.";
+    Marks cover the first 4,096 blocks of an archive. --tile: one 16 KiB tile's path instead;\n\
+    --tiles N: a request of N random aligned 16 KiB tiles.";
 
 fn fail(msg: &str) -> ! {
     eprintln!("gpu_timeline: {msg}");
@@ -59,6 +62,14 @@ fn main() {
     }
     let tile = paths.iter().any(|p| p == "--tile");
     paths.retain(|p| p != "--tile");
+    let mut tiles = 1usize;
+    if let Some(i) = paths.iter().position(|p| p == "--tiles") {
+        tiles = match paths.get(i + 1).map(|n| n.parse::<usize>()) {
+            Some(Ok(n)) if n >= 1 => n,
+            _ => fail("--tiles needs a count of at least 1"),
+        };
+        paths.drain(i..i + 2);
+    }
     if paths.iter().any(|p| p == "-h" || p == "--help") {
         println!("{USAGE}");
         return;
@@ -84,7 +95,9 @@ fn main() {
         .collect();
     let g = Gpu::open_with(&tuning).unwrap_or_else(|e| fail(&format!("needs an NVIDIA GPU: {e}")));
     for (p, a) in &parsed {
-        let r = if tile {
+        let r = if tiles > 1 {
+            tiles_timeline(&g, p, a, tiles)
+        } else if tile {
             tile_timeline(&g, p, a)
         } else {
             timeline(&g, p, a)
@@ -221,6 +234,83 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
         .map(|(t, n)| format!("{n} {:.2}", (t - t0) as f64 / 1e3))
         .collect();
     println!("  marks, us after the first: {}", line.join(", "));
+    Ok(())
+}
+
+/// A request of `n` random aligned 16 KiB tiles of `a` (a fixed seed): wall p50 and p99 of
+/// 200 reads, the GPU's time per request queued back to back, and the marks of its blocks.
+fn tiles_timeline(
+    g: &Gpu,
+    p: &str,
+    a: &Archive<'_>,
+    n: usize,
+) -> Result<(), aceapex::gpu::GpuError> {
+    use aceapex::gpu::seek::{plan, RangeStatus};
+    use std::time::Instant;
+    let ga = GpuArchive::upload(g, a)?;
+    let size = a.header().original_size;
+    let bs = ga.block_size() as u64;
+    let tile = bs.min(16_384);
+    let mut r = aceapex::gpu::tokens::Rng::new(17);
+    let ranges: Vec<(u64, u64)> = (0..n)
+        .map(|_| {
+            let off = r.below(size / tile) * tile;
+            (off, tile.min(size - off))
+        })
+        .collect();
+    let total: u64 = ranges.iter().map(|r| r.1).sum();
+    let mut out = g.alloc_filled(total as usize, 0xA5)?;
+    let read = |out: &mut _| -> Result<(), aceapex::gpu::GpuError> {
+        let st = ga.read_ranges(g, &ranges, out)?;
+        assert!(
+            st.iter().all(|s| *s == RangeStatus::Ok),
+            "every tile's blocks verified"
+        );
+        Ok(())
+    };
+    let warm = Instant::now();
+    while warm.elapsed().as_secs_f64() < 0.5 {
+        read(&mut out)?;
+    }
+    let mut wall = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let t = Instant::now();
+        read(&mut out)?;
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    wall.sort_by(f64::total_cmp);
+    let pl = plan(
+        &ranges,
+        ga.block_size(),
+        ga.original_size(),
+        ga.own_blocks(),
+        ga.seek_chunks(),
+    )?;
+    g.sync()?;
+    let queued = g.time(50, || ga.submit_planned(g, &pl, &mut out))?;
+    g.clear_trace()?;
+    read(&mut out)?;
+    println!(
+        "TILES {p}: {n} tiles, {} blocks ({} rANS chunks): read p50 {:.1} us, p99 {:.1}; GPU queued back to back {:.1} us a request",
+        pl.n_order,
+        pl.n_rans,
+        quantile(&wall, 0.5),
+        quantile(&wall, 0.99),
+        queued * 1e6
+    );
+    match g.trace_marks()? {
+        Some(m) => report(
+            p,
+            total,
+            a.block_count().min(TRACE_BLOCKS),
+            a.block_count(),
+            queued,
+            &m,
+        ),
+        None => println!(
+            "  the loaded kernels have no trace marks (build with ACEAPEX_DEVICE_FEATURES=trace)"
+        ),
+    }
     Ok(())
 }
 

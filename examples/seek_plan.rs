@@ -1,6 +1,7 @@
 //! Planning a GPU random-access request (`gpu::seek::plan`) on the CPU alone: the time for
-//! one tile, 1,000 tiles and 100,000 tiles at random positions of an archive of BLOCKS 16 KiB
-//! blocks (default 3,276,800: a 53.7 GB original), best of 20. No GPU needed.
+//! one tile, 1,000 tiles and 100,000 tiles, and 100,000 8 KiB windows, at random positions of
+//! an archive of BLOCKS 16 KiB blocks (default 3,276,800: a 53.7 GB original), best of 20. No
+//! GPU needed.
 //!
 //!     cargo run --release --example seek_plan [BLOCKS]
 
@@ -19,13 +20,17 @@ fn main() {
         lone_blocks: SEEK_LONE_BLOCKS,
     };
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for k in [1usize, 1_000, 100_000] {
+    // aligned tiles (a direct request), then 8 KiB windows at any byte (slots and a gather)
+    for (k, window) in [(1usize, 0), (1_000, 0), (100_000, 0), (100_000, 8192)] {
         let ranges: Vec<(u64, u64)> = (0..k)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                ((x % n as u64) * BS, BS)
+                match window {
+                    0 => ((x % n as u64) * BS, BS),
+                    w => (x % (size - w), w),
+                }
             })
             .collect();
         let mut best = f64::MAX;
@@ -35,6 +40,10 @@ fn main() {
             std::hint::black_box(&p);
             best = best.min(t.elapsed().as_secs_f64() * 1e6);
         }
-        println!("{n} blocks, {k} tiles: plan {best:.1} us");
+        let what = match window {
+            0 => "aligned 16 KiB tiles".to_string(),
+            w => format!("{} KiB windows", w >> 10),
+        };
+        println!("{n} blocks, {k} {what}: plan {best:.1} us");
     }
 }

@@ -23,6 +23,7 @@ macro_rules! with_kernel_names {
                 decode_blocks_dense,
                 decode_blocks_dense_sc,
                 decode_blocks_seek,
+                decode_blocks_seek_batch,
                 seek_gather,
                 rans_decode_slices,
                 rans_decode_slices_ctx,
@@ -51,7 +52,7 @@ with_kernel_names!(name_lists);
 /// Launch bounds per entry point, as `(name, threads per CTA, CTAs per SM)`: `build.rs` writes
 /// them as `.maxntid` and `.minnctapersm` (Rust has no attribute for them), which make
 /// `ptxas` keep each kernel within the registers that many CTAs of that size leave a thread.
-pub const LAUNCH_BOUNDS: [(&str, u32, u32); 9] = [
+pub const LAUNCH_BOUNDS: [(&str, u32, u32); 10] = [
     (
         "decode_blocks_dense",
         crate::dense_layout::THREADS,
@@ -66,6 +67,11 @@ pub const LAUNCH_BOUNDS: [(&str, u32, u32); 9] = [
         "decode_blocks_seek",
         crate::dense_layout::THREADS,
         crate::dense_layout::SEEK_CTAS_PER_SM,
+    ),
+    (
+        "decode_blocks_seek_batch",
+        crate::dense_layout::THREADS,
+        crate::dense_layout::MIN_CTAS_PER_SM,
     ),
     (
         "rans_decode_slices",
@@ -105,7 +111,7 @@ mod tests {
     #[test]
     fn names_are_unique_and_bounds_name_entry_points() {
         let names = super::KERNEL_NAMES;
-        assert_eq!(names.len(), 20);
+        assert_eq!(names.len(), 21);
         for (i, n) in names.iter().enumerate() {
             assert!(!names[..i].contains(n), "{n} twice");
         }

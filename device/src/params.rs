@@ -64,6 +64,17 @@ macro_rules! with_dense_params {
             /// The archive's original size (each block's length; `out_len` but for a seek,
             /// whose `out` holds one slot of `block_size` bytes per entry of `order`).
             original_size: u64,
+            /// A seek's take order: the positions in `order` its CTAs take in turn (`n_order`
+            /// words, the blocks it decodes from the data section alone first), or null:
+            /// position order. Null but for a seek.
+            takes: *const u32,
+            /// A direct seek's range status words, or null. Direct: the request's ranges are
+            /// whole blocks, `order` holds each range's block in request order (a block may
+            /// recur), `out` is the caller's buffer with range `p` at `p * block_size`, and
+            /// this kernel writes each range's two status words here (`2 * n_order`: its
+            /// status, and its block where that is not 0) where `seek_gather` would. Null
+            /// but for a direct seek.
+            range_status: *mut u32,
         }
     };
 }
@@ -194,7 +205,7 @@ with_lane_params!(
     LaneParams
 );
 
-const _: () = assert!(core::mem::size_of::<DenseParams>() == 20 * 8);
+const _: () = assert!(core::mem::size_of::<DenseParams>() == 22 * 8);
 const _: () = assert!(core::mem::size_of::<RansParams>() == 21 * 8);
 const _: () = assert!(core::mem::size_of::<LaneParams>() == 18 * 8);
 

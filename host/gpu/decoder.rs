@@ -274,11 +274,7 @@ impl GpuArchive {
         let dense =
             |q: &mut CudaSlice<u32>, out: &mut CudaSlice<u8>, status: &mut CudaSlice<u32>, st| {
                 use std::sync::atomic::Ordering::Relaxed;
-                let mut epoch = self.dense_epoch.fetch_add(1, Relaxed).wrapping_add(1);
-                if epoch == 0 {
-                    // (0 is "no hand-off"; after 2^32 decodes the counter passes it)
-                    epoch = self.dense_epoch.fetch_add(1, Relaxed).wrapping_add(1);
-                }
+                let epoch = self.next_epoch();
                 let overlap = self.overlaps(gpu);
                 // epoch 0: no hand-off words (the kernels one after the other)
                 let epoch = if overlap { epoch } else { 0 };
@@ -372,6 +368,18 @@ impl GpuArchive {
             return gpu.stream().clone_dtoh(status).ctx("downloading status");
         }
         Ok(st)
+    }
+
+    /// The next hand-off epoch (`device/src/handoff.rs`) of a decode or seek of this
+    /// archive: never 0 and never the one before.
+    pub(crate) fn next_epoch(&self) -> u32 {
+        use std::sync::atomic::Ordering::Relaxed;
+        let epoch = self.dense_epoch.fetch_add(1, Relaxed).wrapping_add(1);
+        if epoch == 0 {
+            // (0 is "no hand-off"; after 2^32 decodes the counter passes it)
+            return self.dense_epoch.fetch_add(1, Relaxed).wrapping_add(1);
+        }
+        epoch
     }
 
     /// Whether this archive's dense pipe runs its two kernels overlapping (the GPU allows

@@ -235,7 +235,11 @@ pub(crate) fn raise_shared_memory_limits(k: &super::kernels::Kernels) -> Result<
     // and the dense CTAs parse their blocks beside the rANS stage (`dense/`,
     // `early_match_streams`).
     const CARVEOUT_PERCENT: i32 = 100;
-    for f in [&k.decode_blocks_dense_sc, &k.decode_blocks_seek] {
+    for f in [
+        &k.decode_blocks_dense_sc,
+        &k.decode_blocks_seek,
+        &k.decode_blocks_seek_batch,
+    ] {
         f.set_attribute(attr, SMEM_BYTES as i32)
             .ctx("raising the dense kernel's shared-memory limit")?;
     }
@@ -704,6 +708,9 @@ pub(crate) struct SeekLaunch<'a> {
     pub req_len: u64,
     pub order_at: u64,
     pub n_order: u32,
+    /// Where the take order starts (`n_order` positions in the order), if the request has
+    /// one (`seek::Plan::takes_at`).
+    pub takes_at: Option<u64>,
     pub rans_at: u64,
     pub n_rans: u32,
     pub chunk_blocks: u32,
@@ -711,6 +718,9 @@ pub(crate) struct SeekLaunch<'a> {
     pub n_ranges: u32,
     /// The ranges' bytes in all.
     pub range_bytes: u64,
+    /// A direct request (`seek::Plan::direct`): the dense kernel writes the blocks to `out`
+    /// and the range status words, and no gather runs.
+    pub direct: bool,
     pub slots: &'a mut CudaSlice<u8>,
     pub status: &'a mut CudaSlice<u32>,
     /// The range status words' device address (`range_status_len` words).
@@ -718,23 +728,29 @@ pub(crate) struct SeekLaunch<'a> {
     pub range_status_len: u64,
 }
 
-/// Launches a random-access read's kernels on the stream, one after the other: the rANS
-/// stage on the chunks that cover the blocks that need it (one CTA per chunk of
-/// `chunk_blocks` blocks, `seek::seek_chunk_blocks`: `32 * halves` threads a block),
-/// `decode_blocks_seek` (each block of the order to its slot, its XXH3-64 checked on the
-/// device) and `seek_gather` (the ranges to `out`, back to back from byte 0, and their
-/// status words).
+/// Launches a random-access read's kernels on the stream: the rANS stage on the chunks that
+/// cover the blocks that need it (one CTA per chunk of `chunk_blocks` blocks,
+/// `seek::seek_chunk_blocks`: `32 * halves` threads a block), `decode_blocks_seek` (each
+/// block of the order to its slot, its XXH3-64 checked on the device; beside the rANS stage
+/// where the GPU allows it, waiting for each block's hand-off, `device/src/handoff.rs`;
+/// `decode_blocks_seek_batch` for more blocks than that one's CTAs the GPU holds at once)
+/// and `seek_gather` (the ranges to `out`, back to back from byte 0, and their status
+/// words).
 pub(crate) fn seek(
     gpu: &Gpu,
     ga: &super::resident::GpuArchive,
     l: SeekLaunch<'_>,
     out: &mut CudaSlice<u8>,
 ) -> Result<(), GpuError> {
-    use crate::device::dense_layout::{SMEM_BYTES, THREADS};
+    use crate::device::dense_layout::{MIN_CTAS_PER_SM, SEEK_CTAS_PER_SM, SMEM_BYTES, THREADS};
     use crate::device::params::SeekGatherParams;
     assert!(
-        l.slots.len() as u64 >= l.n_order as u64 * ga.block_size as u64,
+        l.direct || l.slots.len() as u64 >= l.n_order as u64 * ga.block_size as u64,
         "a slot per block"
+    );
+    assert!(
+        !l.direct || l.n_order == l.n_ranges && out.len() as u64 >= l.range_bytes,
+        "a direct request's ranges are its blocks, inside the output"
     );
     assert!(
         l.status.len() >= ga.n_blocks as usize,
@@ -747,8 +763,10 @@ pub(crate) fn seek(
     let req_len = l.req_len;
     assert!(
         l.order_at + 4 * l.n_order as u64 <= req_len
+            && l.takes_at
+                .is_none_or(|t| t + 4 * l.n_order as u64 <= req_len)
             && l.rans_at + 4 * l.n_rans as u64 <= req_len
-            && l.ranges_at + 32 * l.n_ranges as u64 <= req_len
+            && (l.direct || l.ranges_at + 32 * l.n_ranges as u64 <= req_len)
             && l.ranges_at.is_multiple_of(8),
         "request layout inside the request buffer"
     );
@@ -764,6 +782,17 @@ pub(crate) fn seek(
     let slots = addr(gpu, l.slots);
     let cap = gpu.sm_count().max(1) * 16;
     let bs = ga.block_size as u64;
+    // Self-contained blocks are the dense kernel's alone (the rANS stage leaves them where its
+    // entry point can, `dense/rans.rs`): then the dense kernel runs beside the stage under a
+    // fresh epoch and waits only for the blocks the stage decodes. (An entry point that would
+    // decode them too writes their status words: the dense kernel then waits for its grid.)
+    let leave = ga.rans.entry.can_leave_self_contained();
+    let overlap = l.n_rans > 0 && leave && ga.overlaps(gpu);
+    let epoch = if overlap { ga.next_epoch() } else { 0 };
+    // the queue's ready words and counters, from the rANS launch (which zeroes the counters
+    // and publishes the ready words) to the dense one
+    let mut queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+    let queue_ptr = addr(gpu, &mut *queue);
     if l.n_rans > 0 {
         let halves = ga.rans.halves.max(1);
         let p = RansParams {
@@ -772,6 +801,9 @@ pub(crate) fn seek(
             n_chunks: l.n_rans as u64,
             // (no dense queue, no hand-off epoch, no block left to the dense kernel: 0)
             halves: halves as u64,
+            dense_queue: if overlap { queue_ptr } else { 0 },
+            epoch: epoch as u64,
+            leave_self_contained: leave as u64,
             ..rans_archive_params(gpu, ga, decoded_ptr)
         };
         // (within the entry point's launch bounds, `.maxntid`: a CTA of more threads is
@@ -793,11 +825,13 @@ pub(crate) fn seek(
         // warps / halves, the plan's chunks, which `submit_locked` checked are the
         // archive's) not overlapping (`seek::plan`), so each block's slices and status word
         // have one writer (a block of a chunk not in the order is decoded into its own
-        // scratch area and its status word, which nothing of this request reads); at most
-        // the entry point's launch-bound warps (asserted), which also bound the pair slots
-        // (KERNEL_PAIR_BYTES holds KERNEL_SOLO_WARPS / 2 pairs); no dense queue (0) and no
-        // hand-off (epoch 0); the other buffers are the archive's, as for
-        // `rans_decode_slices`, with its shared memory (the plan's, within the raised limit).
+        // scratch area and its status word, which nothing of this request reads; a
+        // self-contained block is left to the dense kernel where `leave`, the entry point
+        // that knows them); at most the entry point's launch-bound warps (asserted), which
+        // also bound the pair slots (KERNEL_PAIR_BYTES holds KERNEL_SOLO_WARPS / 2 pairs);
+        // the dense queue (locked) and a fresh epoch with the overlap, else none and epoch
+        // 0; the other buffers are the archive's, as for `rans_decode_slices`, with its
+        // shared memory (the plan's, within the raised limit).
         unsafe {
             launch_after(
                 gpu,
@@ -809,48 +843,56 @@ pub(crate) fn seek(
         }
         .ctx("launching the seek's rANS stage")?;
     }
-    let mut queue = ga.dense_queue.lock().unwrap_or_else(|e| e.into_inner());
+    // a direct request's blocks go straight to the output, with their ranges' status words
+    let (dense_out, dense_out_len, range_status) = match l.direct {
+        true => (addr(gpu, out), out.len() as u64, l.range_status),
+        false => (slots, l.slots.len() as u64, 0),
+    };
     let p = DenseParams {
-        out: slots,
-        out_len: l.slots.len() as u64,
+        out: dense_out,
+        out_len: dense_out_len,
         status,
         stages: crate::device::dense_layout::STAGES_ALL as u64,
-        queue: addr(gpu, &mut *queue),
+        queue: queue_ptr,
         order: req + l.order_at,
-        epoch: 0,
+        epoch: epoch as u64,
         n_order: l.n_order as u64,
+        takes: l.takes_at.map_or(0, |t| req + t),
+        range_status,
         ..dense_archive_params(gpu, ga, decoded_ptr)
     };
+    // the two-CTA entry point for what its CTAs take in one round, else the four-CTA one
+    let sms = gpu.sm_count().max(1);
+    let (kernel, per_sm) = if l.n_order <= sms * SEEK_CTAS_PER_SM {
+        (&gpu.k.decode_blocks_seek, SEEK_CTAS_PER_SM)
+    } else {
+        (&gpu.k.decode_blocks_seek_batch, MIN_CTAS_PER_SM)
+    };
     let cfg = LaunchConfig {
-        grid_dim: (
-            l.n_order
-                .min(gpu.sm_count().max(1) * crate::device::dense_layout::SEEK_CTAS_PER_SM),
-            1,
-            1,
-        ),
+        grid_dim: (l.n_order.min(sms * per_sm), 1, 1),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: SMEM_BYTES as u32,
     };
-    // SAFETY: `p` is the dense parameter list (`decode_blocks_seek`'s contract): the order is
-    // n_order block indices below n_blocks, each once, and the slots hold n_order *
-    // block_size bytes (asserted); every block not decodable from the data section alone had
-    // its streams and status written by the rANS launch above on the same stream (`seek::plan`
-    // puts exactly those in the rANS list); epoch 0: no hand-off, no queue ticket (the queue
-    // is the archive's, locked, and only its fallback count is touched); the other buffers
-    // are the archive's as for `decode_blocks_dense`.
+    // SAFETY: `p` is the dense parameter list (`decode_blocks_seek`'s contract, both entry
+    // points'): the order is n_order block indices below n_blocks, each once (a direct
+    // request's in request order, where one may recur), the take order (where there is one)
+    // n_order positions, each once (`seek::plan`), and the slots hold n_order * block_size
+    // bytes (asserted), or for a direct request the output holds its ranges, whole blocks
+    // at block_size steps (`seek::plan`; its length asserted), and the range status words
+    // 2 * n_order (asserted: n_order = n_ranges); every block not decodable from the data section
+    // alone has its streams and status written by the rANS launch above on the same stream
+    // (`seek::plan` puts exactly those in the rANS list), which with a non-zero epoch (a fresh
+    // one, with the queue locked across both launches) publishes each one's ready word, and
+    // otherwise completes before this kernel reads anything; no queue ticket is taken; the
+    // other buffers are the archive's as for `decode_blocks_dense`.
     // (after the rANS stage a programmatic launch: the kernel's CTAs start while that grid
-    // runs and wait for it, epoch 0, before they read anything; nothing to overlap without)
-    unsafe {
-        launch_after(
-            gpu,
-            &gpu.k.decode_blocks_seek,
-            cfg,
-            params(&p),
-            gpu.overlap() && l.n_rans > 0,
-        )
-    }
-    .ctx("launching decode_blocks_seek")?;
+    // runs; nothing to overlap without)
+    unsafe { launch_after(gpu, kernel, cfg, params(&p), gpu.overlap() && l.n_rans > 0) }
+        .ctx("launching decode_blocks_seek")?;
     drop(queue);
+    if l.direct {
+        return Ok(());
+    }
     let p = SeekGatherParams {
         slots,
         block_size: bs,

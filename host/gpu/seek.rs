@@ -7,9 +7,12 @@
 //! uploaded in one copy), and decoded by at most three kernels on the stream
 //! (`launch::seek`): the rANS stage for the blocks whose streams are entropy-coded,
 //! `decode_blocks_seek` (each block into its slot, its XXH3-64 checked on the device,
-//! FORMAT.md §6) and `seek_gather` (each range from the slots into the caller's device
-//! buffer, with its status). Only the status words come back to the host (written there by
-//! `seek_gather` for a small request, copied for a larger one). A block the dense kernel
+//! FORMAT.md §6; beside the rANS stage, each of its blocks after that block's hand-off) and
+//! `seek_gather` (each range from the slots into the caller's device buffer, with its
+//! status). A request of whole blocks ([`Plan::direct`]: aligned tiles) needs no slots and no
+//! gather: the dense kernel writes each block into its range and the range's status. Only
+//! the status words come back to the host (written there by the kernels for a small request,
+//! copied for a larger one). A block the dense kernel
 //! cannot take (`Status::Fallback`) is reported for its ranges; [`crate::GpuReader`] reads
 //! those ranges on the CPU instead. Archives whose window crosses blocks are not supported
 //! here (their blocks need their sources decoded first): the CPU [`crate::Reader`] reads
@@ -119,10 +122,16 @@ impl SeekChunks {
 /// A planned request: the request buffer's bytes and its layout.
 #[derive(Debug, Default)]
 pub struct Plan {
-    /// Block order, rANS list, ranges, each 8-byte aligned.
+    /// Block order, take order (where there is one), rANS list, ranges, each 8-byte
+    /// aligned.
     pub bytes: Vec<u8>,
     /// Blocks to decode (the order's entries, from byte 0).
     pub n_order: u32,
+    /// Where the take order starts, where the request has one: `n_order` positions in the
+    /// order, those of the blocks the dense kernel decodes from the data section alone
+    /// first, so that its CTAs take them while the rANS stage decodes the others (none where
+    /// the blocks are all of one kind: the order itself).
+    pub takes_at: Option<u64>,
     /// Where the rANS list starts.
     pub rans_at: u64,
     /// Chunks of the rANS stage (their first blocks, ascending): every block of the order
@@ -133,12 +142,18 @@ pub struct Plan {
     /// [`GpuArchive::seek_chunks`], with chunks of one block where few blocks need the
     /// stage ([`SeekChunks::lone_blocks`]).
     pub chunks: SeekChunks,
-    /// Where the ranges start.
+    /// Where the ranges start (none are written for a direct request).
     pub ranges_at: u64,
     /// Ranges.
     pub n_ranges: u32,
     /// Bytes of all ranges together: the output's length.
     pub out_len: u64,
+    /// A direct request: every range is a whole block (all but the last `block_size` long)
+    /// and few are asked twice ([`DIRECT_REPEATS`]), the order holds each range's block in
+    /// request order (a block asked twice is decoded twice) and the dense kernel writes the blocks straight into the caller's buffer and
+    /// the ranges' status words, with no slots and no gather (`decode_blocks_seek`'s
+    /// `range_status`).
+    pub direct: bool,
 }
 
 /// Why a range cannot be read.
@@ -154,6 +169,10 @@ fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
 /// requests stay on the calling thread. [`plan`] runs before the seek buffers are locked, so
 /// a caller on the pool never waits for that lock inside it.
 pub const PLAN_PAR_RANGES: usize = 16_384;
+
+/// A request of whole blocks is direct ([`Plan::direct`]) where at most one range in this
+/// many asks for a block that another range asks for too.
+pub const DIRECT_REPEATS: usize = 8;
 
 /// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
 /// byte, inside the original): the sorted, distinct blocks they lie in, the rANS stage's
@@ -208,6 +227,18 @@ fn plan_with(
         let (off, len) = ranges[i];
         return Err(range_error(i, off, len, original_size));
     }
+    // every range a whole block, the last one possibly the archive's short last block (a
+    // range from a block's start to the end of the input is that block only if it is shorter
+    // than a block)
+    let bs = block_size as u64;
+    let whole = |(i, &(off, len)): (usize, &(u64, u64))| {
+        off & (bs - 1) == 0
+            && (len == bs || i + 1 == ranges.len() && off + len == original_size && len < bs)
+    };
+    let whole_blocks = match par {
+        true => ranges.par_iter().enumerate().all(whole),
+        false => ranges.iter().enumerate().all(whole),
+    };
     // (blocks touched, with repeats; bytes)
     let count = |&(off, len): &(u64, u64)| (((off + len - 1) >> shift) - (off >> shift) + 1, len);
     let add = |a: (u64, u64), b: (u64, u64)| (a.0 + b.0, a.1 + b.1);
@@ -256,16 +287,66 @@ fn plan_with(
             true
         })
         .collect();
+    // Whole blocks go direct unless many are asked more than once: a direct request decodes
+    // a block once per range that asks for it, where the slots decode it once and the gather
+    // copies it, a fraction of a decode's cost (PERFORMANCE.md, random access).
+    let direct = whole_blocks && (ranges.len() - order.len()) * DIRECT_REPEATS <= ranges.len();
+    // a direct request's order: the ranges' blocks as asked
+    let order = if direct {
+        let first = |&(off, _): &(u64, u64)| (off >> shift) as u32;
+        match par {
+            true => ranges.par_iter().map(first).collect(),
+            false => ranges.iter().map(first).collect(),
+        }
+    } else {
+        order
+    };
     let (n_order, n_rans) = (order.len() as u32, rans.len() as u32);
+    // the positions of the self-contained blocks, then the others', where there are both
+    let mut takes = Vec::new();
+    if n_rans > 0 {
+        let n_own = match par {
+            true => order.par_iter().filter(|&&b| own[b as usize]).count(),
+            false => order.iter().filter(|&&b| own[b as usize]).count(),
+        };
+        if n_own > 0 {
+            takes = vec![0u32; order.len()];
+            if par {
+                let pick = |want: bool| {
+                    let at = |(i, &b): (usize, &u32)| (own[b as usize] == want).then_some(i as u32);
+                    order
+                        .par_iter()
+                        .enumerate()
+                        .filter_map(at)
+                        .collect::<Vec<u32>>()
+                };
+                let (first, rest) = rayon::join(|| pick(true), || pick(false));
+                takes[..n_own].copy_from_slice(&first);
+                takes[n_own..].copy_from_slice(&rest);
+            } else {
+                // (without a branch per block: the kinds interleave at random)
+                let (mut a, mut z) = (0usize, n_own);
+                for (i, &b) in order.iter().enumerate() {
+                    let o = own[b as usize] as usize;
+                    takes[if o == 1 { a } else { z }] = i as u32;
+                    a += o;
+                    z += 1 - o;
+                }
+            }
+        }
+    }
     let align8 = |n: usize| n.div_ceil(8) * 8;
-    let rans_at = align8(order.len() * 4);
+    let takes_at = align8(order.len() * 4);
+    let rans_at = takes_at + align8(takes.len() * 4);
     let ranges_at = rans_at + align8(rans.len() * 4);
-    let mut bytes = vec![0u8; ranges_at + ranges.len() * 32];
+    let mut bytes = vec![0u8; ranges_at + if direct { 0 } else { ranges.len() * 32 }];
     bytes[..order.len() * 4].copy_from_slice(bytemuck::cast_slice(&order));
+    bytes[takes_at..takes_at + takes.len() * 4].copy_from_slice(bytemuck::cast_slice(&takes));
     bytes[rans_at..rans_at + rans.len() * 4].copy_from_slice(bytemuck::cast_slice(&rans));
     // a range's first slot is its first block's rank in the order: the set bits below it,
     // counted from each word's rank, or a binary search
-    let rank: Vec<u32> = bits
+    // (a direct request places no ranges: no ranks)
+    let rank: Vec<u32> = bits[..if direct { 0 } else { bits.len() }]
         .iter()
         .scan(0u32, |n, w| {
             let r = *n;
@@ -296,7 +377,9 @@ fn plan_with(
         }
     };
     let out = &mut bytes[ranges_at..];
-    if par {
+    if direct {
+        // (no ranges: the dense kernel places each block by its position in the order)
+    } else if par {
         const PIECE: usize = 4096;
         let starts: Vec<u64> = ranges
             .par_chunks(PIECE)
@@ -320,12 +403,14 @@ fn plan_with(
     Ok(Plan {
         bytes,
         n_order,
+        takes_at: (!takes.is_empty()).then_some(takes_at as u64),
         rans_at: rans_at as u64,
         n_rans,
         chunks,
         ranges_at: ranges_at as u64,
         n_ranges: ranges.len() as u32,
         out_len,
+        direct,
     })
 }
 
@@ -591,12 +676,14 @@ impl GpuArchive {
                 req_len,
                 order_at: 0,
                 n_order: p.n_order,
+                takes_at: p.takes_at,
                 rans_at: p.rans_at,
                 n_rans: p.n_rans,
                 chunk_blocks: p.chunks.blocks.max(1),
                 ranges_at: p.ranges_at,
                 n_ranges: p.n_ranges,
                 range_bytes: p.out_len,
+                direct: p.direct,
                 slots: &mut st.slots,
                 status: &mut st.status,
                 range_status,
@@ -633,7 +720,12 @@ impl GpuArchive {
         guard: &'s mut Option<SeekState>,
         p: &Plan,
     ) -> Result<&'s mut SeekState, GpuError> {
-        let slots = p.n_order as usize * self.block_size as usize;
+        // (a direct request writes no slots)
+        let slots = if p.direct {
+            0
+        } else {
+            p.n_order as usize * self.block_size as usize
+        };
         let fits = |s: &SeekState| {
             s.req.len() >= p.bytes.len()
                 && s.slots.len() >= slots
@@ -987,6 +1079,77 @@ mod tests {
         );
         assert_eq!(p.out_len, 321);
         assert_eq!(p.ranges_at % 8, 0);
+        // the self-contained blocks' positions (blocks 0, 2, 6), then the others' (1, 5)
+        let t = p.takes_at.expect("both kinds of block: a take order") as usize;
+        assert_eq!(t % 8, 0);
+        let takes: Vec<u32> = bytemuck::pod_collect_to_vec(&p.bytes[t..t + 4 * 5]);
+        assert_eq!(takes, [0, 2, 4, 1, 3]);
+        // blocks of one kind: no take order (block 0, self-contained: no rANS list either;
+        // block 5, not)
+        assert_eq!(
+            plan(&r[3..], 4096, 8 * 4096, &own, chunks(4, 8))
+                .unwrap()
+                .takes_at,
+            None
+        );
+        assert_eq!(
+            plan(&r[..1], 4096, 8 * 4096, &own, chunks(4, 8))
+                .unwrap()
+                .takes_at,
+            None
+        );
+    }
+
+    /// Whole blocks make a direct request: the ranges' blocks in request order, a block asked
+    /// twice listed twice, the self-contained ones' positions first, no ranges written; the
+    /// archive's short last block only as the last range; many repeated blocks or any other
+    /// range make the usual plan.
+    #[test]
+    fn whole_blocks_make_a_direct_request() {
+        let own = vec![true, false, true, true, true, false, true, true];
+        // 8 blocks of 4096, the last one 100 bytes
+        let size = 7 * 4096 + 100;
+        // blocks 5, 2, 5, 0, 3, 4, 6 and the short last one: one range in eight repeats a block
+        let blocks = [5u32, 2, 5, 0, 3, 4, 6];
+        let mut r: Vec<(u64, u64)> = blocks.iter().map(|&b| (b as u64 * 4096, 4096)).collect();
+        r.push((7 * 4096, 100));
+        let p = plan(&r, 4096, size, &own, chunks(4, 8)).unwrap();
+        assert!(p.direct);
+        assert_eq!((p.n_order, p.n_ranges, p.out_len), (8, 8, 7 * 4096 + 100));
+        let order: Vec<u32> = bytemuck::pod_collect_to_vec(&p.bytes[..32]);
+        assert_eq!(order, [5, 2, 5, 0, 3, 4, 6, 7]);
+        let t = p.takes_at.expect("both kinds") as usize;
+        let takes: Vec<u32> = bytemuck::pod_collect_to_vec(&p.bytes[t..t + 32]);
+        assert_eq!(takes, [1, 3, 4, 5, 6, 7, 0, 2]);
+        assert_eq!(rans_of(&p), [5]);
+        assert_eq!(p.bytes.len() as u64, p.ranges_at);
+        // more repeats than that: the slots and the gather
+        let repeats = [
+            (5 * 4096, 4096),
+            (2 * 4096, 4096),
+            (5 * 4096, 4096),
+            (7 * 4096, 100),
+        ];
+        assert!(
+            !plan(&repeats, 4096, size, &own, chunks(4, 8))
+                .unwrap()
+                .direct
+        );
+        for (bad, why) in [
+            (
+                [(7 * 4096, 100), (0, 4096)],
+                "the short block before the last range",
+            ),
+            ([(0, 4096), (4096, 4095)], "a range short of its block"),
+            ([(0, 4096), (4097, 4096)], "a range off its block's start"),
+            ([(0, 4096), (0, size)], "the whole input last"),
+            ([(0, 4096), (6 * 4096, 4196)], "the last two blocks last"),
+        ] {
+            assert!(
+                !plan(&bad, 4096, size, &own, chunks(4, 8)).unwrap().direct,
+                "{why}"
+            );
+        }
     }
 
     /// The device crate's XXH3-64 (the checksum `seek_verify` computes) against

@@ -39,26 +39,35 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
             let ranges = random_ranges(data.len() as u64, block_size as u64, 300, 11);
             let total: u64 = ranges.iter().map(|r| r.1).sum();
             let mut out = g.alloc_filled(total as usize, 0xA5).unwrap();
-            let found = ga
-                .read_ranges(&g, &ranges, &mut out)
-                .unwrap_or_else(|e| panic!("{name} bs {block_size} mm {min_match}: {e}"));
-            let host = g.download(&out).unwrap();
-            let mut at = 0usize;
-            for (i, (&(off, len), st)) in ranges.iter().zip(&found).enumerate() {
-                let want = &data[off as usize..(off + len) as usize];
-                match st {
-                    RangeStatus::Ok => assert!(
-                        &host[at..at + len as usize] == want,
-                        "{name} bs {block_size} mm {min_match}: range {i} ({off}+{len}) differs"
-                    ),
-                    RangeStatus::Bad { status, block } => assert_eq!(
-                        *status,
-                        aceapex::Status::Fallback,
-                        "{name} bs {block_size} mm {min_match}: range {i} block {block}"
-                    ),
+            // the dense kernel beside the rANS stage, waiting for each block's hand-off, and
+            // after it (the whole input among the ranges: the four-CTA entry point where the
+            // blocks outnumber the two-CTA one's CTAs)
+            for overlap in [true, false] {
+                ga.set_overlap(overlap);
+                g.fill(&mut out, 0xA5).unwrap();
+                let found = ga
+                    .read_ranges(&g, &ranges, &mut out)
+                    .unwrap_or_else(|e| panic!("{name} bs {block_size} mm {min_match}: {e}"));
+                let host = g.download(&out).unwrap();
+                let mut at = 0usize;
+                for (i, (&(off, len), st)) in ranges.iter().zip(&found).enumerate() {
+                    let want = &data[off as usize..(off + len) as usize];
+                    let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
+                    match st {
+                        RangeStatus::Ok => assert!(
+                            &host[at..at + len as usize] == want,
+                            "{what}: range {i} ({off}+{len}) differs"
+                        ),
+                        RangeStatus::Bad { status, block } => assert_eq!(
+                            *status,
+                            aceapex::Status::Fallback,
+                            "{what}: range {i} block {block}"
+                        ),
+                    }
+                    at += len as usize;
                 }
-                at += len as usize;
             }
+            ga.set_overlap(true);
             // ranges alone (the whole input among them): the gather cuts each into as many
             // pieces as its length gives, a CTA each
             for (i, &(off, len)) in ranges.iter().enumerate().take(12) {
@@ -74,6 +83,75 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
                         status,
                         aceapex::Status::Fallback,
                         "{name} bs {block_size} mm {min_match}: range {i} alone, block {block}"
+                    ),
+                }
+            }
+            // whole blocks (a direct request: the dense kernel writes the ranges and their
+            // status words): up to 400 blocks in random order, a tenth of them twice, the
+            // last block last, with and without the overlap; then blocks alone
+            let bs = block_size as u64;
+            let n = data.len() as u64;
+            let nb = n.div_ceil(bs);
+            let mut r = aceapex::gpu::tokens::Rng::new(nb);
+            let mut blocks: Vec<u64> = (0..nb - 1).collect();
+            for i in (1..blocks.len()).rev() {
+                blocks.swap(i, r.below(i as u64 + 1) as usize);
+            }
+            blocks.truncate(400);
+            for i in 0..blocks.len() / 10 {
+                let b = blocks[i * 7 % blocks.len()];
+                blocks.insert(r.below(blocks.len() as u64) as usize, b);
+            }
+            let mut tiles: Vec<(u64, u64)> = blocks.iter().map(|&b| (b * bs, bs)).collect();
+            tiles.push(((nb - 1) * bs, n - (nb - 1) * bs));
+            let p = aceapex::gpu::seek::plan(
+                &tiles,
+                ga.block_size(),
+                ga.original_size(),
+                ga.own_blocks(),
+                ga.seek_chunks(),
+            )
+            .unwrap();
+            assert!(
+                p.direct,
+                "{name} bs {block_size}: the tiles make a direct request"
+            );
+            let total: u64 = tiles.iter().map(|t| t.1).sum();
+            let mut tiled = g.alloc_filled(total as usize, 0xA5).unwrap();
+            for overlap in [true, false] {
+                ga.set_overlap(overlap);
+                g.fill(&mut tiled, 0xA5).unwrap();
+                let found = ga.read_ranges(&g, &tiles, &mut tiled).unwrap();
+                let host = g.download(&tiled).unwrap();
+                for (i, (&(off, len), st)) in tiles.iter().zip(&found).enumerate() {
+                    let at = (i as u64 * bs) as usize;
+                    let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
+                    match st {
+                        RangeStatus::Ok => assert!(
+                            host[at..at + len as usize] == data[off as usize..(off + len) as usize],
+                            "{what}: tile {i} ({off}+{len}) differs"
+                        ),
+                        RangeStatus::Bad { status, block } => {
+                            assert_eq!(*status, aceapex::Status::Fallback, "{what}: tile {i}");
+                            assert_eq!(*block as u64, off / bs, "{what}: tile {i}");
+                        }
+                    }
+                }
+            }
+            ga.set_overlap(true);
+            for (i, &(off, len)) in tiles.iter().enumerate().take(8) {
+                g.fill(&mut tiled, 0xA5).unwrap();
+                let found = ga.read_ranges(&g, &[(off, len)], &mut tiled).unwrap();
+                let host = g.download(&tiled).unwrap();
+                match found[0] {
+                    RangeStatus::Ok => assert!(
+                        host[..len as usize] == data[off as usize..(off + len) as usize],
+                        "{name} bs {block_size} mm {min_match}: tile {i} alone differs"
+                    ),
+                    RangeStatus::Bad { status, .. } => assert_eq!(
+                        status,
+                        aceapex::Status::Fallback,
+                        "{name} bs {block_size} mm {min_match}: tile {i} alone"
                     ),
                 }
             }
@@ -109,8 +187,15 @@ pub(crate) fn seek_reports_damaged_blocks_as_the_cpu_does() {
         .unwrap_or(100);
     let mut tried = 0;
     for (name, data) in inputs.iter().take(4) {
-        for (_, _, opts) in sample_options().into_iter().step_by(3) {
+        for (block_size, _, opts) in sample_options().into_iter().step_by(3) {
             let packed = compress_settings(data, &opts, &|_| {}).unwrap();
+            // every block whole, in order: a direct request (the dense kernel writes the
+            // ranges and their status words), which must fail or pass as the whole range does
+            let bs = block_size as u64;
+            let n = data.len() as u64;
+            let tiles: Vec<(u64, u64)> = (0..n.div_ceil(bs))
+                .map(|b| (b * bs, bs.min(n - b * bs)))
+                .collect();
             for _ in 0..per {
                 tried += 1;
                 let mut bad = packed.clone();
@@ -123,13 +208,29 @@ pub(crate) fn seek_reports_damaged_blocks_as_the_cpu_does() {
                 let mut want = vec![0u8; data.len()];
                 let c = cpu.read_range(0, &mut want);
                 let g = gpu.read_ranges_to_vec(&whole);
-                match (c, g) {
-                    (Ok(()), Ok(got)) => assert!(got == want, "{name}: both accept, bytes differ"),
-                    (Err(Error::Decode(ce)), Err(Error::Decode(ge))) => {
-                        refused += 1;
-                        assert_eq!(ce.to_string(), ge.to_string(), "{name}: at byte {at}")
+                let t = gpu.read_ranges_to_vec(&tiles);
+                match (c, g, t) {
+                    (Ok(()), Ok(got), Ok(tiled)) => {
+                        assert!(got == want, "{name}: both accept, bytes differ");
+                        assert!(
+                            tiled == want,
+                            "{name}: both accept, the tiles' bytes differ"
+                        );
                     }
-                    (c, g) => panic!("{name}: byte {at}: CPU {c:?}, GPU {:?}", g.map(|v| v.len())),
+                    (Err(Error::Decode(ce)), Err(Error::Decode(ge)), Err(Error::Decode(te))) => {
+                        refused += 1;
+                        assert_eq!(ce.to_string(), ge.to_string(), "{name}: at byte {at}");
+                        assert_eq!(
+                            ce.to_string(),
+                            te.to_string(),
+                            "{name}: tiles, at byte {at}"
+                        );
+                    }
+                    (c, g, t) => panic!(
+                        "{name}: byte {at}: CPU {c:?}, GPU {:?}, tiles {:?}",
+                        g.map(|v| v.len()),
+                        t.map(|v| v.len())
+                    ),
                 }
             }
         }

@@ -68,29 +68,53 @@ crate::with_dense_params!(
 crate::with_dense_params!(
     dense_entry;
     /// The random-access decoder's dense kernel ([`decode_blocks_dense_sc`] on a list of
-    /// blocks): CTA `c` decodes blocks `order[c]`, `order[c + grid]`, ... of the `n_order`
-    /// entries and writes block `order[p]` to its slot, `out[p * block_size..]` (`out_len >=
-    /// n_order * block_size`), its status to `status[order[p]]`. The blocks that are not
-    /// self-contained had their streams decoded by the rANS stage before it on the stream
-    /// (`gpu::launch::seek`); `epoch` is 0 (no hand-off), no queue ticket is taken, and the
-    /// order holds each block at most once. Block lengths come from `original_size`. Each
-    /// block written is then hashed by the CTA and gets `Status::Checksum` if its XXH3-64 is
-    /// not its entry's (FORMAT.md §6).
+    /// blocks): CTA `c` takes entries `c`, `c + grid`, ... of the `n_order` of `takes` (or
+    /// of `order` where `takes` is null), each a position `p` in `order`, and writes block
+    /// `order[p]` to its slot, `out[p * block_size..]` (`out_len >= n_order * block_size`),
+    /// its status to `status[order[p]]`. The blocks that are not self-contained have their
+    /// streams decoded by the rANS stage launched before it on the stream
+    /// (`gpu::launch::seek`): with a non-zero `epoch` this kernel runs beside that stage and
+    /// waits for each such block's ready word (`handoff.rs`; it takes no queue ticket and
+    /// waits for no queue epoch, so a self-contained block waits for nothing), and its grid
+    /// ends after the stage's; with epoch 0 it waits for the stage's grid first. Block
+    /// lengths come from `original_size`. Each block written is then hashed by the CTA and
+    /// gets `Status::Checksum` if its XXH3-64 is not its entry's (FORMAT.md §6).
+    ///
+    /// With `range_status` (a direct seek: every range a whole block) the blocks go straight
+    /// to the caller's buffer, range `p` at `out[p * block_size..]`, and the ranges' status
+    /// words are this kernel's; no gather follows.
     ///
     /// # Safety
     /// [`decode_blocks_dense`]'s contract, with `order` holding `n_order` block indices
-    /// below `n_blocks`, each once.
+    /// below `n_blocks`, each once (a direct seek's may recur: each recurrence decodes the
+    /// block again, the same bytes and status), and `takes`, where not null, `n_order`
+    /// positions, each once (a position past the order ends a CTA's blocks); with
+    /// `range_status`, `2 * n_order` words there and the ranges' bytes inside `out_len`
+    /// (every slot's block `block_size` long but the last one's).
     decode_blocks_seek,
+    true,
+    true
+);
+crate::with_dense_params!(
+    dense_entry;
+    /// [`decode_blocks_seek`] compiled for four CTAs an SM (`dense_layout::MIN_CTAS_PER_SM`,
+    /// the full decode's), where that one is compiled for two
+    /// (`dense_layout::SEEK_CTAS_PER_SM`): fewer registers a thread and a longer path for one
+    /// block, twice the blocks at once for a request of many.
+    ///
+    /// # Safety
+    /// [`decode_blocks_seek`]'s contract.
+    decode_blocks_seek_batch,
     true,
     true
 );
 
 /// The body of the dense kernel's entry points; `SC`: blocks [`self_contained`] are decoded
 /// from the data section alone ([`decode_blocks_dense_sc`]); `SEEK`: the random-access
-/// decoder's form ([`decode_blocks_seek`]): CTA `c` decodes blocks `order[c]`,
-/// `order[c + grid]`, ... of the `n_order` the host asks for (no queue, no hand-off: `epoch`
-/// is 0) and writes block `order[p]` to `out[p * block_size..]` (its slot), `original_size`
-/// giving each block's length (the other entries get `n_blocks` and `out_len` for these two).
+/// decoder's form ([`decode_blocks_seek`]): CTA `c` decodes the blocks of takes `c`,
+/// `c + grid`, ... of the `n_order` the host asks for (no queue ticket) and writes block
+/// `order[p]` to `out[p * block_size..]` (its slot), `original_size` giving each block's
+/// length (the other entries get `n_blocks` and `out_len` for these two).
 ///
 /// # Safety
 /// [`decode_blocks_dense`]'s contract; with `SEEK`, [`decode_blocks_seek`]'s.
@@ -117,6 +141,8 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
     epoch: u32,
     n_order: u32,
     original_size: u64,
+    takes: *const u32,
+    range_status: *mut u32,
 ) {
     let s = Smem {
         // u128: the layout's 16-byte loads and stores need a 16-aligned base (`.align 16`)
@@ -132,18 +158,20 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
     // any wait, so that its latency (across the bus for a small request) overlaps the rANS
     // stage's
     let first = if SEEK {
-        seek_block(order, cta, n_order)
+        seek_block(order, takes, cta, n_order)
     } else {
-        0
+        (0, 0)
     };
     // whether the rANS grid is complete and its writes visible to this CTA (block-uniform):
     // at once with epoch 0 (no hand-off; the kernels one after the other, so the wait returns
     // at once), else once a wait for a hand-off word gave up and the CTA waited for the grid
     // instead (handoff.rs); then no word is waited for any more
+    // (a seek's CTAs take no tickets: they wait for no queue epoch, only for their blocks'
+    // ready words, so that a block decoded from the data section alone waits for nothing)
     let mut grid_done = epoch == 0;
     if grid_done {
         crate::handoff::wait_prerequisite_grids();
-    } else {
+    } else if !SEEK {
         // the queue's ticket and fallback words zeroed by this decode's rANS stage
         if tid == 0 {
             // SAFETY: word QUEUE_EPOCH of the queue; a shared control word, read after the
@@ -159,12 +187,13 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
             grid_done = true;
         }
     }
-    // the block's place in the order (its slot, for the seek)
+    // the seek's take index, and the block's place in the order (its slot)
     let mut pos = cta;
+    let mut slot = first.1;
     // SAFETY: cta < grid <= n_blocks entries of the order (the host's launch); a seek checks
     // against its n_order entries.
     let mut b = if SEEK {
-        first
+        first.0
     } else if order.is_null() {
         cta
     } else {
@@ -190,7 +219,7 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
         };
         // where the block goes: its place in the original, or its slot
         let out_start = if SEEK {
-            pos as u64 * block_size as u64
+            slot as u64 * block_size as u64
         } else {
             start
         };
@@ -292,9 +321,11 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 // SAFETY: one status word per block.
                 unsafe { *status.add(b as usize) = st as u32 };
                 count_fallback(queue, st as u32);
+                direct_status(range_status, slot, st as u32, b);
             } else if tid == 0 {
                 // (the rANS stage hands back a slice with runs it left undecoded)
                 count_fallback(queue, prior);
+                direct_status(range_status, slot, prior, b);
             }
             b = if SEEK {
                 // every thread's reads of the control words (C_EARLY, C_READY) before thread
@@ -302,7 +333,9 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 // has this barrier)
                 sync();
                 pos += ncta;
-                seek_block(order, pos, n_order)
+                let (next, at) = seek_block(order, takes, pos, n_order);
+                slot = at;
+                next
             } else {
                 next_block(&s, ticket, ncta, order, n_blocks, tid)
             };
@@ -591,6 +624,10 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
             // SAFETY: one status word per block.
             unsafe { *status.add(b as usize) = st };
             count_fallback(queue, st);
+            direct_status(range_status, slot, st, b);
+        } else if tid == 0 {
+            // SAFETY: one status word per block, the rANS stage's, read after the hand-off.
+            direct_status(range_status, slot, unsafe { *status.add(b as usize) }, b);
         }
         b = if SEEK {
             // a block that failed before its write (or a stage-bit run without the write)
@@ -601,22 +638,54 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 sync();
             }
             pos += ncta;
-            seek_block(order, pos, n_order)
+            let (next, at) = seek_block(order, takes, pos, n_order);
+            slot = at;
+            next
         } else {
             next_block(&s, ticket, ncta, order, n_blocks, tid)
         };
     }
+    if SEEK && !grid_done {
+        // the grid ends after the rANS stage's (whose chunks may hold blocks no CTA here
+        // waited for), so that the gather and the next request's launches follow all of it
+        crate::handoff::wait_prerequisite_grids();
+    }
 }
 
-/// Entry `pos` of the seek's block list of `n` entries, or `u32::MAX` past its end (every
-/// thread reads the same word; the list does not change during the launch).
+/// The seek's take `pos` of `n`: the block at the position `takes[pos]` of its block list
+/// (`pos` itself where `takes` is null) and that position, its slot; `u32::MAX` past the
+/// end (every thread reads the same words; the lists do not change during the launch). A
+/// position not below `n` in `takes` also ends the CTA's blocks.
 #[inline(always)]
-pub(super) fn seek_block(order: *const u32, pos: u32, n: u32) -> u32 {
+pub(super) fn seek_block(order: *const u32, takes: *const u32, pos: u32, n: u32) -> (u32, u32) {
     if pos >= n {
-        return u32::MAX;
+        return (u32::MAX, u32::MAX);
     }
-    // SAFETY: pos < n entries of the list (the host's launch).
-    unsafe { *order.add(pos as usize) }
+    // SAFETY: pos < n entries of each list (the host's launch).
+    let slot = if takes.is_null() {
+        pos
+    } else {
+        unsafe { *takes.add(pos as usize) }
+    };
+    if slot >= n {
+        return (u32::MAX, u32::MAX);
+    }
+    // SAFETY: slot < n entries of the block list.
+    (unsafe { *order.add(slot as usize) }, slot)
+}
+
+/// A direct seek's range status words (`range_status` not null: the range at take position
+/// `slot` is block `b`, whole): `st`, and `b` where `st` is not 0 (as `seek_gather` writes
+/// them). Thread 0, once per block taken.
+#[inline(always)]
+pub(super) fn direct_status(range_status: *mut u32, slot: u32, st: u32, b: u32) {
+    if !range_status.is_null() {
+        // SAFETY: 2 * n_order words where not null (the host's contract), slot < n_order.
+        unsafe {
+            *range_status.add(2 * slot as usize) = st;
+            *range_status.add(2 * slot as usize + 1) = if st != 0 { b } else { 0 };
+        }
+    }
 }
 
 /// A block's status in `decode_blocks_dense` that is no status: the rANS stage's stands (an
