@@ -249,7 +249,7 @@ fn plan_with(
     // a bit set over the archive's blocks where the request touches many of them, else a
     // sort: the work follows the request, not the archive's size
     let dense = asked.saturating_mul(64) >= own.len() as u64;
-    let (order, bits) = asked_blocks(ranges, shift, own.len(), dense, par);
+    let (order, bits, rank) = asked_blocks(ranges, shift, own.len(), dense, par);
     // the blocks that need the rANS stage, ascending
     let needs: Vec<u32> = match par {
         true => order
@@ -275,18 +275,28 @@ fn plan_with(
     let chunk = chunks.blocks.max(1) as u64;
     // a chunk starts at the first block needing the rANS stage at or past the end of the
     // chunk before (`cover`), and ends `chunk` blocks on or at its group's end
+    // (without a branch per block, whose outcome is as random as the request; a group's end
+    // without a division where groups are a power of two, as the encoder writes them)
+    let pow2 = group.is_power_of_two();
     let mut cover = 0u64;
-    let rans: Vec<u32> = needs
-        .into_iter()
-        .filter(|&b| {
-            let b = b as u64;
-            if b < cover {
-                return false;
-            }
-            cover = (b + chunk).min((b / group + 1) * group);
-            true
-        })
-        .collect();
+    let mut rans = needs;
+    let mut n = 0;
+    for i in 0..rans.len() {
+        let b = rans[i] as u64;
+        let group_end = match pow2 {
+            true => (b | (group - 1)) + 1,
+            false => (b / group + 1) * group,
+        };
+        let starts = b >= cover;
+        cover = if starts {
+            (b + chunk).min(group_end)
+        } else {
+            cover
+        };
+        rans[n] = b as u32;
+        n += starts as usize;
+    }
+    rans.truncate(n);
     // Whole blocks go direct unless many are asked more than once: a direct request decodes
     // a block once per range that asks for it, where the slots decode it once and the gather
     // copies it, a fraction of a decode's cost (PERFORMANCE.md, random access).
@@ -345,15 +355,6 @@ fn plan_with(
     bytes[rans_at..rans_at + rans.len() * 4].copy_from_slice(bytemuck::cast_slice(&rans));
     // a range's first slot is its first block's rank in the order: the set bits below it,
     // counted from each word's rank, or a binary search
-    // (a direct request places no ranges: no ranks)
-    let rank: Vec<u32> = bits[..if direct { 0 } else { bits.len() }]
-        .iter()
-        .scan(0u32, |n, w| {
-            let r = *n;
-            *n += w.count_ones();
-            Some(r)
-        })
-        .collect();
     let slot = |b: u64| match dense {
         true => {
             let (w, k) = ((b / 64) as usize, b % 64);
@@ -420,15 +421,16 @@ fn plan_with(
 const PLAN_LOCAL_WORDS: usize = 4096;
 
 /// The distinct blocks `ranges` lie in, ascending, of an archive of `n_blocks` blocks of
-/// `1 << shift` bytes: through a bit set over the archive's blocks (`dense`; returned too) or
-/// a sort of the request's (the bit set then empty); on the rayon pool where `par`.
+/// `1 << shift` bytes: through a bit set over the archive's blocks (`dense`; returned too,
+/// with each word's rank: the set bits before it) or a sort of the request's (the bit set and
+/// ranks then empty); on the rayon pool where `par`.
 fn asked_blocks(
     ranges: &[(u64, u64)],
     shift: u32,
     n_blocks: usize,
     dense: bool,
     par: bool,
-) -> (Vec<u32>, Vec<u64>) {
+) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU64, Ordering};
     let blocks =
@@ -443,7 +445,7 @@ fn asked_blocks(
             false => v.sort_unstable(),
         }
         v.dedup();
-        return (v, Vec::new());
+        return (v, Vec::new(), Vec::new());
     }
     let words = n_blocks.div_ceil(64);
     let set = |mut bits: Vec<u64>, b: u32| {
@@ -475,15 +477,61 @@ fn asked_blocks(
         }
         false => ranges.iter().flat_map(blocks).fold(vec![0u64; words], set),
     };
-    let mut v = Vec::new();
-    for (w, &word) in bits.iter().enumerate() {
-        let mut m = word;
-        while m != 0 {
-            v.push((w * 64) as u32 + m.trailing_zeros());
-            m &= m - 1;
+    // the set bits' blocks and each word's rank (the set bits before it), a piece of the set
+    // at a time from its first rank: the pieces' counts summed before them
+    const EXTRACT_WORDS: usize = 2048;
+    let count = |c: &[u64]| c.iter().map(|w| w.count_ones()).sum::<u32>();
+    let counts: Vec<u32> = match par {
+        true => bits.par_chunks(EXTRACT_WORDS).map(count).collect(),
+        false => bits.chunks(EXTRACT_WORDS).map(count).collect(),
+    };
+    let firsts: Vec<u32> = counts
+        .iter()
+        .scan(0u32, |n, &c| {
+            let at = *n;
+            *n += c;
+            Some(at)
+        })
+        .collect();
+    let mut order = vec![0u32; counts.iter().sum::<u32>() as usize];
+    let mut rank = vec![0u32; words];
+    let mut outs = Vec::with_capacity(counts.len());
+    let mut rest = &mut order[..];
+    for &c in &counts {
+        let (piece, tail) = rest.split_at_mut(c as usize);
+        outs.push(piece);
+        rest = tail;
+    }
+    // one piece: its blocks from `first_block` on, its words' ranks from `first`
+    fn piece(first_block: usize, bits: &[u64], rank: &mut [u32], out: &mut [u32], first: u32) {
+        let mut k = 0;
+        for (i, (&word, r)) in bits.iter().zip(rank).enumerate() {
+            *r = first + k as u32;
+            let base = (first_block + i * 64) as u32;
+            let mut m = word;
+            while m != 0 {
+                out[k] = base + m.trailing_zeros();
+                k += 1;
+                m &= m - 1;
+            }
         }
     }
-    (v, bits)
+    let w = EXTRACT_WORDS;
+    match par {
+        true => bits
+            .par_chunks(w)
+            .zip(rank.par_chunks_mut(w))
+            .zip(outs.par_iter_mut().zip(&firsts))
+            .enumerate()
+            .for_each(|(p, ((b, r), (o, &f)))| piece(p * w * 64, b, r, o, f)),
+        false => bits
+            .chunks(w)
+            .zip(rank.chunks_mut(w))
+            .zip(outs.iter_mut().zip(&firsts))
+            .enumerate()
+            .for_each(|(p, ((b, r), (o, &f)))| piece(p * w * 64, b, r, o, f)),
+    }
+    (order, bits, rank)
 }
 
 /// What a random-access read found for one range.
@@ -902,7 +950,9 @@ mod tests {
 
     /// Chunks of 8 blocks within groups of 16: blocks 0, 3, 8, 9, 15, 16, 30, 40 asked for,
     /// block 3 self-contained; by hand: 0 covers 0-7, 8 covers 8-15, 16 covers 16-23, 30
-    /// covers 30-31 (its group ends at 32), 40 covers 40-47.
+    /// covers 30-31 (its group ends at 32), 40 covers 40-47. Within groups of 12 (the format
+    /// allows any size): 0 covers 0-7, 8 covers 8-11, 15 covers 15-22, 30 covers 30-35, 40
+    /// covers 40-47.
     #[test]
     fn plan_covers_the_rans_blocks_with_chunks_inside_groups() {
         let mut own = vec![false; 64];
@@ -914,26 +964,39 @@ mod tests {
         let p = plan(&r, 4096, 64 * 4096, &own, chunks(16, 8)).unwrap();
         assert_eq!(p.n_order, 8);
         assert_eq!(rans_of(&p), [0, 8, 16, 30, 40]);
+        let p = plan(&r, 4096, 64 * 4096, &own, chunks(12, 8)).unwrap();
+        assert_eq!(rans_of(&p), [0, 8, 15, 30, 40]);
     }
 
     /// The bit set and the sort, on one thread and on the pool, give the same blocks: random
-    /// requests of 1 to 3,000 ranges of up to 40 KiB over 5,000 blocks of 4 KiB, against a
-    /// `BTreeSet` of every block touched.
+    /// requests of 1 to 3,000 ranges of up to 40 KiB over 5,000 and 600,000 blocks of 4 KiB
+    /// (a bit set of one piece and of five), against a `BTreeSet` of every block touched; each
+    /// word's rank is the count of those blocks below the word.
     #[test]
     fn asked_blocks_are_the_same_by_bit_set_and_by_sort() {
         let mut r = crate::gpu::tokens::Rng::new(17);
-        for _ in 0..200 {
-            let n = 1 + r.below(3_000) as usize;
-            let size = 5_000 * 4096u64;
-            let ranges = random_ranges(&mut r, n, size, 40 << 10);
-            let want: Vec<u32> = ranges
-                .iter()
-                .flat_map(|&(o, l)| (o / 4096) as u32..=((o + l - 1) / 4096) as u32)
-                .collect::<std::collections::BTreeSet<u32>>()
-                .into_iter()
-                .collect();
-            for (dense, par) in [(true, false), (false, false), (true, true), (false, true)] {
-                assert_eq!(asked_blocks(&ranges, 12, 5_000, dense, par).0, want);
+        for (n_blocks, rounds) in [(5_000usize, 200), (600_000, 40)] {
+            for _ in 0..rounds {
+                let n = 1 + r.below(3_000) as usize;
+                let size = n_blocks as u64 * 4096;
+                let ranges = random_ranges(&mut r, n, size, 40 << 10);
+                let want: Vec<u32> = ranges
+                    .iter()
+                    .flat_map(|&(o, l)| (o / 4096) as u32..=((o + l - 1) / 4096) as u32)
+                    .collect::<std::collections::BTreeSet<u32>>()
+                    .into_iter()
+                    .collect();
+                for (dense, par) in [(true, false), (false, false), (true, true), (false, true)] {
+                    let (order, _, rank) = asked_blocks(&ranges, 12, n_blocks, dense, par);
+                    assert_eq!(order, want);
+                    if dense {
+                        assert_eq!(rank.len(), n_blocks.div_ceil(64));
+                        for (w, &k) in rank.iter().enumerate() {
+                            let below = want.partition_point(|&b| (b as usize) < w * 64);
+                            assert_eq!(k as usize, below, "word {w}");
+                        }
+                    }
+                }
             }
         }
     }
