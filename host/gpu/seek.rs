@@ -217,35 +217,37 @@ fn plan_with(
         )));
     }
     let shift = block_size.trailing_zeros();
-    let bad =
-        |&(off, len): &(u64, u64)| len == 0 || off > original_size || len > original_size - off;
-    let first_bad = match par {
-        true => ranges.par_iter().position_first(bad),
-        false => ranges.iter().position(bad),
-    };
-    if let Some(i) = first_bad {
-        let (off, len) = ranges[i];
-        return Err(range_error(i, off, len, original_size));
-    }
-    // every range a whole block, the last one possibly the archive's short last block (a
+    // One pass over the request: the first range that is empty or past the end, whether
+    // every range is a whole block (the last one possibly the archive's short last block: a
     // range from a block's start to the end of the input is that block only if it is shorter
-    // than a block)
+    // than a block), the blocks touched (with repeats) and the bytes.
     let bs = block_size as u64;
-    let whole = |(i, &(off, len)): (usize, &(u64, u64))| {
-        off & (bs - 1) == 0
-            && (len == bs || i + 1 == ranges.len() && off + len == original_size && len < bs)
+    let n = ranges.len();
+    let scan = |(i, &(off, len)): (usize, &(u64, u64))| {
+        if len == 0 || off > original_size || len > original_size - off {
+            return (i, false, 0, 0);
+        }
+        let whole = off & (bs - 1) == 0
+            && (len == bs || i + 1 == n && off + len == original_size && len < bs);
+        let blocks = ((off + len - 1) >> shift) - (off >> shift) + 1;
+        (usize::MAX, whole, blocks, len)
     };
-    let whole_blocks = match par {
-        true => ranges.par_iter().enumerate().all(whole),
-        false => ranges.iter().enumerate().all(whole),
+    let join = |a: (usize, bool, u64, u64), b: (usize, bool, u64, u64)| {
+        (a.0.min(b.0), a.1 && b.1, a.2 + b.2, a.3 + b.3)
     };
-    // (blocks touched, with repeats; bytes)
-    let count = |&(off, len): &(u64, u64)| (((off + len - 1) >> shift) - (off >> shift) + 1, len);
-    let add = |a: (u64, u64), b: (u64, u64)| (a.0 + b.0, a.1 + b.1);
-    let (asked, out_len) = match par {
-        true => ranges.par_iter().map(count).reduce(|| (0, 0), add),
-        false => ranges.iter().map(count).fold((0, 0), add),
+    let none = (usize::MAX, true, 0, 0);
+    let (first_bad, whole_blocks, asked, out_len) = match par {
+        true => ranges
+            .par_iter()
+            .enumerate()
+            .map(scan)
+            .reduce(|| none, join),
+        false => ranges.iter().enumerate().map(scan).fold(none, join),
     };
+    if first_bad != usize::MAX {
+        let (off, len) = ranges[first_bad];
+        return Err(range_error(first_bad, off, len, original_size));
+    }
     // a bit set over the archive's blocks where the request touches many of them, else a
     // sort: the work follows the request, not the archive's size
     let dense = asked.saturating_mul(64) >= own.len() as u64;
@@ -273,30 +275,31 @@ fn plan_with(
     };
     let group = chunks.group_blocks.max(1) as u64;
     let chunk = chunks.blocks.max(1) as u64;
-    // a chunk starts at the first block needing the rANS stage at or past the end of the
-    // chunk before (`cover`), and ends `chunk` blocks on or at its group's end
-    // (without a branch per block, whose outcome is as random as the request; a group's end
-    // without a division where groups are a power of two, as the encoder writes them)
-    let pow2 = group.is_power_of_two();
-    let mut cover = 0u64;
-    let mut rans = needs;
-    let mut n = 0;
-    for i in 0..rans.len() {
-        let b = rans[i] as u64;
-        let group_end = match pow2 {
-            true => (b | (group - 1)) + 1,
-            false => (b / group + 1) * group,
-        };
-        let starts = b >= cover;
-        cover = if starts {
-            (b + chunk).min(group_end)
-        } else {
-            cover
-        };
-        rans[n] = b as u32;
-        n += starts as usize;
-    }
-    rans.truncate(n);
+    // A chunk never crosses a group's end, so the request's blocks split at group starts are
+    // planned piece by piece alike (a piece's first block starts a chunk), on the pool where
+    // `par`.
+    let rans: Vec<u32> = if par && !needs.is_empty() {
+        let pieces = 4 * rayon::current_num_threads();
+        let mut cuts: Vec<usize> = (0..=pieces)
+            .map(|k| {
+                let mut i = k * needs.len() / pieces;
+                while i > 0
+                    && i < needs.len()
+                    && needs[i] as u64 / group == needs[i - 1] as u64 / group
+                {
+                    i += 1;
+                }
+                i
+            })
+            .collect();
+        cuts.dedup();
+        cuts.par_windows(2)
+            .map(|w| chunk_starts(&needs[w[0]..w[1]], group, chunk))
+            .collect::<Vec<Vec<u32>>>()
+            .concat()
+    } else {
+        chunk_starts(&needs, group, chunk)
+    };
     // Whole blocks go direct unless many are asked more than once: a direct request decodes
     // a block once per range that asks for it, where the slots decode it once and the gather
     // copies it, a fraction of a decode's cost (PERFORMANCE.md, random access).
@@ -413,6 +416,34 @@ fn plan_with(
         out_len,
         direct,
     })
+}
+
+/// The rANS stage's chunks over `needs` (ascending blocks that need the stage, the first a
+/// chunk's): each chunk starts at the first block at or past the end of the chunk before and
+/// covers `chunk` blocks, or fewer where its group of `group` blocks ends first.
+fn chunk_starts(needs: &[u32], group: u64, chunk: u64) -> Vec<u32> {
+    // (without a branch per block, whose outcome is as random as the request; a group's end
+    // without a division where groups are a power of two, as the encoder writes them)
+    let pow2 = group.is_power_of_two();
+    let mut starts = vec![0u32; needs.len()];
+    let (mut cover, mut n) = (0u64, 0);
+    for &b in needs {
+        let b = b as u64;
+        let group_end = match pow2 {
+            true => (b | (group - 1)) + 1,
+            false => (b / group + 1) * group,
+        };
+        let starts_one = b >= cover;
+        cover = if starts_one {
+            (b + chunk).min(group_end)
+        } else {
+            cover
+        };
+        starts[n] = b as u32;
+        n += starts_one as usize;
+    }
+    starts.truncate(n);
+    starts
 }
 
 /// Largest bit set, in 64-bit words (4,096: 32 KiB), for which [`asked_blocks`] on the pool
@@ -1031,8 +1062,8 @@ mod tests {
 
     /// A request planned on the pool lays out the bytes one thread does, through the bit set
     /// and through the sort, over pieces of ranges whose lengths differ: random requests of
-    /// up to 3 * 4096 + 5 ranges over archives of 3,000 and 3,000,000 blocks of 4 KiB; and
-    /// both name the same first bad range.
+    /// up to 3 * 4096 + 5 ranges over archives of 3,000 and 3,000,000 blocks of 4 KiB, in
+    /// table groups of 16, 12 or 64 blocks; and both name the same first bad range.
     #[test]
     fn plans_on_the_pool_and_on_one_thread_are_the_same() {
         let mut r = crate::gpu::tokens::Rng::new(41);
@@ -1045,7 +1076,7 @@ mod tests {
                 let ranges = random_ranges(&mut r, n, size, 30_000);
                 let ch = SeekChunks {
                     lone_blocks: r.below(3) as u32 * 64,
-                    ..chunks(16, 8)
+                    ..chunks([16, 12, 64][r.below(3) as usize], 8)
                 };
                 let a = plan_with(&ranges, 4096, size, &own, ch, false).unwrap();
                 let b = plan_with(&ranges, 4096, size, &own, ch, true).unwrap();
