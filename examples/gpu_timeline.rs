@@ -148,7 +148,6 @@ fn timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuEr
 /// One 16 KiB tile at the middle of `a`, read through the seek: wall p50 and p99, the GPU's
 /// time per request queued back to back, a bare round trip, and the tile block's marks.
 fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuError> {
-    use aceapex::gpu::seek::{plan, RangeStatus};
     use std::time::Instant;
     let ga = GpuArchive::upload(g, a)?;
     let size = a.header().original_size;
@@ -157,31 +156,7 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
     let len = bs.min(size - off).min(16_384);
     let mut out = g.alloc_filled(len as usize, 0xA5)?;
     let ranges = [(off, len)];
-    let read = |out: &mut _| -> Result<(), aceapex::gpu::GpuError> {
-        let st = ga.read_ranges(g, &ranges, out)?;
-        assert_eq!(st, [RangeStatus::Ok], "the tile's block verified");
-        Ok(())
-    };
-    let warm = Instant::now();
-    while warm.elapsed().as_secs_f64() < 0.5 {
-        read(&mut out)?;
-    }
-    let mut wall = Vec::with_capacity(2_000);
-    for _ in 0..2_000 {
-        let t = Instant::now();
-        read(&mut out)?;
-        wall.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    wall.sort_by(f64::total_cmp);
-    let pl = plan(
-        &ranges,
-        ga.block_size(),
-        ga.original_size(),
-        ga.own_blocks(),
-        ga.seek_chunks(),
-    )?;
-    g.sync()?;
-    let queued = g.time(200, || ga.submit_planned(g, &pl, &mut out))? * 1e6;
+    let (wall, _, queued) = timed_reads(g, &ga, &ranges, &mut out, 2_000, 200)?;
     // a round trip with no kernel: what the copies and the wait cost alone
     let mut dev = g.alloc_filled(64, 0)?;
     let (up, mut down) = ([7u8; 64], [0u8; 64]);
@@ -200,7 +175,7 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
     }
     bare.sort_by(f64::total_cmp);
     g.clear_trace()?;
-    read(&mut out)?;
+    read_ok(g, &ga, &ranges, &mut out)?;
     let b = (off / bs) as usize;
     println!(
         "TILE {p}: block {b} ({len} bytes at {off}), own {}: read p50 {:.1} us, p99 {:.1}; GPU queued back to back {queued:.1} us a request; bare round trip p50 {:.1} us",
@@ -245,8 +220,6 @@ fn tiles_timeline(
     a: &Archive<'_>,
     n: usize,
 ) -> Result<(), aceapex::gpu::GpuError> {
-    use aceapex::gpu::seek::{plan, RangeStatus};
-    use std::time::Instant;
     let ga = GpuArchive::upload(g, a)?;
     let size = a.header().original_size;
     let bs = ga.block_size() as u64;
@@ -260,43 +233,16 @@ fn tiles_timeline(
         .collect();
     let total: u64 = ranges.iter().map(|r| r.1).sum();
     let mut out = g.alloc_filled(total as usize, 0xA5)?;
-    let read = |out: &mut _| -> Result<(), aceapex::gpu::GpuError> {
-        let st = ga.read_ranges(g, &ranges, out)?;
-        assert!(
-            st.iter().all(|s| *s == RangeStatus::Ok),
-            "every tile's blocks verified"
-        );
-        Ok(())
-    };
-    let warm = Instant::now();
-    while warm.elapsed().as_secs_f64() < 0.5 {
-        read(&mut out)?;
-    }
-    let mut wall = Vec::with_capacity(200);
-    for _ in 0..200 {
-        let t = Instant::now();
-        read(&mut out)?;
-        wall.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    wall.sort_by(f64::total_cmp);
-    let pl = plan(
-        &ranges,
-        ga.block_size(),
-        ga.original_size(),
-        ga.own_blocks(),
-        ga.seek_chunks(),
-    )?;
-    g.sync()?;
-    let queued = g.time(50, || ga.submit_planned(g, &pl, &mut out))?;
+    let (wall, pl, queued) = timed_reads(g, &ga, &ranges, &mut out, 200, 50)?;
     g.clear_trace()?;
-    read(&mut out)?;
+    read_ok(g, &ga, &ranges, &mut out)?;
     println!(
         "TILES {p}: {n} tiles, {} blocks ({} rANS chunks): read p50 {:.1} us, p99 {:.1}; GPU queued back to back {:.1} us a request",
         pl.n_order,
         pl.n_rans,
         quantile(&wall, 0.5),
         quantile(&wall, 0.99),
-        queued * 1e6
+        queued
     );
     match g.trace_marks()? {
         Some(m) => report(
@@ -304,7 +250,7 @@ fn tiles_timeline(
             total,
             a.block_count().min(TRACE_BLOCKS),
             a.block_count(),
-            queued,
+            queued / 1e6,
             &m,
         ),
         None => println!(
@@ -312,6 +258,56 @@ fn tiles_timeline(
         ),
     }
     Ok(())
+}
+
+/// A read of `ranges` into `out`, every range's blocks verified (panics otherwise).
+fn read_ok(
+    g: &Gpu,
+    ga: &GpuArchive,
+    ranges: &[(u64, u64)],
+    out: &mut cudarc::driver::CudaSlice<u8>,
+) -> Result<(), aceapex::gpu::GpuError> {
+    let st = ga.read_ranges(g, ranges, out)?;
+    assert!(
+        st.iter().all(|s| *s == aceapex::gpu::seek::RangeStatus::Ok),
+        "every range's blocks verified"
+    );
+    Ok(())
+}
+
+/// Half a second of reads of `ranges`, then `reads` timed ones: their wall times sorted
+/// (microseconds), the request's plan, and the GPU's time per request with `queued` of them
+/// queued back to back (microseconds).
+fn timed_reads(
+    g: &Gpu,
+    ga: &GpuArchive,
+    ranges: &[(u64, u64)],
+    out: &mut cudarc::driver::CudaSlice<u8>,
+    reads: usize,
+    queued: u32,
+) -> Result<(Vec<f64>, aceapex::gpu::seek::Plan, f64), aceapex::gpu::GpuError> {
+    use std::time::Instant;
+    let warm = Instant::now();
+    while warm.elapsed().as_secs_f64() < 0.5 {
+        read_ok(g, ga, ranges, out)?;
+    }
+    let mut wall = Vec::with_capacity(reads);
+    for _ in 0..reads {
+        let t = Instant::now();
+        read_ok(g, ga, ranges, out)?;
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    wall.sort_by(f64::total_cmp);
+    let pl = aceapex::gpu::seek::plan(
+        ranges,
+        ga.block_size(),
+        ga.original_size(),
+        ga.own_blocks(),
+        ga.seek_chunks(),
+    )?;
+    g.sync()?;
+    let t = g.time(queued, || ga.submit_planned(g, &pl, &mut *out))?;
+    Ok((wall, pl, t * 1e6))
 }
 
 /// The `q` quantile (0..=1) of sorted `v`.
