@@ -368,3 +368,27 @@ fn a_content_checksum_mismatch_at_the_end_removes_the_output() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(o.stdout.len(), data.len());
 }
+
+/// A valid archive whose history outgrows the memory allowed is a clear error (exit 1, the
+/// bytes it could not allocate named), not an abort: 1,200 blocks of 4 MiB of `A` (about
+/// 5 GB), a window of 4 GiB - 1 and every block's lowest source block 0, written by hand
+/// (`tests/corrupt/history/`), decoded under `ulimit -v` 4 GB, where the history must hold
+/// the window.
+#[test]
+fn a_history_larger_than_memory_is_a_clear_error() {
+    let t = tmp();
+    let d = t.path();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corrupt/history/window-4g-every-block-from-block-0.acx");
+    std::fs::copy(fixture, d.join("in.acx")).unwrap();
+    let cmd =
+        format!("ulimit -v 4000000; exec '{BIN}' -q decompress --device cpu -c in.acx > /dev/null");
+    let o = Command::new("sh")
+        .args(["-c", &cmd])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{:?} {e}", o.status);
+    assert!(e.contains("cannot allocate"), "{e}");
+}

@@ -385,6 +385,23 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
             keep_from[i] = keep_from[i].min(keep_from[i + 1]);
         }
     }
+    // the most the cross-block history and batch ever hold together: `win` grows to it and
+    // no further (a doubling past it could ask for nearly twice the memory the archive's
+    // window needs)
+    let mut win_most = 0;
+    if cross {
+        let mut b = first_block;
+        while b < blocks {
+            let n = if b == first_block {
+                first_blocks
+            } else {
+                batch_blocks
+            };
+            let end = ((b + n).min(blocks) * bs).min(size);
+            win_most = win_most.max(end - keep_from[b - first_block] as usize * bs);
+            b += n;
+        }
+    }
     let mut stored = Vec::new();
     let mut sums: Vec<KibSums> = Vec::new();
     // cross-block archives: the decoded bytes from `win_base` on (history, then the batch)
@@ -427,7 +444,17 @@ fn decode_data<'scope, 'env, R: Read, W: Write + Send + 'scope>(
             debug_assert!(keep >= win_base && keep <= out_start);
             win.drain(..keep - win_base);
             win_base = keep;
-            win.resize(out_end - win_base, 0);
+            let need = out_end - win_base;
+            if need > win.capacity() {
+                // (a window too large for this machine's memory is an error, not an abort)
+                let grow_to = need.max(2 * win.capacity()).min(win_most.max(need));
+                win.try_reserve_exact(grow_to - win.len()).map_err(|_| {
+                    Error::Decode(DecodeError::Alloc {
+                        bytes: grow_to as u64,
+                    })
+                })?;
+            }
+            win.resize(need, 0);
             let done = decode_batch_cross(&ab, b0..b1, &mut win, win_base, progress);
             let new = &win[out_start - win_base..];
             sums.resize(new.len().div_ceil(KIB), [0; 8]);
