@@ -318,9 +318,10 @@ fn compress_stream(
 /// `compress --target` ([`Target`]).
 #[derive(Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
 pub enum TargetArg {
-    /// Ratio first: every stream entropy-coded where that is smaller. On line-wrapped or
-    /// soft-masked DNA FASTA 'gpu' is smaller still (its two-bit slices with runs list line
-    /// feeds and lower case apart and need raw match streams).
+    /// Ratio first: every stream entropy-coded where that is smaller. On most line-wrapped
+    /// or soft-masked DNA FASTA 'gpu' is smaller still (its two-bit slices with runs list
+    /// line feeds and lower case apart and need raw match streams), not where the bases
+    /// code in under two bits (an A/T-rich genome).
     Size,
     /// Faster GPU decode for a larger archive: raw match streams, two-bit literals and
     /// wide rANS slices where they pay; for data a GPU will decode.
