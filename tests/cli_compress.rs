@@ -380,6 +380,14 @@ fn stdin_and_stdout() {
     let o = run_stdin(d, &["decompress", "-"], &o.stdout);
     ok(&o);
     assert!(o.stdout.is_empty());
+    // no input named: a pipe is standard input, as for zstd and gzip
+    let o = run_stdin(d, &["compress"], &data);
+    ok(&o);
+    assert_eq!(o.stdout, archive, "an implicit '-' compresses as '-'");
+    let o = run_stdin(d, &["decompress", "-q"], &archive);
+    ok(&o);
+    assert!(o.stdout == data, "an implicit '-' restores as '-'");
+    assert!(!d.join("-").exists());
 }
 
 /// -T 0 means all cores; compress --help names the largest window.

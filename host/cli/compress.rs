@@ -3,7 +3,7 @@
 use crate::args::{parse_block_size, parse_level, parse_min_match, parse_threads, parse_window};
 use crate::io::{
     check_derived_from_file, check_input, check_not_same, each_input, like_input, one_output_name,
-    read_input_checked, OpenInput, OutFile,
+    or_stdin, read_input_checked, OpenInput, OutFile,
 };
 use crate::output::{chatty, mbps, note, progress_bar};
 use crate::{set_threads, usage};
@@ -18,11 +18,12 @@ use std::time::Instant;
 /// The arguments of `aceapex compress` (help text on [`crate::Cmd::Compress`]).
 #[derive(clap::Args)]
 pub struct CompressArgs {
-    /// Input files, or '-' for standard input; several files are each compressed to
-    /// their default name (FILE.acx), and an error in one does not stop the others.
-    /// Standard input, pipes and files over 1 GiB are read a batch at a time, in memory
-    /// bounded whatever their size (the data section is spooled beside the output).
-    #[arg(required = true, value_name = "INPUT")]
+    /// Input files, or '-' for standard input (the default where standard input is not a
+    /// terminal); several files are each compressed to their default name (FILE.acx), and
+    /// an error in one does not stop the others. Standard input, pipes and files over 1 GiB
+    /// are read a batch at a time, in memory bounded whatever their size (the data section
+    /// is spooled beside the output).
+    #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Output file [default: INPUT.acx; standard output for '-' input]; '-' for standard
     /// output.
@@ -104,6 +105,7 @@ pub fn run(args: CompressArgs) -> Result<()> {
         .with_depth_cap(depth_cap);
     opts.validate()
         .map_err(|e| usage("compress", e.to_string()))?;
+    let inputs = or_stdin("compress", inputs)?;
     one_output_name("compress", &inputs, output.is_some() || stdout)?;
     set_threads(threads)?;
     each_input(&inputs, |input| {

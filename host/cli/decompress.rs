@@ -3,7 +3,7 @@
 use crate::args::parse_threads;
 use crate::io::{
     check_derived_from_file, check_input, check_not_same, dir_message, each_input, like_input,
-    one_output_name, read_input_checked, OutFile,
+    one_output_name, or_stdin, read_input_checked, OutFile,
 };
 use crate::output::{mbps, note, progress_bar};
 use crate::{set_threads, usage};
@@ -20,9 +20,10 @@ use std::time::Instant;
 /// The arguments of `aceapex decompress` (help text on [`crate::Cmd::Decompress`]).
 #[derive(clap::Args)]
 pub struct DecompressArgs {
-    /// Archives, or '-' for standard input; several archives are each restored to their
-    /// default name (without .acx), and an error in one does not stop the others.
-    #[arg(required = true, value_name = "INPUT")]
+    /// Archives, or '-' for standard input (the default where standard input is not a
+    /// terminal); several archives are each restored to their default name (without .acx),
+    /// and an error in one does not stop the others.
+    #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Output file [default: INPUT without .acx; standard output for '-' input]; '-' for
     /// standard output.
@@ -71,6 +72,7 @@ pub fn run(args: DecompressArgs) -> Result<()> {
         force,
         test,
     } = args;
+    let inputs = or_stdin("decompress", inputs)?;
     one_output_name("decompress", &inputs, output.is_some() || stdout)?;
     set_threads(threads)?;
     each_input(&inputs, |input| {

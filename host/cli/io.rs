@@ -547,6 +547,21 @@ impl Drop for OutFile {
     }
 }
 
+/// The inputs as given, or standard input ('-') where none is and standard input is not a
+/// terminal (as zstd and gzip read a pipe); none from a terminal is a usage error.
+pub fn or_stdin(cmd: &'static str, inputs: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+    if !inputs.is_empty() {
+        return Ok(inputs);
+    }
+    if std::io::stdin().is_terminal() {
+        return Err(usage(
+            cmd,
+            "no INPUT given, and standard input is a terminal: name a file, or pipe the data in",
+        ));
+    }
+    Ok(vec![PathBuf::from("-")])
+}
+
 /// Several inputs each go to their default output name: `-o`, `-c` and '-' need exactly one.
 pub fn one_output_name(cmd: &'static str, inputs: &[PathBuf], named: bool) -> Result<()> {
     if inputs.len() > 1 && (named || inputs.iter().any(|i| i.as_os_str() == "-")) {
