@@ -203,14 +203,63 @@ pub fn read_ranges(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result<(
         range_end(a, *offset, buf.len())?;
     }
     if a.cross_block() {
-        for (offset, buf) in ranges.iter_mut() {
-            read_range(a, *offset, buf)?;
-        }
-        return Ok(());
+        read_ranges_cross(a, ranges)?;
+    } else {
+        with_scratch(|s| read_ranges_blocks(a, ranges, s))?;
     }
-    with_scratch(|s| read_ranges_blocks(a, ranges, s))?;
     for (offset, buf) in ranges.iter() {
         check_content(a, *offset, buf)?;
+    }
+    Ok(())
+}
+
+/// Most bytes [`read_ranges_cross`] decodes into one buffer for ranges whose spans meet (a
+/// single range's span may be longer: it is decoded alone, as [`read_range`] does).
+const CROSS_SPAN_BYTES: u64 = 64 << 20;
+
+/// [`read_ranges`] with cross-block sources: each range's span (from the lowest block its
+/// blocks copy from, transitively, to its last block), the spans sorted and those that meet
+/// joined up to [`CROSS_SPAN_BYTES`], each joined span decoded once in block order and every
+/// range in it copied out; a block of a joined span copies only from blocks in it, since it
+/// lies in one of the joined spans, which hold their blocks' sources.
+fn read_ranges_cross(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result<(), DecodeError> {
+    let bs = a.header.block_size as u64;
+    let mut spans: Vec<(usize, usize, usize)> = ranges
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, buf))| !buf.is_empty())
+        .map(|(i, (offset, buf))| {
+            let first = (*offset / bs) as usize;
+            let last = ((*offset + buf.len() as u64 - 1) / bs) as usize;
+            (lowest_source(a, first, last), last, i)
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut at = 0;
+    while at < spans.len() {
+        // join the spans that start at or before the joined span's end, within the bound
+        let (lo, mut hi) = (spans[at].0, spans[at].1);
+        let mut next = at + 1;
+        while next < spans.len()
+            && spans[next].0 <= hi + 1
+            && (spans[next].1.max(hi) + 1 - lo) as u64 * bs <= CROSS_SPAN_BYTES
+        {
+            hi = hi.max(spans[next].1);
+            next += 1;
+        }
+        let base = lo as u64 * bs;
+        let span_end = ((hi as u64 + 1) * bs).min(a.header.original_size);
+        let mut span = zeroed_output(span_end - base)?;
+        for b in lo..=hi {
+            super::decode_block_at(a, b, &mut span, base)?;
+        }
+        for &(_, _, i) in &spans[at..next] {
+            let (offset, buf) = &mut ranges[i];
+            let from = (*offset - base) as usize;
+            let n = buf.len();
+            buf.copy_from_slice(&span[from..from + n]);
+        }
+        at = next;
     }
     Ok(())
 }

@@ -638,6 +638,13 @@ fn decode_block_window(
 /// through the batch decoder of [`decompress_to`], in parallel and in bounded memory.
 const SMALL_RANGE: u64 = 1 << 20;
 
+/// Most bytes [`SeekableArchive::write_ranges`] keeps decoded for the ranges of a
+/// cross-block archive whose spans meet (a longer span is decoded alone, streamed).
+const CROSS_JOIN_BYTES: u64 = 64 << 20;
+
+/// How many of the ranges after one a cross-block span is joined with (those that meet it).
+const CROSS_JOIN_LOOKAHEAD: usize = 256;
+
 /// An archive on a seekable source, typically a file larger than memory, read in part: its
 /// metadata once ([`SeekableArchive::open`]), then for each range only the stored bytes of
 /// the blocks it needs ([`SeekableArchive::write_ranges`]).
@@ -753,7 +760,9 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
     ///
     /// Ranges up to 1 MiB of an archive of independent blocks are decoded on the calling
     /// thread, one block after another; longer ones batch by batch on the rayon pool as
-    /// [`decompress_to`] does, in its memory bound.
+    /// [`decompress_to`] does, in its memory bound. Across blocks, a range's span (from the
+    /// lowest block it reads from) is decoded together with the spans of the ranges after it
+    /// that meet it, up to 64 MiB kept, and those ranges copy from it.
     ///
     /// Errors: [`DecodeError::Region`] for the first range that does not lie inside the data
     /// (checked for every range before anything is written); [`Error::Decode`] naming a
@@ -779,7 +788,25 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
         }
         let mut written = 0;
         let mut buf = Vec::new();
-        for &(offset, length) in ranges {
+        // Across blocks, a range's span runs from the lowest block it reads from
+        // (transitively) to its last block; the span decoded last, joined with the spans of
+        // the ranges after it that meet it (within CROSS_JOIN_BYTES), stays in `joined`, and
+        // the ranges inside it copy from it rather than decode their chains again.
+        let bs = self.header.block_size as u64;
+        let cross = self.archive.as_ref().is_some_and(|a| a.cross_block());
+        let spans: Vec<(usize, usize)> = match (cross, &self.archive) {
+            (true, Some(a)) => ranges
+                .iter()
+                .map(|&(offset, length)| {
+                    let first = (offset / bs) as usize;
+                    let last = ((offset + length.max(1) - 1) / bs) as usize;
+                    (super::region::lowest_source(a, first, last), last)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut joined: (u64, Vec<u8>) = (0, Vec::new());
+        for (k, &(offset, length)) in ranges.iter().enumerate() {
             if length == 0 {
                 continue;
             }
@@ -788,7 +815,40 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
                     "an earlier read of this archive failed: open it again",
                 ))
             })?;
-            let a = if !a.cross_block() && length <= SMALL_RANGE {
+            let end = offset + length;
+            let (lo, hi) = spans.get(k).copied().unwrap_or((0, 0));
+            let a = if cross && offset >= joined.0 && end <= joined.0 + joined.1.len() as u64 {
+                let at = (offset - joined.0) as usize;
+                out.write_all(&joined.1[at..at + length as usize])
+                    .map_err(Error::Write)?;
+                a
+            } else if cross && (hi + 1 - lo) as u64 * bs <= CROSS_JOIN_BYTES {
+                let (mut lo, mut hi) = (lo, hi);
+                for (&(l2, h2), &(_, n)) in spans[k + 1..]
+                    .iter()
+                    .zip(&ranges[k + 1..])
+                    .take(CROSS_JOIN_LOOKAHEAD)
+                {
+                    let (l, h) = (lo.min(l2), hi.max(h2));
+                    if n > 0
+                        && l2 <= hi + 1
+                        && h2 + 1 >= lo
+                        && (h + 1 - l) as u64 * bs <= CROSS_JOIN_BYTES
+                    {
+                        (lo, hi) = (l, h);
+                    }
+                }
+                let span = lo as u64 * bs..((hi as u64 + 1) * bs).min(size);
+                joined.1.clear();
+                joined.0 = span.start;
+                let a = self
+                    .write_span(a, span, &mut joined.1)
+                    .map_err(|e| self.with_length(e))?;
+                let at = (offset - joined.0) as usize;
+                out.write_all(&joined.1[at..at + length as usize])
+                    .map_err(Error::Write)?;
+                a
+            } else if !a.cross_block() && length <= SMALL_RANGE {
                 buf.resize(length as usize, 0);
                 let a = self
                     .read_small(a, offset, &mut buf)
