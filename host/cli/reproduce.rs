@@ -37,7 +37,9 @@ not run.
 --quick (for CI): the 4 largest files, 64 KiB of each, depth caps 4 and 17 only, fewer timings.
 The JSON is {\"tool\", \"version\", \"corpus\", \"quick\", \"gpu\", \"files\", \"records\": [...]};
 a summary of the verdicts goes to standard error. Four SVG charts go next to it (for -o r.json:
-r.ratio_vs_L.svg, r.depth_histogram.svg, r.match_length_cdf.svg, r.table_vi.svg).";
+r.ratio_vs_L.svg, r.depth_histogram.svg, r.match_length_cdf.svg, r.table_vi.svg).
+Exit status 0 once every claim has its verdict, whatever the verdicts: a fail is a paper's
+claim that does not hold on this corpus and machine, not an error of the command.";
 
 /// The arguments of `aceapex reproduce` (help text on [`crate::Cmd::Reproduce`]).
 #[derive(clap::Args)]
