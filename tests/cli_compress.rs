@@ -1087,11 +1087,27 @@ fn several_inputs_each_go_to_their_default_names() {
         &["compress", "a", "b", "-o", "x"][..],
         &["compress", "a", "b", "-c"][..],
         &["decompress", "a.acx", "-", "-f"][..],
+        &["decompress", "a.acx", "a.acx", "-o", "x"][..],
     ] {
         let o = run(d, args);
         let e = fails(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert!(e.contains("single input"), "{args:?}: {e}");
+    }
+    // but several archives go to standard output one after the other, as gzip -dc does
+    ok(&run(d, &["compress", "b", "-f"]));
+    let mut both = a.clone();
+    both.extend_from_slice(&b);
+    for args in [
+        &["decompress", "a.acx", "b.acx", "-c"][..],
+        &["decompress", "a.acx", "b.acx", "-o", "-"][..],
+    ] {
+        let o = run(d, args);
+        ok(&o);
+        assert!(
+            o.stdout == both,
+            "{args:?}: the originals one after the other"
+        );
     }
 }
 

@@ -106,7 +106,7 @@ pub fn run(args: CompressArgs) -> Result<()> {
     opts.validate()
         .map_err(|e| usage("compress", e.to_string()))?;
     let inputs = or_stdin("compress", inputs)?;
-    one_output_name("compress", &inputs, output.is_some() || stdout)?;
+    one_output_name("compress", &inputs, output.is_some() || stdout, false)?;
     set_threads(threads)?;
     each_input(&inputs, |input| {
         compress_one(input, output.clone(), stdout, &opts, force)

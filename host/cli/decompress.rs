@@ -29,7 +29,8 @@ pub struct DecompressArgs {
     /// standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Write to standard output (same as -o -).
+    /// Write to standard output (same as -o -); several archives' originals one after the
+    /// other.
     #[arg(short = 'c', long, conflicts_with = "output")]
     pub stdout: bool,
     /// Where to decode. Starting CUDA takes a fraction of a second, so small archives decode
@@ -73,7 +74,9 @@ pub fn run(args: DecompressArgs) -> Result<()> {
         test,
     } = args;
     let inputs = or_stdin("decompress", inputs)?;
-    one_output_name("decompress", &inputs, output.is_some() || stdout)?;
+    // (several archives to standard output: their originals one after the other)
+    let to_stdout = stdout || output.as_deref() == Some(Path::new("-"));
+    one_output_name("decompress", &inputs, output.is_some() && !to_stdout, true)?;
     set_threads(threads)?;
     each_input(&inputs, |input| {
         if test {

@@ -562,15 +562,27 @@ pub fn or_stdin(cmd: &'static str, inputs: Vec<PathBuf>) -> Result<Vec<PathBuf>>
     Ok(vec![PathBuf::from("-")])
 }
 
-/// Several inputs each go to their default output name: `-o`, `-c` and '-' need exactly one.
-pub fn one_output_name(cmd: &'static str, inputs: &[PathBuf], named: bool) -> Result<()> {
+/// Several inputs each go to their default output name: `-o`, `-c` and '-' need exactly one;
+/// where `joins` (decompress, as `gzip -dc` and `zstd -dc`), standard output takes several
+/// inputs' outputs one after the other, so `named` is then a named output file only.
+pub fn one_output_name(
+    cmd: &'static str,
+    inputs: &[PathBuf],
+    named: bool,
+    joins: bool,
+) -> Result<()> {
     if inputs.len() > 1 && (named || inputs.iter().any(|i| i.as_os_str() == "-")) {
-        return Err(usage(
-            cmd,
-            "-o, -c and '-' take a single input; several inputs are written to their default \
-             names"
-                .to_string(),
-        ));
+        let msg = match joins {
+            true => {
+                "-o FILE and '-' take a single input; several inputs are written to their \
+                     default names, or one after the other to standard output with -c"
+            }
+            false => {
+                "-o, -c and '-' take a single input; several inputs are written to their \
+                      default names"
+            }
+        };
+        return Err(usage(cmd, msg.to_string()));
     }
     Ok(())
 }
