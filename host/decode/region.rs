@@ -79,12 +79,12 @@ fn range_end(a: &Archive<'_>, offset: u64, len: usize) -> Result<u64, DecodeErro
 /// [`DecodeError::Alloc`] when the buffer of a cross-block read cannot be had;
 /// [`DecodeError::ContentChecksum`]. `buf` is then unspecified.
 pub fn read_range(a: &Archive<'_>, offset: u64, buf: &mut [u8]) -> Result<(), DecodeError> {
-    let end = range_end(a, offset, buf.len())?;
+    range_end(a, offset, buf.len())?;
     if buf.is_empty() {
         return Ok(());
     }
     if a.cross_block() {
-        read_range_cross(a, offset, end, buf)?;
+        read_ranges_cross(a, &mut [(offset, buf)])?;
     } else {
         with_scratch(|s| read_range_blocks(a, offset, buf, s))?;
     }
@@ -169,26 +169,13 @@ pub(super) fn lowest_source(a: &Archive<'_>, first: usize, last: usize) -> usize
     lowest
 }
 
-/// [`read_range`] with cross-block sources: the span from the lowest block the range's
-/// blocks copy from (transitively) to its last block, decoded in order into a new buffer.
-fn read_range_cross(
-    a: &Archive<'_>,
-    offset: u64,
-    end: u64,
-    buf: &mut [u8],
-) -> Result<(), DecodeError> {
+/// A range's span in a cross-block archive, `(lowest, last)`: from the lowest block its
+/// blocks copy from (transitively, [`lowest_source`]) to its last block; `length` at least 1.
+pub(super) fn span_of(a: &Archive<'_>, offset: u64, length: u64) -> (usize, usize) {
     let bs = a.header.block_size as u64;
     let first = (offset / bs) as usize;
-    let last = ((end - 1) / bs) as usize;
-    let lowest = lowest_source(a, first, last);
-    let base = lowest as u64 * bs;
-    let span_end = ((last as u64 + 1) * bs).min(a.header.original_size);
-    let mut span = zeroed_output(span_end - base)?;
-    for b in lowest..=last {
-        super::decode_block_at(a, b, &mut span, base)?;
-    }
-    buf.copy_from_slice(&span[(offset - base) as usize..(end - base) as usize]);
-    Ok(())
+    let last = ((offset + length - 1) / bs) as usize;
+    (lowest_source(a, first, last), last)
 }
 
 /// Fills every `(offset, buf)` of `ranges` as [`read_range`] does, decoding each block that
@@ -213,15 +200,16 @@ pub fn read_ranges(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result<(
     Ok(())
 }
 
-/// Most bytes [`read_ranges_cross`] decodes into one buffer for ranges whose spans meet (a
-/// single range's span may be longer: it is decoded alone, as [`read_range`] does).
-const CROSS_SPAN_BYTES: u64 = 64 << 20;
+/// Most bytes decoded into one buffer for ranges of a cross-block archive whose spans
+/// ([`span_of`]) meet, here and in `SeekableArchive::write_ranges` (a single range's span
+/// may be longer: it is decoded alone).
+pub(super) const CROSS_JOIN_BYTES: u64 = 64 << 20;
 
-/// [`read_ranges`] with cross-block sources: each range's span (from the lowest block its
-/// blocks copy from, transitively, to its last block), the spans sorted and those that meet
-/// joined up to [`CROSS_SPAN_BYTES`], each joined span decoded once in block order and every
-/// range in it copied out; a block of a joined span copies only from blocks in it, since it
-/// lies in one of the joined spans, which hold their blocks' sources.
+/// [`read_ranges`] (and [`read_range`]) with cross-block sources: each range's span
+/// ([`span_of`]), the spans sorted and those that meet joined up to [`CROSS_JOIN_BYTES`],
+/// each joined span decoded once in block order into a new buffer and every range in it
+/// copied out; a block of a joined span copies only from blocks in it, since it lies in one
+/// of the joined spans, which hold their blocks' sources.
 fn read_ranges_cross(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result<(), DecodeError> {
     let bs = a.header.block_size as u64;
     let mut spans: Vec<(usize, usize, usize)> = ranges
@@ -229,9 +217,8 @@ fn read_ranges_cross(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result
         .enumerate()
         .filter(|(_, (_, buf))| !buf.is_empty())
         .map(|(i, (offset, buf))| {
-            let first = (*offset / bs) as usize;
-            let last = ((*offset + buf.len() as u64 - 1) / bs) as usize;
-            (lowest_source(a, first, last), last, i)
+            let (lowest, last) = span_of(a, *offset, buf.len() as u64);
+            (lowest, last, i)
         })
         .collect();
     spans.sort_unstable();
@@ -242,7 +229,7 @@ fn read_ranges_cross(a: &Archive<'_>, ranges: &mut [(u64, &mut [u8])]) -> Result
         let mut next = at + 1;
         while next < spans.len()
             && spans[next].0 <= hi + 1
-            && (spans[next].1.max(hi) + 1 - lo) as u64 * bs <= CROSS_SPAN_BYTES
+            && (spans[next].1.max(hi) + 1 - lo) as u64 * bs <= CROSS_JOIN_BYTES
         {
             hi = hi.max(spans[next].1);
             next += 1;

@@ -18,6 +18,7 @@
 //! read).
 
 use super::checksum::{self, Folder, KibSums, KIB};
+use super::region::{span_of, CROSS_JOIN_BYTES};
 use super::{block_error, decode_group_at, streams, verify_block, FAST_SCRATCH};
 use crate::device::format::{
     FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_TYPE_TWO_BIT_RUNS, META_CHECKSUM_OFFSET,
@@ -638,10 +639,6 @@ fn decode_block_window(
 /// through the batch decoder of [`decompress_to`], in parallel and in bounded memory.
 const SMALL_RANGE: u64 = 1 << 20;
 
-/// Most bytes [`SeekableArchive::write_ranges`] keeps decoded for the ranges of a
-/// cross-block archive whose spans meet (a longer span is decoded alone, streamed).
-const CROSS_JOIN_BYTES: u64 = 64 << 20;
-
 /// How many of the ranges after one a cross-block span is joined with (those that meet it).
 const CROSS_JOIN_LOOKAHEAD: usize = 256;
 
@@ -797,11 +794,7 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
         let spans: Vec<(usize, usize)> = match (cross, &self.archive) {
             (true, Some(a)) => ranges
                 .iter()
-                .map(|&(offset, length)| {
-                    let first = (offset / bs) as usize;
-                    let last = ((offset + length.max(1) - 1) / bs) as usize;
-                    (super::region::lowest_source(a, first, last), last)
-                })
+                .map(|&(offset, length)| span_of(a, offset, length.max(1)))
                 .collect(),
             _ => Vec::new(),
         };
