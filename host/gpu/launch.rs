@@ -799,8 +799,8 @@ pub(crate) fn seek(
             status,
             chunk_order: req + l.rans_at,
             n_chunks: l.n_rans as u64,
-            // (no dense queue, no hand-off epoch, no block left to the dense kernel: 0)
             halves: halves as u64,
+            // (with the overlap, the hand-off to the dense kernel under a fresh epoch)
             dense_queue: if overlap { queue_ptr } else { 0 },
             epoch: epoch as u64,
             leave_self_contained: leave as u64,
@@ -879,12 +879,12 @@ pub(crate) fn seek(
     // n_order positions, each once (`seek::plan`), and the slots hold n_order * block_size
     // bytes (asserted), or for a direct request the output holds its ranges, whole blocks
     // at block_size steps (`seek::plan`; its length asserted), and the range status words
-    // 2 * n_order (asserted: n_order = n_ranges); every block not decodable from the data section
-    // alone has its streams and status written by the rANS launch above on the same stream
-    // (`seek::plan` puts exactly those in the rANS list), which with a non-zero epoch (a fresh
-    // one, with the queue locked across both launches) publishes each one's ready word, and
-    // otherwise completes before this kernel reads anything; no queue ticket is taken; the
-    // other buffers are the archive's as for `decode_blocks_dense`.
+    // 2 * n_order (asserted: n_order = n_ranges); every block not decodable from the data
+    // section alone has its streams and status written by the rANS launch above on the same
+    // stream (`seek::plan` puts exactly those in the rANS list), which with a non-zero epoch
+    // (a fresh one, with the queue locked across both launches) publishes each one's ready
+    // word, and otherwise completes before this kernel reads anything; no queue ticket is
+    // taken; the other buffers are the archive's as for `decode_blocks_dense`.
     // (after the rANS stage a programmatic launch: the kernel's CTAs start while that grid
     // runs; nothing to overlap without)
     unsafe { launch_after(gpu, kernel, cfg, params(&p), gpu.overlap() && l.n_rans > 0) }

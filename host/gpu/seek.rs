@@ -150,9 +150,9 @@ pub struct Plan {
     pub out_len: u64,
     /// A direct request: every range is a whole block (all but the last `block_size` long)
     /// and few are asked twice ([`DIRECT_REPEATS`]), the order holds each range's block in
-    /// request order (a block asked twice is decoded twice) and the dense kernel writes the blocks straight into the caller's buffer and
-    /// the ranges' status words, with no slots and no gather (`decode_blocks_seek`'s
-    /// `range_status`).
+    /// request order (a block asked twice is decoded twice) and the dense kernel writes the
+    /// blocks straight into the caller's buffer and the ranges' status words, with no slots
+    /// and no gather (`decode_blocks_seek`'s `range_status`).
     pub direct: bool,
 }
 
@@ -318,9 +318,11 @@ fn plan_with(
     // the positions of the self-contained blocks, then the others', where there are both
     let mut takes = Vec::new();
     if n_rans > 0 {
-        let n_own = match par {
-            true => order.par_iter().filter(|&&b| own[b as usize]).count(),
-            false => order.iter().filter(|&&b| own[b as usize]).count(),
+        // (the distinct order's are those not in `needs`; a direct order repeats blocks)
+        let n_own = match (direct, par) {
+            (false, _) => order.len() - needs.len(),
+            (true, true) => order.par_iter().filter(|&&b| own[b as usize]).count(),
+            (true, false) => order.iter().filter(|&&b| own[b as usize]).count(),
         };
         if n_own > 0 {
             takes = vec![0u32; order.len()];
@@ -385,17 +387,11 @@ fn plan_with(
         // (no ranges: the dense kernel places each block by its position in the order)
     } else if par {
         const PIECE: usize = 4096;
-        let starts: Vec<u64> = ranges
+        let lengths: Vec<u64> = ranges
             .par_chunks(PIECE)
             .map(|p| p.iter().map(|r| r.1).sum::<u64>())
-            .collect::<Vec<u64>>()
-            .into_iter()
-            .scan(0u64, |n, l| {
-                let at = *n;
-                *n += l;
-                Some(at)
-            })
             .collect();
+        let starts = sums_before(&lengths);
         ranges
             .par_chunks(PIECE)
             .zip(out.par_chunks_mut(32 * PIECE))
@@ -416,6 +412,19 @@ fn plan_with(
         out_len,
         direct,
     })
+}
+
+/// Each item's sum of the items before it (an exclusive prefix sum): where each piece's
+/// part starts.
+fn sums_before<T: Copy + Default + std::ops::AddAssign>(items: &[T]) -> Vec<T> {
+    items
+        .iter()
+        .scan(T::default(), |n, &x| {
+            let at = *n;
+            *n += x;
+            Some(at)
+        })
+        .collect()
 }
 
 /// The rANS stage's chunks over `needs` (ascending blocks that need the stage, the first a
@@ -516,14 +525,7 @@ fn asked_blocks(
         true => bits.par_chunks(EXTRACT_WORDS).map(count).collect(),
         false => bits.chunks(EXTRACT_WORDS).map(count).collect(),
     };
-    let firsts: Vec<u32> = counts
-        .iter()
-        .scan(0u32, |n, &c| {
-            let at = *n;
-            *n += c;
-            Some(at)
-        })
-        .collect();
+    let firsts = sums_before(&counts);
     let mut order = vec![0u32; counts.iter().sum::<u32>() as usize];
     let mut rank = vec![0u32; words];
     let mut outs = Vec::with_capacity(counts.len());
