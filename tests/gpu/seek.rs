@@ -26,6 +26,43 @@ pub(crate) fn random_ranges(len: u64, block: u64, n: usize, seed: u64) -> Vec<(u
     v
 }
 
+/// `host` holds `ranges` of `data` back to back where `found` says Ok; a range not Ok names
+/// one of its own blocks (of `block_size` bytes) that the dense kernel hands to the CPU
+/// (`Status::Fallback`).
+fn check_ranges(
+    host: &[u8],
+    data: &[u8],
+    ranges: &[(u64, u64)],
+    found: &[RangeStatus],
+    block_size: u32,
+    what: &str,
+) {
+    assert_eq!(found.len(), ranges.len(), "{what}: a status per range");
+    let bs = block_size as u64;
+    let mut at = 0usize;
+    for (i, (&(off, len), st)) in ranges.iter().zip(found).enumerate() {
+        match *st {
+            RangeStatus::Ok => assert!(
+                host[at..at + len as usize] == data[off as usize..(off + len) as usize],
+                "{what}: range {i} ({off}+{len}) differs"
+            ),
+            RangeStatus::Bad { status, block } => {
+                assert_eq!(
+                    status,
+                    aceapex::Status::Fallback,
+                    "{what}: range {i} block {block}"
+                );
+                let block = block as u64;
+                assert!(
+                    block >= off / bs && block <= (off + len - 1) / bs,
+                    "{what}: range {i} ({off}+{len}) names block {block}, not one of its own"
+                );
+            }
+        }
+        at += len as usize;
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
@@ -48,24 +85,9 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
                 let found = ga
                     .read_ranges(&g, &ranges, &mut out)
                     .unwrap_or_else(|e| panic!("{name} bs {block_size} mm {min_match}: {e}"));
+                let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
                 let host = g.download(&out).unwrap();
-                let mut at = 0usize;
-                for (i, (&(off, len), st)) in ranges.iter().zip(&found).enumerate() {
-                    let want = &data[off as usize..(off + len) as usize];
-                    let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
-                    match st {
-                        RangeStatus::Ok => assert!(
-                            &host[at..at + len as usize] == want,
-                            "{what}: range {i} ({off}+{len}) differs"
-                        ),
-                        RangeStatus::Bad { status, block } => assert_eq!(
-                            *status,
-                            aceapex::Status::Fallback,
-                            "{what}: range {i} block {block}"
-                        ),
-                    }
-                    at += len as usize;
-                }
+                check_ranges(&host, &data, &ranges, &found, block_size, &what);
             }
             ga.set_overlap(true);
             // ranges alone (the whole input among them): the gather cuts each into as many
@@ -73,18 +95,9 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
             for (i, &(off, len)) in ranges.iter().enumerate().take(12) {
                 g.fill(&mut out, 0xA5).unwrap();
                 let found = ga.read_ranges(&g, &[(off, len)], &mut out).unwrap();
+                let what = format!("{name} bs {block_size} mm {min_match}: range {i} alone");
                 let host = g.download(&out).unwrap();
-                match found[0] {
-                    RangeStatus::Ok => assert!(
-                        host[..len as usize] == data[off as usize..(off + len) as usize],
-                        "{name} bs {block_size} mm {min_match}: range {i} ({off}+{len}) alone differs"
-                    ),
-                    RangeStatus::Bad { status, block } => assert_eq!(
-                        status,
-                        aceapex::Status::Fallback,
-                        "{name} bs {block_size} mm {min_match}: range {i} alone, block {block}"
-                    ),
-                }
+                check_ranges(&host, &data, &[(off, len)], &found, block_size, &what);
             }
             // whole blocks (a direct request: the dense kernel writes the ranges and their
             // status words): up to 400 blocks in random order, a tenth of them twice, the
@@ -122,38 +135,17 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
                 ga.set_overlap(overlap);
                 g.fill(&mut tiled, 0xA5).unwrap();
                 let found = ga.read_ranges(&g, &tiles, &mut tiled).unwrap();
+                let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
                 let host = g.download(&tiled).unwrap();
-                for (i, (&(off, len), st)) in tiles.iter().zip(&found).enumerate() {
-                    let at = (i as u64 * bs) as usize;
-                    let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
-                    match st {
-                        RangeStatus::Ok => assert!(
-                            host[at..at + len as usize] == data[off as usize..(off + len) as usize],
-                            "{what}: tile {i} ({off}+{len}) differs"
-                        ),
-                        RangeStatus::Bad { status, block } => {
-                            assert_eq!(*status, aceapex::Status::Fallback, "{what}: tile {i}");
-                            assert_eq!(*block as u64, off / bs, "{what}: tile {i}");
-                        }
-                    }
-                }
+                check_ranges(&host, &data, &tiles, &found, block_size, &what);
             }
             ga.set_overlap(true);
             for (i, &(off, len)) in tiles.iter().enumerate().take(8) {
                 g.fill(&mut tiled, 0xA5).unwrap();
                 let found = ga.read_ranges(&g, &[(off, len)], &mut tiled).unwrap();
+                let what = format!("{name} bs {block_size} mm {min_match}: tile {i} alone");
                 let host = g.download(&tiled).unwrap();
-                match found[0] {
-                    RangeStatus::Ok => assert!(
-                        host[..len as usize] == data[off as usize..(off + len) as usize],
-                        "{name} bs {block_size} mm {min_match}: tile {i} alone differs"
-                    ),
-                    RangeStatus::Bad { status, .. } => assert_eq!(
-                        status,
-                        aceapex::Status::Fallback,
-                        "{name} bs {block_size} mm {min_match}: tile {i} alone"
-                    ),
-                }
+                check_ranges(&host, &data, &[(off, len)], &found, block_size, &what);
             }
             // the public reader: the same ranges, the fallback ones read on the CPU
             let reader = dec.upload(&packed).unwrap();
