@@ -15,7 +15,7 @@
 //! middle read through `GpuArchive::read_ranges` (2,000 times after half a second of reads:
 //! p50 and p99 from the call to the status words back), the GPU's time per request with 200
 //! queued back to back (events), a bare round trip of the same stream (a 64-byte upload and
-//! download, no kernel), and the marks of the tile's block in one read, from the dense
+//! download, no kernel), one launch of a one-thread kernel and its wait (no copies), and the marks of the tile's block in one read, from the dense
 //! kernel's take to the gather's end. With `--tiles N`, one request of N random aligned 16 KiB
 //! tiles instead (as `benches/gpu_seek.rs`'s 1,000 tiles): its p50 and p99, the GPU's time per
 //! request queued back to back, and the marks of every block it decoded, as for a full decode.
@@ -174,15 +174,37 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
         bare.push(t.elapsed().as_secs_f64() * 1e6);
     }
     bare.sort_by(f64::total_cmp);
+    // one kernel launch and its wait, no copies: the floor of any request's round trip
+    let mut word = g
+        .stream()
+        .clone_htod(&[0u32])
+        .map_err(|source| aceapex::gpu::GpuError::Driver {
+            what: "an empty launch's word",
+            source,
+        })?;
+    let mut launch = Vec::with_capacity(2_000);
+    for _ in 0..2_000 {
+        let t = Instant::now();
+        aceapex::gpu::launch::smoke_add_one(g, &mut word)?;
+        g.stream()
+            .synchronize()
+            .map_err(|source| aceapex::gpu::GpuError::Driver {
+                what: "an empty launch",
+                source,
+            })?;
+        launch.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    launch.sort_by(f64::total_cmp);
     g.clear_trace()?;
     read_ok(g, &ga, &ranges, &mut out)?;
     let b = (off / bs) as usize;
     println!(
-        "TILE {p}: block {b} ({len} bytes at {off}), own {}: read p50 {:.1} us, p99 {:.1}; GPU queued back to back {queued:.1} us a request; bare round trip p50 {:.1} us",
+        "TILE {p}: block {b} ({len} bytes at {off}), own {}: read p50 {:.1} us, p99 {:.1}; GPU queued back to back {queued:.1} us a request; bare round trip p50 {:.1} us; one kernel launch and wait p50 {:.1} us",
         ga.own_blocks().get(b).copied().unwrap_or(false),
         quantile(&wall, 0.5),
         quantile(&wall, 0.99),
         quantile(&bare, 0.5),
+        quantile(&launch, 0.5),
     );
     let marks = match g.trace_marks()? {
         Some(m) if b < TRACE_BLOCKS => m,
