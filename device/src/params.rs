@@ -68,12 +68,12 @@ macro_rules! with_dense_params {
             /// words, the blocks it decodes from the data section alone first), or null:
             /// position order. Null but for a seek.
             takes: *const u32,
-            /// A direct seek's range status words, or null. Direct: the request's ranges are
-            /// whole blocks, `order` holds each range's block in request order (a block may
-            /// recur), `out` is the caller's buffer with range `p` at `p * block_size`, and
-            /// this kernel writes each range's two status words here (`2 * n_order`: its
-            /// status, and its block where that is not 0) where `seek_gather` would. Null
-            /// but for a direct seek.
+            /// A direct seek's status words, or null. Direct: the request's ranges are whole
+            /// blocks, `order` holds their blocks in request order (a block may recur), `out`
+            /// is the caller's buffer with order position `p` at `p * block_size`, and this
+            /// kernel writes two status words per position here (`2 * n_order`: the block's
+            /// status, and the block where that is not 0), from which the host makes the
+            /// ranges' (where `seek_gather` would write them). Null but for a direct seek.
             range_status: *mut u32,
         }
     };

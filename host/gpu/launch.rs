@@ -749,8 +749,12 @@ pub(crate) fn seek(
         "a slot per block"
     );
     assert!(
-        !l.direct || l.n_order == l.n_ranges && out.len() as u64 >= l.range_bytes,
-        "a direct request's ranges are its blocks, inside the output"
+        !l.direct || out.len() as u64 >= l.range_bytes,
+        "a direct request's ranges inside the output"
+    );
+    assert!(
+        !l.direct || l.range_status_len >= 2 * l.n_order as u64,
+        "a direct request's status words: a pair per block of its order"
     );
     assert!(
         l.status.len() >= ga.n_blocks as usize,
@@ -879,7 +883,7 @@ pub(crate) fn seek(
     // n_order positions, each once (`seek::plan`), and the slots hold n_order * block_size
     // bytes (asserted), or for a direct request the output holds its ranges, whole blocks
     // at block_size steps (`seek::plan`; its length asserted), and the range status words
-    // 2 * n_order (asserted: n_order = n_ranges); every block not decodable from the data
+    // 2 * n_order (asserted); every block not decodable from the data
     // section alone has its streams and status written by the rANS launch above on the same
     // stream (`seek::plan` puts exactly those in the rANS list), which with a non-zero epoch
     // (a fresh one, with the queue locked across both launches) publishes each one's ready

@@ -9,11 +9,11 @@
 //! `decode_blocks_seek` (each block into its slot, its XXH3-64 checked on the device,
 //! FORMAT.md §6; beside the rANS stage, each of its blocks after that block's hand-off) and
 //! `seek_gather` (each range from the slots into the caller's device buffer, with its
-//! status). A request of whole blocks ([`Plan::direct`]: aligned tiles) needs no slots and no
-//! gather: the dense kernel writes each block into its range and the range's status. Only
-//! the status words come back to the host (written there by the kernels for a small request,
-//! copied for a larger one). A block the dense kernel
-//! cannot take (`Status::Fallback`) is reported for its ranges; [`crate::GpuReader`] reads
+//! status). A request of whole blocks ([`Plan::direct`]: aligned tiles of one block or more)
+//! needs no slots and no gather: the dense kernel writes each block into its place in the
+//! caller's buffer and its status words. Only the status words come back to the host
+//! (written there by the kernels for a small request, copied for a larger one). A block the
+//! dense kernel cannot take (`Status::Fallback`) is reported for its ranges; [`crate::GpuReader`] reads
 //! those ranges on the CPU instead. Archives whose window crosses blocks are not supported
 //! here (their blocks need their sources decoded first): the CPU [`crate::Reader`] reads
 //! them.
@@ -148,12 +148,28 @@ pub struct Plan {
     pub n_ranges: u32,
     /// Bytes of all ranges together: the output's length.
     pub out_len: u64,
-    /// A direct request: every range is a whole block (all but the last `block_size` long)
-    /// and few are asked twice ([`DIRECT_REPEATS`]), the order holds each range's block in
-    /// request order (a block asked twice is decoded twice) and the dense kernel writes the
-    /// blocks straight into the caller's buffer and the ranges' status words, with no slots
-    /// and no gather (`decode_blocks_seek`'s `range_status`).
+    /// A direct request: every range is whole blocks (a multiple of `block_size` long, but
+    /// the last range, which may end at the input's short last block) and few blocks are
+    /// asked twice ([`DIRECT_REPEATS`]); the order holds each range's blocks in request order
+    /// (a block asked twice is decoded twice) and the dense kernel writes the blocks straight
+    /// into the caller's buffer, order position `i` at byte `i * block_size`, and a status
+    /// word pair per order position, with no slots and no gather (`decode_blocks_seek`'s
+    /// `range_status`).
     pub direct: bool,
+    /// A direct request whose ranges are not all one block: each range's blocks (empty
+    /// otherwise, where the status word pairs are the ranges').
+    pub run_blocks: Vec<u32>,
+}
+
+impl Plan {
+    /// Status words the kernels write for this request: a pair per order position of a
+    /// direct request, else per range.
+    pub fn status_words(&self) -> usize {
+        2 * match self.direct {
+            true => self.n_order,
+            false => self.n_ranges,
+        } as usize
+    }
 }
 
 /// Why a range cannot be read.
@@ -170,8 +186,8 @@ fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
 /// a caller on the pool never waits for that lock inside it.
 pub const PLAN_PAR_RANGES: usize = 16_384;
 
-/// A request of whole blocks is direct ([`Plan::direct`]) where at most one range in this
-/// many asks for a block that another range asks for too.
+/// A request of whole blocks is direct ([`Plan::direct`]) where at most one block in this many
+/// that it asks for is asked for again.
 pub const DIRECT_REPEATS: usize = 8;
 
 /// Plans a request for `ranges` (`(offset, length)` in original bytes, each of at least one
@@ -218,18 +234,18 @@ fn plan_with(
     }
     let shift = block_size.trailing_zeros();
     // One pass over the request: the first range that is empty or past the end, whether
-    // every range is a whole block (the last one possibly the archive's short last block: a
-    // range from a block's start to the end of the input is that block only if it is shorter
-    // than a block), the blocks touched (with repeats) and the bytes.
+    // every range is whole blocks (the last one possibly ending at the archive's short last
+    // block, so that every block's output starts at a multiple of the block size), the blocks
+    // touched (with repeats) and the bytes.
     let bs = block_size as u64;
     let n = ranges.len();
     let scan = |(i, &(off, len)): (usize, &(u64, u64))| {
         if len == 0 || off > original_size || len > original_size - off {
             return (i, false, 0, 0);
         }
-        let whole = off & (bs - 1) == 0
-            && (len == bs || i + 1 == n && off + len == original_size && len < bs);
         let blocks = ((off + len - 1) >> shift) - (off >> shift) + 1;
+        let whole = off & (bs - 1) == 0
+            && (len & (bs - 1) == 0 || i + 1 == n && off + len == original_size);
         (usize::MAX, whole, blocks, len)
     };
     let join = |a: (usize, bool, u64, u64), b: (usize, bool, u64, u64)| {
@@ -303,9 +319,18 @@ fn plan_with(
     // Whole blocks go direct unless many are asked more than once: a direct request decodes
     // a block once per range that asks for it, where the slots decode it once and the gather
     // copies it, a fraction of a decode's cost (PERFORMANCE.md, random access).
-    let direct = whole_blocks && (ranges.len() - order.len()) * DIRECT_REPEATS <= ranges.len();
+    let direct = whole_blocks && (asked - order.len() as u64) * DIRECT_REPEATS as u64 <= asked;
+    let runs = direct && asked > ranges.len() as u64;
     // a direct request's order: the ranges' blocks as asked
-    let order = if direct {
+    let order = if runs {
+        let blocks = |&(off, len): &(u64, u64)| {
+            (off >> shift) as u32..((off + len - 1) >> shift) as u32 + 1
+        };
+        match par {
+            true => ranges.par_iter().flat_map_iter(blocks).collect(),
+            false => ranges.iter().flat_map(blocks).collect(),
+        }
+    } else if direct {
         let first = |&(off, _): &(u64, u64)| (off >> shift) as u32;
         match par {
             true => ranges.par_iter().map(first).collect(),
@@ -313,6 +338,13 @@ fn plan_with(
         }
     } else {
         order
+    };
+    let run_blocks: Vec<u32> = match runs {
+        true => ranges
+            .iter()
+            .map(|&(off, len)| (((off + len - 1) >> shift) - (off >> shift) + 1) as u32)
+            .collect(),
+        false => Vec::new(),
     };
     let (n_order, n_rans) = (order.len() as u32, rans.len() as u32);
     // the positions of the self-contained blocks, then the others', where there are both
@@ -411,6 +443,7 @@ fn plan_with(
         n_ranges: ranges.len() as u32,
         out_len,
         direct,
+        run_blocks,
     })
 }
 
@@ -646,13 +679,12 @@ impl GpuArchive {
         }
         let mut guard = self.seek.lock().unwrap_or_else(|e| e.into_inner());
         let st = self.submit_locked(gpu, &mut guard, p, out)?;
-        let n_words = 2 * p.n_ranges as usize;
         gpu.stream().synchronize().ctx("waiting for the seek")?;
         let words = st
             .range_status_host
             .as_slice()
             .ctx("the status host buffer")?;
-        Ok(words[..n_words]
+        let found = words[..p.status_words()]
             .as_chunks::<2>()
             .0
             .iter()
@@ -663,6 +695,22 @@ impl GpuArchive {
                     // (a word no kernel writes reads as a checksum failure, never as Ok)
                     status: Status::from_u32(s).unwrap_or(Status::Checksum),
                 },
+            });
+        if p.run_blocks.is_empty() {
+            return Ok(found.collect());
+        }
+        // a range of several blocks: its first block that is not Ok, else Ok
+        let mut blocks = found;
+        Ok(p.run_blocks
+            .iter()
+            .map(|&k| {
+                blocks
+                    .by_ref()
+                    .take(k as usize)
+                    .fold(RangeStatus::Ok, |first, s| match first {
+                        RangeStatus::Ok => s,
+                        bad => bad,
+                    })
             })
             .collect())
     }
@@ -712,7 +760,7 @@ impl GpuArchive {
         }
         let st = self.seek_buffers(gpu, guard, p)?;
         let stream = gpu.stream();
-        let n_words = 2 * p.n_ranges as usize;
+        let n_words = p.status_words();
         // a small request is read and answered where it lies in host memory
         let zero_copy = p.bytes.len() <= ZERO_COPY_BYTES && 4 * n_words <= ZERO_COPY_BYTES;
         // (as_mut_slice waits for the pinned buffer's last copy: none is in flight but a
@@ -810,7 +858,7 @@ impl GpuArchive {
         let fits = |s: &SeekState| {
             s.req.len() >= p.bytes.len()
                 && s.slots.len() >= slots
-                && s.range_status.len() >= 2 * p.n_ranges as usize
+                && s.range_status.len() >= p.status_words()
         };
         if !guard.as_ref().is_some_and(fits) {
             let old = guard.take();
@@ -836,7 +884,7 @@ impl GpuArchive {
                 unsafe { ctx.alloc_pinned_with_flags::<u8>(grow(p.bytes.len(), req0), mapped) }
                     .ctx("allocating the request's host buffer")?;
             let mut range_status_host = unsafe {
-                ctx.alloc_pinned_with_flags::<u32>(grow(2 * p.n_ranges as usize, rs0), mapped)
+                ctx.alloc_pinned_with_flags::<u32>(grow(p.status_words(), rs0), mapped)
             }
             .ctx("allocating the status host buffer")?;
             let req_host_addr =
@@ -859,7 +907,7 @@ impl GpuArchive {
                     .ctx("allocating the seek slots")?,
                 status,
                 range_status: stream
-                    .alloc_zeros::<u32>(grow(2 * p.n_ranges as usize, rs0))
+                    .alloc_zeros::<u32>(grow(p.status_words(), rs0))
                     .ctx("allocating the seek range status")?,
             });
         }
@@ -1238,14 +1286,48 @@ mod tests {
             ),
             ([(0, 4096), (4096, 4095)], "a range short of its block"),
             ([(0, 4096), (4097, 4096)], "a range off its block's start"),
-            ([(0, 4096), (0, size)], "the whole input last"),
-            ([(0, 4096), (6 * 4096, 4196)], "the last two blocks last"),
+            ([(0, 4096), (4096, 8192 + 1)], "a range past its last block's start"),
         ] {
             assert!(
                 !plan(&bad, 4096, size, &own, chunks(4, 8)).unwrap().direct,
                 "{why}"
             );
         }
+    }
+
+    #[test]
+    fn runs_of_whole_blocks_make_a_direct_request() {
+        let own = vec![true, false, true, true, true, false, true, true];
+        let size = 7 * 4096 + 100;
+        // blocks 4-5, 0, 1-3, and the last two (the short one last)
+        let r = [
+            (4 * 4096, 2 * 4096),
+            (0, 4096),
+            (4096, 3 * 4096),
+            (6 * 4096, 4096 + 100),
+        ];
+        for par in [false, true] {
+            let p = plan_with(&r, 4096, size, &own, chunks(4, 8), par).unwrap();
+            assert!(p.direct);
+            assert_eq!((p.n_order, p.n_ranges), (8, 4));
+            assert_eq!(p.out_len, 7 * 4096 + 100);
+            let order: Vec<u32> = bytemuck::pod_collect_to_vec(&p.bytes[..32]);
+            assert_eq!(order, [4, 5, 0, 1, 2, 3, 6, 7]);
+            assert_eq!(p.run_blocks, [2, 1, 3, 2]);
+            assert_eq!(p.status_words(), 16);
+            assert_eq!(rans_of(&p), [1, 5]);
+        }
+        // the whole input as one range
+        let p = plan(&[(0, size)], 4096, size, &own, chunks(4, 8)).unwrap();
+        assert!(p.direct);
+        assert_eq!((p.n_order, p.run_blocks.as_slice()), (8, &[8u32][..]));
+        // one-block ranges keep a status word pair a range
+        let p = plan(&[(4096, 4096), (0, 4096)], 4096, size, &own, chunks(4, 8)).unwrap();
+        assert!(p.direct && p.run_blocks.is_empty());
+        assert_eq!(p.status_words(), 4);
+        // a block asked again more than one time in eight: the slots and the gather
+        let p = plan(&[(0, 2 * 4096), (4096, 2 * 4096)], 4096, size, &own, chunks(4, 8));
+        assert!(!p.unwrap().direct);
     }
 
     /// The device crate's XXH3-64 (the checksum `seek_verify` computes) against

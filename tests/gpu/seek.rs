@@ -140,6 +140,36 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
                 check_ranges(&host, &data, &tiles, &found, block_size, &what);
             }
             ga.set_overlap(true);
+            // runs of one to three whole blocks, the input's last blocks last: a direct
+            // request whose ranges' statuses come from their blocks'
+            // (disjoint: every fifth block starts one, in an order of their own)
+            let last = nb.saturating_sub(3);
+            let mut runs: Vec<(u64, u64)> = (0..last.saturating_sub(3) / 5)
+                .take(100)
+                .map(|j| (5 * j * bs, (1 + j % 3) * bs))
+                .collect();
+            for i in (1..runs.len()).rev() {
+                runs.swap(i, r.below(i as u64 + 1) as usize);
+            }
+            runs.push((last * bs, n - last * bs));
+            let p = aceapex::gpu::seek::plan(
+                &runs,
+                ga.block_size(),
+                ga.original_size(),
+                ga.own_blocks(),
+                ga.seek_chunks(),
+            )
+            .unwrap();
+            assert!(
+                p.direct && (nb < 2 || !p.run_blocks.is_empty()),
+                "{name} bs {block_size}: runs of blocks make a direct request"
+            );
+            let total: u64 = runs.iter().map(|t| t.1).sum();
+            let mut run_out = g.alloc_filled(total as usize, 0xA5).unwrap();
+            let found = ga.read_ranges(&g, &runs, &mut run_out).unwrap();
+            let what = format!("{name} bs {block_size} mm {min_match} runs of blocks");
+            let host = g.download(&run_out).unwrap();
+            check_ranges(&host, &data, &runs, &found, block_size, &what);
             for (i, &(off, len)) in tiles.iter().enumerate().take(8) {
                 g.fill(&mut tiled, 0xA5).unwrap();
                 let found = ga.read_ranges(&g, &[(off, len)], &mut tiled).unwrap();

@@ -80,9 +80,9 @@ crate::with_dense_params!(
     /// lengths come from `original_size`. Each block written is then hashed by the CTA and
     /// gets `Status::Checksum` if its XXH3-64 is not its entry's (FORMAT.md §6).
     ///
-    /// With `range_status` (a direct seek: every range a whole block) the blocks go straight
-    /// to the caller's buffer, range `p` at `out[p * block_size..]`, and the ranges' status
-    /// words are this kernel's; no gather follows.
+    /// With `range_status` (a direct seek: every range whole blocks) the blocks go straight
+    /// to the caller's buffer, order position `p` at `out[p * block_size..]`, with a status
+    /// word pair per position; no gather follows.
     ///
     /// # Safety
     /// [`decode_blocks_dense`]'s contract, with `order` holding `n_order` block indices
