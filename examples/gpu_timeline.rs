@@ -175,13 +175,13 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
     }
     bare.sort_by(f64::total_cmp);
     // one kernel launch and its wait, no copies: the floor of any request's round trip
-    let mut word = g
-        .stream()
-        .clone_htod(&[0u32])
-        .map_err(|source| aceapex::gpu::GpuError::Driver {
-            what: "an empty launch's word",
-            source,
-        })?;
+    let mut word =
+        g.stream()
+            .clone_htod(&[0u32])
+            .map_err(|source| aceapex::gpu::GpuError::Driver {
+                what: "an empty launch's word",
+                source,
+            })?;
     let mut launch = Vec::with_capacity(2_000);
     for _ in 0..2_000 {
         let t = Instant::now();

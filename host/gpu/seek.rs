@@ -323,9 +323,8 @@ fn plan_with(
     let runs = direct && asked > ranges.len() as u64;
     // a direct request's order: the ranges' blocks as asked
     let order = if runs {
-        let blocks = |&(off, len): &(u64, u64)| {
-            (off >> shift) as u32..((off + len - 1) >> shift) as u32 + 1
-        };
+        let blocks =
+            |&(off, len): &(u64, u64)| (off >> shift) as u32..((off + len - 1) >> shift) as u32 + 1;
         match par {
             true => ranges.par_iter().flat_map_iter(blocks).collect(),
             false => ranges.iter().flat_map(blocks).collect(),
@@ -883,10 +882,9 @@ impl GpuArchive {
             let mut req_host =
                 unsafe { ctx.alloc_pinned_with_flags::<u8>(grow(p.bytes.len(), req0), mapped) }
                     .ctx("allocating the request's host buffer")?;
-            let mut range_status_host = unsafe {
-                ctx.alloc_pinned_with_flags::<u32>(grow(p.status_words(), rs0), mapped)
-            }
-            .ctx("allocating the status host buffer")?;
+            let mut range_status_host =
+                unsafe { ctx.alloc_pinned_with_flags::<u32>(grow(p.status_words(), rs0), mapped) }
+                    .ctx("allocating the status host buffer")?;
             let req_host_addr =
                 device_address(req_host.as_mut_ptr().ctx("the request's host buffer")?)?;
             let range_status_host_addr = device_address(
@@ -1286,7 +1284,10 @@ mod tests {
             ),
             ([(0, 4096), (4096, 4095)], "a range short of its block"),
             ([(0, 4096), (4097, 4096)], "a range off its block's start"),
-            ([(0, 4096), (4096, 8192 + 1)], "a range past its last block's start"),
+            (
+                [(0, 4096), (4096, 8192 + 1)],
+                "a range past its last block's start",
+            ),
         ] {
             assert!(
                 !plan(&bad, 4096, size, &own, chunks(4, 8)).unwrap().direct,
@@ -1326,7 +1327,13 @@ mod tests {
         assert!(p.direct && p.run_blocks.is_empty());
         assert_eq!(p.status_words(), 4);
         // a block asked again more than one time in eight: the slots and the gather
-        let p = plan(&[(0, 2 * 4096), (4096, 2 * 4096)], 4096, size, &own, chunks(4, 8));
+        let p = plan(
+            &[(0, 2 * 4096), (4096, 2 * 4096)],
+            4096,
+            size,
+            &own,
+            chunks(4, 8),
+        );
         assert!(!p.unwrap().direct);
     }
 
