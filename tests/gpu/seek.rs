@@ -63,6 +63,18 @@ fn check_ranges(
     }
 }
 
+/// The plan of `ranges` for resident archive `ga`.
+fn plan_for(ga: &decoder::GpuArchive, ranges: &[(u64, u64)]) -> aceapex::gpu::seek::Plan {
+    aceapex::gpu::seek::plan(
+        ranges,
+        ga.block_size(),
+        ga.original_size(),
+        ga.own_blocks(),
+        ga.seek_chunks(),
+    )
+    .unwrap()
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU; run with --ignored"]
 pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
@@ -117,14 +129,7 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
             }
             let mut tiles: Vec<(u64, u64)> = blocks.iter().map(|&b| (b * bs, bs)).collect();
             tiles.push(((nb - 1) * bs, n - (nb - 1) * bs));
-            let p = aceapex::gpu::seek::plan(
-                &tiles,
-                ga.block_size(),
-                ga.original_size(),
-                ga.own_blocks(),
-                ga.seek_chunks(),
-            )
-            .unwrap();
+            let p = plan_for(&ga, &tiles);
             assert!(
                 p.direct,
                 "{name} bs {block_size}: the tiles make a direct request"
@@ -152,14 +157,7 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
                 runs.swap(i, r.below(i as u64 + 1) as usize);
             }
             runs.push((last * bs, n - last * bs));
-            let p = aceapex::gpu::seek::plan(
-                &runs,
-                ga.block_size(),
-                ga.original_size(),
-                ga.own_blocks(),
-                ga.seek_chunks(),
-            )
-            .unwrap();
+            let p = plan_for(&ga, &runs);
             assert!(
                 p.direct && (nb < 2 || !p.run_blocks.is_empty()),
                 "{name} bs {block_size}: runs of blocks make a direct request"
