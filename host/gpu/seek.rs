@@ -1145,6 +1145,69 @@ mod tests {
         }
     }
 
+    /// Requests of whole-block runs, some with repeated blocks, some with a range off its
+    /// blocks, against a model written from the rule (`Plan::direct`): whether the request is
+    /// direct, its order (each range's blocks in request order), its runs and status words;
+    /// on one thread and on the pool alike.
+    #[test]
+    fn runs_follow_the_direct_rule_on_one_thread_and_the_pool() {
+        let mut r = crate::gpu::tokens::Rng::new(47);
+        let n_blocks = 40_000u64;
+        let size = n_blocks * 4096 - 1_000;
+        let own: Vec<bool> = (0..n_blocks).map(|b| b % 5 == 0).collect();
+        for case in 0..60 {
+            let n = [1, 7, 300, PLAN_PAR_RANGES + 3][case % 4];
+            let mut ranges: Vec<(u64, u64)> = (0..n)
+                .map(|_| {
+                    let b = r.below(n_blocks - 4);
+                    (b * 4096, (1 + r.below(4)) * 4096)
+                })
+                .collect();
+            if case % 3 == 0 {
+                // the input's short last block, at the end of the request
+                let b = n_blocks - 1 - r.below(3);
+                ranges.push((b * 4096, size - b * 4096));
+            }
+            if case % 7 == 0 {
+                let at = r.below(ranges.len() as u64) as usize;
+                ranges[at].1 -= 1;
+            }
+            let whole = case % 7 != 0;
+            let blocks: Vec<u32> = ranges
+                .iter()
+                .flat_map(|&(o, l)| (o / 4096) as u32..(o + l).div_ceil(4096) as u32)
+                .collect();
+            let distinct = blocks
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            let direct = whole && (blocks.len() - distinct) * DIRECT_REPEATS <= blocks.len();
+            let a = plan_with(&ranges, 4096, size, &own, chunks(16, 8), false).unwrap();
+            let b = plan_with(&ranges, 4096, size, &own, chunks(16, 8), true).unwrap();
+            assert!(
+                a.bytes == b.bytes && a.run_blocks == b.run_blocks,
+                "case {case}"
+            );
+            assert_eq!(a.direct, direct, "case {case}");
+            if !direct {
+                continue;
+            }
+            let order: Vec<u32> = bytemuck::pod_collect_to_vec(&a.bytes[..4 * blocks.len()]);
+            assert_eq!((order, a.n_order as usize), (blocks.clone(), blocks.len()));
+            let runs: Vec<u32> = ranges
+                .iter()
+                .map(|&(o, l)| ((o + l).div_ceil(4096) - o / 4096) as u32)
+                .collect();
+            let expect_runs = if blocks.len() > ranges.len() {
+                runs
+            } else {
+                Vec::new()
+            };
+            assert_eq!(a.run_blocks, expect_runs, "case {case}");
+            assert_eq!(a.status_words(), 2 * blocks.len());
+        }
+    }
+
     /// `plan` takes the pool from `PLAN_PAR_RANGES` ranges on and gives what one thread
     /// gives, through a small bit set, a large one and the sort.
     #[test]
