@@ -8,13 +8,31 @@ use super::*;
 use aceapex::gpu::pieces::{PiecePlan, PieceStats};
 use aceapex::{DecodeError, Error, GpuDecoder, GpuError};
 
+/// A file of tests/golden, built into the test binary (which runs on GPU machines where the
+/// checkout it was built in is not).
+fn golden(name: &str) -> &'static [u8] {
+    match name {
+        "moby_dick_64k.txt" => include_bytes!("../golden/moby_dick_64k.txt"),
+        "ecoli_48k.fa" => include_bytes!("../golden/ecoli_48k.fa"),
+        "dna.fa" => include_bytes!("../golden/dna.fa"),
+        "records.csv" => include_bytes!("../golden/records.csv"),
+        "moby_dick_64k.txt.acx" => include_bytes!("../golden/moby_dick_64k.txt.acx"),
+        "moby_dick_64k.txt.l9-mm4-ctx.acx" => {
+            include_bytes!("../golden/moby_dick_64k.txt.l9-mm4-ctx.acx")
+        }
+        "dna.fa.ctx.acx" => include_bytes!("../golden/dna.fa.ctx.acx"),
+        "ecoli_48k.fa.acx" => include_bytes!("../golden/ecoli_48k.fa.acx"),
+        "records.csv.l8-mm5-b4k.acx" => include_bytes!("../golden/records.csv.l8-mm5-b4k.acx"),
+        _ => panic!("{name} is not among the golden files built in"),
+    }
+}
+
 /// The golden originals (real text and genome excerpts, tests/golden) tiled with seeded
 /// changes, then generated DNA-like bytes with repeats: `n` bytes, many 1 MiB table groups.
 fn tiled_sample(n: usize) -> Vec<u8> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/");
     let golden: Vec<Vec<u8>> = ["moby_dick_64k.txt", "ecoli_48k.fa", "dna.fa", "records.csv"]
         .iter()
-        .map(|f| std::fs::read(format!("{dir}{f}")).unwrap_or_else(|e| panic!("{f}: {e}")))
+        .map(|f| golden(f).to_vec())
         .collect();
     let mut r = aceapex::gpu::tokens::Rng::new(0x0051_ece5);
     let mut v = Vec::with_capacity(n + (1 << 16));
@@ -123,7 +141,6 @@ pub(crate) fn pieces_restore_the_original_for_forced_piece_counts() {
             "bs {bs}: free-memory plan"
         );
     }
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/");
     for (original, archive) in [
         ("moby_dick_64k.txt", "moby_dick_64k.txt.acx"),
         ("moby_dick_64k.txt", "moby_dick_64k.txt.l9-mm4-ctx.acx"),
@@ -131,8 +148,7 @@ pub(crate) fn pieces_restore_the_original_for_forced_piece_counts() {
         ("ecoli_48k.fa", "ecoli_48k.fa.acx"),
         ("records.csv", "records.csv.l8-mm5-b4k.acx"),
     ] {
-        let want = std::fs::read(format!("{dir}{original}")).unwrap();
-        let packed = std::fs::read(format!("{dir}{archive}")).unwrap();
+        let (want, packed) = (golden(original).to_vec(), golden(archive).to_vec());
         let (r, out) = in_pieces(&dec, &packed, PiecePlan::Count(3));
         assert_eq!(
             r.unwrap_or_else(|e| panic!("{archive}: {e}")).pieces,
