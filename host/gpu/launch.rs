@@ -719,7 +719,7 @@ pub(crate) struct SeekLaunch<'a> {
     /// The ranges' bytes in all.
     pub range_bytes: u64,
     /// A direct request (`seek::Plan::direct`): the dense kernel writes the blocks to `out`
-    /// and the range status words, and no gather runs.
+    /// and a status word pair per order position, and no gather runs.
     pub direct: bool,
     pub slots: &'a mut CudaSlice<u8>,
     pub status: &'a mut CudaSlice<u32>,
@@ -882,13 +882,13 @@ pub(crate) fn seek(
     // request's in request order, where one may recur), the take order (where there is one)
     // n_order positions, each once (`seek::plan`), and the slots hold n_order * block_size
     // bytes (asserted), or for a direct request the output holds its ranges, whole blocks
-    // at block_size steps (`seek::plan`; its length asserted), and the range status words
-    // 2 * n_order (asserted); every block not decodable from the data
-    // section alone has its streams and status written by the rANS launch above on the same
-    // stream (`seek::plan` puts exactly those in the rANS list), which with a non-zero epoch
-    // (a fresh one, with the queue locked across both launches) publishes each one's ready
-    // word, and otherwise completes before this kernel reads anything; no queue ticket is
-    // taken; the other buffers are the archive's as for `decode_blocks_dense`.
+    // at block_size steps (`seek::plan`; its length asserted), and the status words 2 *
+    // n_order (asserted); every block not decodable from the data section alone has its
+    // streams and status written by the rANS launch above on the same stream (`seek::plan`
+    // puts exactly those in the rANS list), which with a non-zero epoch (a fresh one, with
+    // the queue locked across both launches) publishes each one's ready word, and otherwise
+    // completes before this kernel reads anything; no queue ticket is taken; the other
+    // buffers are the archive's as for `decode_blocks_dense`.
     // (after the rANS stage a programmatic launch: the kernel's CTAs start while that grid
     // runs; nothing to overlap without)
     unsafe { launch_after(gpu, kernel, cfg, params(&p), gpu.overlap() && l.n_rans > 0) }

@@ -13,10 +13,10 @@
 //! needs no slots and no gather: the dense kernel writes each block into its place in the
 //! caller's buffer and its status words. Only the status words come back to the host
 //! (written there by the kernels for a small request, copied for a larger one). A block the
-//! dense kernel cannot take (`Status::Fallback`) is reported for its ranges; [`crate::GpuReader`] reads
-//! those ranges on the CPU instead. Archives whose window crosses blocks are not supported
-//! here (their blocks need their sources decoded first): the CPU [`crate::Reader`] reads
-//! them.
+//! dense kernel cannot take (`Status::Fallback`) is reported for its ranges;
+//! [`crate::GpuReader`] reads those ranges on the CPU instead. Archives whose window crosses
+//! blocks are not supported here (their blocks need their sources decoded first): the CPU
+//! [`crate::Reader`] reads them.
 
 use super::resident::{GpuArchive, SeekState};
 use super::schedule::RansEntry;
@@ -172,6 +172,11 @@ impl Plan {
     }
 }
 
+/// The blocks of `1 << shift` bytes that range `(off, len)` (at least one byte) lies in.
+fn range_blocks(&(off, len): &(u64, u64), shift: u32) -> std::ops::RangeInclusive<u32> {
+    (off >> shift) as u32..=((off + len - 1) >> shift) as u32
+}
+
 /// Why a range cannot be read.
 fn range_error(i: usize, off: u64, len: u64, size: u64) -> GpuError {
     GpuError::Status(format!(
@@ -243,7 +248,8 @@ fn plan_with(
         if len == 0 || off > original_size || len > original_size - off {
             return (i, false, 0, 0);
         }
-        let blocks = ((off + len - 1) >> shift) - (off >> shift) + 1;
+        let b = range_blocks(&(off, len), shift);
+        let blocks = (b.end() - b.start()) as u64 + 1;
         let whole = off & (bs - 1) == 0
             && (len & (bs - 1) == 0 || i + 1 == n && off + len == original_size);
         (usize::MAX, whole, blocks, len)
@@ -322,26 +328,19 @@ fn plan_with(
     let direct = whole_blocks && (asked - order.len() as u64) * DIRECT_REPEATS as u64 <= asked;
     let runs = direct && asked > ranges.len() as u64;
     // a direct request's order: the ranges' blocks as asked
-    let order = if runs {
-        let blocks =
-            |&(off, len): &(u64, u64)| (off >> shift) as u32..((off + len - 1) >> shift) as u32 + 1;
-        match par {
-            true => ranges.par_iter().flat_map_iter(blocks).collect(),
-            false => ranges.iter().flat_map(blocks).collect(),
-        }
-    } else if direct {
-        let first = |&(off, _): &(u64, u64)| (off >> shift) as u32;
-        match par {
-            true => ranges.par_iter().map(first).collect(),
-            false => ranges.iter().map(first).collect(),
-        }
-    } else {
-        order
+    let blocks = |r: &(u64, u64)| range_blocks(r, shift);
+    let order = match (direct, par) {
+        (true, true) => ranges.par_iter().flat_map_iter(blocks).collect(),
+        (true, false) => ranges.iter().flat_map(blocks).collect(),
+        (false, _) => order,
     };
     let run_blocks: Vec<u32> = match runs {
         true => ranges
             .iter()
-            .map(|&(off, len)| (((off + len - 1) >> shift) - (off >> shift) + 1) as u32)
+            .map(|r| {
+                let b = blocks(r);
+                b.end() - b.start() + 1
+            })
             .collect(),
         false => Vec::new(),
     };
@@ -505,8 +504,7 @@ fn asked_blocks(
 ) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU64, Ordering};
-    let blocks =
-        |&(off, len): &(u64, u64)| (off >> shift) as u32..=((off + len - 1) >> shift) as u32;
+    let blocks = |r: &(u64, u64)| range_blocks(r, shift);
     if !dense {
         let mut v: Vec<u32> = match par {
             true => ranges.par_iter().flat_map_iter(blocks).collect(),

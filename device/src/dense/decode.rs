@@ -674,9 +674,9 @@ pub(super) fn seek_block(order: *const u32, takes: *const u32, pos: u32, n: u32)
     (unsafe { *order.add(slot as usize) }, slot)
 }
 
-/// A direct seek's range status words (`range_status` not null: the range at take position
-/// `slot` is block `b`, whole): `st`, and `b` where `st` is not 0 (as `seek_gather` writes
-/// them). Thread 0, once per block taken.
+/// A direct seek's status words (`range_status` not null) for order position `slot`, which
+/// holds block `b`: `st`, and `b` where `st` is not 0 (as `seek_gather` writes a range's).
+/// Thread 0, once per block taken.
 #[inline(always)]
 pub(super) fn direct_status(range_status: *mut u32, slot: u32, st: u32, b: u32) {
     if !range_status.is_null() {
