@@ -63,6 +63,25 @@ fn check_ranges(
     }
 }
 
+/// `ranges` of `data` read from `ga` into `out`, poisoned first, and checked
+/// ([`check_ranges`]); `what` names the read in a failure.
+fn read_checked(
+    g: &Gpu,
+    ga: &decoder::GpuArchive,
+    out: &mut cudarc::driver::CudaSlice<u8>,
+    ranges: &[(u64, u64)],
+    data: &[u8],
+    block_size: u32,
+    what: &str,
+) {
+    g.fill(out, 0xA5).unwrap();
+    let found = ga
+        .read_ranges(g, ranges, out)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let host = g.download(out).unwrap();
+    check_ranges(&host, data, ranges, &found, block_size, what);
+}
+
 /// The plan of `ranges` for resident archive `ga`.
 fn plan_for(ga: &decoder::GpuArchive, ranges: &[(u64, u64)]) -> aceapex::gpu::seek::Plan {
     aceapex::gpu::seek::plan(
@@ -93,23 +112,15 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
             // blocks outnumber the two-CTA one's CTAs)
             for overlap in [true, false] {
                 ga.set_overlap(overlap);
-                g.fill(&mut out, 0xA5).unwrap();
-                let found = ga
-                    .read_ranges(&g, &ranges, &mut out)
-                    .unwrap_or_else(|e| panic!("{name} bs {block_size} mm {min_match}: {e}"));
                 let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
-                let host = g.download(&out).unwrap();
-                check_ranges(&host, &data, &ranges, &found, block_size, &what);
+                read_checked(&g, &ga, &mut out, &ranges, &data, block_size, &what);
             }
             ga.set_overlap(true);
-            // ranges alone (the whole input among them): the gather cuts each into as many
-            // pieces as its length gives, a CTA each
-            for (i, &(off, len)) in ranges.iter().enumerate().take(12) {
-                g.fill(&mut out, 0xA5).unwrap();
-                let found = ga.read_ranges(&g, &[(off, len)], &mut out).unwrap();
+            // ranges alone: the gather cuts each into as many pieces as its length gives, a
+            // CTA each (the whole input among them, a direct request of every block)
+            for (i, r) in ranges.iter().enumerate().take(12) {
                 let what = format!("{name} bs {block_size} mm {min_match}: range {i} alone");
-                let host = g.download(&out).unwrap();
-                check_ranges(&host, &data, &[(off, len)], &found, block_size, &what);
+                read_checked(&g, &ga, &mut out, &[*r], &data, block_size, &what);
             }
             // whole blocks (a direct request: the dense kernel writes the ranges and their
             // status words): up to 400 blocks in random order, a tenth of them twice, the
@@ -138,11 +149,8 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
             let mut tiled = g.alloc_filled(total as usize, 0xA5).unwrap();
             for overlap in [true, false] {
                 ga.set_overlap(overlap);
-                g.fill(&mut tiled, 0xA5).unwrap();
-                let found = ga.read_ranges(&g, &tiles, &mut tiled).unwrap();
                 let what = format!("{name} bs {block_size} mm {min_match} overlap {overlap}");
-                let host = g.download(&tiled).unwrap();
-                check_ranges(&host, &data, &tiles, &found, block_size, &what);
+                read_checked(&g, &ga, &mut tiled, &tiles, &data, block_size, &what);
             }
             ga.set_overlap(true);
             // runs of one to three whole blocks, the input's last blocks last: a direct
@@ -164,16 +172,11 @@ pub(crate) fn seek_reads_every_range_bit_exact_against_the_original() {
             );
             let total: u64 = runs.iter().map(|t| t.1).sum();
             let mut run_out = g.alloc_filled(total as usize, 0xA5).unwrap();
-            let found = ga.read_ranges(&g, &runs, &mut run_out).unwrap();
             let what = format!("{name} bs {block_size} mm {min_match} runs of blocks");
-            let host = g.download(&run_out).unwrap();
-            check_ranges(&host, &data, &runs, &found, block_size, &what);
-            for (i, &(off, len)) in tiles.iter().enumerate().take(8) {
-                g.fill(&mut tiled, 0xA5).unwrap();
-                let found = ga.read_ranges(&g, &[(off, len)], &mut tiled).unwrap();
+            read_checked(&g, &ga, &mut run_out, &runs, &data, block_size, &what);
+            for (i, t) in tiles.iter().enumerate().take(8) {
                 let what = format!("{name} bs {block_size} mm {min_match}: tile {i} alone");
-                let host = g.download(&tiled).unwrap();
-                check_ranges(&host, &data, &[(off, len)], &found, block_size, &what);
+                read_checked(&g, &ga, &mut tiled, &[*t], &data, block_size, &what);
             }
             // the public reader: the same ranges, the fallback ones read on the CPU
             let reader = dec.upload(&packed).unwrap();
