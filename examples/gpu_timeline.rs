@@ -15,8 +15,8 @@
 //! middle read through `GpuArchive::read_ranges` (2,000 times after half a second of reads:
 //! p50 and p99 from the call to the status words back), the GPU's time per request with 200
 //! queued back to back (events), a bare round trip of the same stream (a 64-byte upload and
-//! download, no kernel), one launch of a one-thread kernel and its wait (no copies), and the marks of the tile's block in one read, from the dense
-//! kernel's take to the gather's end. With `--tiles N`, one request of N random aligned 16 KiB
+//! download, no kernel), one launch of a one-thread kernel and its wait (no copies), and the
+//! marks of the tile's block in one read, from the dense kernel's take to the gather's end. With `--tiles N`, one request of N random aligned 16 KiB
 //! tiles instead (as `benches/gpu_seek.rs`'s 1,000 tiles): its p50 and p99, the GPU's time per
 //! request queued back to back, and the marks of every block it decoded, as for a full decode.
 //!
@@ -148,7 +148,6 @@ fn timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuEr
 /// One 16 KiB tile at the middle of `a`, read through the seek: wall p50 and p99, the GPU's
 /// time per request queued back to back, a bare round trip, and the tile block's marks.
 fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuError> {
-    use std::time::Instant;
     let ga = GpuArchive::upload(g, a)?;
     let size = a.header().original_size;
     let bs = ga.block_size() as u64;
@@ -160,9 +159,7 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
     // a round trip with no kernel: what the copies and the wait cost alone
     let mut dev = g.alloc_filled(64, 0)?;
     let (up, mut down) = ([7u8; 64], [0u8; 64]);
-    let mut bare = Vec::with_capacity(2_000);
-    for _ in 0..2_000 {
-        let t = Instant::now();
+    let bare = timed(2_000, || {
         let s = g.stream();
         s.memcpy_htod(&up, &mut dev)
             .and_then(|_| s.memcpy_dtoh(&dev, &mut down))
@@ -170,10 +167,8 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
             .map_err(|source| aceapex::gpu::GpuError::Driver {
                 what: "a bare round trip",
                 source,
-            })?;
-        bare.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    bare.sort_by(f64::total_cmp);
+            })
+    })?;
     // one kernel launch and its wait, no copies: the floor of any request's round trip
     let mut word =
         g.stream()
@@ -182,19 +177,10 @@ fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::
                 what: "an empty launch's word",
                 source,
             })?;
-    let mut launch = Vec::with_capacity(2_000);
-    for _ in 0..2_000 {
-        let t = Instant::now();
+    let launch = timed(2_000, || {
         aceapex::gpu::launch::smoke_add_one(g, &mut word)?;
-        g.stream()
-            .synchronize()
-            .map_err(|source| aceapex::gpu::GpuError::Driver {
-                what: "an empty launch",
-                source,
-            })?;
-        launch.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    launch.sort_by(f64::total_cmp);
+        g.sync()
+    })?;
     g.clear_trace()?;
     read_ok(g, &ga, &ranges, &mut out)?;
     let b = (off / bs) as usize;
@@ -313,13 +299,7 @@ fn timed_reads(
     while warm.elapsed().as_secs_f64() < 0.5 {
         read_ok(g, ga, ranges, out)?;
     }
-    let mut wall = Vec::with_capacity(reads);
-    for _ in 0..reads {
-        let t = Instant::now();
-        read_ok(g, ga, ranges, out)?;
-        wall.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    wall.sort_by(f64::total_cmp);
+    let wall = timed(reads, || read_ok(g, ga, ranges, &mut *out))?;
     let pl = aceapex::gpu::seek::plan(
         ranges,
         ga.block_size(),
@@ -330,6 +310,21 @@ fn timed_reads(
     g.sync()?;
     let t = g.time(queued, || ga.submit_planned(g, &pl, &mut *out))?;
     Ok((wall, pl, t * 1e6))
+}
+
+/// `n` runs of `f`, each timed alone: their wall times in microseconds, sorted.
+fn timed(
+    n: usize,
+    mut f: impl FnMut() -> Result<(), aceapex::gpu::GpuError>,
+) -> Result<Vec<f64>, aceapex::gpu::GpuError> {
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = std::time::Instant::now();
+        f()?;
+        v.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v)
 }
 
 /// The `q` quantile (0..=1) of sorted `v`.
