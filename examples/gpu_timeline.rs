@@ -8,20 +8,22 @@
 //!     target-trace/release/examples/gpu_timeline [--ptx FILE] ARCHIVE.acx...
 //!
 //! (`--ptx` = a trace build's PTX, `target-trace/release/build/aceapex/*/out/aceapex.ptx`,
-//! gives a binary built without the trace kernels the same ones: `GpuTuning::ptx`.) Marks cover an archive's first 4,096 blocks
-//! (`trace::TRACE_BLOCKS`); the report says how many it traced.
+//! gives a binary built without the trace kernels the same ones: `GpuTuning::ptx`.) Marks
+//! cover an archive's first 4,096 blocks (`trace::TRACE_BLOCKS`); the report says how many
+//! it traced.
 //!
 //! With `--tile`, the random-access path instead: for each archive, one 16 KiB tile at its
 //! middle read through `GpuArchive::read_ranges` (2,000 times after half a second of reads:
 //! p50 and p99 from the call to the status words back), the GPU's time per request with 200
 //! queued back to back (events), a bare round trip of the same stream (a 64-byte upload and
 //! download, no kernel), one launch of a one-thread kernel and its wait (no copies), and the
-//! marks of the tile's block in one read, from the dense kernel's take to the gather's end. With `--tiles N`, one request of N random aligned 16 KiB
-//! tiles instead (as `benches/gpu_seek.rs`'s 1,000 tiles): its p50 and p99, the GPU's time per
-//! request queued back to back, and the marks of every block it decoded, as for a full decode.
+//! marks of the tile's block in one read, from the dense kernel's take to the gather's end.
+//! With `--tiles N`, one request of N random aligned 16 KiB tiles instead (as
+//! `benches/gpu_seek.rs`'s 1,000 tiles): its p50 and p99, the GPU's time per request queued
+//! back to back, and the marks of every block it decoded, as for a full decode.
 //!
-//! For each archive: half a second of untimed decodes, then one decode between CUDA events whose marks
-//! are read back. Printed, in microseconds from the earliest `rans_start`: each mark's
+//! For each archive: half a second of untimed decodes, then one decode between CUDA events
+//! whose marks are read back. Printed, in microseconds from the earliest `rans_start`: each mark's
 //! minimum, median, 90th percentile and maximum over the traced blocks, and the per-block
 //! gaps between consecutive marks (staging, rANS chain, hand-off, stream load, parse, walk;
 //! a block the dense kernel parsed before its hand-off sees `dense_ready` after
@@ -146,7 +148,8 @@ fn timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuEr
 }
 
 /// One 16 KiB tile at the middle of `a`, read through the seek: wall p50 and p99, the GPU's
-/// time per request queued back to back, a bare round trip, and the tile block's marks.
+/// time per request queued back to back, a bare round trip, one empty launch and its wait,
+/// and the tile block's marks.
 fn tile_timeline(g: &Gpu, p: &str, a: &Archive<'_>) -> Result<(), aceapex::gpu::GpuError> {
     let ga = GpuArchive::upload(g, a)?;
     let size = a.header().original_size;

@@ -148,8 +148,8 @@ pub(crate) fn pieces_restore_the_original_for_forced_piece_counts() {
         ("ecoli_48k.fa", "ecoli_48k.fa.acx"),
         ("records.csv", "records.csv.l8-mm5-b4k.acx"),
     ] {
-        let (want, packed) = (golden(original).to_vec(), golden(archive).to_vec());
-        let (r, out) = in_pieces(&dec, &packed, PiecePlan::Count(3));
+        let (want, packed) = (golden(original), golden(archive));
+        let (r, out) = in_pieces(&dec, packed, PiecePlan::Count(3));
         assert_eq!(
             r.unwrap_or_else(|e| panic!("{archive}: {e}")).pieces,
             1,
