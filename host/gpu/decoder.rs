@@ -222,6 +222,7 @@ impl GpuArchive {
             own_blocks: super::seek::own_blocks(a),
             wave: std::sync::Mutex::new(None),
             seek: std::sync::Mutex::new(None),
+            spare_plans: std::sync::Mutex::new(Vec::new()),
             resident_bytes,
         })
     }

@@ -85,6 +85,10 @@ pub struct GpuArchive {
     pub(crate) wave: std::sync::Mutex<Option<WaveState>>,
     /// The random-access reads' buffers (`seek.rs`), made on first use and grown.
     pub(crate) seek: std::sync::Mutex<Option<SeekState>>,
+    /// Plans of finished requests, kept for their buffers: `read_ranges` plans into one
+    /// (`seek::plan_into`) so that a request no larger than an earlier one allocates nothing
+    /// on the host; one per request in flight at once.
+    pub(crate) spare_plans: std::sync::Mutex<Vec<super::seek::Plan>>,
     /// Bytes uploaded (data section, block table, offsets, expanded tables).
     pub resident_bytes: u64,
 }

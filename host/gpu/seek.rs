@@ -159,6 +159,25 @@ pub struct Plan {
     /// A direct request whose ranges are not all one block: each range's blocks (empty
     /// otherwise, where the status word pairs are the ranges').
     pub run_blocks: Vec<u32>,
+    /// The planner's working lists, kept so that [`plan_into`] allocates nothing for a
+    /// request no larger than one this plan held before.
+    scratch: PlanScratch,
+}
+
+/// [`plan_into`]'s working lists (each cleared and refilled per request).
+#[derive(Debug, Default)]
+struct PlanScratch {
+    /// The request's distinct blocks, ascending.
+    distinct: Vec<u32>,
+    /// The bit set over the archive's blocks and each word's rank ([`asked_blocks`]).
+    bits: Vec<u64>,
+    rank: Vec<u32>,
+    /// The distinct blocks that need the rANS stage.
+    needs: Vec<u32>,
+    /// A direct request's order: each range's blocks as asked.
+    direct: Vec<u32>,
+    /// The take order.
+    takes: Vec<u32>,
 }
 
 impl Plan {
@@ -212,7 +231,26 @@ pub fn plan(
     own: &[bool],
     chunks: SeekChunks,
 ) -> Result<Plan, GpuError> {
+    let mut p = Plan::default();
+    plan_into(&mut p, ranges, block_size, original_size, own, chunks)?;
+    Ok(p)
+}
+
+/// [`plan`] into `p`, reusing its buffers: the same plan, without the allocations (and the
+/// first touches of fresh pages) where `p` held a request at least as large before. On an
+/// error `p` is left holding no request (`n_ranges == 0`).
+///
+/// Errors: as [`plan`].
+pub fn plan_into(
+    p: &mut Plan,
+    ranges: &[(u64, u64)],
+    block_size: u32,
+    original_size: u64,
+    own: &[bool],
+    chunks: SeekChunks,
+) -> Result<(), GpuError> {
     plan_with(
+        p,
         ranges,
         block_size,
         original_size,
@@ -222,16 +260,19 @@ pub fn plan(
     )
 }
 
-/// [`plan`], on the rayon pool where `par`.
+/// [`plan_into`], on the rayon pool where `par`.
+#[allow(clippy::too_many_arguments)]
 fn plan_with(
+    p: &mut Plan,
     ranges: &[(u64, u64)],
     block_size: u32,
     original_size: u64,
     own: &[bool],
     chunks: SeekChunks,
     par: bool,
-) -> Result<Plan, GpuError> {
+) -> Result<(), GpuError> {
     use rayon::prelude::*;
+    p.n_ranges = 0;
     if !block_size.is_power_of_two() {
         return Err(GpuError::Status(format!(
             "block size {block_size} is not a power of two (FORMAT.md §2)"
@@ -273,20 +314,20 @@ fn plan_with(
     // a bit set over the archive's blocks where the request touches many of them, else a
     // sort: the work follows the request, not the archive's size
     let dense = asked.saturating_mul(64) >= own.len() as u64;
-    let (order, bits, rank) = asked_blocks(ranges, shift, own.len(), dense, par);
+    let sc = &mut p.scratch;
+    asked_blocks(ranges, shift, own.len(), dense, par, sc);
     // the blocks that need the rANS stage, ascending
-    let needs: Vec<u32> = match par {
-        true => order
-            .par_iter()
-            .copied()
-            .filter(|&b| !own[b as usize])
-            .collect(),
-        false => order
-            .iter()
-            .copied()
-            .filter(|&b| !own[b as usize])
-            .collect(),
-    };
+    let not_own = |b: &u32| !own[*b as usize];
+    sc.needs.clear();
+    match par {
+        true => sc
+            .needs
+            .par_extend(sc.distinct.par_iter().copied().filter(not_own)),
+        false => sc
+            .needs
+            .extend(sc.distinct.iter().copied().filter(not_own)),
+    }
+    let needs = &sc.needs;
     let chunks = if needs.len() <= chunks.lone_blocks as usize {
         SeekChunks {
             blocks: 1,
@@ -320,33 +361,37 @@ fn plan_with(
             .collect::<Vec<Vec<u32>>>()
             .concat()
     } else {
-        chunk_starts(&needs, group, chunk)
+        chunk_starts(needs, group, chunk)
     };
     // Whole blocks go direct unless many are asked more than once: a direct request decodes
     // a block once per range that asks for it, where the slots decode it once and the gather
     // copies it, a fraction of a decode's cost (PERFORMANCE.md, random access).
-    let direct = whole_blocks && (asked - order.len() as u64) * DIRECT_REPEATS as u64 <= asked;
+    let distinct = &sc.distinct;
+    let direct =
+        whole_blocks && (asked - distinct.len() as u64) * DIRECT_REPEATS as u64 <= asked;
     let runs = direct && asked > ranges.len() as u64;
     // a direct request's order: the ranges' blocks as asked
     let blocks = |r: &(u64, u64)| range_blocks(r, shift);
-    let order = match (direct, par) {
-        (true, true) => ranges.par_iter().flat_map_iter(blocks).collect(),
-        (true, false) => ranges.iter().flat_map(blocks).collect(),
-        (false, _) => order,
-    };
-    let run_blocks: Vec<u32> = match runs {
-        true => ranges
-            .iter()
-            .map(|r| {
-                let b = blocks(r);
-                b.end() - b.start() + 1
-            })
-            .collect(),
-        false => Vec::new(),
-    };
+    sc.direct.clear();
+    match (direct, par) {
+        (true, true) => sc
+            .direct
+            .par_extend(ranges.par_iter().flat_map_iter(blocks)),
+        (true, false) => sc.direct.extend(ranges.iter().flat_map(blocks)),
+        (false, _) => {}
+    }
+    let order: &[u32] = if direct { &sc.direct } else { distinct };
+    p.run_blocks.clear();
+    if runs {
+        p.run_blocks.extend(ranges.iter().map(|r| {
+            let b = blocks(r);
+            b.end() - b.start() + 1
+        }));
+    }
     let (n_order, n_rans) = (order.len() as u32, rans.len() as u32);
     // the positions of the self-contained blocks, then the others', where there are both
-    let mut takes = Vec::new();
+    let takes = &mut sc.takes;
+    takes.clear();
     if n_rans > 0 {
         // (the distinct order's are those not in `needs`; a direct order repeats blocks)
         let n_own = match (direct, par) {
@@ -355,7 +400,7 @@ fn plan_with(
             (true, false) => order.iter().filter(|&&b| own[b as usize]).count(),
         };
         if n_own > 0 {
-            takes = vec![0u32; order.len()];
+            takes.resize(order.len(), 0);
             if par {
                 let pick = |want: bool| {
                     let at = |(i, &b): (usize, &u32)| (own[b as usize] == want).then_some(i as u32);
@@ -380,22 +425,26 @@ fn plan_with(
             }
         }
     }
+    let takes = &sc.takes;
     let align8 = |n: usize| n.div_ceil(8) * 8;
     let takes_at = align8(order.len() * 4);
     let rans_at = takes_at + align8(takes.len() * 4);
     let ranges_at = rans_at + align8(rans.len() * 4);
-    let mut bytes = vec![0u8; ranges_at + if direct { 0 } else { ranges.len() * 32 }];
-    bytes[..order.len() * 4].copy_from_slice(bytemuck::cast_slice(&order));
-    bytes[takes_at..takes_at + takes.len() * 4].copy_from_slice(bytemuck::cast_slice(&takes));
+    let bytes = &mut p.bytes;
+    bytes.clear();
+    bytes.resize(ranges_at + if direct { 0 } else { ranges.len() * 32 }, 0);
+    bytes[..order.len() * 4].copy_from_slice(bytemuck::cast_slice(order));
+    bytes[takes_at..takes_at + takes.len() * 4].copy_from_slice(bytemuck::cast_slice(takes));
     bytes[rans_at..rans_at + rans.len() * 4].copy_from_slice(bytemuck::cast_slice(&rans));
     // a range's first slot is its first block's rank in the order: the set bits below it,
     // counted from each word's rank, or a binary search
+    let (bits, rank) = (&sc.bits, &sc.rank);
     let slot = |b: u64| match dense {
         true => {
             let (w, k) = ((b / 64) as usize, b % 64);
             rank[w] + (bits[w] & ((1u64 << k) - 1)).count_ones()
         }
-        false => order.partition_point(|&x| (x as u64) < b) as u32,
+        false => distinct.partition_point(|&x| (x as u64) < b) as u32,
     };
     // each piece of ranges is written from its first byte in the output (`out_at`), the
     // pieces' lengths summed before them
@@ -430,21 +479,17 @@ fn plan_with(
     } else {
         fill(ranges, out, 0);
     }
-    Ok(Plan {
-        bytes,
-        n_order,
-        takes_at: (!takes.is_empty()).then_some(takes_at as u64),
-        rans_at: rans_at as u64,
-        n_rans,
-        chunks,
-        ranges_at: ranges_at as u64,
-        n_ranges: ranges.len() as u32,
-        out_len,
-        direct,
-        run_blocks,
-    })
+    p.n_order = n_order;
+    p.takes_at = (!takes.is_empty()).then_some(takes_at as u64);
+    p.rans_at = rans_at as u64;
+    p.n_rans = n_rans;
+    p.chunks = chunks;
+    p.ranges_at = ranges_at as u64;
+    p.n_ranges = ranges.len() as u32;
+    p.out_len = out_len;
+    p.direct = direct;
+    Ok(())
 }
-
 /// Each item's sum of the items before it (an exclusive prefix sum): where each piece's
 /// part starts.
 fn sums_before<T: Copy + Default + std::ops::AddAssign>(items: &[T]) -> Vec<T> {
@@ -491,75 +536,95 @@ fn chunk_starts(needs: &[u32], group: u64, chunk: u64) -> Vec<u32> {
 /// shared and set with atomic ORs.
 const PLAN_LOCAL_WORDS: usize = 4096;
 
-/// The distinct blocks `ranges` lie in, ascending, of an archive of `n_blocks` blocks of
-/// `1 << shift` bytes: through a bit set over the archive's blocks (`dense`; returned too,
-/// with each word's rank: the set bits before it) or a sort of the request's (the bit set and
-/// ranks then empty); on the rayon pool where `par`.
+/// The distinct blocks `ranges` lie in, ascending, into `sc.distinct`, of an archive of
+/// `n_blocks` blocks of `1 << shift` bytes: through a bit set over the archive's blocks
+/// (`dense`; kept in `sc.bits`, with each word's rank in `sc.rank`: the set bits before it)
+/// or a sort of the request's (the bit set and ranks then empty); on the rayon pool where
+/// `par`.
 fn asked_blocks(
     ranges: &[(u64, u64)],
     shift: u32,
     n_blocks: usize,
     dense: bool,
     par: bool,
-) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
+    sc: &mut PlanScratch,
+) {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU64, Ordering};
     let blocks = |r: &(u64, u64)| range_blocks(r, shift);
+    sc.bits.clear();
+    sc.rank.clear();
+    sc.distinct.clear();
     if !dense {
-        let mut v: Vec<u32> = match par {
-            true => ranges.par_iter().flat_map_iter(blocks).collect(),
-            false => ranges.iter().flat_map(blocks).collect(),
-        };
+        let v = &mut sc.distinct;
+        match par {
+            true => v.par_extend(ranges.par_iter().flat_map_iter(blocks)),
+            false => v.extend(ranges.iter().flat_map(blocks)),
+        }
         match par {
             true => v.par_sort_unstable(),
             false => v.sort_unstable(),
         }
         v.dedup();
-        return (v, Vec::new(), Vec::new());
+        return;
     }
     let words = n_blocks.div_ceil(64);
+    sc.bits.resize(words, 0);
     let set = |mut bits: Vec<u64>, b: u32| {
         bits[(b / 64) as usize] |= 1 << (b % 64);
         bits
     };
-    let bits: Vec<u64> = match par {
+    match par {
         // a small set: a copy per piece of the request, joined (atomics on a few words
         // would have every thread contend for the same cache lines)
-        true if words <= PLAN_LOCAL_WORDS => ranges
-            .par_iter()
-            .with_min_len(4096)
-            .flat_map_iter(blocks)
-            .fold(|| vec![0u64; words], set)
-            .reduce(
-                || vec![0u64; words],
-                |mut a, b| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
-                    a
-                },
-            ),
+        true if words <= PLAN_LOCAL_WORDS => {
+            let joined = ranges
+                .par_iter()
+                .with_min_len(4096)
+                .flat_map_iter(blocks)
+                .fold(|| vec![0u64; words], set)
+                .reduce(
+                    || vec![0u64; words],
+                    |mut a, b| {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+                        a
+                    },
+                );
+            sc.bits.copy_from_slice(&joined);
+        }
         // a large one: one copy, set bit by bit with atomic ORs that rarely meet
         true => {
-            let bits: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+            const _: () = assert!(
+                size_of::<AtomicU64>() == size_of::<u64>()
+                    && align_of::<AtomicU64>() == align_of::<u64>()
+            );
+            // SAFETY: AtomicU64 has u64's size and alignment (asserted) and the same valid
+            // values; the words are borrowed exclusively by `sc.bits` for the atomics' use.
+            let atoms = unsafe { &*(sc.bits.as_mut_slice() as *mut [u64] as *const [AtomicU64]) };
             ranges.par_iter().flat_map_iter(blocks).for_each(|b| {
-                bits[(b / 64) as usize].fetch_or(1 << (b % 64), Ordering::Relaxed);
+                atoms[(b / 64) as usize].fetch_or(1 << (b % 64), Ordering::Relaxed);
             });
-            bits.into_iter().map(AtomicU64::into_inner).collect()
         }
-        false => ranges.iter().flat_map(blocks).fold(vec![0u64; words], set),
-    };
+        false => {
+            for b in ranges.iter().flat_map(blocks) {
+                sc.bits[(b / 64) as usize] |= 1 << (b % 64);
+            }
+        }
+    }
     // the set bits' blocks and each word's rank (the set bits before it), a piece of the set
     // at a time from its first rank: the pieces' counts summed before them
     const EXTRACT_WORDS: usize = 2048;
+    let bits = &sc.bits;
     let count = |c: &[u64]| c.iter().map(|w| w.count_ones()).sum::<u32>();
     let counts: Vec<u32> = match par {
         true => bits.par_chunks(EXTRACT_WORDS).map(count).collect(),
         false => bits.chunks(EXTRACT_WORDS).map(count).collect(),
     };
     let firsts = sums_before(&counts);
-    let mut order = vec![0u32; counts.iter().sum::<u32>() as usize];
-    let mut rank = vec![0u32; words];
+    sc.distinct.resize(counts.iter().sum::<u32>() as usize, 0);
+    sc.rank.resize(words, 0);
     let mut outs = Vec::with_capacity(counts.len());
-    let mut rest = &mut order[..];
+    let mut rest = &mut sc.distinct[..];
     for &c in &counts {
         let (piece, tail) = rest.split_at_mut(c as usize);
         outs.push(piece);
@@ -583,20 +648,18 @@ fn asked_blocks(
     match par {
         true => bits
             .par_chunks(w)
-            .zip(rank.par_chunks_mut(w))
+            .zip(sc.rank.par_chunks_mut(w))
             .zip(outs.par_iter_mut().zip(&firsts))
             .enumerate()
             .for_each(|(p, ((b, r), (o, &f)))| piece(p * w * 64, b, r, o, f)),
         false => bits
             .chunks(w)
-            .zip(rank.chunks_mut(w))
+            .zip(sc.rank.chunks_mut(w))
             .zip(outs.iter_mut().zip(&firsts))
             .enumerate()
             .for_each(|(p, ((b, r), (o, &f)))| piece(p * w * 64, b, r, o, f)),
     }
-    (order, bits, rank)
 }
-
 /// What a random-access read found for one range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RangeStatus {
@@ -651,14 +714,21 @@ impl GpuArchive {
         ranges: &[(u64, u64)],
         out: &mut CudaSlice<u8>,
     ) -> Result<Vec<RangeStatus>, GpuError> {
-        let p = plan(
+        // (a spare plan's buffers, taken and given back under a lock held for neither the
+        // planning nor the read)
+        let spare = || self.spare_plans.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = spare().pop().unwrap_or_default();
+        plan_into(
+            &mut p,
             ranges,
             self.block_size,
             self.original_size,
             &self.own_blocks,
             self.seek_chunks(),
         )?;
-        self.read_planned(gpu, &p, out)
+        let found = self.read_planned(gpu, &p, out);
+        spare().push(p);
+        found
     }
 
     /// [`GpuArchive::read_ranges`] of a request [`plan`]ned by the caller (with this archive's
@@ -1045,6 +1115,75 @@ mod tests {
         assert_eq!(rans_of(&p), [0, 8, 15, 30, 40]);
     }
 
+    /// [`plan_with`] into a new plan.
+    fn plan_on(
+        ranges: &[(u64, u64)],
+        block_size: u32,
+        size: u64,
+        own: &[bool],
+        ch: SeekChunks,
+        par: bool,
+    ) -> Result<Plan, GpuError> {
+        let mut p = Plan::default();
+        plan_with(&mut p, ranges, block_size, size, own, ch, par).map(|()| p)
+    }
+
+    /// A plan reused for one request after another (direct tiles, windows through the bit
+    /// set and through the sort, runs, repeats, small and over [`PLAN_PAR_RANGES`], on one
+    /// thread and on the pool) is each time the fresh plan of its request, field by field;
+    /// after a refused request it holds none.
+    #[test]
+    fn a_reused_plan_is_the_fresh_plan() {
+        let mut r = crate::gpu::tokens::Rng::new(53);
+        let mut reused = Plan::default();
+        for n_blocks in [3_000usize, 400_000] {
+            let own: Vec<bool> = (0..n_blocks).map(|_| r.below(3) == 0).collect();
+            let size = n_blocks as u64 * 4096;
+            for round in 0..24 {
+                let n = match round % 4 {
+                    0 => 1 + r.below(50) as usize,
+                    1 => 1 + r.below(5_000) as usize,
+                    2 => PLAN_PAR_RANGES + r.below(3_000) as usize,
+                    _ => 1 + r.below(300) as usize,
+                };
+                let ranges: Vec<(u64, u64)> = match round % 3 {
+                    // whole blocks, runs of one to three, a few asked twice
+                    0 => (0..n)
+                        .map(|_| {
+                            let k = 1 + r.below(3);
+                            let b = r.below(n_blocks as u64 - k);
+                            (b * 4096, k * 4096)
+                        })
+                        .collect(),
+                    _ => random_ranges(&mut r, n, size, 20_000),
+                };
+                let ch = SeekChunks {
+                    lone_blocks: r.below(3) as u32 * 16,
+                    ..chunks(16, 8)
+                };
+                let par = r.below(2) == 1;
+                plan_with(&mut reused, &ranges, 4096, size, &own, ch, par).unwrap();
+                let fresh = plan_on(&ranges, 4096, size, &own, ch, par).unwrap();
+                assert!(reused.bytes == fresh.bytes, "round {round}: {n} ranges");
+                assert_eq!(
+                    (reused.n_order, reused.takes_at, reused.rans_at, reused.n_rans),
+                    (fresh.n_order, fresh.takes_at, fresh.rans_at, fresh.n_rans)
+                );
+                assert_eq!(
+                    (reused.chunks, reused.ranges_at, reused.n_ranges, reused.out_len),
+                    (fresh.chunks, fresh.ranges_at, fresh.n_ranges, fresh.out_len)
+                );
+                assert_eq!(
+                    (reused.direct, &reused.run_blocks),
+                    (fresh.direct, &fresh.run_blocks)
+                );
+            }
+            let e = plan_into(&mut reused, &[(0, 8), (size, 1)], 4096, size, &own, chunks(16, 8));
+            assert!(e.is_err());
+            assert_eq!(reused.n_ranges, 0);
+        }
+    }
+
     /// The bit set and the sort, on one thread and on the pool, give the same blocks: random
     /// requests of 1 to 3,000 ranges of up to 40 KiB over 5,000 and 600,000 blocks of 4 KiB
     /// (a bit set of one piece and of five), against a `BTreeSet` of every block touched; each
@@ -1052,6 +1191,7 @@ mod tests {
     #[test]
     fn asked_blocks_are_the_same_by_bit_set_and_by_sort() {
         let mut r = crate::gpu::tokens::Rng::new(17);
+        let mut sc = PlanScratch::default();
         for (n_blocks, rounds) in [(5_000usize, 200), (600_000, 40)] {
             for _ in 0..rounds {
                 let n = 1 + r.below(3_000) as usize;
@@ -1063,9 +1203,11 @@ mod tests {
                     .collect::<std::collections::BTreeSet<u32>>()
                     .into_iter()
                     .collect();
+                // (one scratch for every request and way: each refills it)
                 for (dense, par) in [(true, false), (false, false), (true, true), (false, true)] {
-                    let (order, _, rank) = asked_blocks(&ranges, 12, n_blocks, dense, par);
-                    assert_eq!(order, want);
+                    asked_blocks(&ranges, 12, n_blocks, dense, par, &mut sc);
+                    let (order, rank) = (&sc.distinct, &sc.rank);
+                    assert_eq!(*order, want);
                     if dense {
                         assert_eq!(rank.len(), n_blocks.div_ceil(64));
                         for (w, &k) in rank.iter().enumerate() {
@@ -1124,8 +1266,8 @@ mod tests {
                     lone_blocks: r.below(3) as u32 * 64,
                     ..chunks([16, 12, 64][r.below(3) as usize], 8)
                 };
-                let a = plan_with(&ranges, 4096, size, &own, ch, false).unwrap();
-                let b = plan_with(&ranges, 4096, size, &own, ch, true).unwrap();
+                let a = plan_on(&ranges, 4096, size, &own, ch, false).unwrap();
+                let b = plan_on(&ranges, 4096, size, &own, ch, true).unwrap();
                 assert!(a.bytes == b.bytes, "{n} ranges over {n_blocks} blocks");
                 assert_eq!(
                     (a.n_order, a.n_rans, a.chunks, a.out_len),
@@ -1136,7 +1278,7 @@ mod tests {
                 broken[at] = (size, 1);
                 broken[n - 1] = (0, 0);
                 for par in [false, true] {
-                    let e = plan_with(&broken, 4096, size, &own, ch, par).unwrap_err();
+                    let e = plan_on(&broken, 4096, size, &own, ch, par).unwrap_err();
                     assert!(e.to_string().contains(&format!("range {at} ")), "{e}");
                 }
             }
@@ -1180,8 +1322,8 @@ mod tests {
                 .collect::<std::collections::BTreeSet<_>>()
                 .len();
             let direct = whole && (blocks.len() - distinct) * DIRECT_REPEATS <= blocks.len();
-            let a = plan_with(&ranges, 4096, size, &own, chunks(16, 8), false).unwrap();
-            let b = plan_with(&ranges, 4096, size, &own, chunks(16, 8), true).unwrap();
+            let a = plan_on(&ranges, 4096, size, &own, chunks(16, 8), false).unwrap();
+            let b = plan_on(&ranges, 4096, size, &own, chunks(16, 8), true).unwrap();
             assert!(
                 a.bytes == b.bytes && a.run_blocks == b.run_blocks,
                 "case {case}"
@@ -1220,7 +1362,7 @@ mod tests {
             let size = n_blocks as u64 * 4096;
             let ranges = random_ranges(&mut r, n, size, 9_000);
             let a = plan(&ranges, 4096, size, &own, chunks(16, 8)).unwrap();
-            let b = plan_with(&ranges, 4096, size, &own, chunks(16, 8), false).unwrap();
+            let b = plan_on(&ranges, 4096, size, &own, chunks(16, 8), false).unwrap();
             assert!(a.bytes == b.bytes, "{n} ranges over {n_blocks} blocks");
         }
     }
@@ -1369,7 +1511,7 @@ mod tests {
             (6 * 4096, 4096 + 100),
         ];
         for par in [false, true] {
-            let p = plan_with(&r, 4096, size, &own, chunks(4, 8), par).unwrap();
+            let p = plan_on(&r, 4096, size, &own, chunks(4, 8), par).unwrap();
             assert!(p.direct);
             assert_eq!((p.n_order, p.n_ranges), (8, 4));
             assert_eq!(p.out_len, 7 * 4096 + 100);
