@@ -323,9 +323,7 @@ fn plan_with(
         true => sc
             .needs
             .par_extend(sc.distinct.par_iter().copied().filter(not_own)),
-        false => sc
-            .needs
-            .extend(sc.distinct.iter().copied().filter(not_own)),
+        false => sc.needs.extend(sc.distinct.iter().copied().filter(not_own)),
     }
     let needs = &sc.needs;
     let chunks = if needs.len() <= chunks.lone_blocks as usize {
@@ -367,8 +365,7 @@ fn plan_with(
     // a block once per range that asks for it, where the slots decode it once and the gather
     // copies it, a fraction of a decode's cost (PERFORMANCE.md, random access).
     let distinct = &sc.distinct;
-    let direct =
-        whole_blocks && (asked - distinct.len() as u64) * DIRECT_REPEATS as u64 <= asked;
+    let direct = whole_blocks && (asked - distinct.len() as u64) * DIRECT_REPEATS as u64 <= asked;
     let runs = direct && asked > ranges.len() as u64;
     // a direct request's order: the ranges' blocks as asked
     let blocks = |r: &(u64, u64)| range_blocks(r, shift);
@@ -1128,6 +1125,36 @@ mod tests {
         plan_with(&mut p, ranges, block_size, size, own, ch, par).map(|()| p)
     }
 
+    /// A plan's fields but its bytes and its scratch, in declaration order.
+    type PlanFields<'a> = (
+        u32,
+        Option<u64>,
+        u64,
+        u32,
+        SeekChunks,
+        u64,
+        u32,
+        u64,
+        bool,
+        &'a [u32],
+    );
+
+    /// `p`'s [`PlanFields`].
+    fn fields(p: &Plan) -> PlanFields<'_> {
+        (
+            p.n_order,
+            p.takes_at,
+            p.rans_at,
+            p.n_rans,
+            p.chunks,
+            p.ranges_at,
+            p.n_ranges,
+            p.out_len,
+            p.direct,
+            &p.run_blocks,
+        )
+    }
+
     /// A plan reused for one request after another (direct tiles, windows through the bit
     /// set and through the sort, runs, repeats, small and over [`PLAN_PAR_RANGES`], on one
     /// thread and on the pool) is each time the fresh plan of its request, field by field;
@@ -1165,20 +1192,16 @@ mod tests {
                 plan_with(&mut reused, &ranges, 4096, size, &own, ch, par).unwrap();
                 let fresh = plan_on(&ranges, 4096, size, &own, ch, par).unwrap();
                 assert!(reused.bytes == fresh.bytes, "round {round}: {n} ranges");
-                assert_eq!(
-                    (reused.n_order, reused.takes_at, reused.rans_at, reused.n_rans),
-                    (fresh.n_order, fresh.takes_at, fresh.rans_at, fresh.n_rans)
-                );
-                assert_eq!(
-                    (reused.chunks, reused.ranges_at, reused.n_ranges, reused.out_len),
-                    (fresh.chunks, fresh.ranges_at, fresh.n_ranges, fresh.out_len)
-                );
-                assert_eq!(
-                    (reused.direct, &reused.run_blocks),
-                    (fresh.direct, &fresh.run_blocks)
-                );
+                assert_eq!(fields(&reused), fields(&fresh), "round {round}");
             }
-            let e = plan_into(&mut reused, &[(0, 8), (size, 1)], 4096, size, &own, chunks(16, 8));
+            let e = plan_into(
+                &mut reused,
+                &[(0, 8), (size, 1)],
+                4096,
+                size,
+                &own,
+                chunks(16, 8),
+            );
             assert!(e.is_err());
             assert_eq!(reused.n_ranges, 0);
         }
