@@ -87,7 +87,8 @@ pub struct GpuArchive {
     pub(crate) seek: std::sync::Mutex<Option<SeekState>>,
     /// Plans of finished requests, kept for their buffers: `read_ranges` plans into one
     /// (`seek::plan_into`) so that a request no larger than an earlier one allocates nothing
-    /// on the host; one per request in flight at once.
+    /// on the host; one per request in flight at once, each of at most
+    /// `seek::SPARE_PLAN_BYTES`.
     pub(crate) spare_plans: std::sync::Mutex<Vec<super::seek::Plan>>,
     /// Bytes uploaded (data section, block table, offsets, expanded tables).
     pub resident_bytes: u64,

@@ -180,7 +180,27 @@ struct PlanScratch {
     takes: Vec<u32>,
 }
 
+/// Largest plan (its buffers' capacity in bytes, [`Plan::kept_bytes`]) that
+/// `GpuArchive::read_ranges` keeps for the next request: 16 MiB, a request of about 400,000
+/// ranges; a larger one is freed, so that one huge request does not hold its memory for the
+/// archive's lifetime.
+pub const SPARE_PLAN_BYTES: usize = 16 << 20;
+
 impl Plan {
+    /// Bytes of host memory its buffers hold (their capacity), the request bytes and the
+    /// planner's lists together.
+    pub fn kept_bytes(&self) -> usize {
+        let sc = &self.scratch;
+        self.bytes.capacity()
+            + 4 * (self.run_blocks.capacity()
+                + sc.distinct.capacity()
+                + sc.rank.capacity()
+                + sc.needs.capacity()
+                + sc.direct.capacity()
+                + sc.takes.capacity())
+            + 8 * sc.bits.capacity()
+    }
+
     /// Status words the kernels write for this request: a pair per order position of a
     /// direct request, else per range.
     pub fn status_words(&self) -> usize {
@@ -724,7 +744,9 @@ impl GpuArchive {
             self.seek_chunks(),
         )?;
         let found = self.read_planned(gpu, &p, out);
-        spare().push(p);
+        if p.kept_bytes() <= SPARE_PLAN_BYTES {
+            spare().push(p);
+        }
         found
     }
 
@@ -1153,6 +1175,23 @@ mod tests {
             p.direct,
             &p.run_blocks,
         )
+    }
+
+    /// `read_ranges` keeps the plan of 100,000 8 KiB windows for the next request and frees
+    /// that of 600,000 ([`SPARE_PLAN_BYTES`]: about 400,000 ranges), each over an archive of
+    /// 3,276,800 blocks of 16 KiB; a plan keeps at least its request's bytes.
+    #[test]
+    fn spare_plans_stop_at_about_400_000_ranges() {
+        let mut r = crate::gpu::tokens::Rng::new(59);
+        let n_blocks = 3_276_800usize;
+        let own = vec![false; n_blocks];
+        let size = n_blocks as u64 * (16 << 10);
+        for (n, kept) in [(100_000usize, true), (600_000, false)] {
+            let ranges: Vec<(u64, u64)> = (0..n).map(|_| (r.below(size - 8192), 8192)).collect();
+            let p = plan(&ranges, 16 << 10, size, &own, chunks(64, 8)).unwrap();
+            assert!(p.kept_bytes() >= p.bytes.len());
+            assert_eq!(p.kept_bytes() <= SPARE_PLAN_BYTES, kept, "{n} windows");
+        }
     }
 
     /// A plan reused for one request after another (direct tiles, windows through the bit
