@@ -184,12 +184,12 @@ struct PlanScratch {
 /// `GpuArchive::read_ranges` keeps for the next request: 16 MiB, a request of about 400,000
 /// ranges; a larger one is freed, so that one huge request does not hold its memory for the
 /// archive's lifetime.
-pub const SPARE_PLAN_BYTES: usize = 16 << 20;
+pub(crate) const SPARE_PLAN_BYTES: usize = 16 << 20;
 
 impl Plan {
     /// Bytes of host memory its buffers hold (their capacity), the request bytes and the
     /// planner's lists together.
-    pub fn kept_bytes(&self) -> usize {
+    pub(crate) fn kept_bytes(&self) -> usize {
         let sc = &self.scratch;
         self.bytes.capacity()
             + 4 * (self.run_blocks.capacity()
@@ -507,6 +507,7 @@ fn plan_with(
     p.direct = direct;
     Ok(())
 }
+
 /// Each item's sum of the items before it (an exclusive prefix sum): where each piece's
 /// part starts.
 fn sums_before<T: Copy + Default + std::ops::AddAssign>(items: &[T]) -> Vec<T> {
@@ -677,6 +678,7 @@ fn asked_blocks(
             .for_each(|(p, ((b, r), (o, &f)))| piece(p * w * 64, b, r, o, f)),
     }
 }
+
 /// What a random-access read found for one range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RangeStatus {
