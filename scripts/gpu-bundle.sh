@@ -7,7 +7,8 @@
 #                          feature: stage 3 without its by-design races), for
 #                          scripts/gpu-sanitizer.sh's racecheck
 #   data/*.acx             archives of real corpora, made here by the CPU encoder at level
-#                          $BUNDLE_LEVEL (default 6) with $BUNDLE_FLAGS (e.g. "--target gpu");
+#                          $BUNDLE_LEVEL (default 6) with $BUNDLE_FLAGS (default "--target gpu":
+#                          archives every GPU decoder reads, without line layouts);
 #                          run.sh restores the originals from them with the CPU decoder
 #   run.sh                 what to run on the GPU machine (a copy of scripts/gpu-run.sh)
 # Copy the folder to the GPU machine and run `bash gpu-bundle/run.sh` there (CONTRIBUTING.md).
@@ -47,11 +48,12 @@ if [ $# -eq 0 ]; then
 fi
 budget=$(( ${BUNDLE_MIB:-60} * 1024 * 1024 ))
 used=$(du -sb "$B" | cut -f1)
+flags=${BUNDLE_FLAGS-"--target gpu"}
 for f in "$@"; do
   [ -f "$f" ] || { echo "skip $f (missing)"; continue; }
   name=$(basename "$f")
-  # shellcheck disable=SC2086 # BUNDLE_FLAGS is a list of compress options
-  "$B/bin/aceapex" compress "$f" -o "$B/data/$name.acx" -f -l "${BUNDLE_LEVEL:-6}" ${BUNDLE_FLAGS:-}
+  # shellcheck disable=SC2086 # a list of compress options
+  "$B/bin/aceapex" compress "$f" -o "$B/data/$name.acx" -f -l "${BUNDLE_LEVEL:-6}" $flags
   size=$(stat -c %s "$B/data/$name.acx")
   if [ $((used + size)) -gt "$budget" ]; then
     echo "skip $name (bundle budget)"; rm "$B/data/$name.acx"; continue

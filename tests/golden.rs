@@ -38,6 +38,7 @@ fn default_settings() -> Settings {
         raw_match_streams: false,
         wide_lanes: false,
         two_bit_runs: false,
+        line_layout: false,
         two_bit: TwoBit::Off,
     }
 }

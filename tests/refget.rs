@@ -115,9 +115,10 @@ fn archive_records_are_index_then_checksums() {
     let archive = aceapex::compress(&fasta, &Options::default()).unwrap();
     let a = Archive::parse(&archive).unwrap();
     let kinds: Vec<(u16, u16)> = a.extensions().map(|e| (e.kind, e.flags)).collect();
-    // type 1 then type 2, neither must-understand (FORMAT.md §3.5, §3.6)
-    assert_eq!(kinds, [(1, 0), (2, 0)]);
-    let payload = a.extensions().nth(1).unwrap().payload;
+    // the line layout record (type 4, must-understand, FORMAT.md §3.8: the sample's
+    // sequence lines), then type 1 and type 2, neither must-understand (§3.5, §3.6)
+    assert_eq!(kinds, [(4, 1), (1, 0), (2, 0)]);
+    let payload = a.extensions().nth(2).unwrap().payload;
     assert_eq!(&payload[..4], b"SQC\x01");
     assert_eq!(payload.len(), 8 + 48 * 4);
     assert_eq!(aceapex::decompress(&archive).unwrap(), fasta);

@@ -234,8 +234,12 @@ fn a_streamed_fasta_input_gets_the_records_of_compress() {
         Archive::parse(&whole).unwrap(),
         Archive::parse(&out).unwrap(),
     );
-    assert!(a.extensions().count() >= 1);
-    assert_eq!(b.extensions().count(), 0);
+    // the FASTA records (types 1 and 2) left out of the streamed archive, the line layout
+    // record (type 4) in both
+    let fasta_records = |x: &Archive<'_>| x.extensions().filter(|e| e.kind <= 2).count();
+    assert!(fasta_records(&a) >= 1);
+    assert_eq!(fasta_records(&b), 0);
+    assert_eq!(b.extensions().count(), 1);
     assert!(a.data() == b.data());
     assert_eq!(a.entries(), b.entries());
     assert!(aceapex::decompress(&out).unwrap() == data);

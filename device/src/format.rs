@@ -292,6 +292,10 @@ pub const EXTENSION_TYPE_SEQUENCE_CHECKSUMS: u16 = 2;
 /// Extension record type 3 (FORMAT.md §3.7): the archive has two-bit literal slices with runs
 /// ([`LANES_TWO_BIT_RUNS`]); written with [`EXTENSION_MUST_UNDERSTAND`], empty payload.
 pub const EXTENSION_TYPE_TWO_BIT_RUNS: u16 = 3;
+/// Extension record type 4 (FORMAT.md §3.8): blocks of the archive may begin their command
+/// stream with a line layout (§4.6); written with [`EXTENSION_MUST_UNDERSTAND`], empty
+/// payload, only in archives without [`FLAG_CROSS_BLOCK`].
+pub const EXTENSION_TYPE_LINE_LAYOUT: u16 = 4;
 
 impl DecodeTable {
     /// Unpacks slot `slot`: `(symbol, freq, bias)`.

@@ -2,10 +2,10 @@
 //! the CPU decoder and the kernels share, and (on `nvptx64`) the kernels themselves.
 //!
 //! Contents: [`format`] (structs and constants of FORMAT.md), [`status`] (per-block decode
-//! status), [`rans`] (interleaved rANS decode), [`two_bit`] (two-bit literal slices), [`lz`]
-//! (match layer), [`params`] (kernel parameter lists), [`kernel_names`] (the one list of
-//! entry points), [`handoff`] (the dense pipe's kernels overlapping), [`wave_layout`]
-//! (wavefront decoder data), [`trace`] (timeline marks of measurement builds), and, on
+//! status), [`rans`] (interleaved rANS decode), [`two_bit`] (two-bit literal slices),
+//! [`lines`] (line layouts), [`lz`] (match layer), [`params`] (kernel parameter lists),
+//! [`kernel_names`] (the one list of entry points), [`handoff`] (the dense pipe's kernels
+//! overlapping), [`wave_layout`] (wavefront decoder data), [`trace`] (timeline marks of measurement builds), and, on
 //! `nvptx64` only, `kernels`, `dense` and `wave`.
 #![no_std]
 #![cfg_attr(
@@ -25,6 +25,7 @@
 pub mod format;
 pub mod handoff;
 pub mod kernel_names;
+pub mod lines;
 pub mod lz;
 pub mod own;
 pub mod params;

@@ -33,6 +33,8 @@ pub enum Status {
     Checksum = 11,
     /// A two-bit literal slice is malformed (FORMAT.md §5.7).
     TwoBitSlice = 12,
+    /// A block's line layout is malformed, or the archive allows none (FORMAT.md §4.6).
+    LineLayout = 13,
     /// Not an error: the block does not fit the dense kernel's shared-memory budget and is
     /// decoded by the lane-per-block kernel instead.
     Fallback = 100,
@@ -60,6 +62,7 @@ impl Status {
             10 => Trailing,
             11 => Checksum,
             12 => TwoBitSlice,
+            13 => LineLayout,
             100 => Fallback,
             101 => DepthHint,
             _ => return None,
@@ -82,6 +85,7 @@ impl Status {
             OutputOverrun => "command writes past the end of the block",
             Trailing => "commands end before the block is full, or a stream has unread bytes",
             TwoBitSlice => "two-bit literal slice is malformed (short slice, bad varint, exception count, position or value)",
+            LineLayout => "line layout is malformed (run count, varint, field out of range, or runs past the block's end)",
             Checksum => "block checksum mismatch (damaged, or a block from another position)",
             Fallback => "block needs the lane-per-block decoder (internal, not an error)",
             DepthHint => "a match's dependency level exceeds the wave count from the block table's max_depth hint (internal: the wavefront decoder retries with more waves)",

@@ -32,7 +32,9 @@ JSON (--json), one object: format_version, original_size, archive_size, ratio, b
 block_count, entry_bytes (one block-table entry), block_table_bytes, table_bytes (the frequency
 tables), group_blocks, window, cross_block, level, min_match, match_base (the shortest match the
 length codes count from, FORMAT.md §2), repeat_codes, raw_match_streams (no table group codes
-the match streams: 'compress --target gpu'), wide_blocks (blocks with a wide slice, more
+the match streams: 'compress --target gpu'), line_layouts (blocks may leave the line ends of
+runs of equal lines out of their match layer, FORMAT.md §4.6: 'compress' of FASTA; read on the
+CPU only), wide_blocks (blocks with a wide slice, more
 than 32 rANS lanes: 'compress --target gpu'), two_bit_blocks (blocks whose literals are a
 two-bit slice, FORMAT.md §5.7: 'compress --target gpu'), depth_cap, streams
 (literals, lengths, offsets, commands, offset_tails: decoded and stored bytes,
@@ -96,6 +98,7 @@ struct InfoJson {
     match_base: u32,
     repeat_codes: bool,
     raw_match_streams: bool,
+    line_layouts: bool,
     wide_blocks: usize,
     two_bit_blocks: usize,
     depth_cap: u32,
@@ -226,6 +229,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             match_base: h.match_base(),
             repeat_codes: h.flags & aceapex::device::format::FLAG_REPEAT_CODES != 0,
             raw_match_streams,
+            line_layouts: a.has_line_layouts(),
             wide_blocks,
             two_bit_blocks,
             depth_cap: h.depth_cap,
@@ -276,7 +280,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         }
     );
     out!(
-        "encoder          level {}, min match {} (match base {}), repeat codes {}, depth cap {}{}",
+        "encoder          level {}, min match {} (match base {}), repeat codes {}, depth cap {}{}{}",
         h.level,
         h.min_match,
         h.match_base(),
@@ -292,6 +296,11 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
         },
         if raw_match_streams {
             ", match streams raw (no tables)"
+        } else {
+            ""
+        },
+        if a.has_line_layouts() {
+            ", line layouts (line ends left out of the match layer; CPU decode only)"
         } else {
             ""
         }

@@ -54,6 +54,15 @@ impl<'a> Padded<'a> {
     pub fn data(&self) -> &'a [u8] {
         &self.bytes[..self.len]
     }
+
+    /// The stream without its first `n` bytes (at most its length), padded as before.
+    pub fn skip(&self, n: usize) -> Padded<'a> {
+        let n = n.min(self.len);
+        Padded {
+            bytes: &self.bytes[n..],
+            len: self.len - n,
+        }
+    }
 }
 
 /// A block's decoded streams, padded.

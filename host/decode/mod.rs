@@ -10,6 +10,7 @@
 //! checksum and, folded in order, the content checksum).
 
 pub mod checksum;
+mod lines;
 pub mod lz;
 pub mod rans;
 pub mod region;
@@ -151,7 +152,7 @@ fn decode_group_at(
             let b = first + j;
             let frame = block_frame(a, b, out.len(), base);
             st.and_then(|()| {
-                lz::decode_block_fast(&streams::padded_streams(a, b, &s[j]), out, &frame)
+                lines::decode_block_fast(a, b, &streams::padded_streams(a, b, &s[j]), out, &frame)
             })
             .map_err(|st| block_error(a, b, st))?;
             // block sizes are multiples of KIB (FORMAT.md §2), so blocks start on a KiB
@@ -179,7 +180,7 @@ pub fn decode_block_reference(
             let mut bufs = s.borrow_mut();
             decode_streams(a, b, &mut bufs)?;
             let streams = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
-            crate::device::lz::decode_block(streams, out, &frame)
+            lines::decode_block_reference(a, b, streams, out, &frame)
         })
         .map_err(|st| block_error(a, b, st))?;
     let bytes = &out[frame.dst_start..frame.dst_end];

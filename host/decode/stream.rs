@@ -21,12 +21,14 @@ use super::checksum::{self, Folder, KibSums, KIB};
 use super::region::{span_of, CROSS_JOIN_BYTES};
 use super::{block_error, decode_group_at, streams, verify_block, FAST_SCRATCH};
 use crate::device::format::{
-    FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_TYPE_TWO_BIT_RUNS, META_CHECKSUM_OFFSET,
+    FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_TYPE_LINE_LAYOUT, EXTENSION_TYPE_TWO_BIT_RUNS,
+    META_CHECKSUM_OFFSET,
 };
 use crate::device::lz::BlockFrame;
 use crate::error::{DecodeError, Error, FormatError};
 use crate::format::archive::{
-    check_extension_area, check_two_bit_runs, first_two_bit_runs, parse_header, section_sizes,
+    check_extension_area, check_line_layout, check_line_layout_used, check_two_bit_runs,
+    first_two_bit_runs, parse_header, section_sizes,
 };
 use crate::format::{Archive, HEADER_SIZE};
 use rayon::prelude::*;
@@ -90,12 +92,15 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
     batch_bytes: Option<usize>,
 ) -> Result<u64, Error> {
     let mut r = Counted { r: archive, pos: 0 };
-    let (h, a, mut meta, data_end) = read_metadata(&mut r)?;
+    let (h, mut a, mut meta, data_end) = read_metadata(&mut r)?;
+    // its blocks may have line layouts until its extension area, read last, says otherwise
+    // (FORMAT.md §3.8)
+    a.line_layouts = !a.cross_block();
     let blocks = a.block_count();
     let size = h.original_size;
     // (the slices with runs, whose record comes last: FORMAT.md §3.4, §5.8)
     let uses_runs = first_two_bit_runs(&a.entries);
-    let (_, content, tail) = std::thread::scope(|scope| {
+    let (a, content, tail) = std::thread::scope(|scope| {
         let span = Span {
             blocks: 0..blocks,
             bytes: 0..size,
@@ -103,14 +108,18 @@ pub fn decompress_stream<R: Read + Send, W: Write + Send>(
         };
         decode_data(&mut r, a, out, scope, progress, batch_bytes, data_end, span)
     })?;
+    // (line layouts, whose record comes last too: FORMAT.md §3.8)
+    let first_layout = a.first_line_layout();
 
     // FORMAT.md §3.4, §6: the extension area (the rest of the stream), under the meta checksum
     let records = read_extension_area(&mut r, &mut meta)?;
     if meta.digest() != h.meta_checksum {
         return Err(FormatError::MetaChecksum.into());
     }
-    let (runs, with_payload) = records?;
-    check_two_bit_runs(uses_runs, runs, with_payload)?;
+    let records = records?;
+    check_two_bit_runs(uses_runs, records.runs.0, records.runs.1)?;
+    let layouts = check_line_layout(&h, records.layouts.0, records.layouts.1)?;
+    check_line_layout_used(first_layout, layouts)?;
     if content.finish_tail(h.original_size as usize, &tail) != h.content_checksum {
         return Err(DecodeError::ContentChecksum.into());
     }
@@ -200,7 +209,7 @@ impl<R: Read> Counted<R> {
 fn read_extension_area<R: Read>(
     r: &mut Counted<R>,
     meta: &mut Xxh3,
-) -> Result<Result<(usize, bool), FormatError>, Error> {
+) -> Result<Result<Records, FormatError>, Error> {
     let mut walk = RecordWalk::default();
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -215,6 +224,15 @@ fn read_extension_area<R: Read>(
         walk.feed(&buf[..n]);
     }
     Ok(walk.finish())
+}
+
+/// The records of an extension area that change how blocks decode, counted: each type's
+/// records and whether one had a payload.
+struct Records {
+    /// Two-bit runs records (FORMAT.md §3.7).
+    runs: (usize, bool),
+    /// Line layout records (FORMAT.md §3.8).
+    layouts: (usize, bool),
 }
 
 /// The records of an extension area walked as its bytes arrive (FORMAT.md §3.4).
@@ -232,6 +250,8 @@ struct RecordWalk {
     bad: Option<FormatError>,
     /// Two-bit runs records (FORMAT.md §5.8) seen, and whether one had a payload.
     runs: (usize, bool),
+    /// Line layout records (FORMAT.md §3.8) seen, and whether one had a payload.
+    layouts: (usize, bool),
 }
 
 impl RecordWalk {
@@ -254,9 +274,16 @@ impl RecordWalk {
             if self.head.len() == EXTENSION_HEADER_BYTES {
                 let h = std::mem::take(&mut self.head);
                 self.payload_left = u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as u64;
-                if u16::from_le_bytes([h[0], h[1]]) == EXTENSION_TYPE_TWO_BIT_RUNS {
-                    self.runs.0 += 1;
-                    self.runs.1 |= self.payload_left > 0;
+                match u16::from_le_bytes([h[0], h[1]]) {
+                    EXTENSION_TYPE_TWO_BIT_RUNS => {
+                        self.runs.0 += 1;
+                        self.runs.1 |= self.payload_left > 0;
+                    }
+                    EXTENSION_TYPE_LINE_LAYOUT => {
+                        self.layouts.0 += 1;
+                        self.layouts.1 |= self.payload_left > 0;
+                    }
+                    _ => {}
                 }
                 // type and flags, checked on the header alone (an empty payload)
                 let mut alone = h;
@@ -274,9 +301,9 @@ impl RecordWalk {
         }
     }
 
-    /// The first bad record, or a record cut short by the end of the stream; else the two-bit
-    /// runs records seen (`runs`).
-    fn finish(self) -> Result<(usize, bool), FormatError> {
+    /// The first bad record, or a record cut short by the end of the stream; else the
+    /// counted records seen.
+    fn finish(self) -> Result<Records, FormatError> {
         let err = |why: String| FormatError::Extension {
             offset: self.record,
             why,
@@ -291,7 +318,10 @@ impl RecordWalk {
                 "a record's payload ends {} bytes early",
                 self.payload_left
             ))),
-            None => Ok(self.runs),
+            None => Ok(Records {
+                runs: self.runs,
+                layouts: self.layouts,
+            }),
         }
     }
 }
@@ -711,11 +741,16 @@ impl<R: Read + Seek + Send> SeekableArchive<R> {
         if meta.digest() != h.meta_checksum {
             return Err(FormatError::MetaChecksum.into());
         }
-        let (runs, with_payload) = records?;
+        let records = records?;
         // the sections parsed once the checksum that covers them matched, as `Archive::parse`
         // does (FORMAT.md §6): damage is reported as the mismatch, not as a broken field
-        let a = Archive::from_sections(h, &block_table, &table_section)?;
-        check_two_bit_runs(first_two_bit_runs(&a.entries), runs, with_payload)?;
+        let mut a = Archive::from_sections(h, &block_table, &table_section)?;
+        check_two_bit_runs(
+            first_two_bit_runs(&a.entries),
+            records.runs.0,
+            records.runs.1,
+        )?;
+        a.line_layouts = check_line_layout(&h, records.layouts.0, records.layouts.1)?;
         drop((block_table, table_section));
         // expanded tables kept for reuse: a bounded cache, not a share of the original (the
         // ranges of a large file may touch every group)

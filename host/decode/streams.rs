@@ -272,7 +272,7 @@ pub fn decode_archive_block(
     cold_tables: bool,
 ) -> Result<(), Status> {
     let streams = decode_streams_with(a, b, scratch, cold_tables)?;
-    lz::decode_block_fast(&streams, out, frame)
+    super::lines::decode_block_fast(a, b, &streams, out, frame)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod entropy;
 mod keep_two_bit;
+pub mod lines;
 pub mod lz;
 use keep_two_bit::{keep_two_bit_if_most_blocks, keep_two_bit_if_smaller};
 pub mod runs;
@@ -18,7 +19,7 @@ use bytemuck::Zeroable;
 use entropy::{FreqTable, Histogram};
 use lz::{BlockParse, ParseParams};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Input bytes whose blocks share one set of frequency tables (FORMAT.md §5.1).
@@ -90,6 +91,10 @@ pub struct Settings {
     /// kernel decodes alone (raw match streams, independent blocks of at most 16 KiB); the
     /// archive then carries the type-3 record (§3.4).
     pub two_bit_runs: bool,
+    /// Line layouts (FORMAT.md §4.6): each block of independent blocks leaves out of its
+    /// match layer the line ends of runs of equal lines ([`lines`]); the archive then
+    /// carries the type-4 record (§3.8).
+    pub line_layout: bool,
 }
 
 impl Default for Settings {
@@ -110,6 +115,7 @@ impl Default for Settings {
             wide_lanes: false,
             two_bit: TwoBit::Off,
             two_bit_runs: false,
+            line_layout: false,
         }
     }
 }
@@ -253,6 +259,8 @@ impl Options {
                 _ => TwoBit::Smaller,
             },
             two_bit_runs: gpu,
+            // not yet under `gpu`: the GPU decoders do not read line layouts
+            line_layout: !gpu,
         }
     }
 }
@@ -434,6 +442,9 @@ pub fn compress_settings(
     );
     let mut area = Vec::new();
     crate::format::extension::write_two_bit_runs_record(&entries, &mut area);
+    if plan.used_lines.load(Ordering::Relaxed) {
+        crate::format::extension::write_line_layout_record(&mut area);
+    }
     Ok(assemble(h, &block_table, &tables_out, &data_out, &area))
 }
 
@@ -499,14 +510,19 @@ struct Plan {
     batch_bytes: usize,
     per_lane: usize,
     params: ParseParams,
+    /// Whether a block coded so far has a line layout (the archive then needs the type-4
+    /// record, FORMAT.md §3.8).
+    used_lines: AtomicBool,
 }
 
 impl Plan {
     /// The plan of an input of `block_count` blocks under `opts` (validated).
     fn new(opts: &Settings, block_count: usize) -> Plan {
         // wide slices only where every block's pair of GPU warps is in flight at once
+        // line layouts only where blocks are independent (FORMAT.md §3.8)
         let opts = Settings {
             wide_lanes: opts.wide_lanes && block_count <= WIDE_MAX_BLOCKS,
+            line_layout: opts.line_layout && !opts.cross_block(),
             ..opts.clone()
         };
         let bs = opts.block_size as usize;
@@ -543,7 +559,38 @@ impl Plan {
             batch_bytes,
             per_lane,
             params,
+            used_lines: AtomicBool::new(false),
         }
+    }
+
+    /// The parse of the block `seg` of `batch` (independent blocks): of its kept bytes, its
+    /// line layout written before the commands' leading reset, where `runs` (the batch's
+    /// [`lines::find_runs`]) leave some of its line ends out (FORMAT.md §4.6); else of its
+    /// bytes.
+    fn parse_block(
+        &self,
+        batch: &[u8],
+        seg: std::ops::Range<usize>,
+        runs: &[lines::TextRun],
+        stats: &mut lz::GroupStats,
+    ) -> Vec<BlockParse> {
+        let Some(layout) = lines::block_layout(runs, seg.clone()) else {
+            return lz::parse_segment_in_group(batch, seg, self.bs, &self.params, stats);
+        };
+        self.used_lines.store(true, Ordering::Relaxed);
+        let kept = lines::kept_bytes(&batch[seg.clone()], &layout);
+        let mut parses =
+            lz::parse_segment_in_group(&kept, 0..kept.len(), self.bs, &self.params, stats);
+        debug_assert_eq!(parses.len(), 1);
+        for p in &mut parses {
+            let mut commands = Vec::with_capacity(p.commands.len() + 8 * layout.runs().len());
+            crate::device::lines::write_layout(layout.runs(), &mut commands);
+            commands.extend_from_slice(&p.commands);
+            p.commands = commands;
+            // (the block's own start: its sources lie in its kept bytes)
+            p.lowest_source = seg.start;
+        }
+        parses
     }
 
     /// Parses and codes one batch, `batch` = the input's bytes from `base` (a multiple of
@@ -576,6 +623,10 @@ impl Plan {
         if self.seg_bytes == bs {
             // Independent blocks: each task parses one group and codes it at once, while
             // its streams are still in cache.
+            let runs = match opts.line_layout {
+                true => lines::layout_runs(batch),
+                false => Vec::new(),
+            };
             return (0..batch.len())
                 .step_by(group_bytes)
                 .collect::<Vec<_>>()
@@ -588,7 +639,7 @@ impl Plan {
                             .step_by(bs)
                             .flat_map(|s| {
                                 let seg = s..(s + bs).min(g_end);
-                                lz::parse_segment_in_group(batch, seg, bs, params, &mut stats)
+                                self.parse_block(batch, seg, &runs, &mut stats)
                             })
                             .collect(),
                     );

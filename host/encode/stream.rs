@@ -428,7 +428,11 @@ impl Spool {
             .flat_map(|e| e.stored_len.iter().map(|&n| u64::from(n)))
             .sum();
         let (records, fasta_left_out) = self.fasta.finish(self.original);
-        let area = extension_area(&self.entries, records.as_ref());
+        let lines = self
+            .plan
+            .used_lines
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let area = extension_area(&self.entries, lines, records.as_ref());
         let (mut h, block_table) = file_header(
             &self.plan.opts,
             self.original,
@@ -512,14 +516,19 @@ impl Spool {
 }
 
 /// The extension area as [`crate::compress`] writes it (FORMAT.md §3.4): the two-bit runs
-/// record (type 3) where a block of `entries` needs it, then the FASTA index (type 1) and the
-/// checksums (type 2) where given (`crate::format::with_extensions` appends them there).
+/// record (type 3) where a block of `entries` needs it, the line layout record (type 4)
+/// where a block has a layout (`lines`), then the FASTA index (type 1) and the checksums
+/// (type 2) where given (`crate::format::with_extensions` appends them there).
 fn extension_area(
     entries: &[BlockEntry],
+    lines: bool,
     records: Option<&(FastaIndex, Option<Vec<SequenceDigests>>)>,
 ) -> Vec<u8> {
     let mut area = Vec::new();
     crate::format::extension::write_two_bit_runs_record(entries, &mut area);
+    if lines {
+        crate::format::extension::write_line_layout_record(&mut area);
+    }
     let Some((index, digests)) = records else {
         return area;
     };

@@ -34,6 +34,13 @@ pub struct Archive<'a> {
     pub(super) extension_area: &'a [u8],
     /// Its records, checked at parse time.
     extensions: Vec<Extension<'a>>,
+    /// Whether a block's command stream may begin with a line layout (FORMAT.md §3.8,
+    /// §4.6): the archive has the type-4 record, or (read in one pass, before its extension
+    /// area) it may have it, which the reader checks at the end with
+    /// [`Archive::first_line_layout`]. False until the records are read.
+    pub(crate) line_layouts: bool,
+    /// The lowest block decoded with a line layout so far (`u32::MAX`: none).
+    first_line_layout: std::sync::atomic::AtomicU32,
     /// Bytes of expanded decode tables the archive may still keep ([`Archive::table`]):
     /// [`table_cache_budget`] at parse time.
     pub(crate) table_cache_left: AtomicU64,
@@ -339,6 +346,46 @@ pub(crate) fn check_two_bit_runs(
     }
 }
 
+/// FORMAT.md §3.8: the type-4 record (line layouts) at most once, with an empty payload,
+/// and only in an archive of independent blocks (`h` without `FLAG_CROSS_BLOCK`);
+/// `records`: how many the area holds, `with_payload` whether one has a payload. Returns
+/// whether the archive has it (its blocks may then have line layouts, §4.6).
+pub(crate) fn check_line_layout(
+    h: &FileHeader,
+    records: usize,
+    with_payload: bool,
+) -> Result<bool, FormatError> {
+    let err = |why: &str| FormatError::Extension {
+        offset: 0,
+        why: why.into(),
+    };
+    if records > 1 || with_payload {
+        return Err(err("a second line layout record, or one with a payload"));
+    }
+    if records == 1 && h.flags & FLAG_CROSS_BLOCK != 0 {
+        return Err(err(
+            "a line layout record in an archive whose window crosses blocks",
+        ));
+    }
+    Ok(records == 1)
+}
+
+/// FORMAT.md §3.8: an archive read in one pass, whose extension area came after its blocks,
+/// has the type-4 record where a block had a line layout: `has_record`, and
+/// [`Archive::first_line_layout`] of the archive.
+pub(crate) fn check_line_layout_used(
+    first_use: Option<usize>,
+    has_record: bool,
+) -> Result<(), FormatError> {
+    match (first_use, has_record) {
+        (Some(block), false) => Err(FormatError::BlockEntry {
+            block: block as u32,
+            why: "a line layout in an archive without the line layout record".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The first block of `entries` whose literals are a slice with runs (FORMAT.md §5.8).
 pub(crate) fn first_two_bit_runs(entries: &[BlockEntry]) -> Option<usize> {
     (entries.iter()).position(|e| e.lanes[STREAM_LITERALS] == LANES_TWO_BIT_RUNS)
@@ -376,6 +423,12 @@ impl<'a> Archive<'a> {
             first_two_bit_runs(&a.entries),
             runs.clone().count(),
             runs.clone().any(|r| !r.payload.is_empty()),
+        )?;
+        let layouts = (a.extensions.iter()).filter(|r| r.kind == EXTENSION_TYPE_LINE_LAYOUT);
+        a.line_layouts = check_line_layout(
+            &a.header,
+            layouts.clone().count(),
+            layouts.clone().any(|r| !r.payload.is_empty()),
         )?;
         Ok(a)
     }
@@ -514,6 +567,8 @@ impl<'a> Archive<'a> {
             data_offset: (HEADER_SIZE + block_table.len() + table_section.len()) as u64,
             extension_area: &[],
             extensions: Vec::new(),
+            line_layouts: false,
+            first_line_layout: u32::MAX.into(),
             table_cache_left: AtomicU64::new(table_cache_budget(h.original_size)),
         })
     }
@@ -531,6 +586,8 @@ impl<'a> Archive<'a> {
             data_offset: self.data_offset,
             extension_area: &[],
             extensions: Vec::new(),
+            line_layouts: self.line_layouts,
+            first_line_layout: self.first_line_layout,
             table_cache_left: self.table_cache_left,
         }
     }
@@ -591,6 +648,8 @@ impl<'a> Archive<'a> {
             data_offset: self.data_offset + base,
             extension_area: &[],
             extensions: Vec::new(),
+            line_layouts: self.line_layouts,
+            first_line_layout: u32::MAX.into(),
             table_cache_left: AtomicU64::new(table_cache_budget(original_size)),
         }
     }
@@ -686,6 +745,29 @@ impl<'a> Archive<'a> {
         self.tables[b / self.header.group_blocks as usize][STREAM_LITERALS]
             .as_deref()
             .map_or(1, StreamTable::literal_width)
+    }
+
+    /// Notes that block `b` was decoded with a line layout (FORMAT.md §4.6).
+    pub(crate) fn note_line_layout(&self, b: usize) {
+        self.first_line_layout
+            .fetch_min(b as u32, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The lowest block decoded with a line layout so far, if any.
+    pub(crate) fn first_line_layout(&self) -> Option<usize> {
+        match self
+            .first_line_layout
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            u32::MAX => None,
+            b => Some(b as usize),
+        }
+    }
+
+    /// Whether the archive has the line layout record (FORMAT.md §3.8): its blocks may leave
+    /// line ends out of their match layer (§4.6), which the GPU decoders do not read.
+    pub fn has_line_layouts(&self) -> bool {
+        self.line_layouts
     }
 
     /// True when match sources may lie in earlier blocks.

@@ -46,10 +46,21 @@ pub(crate) fn write_two_bit_runs_record(entries: &[BlockEntry], area: &mut Vec<u
     }
 }
 
+/// Appends to `area` the type-4 record (FORMAT.md §3.8: empty, must-understand), which an
+/// encoder writes where a block of the archive has a line layout (§4.6).
+pub(crate) fn write_line_layout_record(area: &mut Vec<u8>) {
+    let record = Extension {
+        kind: EXTENSION_TYPE_LINE_LAYOUT,
+        flags: EXTENSION_MUST_UNDERSTAND,
+        payload: &[],
+    };
+    record.write_to(area);
+}
+
 /// Record types this build interprets with the must-understand flag (FORMAT.md §3.4): the
-/// type 3 (two-bit slices with runs, §3.7). A record of another type with the flag makes
-/// [`Archive::parse`] fail.
-const UNDERSTOOD_EXTENSIONS: &[u16] = &[EXTENSION_TYPE_TWO_BIT_RUNS];
+/// types 3 (two-bit slices with runs, §3.7) and 4 (line layouts, §3.8). A record of another
+/// type with the flag makes [`Archive::parse`] fail.
+const UNDERSTOOD_EXTENSIONS: &[u16] = &[EXTENSION_TYPE_TWO_BIT_RUNS, EXTENSION_TYPE_LINE_LAYOUT];
 
 /// The archive `archive` with `records` appended to its extension area (after the records it
 /// already has) and its meta checksum recomputed (FORMAT.md §3.4, §6). The other sections

@@ -62,6 +62,11 @@ fn upload_order(gpu: &Gpu, order: &[u32], what: &'static str) -> Result<CudaSlic
     .ctx(what)
 }
 
+/// Why an archive with line layouts is not read on the GPU.
+pub(crate) const LINE_LAYOUTS: &str =
+    "line layouts (FORMAT.md §4.6) are read on the CPU only: compress with `--target gpu` for \
+     the GPU decoders";
+
 impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables, with
     /// the tuning the GPU was opened with ([`Gpu::tuning`]).
@@ -76,6 +81,9 @@ impl GpuArchive {
         a: &Archive<'_>,
         tuning: &GpuTuning,
     ) -> Result<GpuArchive, GpuError> {
+        if a.has_line_layouts() {
+            return Err(GpuError::Unsupported(LINE_LAYOUTS.into()));
+        }
         let runs = crate::format::archive::first_two_bit_runs(&a.entries).is_some();
         if runs && a.cross_block() {
             // (the wavefront's rANS stage leaves slices with runs to the dense kernel or the

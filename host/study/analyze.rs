@@ -350,12 +350,21 @@ fn analyze_block(
     bufs: &mut [Vec<u8>; STREAM_COUNT],
 ) -> Result<BlockAnalysis, DecodeError> {
     crate::decode::decode_streams(a, b, bufs).map_err(|s| block_error(a, b, s))?;
-    let streams = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
+    let mut streams = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
     let r = a.block_range(b);
     let bs = a.header.block_size as u64;
+    // a line layout (FORMAT.md §4.6): the match layer walks the block's kept bytes, from its
+    // start
+    let (lines, commands) = crate::device::lines::split_commands(
+        streams.commands,
+        (r.end - r.start) as u32,
+        a.line_layouts,
+    )
+    .map_err(|s| block_error(a, b, s))?;
+    streams.commands = commands;
     let frame = BlockFrame {
         dst_start: r.start as usize,
-        dst_end: r.end as usize,
+        dst_end: (r.end - lines.removed as u64) as usize,
         src_floor: (a.entries[b].lowest_source_block as u64 * bs) as usize,
         window: a.header.window,
         match_base: a.header.match_base(),

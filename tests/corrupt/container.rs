@@ -920,7 +920,7 @@ fn extension_records_that_break_a_rule_are_refused() {
     };
     assert!(aceapex::format::with_extensions(&a, &[bad]).is_err());
     let bad = aceapex::format::Extension {
-        kind: 4,
+        kind: 5,
         flags: 1,
         payload: b"",
     };

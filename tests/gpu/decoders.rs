@@ -203,6 +203,7 @@ pub(crate) fn sample_options() -> Vec<(u32, u32, Settings)> {
                 raw_match_streams,
                 wide_lanes,
                 two_bit_runs: false,
+                line_layout: false,
                 two_bit: if two_bit_literals {
                     TwoBit::WithinLoss
                 } else {

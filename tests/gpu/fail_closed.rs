@@ -87,6 +87,7 @@ pub(crate) fn two_bit_slices_fail_closed_on_corrupt_bytes() {
         let opts = Settings {
             raw_match_streams,
             two_bit_runs: false,
+            line_layout: false,
             two_bit: TwoBit::WithinLoss,
             ..Default::default()
         };
@@ -232,6 +233,7 @@ pub(crate) fn two_bit_negative_positions_fail_closed() {
     let opts = Settings {
         raw_match_streams: true,
         two_bit_runs: false,
+        line_layout: false,
         two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
@@ -279,6 +281,7 @@ pub(crate) fn self_contained_blocks_need_two_bit_literals_and_raw_match_streams(
         let opts = Settings {
             raw_match_streams,
             two_bit_runs: false,
+            line_layout: false,
             two_bit: if two_bit_literals {
                 TwoBit::WithinLoss
             } else {
@@ -425,6 +428,7 @@ pub(crate) fn dense_pipe_decodes_mixed_self_contained_blocks() {
     let opts = Settings {
         raw_match_streams: true,
         two_bit_runs: false,
+        line_layout: false,
         two_bit: TwoBit::WithinLoss,
         ..Default::default()
     };
@@ -830,6 +834,7 @@ pub(crate) fn dense_pipe_waits_for_each_blocks_streams_and_recovers_from_a_stall
         Settings {
             raw_match_streams: true,
             two_bit_runs: false,
+            line_layout: false,
             two_bit: TwoBit::WithinLoss,
             ..Default::default()
         },

@@ -115,6 +115,7 @@ pub(crate) fn pieces_restore_the_original_for_forced_piece_counts() {
         // two-bit literal slices in every block, raw match streams: the dense kernel alone
         Settings {
             two_bit_runs: false,
+            line_layout: false,
             two_bit: TwoBit::MostBlocks,
             raw_match_streams: true,
             level: 1,
