@@ -5,7 +5,8 @@
 //! `benches/codec.rs` under `corpora/`). Each file is cut to its first 16 MiB, compressed
 //! with the default options (16 KiB blocks; `ACEAPEX_LEVEL` and `ACEAPEX_MIN_MATCH`
 //! override the level and the minimum match, which defaults to the level's choice;
-//! `ACEAPEX_TARGET=gpu` compresses for `Target::Gpu`) and
+//! `ACEAPEX_TARGET=gpu` compresses for `Target::Gpu`, `ACEAPEX_LINE_LAYOUT=0` without line
+//! layouts) and
 //! decoded on one thread `RUNS` times
 //! (`$ACEAPEX_RUNS` overrides, e.g. 1 under valgrind; `ACEAPEX_TOTAL_ONLY=1` measures only
 //! `total`, so that a valgrind count is two whole decodes: the check decode and one run);
@@ -88,20 +89,32 @@ fn archive_for(path: &std::path::Path, input: &[u8]) -> Vec<u8> {
     let gpu = std::env::var("ACEAPEX_TARGET").is_ok_and(|t| t == "gpu");
     let target = if gpu { Target::Gpu } else { Target::Size };
     let opts = Options::new().with_level(level).with_target(target);
+    // ACEAPEX_LINE_LAYOUT=0: without line layouts (FORMAT.md §4.6), which `size` writes
+    let no_lines = std::env::var("ACEAPEX_LINE_LAYOUT").is_ok_and(|v| v == "0");
     let min_match = env_u32("ACEAPEX_MIN_MATCH")
         .unwrap_or_else(|| aceapex::encode::default_min_match(&opts, input));
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/decode-speed-cache");
     let name = path.file_name().unwrap().to_string_lossy();
     let cached = dir.join(format!(
-        "{name}.{}.l{level}-mm{min_match}{}.{tag}.acx",
+        "{name}.{}.l{level}-mm{min_match}{}{}.{tag}.acx",
         input.len(),
         if gpu { "-gpu" } else { "" },
+        if no_lines { "-nolines" } else { "" },
     ));
     if let Ok(a) = std::fs::read(&cached) {
         return a;
     }
     let opts = opts.with_min_match(Some(min_match));
-    let a = compress(input, &opts, &|_| {}).expect("compress");
+    let a = match no_lines {
+        false => compress(input, &opts, &|_| {}).expect("compress"),
+        true => {
+            let s = aceapex::Settings {
+                line_layout: false,
+                ..opts.settings()
+            };
+            aceapex::compress_settings(input, &s, &|_| {}).expect("compress")
+        }
+    };
     std::fs::create_dir_all(&dir).ok();
     std::fs::write(&cached, &a).ok();
     a
@@ -183,7 +196,7 @@ fn main() {
                         window: a.header().window,
                         match_base: a.header().match_base(),
                     };
-                    decode::lz::decode_block_fast(&ps, chunk, &frame).unwrap();
+                    decode::lines::decode_block_fast(&a, b, &ps, chunk, &frame).unwrap();
                 }
             });
             for k in (0..4usize).filter(|_| std::env::var_os("ACEAPEX_LIT_AB").is_some()) {

@@ -280,8 +280,8 @@ fn damaged_layouts_fail_closed() {
     assert!(tried > 50);
 }
 
-/// The record's rules (FORMAT.md §3.8): a second record, one with a payload, and one in an
-/// archive whose window crosses blocks are refused; the record alone, on an archive without
+/// The record's rules (FORMAT.md §3.8): a second record, one with a payload, one without the
+/// must-understand flag and one in an archive whose window crosses blocks are refused; the record alone, on an archive without
 /// layouts, is accepted.
 #[test]
 fn the_record_breaking_a_rule_is_refused() {
@@ -302,11 +302,17 @@ fn the_record_breaking_a_rule_is_refused() {
     assert!(Archive::parse(&two).is_err());
     let payload = with_extensions(&plain, &[record(b"x")]).unwrap();
     assert!(Archive::parse(&payload).is_err());
+    let flagless = Extension {
+        flags: 0,
+        ..record(b"")
+    };
+    let flagless = with_extensions(&plain, &[flagless]).unwrap();
+    assert!(Archive::parse(&flagless).is_err());
     let cross = aceapex::compress(&data, &Options::new().with_window(Some(65536))).unwrap();
     let cross = with_extensions(&cross, &[record(b"")]).unwrap();
     let err = Archive::parse(&cross).err().unwrap().to_string();
     assert!(err.contains("crosses blocks"), "{err}");
-    for bad in [two, payload, cross] {
+    for bad in [two, payload, flagless, cross] {
         let mut out = Vec::new();
         assert!(aceapex::decompress_to(&bad[..], &mut out).is_err());
     }

@@ -86,7 +86,7 @@ fn varint(s: &[u8], at: &mut usize) -> Result<u32, Status> {
 ///
 /// Errors: [`Status::NoLeadingReset`] for an empty stream, or a layout where the archive
 /// allows none; [`Status::LineLayout`] for a layout that breaks a rule of §4.6 (a run count
-/// of 0 or above [`MAX_LINE_RUNS`], a varint longer than 4 bytes or past the stream's end,
+/// byte of 0 or above [`MAX_LINE_RUNS`], a varint longer than 4 bytes or past the stream's end,
 /// a field out of range, runs reaching past the block's end or leaving it no kept byte).
 pub fn split_commands(
     commands: &[u8],
@@ -100,11 +100,12 @@ pub fn split_commands(
         Some(_) if !layouts => return Err(Status::NoLeadingReset),
         Some(_) => {}
     }
-    let mut at = 0usize;
-    let n = varint(commands, &mut at)?;
+    // the run count: one byte, 1 to MAX_LINE_RUNS (never 0xFF, a reset)
+    let n = commands[0] as u32;
     if n == 0 || n as usize > MAX_LINE_RUNS {
         return Err(Status::LineLayout);
     }
+    let mut at = 1usize;
     let mut pos = 0u64;
     let mut removed = 0u64;
     for run in lines.runs.iter_mut().take(n as usize) {
@@ -157,7 +158,7 @@ fn push_varint(mut v: u32, out: &mut impl Extend<u8>) {
 /// Writes the layout `runs` (1 to [`MAX_LINE_RUNS`], fields below 2^28) as a command-stream
 /// prefix (FORMAT.md §4.6).
 pub fn write_layout(runs: &[LineRun], out: &mut impl Extend<u8>) {
-    push_varint(runs.len() as u32, out);
+    out.extend(core::iter::once(runs.len() as u8));
     for r in runs {
         push_varint(r.skip, out);
         push_varint(r.end_len, out);
@@ -258,6 +259,7 @@ mod tests {
             &[0x01, 0x00, 0x01, 0x0A, 0x01, 0x00, 0xFF], // no line ends
             &[0x01, 0x00, 0x01, 0x0A, 0x01],             // cut short
             &[0x01, 0x80, 0x80, 0x80, 0x80, 0x01],       // a 5-byte varint
+            &[0x81, 0x00, 0x00, 0x01, 0x0A, 0x01, 0x01], // the run count as a varint
             &[0x01, 0x0A, 0x01, 0x0A, 0x01, 0x01, 0xFF], // past the block's end (10 bytes)
             &[0x01, 0x00, 0x01, 0x0A, 0x01, 0x0A, 0xFF], // ten line ends of one kept byte
         ];

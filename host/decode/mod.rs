@@ -10,7 +10,7 @@
 //! checksum and, folded in order, the content checksum).
 
 pub mod checksum;
-mod lines;
+pub mod lines;
 pub mod lz;
 pub mod rans;
 pub mod region;

@@ -21,8 +21,8 @@ use super::checksum::{self, Folder, KibSums, KIB};
 use super::region::{span_of, CROSS_JOIN_BYTES};
 use super::{block_error, decode_group_at, streams, verify_block, FAST_SCRATCH};
 use crate::device::format::{
-    FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_TYPE_LINE_LAYOUT, EXTENSION_TYPE_TWO_BIT_RUNS,
-    META_CHECKSUM_OFFSET,
+    FileHeader, EXTENSION_HEADER_BYTES, EXTENSION_MUST_UNDERSTAND, EXTENSION_TYPE_LINE_LAYOUT,
+    EXTENSION_TYPE_TWO_BIT_RUNS, META_CHECKSUM_OFFSET,
 };
 use crate::device::lz::BlockFrame;
 use crate::error::{DecodeError, Error, FormatError};
@@ -250,7 +250,8 @@ struct RecordWalk {
     bad: Option<FormatError>,
     /// Two-bit runs records (FORMAT.md §5.8) seen, and whether one had a payload.
     runs: (usize, bool),
-    /// Line layout records (FORMAT.md §3.8) seen, and whether one had a payload.
+    /// Line layout records (FORMAT.md §3.8) seen, and whether one had a payload or lacked
+    /// the must-understand flag.
     layouts: (usize, bool),
 }
 
@@ -280,8 +281,10 @@ impl RecordWalk {
                         self.runs.1 |= self.payload_left > 0;
                     }
                     EXTENSION_TYPE_LINE_LAYOUT => {
+                        let flags = u16::from_le_bytes([h[2], h[3]]);
                         self.layouts.0 += 1;
-                        self.layouts.1 |= self.payload_left > 0;
+                        self.layouts.1 |=
+                            self.payload_left > 0 || flags & EXTENSION_MUST_UNDERSTAND == 0;
                     }
                     _ => {}
                 }

@@ -346,21 +346,25 @@ pub(crate) fn check_two_bit_runs(
     }
 }
 
-/// FORMAT.md §3.8: the type-4 record (line layouts) at most once, with an empty payload,
-/// and only in an archive of independent blocks (`h` without `FLAG_CROSS_BLOCK`);
-/// `records`: how many the area holds, `with_payload` whether one has a payload. Returns
-/// whether the archive has it (its blocks may then have line layouts, §4.6).
+/// FORMAT.md §3.8: the type-4 record (line layouts) at most once, with an empty payload and
+/// the must-understand flag, and only in an archive of independent blocks (`h` without
+/// `FLAG_CROSS_BLOCK`); `records`: how many the area holds, `malformed` whether one has a
+/// payload or lacks the flag. Returns whether the archive has it (its blocks may then have
+/// line layouts, §4.6).
 pub(crate) fn check_line_layout(
     h: &FileHeader,
     records: usize,
-    with_payload: bool,
+    malformed: bool,
 ) -> Result<bool, FormatError> {
     let err = |why: &str| FormatError::Extension {
         offset: 0,
         why: why.into(),
     };
-    if records > 1 || with_payload {
-        return Err(err("a second line layout record, or one with a payload"));
+    if records > 1 || malformed {
+        return Err(err(
+            "a second line layout record, or one with a payload or without the \
+             must-understand flag",
+        ));
     }
     if records == 1 && h.flags & FLAG_CROSS_BLOCK != 0 {
         return Err(err(
@@ -428,7 +432,9 @@ impl<'a> Archive<'a> {
         a.line_layouts = check_line_layout(
             &a.header,
             layouts.clone().count(),
-            layouts.clone().any(|r| !r.payload.is_empty()),
+            layouts
+                .clone()
+                .any(|r| !r.payload.is_empty() || !r.must_understand()),
         )?;
         Ok(a)
     }
