@@ -3,7 +3,7 @@
 //! the block's place. Every CPU path decodes a block's match layer through this module.
 
 use super::lz::{self, PaddedStreams, WILD_COPY_MARGIN};
-use crate::device::lines::{split_commands, BlockLines};
+use crate::device::lines::{expand, split_commands, BlockLines};
 use crate::device::lz::{BlockFrame, BlockStreams};
 use crate::device::status::Status;
 use crate::format::Archive;
@@ -60,59 +60,13 @@ fn through_kept(
         }
         let kept = &mut kept[..need];
         decode(kept, &kf)?;
-        expand_wild(
+        expand(
             lines,
-            kept,
-            kf.dst_end,
+            &kept[..kf.dst_end],
             &mut out[frame.dst_start..frame.dst_end],
         );
         Ok(())
     })
-}
-
-/// Bytes one step of [`expand_wild`] copies.
-const WILD: usize = 32;
-
-/// `aceapex_device::lines::expand` of the kept bytes `kept[..n]` into `block`, a line's kept
-/// bytes copied [`WILD`] at a time, past the line's end where both buffers have room (the
-/// bytes written past it are written again by the line end and the lines after): a 60-byte
-/// line is two unaligned 32-byte copies instead of a call to `memcpy`. The same bytes as
-/// `expand`.
-fn expand_wild(lines: &BlockLines, kept: &[u8], n: usize, block: &mut [u8]) {
-    assert_eq!(n + lines.removed as usize, block.len());
-    assert!(kept.len() >= n);
-    let (mut rd, mut wr) = (0usize, 0usize);
-    for r in lines.runs() {
-        let e = r.end_len as usize;
-        let end = &r.end[..e];
-        let mut gap = r.skip as usize;
-        for _ in 0..r.lines {
-            let wild = gap.div_ceil(WILD) * WILD;
-            if wr + wild <= block.len() && rd + wild <= kept.len() {
-                let mut c = 0;
-                while c < wild {
-                    // SAFETY: wr + c + WILD <= wr + wild <= block.len() and likewise for
-                    // kept (checked above); the two buffers are distinct (`&mut` and `&`).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            kept.as_ptr().add(rd + c),
-                            block.as_mut_ptr().add(wr + c),
-                            WILD,
-                        )
-                    };
-                    c += WILD;
-                }
-            } else {
-                block[wr..wr + gap].copy_from_slice(&kept[rd..rd + gap]);
-            }
-            rd += gap;
-            wr += gap;
-            block[wr..wr + e].copy_from_slice(end);
-            wr += e;
-            gap = r.line_len as usize;
-        }
-    }
-    block[wr..].copy_from_slice(&kept[rd..n]);
 }
 
 /// [`lz::decode_block_fast`] of block `b` of `a` (its entropy-decoded streams `s`, placed in
