@@ -691,3 +691,33 @@ fn block_cache_reads_as_the_reader() {
     let e = cache.read_at(0, &mut buf).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
 }
+
+/// A full disk on standard output is an error that says where (as `info`'s is), for regions
+/// and for `--fai`; exit status 1.
+#[test]
+fn a_full_standard_output_is_named() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let fa = t.path().join("g.fa");
+    let mut data = b">chr1\n".to_vec();
+    for i in 0..3000 {
+        data.extend((0..60).map(|k| b"ACGT"[(i * 7 + k * k) % 4]));
+        data.push(b'\n');
+    }
+    std::fs::write(&fa, &data).unwrap();
+    let archive = compress_cli(t.path(), &fa);
+    for args in [vec!["chr1"], vec!["--fai"]] {
+        let o = Command::new(BIN)
+            .arg("faidx")
+            .arg(&archive)
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = text(&o.stderr);
+        assert!(e.contains("writing to standard output: "), "{args:?}: {e}");
+    }
+}

@@ -262,7 +262,7 @@ pub fn run(args: FaidxArgs) -> Result<i32> {
     };
 
     let stdout = std::io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out = BufWriter::with_capacity(1 << 16, StdoutNamed(stdout.lock()));
     if fai {
         out.write_all(&index.to_fai())?;
         out.flush()?;
@@ -276,6 +276,26 @@ pub fn run(args: FaidxArgs) -> Result<i32> {
     let status = faidx(index, &list, &opts, &mut read, &mut out, &mut log)?;
     out.flush()?;
     Ok(status)
+}
+
+/// Standard output whose write errors say where they happened ("writing to standard output:
+/// No space left on device"), as the other commands' do.
+struct StdoutNamed<W>(W);
+
+impl<W: Write> Write for StdoutNamed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(named)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(named)
+    }
+}
+
+/// `e` with "writing to standard output" before it (its kind kept, so that a closed pipe
+/// still ends the command quietly).
+fn named(e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("writing to standard output: {e}"))
 }
 
 /// The index of an archive's restored original that carries no FASTA index record, or an
