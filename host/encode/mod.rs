@@ -259,7 +259,7 @@ impl Options {
                 _ => TwoBit::Smaller,
             },
             two_bit_runs: gpu,
-            // not yet under `gpu`: the GPU decoders do not read line layouts
+            // not under `gpu`: the GPU decoders do not read line layouts
             line_layout: !gpu,
         }
     }
