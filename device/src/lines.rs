@@ -8,8 +8,8 @@
 //! The block's *kept* bytes, its bytes outside every line end, are what the match layer
 //! decodes (FORMAT.md §4.5 with the kept bytes as the block).
 
+use crate::lz::write_varint;
 use crate::status::Status;
-use crate::two_bit::MAX_VARINT_BYTES;
 
 /// Most line runs in one block's layout (FORMAT.md §4.6), so that a decoder, and a GPU
 /// CTA, holds a layout in a fixed space.
@@ -65,18 +65,11 @@ impl BlockLines {
     }
 }
 
-/// Reads a layout varint (LEB128 of at most [`MAX_VARINT_BYTES`] bytes) at `s[*at..]`.
+/// Reads a layout varint at `s[*at..]`: the two-bit slices' varint (LEB128 of at most
+/// [`MAX_VARINT_BYTES`](crate::two_bit::MAX_VARINT_BYTES) bytes, FORMAT.md §5.7), its errors
+/// [`Status::LineLayout`].
 fn varint(s: &[u8], at: &mut usize) -> Result<u32, Status> {
-    let mut v = 0u32;
-    for i in 0..MAX_VARINT_BYTES {
-        let b = *s.get(*at).ok_or(Status::LineLayout)?;
-        *at += 1;
-        v |= ((b & 0x7F) as u32) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
-    Err(Status::LineLayout)
+    crate::two_bit::varint(s, at, s.len()).map_err(|_| Status::LineLayout)
 }
 
 /// Splits a block's command stream into its line layout and its commands (FORMAT.md §4.6):
@@ -146,25 +139,16 @@ pub fn split_commands(
     Ok((lines, &commands[at..]))
 }
 
-/// Appends `v` as a layout varint (LEB128; below 2^28 it takes at most 4 bytes).
-fn push_varint(mut v: u32, out: &mut impl Extend<u8>) {
-    while v >= 0x80 {
-        out.extend(core::iter::once(v as u8 | 0x80));
-        v >>= 7;
-    }
-    out.extend(core::iter::once(v as u8));
-}
-
 /// Writes the layout `runs` (1 to [`MAX_LINE_RUNS`], fields below 2^28) as a command-stream
 /// prefix (FORMAT.md §4.6).
 pub fn write_layout(runs: &[LineRun], out: &mut impl Extend<u8>) {
     out.extend(core::iter::once(runs.len() as u8));
     for r in runs {
-        push_varint(r.skip, out);
-        push_varint(r.end_len, out);
+        write_varint(r.skip, out);
+        write_varint(r.end_len, out);
         out.extend(r.end[..r.end_len as usize].iter().copied());
-        push_varint(r.line_len, out);
-        push_varint(r.lines, out);
+        write_varint(r.line_len, out);
+        write_varint(r.lines, out);
     }
 }
 
