@@ -137,6 +137,38 @@ fn fasta_of_every_shape_round_trips() {
     }
 }
 
+/// A short last block that holds line ends of a run (the input cut a few bytes into a
+/// block, at every phase of its lines): its layout would make the command stream longer
+/// than the block allows (FORMAT.md §3.1 rule 3), so it goes without one, and every cut
+/// compresses to an archive that parses and comes back whole, under both targets and at two
+/// block sizes.
+#[test]
+fn a_short_last_block_with_line_ends_round_trips() {
+    let mut r = Rng(11);
+    let body = fasta(&mut r, 60, b"\n", &[20_000], true);
+    for (bs, target) in [
+        (16384u32, Target::Size),
+        (4096, Target::Gpu),
+        (16384, Target::Gpu),
+    ] {
+        let opts = Options::new().with_block_size(bs).with_target(target);
+        for shift in 0..61 {
+            // the header longer by `shift` bytes moves the line ends by as much
+            let mut full = b">".to_vec();
+            full.extend(std::iter::repeat_n(b'x', shift));
+            full.extend_from_slice(&body[1..]);
+            let blocks = (full.len() as u32 - 100) / bs;
+            for tail in 1..=8u32 {
+                let data = &full[..(blocks * bs + tail) as usize];
+                let what = format!("{bs} {target:?} shift {shift} tail {tail}");
+                let archive = aceapex::compress(data, &opts).unwrap();
+                Archive::parse(&archive).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(aceapex::decompress(&archive).unwrap() == data, "{what}");
+            }
+        }
+    }
+}
+
 /// Layouts make FASTA smaller: the same input and settings with and without them, at a
 /// level of each parser, and the streaming encoder writes the same archive as the whole-input
 /// one.

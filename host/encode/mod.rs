@@ -577,7 +577,6 @@ impl Plan {
         let Some(layout) = lines::block_layout(runs, seg.clone()) else {
             return lz::parse_segment_in_group(batch, seg, self.bs, &self.params, stats);
         };
-        self.used_lines.store(true, Ordering::Relaxed);
         let kept = lines::kept_bytes(&batch[seg.clone()], &layout);
         let mut parses =
             lz::parse_segment_in_group(&kept, 0..kept.len(), self.bs, &self.params, stats);
@@ -586,10 +585,16 @@ impl Plan {
             let mut commands = Vec::with_capacity(p.commands.len() + 8 * layout.runs().len());
             crate::device::lines::write_layout(layout.runs(), &mut commands);
             commands.extend_from_slice(&p.commands);
+            // a command stream is at most one byte longer than its block (FORMAT.md §3.1
+            // rule 3): a short block (an input's last) whose layout does not fit goes without
+            if commands.len() > seg.len() + 1 {
+                return lz::parse_segment_in_group(batch, seg, self.bs, &self.params, stats);
+            }
             p.commands = commands;
             // (the block's own start: its sources lie in its kept bytes)
             p.lowest_source = seg.start;
         }
+        self.used_lines.store(true, Ordering::Relaxed);
         parses
     }
 
