@@ -137,6 +137,53 @@ fn fasta_of_every_shape_round_trips() {
     }
 }
 
+/// The in-place decode of the GPU's lane kernel (`device::lines::decode_block`: the kept
+/// bytes into the block's end, the line ends put back in place) gives every block of every
+/// shape, into output poisoned first, and names the same status as the CPU decoder for a
+/// block whose layout was overwritten.
+#[test]
+fn the_in_place_decode_gives_every_block() {
+    use aceapex::device::format::STREAM_COUNT;
+    use aceapex::device::lz::{BlockFrame, BlockStreams};
+    let mut with_layout = 0;
+    for (name, data) in shapes() {
+        for bs in [16384u32, 4096] {
+            let archive = aceapex::compress(&data, &Options::new().with_block_size(bs)).unwrap();
+            let a = Archive::parse(&archive).unwrap();
+            let mut bufs: [Vec<u8>; STREAM_COUNT] = Default::default();
+            for b in 0..a.block_count() {
+                aceapex::decode::decode_streams(&a, b, &mut bufs).unwrap();
+                let start = b * bs as usize;
+                let want = &data[start..(start + bs as usize).min(data.len())];
+                let frame = BlockFrame {
+                    dst_start: 0,
+                    dst_end: want.len(),
+                    src_floor: 0,
+                    window: a.header().window,
+                    match_base: a.header().match_base(),
+                };
+                let mut out = vec![0xEEu8; want.len()];
+                let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
+                aceapex::device::lines::decode_block(s, &mut out, &frame, true).unwrap();
+                assert!(out == want, "{name} {bs}: block {b}");
+                if bufs[aceapex::device::format::STREAM_COMMANDS][0] != 0xFF {
+                    with_layout += 1;
+                    // a run count of 17, and a layout in an archive without the record
+                    let mut broken = bufs.clone();
+                    broken[aceapex::device::format::STREAM_COMMANDS][0] = 17;
+                    let s = BlockStreams::from_slices(broken.each_ref().map(|v| v.as_slice()));
+                    let got = aceapex::device::lines::decode_block(s, &mut out, &frame, true);
+                    assert_eq!(got, Err(aceapex::device::status::Status::LineLayout));
+                    let s = BlockStreams::from_slices(bufs.each_ref().map(|v| v.as_slice()));
+                    let got = aceapex::device::lines::decode_block(s, &mut out, &frame, false);
+                    assert_eq!(got, Err(aceapex::device::status::Status::NoLeadingReset));
+                }
+            }
+        }
+    }
+    assert!(with_layout > 50, "{with_layout} blocks with a layout");
+}
+
 /// A short last block that holds line ends of a run (the input cut a few bytes into a
 /// block, at every phase of its lines): its layout would make the command stream longer
 /// than the block allows (FORMAT.md §3.1 rule 3), so it goes without one, and every cut
@@ -200,14 +247,15 @@ fn layouts_make_fasta_smaller_and_stream_the_same() {
     assert!(streamed == whole, "streamed archive differs");
 }
 
-/// Inputs without runs of equal lines, the GPU target and a window across blocks get no
-/// layout and no record.
+/// Inputs without runs of equal lines and a window across blocks get no layout and no
+/// record; the GPU target writes layouts as the default target does.
 #[test]
 fn no_layout_where_none_is_wanted() {
     let mut r = Rng(5);
     let data = fasta(&mut r, 60, b"\n", &[100_000], true);
     let gpu = aceapex::compress(&data, &Options::new().with_target(Target::Gpu)).unwrap();
-    assert!(!has_record(&gpu));
+    assert!(has_record(&gpu));
+    assert!(aceapex::decompress(&gpu).unwrap() == data);
     let cross = aceapex::compress(&data, &Options::new().with_window(Some(65536))).unwrap();
     assert!(!has_record(&cross));
     assert!(aceapex::decompress(&cross).unwrap() == data);

@@ -10,6 +10,15 @@
 //! kernel takes) keep a CTA small enough for [`MIN_CTAS_PER_SM`] of them to share an SM.
 //! A block the dense kernel decodes alone (`own.rs`) has its two-bit literal slice copied to
 //! the end of the command region during the load, which the parse leaves alone.
+//! A block with a line layout (FORMAT.md §4.6) keeps its layout table
+//! (`lines::table_run`, [`line_table_bytes`] bytes) at the top of the pointer region, above
+//! the slots of its kept bytes, from the load to the write.
+
+/// Bytes of the layout table of a block with `runs` line runs, at the pointer region's top:
+/// five words a run (`lines::RUN_WORDS`, which asserts it).
+pub const fn line_table_bytes(runs: usize) -> usize {
+    runs * 5 * 4
+}
 
 /// Largest block the dense kernel decodes (pointers are 15-bit block positions).
 pub const DENSE_MAX_BLOCK: u32 = 16384;
@@ -47,9 +56,9 @@ pub const OFFV_OFF: usize = LENV_OFF + LENV_CAP * 4;
 pub const PTR_OFF: usize = OFFV_OFF + OFFV_CAP * 2;
 /// Offset of the control words (u32).
 pub const CTRL_OFF: usize = PTR_OFF + DENSE_MAX_BLOCK as usize * 2;
-/// Number of control words: 9 per block, 17 per warp (parse summaries and deferred long
+/// Number of control words: 11 per block, 17 per warp (parse summaries and deferred long
 /// commands, `dense/`).
-pub const CTRL_WORDS: usize = 9 + 17 * (THREADS as usize / 32);
+pub const CTRL_WORDS: usize = 11 + 17 * (THREADS as usize / 32);
 /// Dynamic shared memory per CTA.
 pub const SMEM_BYTES: usize = CTRL_OFF + CTRL_WORDS * 4;
 /// Threads per CTA.

@@ -334,7 +334,8 @@ crate::with_lane_params!(lane_entry;);
 /// status word per block. With `only_fallback` set, decodes only blocks whose status word
 /// is `Status::Fallback` (left by the dense kernel), and returns at once when `fallbacks`
 /// (the dense kernel's count of them) is 0. `window` and `match_base` are the header's
-/// (FORMAT.md §2).
+/// (FORMAT.md §2); with `line_layouts`, a block's command stream may begin with a line
+/// layout (§4.6).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn lane_blocks(
@@ -356,6 +357,7 @@ unsafe fn lane_blocks(
     status: *mut u32,
     only_fallback: u32,
     fallbacks: *const u32,
+    line_layouts: u32,
 ) {
     use crate::format::*;
     // after the dense kernel, launched programmatically: its grid complete and its writes
@@ -400,6 +402,7 @@ unsafe fn lane_blocks(
             my_scratch,
             out,
             out_len,
+            line_layouts != 0,
         );
         // SAFETY: one status word per block.
         unsafe { *status.add(b as usize) = st as u32 };
@@ -425,6 +428,7 @@ fn decode_one_lane(
     scratch: *mut u8,
     out: *mut u8,
     out_len: u64,
+    line_layouts: bool,
 ) -> Status {
     use crate::format::*;
     let stream_cap = block_size as usize + 1;
@@ -487,7 +491,9 @@ fn decode_one_lane(
         window,
         match_base,
     };
-    match crate::lz::decode_block(streams, block_out, &frame) {
+    // (a line layout's kept bytes decoded into the block's end, its line ends then put back
+    // in place: FORMAT.md §4.6)
+    match crate::lines::decode_block(streams, block_out, &frame, line_layouts) {
         Ok(()) => Status::Ok,
         Err(s) => s,
     }

@@ -175,10 +175,118 @@ pub fn expand(lines: &BlockLines, kept: &[u8], block: &mut [u8]) {
     block[wr..].copy_from_slice(&kept[rd..]);
 }
 
+/// Puts the line ends of `lines` back in place: `block` holds the block's kept bytes at
+/// `block[lines.removed..]` and gets the whole block (FORMAT.md §4.6), front to back (every
+/// write lands at or before the kept byte it takes, which is then already read). `lines` is
+/// as [`split_commands`] returned it for a block of `block.len()` bytes (else this panics).
+pub fn expand_in_place(lines: &BlockLines, block: &mut [u8]) {
+    let (mut rd, mut wr) = (lines.removed as usize, 0usize);
+    for r in lines.runs() {
+        let e = r.end_len as usize;
+        let mut gap = r.skip as usize;
+        for _ in 0..r.lines {
+            block.copy_within(rd..rd + gap, wr);
+            rd += gap;
+            wr += gap;
+            block[wr..wr + e].copy_from_slice(&r.end[..e]);
+            wr += e;
+            gap = r.line_len as usize;
+        }
+    }
+    debug_assert_eq!(rd - wr, 0);
+}
+
+/// [`crate::lz::decode_block`] of a block whose command stream may begin with a line layout
+/// (FORMAT.md §4.6; `layouts`: the archive has the type-4 record, §3.8): the kept bytes are
+/// decoded into the end of `out[frame.dst_start..frame.dst_end]`, then the line ends put
+/// back in place ([`expand_in_place`]). For decoders without a scratch buffer (the GPU's
+/// lane-per-block kernel). `frame.src_floor` must be `frame.dst_start` (independent blocks).
+///
+/// Errors: as [`crate::lz::decode_block`], and as [`split_commands`].
+pub fn decode_block(
+    s: crate::lz::BlockStreams<'_>,
+    out: &mut [u8],
+    frame: &crate::lz::BlockFrame,
+    layouts: bool,
+) -> Result<(), Status> {
+    let block_len = (frame.dst_end - frame.dst_start) as u32;
+    let (lines, commands) = split_commands(s.commands, block_len, layouts)?;
+    if lines.n == 0 {
+        return crate::lz::decode_block(s, out, frame);
+    }
+    let kept = crate::lz::BlockFrame {
+        dst_start: frame.dst_start + lines.removed as usize,
+        src_floor: frame.dst_start + lines.removed as usize,
+        ..*frame
+    };
+    let s = crate::lz::BlockStreams { commands, ..s };
+    crate::lz::decode_block(s, out, &kept)?;
+    expand_in_place(&lines, &mut out[frame.dst_start..frame.dst_end]);
+    Ok(())
+}
+
+/// Words a line run takes in a [layout table](table_run).
+pub const RUN_WORDS: usize = 5;
+const _: () = assert!(crate::dense_layout::line_table_bytes(1) == RUN_WORDS * 4);
+
+/// Line run `k` of `lines` as the five words of a layout table, the form in which a GPU CTA
+/// keeps a layout (in shared memory) to find each block position's byte with [`locate`]:
+/// the block position of its first line end `f`, its period `line_len + end_len` (saturated:
+/// a run of one line end never uses it), its end `e` (one past its last line end), its line
+/// end (`end_len | end[0] << 8 | end[1] << 16`) and the line-end bytes of the runs before it.
+pub fn table_run(lines: &BlockLines, k: usize) -> [u32; RUN_WORDS] {
+    let (mut end, mut before) = (0u64, 0u64);
+    for r in &lines.runs()[..k] {
+        end += r.skip as u64 + r.span();
+        before += r.removed();
+    }
+    let r = &lines.runs[k];
+    let f = end + r.skip as u64;
+    [
+        f as u32,
+        r.line_len.saturating_add(r.end_len),
+        (f + r.span()) as u32,
+        r.end_len | (r.end[0] as u32) << 8 | (r.end[1] as u32) << 16,
+        before as u32,
+    ]
+}
+
+/// Where the byte at block position `o` of a block with a layout comes from (FORMAT.md
+/// §4.6), from its layout table: `word(i)` reads word `i` of `n` runs' [`table_run`]s, and
+/// `removed` is the layout's line-end bytes. Returns `(true, byte, 0)` for a line end's
+/// byte, else `(false, k, left)`: kept byte `k`, which starts `left` consecutive kept bytes
+/// (to the next line end; `u32::MAX` after the last). One division for a position inside a
+/// run; the runs before it are passed over.
+#[inline(always)]
+pub fn locate(word: impl Fn(usize) -> u32, n: u32, removed: u32, o: u32) -> (bool, u32, u32) {
+    let mut k = 0usize;
+    while k < n as usize {
+        let w = k * RUN_WORDS;
+        let (f, e) = (word(w), word(w + 2));
+        if o < f {
+            return (false, o - word(w + 4), f - o);
+        }
+        if o < e {
+            let (p, end) = (word(w + 1), word(w + 3));
+            let rel = o - f;
+            let q = rel / p;
+            let r = rel - q * p;
+            let el = end & 0xFF;
+            if r < el {
+                return (true, end >> (8 + 8 * r) & 0xFF, 0);
+            }
+            return (false, o - word(w + 4) - (q + 1) * el, p - r);
+        }
+        k += 1;
+    }
+    (false, o - removed, u32::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     extern crate std;
+    use std::vec;
     use std::vec::Vec;
 
     fn run(skip: u32, end: &[u8], line_len: u32, lines: u32) -> LineRun {
@@ -216,6 +324,90 @@ mod tests {
         let mut written = Vec::new();
         write_layout(lines.runs(), &mut written);
         assert_eq!(written, stream[..12]);
+    }
+
+    /// Blocks with random layouts (runs of every shape the rules allow): `expand`,
+    /// `expand_in_place` and `locate` over a table of `table_run`s all give the bytes the
+    /// layout describes, built here position by position from the rules of §4.6.
+    #[test]
+    fn expand_in_place_and_locate_agree_with_the_rules() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = |m: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as u32
+        };
+        for _ in 0..2000 {
+            let n = 1 + rnd(MAX_LINE_RUNS as u32);
+            let mut runs = Vec::new();
+            for _ in 0..n {
+                let end: &[u8] = match rnd(3) {
+                    0 => b"\n",
+                    1 => b"\r\n",
+                    _ => b"\x00",
+                };
+                runs.push(run(rnd(5), end, 1 + rnd(9), 1 + rnd(6)));
+            }
+            // the block by the rules: line end positions, then the kept bytes in order
+            let mut is_end = Vec::new();
+            for r in &runs {
+                is_end.extend(core::iter::repeat_n(None, r.skip as usize));
+                for i in 0..r.lines {
+                    if i > 0 {
+                        is_end.extend(core::iter::repeat_n(None, r.line_len as usize));
+                    }
+                    is_end.extend(r.end[..r.end_len as usize].iter().map(|&b| Some(b)));
+                }
+            }
+            is_end.extend(core::iter::repeat_n(None, 1 + rnd(7) as usize));
+            let mut block = Vec::new();
+            let mut kept = Vec::new();
+            for x in &is_end {
+                match x {
+                    Some(b) => block.push(*b),
+                    None => {
+                        let k = 0x41 + rnd(26) as u8;
+                        kept.push(k);
+                        block.push(k);
+                    }
+                }
+            }
+            let mut stream = Vec::new();
+            write_layout(&runs, &mut stream);
+            stream.push(0xFF);
+            let (lines, rest) = split_commands(&stream, block.len() as u32, true).unwrap();
+            assert_eq!(rest, &[0xFF]);
+            assert_eq!(lines.removed as usize, block.len() - kept.len());
+            let mut out = vec![0xEEu8; block.len()];
+            expand(&lines, &kept, &mut out);
+            assert_eq!(out, block);
+            let mut inplace = vec![0xEEu8; block.len()];
+            inplace[lines.removed as usize..].copy_from_slice(&kept);
+            expand_in_place(&lines, &mut inplace);
+            assert_eq!(inplace, block);
+            let table: Vec<u32> = (0..n as usize).flat_map(|k| table_run(&lines, k)).collect();
+            let mut next_end = block.len();
+            for o in (0..block.len()).rev() {
+                let (end, v, left) = locate(|i| table[i], n, lines.removed, o as u32);
+                match is_end[o] {
+                    Some(b) => {
+                        assert_eq!((end, v), (true, b as u32), "{o}");
+                        next_end = o;
+                    }
+                    None => {
+                        assert!(!end, "{o}");
+                        assert_eq!(kept[v as usize], block[o], "{o}");
+                        let to_end = (next_end - o) as u32;
+                        if next_end < block.len() {
+                            assert_eq!(left, to_end, "{o}");
+                        } else {
+                            assert!(left >= to_end, "{o}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -75,6 +75,9 @@ macro_rules! with_dense_params {
             /// status, and the block where that is not 0), from which the host makes the
             /// ranges' (where `seek_gather` would write them). Null but for a direct seek.
             range_status: *mut u32,
+            /// 1 where the archive has the type-4 record (FORMAT.md §3.8): a block's command
+            /// stream may begin with a line layout (§4.6); 0: none may.
+            line_layouts: u32,
         }
     };
 }
@@ -173,6 +176,9 @@ macro_rules! with_lane_params {
             only_fallback: u32,
             /// The dense queue's count of blocks handed back (one word).
             fallbacks: *const u32,
+            /// 1 where the archive has the type-4 record (FORMAT.md §3.8): a block's command
+            /// stream may begin with a line layout (§4.6); 0: none may.
+            line_layouts: u32,
         }
     };
 }
@@ -205,9 +211,9 @@ with_lane_params!(
     LaneParams
 );
 
-const _: () = assert!(core::mem::size_of::<DenseParams>() == 22 * 8);
+const _: () = assert!(core::mem::size_of::<DenseParams>() == 23 * 8);
 const _: () = assert!(core::mem::size_of::<RansParams>() == 21 * 8);
-const _: () = assert!(core::mem::size_of::<LaneParams>() == 18 * 8);
+const _: () = assert!(core::mem::size_of::<LaneParams>() == 19 * 8);
 
 /// `with_seek_gather_params!(m; PRE...)` calls `m! { PRE... ; name: Type, ... }` with the
 /// parameters of `seek_gather` (`dense/seek.rs`).

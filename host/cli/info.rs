@@ -33,11 +33,10 @@ block_count, entry_bytes (one block-table entry), block_table_bytes, table_bytes
 tables), group_blocks, window, cross_block, level, min_match, match_base (the shortest match the
 length codes count from, FORMAT.md §2), repeat_codes, raw_match_streams (no table group codes
 the match streams: 'compress --target gpu'), line_layouts (blocks may leave the line ends of
-runs of equal lines out of their match layer, FORMAT.md §4.6: 'compress' of FASTA; read on the
-CPU only), wide_blocks (blocks with a wide slice, more
-than 32 rANS lanes: 'compress --target gpu'), two_bit_blocks (blocks whose literals are a
-two-bit slice, FORMAT.md §5.7: 'compress --target gpu'), depth_cap, streams
-(literals, lengths, offsets, commands, offset_tails: decoded and stored bytes,
+runs of equal lines out of their match layer, FORMAT.md §4.6: 'compress' of FASTA),
+wide_blocks (blocks with a wide slice, more than 32 rANS lanes: 'compress --target gpu'),
+two_bit_blocks (blocks whose literals are a two-bit slice, FORMAT.md §5.7: 'compress --target
+gpu'), depth_cap, streams (literals, lengths, offsets, commands, offset_tails: decoded and stored bytes,
 context_groups and packed_groups (packed literal tables, FORMAT.md §5.6) each),
 content_checksum, fasta_sequences (the sequences of the FASTA index record, FORMAT.md §3.5, that
 'faidx' reads; null without one), max_block_depth, mean_block_depth, and block_depth_histogram, the 8 counts in
@@ -300,7 +299,7 @@ fn info_text(a: &Archive<'_>, archive_len: u64, json: bool) -> String {
             ""
         },
         if a.has_line_layouts() {
-            ", line layouts (line ends left out of the match layer; CPU decode only)"
+            ", line layouts (line ends left out of the match layer)"
         } else {
             ""
         }

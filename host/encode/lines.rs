@@ -12,8 +12,8 @@ use crate::device::lines::{BlockLines, LineRun, MAX_END_BYTES, MAX_LINE_RUNS};
 pub const MIN_LINES: usize = 16;
 
 /// Fewest bytes of line ends, as a share of a batch (one in this many), that make the
-/// batch's layouts worth an archive the GPU decoders do not read: a genome's lines of up to
-/// about 150 bases, not a protein file's few long records.
+/// batch's layouts worth their bytes and the decoders' work of putting line ends back: a
+/// genome's lines of up to about 150 bases, not a protein file's few long records.
 pub const MIN_SHARE: usize = 160;
 
 /// [`find_runs`] of `data` (one batch), or none where their line ends are fewer than one byte

@@ -259,8 +259,7 @@ impl Options {
                 _ => TwoBit::Smaller,
             },
             two_bit_runs: gpu,
-            // not under `gpu`: the GPU decoders do not read line layouts
-            line_layout: !gpu,
+            line_layout: true,
         }
     }
 }

@@ -771,7 +771,7 @@ impl<'a> Archive<'a> {
     }
 
     /// Whether the archive has the line layout record (FORMAT.md §3.8): its blocks may leave
-    /// line ends out of their match layer (§4.6), which the GPU decoders do not read.
+    /// line ends out of their match layer (§4.6).
     pub fn has_line_layouts(&self) -> bool {
         self.line_layouts
     }

@@ -62,11 +62,6 @@ fn upload_order(gpu: &Gpu, order: &[u32], what: &'static str) -> Result<CudaSlic
     .ctx(what)
 }
 
-/// Why an archive with line layouts is not read on the GPU.
-pub(crate) const LINE_LAYOUTS: &str =
-    "line layouts (FORMAT.md §4.6) are read on the CPU only: compress with `--target gpu` for \
-     the GPU decoders";
-
 impl GpuArchive {
     /// Uploads the data section, block table, slice offsets and expanded decode tables, with
     /// the tuning the GPU was opened with ([`Gpu::tuning`]).
@@ -81,9 +76,6 @@ impl GpuArchive {
         a: &Archive<'_>,
         tuning: &GpuTuning,
     ) -> Result<GpuArchive, GpuError> {
-        if a.has_line_layouts() {
-            return Err(GpuError::Unsupported(LINE_LAYOUTS.into()));
-        }
         let runs = crate::format::archive::first_two_bit_runs(&a.entries).is_some();
         if runs && a.cross_block() {
             // (the wavefront's rANS stage leaves slices with runs to the dense kernel or the
@@ -210,6 +202,7 @@ impl GpuArchive {
             match_base: a.header.match_base(),
             original_size: a.header.original_size,
             cross_block: a.cross_block(),
+            line_layouts: a.has_line_layouts(),
             dec_offsets,
             decoded: std::sync::Mutex::new(None),
             decoded_len: total,
@@ -265,6 +258,11 @@ impl GpuArchive {
             return Err(GpuError::Status(
                 "this archive's window crosses blocks; only the wavefront decoder handles it"
                     .into(),
+            ));
+        }
+        if self.line_layouts && d == Decoder::Wavefront {
+            return Err(GpuError::Unsupported(
+                "the wavefront decoder does not read line layouts (FORMAT.md §4.6)".into(),
             ));
         }
         if self.two_bit_runs && d == Decoder::Wavefront {

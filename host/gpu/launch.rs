@@ -207,6 +207,7 @@ pub(crate) fn decode_blocks_lane(
         status: addr(gpu, status),
         only_fallback: only_fb as u64,
         fallbacks: fallbacks.device_ptr(stream).0,
+        line_layouts: ga.line_layouts as u64,
     };
     // SAFETY: `p` is `decode_blocks_lane`'s parameter list (`LaneParams`, from the device
     // crate's one list); entries/offsets hold n_blocks
@@ -382,6 +383,7 @@ fn dense_archive_params(gpu: &Gpu, ga: &super::resident::GpuArchive, decoded: u6
         window: ga.window as u64,
         match_base: ga.match_base as u64,
         original_size: ga.original_size,
+        line_layouts: ga.line_layouts as u64,
         ..DenseParams::default()
     }
 }

@@ -245,9 +245,6 @@ pub fn decompress_to_staged<W: Write>(
     if a.cross_block() {
         return Err(GpuError::Unsupported(CROSS_BLOCK_PIECES.into()).into());
     }
-    if a.has_line_layouts() {
-        return Err(GpuError::Unsupported(super::decoder::LINE_LAYOUTS.into()).into());
-    }
     let size = a.header.original_size;
     let (free, _) = gpu
         .ctx

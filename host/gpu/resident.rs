@@ -27,6 +27,8 @@ pub struct GpuArchive {
     pub(crate) match_base: u32,
     pub(crate) original_size: u64,
     pub(crate) cross_block: bool,
+    /// Whether blocks may begin their command stream with a line layout (FORMAT.md §3.8).
+    pub(crate) line_layouts: bool,
     /// Per slice (`4 * block + stream`): where its decoded bytes go in `decoded`.
     pub(crate) dec_offsets: CudaSlice<u8>,
     /// Scratch for the decoded streams of every block (dense pipe), allocated at upload.

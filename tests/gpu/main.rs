@@ -20,6 +20,7 @@ mod decoders;
 mod fail_closed;
 mod hostile;
 mod kernels;
+mod lines;
 mod pieces;
 mod runs;
 mod seek;

@@ -65,7 +65,7 @@ fn check_ranges(
 
 /// `ranges` of `data` read from `ga` into `out`, poisoned first, and checked
 /// ([`check_ranges`]); `what` names the read in a failure.
-fn read_checked(
+pub(crate) fn read_checked(
     g: &Gpu,
     ga: &decoder::GpuArchive,
     out: &mut cudarc::driver::CudaSlice<u8>,

@@ -143,6 +143,7 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
     original_size: u64,
     takes: *const u32,
     range_status: *mut u32,
+    line_layouts: u32,
 ) {
     let s = Smem {
         // u128: the layout's 16-byte loads and stores need a 16-aligned base (`.align 16`)
@@ -445,6 +446,10 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
         sync();
         if tid == 0 {
             crate::trace::mark(b as u64, crate::trace::DENSE_LOADED);
+            // the line layout before the commands, if any (FORMAT.md §4.6): its table to the
+            // pointer region's top, read by the write stage (the varint stage below uses the
+            // region's bottom)
+            take_line_layout(&s, &e, block_len, line_layouts != 0, stages);
         }
         // varints to values: the lengths by warp 0; the offsets by the other warps, each
         // taking a chunk of the offset bytes (one per value): it counts the values with a
@@ -511,6 +516,16 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
         sync();
         // SAFETY: shared control word, written before the barrier.
         let mut st = unsafe { *s.ctrl(C_STATUS) };
+        // a layout that failed names the block's status (the CPU decoders split the layout
+        // off before they read a varint: FORMAT.md §4.6 step 1)
+        let lines = ctrl_get(&s, C_LINES);
+        if lines & LINES_FAILED != 0 {
+            st = lines & !LINES_FAILED;
+        }
+        // the block's line-end bytes (0 without a layout, and where the layout failed): the
+        // match layer decodes the other, kept, bytes
+        let removed = ctrl_get(&s, C_REMOVED);
+        let kept_len = block_len - removed;
         if tid == 0 {
             crate::trace::mark(b as u64, crate::trace::DENSE_VARINTS);
         }
@@ -534,7 +549,7 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                     Status::Ok
                 }
             } else {
-                parse_fill(&s, &e, block_len, window, match_base, warp, lane, b)
+                parse_fill(&s, &e, kept_len, window, match_base, warp, lane, b)
             };
             sync();
             if r != Status::Ok && tid == 0 {
@@ -602,7 +617,14 @@ pub(super) unsafe fn dense_blocks<const SC: bool, const SEEK: bool>(
                 crate::trace::mark(b as u64, crate::trace::DENSE_LITS);
             }
             if st == 0 {
-                write_memo::<SC>(&s, out, out_start, block_len, tid);
+                if removed == 0 {
+                    write_memo::<SC>(&s, out, out_start, block_len, tid);
+                } else {
+                    // SAFETY: take_line_layout wrote the table (C_LINES runs, above the kept
+                    // bytes' slots) for this block of block_len bytes, C_REMOVED of them line
+                    // ends; the parse filled the kept bytes' slots.
+                    unsafe { write_lines(&s, out, out_start, block_len, removed, lines, tid) };
+                }
                 if SEEK {
                     // the seek verifies what it wrote (FORMAT.md §6; the full decode's host
                     // does): the write's stores visible to the CTA after the barrier
@@ -877,4 +899,75 @@ pub(super) fn next_block(
     }
     sync();
     ctrl_get(s, C_NEXT)
+}
+
+/// Thread 0, after stage 1's load: where block `b`'s command stream (`e`'s, in the command
+/// region) begins with a line layout (FORMAT.md §4.6) and the archive allows them
+/// (`layouts`), reads it (`lines::split_commands`, the CPU decoders' reader), writes its
+/// table to the pointer region's top ([`Smem::line_table`]) and the runs and line-end bytes
+/// to `C_LINES` and `C_REMOVED`, and overwrites the layout's bytes with resets, so that the
+/// parse reads the commands after it as the block's (resets change no output and the history
+/// they set is the one the first command, a reset, sets anyway). Where the layout breaks a
+/// rule, `C_LINES` gets [`LINES_FAILED`] and the block's status (`LineLayout`, or
+/// `NoLeadingReset` where no reset follows it), which no later stage overwrites; the same
+/// with `Fallback` where the table would overlap the kept bytes' slots (a layout of many
+/// runs of few line ends, which no encoder that saves bytes writes) or with
+/// `STAGE_SEQ_PARSE`, whose parse reads the scratch. A command stream that begins with a
+/// byte other than a reset in an archive without the record is left to the parse, which
+/// names it `NoLeadingReset`. A call, not inlined, so that the kernel's registers stay those
+/// of a block without a layout.
+#[inline(never)]
+fn take_line_layout(s: &Smem, e: &BlockEntry, block_len: u32, layouts: bool, stages: u32) {
+    use crate::lines::{split_commands, table_run, RUN_WORDS};
+    // SAFETY: shared control words, read after the barriers that follow stage 1.
+    unsafe {
+        *s.ctrl(C_LINES) = 0;
+        *s.ctrl(C_REMOVED) = 0;
+    }
+    let ncmd = e.decoded_len[STREAM_COMMANDS] as usize;
+    // SAFETY: ncmd <= CMD_CAP bytes of the command region (the take's `fits`), loaded.
+    let commands = unsafe { core::slice::from_raw_parts(s.cmd() as *const u8, ncmd) };
+    if !layouts || commands.first().is_none_or(|&c| c == CMD_RESET) {
+        return;
+    }
+    let (lines, rest) = match split_commands(commands, block_len, true) {
+        Ok(x) => x,
+        Err(st) => return failed(s, st),
+    };
+    if rest.first() != Some(&CMD_RESET) {
+        return failed(s, Status::NoLeadingReset);
+    }
+    let skip = ncmd - rest.len();
+    // the table above every slot the parse writes (the kept bytes', the fill's stores
+    // rounded up to 8 slots)
+    let kept = block_len - lines.removed;
+    let top = 2 * DENSE_MAX_BLOCK as usize - line_table_bytes(lines.n as usize);
+    if 2 * (kept as usize).next_multiple_of(8) > top || stages & STAGE_SEQ_PARSE != 0 {
+        return failed(s, Status::Fallback);
+    }
+    let table = s.line_table(lines.n);
+    for k in 0..lines.n as usize {
+        for (j, w) in table_run(&lines, k).into_iter().enumerate() {
+            // SAFETY: word k * RUN_WORDS + j of the table's line_table_bytes(n) bytes.
+            unsafe { *table.add(k * RUN_WORDS + j) = w };
+        }
+    }
+    for i in 0..skip {
+        // SAFETY: i < ncmd bytes of the command region.
+        unsafe { *s.cmd().add(i) = CMD_RESET };
+    }
+    // SAFETY: shared control words (above).
+    unsafe {
+        *s.ctrl(C_LINES) = lines.n;
+        *s.ctrl(C_REMOVED) = lines.removed;
+    }
+}
+
+/// `C_LINES` with this bit: the block's layout failed, with the status in the low bits.
+pub(super) const LINES_FAILED: u32 = 1 << 31;
+
+/// [`take_line_layout`]'s failure: `st` to `C_LINES` (thread 0).
+fn failed(s: &Smem, st: Status) {
+    // SAFETY: a shared control word, read after the barriers that follow stage 1.
+    unsafe { *s.ctrl(C_LINES) = LINES_FAILED | st as u32 };
 }

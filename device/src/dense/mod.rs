@@ -264,6 +264,16 @@ impl Smem {
     pub(super) fn tailb(&self) -> *mut u8 {
         unsafe { self.base.add(PTR_OFF + LENB_CAP + OFFB_CAP) }
     }
+    /// The layout table of a block with `runs` line runs (`lines::table_run`'s words), at
+    /// the pointer region's top.
+    #[inline(always)]
+    pub(super) fn line_table(&self, runs: u32) -> *mut u32 {
+        unsafe {
+            self.base
+                .add(PTR_OFF + 2 * DENSE_MAX_BLOCK as usize - line_table_bytes(runs as usize))
+                as *mut u32
+        }
+    }
     #[inline(always)]
     pub(super) fn ctrl(&self, i: usize) -> *mut u32 {
         unsafe { (self.base.add(CTRL_OFF) as *mut u32).add(i) }
@@ -311,10 +321,16 @@ pub(super) const C_OWN_OFF: usize = W_MAP;
 pub(super) const C_LIT_HI: usize = 7;
 /// The CTA's next block, taken from the queue by thread 0 (`decode_blocks_dense`).
 pub(super) const C_NEXT: usize = 8;
+/// The line runs of the block's layout (FORMAT.md §4.6; 0: none), whose table
+/// ([`Smem::line_table`]) thread 0 wrote in stage 1 (`take_line_layout`).
+pub(super) const C_LINES: usize = 9;
+/// The line-end bytes of the block's layout (0: none): the block's length less its kept
+/// bytes, which the parse decodes.
+pub(super) const C_REMOVED: usize = 10;
 /// Per-warp parse summaries: length varints, offset varints, output bytes, literals, and
 /// the chunk's history map (4 words per warp).
 pub(super) const WARPS: usize = THREADS as usize / 32;
-pub(super) const W_LEN: usize = 9;
+pub(super) const W_LEN: usize = 11;
 pub(super) const W_OFF: usize = W_LEN + WARPS;
 pub(super) const W_OUT: usize = W_OFF + WARPS;
 pub(super) const W_LIT: usize = W_OUT + WARPS;

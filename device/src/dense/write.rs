@@ -156,6 +156,122 @@ pub(super) fn write_memo<const LIT_RUNS: bool>(
     }
 }
 
+/// Stage 3 for a block with a line layout (FORMAT.md §4.6), whose parse filled the slots of
+/// its `block_len - removed` kept bytes: every kept byte's chain resolved to its literal
+/// pointer and stored back ([`resolve_kept`]), then, after a barrier, every thread writes
+/// four bytes of the block at a time, each found by `lines::locate` in the block's layout
+/// table of `runs` runs (a line end's byte, or a kept byte's literal), with one 4-byte store.
+/// A call, not inlined, so that the kernel's registers stay those of a block without a
+/// layout; every thread of the CTA calls it (a barrier).
+///
+/// # Safety
+/// The table of `runs` runs at [`Smem::line_table`] is the block's (`take_line_layout`), for
+/// a block of `block_len` bytes at `out[start..]` (inside the output, `start` a multiple of
+/// 4), `removed` of them line ends; the parse filled the kept bytes' slots.
+#[inline(never)]
+pub(super) unsafe fn write_lines(
+    s: &Smem,
+    out: *mut u8,
+    start: u64,
+    block_len: u32,
+    removed: u32,
+    runs: u32,
+    tid: u32,
+) {
+    use crate::lines::locate;
+    resolve_kept(s, block_len - removed, tid);
+    sync();
+    let ptr = s.ptr() as *const u16;
+    let lit = s.lit() as *const u8;
+    let table = s.line_table(runs) as *const u32;
+    // SAFETY: i < runs * RUN_WORDS words of the table (locate's reads).
+    let word = |i: usize| unsafe { *table.add(i) };
+    // SAFETY (kept): k < the kept bytes, whose slots now hold literal pointers, 0x8000 + an
+    // index below the block's literal count (in the literal region).
+    let kept = |k: u32| unsafe { *lit.add((*ptr.add(k as usize) & 0x7FFF) as usize) } as u32;
+    let byte = |o: u32| {
+        let (end, v, _) = locate(word, runs, removed, o);
+        if end {
+            v
+        } else {
+            kept(v)
+        }
+    };
+    let words = block_len / 4;
+    let mut q = tid;
+    while q < words {
+        let o = 4 * q;
+        let (end, k, left) = locate(word, runs, removed, o);
+        let w = if !end && left >= 4 {
+            // four kept bytes in a row (most words: a line end every line_len bytes)
+            kept(k) | kept(k + 1) << 8 | kept(k + 2) << 16 | kept(k + 3) << 24
+        } else {
+            byte(o) | byte(o + 1) << 8 | byte(o + 2) << 16 | byte(o + 3) << 24
+        };
+        // SAFETY: start + o + 4 <= start + block_len, inside the output; 4-aligned.
+        unsafe { *(out.add((start + o as u64) as usize) as *mut u32) = w };
+        q += THREADS;
+    }
+    let mut o = words * 4 + tid;
+    while o < block_len {
+        // SAFETY: start + o < start + block_len, inside the output.
+        unsafe { *out.add((start + o as u64) as usize) = byte(o) as u8 };
+        o += THREADS;
+    }
+}
+
+/// Resolves the pointer chain of each of the first `kept` slots to its literal pointer and
+/// stores it back, as [`write_memo`] does while it writes (the same sweep and the same
+/// racing stores of pointers on a slot's chain; in the `racecheck` build, in rounds with
+/// barriers, without races).
+fn resolve_kept(s: &Smem, kept: u32, tid: u32) {
+    let ptr = s.ptr();
+    let chase = |mut v: u16| {
+        while v & 0x8000 == 0 {
+            // SAFETY: a match pointer names a lower position (parse checks).
+            v = unsafe { *ptr.add(v as usize) };
+        }
+        v
+    };
+    // the sanitizer build (the device crate's `racecheck` feature): in rounds, no races
+    if cfg!(feature = "racecheck") {
+        let mut base = 0u32;
+        while base < kept {
+            let i = base + tid;
+            // SAFETY: slot i < kept, filled by the parse.
+            let v = (i < kept).then(|| chase(unsafe { *ptr.add(i as usize) }));
+            sync();
+            if let Some(v) = v {
+                // SAFETY: slot i is this thread's own in the round.
+                unsafe { *ptr.add(i as usize) = v };
+            }
+            sync();
+            base += THREADS;
+        }
+        return;
+    }
+    let words = kept / 4;
+    let mut q = tid;
+    while q < words {
+        // SAFETY: slots 4q .. 4q + 4 < kept; the region is 16-aligned (PTR_OFF).
+        let p4 = unsafe { *(ptr.add(4 * q as usize) as *const u64) };
+        if p4 & 0x8000_8000_8000_8000 != 0x8000_8000_8000_8000 {
+            let v = [0, 16, 32, 48].map(|sh| chase((p4 >> sh) as u16) as u64);
+            // SAFETY: the word's own four slots; each now a literal pointer on its chain.
+            unsafe {
+                *(ptr.add(4 * q as usize) as *mut u64) = v[0] | v[1] << 16 | v[2] << 32 | v[3] << 48
+            };
+        }
+        q += THREADS;
+    }
+    let mut i = words * 4 + tid;
+    while i < kept {
+        // SAFETY: slot i < kept; a literal pointer on its chain stored back.
+        unsafe { *ptr.add(i as usize) = chase(*ptr.add(i as usize)) };
+        i += THREADS;
+    }
+}
+
 /// Stage 3 without [`write_memo`]'s racing accesses, in the device crate's `racecheck` build
 /// (scripts/gpu-sanitizer.sh), so that `compute-sanitizer --tool racecheck` reports a hazard
 /// only where the rest of the kernel has one: the block in rounds of `4 * THREADS` bytes; in
