@@ -909,7 +909,8 @@ pub(super) fn next_block(
 /// parse reads the commands after it as the block's (resets change no output and the history
 /// they set is the one the first command, a reset, sets anyway). Where the layout breaks a
 /// rule, `C_LINES` gets [`LINES_FAILED`] and the block's status (`LineLayout`, or
-/// `NoLeadingReset` where no reset follows it), which no later stage overwrites; the same
+/// `NoLeadingReset` where no reset follows it), which the varint stage's does not replace
+/// (nothing is read where stage 1 already failed a stream); the same
 /// with `Fallback` where the table would overlap the kept bytes' slots (a layout of many
 /// runs of few line ends, which no encoder that saves bytes writes) or with
 /// `STAGE_SEQ_PARSE`, whose parse reads the scratch. A command stream that begins with a
@@ -923,6 +924,11 @@ fn take_line_layout(s: &Smem, e: &BlockEntry, block_len: u32, layouts: bool, sta
     unsafe {
         *s.ctrl(C_LINES) = 0;
         *s.ctrl(C_REMOVED) = 0;
+    }
+    // a stream that failed its load (its status set by this thread in stage 1) stands: the
+    // CPU decoders check the slices before they read a layout
+    if ctrl_get(s, C_STATUS) != 0 {
+        return;
     }
     let ncmd = e.decoded_len[STREAM_COMMANDS] as usize;
     // SAFETY: ncmd <= CMD_CAP bytes of the command region (the take's `fits`), loaded.
