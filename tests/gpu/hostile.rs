@@ -1,7 +1,8 @@
 //! Hostile archives on every GPU decode path (issue 39, docs/RELIABILITY.md): thousands of
 //! mutated archives, their checksums recomputed so that they reach the entropy and match
 //! layers, fed to the dense pipe (archives of the default target, and of `--target gpu`,
-//! whose blocks of two-bit literals and raw match streams the dense kernel decodes alone),
+//! whose blocks of two-bit literals and raw match streams the dense kernel decodes alone;
+//! both with line layouts on the FASTA samples, FORMAT.md §4.6),
 //! the lane-per-block decoder (forced), the wavefront decoder (cross-block `--window`
 //! archives) and the random-access seek (`GpuReader`), each compared with the CPU decoder;
 //! and blocks moved or duplicated, refused by every GPU path (position-bound checksums).
