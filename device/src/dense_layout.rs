@@ -20,6 +20,15 @@ pub const fn line_table_bytes(runs: usize) -> usize {
     runs * 5 * 4
 }
 
+/// Whether the layout table of `runs` runs lies above every pointer slot the parse writes
+/// for `kept` kept bytes (their slots, the fill's stores rounded up to 8 slots); else the
+/// dense kernel hands the block to the lane kernel (`Status::Fallback`). Every layout of
+/// at least 10 line-end bytes a run fits at any block size.
+pub const fn line_table_fits(kept: u32, runs: u32) -> bool {
+    2 * (kept as usize).next_multiple_of(8)
+        <= 2 * DENSE_MAX_BLOCK as usize - line_table_bytes(runs as usize)
+}
+
 /// Largest block the dense kernel decodes (pointers are 15-bit block positions).
 pub const DENSE_MAX_BLOCK: u32 = 16384;
 /// Literal bytes a block may have (a block of 16 KiB has at most 16 KiB of literals).

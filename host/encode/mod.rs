@@ -259,7 +259,10 @@ impl Options {
                 _ => TwoBit::Smaller,
             },
             two_bit_runs: gpu,
-            line_layout: true,
+            // not under `gpu`: the dense kernel's write of a block with a layout (a table
+            // lookup per word) makes the decode of a genome slower than the bytes it saves
+            // (docs/PERFORMANCE.md)
+            line_layout: !gpu,
         }
     }
 }

@@ -631,11 +631,17 @@ pub fn rans_chunk_order(
 /// checks before it would hand the block back (`device/src/dense/`): its streams within
 /// the shared-memory caps (`fits`), at most `LENV_CAP` length varints (bytes without bit 7),
 /// as many offset first bytes with a tail (bit 7) as tail bytes, and no tail byte with bit 7
-/// (a distance of more than 14 bits). A block with a rANS-coded match stream would need its
+/// (a distance of more than 14 bits), and a line layout whose table fits
+/// (`dense_layout::line_table_fits`). A block with a rANS-coded match stream would need its
 /// decode first: such an archive keeps the lane kernel.
 pub fn dense_leaves_no_fallback(a: &Archive<'_>) -> bool {
-    use crate::device::dense_layout::{CMD_CAP, LENB_CAP, LENV_CAP, LIT_CAP, OFFB_CAP, TAILB_CAP};
-    use crate::device::format::{STREAM_LENGTHS, STREAM_OFFSETS, STREAM_OFFSET_TAILS};
+    use crate::device::dense_layout::{
+        line_table_fits, CMD_CAP, LENB_CAP, LENV_CAP, LIT_CAP, OFFB_CAP, TAILB_CAP,
+    };
+    use crate::device::format::{
+        STREAM_COMMANDS, STREAM_LENGTHS, STREAM_OFFSETS, STREAM_OFFSET_TAILS,
+    };
+    use crate::device::lines::split_commands;
     let bs = a.header.block_size;
     if bs > DENSE_MAX_BLOCK {
         return false;
@@ -664,6 +670,14 @@ pub fn dense_leaves_no_fallback(a: &Archive<'_>) -> bool {
             return false;
         }
         let s = a.slices(b);
+        // a line layout whose table the dense kernel cannot place (FORMAT.md §4.6; a broken
+        // layout fails, it is not handed back)
+        let block_len = (a.header.original_size - start).min(bs as u64) as u32;
+        if let Ok((lines, _)) = split_commands(s[STREAM_COMMANDS], block_len, a.line_layouts) {
+            if lines.n > 0 && !line_table_fits(block_len - lines.removed, lines.n) {
+                return false;
+            }
+        }
         let lengths = s[STREAM_LENGTHS].iter().filter(|&&x| x < 0x80).count();
         let with_tail = s[STREAM_OFFSETS].iter().filter(|&&x| x >= 0x80).count();
         lengths <= LENV_CAP

@@ -107,7 +107,7 @@ def test_fasta_on_cuda_archive(tmp_path):
     pyfaidx = pytest.importorskip("pyfaidx")
     path = tmp_path / "g.fa"
     write_fasta(path, random_genome(random.Random(2), 5, 100, 20_000), 60)
-    # the GPU target: two-bit literal slices and line layouts, decoded by the dense kernel
+    # the GPU target (two-bit literal slices, raw match streams): the dense kernel alone
     aceapex.compress_file(str(path), str(tmp_path / "g.acx"), target="gpu")
     a = aceapex.open(str(tmp_path / "g.acx"), device="cuda")
     f = pyfaidx.Fasta(str(path))

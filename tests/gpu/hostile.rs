@@ -850,7 +850,7 @@ pub(crate) fn moved_blocks_fail_on_every_gpu_path() {
     }
 }
 
-/// Mutant 416 of the `--target gpu` dense campaign (seed `SEED + 1`), made again without a
+/// Mutant 180 of the `--target gpu` dense campaign (seed `SEED + 1`), made again without a
 /// GPU ([`nth_mutant`]): bytes of the data section of "fasta gpu-4K" XORed, the block
 /// checksums not resealed. Blocks 0-2 decode to the original's bytes; block 3 decodes to other
 /// bytes under its original checksum, so it fails its checksum (FORMAT.md §4.5 step 4, §6),
@@ -862,7 +862,7 @@ pub(crate) fn moved_blocks_fail_on_every_gpu_path() {
 #[test]
 fn a_target_gpu_mutant_is_refused_naming_its_lowest_damaged_block() {
     let bases = bases(Kind::TargetGpu);
-    let mu = nth_mutant(&bases, SEED + 1, 416);
+    let mu = nth_mutant(&bases, SEED + 1, 180);
     let base = &bases[mu.base];
     assert_eq!(base.name, "fasta gpu-4K");
     assert!(mu.data_only && !mu.resealed);

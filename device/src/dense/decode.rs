@@ -944,11 +944,7 @@ fn take_line_layout(s: &Smem, e: &BlockEntry, block_len: u32, layouts: bool, sta
         return failed(s, Status::NoLeadingReset);
     }
     let skip = ncmd - rest.len();
-    // the table above every slot the parse writes (the kept bytes', the fill's stores
-    // rounded up to 8 slots)
-    let kept = block_len - lines.removed;
-    let top = 2 * DENSE_MAX_BLOCK as usize - line_table_bytes(lines.n as usize);
-    if 2 * (kept as usize).next_multiple_of(8) > top || stages & STAGE_SEQ_PARSE != 0 {
+    if !line_table_fits(block_len - lines.removed, lines.n) || stages & STAGE_SEQ_PARSE != 0 {
         return failed(s, Status::Fallback);
     }
     let table = s.line_table(lines.n);
