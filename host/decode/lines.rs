@@ -1,8 +1,11 @@
 //! Blocks with a line layout (FORMAT.md §4.6) on the CPU: the layout split off the command
-//! stream, the kept bytes match-decoded into a scratch buffer, the line ends put back into
-//! the block's place. Every CPU path decodes a block's match layer through this module.
+//! stream, the kept bytes match-decoded into a scratch buffer (the fast path, whose wild
+//! copies write past the kept bytes' end), the line ends put back into the block's place; the
+//! reference path decodes in place, as the GPU's lane kernel does. Every CPU path decodes a
+//! block's match layer through this module.
 
 use super::lz::{self, PaddedStreams, WILD_COPY_MARGIN};
+use crate::device::format::CMD_RESET;
 use crate::device::lines::{expand, split_commands, BlockLines};
 use crate::device::lz::{BlockFrame, BlockStreams};
 use crate::device::status::Status;
@@ -96,8 +99,10 @@ pub fn decode_block_fast(
     })
 }
 
-/// `aceapex_device::lz::decode_block` (the reference) of block `b` of `a`, through its line
-/// layout where its command stream begins with one.
+/// The reference decode of block `b` of `a`: `aceapex_device::lines::decode_block`, the GPU
+/// lane kernel's (a line layout's kept bytes decoded into the block's end by
+/// `aceapex_device::lz::decode_block`, its line ends then put back in place); notes the
+/// layout on `a` where the block has one.
 ///
 /// Errors: as [`decode_block_fast`].
 pub fn decode_block_reference(
@@ -107,15 +112,10 @@ pub fn decode_block_reference(
     out: &mut [u8],
     frame: &BlockFrame,
 ) -> Result<(), Status> {
-    let (lines, rest) = split(a, b, s.commands, frame)?;
-    if lines.n == 0 {
-        return crate::device::lz::decode_block(s, out, frame);
+    crate::device::lines::decode_block(s, out, frame, a.line_layouts)?;
+    // (decoded with a layout: a first command byte other than the reset)
+    if s.commands.first() != Some(&CMD_RESET) {
+        a.note_line_layout(b);
     }
-    let s = BlockStreams {
-        commands: rest,
-        ..s
-    };
-    through_kept(&lines, out, frame, |kept, kf| {
-        crate::device::lz::decode_block(s, kept, kf)
-    })
+    Ok(())
 }
