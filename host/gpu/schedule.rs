@@ -672,7 +672,8 @@ pub fn dense_leaves_no_fallback(a: &Archive<'_>) -> bool {
         let s = a.slices(b);
         // a line layout whose table the dense kernel cannot place (FORMAT.md §4.6; a broken
         // layout fails, it is not handed back)
-        let block_len = (a.header.original_size - start).min(bs as u64) as u32;
+        let r = a.block_range(b);
+        let block_len = (r.end - r.start) as u32;
         if let Ok((lines, _)) = split_commands(s[STREAM_COMMANDS], block_len, a.line_layouts) {
             if lines.n > 0 && !line_table_fits(block_len - lines.removed, lines.n) {
                 return false;
