@@ -5,6 +5,7 @@
 //! line feeds; every other byte, headers and short last lines included, stays data. A batch
 //! whose runs leave out less than one byte in [`MIN_SHARE`] gets no layouts.
 
+use super::lz::{parse_segment_in_group, BlockParse, GroupStats};
 use crate::device::lines::{BlockLines, LineRun, MAX_END_BYTES, MAX_LINE_RUNS};
 
 /// Fewest consecutive lines of one length whose line ends a layout leaves out: fewer would
@@ -161,6 +162,43 @@ pub fn kept_bytes(block: &[u8], lines: &BlockLines) -> Vec<u8> {
     }
     kept.extend_from_slice(&block[at..]);
     kept
+}
+
+impl super::Plan {
+    /// The parse of the block `seg` of `batch` (independent blocks): of its kept bytes, its
+    /// line layout written before the commands' leading reset, where `runs` (the batch's
+    /// [`find_runs`]) leave some of its line ends out (FORMAT.md §4.6); else of its
+    /// bytes.
+    pub(super) fn parse_block(
+        &self,
+        batch: &[u8],
+        seg: std::ops::Range<usize>,
+        runs: &[TextRun],
+        stats: &mut GroupStats,
+    ) -> Vec<BlockParse> {
+        let Some(layout) = block_layout(runs, seg.clone()) else {
+            return parse_segment_in_group(batch, seg, self.bs, &self.params, stats);
+        };
+        let kept = kept_bytes(&batch[seg.clone()], &layout);
+        let mut parses = parse_segment_in_group(&kept, 0..kept.len(), self.bs, &self.params, stats);
+        debug_assert_eq!(parses.len(), 1);
+        for p in &mut parses {
+            let mut commands = Vec::with_capacity(p.commands.len() + 8 * layout.runs().len());
+            crate::device::lines::write_layout(layout.runs(), &mut commands);
+            commands.extend_from_slice(&p.commands);
+            // a command stream is at most one byte longer than its block (FORMAT.md §3.1
+            // rule 3): a short block (an input's last) whose layout does not fit goes without
+            if commands.len() > seg.len() + 1 {
+                return parse_segment_in_group(batch, seg, self.bs, &self.params, stats);
+            }
+            p.commands = commands;
+            // (the block's own start: its sources lie in its kept bytes)
+            p.lowest_source = seg.start;
+        }
+        self.used_lines
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        parses
+    }
 }
 
 #[cfg(test)]

@@ -565,41 +565,6 @@ impl Plan {
         }
     }
 
-    /// The parse of the block `seg` of `batch` (independent blocks): of its kept bytes, its
-    /// line layout written before the commands' leading reset, where `runs` (the batch's
-    /// [`lines::find_runs`]) leave some of its line ends out (FORMAT.md §4.6); else of its
-    /// bytes.
-    fn parse_block(
-        &self,
-        batch: &[u8],
-        seg: std::ops::Range<usize>,
-        runs: &[lines::TextRun],
-        stats: &mut lz::GroupStats,
-    ) -> Vec<BlockParse> {
-        let Some(layout) = lines::block_layout(runs, seg.clone()) else {
-            return lz::parse_segment_in_group(batch, seg, self.bs, &self.params, stats);
-        };
-        let kept = lines::kept_bytes(&batch[seg.clone()], &layout);
-        let mut parses =
-            lz::parse_segment_in_group(&kept, 0..kept.len(), self.bs, &self.params, stats);
-        debug_assert_eq!(parses.len(), 1);
-        for p in &mut parses {
-            let mut commands = Vec::with_capacity(p.commands.len() + 8 * layout.runs().len());
-            crate::device::lines::write_layout(layout.runs(), &mut commands);
-            commands.extend_from_slice(&p.commands);
-            // a command stream is at most one byte longer than its block (FORMAT.md §3.1
-            // rule 3): a short block (an input's last) whose layout does not fit goes without
-            if commands.len() > seg.len() + 1 {
-                return lz::parse_segment_in_group(batch, seg, self.bs, &self.params, stats);
-            }
-            p.commands = commands;
-            // (the block's own start: its sources lie in its kept bytes)
-            p.lowest_source = seg.start;
-        }
-        self.used_lines.store(true, Ordering::Relaxed);
-        parses
-    }
-
     /// Parses and codes one batch, `batch` = the input's bytes from `base` (a multiple of
     /// `batch_bytes`; `batch` is `batch_bytes` long but for the input's last batch): its
     /// groups in order, each with the parses [`repack_longest_groups`] may code again (those
